@@ -1,0 +1,70 @@
+/**
+ * The tools' error catalogue. Tool code throws a `ToolError`; the call boundary turns it into a
+ * result whose `kind` comes from the error and whose `details.code` is the code.
+ */
+export type ToolKind = "ok" | "truncated" | "vet" | "arg" | "denied" | "runtime";
+
+export type ToolErrorCode =
+  // resolve / validate / gate
+  | "unknown_tool"
+  | "disabled_tool"
+  | "invalid_declaration"
+  | "invalid_args"
+  | "denied"
+  | "needs_approval"
+  | "timeout"
+  | "aborted"
+  | "failed"
+  // the edit family (issue: edit tools)
+  | "not_found"
+  | "ambiguous"
+  | "overlap"
+  | "no_change"
+  | "empty_old"
+  | "file_not_found"
+  | "is_directory"
+  | "not_a_directory"
+  | "outside_root"
+  | "invalid_path"
+  | "permission_denied"
+  | "binary"
+  | "encoding"
+  | "offset_out_of_range"
+  | "invalid_pattern"
+  | "already_exists"
+  | "exit_code"
+  | "killed";
+
+/** The kind a code maps to when the thrower does not say. */
+const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
+  unknown_tool: "vet",
+  disabled_tool: "vet",
+  invalid_declaration: "vet",
+  invalid_args: "arg",
+  denied: "denied",
+  needs_approval: "denied",
+  outside_root: "denied",
+};
+
+export class ToolError extends Error {
+  override readonly name = "ToolError";
+  readonly code: ToolErrorCode;
+  readonly kind: ToolKind;
+  /** Facts for `details` of the result (line numbers, candidates…), JSON-serialisable. */
+  readonly details: Record<string, unknown>;
+
+  constructor(
+    code: ToolErrorCode,
+    message: string,
+    options: { kind?: ToolKind; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.kind = options.kind ?? DEFAULT_KIND[code] ?? "runtime";
+    this.details = options.details ?? {};
+  }
+}
+
+export function isToolError(err: unknown): err is ToolError {
+  return err instanceof ToolError;
+}

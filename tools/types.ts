@@ -1,0 +1,68 @@
+import type { Logger } from "pino";
+import type { Tree } from "../tree/types.js";
+import type { ToolKind } from "./errors.js";
+
+/** What a tool's execute function answers on success. Failures are thrown as ToolError. */
+export interface ToolOutput {
+  /** Written for the model: a short summary it can act on. */
+  text: string;
+  /** Structured facts for programs (diffs, counts, paths); recorded with the call. */
+  details?: Record<string, unknown>;
+  /** Ask the agent loop to end the run after this result. */
+  terminate?: boolean;
+}
+
+/** Everything a tool's execute function may use. Handed in by the runtime for each call. */
+export interface ToolContext {
+  /** The run making the call. */
+  vid: string;
+  /** Aborted when the caller goes away or the call times out: stop work promptly. */
+  signal: AbortSignal;
+  /** Absolute real path of the workspace root the file tools may touch. */
+  workspace: string;
+  tree: Tree;
+  logger: Logger;
+  /** Serializes work on one key (a file's real path): concurrent edits of one file all land. */
+  locks: KeyedLock;
+  /** The policy's default timeout for commands, in ms. */
+  defaultTimeoutMs: number;
+}
+
+/** A built-in tool: a TypeScript function shipped with byteseek, bound by a factory. */
+export interface BuiltinTool<Args = Record<string, unknown>> {
+  /** The `ref` a declaration's `impl: {kind: "builtin", ref}` names, e.g. "edit.replace". */
+  ref: string;
+  /** The declaration shipped with byteseek, written into the tree at first start. */
+  declaration: ToolDeclarationInput;
+  execute(args: Args, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** The shape of a declaration as written (defaults not yet applied); the zod schema lives in declaration.ts. */
+export interface ToolDeclarationInput {
+  name: string;
+  description: string;
+  snippet?: string;
+  guidelines?: string[];
+  params: Record<string, unknown>;
+  sequential?: boolean;
+  confirm?: boolean;
+  enabled?: boolean;
+  impl: Record<string, unknown> & { kind: string };
+}
+
+/** What a call through the boundary answers. It never throws. */
+export interface ToolResult {
+  kind: ToolKind;
+  isError: boolean;
+  /** Exactly what the model sees. */
+  text: string;
+  details: Record<string, unknown>;
+  /** The record key at /byteseek/tool/<vid>/<n>. */
+  record?: string;
+  terminate?: boolean;
+}
+
+/** Runs `fn` while holding the lock for `key`; callers with the same key run one at a time. */
+export interface KeyedLock {
+  run<T>(key: string, fn: () => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,37 @@
+/**
+ * The tree's error catalogue. Every failure of a tree operation is a `TreeError` with one of
+ * these codes; the HTTP layer maps codes to statuses in one place (`server/errors.ts`).
+ */
+export type TreeErrorCode =
+  | "TREE_INVALID_KEY"
+  | "TREE_INVALID_VALUE"
+  | "TREE_VALUE_TOO_LARGE"
+  | "TREE_NOT_FOUND"
+  | "TREE_NOT_A_DIRECTORY"
+  | "TREE_NOT_EMPTY"
+  | "TREE_READ_ONLY"
+  | "TREE_VERSION_MISMATCH"
+  | "TREE_EXISTS"
+  | "TREE_TXN_INVALID"
+  | "TREE_COMPACTED"
+  | "TREE_IMPORT_FAILED"
+  | "TREE_LOCKED"
+  | "TREE_CLOSED"
+  | "TREE_UNAVAILABLE";
+
+export class TreeError extends Error {
+  override readonly name = "TreeError";
+  readonly code: TreeErrorCode;
+  /** Extra facts a caller may show: the current node on a CAS failure, the oldest revision… */
+  readonly details: Record<string, unknown>;
+
+  constructor(code: TreeErrorCode, message: string, details: Record<string, unknown> = {}, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isTreeError(err: unknown, code?: TreeErrorCode): err is TreeError {
+  return err instanceof TreeError && (code === undefined || err.code === code);
+}

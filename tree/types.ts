@@ -1,0 +1,204 @@
+import type { Json, NodeKind, TreeValue, ValueKind } from "./value.js";
+
+/** Metadata every node carries. Revisions are global (one counter, as etcd); version is per key. */
+export interface NodeMeta {
+  key: string;
+  kind: NodeKind;
+  /** Per key, from 1, bumped on each write; starts again at 1 after a delete. */
+  version: number;
+  /** Revision of the write that created the key. */
+  createRev: number;
+  /** Revision of the last write to the key. */
+  modRev: number;
+  /** Milliseconds since the epoch of the last write. */
+  mtime: number;
+  ro: boolean;
+  /** Owner: the run that wrote it, when one did. */
+  vid?: string;
+}
+
+/** A value node: `/a/b`. */
+export interface ValueNode extends NodeMeta {
+  kind: ValueKind;
+  value: TreeValue;
+}
+
+/** A directory node: `/a/b/`. `count` is its number of direct children (system entries included). */
+export interface DirNode extends NodeMeta {
+  kind: "index";
+  count: number;
+}
+
+export type TreeNode = ValueNode | DirNode;
+
+/** What every write answers. */
+export interface WriteResult {
+  key: string;
+  /** The global revision after the write. */
+  rev: number;
+  /** The key's new version (0 when the write deleted it). */
+  version: number;
+}
+
+export interface SetOptions {
+  /** Compare-and-set: succeed only if the key's current version is this (0 = must not exist). */
+  ifVersion?: number;
+  /** Create-only: fail with TREE_EXISTS if the key exists. */
+  create?: boolean;
+  /** Mark the key read-only (or writable with `false`); omitted keeps the current flag. */
+  ro?: boolean;
+  /** Write even if the key is read-only. */
+  force?: boolean;
+  vid?: string;
+}
+
+export interface DelOptions {
+  ifVersion?: number;
+  force?: boolean;
+}
+
+export interface DelResult extends WriteResult {
+  /** False when there was nothing to delete (not an error). */
+  deleted: boolean;
+}
+
+export interface DeltreeResult extends WriteResult {
+  /** How many keys (values and directories, the directory itself included) were removed. */
+  removed: number;
+}
+
+export interface ListOptions {
+  /** At most this many children (default 1000). */
+  limit?: number;
+  /** Start after this child name (as returned: directories with their trailing '/'). */
+  after?: string;
+  /** Include values (default true). */
+  values?: boolean;
+  /** Include system entries (names starting with '‥'); default false. */
+  system?: boolean;
+}
+
+/** One child in a listing. `name` ends with '/' for a directory. */
+export type ListChild =
+  | (Omit<ValueNode, "value"> & { name: string; value?: TreeValue })
+  | (DirNode & { name: string });
+
+export interface ListResult {
+  key: string;
+  children: ListChild[];
+  /** Pass as `after` for the next page; absent on the last page. */
+  next?: string;
+}
+
+/** A compare in a transaction, as etcd's: target a field of a key and compare it. */
+export interface TxnCompare {
+  key: string;
+  target: "version" | "createRev" | "modRev" | "value" | "exists";
+  op?: "==" | "!=" | "<" | ">";
+  /** For `value` a TreeValue; for `exists` a boolean; otherwise a number. */
+  value: number | boolean | TreeValue;
+}
+
+export type TxnOp =
+  | { op: "set"; key: string; value: TreeValue; ro?: boolean; force?: boolean; vid?: string }
+  | { op: "del"; key: string; force?: boolean }
+  | { op: "deltree"; key: string; force?: boolean }
+  | { op: "mkindex"; key: string }
+  | { op: "get"; key: string };
+
+export interface TxnRequest {
+  compare?: TxnCompare[];
+  success?: TxnOp[];
+  failure?: TxnOp[];
+}
+
+export interface TxnResult {
+  succeeded: boolean;
+  rev: number;
+  /** One entry per operation run: a write's result, or a get's node (undefined when absent). */
+  results: Array<WriteResult | TreeNode | null>;
+}
+
+/** A change. `deltree` removes `key` (a directory) and everything under it in one event. */
+export interface WatchEvent {
+  type: "put" | "delete" | "deltree";
+  key: string;
+  kind?: NodeKind;
+  value?: TreeValue;
+  rev: number;
+  /** modRev of the key before this change (0 if it did not exist). */
+  prevRev: number;
+  version?: number;
+}
+
+export interface WatchOptions {
+  /** Replay every change with rev >= fromRev still in history, then follow live. */
+  fromRev?: number;
+  signal?: AbortSignal;
+}
+
+/** A batch of events sharing one revision: events of one revision are never split. */
+export interface WatchBatch {
+  rev: number;
+  events: WatchEvent[];
+}
+
+/** One line of an export: a value or an (empty or not) directory. */
+export interface ExportEntry {
+  key: string;
+  kind: NodeKind;
+  value?: Json;
+  ro?: boolean;
+  vid?: string;
+}
+
+export interface ImportResult {
+  imported: number;
+  rev: number;
+}
+
+export interface HistoryEntry {
+  key: string;
+  kind: ValueKind;
+  value: TreeValue;
+  version: number;
+  modRev: number;
+  mtime: number;
+  /** True for the entry recording the value as it was when it was deleted. */
+  deleted?: boolean;
+}
+
+/**
+ * The tree. Every operation validates its keys (TREE_INVALID_KEY) and is atomic; writes are
+ * totally ordered by the global revision.
+ */
+export interface Tree {
+  /** A value or directory node, or undefined when absent. Works on system entries. */
+  get(key: string): Promise<TreeNode | undefined>;
+  /** Writes a value, creating missing parent directories. */
+  set(key: string, value: TreeValue, options?: SetOptions): Promise<WriteResult>;
+  del(key: string, options?: DelOptions): Promise<DelResult>;
+  /** Removes a directory and everything under it atomically. Absent → removed 0. */
+  deltree(dir: string, options?: { force?: boolean; ifVersion?: number }): Promise<DeltreeResult>;
+  /** Creates a directory (and missing parents); an existing one is left as it is. */
+  mkindex(dir: string): Promise<WriteResult>;
+  list(dir: string, options?: ListOptions): Promise<ListResult>;
+  /** Creates the next dense child `<n>` of `dir` (0, 1, 2, …) holding `value`. */
+  append(dir: string, value: TreeValue, options?: { vid?: string; ro?: boolean }): Promise<WriteResult>;
+  txn(request: TxnRequest): Promise<TxnResult>;
+  watch(prefix: string, options?: WatchOptions): AsyncIterable<WatchBatch>;
+  /** Retained previous versions of a value, newest first. */
+  history(key: string): Promise<HistoryEntry[]>;
+  export(dir?: string): AsyncIterable<ExportEntry>;
+  /** All or nothing: on a bad line, nothing is written and the error names the line. */
+  import(
+    entries: AsyncIterable<ExportEntry | string> | Iterable<ExportEntry | string>,
+  ): Promise<ImportResult>;
+  /** Empties the whole store (the revision counter goes on). */
+  clear(): Promise<WriteResult>;
+  /** The current global revision. */
+  revision(): number;
+  /** Oldest revision a watch can still resume from. */
+  compactedRev(): number;
+  close(): Promise<void>;
+}
