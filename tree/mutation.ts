@@ -1,0 +1,200 @@
+/**
+ * One write operation's view of the store while it runs inside a commit group: reads see the
+ * committed store, then what earlier operations of the same group wrote, then this operation's
+ * own writes; writes stay local until the operation succeeds, so a failed operation leaves no
+ * trace (all or nothing per operation, and per transaction).
+ */
+import type { AbstractLevel } from "abstract-level";
+import {
+  childrenRange,
+  depthOf,
+  histKey,
+  histListKey,
+  nodeKey,
+  subtreeRangeAt,
+  upperBound,
+} from "./encoding.js";
+import { TreeError } from "./errors.js";
+import { MAX_DEPTH, parentOf } from "./path.js";
+import type { EventRecord, HistRecord, NodeRecord } from "./record.js";
+import type { TreeNode, WatchEvent } from "./types.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: abstract-level's format parameter differs per backend; only string keys and values are used.
+export type Db = AbstractLevel<any, string, string>;
+
+/** A stored entry: a node or history record, a list of revs, or null for a deletion. */
+export type Stored = NodeRecord | HistRecord | number[] | null;
+
+export interface MutationOptions {
+  historyLimit: number;
+  now: number;
+}
+
+export class Mutation {
+  readonly local = new Map<string, Stored>();
+  readonly events: EventRecord[] = [];
+  /** The revision this operation writes at, once it writes anything. */
+  rev = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly group: Map<string, Stored>,
+    private readonly allocRev: () => number,
+    readonly options: MutationOptions,
+  ) {}
+
+  /** The revision of this operation, allocated at its first write. */
+  bump(): number {
+    if (this.rev === 0) this.rev = this.allocRev();
+    return this.rev;
+  }
+
+  async read<T extends Stored>(sk: string): Promise<T | undefined> {
+    if (this.local.has(sk)) return (this.local.get(sk) ?? undefined) as T | undefined;
+    if (this.group.has(sk)) return (this.group.get(sk) ?? undefined) as T | undefined;
+    const raw = await this.db.get(sk);
+    return raw === undefined ? undefined : (JSON.parse(raw) as T);
+  }
+
+  write(sk: string, value: Stored): void {
+    this.local.set(sk, value);
+  }
+
+  readNode(key: string): Promise<NodeRecord | undefined> {
+    return this.read<NodeRecord>(nodeKey(key));
+  }
+
+  /** Keys in [gte, lt) as this operation sees them (store, group and local writes merged). */
+  async rangeKeys(gte: string, lt: string): Promise<string[]> {
+    const keys = new Set<string>(await this.db.keys({ gte, lt }).all());
+    for (const layer of [this.group, this.local]) {
+      for (const [k, v] of layer) {
+        if (k >= gte && k < lt) {
+          if (v === null) keys.delete(k);
+          else keys.add(k);
+        }
+      }
+    }
+    return [...keys].sort();
+  }
+
+  emit(ev: Omit<EventRecord, "p"> & { p?: number }): void {
+    this.events.push({ ...ev, p: ev.p ?? 0 });
+  }
+
+  /** Makes sure directory `dir` exists, creating missing parents (mkdir -p). */
+  async ensureDir(dir: string): Promise<NodeRecord> {
+    const existing = await this.readNode(dir);
+    if (existing) {
+      if (existing.k !== "index") throw corrupt(dir);
+      return existing;
+    }
+    const rec: NodeRecord = { k: "index", ver: 1, cr: 0, mr: 0, mt: this.options.now, n: 0, s: 0 };
+    if (dir === "/") {
+      this.write(nodeKey(dir), rec);
+      return rec;
+    }
+    const parent = parentOf(dir)!;
+    await this.ensureDir(parent);
+    const rev = this.bump();
+    rec.cr = rev;
+    rec.mr = rev;
+    this.write(nodeKey(dir), rec);
+    await this.adjustCount(parent, +1);
+    this.emit({ t: "put", key: dir, k: "index", ver: 1 });
+    return rec;
+  }
+
+  /** Changes the child count of an existing directory. */
+  async adjustCount(dir: string, delta: number): Promise<void> {
+    const rec = await this.readNode(dir);
+    if (!rec) return;
+    this.write(nodeKey(dir), { ...rec, n: Math.max(0, (rec.n ?? 0) + delta) });
+  }
+
+  /** Writes a value node, keeping the previous version in history. */
+  async putValue(key: string, rec: NodeRecord, prev: NodeRecord | undefined): Promise<void> {
+    const limit = this.options.historyLimit;
+    let hist: number[];
+    if (prev) {
+      hist = [...(prev.h ?? [])];
+      if (limit > 0) {
+        this.write(histKey(key, prev.mr), toHist(prev, false));
+        hist.push(prev.mr);
+      }
+    } else {
+      // A key created again after a delete picks up the history its deletion kept.
+      const kept = await this.read<number[]>(histListKey(key));
+      hist = kept ? [...kept] : [];
+      if (kept) this.write(histListKey(key), null);
+    }
+    while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
+    if (hist.length > 0) rec.h = hist;
+    else delete rec.h;
+    this.write(nodeKey(key), rec);
+  }
+
+  /** Deletes a value node, keeping its last value in history. */
+  deleteValue(key: string, prev: NodeRecord): void {
+    const limit = this.options.historyLimit;
+    const hist = [...(prev.h ?? [])];
+    if (limit > 0) {
+      const rev = this.bump();
+      this.write(histKey(key, rev), { ...toHist(prev, true), mr: rev });
+      hist.push(rev);
+    }
+    while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
+    this.write(histListKey(key), hist.length > 0 ? hist : null);
+    this.write(nodeKey(key), null);
+  }
+
+  /** Removes `dir` and everything below it; returns how many nodes went. */
+  async removeSubtree(dir: string): Promise<number> {
+    let removed = 0;
+    for (let depth = depthOf(dir) + 1; depth <= MAX_DEPTH; depth++) {
+      const { gte, lt } = subtreeRangeAt(dir, depth);
+      const keys = await this.rangeKeys(gte, lt);
+      if (keys.length === 0) break;
+      for (const k of keys) this.write(k, null);
+      removed += keys.length;
+    }
+    for (const prefix of ["h", "H"]) {
+      for (const k of await this.rangeKeys(prefix + dir, prefix + upperBound(dir))) this.write(k, null);
+    }
+    if (dir === "/") {
+      const root = await this.readNode("/");
+      if (root) this.write(nodeKey("/"), { ...root, n: 0 });
+    } else {
+      this.write(nodeKey(dir), null);
+      removed++;
+      await this.adjustCount(parentOf(dir)!, -1);
+    }
+    return removed;
+  }
+
+  /** Does `dir` have any child in this operation's view? */
+  async hasChildren(dir: string): Promise<boolean> {
+    const { gte, lt } = childrenRange(dir);
+    return (await this.rangeKeys(gte, lt)).length > 0;
+  }
+}
+
+function toHist(rec: NodeRecord, deleted: boolean): HistRecord {
+  const h: HistRecord = {
+    k: rec.k as HistRecord["k"],
+    v: rec.v ?? null,
+    ver: rec.ver,
+    mr: rec.mr,
+    mt: rec.mt,
+  };
+  if (deleted) h.d = 1;
+  return h;
+}
+
+function corrupt(key: string): TreeError {
+  return new TreeError("TREE_NOT_A_DIRECTORY", `${key} is not a directory`);
+}
+
+/** The event shape handed to watchers, built once per commit. */
+export type CommittedEvent = WatchEvent;
+export type { TreeNode };

@@ -1,0 +1,84 @@
+import type { DirNode, HistoryEntry, TreeNode, WatchEvent } from "./types.js";
+import {
+  type Json,
+  type NodeKind,
+  type TreeValue,
+  type ValueKind,
+  valueFromJson,
+  valueToJson,
+} from "./value.js";
+
+/** A node as stored: short field names, the value in its JSON form. */
+export interface NodeRecord {
+  k: NodeKind;
+  v?: Json;
+  ver: number;
+  cr: number;
+  mr: number;
+  mt: number;
+  ro?: 1;
+  vid?: string;
+  /** Directories: number of direct children, and the next append sequence number. */
+  n?: number;
+  s?: number;
+  /** Values: modRevs of retained previous versions, oldest first. */
+  h?: number[];
+}
+
+/** A retained previous version as stored. */
+export interface HistRecord {
+  k: ValueKind;
+  v: Json;
+  ver: number;
+  mr: number;
+  mt: number;
+  d?: 1;
+}
+
+/** A change as stored in the log. */
+export interface EventRecord {
+  t: WatchEvent["type"];
+  key: string;
+  k?: NodeKind;
+  v?: Json;
+  p: number;
+  ver?: number;
+}
+
+export function decodeNode(key: string, raw: string): TreeNode {
+  const r = JSON.parse(raw) as NodeRecord;
+  return nodeFromRecord(key, r);
+}
+
+export function nodeFromRecord(key: string, r: NodeRecord): TreeNode {
+  const meta = { key, version: r.ver, createRev: r.cr, modRev: r.mr, mtime: r.mt, ro: r.ro === 1 };
+  const withVid = r.vid === undefined ? meta : { ...meta, vid: r.vid };
+  if (r.k === "index") return { ...withVid, kind: "index", count: r.n ?? 0 } satisfies DirNode;
+  return { ...withVid, kind: r.k, value: valueFromJson(r.k, r.v) };
+}
+
+export function storedValue(value: TreeValue): Json {
+  return valueToJson(value);
+}
+
+export function histFromRecord(key: string, raw: string): HistoryEntry {
+  const r = JSON.parse(raw) as HistRecord;
+  const entry: HistoryEntry = {
+    key,
+    kind: r.k,
+    value: valueFromJson(r.k, r.v),
+    version: r.ver,
+    modRev: r.mr,
+    mtime: r.mt,
+  };
+  if (r.d === 1) entry.deleted = true;
+  return entry;
+}
+
+export function eventFromRecord(rev: number, r: EventRecord): WatchEvent {
+  const ev: WatchEvent = { type: r.t, key: r.key, rev, prevRev: r.p };
+  if (r.k !== undefined) ev.kind = r.k;
+  if (r.k !== undefined && r.k !== "index" && r.v !== undefined) ev.value = valueFromJson(r.k, r.v);
+  if (r.ver !== undefined) ev.version = r.ver;
+  return ev;
+}
