@@ -21,7 +21,7 @@ import {
   nodeKey,
 } from "./encoding.js";
 import { TreeError } from "./errors.js";
-import { type Db, Mutation, type Stored } from "./mutation.js";
+import { type Db, Mutation, readRaw, type Stored } from "./mutation.js";
 import { exportTree, parseImport } from "./ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
 import {
@@ -389,7 +389,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
 
   async function getNode(key: string): Promise<TreeNode | undefined> {
     parseKey(key);
-    const raw = await db.get(nodeKey(key));
+    const raw = await readRaw(db, nodeKey(key));
     if (raw === undefined) {
       if (key === "/")
         return {
@@ -410,7 +410,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   async function list(dir: string, o: ListOptions = {}): Promise<ListResult> {
     parseDirKey(dir);
     const limit = Math.max(1, Math.min(o.limit ?? 1000, 100_000));
-    if (dir !== "/" && (await db.get(nodeKey(dir))) === undefined)
+    if (dir !== "/" && (await readRaw(db, nodeKey(dir))) === undefined)
       throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
     const range = childrenRange(dir);
     const gt = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
@@ -447,11 +447,11 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
 
   async function history(key: string): Promise<HistoryEntry[]> {
     parseValueKey(key);
-    const raw = await db.get(nodeKey(key));
+    const raw = await readRaw(db, nodeKey(key));
     let revs: number[] = [];
     if (raw !== undefined) revs = (JSON.parse(raw) as NodeRecord).h ?? [];
     else {
-      const kept = await db.get(histListKey(key));
+      const kept = await readRaw(db, histListKey(key));
       if (kept !== undefined) revs = JSON.parse(kept) as number[];
     }
     const values = await db.getMany(revs.map((r) => histKey(key, r)));

@@ -52,7 +52,7 @@ export class Mutation {
   async read<T extends Stored>(sk: string): Promise<T | undefined> {
     if (this.local.has(sk)) return (this.local.get(sk) ?? undefined) as T | undefined;
     if (this.group.has(sk)) return (this.group.get(sk) ?? undefined) as T | undefined;
-    const raw = await this.db.get(sk);
+    const raw = await readRaw(this.db, sk);
     return raw === undefined ? undefined : (JSON.parse(raw) as T);
   }
 
@@ -177,6 +177,15 @@ export class Mutation {
     const { gte, lt } = childrenRange(dir);
     return (await this.rangeKeys(gte, lt)).length > 0;
   }
+}
+
+/**
+ * Reads one stored entry. Both embedded backends answer point reads synchronously (from LevelDB's
+ * memtable and block cache), which saves a thread-pool round trip per read: the write pipeline
+ * reads a few records per operation, so this is most of its cost otherwise.
+ */
+export function readRaw(db: Db, sk: string): string | undefined | Promise<string | undefined> {
+  return (db.supports as { getSync?: boolean }).getSync ? db.getSync(sk) : db.get(sk);
 }
 
 function toHist(rec: NodeRecord, deleted: boolean): HistRecord {

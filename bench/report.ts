@@ -1,0 +1,29 @@
+/** Small helpers the bench scripts share to print their figures. */
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+export function ratio(a: number, b: number): number {
+  return b === 0 ? Number.POSITIVE_INFINITY : a / b;
+}
+
+/** A number with thousands separators, no decimals. */
+export function fmt(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+/** Prints a Markdown table, so the output pastes into bench/RESULTS.md as is. */
+export function printTable(head: string[], rows: string[][]): void {
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  console.log(line(head));
+  console.log(line(head.map(() => "---")));
+  for (const r of rows) console.log(line(r));
+}

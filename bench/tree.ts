@@ -1,0 +1,162 @@
+/**
+ * Tree figures (issue 2): set/get/append per second with 1 and 32 callers beside raw classic-level
+ * doing the same puts and gets (the ceiling); list of 10 children under 1,000,000 descendants vs
+ * under nothing; export and import MB/s.
+ *
+ *   npm run build && node dist/bench/tree.js [--quick]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClassicLevel } from "classic-level";
+import { openTree, str } from "../tree/index.js";
+import type { ExportEntry, Tree } from "../tree/types.js";
+import { fmt, median, printTable, ratio } from "./report.js";
+
+const quick = process.argv.includes("--quick");
+const OPS = quick ? 5_000 : 40_000;
+const BIG = quick ? 100_000 : 1_000_000;
+const VALUE = "v".repeat(100);
+
+async function perSecond(
+  total: number,
+  callers: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      for (let i = next++; i < total; i = next++) await op(i);
+    }),
+  );
+  return total / ((performance.now() - start) / 1000);
+}
+
+async function rawFigures(dir: string): Promise<Record<string, number>> {
+  const db = new ClassicLevel<string, string>(join(dir, "raw"), {
+    keyEncoding: "utf8",
+    valueEncoding: "utf8",
+  });
+  await db.open();
+  const out: Record<string, number> = {};
+  for (const callers of [1, 32]) {
+    const base = `c${callers}/`;
+    out[`put x${callers}`] = await perSecond(OPS, callers, (i) => db.put(base + i, VALUE));
+    out[`get x${callers}`] = await perSecond(OPS, callers, (i) => db.get(base + i));
+  }
+  await db.close();
+  return out;
+}
+
+async function treeFigures(tree: Tree): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  const v = str(VALUE);
+  for (const callers of [1, 32]) {
+    const base = `/bench/c${callers}/`;
+    out[`set x${callers}`] = await perSecond(OPS, callers, (i) => tree.set(base + i, v));
+    out[`get x${callers}`] = await perSecond(OPS, callers, (i) => tree.get(base + i));
+    out[`append x${callers}`] = await perSecond(OPS, callers, () => tree.append(`/bench/a${callers}/`, v));
+  }
+  return out;
+}
+
+async function listFigures(tree: Tree): Promise<{ big: number; small: number }> {
+  // /big/ has 10 directories holding BIG values between them; /small/ has 10 values.
+  const per = BIG / 10;
+  const v = str("x");
+  for (let d = 0; d < 10; d++) {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let i = next++; i < per; i = next++) await tree.set(`/big/${d}/${i}`, v);
+      }),
+    );
+  }
+  for (let i = 0; i < 10; i++) await tree.set(`/small/${i}`, v);
+  const time = async (dir: string) => {
+    const samples: number[] = [];
+    for (let r = 0; r < 2_000; r++) {
+      const t0 = performance.now();
+      await tree.list(dir, { limit: 10 });
+      samples.push(performance.now() - t0);
+    }
+    return median(samples);
+  };
+  await time("/small/");
+  return { big: await time("/big/"), small: await time("/small/") };
+}
+
+async function exportImport(
+  tree: Tree,
+  dir: string,
+): Promise<{ exportMBs: number; importMBs: number; lines: number }> {
+  const lines: string[] = [];
+  const t0 = performance.now();
+  for await (const e of tree.export("/big/")) lines.push(JSON.stringify(e satisfies ExportEntry));
+  const exportS = (performance.now() - t0) / 1000;
+  const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  const target = await openTree({ backend: "classic", location: join(dir, "import") });
+  const t1 = performance.now();
+  await target.import(lines);
+  const importS = (performance.now() - t1) / 1000;
+  await target.close();
+  return { exportMBs: bytes / 1e6 / exportS, importMBs: bytes / 1e6 / importS, lines: lines.length };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "byteseek-bench-tree-"));
+  try {
+    console.log(
+      `# tree bench (${quick ? "quick" : "full"}): ${OPS} ops per figure, 100-byte values, classic-level`,
+    );
+    const raw = await rawFigures(dir);
+    const tree = await openTree({ backend: "classic", location: join(dir, "tree") });
+    const ours = await treeFigures(tree);
+    const rows: string[][] = [];
+    for (const callers of [1, 32]) {
+      for (const [op, rawOp] of [
+        ["set", "put"],
+        ["get", "get"],
+        ["append", "put"],
+      ] as const) {
+        const mine = ours[`${op} x${callers}`]!;
+        const ceiling = raw[`${rawOp} x${callers}`]!;
+        const bar = op === "append" ? "-" : ratio(mine, ceiling) >= 0.5 ? "met (>= 0.50)" : "MISSED (< 0.50)";
+        rows.push([
+          `${op} x${callers}`,
+          fmt(mine),
+          `raw ${rawOp} ${fmt(ceiling)}`,
+          ratio(mine, ceiling).toFixed(2),
+          bar,
+        ]);
+      }
+    }
+    printTable(["figure", "ops/s", "ceiling", "ratio", "bar"], rows);
+    console.log(`\n# list 10 children: building ${BIG} descendants…`);
+    const list = await listFigures(tree);
+    const r = list.big / list.small;
+    printTable(
+      ["figure", "median ms", "bar"],
+      [
+        [`list 10 under ${BIG} descendants`, list.big.toFixed(4), ""],
+        ["list 10 under 10", list.small.toFixed(4), ""],
+        ["ratio", r.toFixed(2), r <= 2 ? "met (<= 2)" : "MISSED (> 2)"],
+      ],
+    );
+    const ei = await exportImport(tree, dir);
+    console.log();
+    printTable(
+      ["figure", "MB/s", "lines"],
+      [
+        ["export", ei.exportMBs.toFixed(1), String(ei.lines)],
+        ["import", ei.importMBs.toFixed(1), String(ei.lines)],
+      ],
+    );
+    await tree.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

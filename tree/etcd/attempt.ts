@@ -1,0 +1,259 @@
+/**
+ * One try of one tree write against etcd (optimistic concurrency).
+ *
+ * Reads all happen at one revision R (the first read picks it; later ones are pinned to it), and
+ * each key or range read is remembered. Writes stay local. The commit is one etcd transaction that
+ * applies the writes only if nothing read has changed since R (`mod_revision < R+1` on every key
+ * and range read: a key absent at R must still be absent), so the read-modify-write of several
+ * keys — a value, its parents' child counts, a directory's append sequence — is atomic across any
+ * number of clients. When a compare fails the caller runs the operation again from fresh reads.
+ */
+import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
+import { compareCodePoints } from "../path.js";
+import type { EventRecord } from "../record.js";
+import { headerRev, isCompactedError, kvNum } from "./client.js";
+import { type EtcdRecord, nodeSk } from "./layout.js";
+
+/** A revision not known until the commit: the commit's own. */
+export const PENDING = -1;
+
+/** An entry as this attempt sees it. `cr`/`mr` are PENDING for what it wrote itself. */
+export interface Entry {
+  raw: string;
+  cr: number;
+  mr: number;
+}
+
+/** A node as this attempt sees it. */
+export interface NodeEntry {
+  rec: EtcdRecord;
+  cr: number;
+  mr: number;
+}
+
+interface Range {
+  gte: string;
+  lt: string;
+}
+
+/** The attempt found a conflict while reading (a pinned read hit a compaction): start over. */
+export class Conflict extends Error {}
+
+const PAGE = 500;
+const enc = (s: string) => Buffer.from(s, "utf8");
+const inRange = (sk: string, r: Range) =>
+  compareCodePoints(sk, r.gte) >= 0 && compareCodePoints(sk, r.lt) < 0;
+
+export class Attempt {
+  /** The revision every read of this attempt is at (0 until the first read). */
+  readRev = 0;
+  /** Set once the attempt writes anything: it then takes the next revision at commit. */
+  writes = false;
+  readonly events: EventRecord[] = [];
+  readonly now = Date.now();
+  readonly #cache = new Map<string, Entry | null>();
+  readonly #reads = new Set<string>();
+  readonly #rangeReads: Range[] = [];
+  readonly #local = new Map<string, Entry | null>();
+  readonly #delRanges: Range[] = [];
+
+  constructor(
+    private readonly client: Etcd3,
+    private readonly prefix: string,
+    private readonly onRev: (rev: number) => void,
+  ) {}
+
+  bump(): void {
+    this.writes = true;
+  }
+
+  emit(ev: EventRecord): void {
+    this.events.push(ev);
+  }
+
+  #deleted(sk: string): boolean {
+    return this.#delRanges.some((r) => inRange(sk, r));
+  }
+
+  /** Reads these keys from etcd (into the cache) in one round trip. */
+  async fetch(sks: string[]): Promise<void> {
+    const want = [...new Set(sks)].filter((sk) => !this.#cache.has(sk) && !this.#local.has(sk));
+    if (want.length === 0) return;
+    let kvs: Array<IKeyValue | undefined>;
+    if (this.readRev === 0) {
+      // The first read: one transaction of ranges is one snapshot, and fixes R.
+      const res = await this.client.kv.txn({
+        success: want.map((sk) => ({ request_range: { key: enc(this.prefix + sk) } })),
+      });
+      this.readRev = headerRev(res.header);
+      this.onRev(this.readRev);
+      kvs = res.responses.map((r) => r.response_range?.kvs[0]);
+    } else {
+      kvs = await Promise.all(
+        want.map(async (sk) => {
+          try {
+            const res = await this.client.kv.range({ key: enc(this.prefix + sk), revision: this.readRev });
+            return res.kvs[0];
+          } catch (err) {
+            if (isCompactedError(err)) throw new Conflict("read revision compacted");
+            throw err;
+          }
+        }),
+      );
+    }
+    want.forEach((sk, i) => {
+      const kv = kvs[i];
+      this.#reads.add(sk);
+      this.#cache.set(sk, kv ? entryOf(kv) : null);
+    });
+  }
+
+  /** An entry as this attempt sees it: its own writes, then etcd at R. */
+  async get(sk: string): Promise<Entry | undefined> {
+    if (this.#local.has(sk)) return this.#local.get(sk) ?? undefined;
+    if (this.#deleted(sk)) return undefined;
+    if (!this.#cache.has(sk)) await this.fetch([sk]);
+    return this.#cache.get(sk) ?? undefined;
+  }
+
+  async readNode(key: string): Promise<NodeEntry | undefined> {
+    const e = await this.get(nodeSk(key));
+    return e ? { rec: JSON.parse(e.raw) as EtcdRecord, cr: e.cr, mr: e.mr } : undefined;
+  }
+
+  put(sk: string, value: unknown, meta: { cr: number } = { cr: PENDING }): void {
+    this.#local.set(sk, { raw: JSON.stringify(value), cr: meta.cr, mr: PENDING });
+  }
+
+  del(sk: string): void {
+    this.#local.set(sk, null);
+  }
+
+  /** Deletes every key in [gte, lt) (what this attempt wrote there too). */
+  delRange(gte: string, lt: string): void {
+    const range = { gte, lt };
+    for (const sk of [...this.#local.keys()]) if (inRange(sk, range)) this.#local.delete(sk);
+    this.#delRanges.push(range);
+  }
+
+  /**
+   * Every key in [gte, lt) as this attempt sees it, read from etcd in pages at R (values too
+   * unless `keysOnly`). The range joins the read set.
+   */
+  async scan(gte: string, lt: string, keysOnly: boolean): Promise<Array<{ sk: string; raw?: string }>> {
+    if (this.readRev === 0) await this.fetch([gte]);
+    const range = { gte, lt };
+    this.#rangeReads.push(range);
+    const out = new Map<string, string | undefined>();
+    let from = gte;
+    for (;;) {
+      let res: Awaited<ReturnType<Etcd3["kv"]["range"]>>;
+      try {
+        res = await this.client.kv.range({
+          key: enc(this.prefix + from),
+          range_end: enc(this.prefix + lt),
+          revision: this.readRev,
+          limit: PAGE,
+          keys_only: keysOnly,
+        });
+      } catch (err) {
+        if (isCompactedError(err)) throw new Conflict("read revision compacted");
+        throw err;
+      }
+      for (const kv of res.kvs) {
+        const sk = kv.key.toString("utf8").slice(this.prefix.length);
+        if (!this.#deleted(sk)) out.set(sk, keysOnly ? undefined : kv.value.toString("utf8"));
+      }
+      if (!res.more || res.kvs.length === 0) break;
+      from = `${res.kvs[res.kvs.length - 1]!.key.toString("utf8").slice(this.prefix.length)}\0`;
+    }
+    for (const [sk, e] of this.#local) {
+      if (!inRange(sk, range)) continue;
+      if (e === null) out.delete(sk);
+      else out.set(sk, e.raw);
+    }
+    return [...out.keys()]
+      .sort(compareCodePoints)
+      .map((sk) => (keysOnly ? { sk } : { sk, raw: out.get(sk)! }));
+  }
+
+  /**
+   * The etcd transaction that commits this attempt: compares on everything read (merged into at
+   * most `maxCompares` ranges), then the writes, then the change-log record.
+   */
+  build(
+    logSk: string,
+    logValue: string,
+    maxCompares: number,
+  ): { compare: ICompare[]; success: IRequestOp[] } {
+    const next = String(this.readRev + 1);
+    const points = [...this.#reads].sort(compareCodePoints).map((sk) => ({ gte: sk, lt: `${sk}\0` }));
+    let guards: Range[] = [...points, ...this.#rangeReads];
+    if (guards.length > maxCompares) guards = mergeRanges(guards, maxCompares);
+    const compare: ICompare[] = guards.map((g) => {
+      const c: ICompare = {
+        key: enc(this.prefix + g.gte),
+        target: "Mod",
+        result: "Less",
+        mod_revision: next,
+      };
+      if (g.lt !== `${g.gte}\0`) c.range_end = enc(this.prefix + g.lt);
+      return c;
+    });
+    const success: IRequestOp[] = [];
+    const localKeys = [...this.#local.keys()].sort(compareCodePoints);
+    for (const r of splitRanges(this.#delRanges, localKeys))
+      success.push({
+        request_delete_range: { key: enc(this.prefix + r.gte), range_end: enc(this.prefix + r.lt) },
+      });
+    for (const sk of localKeys) {
+      const e = this.#local.get(sk);
+      if (e === null || e === undefined)
+        success.push({ request_delete_range: { key: enc(this.prefix + sk) } });
+      else success.push({ request_put: { key: enc(this.prefix + sk), value: enc(e.raw) } });
+    }
+    success.push({ request_put: { key: enc(this.prefix + logSk), value: enc(logValue) } });
+    return { compare, success };
+  }
+}
+
+function entryOf(kv: IKeyValue): Entry {
+  return { raw: kv.value.toString("utf8"), cr: kvNum(kv, "create_revision"), mr: kvNum(kv, "mod_revision") };
+}
+
+/** Covers `ranges` with at most `max` ranges (sorted, neighbours joined): more conflicts, never fewer. */
+function mergeRanges(ranges: Range[], max: number): Range[] {
+  const sorted = [...ranges].sort((a, b) => compareCodePoints(a.gte, b.gte));
+  const per = Math.ceil(sorted.length / max);
+  const out: Range[] = [];
+  for (let i = 0; i < sorted.length; i += per) {
+    const group = sorted.slice(i, i + per);
+    let lt = group[0]!.lt;
+    for (const g of group) if (compareCodePoints(g.lt, lt) > 0) lt = g.lt;
+    out.push({ gte: group[0]!.gte, lt });
+  }
+  return out;
+}
+
+/** Delete ranges merged, with every key written on its own cut out (etcd refuses overlaps). */
+function splitRanges(ranges: Range[], keys: string[]): Range[] {
+  const sorted = [...ranges].sort((a, b) => compareCodePoints(a.gte, b.gte));
+  const merged: Range[] = [];
+  for (const r of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && compareCodePoints(r.gte, last.lt) <= 0) {
+      if (compareCodePoints(r.lt, last.lt) > 0) last.lt = r.lt;
+    } else merged.push({ ...r });
+  }
+  const out: Range[] = [];
+  for (const r of merged) {
+    let gte = r.gte;
+    for (const k of keys) {
+      if (!inRange(k, { gte, lt: r.lt })) continue;
+      if (compareCodePoints(gte, k) < 0) out.push({ gte, lt: k });
+      gte = `${k}\0`;
+    }
+    if (compareCodePoints(gte, r.lt) < 0) out.push({ gte, lt: r.lt });
+  }
+  return out;
+}

@@ -1,0 +1,82 @@
+/**
+ * The etcd3 client as the tree uses it: the raw KV and Watch services (the tree builds its own
+ * keys, compares and retries), a deadline on every unary call, fast reconnects, and no hidden
+ * retries — a transaction re-sent blindly could be applied twice, so retrying is the tree's job.
+ */
+import { Etcd3, type IKeyValue, type IResponseHeader } from "etcd3";
+import { TreeError } from "../errors.js";
+
+export interface EtcdClientOptions {
+  /** `host:port` (or `http://host:port`) of each member. */
+  endpoints: string[];
+  /** Deadline of each call to etcd, in ms (default 5000). */
+  callTimeoutMs?: number;
+}
+
+const noop = {
+  execute: <T>(fn: (ctx: { signal: AbortSignal }) => T | Promise<T>) =>
+    Promise.resolve(fn({ signal: new AbortController().signal })),
+};
+
+/** A client that fails fast when etcd is away and reconnects quickly when it is back. */
+export function connectEtcd(options: EtcdClientOptions): Etcd3 {
+  const timeout = options.callTimeoutMs ?? 5000;
+  return new Etcd3({
+    hosts: options.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `http://${e}`)),
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+    grpcOptions: {
+      "grpc.max_receive_message_length": 64 * 1024 * 1024,
+      "grpc.max_send_message_length": 64 * 1024 * 1024,
+      "grpc.initial_reconnect_backoff_ms": 100,
+      "grpc.max_reconnect_backoff_ms": 1000,
+      "grpc.keepalive_time_ms": 10_000,
+      "grpc.keepalive_timeout_ms": 5000,
+    },
+    // biome-ignore lint/suspicious/noExplicitAny: cockatiel's IPolicy has more members than the pool calls.
+    faultHandling: { host: () => noop as any, global: noop as any },
+  });
+}
+
+/** The revision an etcd response was answered at. */
+export function headerRev(header: IResponseHeader | undefined): number {
+  return header ? Number(header.revision) : 0;
+}
+
+export const kvNum = (kv: IKeyValue, field: "create_revision" | "mod_revision" | "version"): number =>
+  Number(kv[field]);
+
+const COMPACTED = "required revision has been compacted";
+
+/** Did etcd refuse a read because the revision asked for is compacted? */
+export function isCompactedError(err: unknown): boolean {
+  return err instanceof Error && err.message.includes(COMPACTED);
+}
+
+/** Is this a refusal by etcd itself (nothing was applied), rather than a lost connection? */
+export function isEtcdRefusal(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return /etcdserver: (request is too large|too many operations|duplicate key|mvcc: database space exceeded)|exceeds the max|larger than max|compacted/.test(
+    err.message,
+  );
+}
+
+/** The TreeError an etcd failure becomes: limits are the caller's, the rest is unavailability. */
+export function treeErrorOf(err: unknown, what: string): TreeError {
+  if (err instanceof TreeError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/request is too large|larger than max|exceeds the max/.test(message))
+    return new TreeError(
+      "TREE_VALUE_TOO_LARGE",
+      `etcd refused the write as too large (${message}); raise etcd's --max-request-bytes or store smaller values`,
+      {},
+      err,
+    );
+  if (message.includes("too many operations"))
+    return new TreeError(
+      "TREE_TXN_INVALID",
+      `etcd refused the transaction as too many operations (${message}); split it, or raise etcd's --max-txn-ops`,
+      {},
+      err,
+    );
+  return new TreeError("TREE_UNAVAILABLE", `etcd is unavailable (${what}): ${message}`, {}, err);
+}

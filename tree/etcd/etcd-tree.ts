@@ -1,0 +1,447 @@
+/**
+ * The tree on etcd v3: the same `Tree` contract as the LevelDB tree, shared by any number of
+ * byteseek processes. Every write is one etcd transaction guarded by compares on everything it
+ * read (see attempt.ts), retried on conflict; the global revision is etcd's.
+ */
+import { randomBytes } from "node:crypto";
+import type { Etcd3 } from "etcd3";
+import type { Logger } from "pino";
+import { childNodeKey, childrenRange, keyFromNodeKey } from "../encoding.js";
+import { TreeError } from "../errors.js";
+import { exportTree, parseImport } from "../ndjson.js";
+import { isSystemName, nameOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import { histFromRecord } from "../record.js";
+import type {
+  HistoryEntry,
+  ImportResult,
+  ListChild,
+  ListOptions,
+  ListResult,
+  Tree,
+  TreeNode,
+  WriteResult,
+} from "../types.js";
+import type { TreeValue } from "../value.js";
+import { Attempt, Conflict, PENDING } from "./attempt.js";
+import { connectEtcd, headerRev, isCompactedError, isEtcdRefusal, kvNum, treeErrorOf } from "./client.js";
+import { type EtcdRecord, histListSk, histSk, LOG_SK, type LogRecord, nodeOf, nodeSk } from "./layout.js";
+import { checkSize, createOps } from "./ops.js";
+import { watchTree } from "./watch.js";
+
+export interface EtcdTreeOptions {
+  /** `host:port` of each etcd member. */
+  endpoints: string[];
+  /** Key prefix of this tree in etcd (default `byteseek/`); trees with different prefixes are separate. */
+  prefix?: string;
+  /** Previous versions kept per key for history(); default 10. */
+  historyLimit?: number;
+  /**
+   * Revisions kept for watch resume; default 10000. The tree compacts etcd (for every prefix on
+   * it: etcd's compaction is cluster-wide) to keep about this many.
+   */
+  retainRevisions?: number;
+  /** Largest value accepted, in bytes; default 1 MiB. */
+  maxValueBytes?: number;
+  logger?: Logger;
+  /** A client to share (not closed by close()); by default the tree opens its own. */
+  client?: Etcd3;
+  /** Deadline of each etcd call in ms (default 5000). */
+  callTimeoutMs?: number;
+  /** How long an operation keeps retrying while etcd is unreachable before TREE_UNAVAILABLE (default 5000). */
+  unavailableAfterMs?: number;
+  /** Most operations etcd accepts in one transaction (its --max-txn-ops; default 128). */
+  maxTxnOps?: number;
+}
+
+/** Values larger than this are not copied into the change log; a watcher reads them at their revision. */
+const INLINE_LOG_VALUE = 64 * 1024;
+const CONFLICT_GIVE_UP_MS = 30_000;
+
+class TooManyOps extends TreeError {}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Opens the tree on etcd; fails with TREE_UNAVAILABLE when etcd cannot be reached. */
+export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
+  const prefix = options.prefix ?? "byteseek/";
+  if (prefix === "") throw new TreeError("TREE_UNAVAILABLE", "the etcd prefix must not be empty");
+  const historyLimit = options.historyLimit ?? 10;
+  const retain = Math.max(1, options.retainRevisions ?? 10_000);
+  const compactStep = Math.max(1, Math.floor(retain / 10));
+  const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
+  const maxTxnOps = options.maxTxnOps ?? 128;
+  const unavailableAfterMs = options.unavailableAfterMs ?? 5000;
+  const logger = options.logger;
+  const client =
+    options.client ??
+    connectEtcd({
+      endpoints: options.endpoints,
+      ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
+    });
+  const ops = createOps({ historyLimit, maxValueBytes });
+  const closers = new Set<() => void>();
+  const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
+  let closed = false;
+  let lastRev = 0;
+  let compacted = 1;
+  let lane: Promise<void> = Promise.resolve();
+
+  const seeRev = (rev: number) => {
+    if (rev > lastRev) lastRev = rev;
+  };
+
+  function ensureOpen(): void {
+    if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
+  }
+
+  /** Takes the retry lane: after a conflict, this process retries one write at a time. */
+  async function takeLane(): Promise<() => void> {
+    let release!: () => void;
+    const mine = new Promise<void>((r) => {
+      release = r;
+    });
+    const before = lane;
+    lane = before.then(() => mine);
+    await before;
+    return release;
+  }
+
+  /** Reads, retried while etcd is away, then TREE_UNAVAILABLE. */
+  async function read<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    ensureOpen();
+    const started = Date.now();
+    for (let i = 0; ; i++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (err instanceof TreeError || isEtcdRefusal(err) || Date.now() - started >= unavailableAfterMs)
+          throw treeErrorOf(err, what);
+        ensureOpen();
+        await sleep(Math.min(50 * 2 ** i, 500));
+      }
+    }
+  }
+
+  /** Finds whether one of the commits whose answer was lost was applied (its id is in the log). */
+  async function findCommit(
+    pending: Array<{ id: string; fromRev: number }>,
+    upTo: number,
+  ): Promise<{ id: string; rev: number } | undefined> {
+    const from = Math.min(...pending.map((p) => p.fromRev));
+    for (let r = upTo; r >= from; ) {
+      let res: Awaited<ReturnType<Etcd3["kv"]["range"]>>;
+      try {
+        res = await client.kv.range({ key: enc(LOG_SK), revision: r });
+      } catch (err) {
+        if (isCompactedError(err))
+          throw new TreeError("TREE_UNAVAILABLE", "etcd was unavailable and whether the write was applied is unknown");
+        throw err;
+      }
+      const kv = res.kvs[0];
+      if (!kv) return undefined;
+      const mr = kvNum(kv, "mod_revision");
+      if (mr < from) return undefined;
+      const id = (JSON.parse(kv.value.toString("utf8")) as LogRecord).id;
+      if (pending.some((p) => p.id === id)) return { id, rev: mr };
+      r = mr - 1;
+    }
+    return undefined;
+  }
+
+  /**
+   * Runs one write: attempts from fresh reads until a commit's compares hold. A commit whose
+   * answer was lost (etcd went away) is looked up in the change log by its id before anything
+   * is retried or refused, so no write is applied twice or reported as failed when it was done.
+   */
+  async function write<T>(run: (m: Attempt) => Promise<T>): Promise<T> {
+    ensureOpen();
+    const base = randomBytes(8).toString("hex");
+    const started = Date.now();
+    const pending: Array<{ id: string; fromRev: number; value: T }> = [];
+    let release: (() => void) | undefined;
+    let outage = 0;
+    const resolvePending = async (m: Attempt): Promise<T | undefined> => {
+      if (pending.length === 0 || m.readRev === 0) return undefined;
+      const hit = await findCommit(pending, m.readRev);
+      if (!hit) return undefined;
+      return fixRevs(pending.find((p) => p.id === hit.id)!.value, hit.rev);
+    };
+    try {
+      for (let attempt = 0; ; attempt++) {
+        ensureOpen();
+        const m = new Attempt(client, prefix, seeRev);
+        const id = `${base}.${attempt}`;
+        let value: T;
+        let outcome: "conflict" | "unavailable";
+        let failure: unknown;
+        try {
+          value = await run(m);
+          const found = await resolvePending(m);
+          if (found !== undefined) return found;
+          if (!m.writes) return fixRevs(value, m.readRev || lastRev);
+          const log: LogRecord = { id, ev: m.events.map(inlineOrLazy) };
+          const txn = m.build(LOG_SK, JSON.stringify(log), maxTxnOps);
+          if (txn.success.length > maxTxnOps)
+            throw new TooManyOps(
+              "TREE_TXN_INVALID",
+              `this write needs ${txn.success.length} etcd operations, over etcd's limit of ${maxTxnOps}; split it into smaller transactions`,
+              { etcdOps: txn.success.length, limit: maxTxnOps },
+            );
+          let res: Awaited<ReturnType<Etcd3["kv"]["txn"]>>;
+          try {
+            res = await client.kv.txn(txn);
+          } catch (err) {
+            if (isEtcdRefusal(err)) throw treeErrorOf(err, "commit");
+            pending.push({ id, fromRev: m.readRev + 1, value });
+            throw err;
+          }
+          const rev = headerRev(res.header);
+          seeRev(rev);
+          if (res.succeeded) {
+            await compactIfDue(rev);
+            return fixRevs(value, rev);
+          }
+          outcome = "conflict";
+        } catch (err) {
+          if (err instanceof Conflict) outcome = "conflict";
+          else if (err instanceof TreeError) {
+            // A refusal read after a lost answer may be caused by that very commit.
+            const found = await resolvePending(m).catch(() => undefined);
+            if (found !== undefined) return found;
+            throw err;
+          } else {
+            outcome = "unavailable";
+            failure = err;
+          }
+        }
+        if (outcome === "unavailable") {
+          if (Date.now() - started >= unavailableAfterMs) throw treeErrorOf(failure, "write");
+          await sleep(Math.min(50 * 2 ** outage++, 500));
+          continue;
+        }
+        if (Date.now() - started >= CONFLICT_GIVE_UP_MS)
+          throw new TreeError("TREE_UNAVAILABLE", "too much contention: the write kept conflicting; retry later");
+        if (!release) release = await takeLane();
+        else await sleep(Math.random() * Math.min(2 * attempt, 20));
+      }
+    } finally {
+      release?.();
+    }
+  }
+
+  function inlineOrLazy(ev: LogRecord["ev"][number]): LogRecord["ev"][number] {
+    if (ev.v === undefined) return ev;
+    const size = typeof ev.v === "string" ? ev.v.length : JSON.stringify(ev.v).length;
+    if (size <= INLINE_LOG_VALUE) return ev;
+    const { v: _big, ...rest } = ev;
+    return { ...rest, lz: 1 };
+  }
+
+  async function compactIfDue(rev: number): Promise<void> {
+    const target = rev - retain + 1;
+    if (target - compacted < compactStep) return;
+    try {
+      await client.kv.compact({ revision: target });
+    } catch (err) {
+      // Another process compacted further already: fine. Anything else waits for the next write.
+      if (!isCompactedError(err)) {
+        logger?.warn({ err }, "etcd compaction failed");
+        return;
+      }
+    }
+    if (target > compacted) compacted = target;
+  }
+
+  async function getNode(key: string): Promise<TreeNode | undefined> {
+    parseKey(key);
+    return read("get", async () => {
+      const res = await client.kv.range({ key: enc(nodeSk(key)) });
+      seeRev(headerRev(res.header));
+      const kv = res.kvs[0];
+      if (!kv) return key === "/" ? emptyRoot() : undefined;
+      return nodeOf(
+        key,
+        JSON.parse(kv.value.toString("utf8")) as EtcdRecord,
+        kvNum(kv, "create_revision"),
+        kvNum(kv, "mod_revision"),
+      );
+    });
+  }
+
+  async function list(dir: string, o: ListOptions = {}): Promise<ListResult> {
+    parseDirKey(dir);
+    const limit = Math.max(1, Math.min(o.limit ?? 1000, 100_000));
+    return read("list", async () => {
+      const range = childrenRange(dir);
+      const after = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
+      let from = after !== undefined && after >= range.gte ? `${after}\0` : range.gte;
+      // The directory and the first page in one snapshot; later pages at the same revision.
+      const page = Math.min(limit + 1, 256);
+      const first = await client.kv.txn({
+        success: [
+          { request_range: { key: enc(nodeSk(dir)) } },
+          { request_range: { key: enc(from), range_end: enc(range.lt), limit: page } },
+        ],
+      });
+      const rev = headerRev(first.header);
+      seeRev(rev);
+      if (dir !== "/" && (first.responses[0]?.response_range?.kvs.length ?? 0) === 0)
+        throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
+      let batch = first.responses[1]?.response_range;
+      const children: ListChild[] = [];
+      let hasMore = false;
+      while (batch) {
+        for (const kv of batch.kvs) {
+          const key = keyFromNodeKey(kv.key.toString("utf8").slice(prefix.length));
+          const name = nameOf(key);
+          if (!o.system && isSystemName(name)) continue;
+          if (children.length === limit) {
+            hasMore = true;
+            break;
+          }
+          const node = nodeOf(
+            key,
+            JSON.parse(kv.value.toString("utf8")) as EtcdRecord,
+            kvNum(kv, "create_revision"),
+            kvNum(kv, "mod_revision"),
+          );
+          if (node.kind !== "index" && o.values === false) {
+            const { value: _omit, ...meta } = node;
+            children.push({ ...meta, name });
+          } else children.push({ ...node, name });
+        }
+        if (hasMore || !batch.more || batch.kvs.length === 0) break;
+        from = `${batch.kvs[batch.kvs.length - 1]!.key.toString("utf8").slice(prefix.length)}\0`;
+        batch = await client.kv.range({ key: enc(from), range_end: enc(range.lt), limit: page, revision: rev });
+      }
+      const res: ListResult = { key: dir, children };
+      if (hasMore && children.length > 0) res.next = children[children.length - 1]!.name;
+      return res;
+    });
+  }
+
+  async function history(key: string): Promise<HistoryEntry[]> {
+    parseValueKey(key);
+    return read("history", async () => {
+      const first = await client.kv.txn({
+        success: [{ request_range: { key: enc(nodeSk(key)) } }, { request_range: { key: enc(histListSk(key)) } }],
+      });
+      const rev = headerRev(first.header);
+      seeRev(rev);
+      const node = first.responses[0]?.response_range?.kvs[0];
+      const kept = first.responses[1]?.response_range?.kvs[0];
+      let revs: number[] = [];
+      if (node) revs = (JSON.parse(node.value.toString("utf8")) as EtcdRecord).h ?? [];
+      else if (kept) revs = JSON.parse(kept.value.toString("utf8")) as number[];
+      const found = await Promise.all(
+        revs.map((r) => client.kv.range({ key: enc(histSk(key, r)), revision: rev }).then((res) => res.kvs[0])),
+      );
+      const out: HistoryEntry[] = [];
+      for (const kv of found) if (kv) out.push(histFromRecord(key, kv.value.toString("utf8")));
+      return out.reverse();
+    });
+  }
+
+  async function valueAt(key: string, rev: number): Promise<TreeValue | undefined> {
+    try {
+      const res = await client.kv.range({ key: enc(nodeSk(key)), revision: rev });
+      const kv = res.kvs[0];
+      if (!kv) return undefined;
+      const node = nodeOf(key, JSON.parse(kv.value.toString("utf8")) as EtcdRecord, 0, 0);
+      return node.kind === "index" ? undefined : node.value;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Imports in as few transactions as etcd's limits allow, halving a chunk that is too big. */
+  async function importChunk(items: Awaited<ReturnType<typeof parseImport>>): Promise<WriteResult> {
+    try {
+      return await write(async (m) => {
+        for (const e of items) {
+          if (e.dir) await ops.mkindex(m, e.key);
+          else await ops.set(m, e.key, e.value, { force: true, ro: e.ro, ...(e.vid ? { vid: e.vid } : {}) });
+        }
+        return { key: "/", rev: m.writes ? PENDING : m.readRev, version: 0 };
+      });
+    } catch (err) {
+      if (!(err instanceof TooManyOps) || items.length === 1) throw err;
+      const half = Math.ceil(items.length / 2);
+      await importChunk(items.slice(0, half));
+      return importChunk(items.slice(half));
+    }
+  }
+
+  const tree: Tree = {
+    get: getNode,
+    set: (key, value, o) => write((m) => ops.set(m, key, value, o)),
+    del: (key, o) => write((m) => ops.del(m, key, o)),
+    deltree: (dir, o) => write((m) => ops.deltree(m, dir, o)),
+    mkindex: (dir) => write((m) => ops.mkindex(m, dir)),
+    list,
+    append: (dir, value, o) => write((m) => ops.append(m, dir, value, o)),
+    txn: (req) => write((m) => ops.txn(m, req)),
+    watch: (prefixKey, o) =>
+      watchTree(
+        {
+          client,
+          prefix,
+          ...(logger ? { logger } : {}),
+          closers,
+          isClosed: () => closed,
+          onRev: seeRev,
+          onCompacted: (rev) => {
+            if (rev > compacted) compacted = rev;
+          },
+          valueAt,
+        },
+        prefixKey,
+        o,
+      ),
+    history,
+    export: (dir = "/") => exportTree(tree, dir),
+    async import(entries): Promise<ImportResult> {
+      ensureOpen();
+      const parsed = await parseImport(entries, (v) => checkSize(v, maxValueBytes));
+      let rev = lastRev;
+      for (let i = 0; i < parsed.length; i += 64) rev = (await importChunk(parsed.slice(i, i + 64))).rev;
+      return { imported: parsed.length, rev };
+    },
+    clear: () => write((m) => ops.clear(m)),
+    revision: () => lastRev,
+    compactedRev: () => compacted,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      for (const stop of closers) stop();
+      if (!options.client) client.close();
+    },
+  };
+
+  // Learn the current revision (and that etcd answers) before handing the tree out.
+  try {
+    const res = await client.kv.range({ key: enc(nodeSk("/")) });
+    seeRev(headerRev(res.header));
+  } catch (err) {
+    if (!options.client) client.close();
+    throw treeErrorOf(err, `open ${options.endpoints.join(",")}`);
+  }
+  return tree;
+}
+
+function emptyRoot(): TreeNode {
+  return { key: "/", kind: "index", count: 0, version: 0, createRev: 0, modRev: 0, mtime: 0, ro: false };
+}
+
+/** Replaces the PENDING revisions of what a write answers with the revision it committed at. */
+function fixRevs<T>(value: T, rev: number): T {
+  const fix = (o: unknown) => {
+    if (o === null || typeof o !== "object") return;
+    const r = o as Record<string, unknown>;
+    for (const f of ["rev", "createRev", "modRev"]) if (r[f] === PENDING) r[f] = rev;
+  };
+  fix(value);
+  const results = (value as { results?: unknown[] } | null)?.results;
+  if (Array.isArray(results)) for (const r of results) fix(r);
+  return value;
+}

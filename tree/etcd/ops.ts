@@ -1,0 +1,354 @@
+/**
+ * The tree's write operations, run inside an Attempt: the same rules as the LevelDB tree
+ * (`tree/level-tree.ts`, `tree/mutation.ts`) — mkdir -p with exact child counts, versions from 1,
+ * retained history, dense append — expressed as reads at one revision and local writes that
+ * commit as one etcd transaction.
+ */
+import { depthOf, subtreeRangeAt, upperBound } from "../encoding.js";
+import { TreeError } from "../errors.js";
+import { MAX_DEPTH, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import type { HistRecord } from "../record.js";
+import type {
+  DelOptions,
+  DelResult,
+  DeltreeResult,
+  SetOptions,
+  TreeNode,
+  TxnCompare,
+  TxnOp,
+  TxnRequest,
+  TxnResult,
+  WriteResult,
+} from "../types.js";
+import { checkValue, type TreeValue, valueSize, valueToJson } from "../value.js";
+import { type Attempt, type NodeEntry, PENDING } from "./attempt.js";
+import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
+
+export const MAX_TXN_OPS = 128;
+
+export interface OpsConfig {
+  historyLimit: number;
+  maxValueBytes: number;
+}
+
+export function checkSize(value: TreeValue, maxValueBytes: number): void {
+  checkValue(value);
+  const size = valueSize(value);
+  if (size > maxValueBytes)
+    throw new TreeError(
+      "TREE_VALUE_TOO_LARGE",
+      `value is ${size} bytes, over the limit of ${maxValueBytes} bytes; store it in smaller pieces`,
+      { size, limit: maxValueBytes },
+    );
+}
+
+/** Every ancestor directory of `key`, nearest first, down to `/`. */
+function ancestors(key: string): string[] {
+  const out: string[] = [];
+  for (let p = parentOf(key); p !== undefined; p = parentOf(p)) out.push(p);
+  return out;
+}
+
+function result(m: Attempt, key: string, version: number): WriteResult {
+  return { key, rev: m.writes ? PENDING : m.readRev, version };
+}
+
+function versionMismatch(key: string, want: number, prev: NodeEntry | undefined): TreeError {
+  const current = prev ? nodeOf(key, prev.rec, prev.cr, prev.mr) : undefined;
+  const have = prev ? prev.rec.ver : 0;
+  return new TreeError(
+    "TREE_VERSION_MISMATCH",
+    `version mismatch on ${key}: expected ${want}, found ${have} (${prev ? "it was changed" : "it does not exist"}); read it again and retry`,
+    { key, expected: want, actual: have, current },
+  );
+}
+
+export function createOps(cfg: OpsConfig) {
+  async function ensureDir(m: Attempt, dir: string): Promise<NodeEntry> {
+    const existing = await m.readNode(dir);
+    if (existing) {
+      if (existing.rec.k !== "index") throw new TreeError("TREE_NOT_A_DIRECTORY", `${dir} is not a directory`);
+      return existing;
+    }
+    const rec: EtcdRecord = { k: "index", ver: 1, mt: m.now, n: 0, s: 0 };
+    if (dir === "/") {
+      m.put(nodeSk(dir), rec);
+      return { rec, cr: PENDING, mr: PENDING };
+    }
+    const parent = parentOf(dir)!;
+    await ensureDir(m, parent);
+    m.bump();
+    m.put(nodeSk(dir), rec);
+    await adjustCount(m, parent, +1);
+    m.emit({ t: "put", key: dir, k: "index", ver: 1, p: 0 });
+    return { rec, cr: PENDING, mr: PENDING };
+  }
+
+  async function adjustCount(m: Attempt, dir: string, delta: number): Promise<void> {
+    const e = await m.readNode(dir);
+    if (!e) return;
+    m.put(nodeSk(dir), { ...e.rec, n: Math.max(0, (e.rec.n ?? 0) + delta) }, { cr: e.cr });
+  }
+
+  function toHist(prev: NodeEntry, deleted: boolean): HistRecord {
+    const h: HistRecord = {
+      k: prev.rec.k as HistRecord["k"],
+      v: prev.rec.v ?? null,
+      ver: prev.rec.ver,
+      mr: prev.mr,
+      mt: prev.rec.mt,
+    };
+    if (deleted) h.d = 1;
+    return h;
+  }
+
+  async function putValue(m: Attempt, key: string, rec: EtcdRecord, prev: NodeEntry | undefined): Promise<void> {
+    const limit = cfg.historyLimit;
+    let hist: number[];
+    if (prev) {
+      hist = [...(prev.rec.h ?? [])];
+      // A version written earlier in this same transaction was never visible: nothing to keep.
+      if (limit > 0 && prev.mr !== PENDING) {
+        m.put(histSk(key, prev.mr), toHist(prev, false));
+        hist.push(prev.mr);
+      }
+    } else {
+      // A key created again after a delete picks up the history its deletion kept.
+      const kept = await m.get(histListSk(key));
+      hist = kept ? (JSON.parse(kept.raw) as number[]) : [];
+      if (kept) m.del(histListSk(key));
+    }
+    while (hist.length > limit) m.del(histSk(key, hist.shift()!));
+    if (hist.length > 0) rec.h = hist;
+    else delete rec.h;
+    m.put(nodeSk(key), rec, { cr: prev?.cr ?? PENDING });
+  }
+
+  function deleteValue(m: Attempt, key: string, prev: NodeEntry): void {
+    const limit = cfg.historyLimit;
+    const hist = [...(prev.rec.h ?? [])];
+    if (limit > 0 && prev.mr !== PENDING) {
+      // Keyed by the revision that wrote the value (the delete's own is not known before commit).
+      m.put(histSk(key, prev.mr), toHist(prev, true));
+      hist.push(prev.mr);
+    }
+    while (hist.length > limit) m.del(histSk(key, hist.shift()!));
+    if (hist.length > 0) m.put(histListSk(key), hist);
+    m.del(nodeSk(key));
+  }
+
+  /** Removes everything below `dir` (and `dir` itself unless it is the root); answers how many nodes. */
+  async function removeSubtree(m: Attempt, dir: string, force: boolean): Promise<number> {
+    let removed = 0;
+    for (let depth = depthOf(dir) + 1; depth <= MAX_DEPTH; depth++) {
+      const { gte, lt } = subtreeRangeAt(dir, depth);
+      const entries = await m.scan(gte, lt, force);
+      if (entries.length === 0) break;
+      if (!force) {
+        for (const e of entries)
+          if ((JSON.parse(e.raw!) as EtcdRecord).ro === 1)
+            throw new TreeError(
+              "TREE_READ_ONLY",
+              `${dir} holds a read-only key; force the delete or mark it writable first`,
+              { key: dir },
+            );
+      }
+      m.delRange(gte, lt);
+      removed += entries.length;
+    }
+    m.delRange(`h${dir}`, `h${upperBound(dir)}`);
+    m.delRange(`H${dir}`, `H${upperBound(dir)}`);
+    if (dir === "/") {
+      const root = await m.readNode("/");
+      if (root) m.put(nodeSk("/"), { ...root.rec, n: 0 }, { cr: root.cr });
+    } else {
+      m.del(nodeSk(dir));
+      removed++;
+      await adjustCount(m, parentOf(dir)!, -1);
+    }
+    return removed;
+  }
+
+  async function set(m: Attempt, key: string, value: TreeValue, o: SetOptions = {}): Promise<WriteResult> {
+    parseValueKey(key);
+    checkSize(value, cfg.maxValueBytes);
+    await m.fetch([nodeSk(key), histListSk(key), ...ancestors(key).map(nodeSk)]);
+    const prev = await m.readNode(key);
+    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion) throw versionMismatch(key, o.ifVersion, prev);
+    if (o.create && prev) throw new TreeError("TREE_EXISTS", `${key} already exists (create-only write)`, { key });
+    if (prev?.rec.ro && !o.force)
+      throw new TreeError("TREE_READ_ONLY", `${key} is read-only; force the write or mark it writable first`, {
+        key,
+      });
+    await ensureDir(m, parentOf(key)!);
+    m.bump();
+    const rec: EtcdRecord = { k: value.kind, v: valueToJson(value), ver: (prev?.rec.ver ?? 0) + 1, mt: m.now };
+    if (o.ro ?? prev?.rec.ro === 1) rec.ro = 1;
+    const vid = o.vid ?? prev?.rec.vid;
+    if (vid !== undefined) rec.vid = vid;
+    await putValue(m, key, rec, prev);
+    if (!prev) await adjustCount(m, parentOf(key)!, +1);
+    m.emit({ t: "put", key, k: value.kind, v: valueToJson(value), p: prev?.mr ?? 0, ver: rec.ver });
+    return result(m, key, rec.ver);
+  }
+
+  async function del(m: Attempt, key: string, o: DelOptions = {}): Promise<DelResult> {
+    const parsed = parseKey(key);
+    await m.fetch([nodeSk(key), ...(parentOf(key) ? [nodeSk(parentOf(key)!)] : [])]);
+    const prev = await m.readNode(key);
+    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion) throw versionMismatch(key, o.ifVersion, prev);
+    if (!prev) return { ...result(m, key, 0), deleted: false };
+    if (prev.rec.ro && !o.force)
+      throw new TreeError("TREE_READ_ONLY", `${key} is read-only; force the delete or mark it writable first`, {
+        key,
+      });
+    if (parsed.dir) {
+      if (key === "/") throw new TreeError("TREE_NOT_EMPTY", "the root cannot be deleted; use clear to empty the store");
+      const n = prev.rec.n ?? 0;
+      if (n > 0)
+        throw new TreeError("TREE_NOT_EMPTY", `${key} is not empty (${n} children); use deltree to remove it`, {
+          key,
+          count: n,
+        });
+      m.bump();
+      m.del(nodeSk(key));
+    } else {
+      m.bump();
+      deleteValue(m, key, prev);
+    }
+    await adjustCount(m, parentOf(key)!, -1);
+    m.emit({ t: "delete", key, k: prev.rec.k, p: prev.mr });
+    return { ...result(m, key, 0), deleted: true };
+  }
+
+  async function deltree(
+    m: Attempt,
+    dir: string,
+    o: { force?: boolean; ifVersion?: number } = {},
+  ): Promise<DeltreeResult> {
+    parseDirKey(dir);
+    await m.fetch([nodeSk(dir), ...ancestors(dir).slice(0, 1).map(nodeSk)]);
+    const prev = await m.readNode(dir);
+    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion) throw versionMismatch(dir, o.ifVersion, prev);
+    if (!prev && dir !== "/") return { ...result(m, dir, 0), removed: 0 };
+    if (prev?.rec.ro && !o.force)
+      throw new TreeError("TREE_READ_ONLY", `${dir} is read-only; force the delete`, { key: dir });
+    m.bump();
+    const removed = await removeSubtree(m, dir, o.force === true);
+    m.emit({ t: "deltree", key: dir, k: "index", p: prev && dir !== "/" ? prev.cr : 0 });
+    return { ...result(m, dir, 0), removed };
+  }
+
+  async function mkindex(m: Attempt, dir: string): Promise<WriteResult> {
+    parseDirKey(dir);
+    await m.fetch([nodeSk(dir), ...ancestors(dir).map(nodeSk)]);
+    const e = await ensureDir(m, dir);
+    return result(m, dir, e.rec.ver);
+  }
+
+  async function append(
+    m: Attempt,
+    dir: string,
+    value: TreeValue,
+    o: { vid?: string; ro?: boolean } = {},
+  ): Promise<WriteResult> {
+    parseDirKey(dir);
+    checkSize(value, cfg.maxValueBytes);
+    await m.fetch([nodeSk(dir), ...ancestors(dir).map(nodeSk)]);
+    await ensureDir(m, dir);
+    // The directory's sequence says where to start; skip any child set there by other means.
+    let n = (await m.readNode(dir))?.rec.s ?? 0;
+    while (await m.readNode(`${dir}${n}`)) n++;
+    const key = `${dir}${n}`;
+    const res = await set(m, key, value, { create: true, ...(o.vid ? { vid: o.vid } : {}), ro: o.ro ?? false });
+    const d = (await m.readNode(dir))!;
+    m.put(nodeSk(dir), { ...d.rec, s: n + 1 }, { cr: d.cr });
+    return res;
+  }
+
+  async function compareHolds(m: Attempt, c: TxnCompare): Promise<boolean> {
+    parseKey(c.key);
+    const e = await m.readNode(c.key);
+    const op = c.op ?? "==";
+    if (!["==", "!=", "<", ">"].includes(op))
+      throw new TreeError("TREE_TXN_INVALID", `unknown compare operator ${String(op)}`);
+    if (c.target === "exists") return (e !== undefined) === (op === "!=" ? !c.value : Boolean(c.value));
+    if (c.target === "value") {
+      if (op !== "==" && op !== "!=")
+        throw new TreeError("TREE_TXN_INVALID", `compare on value supports only == and !=, not ${op}`);
+      if (!e || e.rec.k === "index" || typeof c.value !== "object") return op === "!=";
+      const want = JSON.stringify([c.value.kind, valueToJson(c.value as TreeValue)]);
+      const have = JSON.stringify([e.rec.k, e.rec.v]);
+      return op === "==" ? want === have : want !== have;
+    }
+    if (!["version", "createRev", "modRev"].includes(c.target))
+      throw new TreeError("TREE_TXN_INVALID", `unknown compare target ${JSON.stringify(c.target)}`, { compare: c });
+    if (typeof c.value !== "number")
+      throw new TreeError("TREE_TXN_INVALID", `compare on ${c.target} takes a number`, { compare: c });
+    const node = e ? nodeOf(c.key, e.rec, e.cr, e.mr) : undefined;
+    const have = node ? { version: node.version, createRev: node.createRev, modRev: node.modRev }[c.target] : 0;
+    switch (op) {
+      case "==":
+        return have === c.value;
+      case "!=":
+        return have !== c.value;
+      case "<":
+        return have < c.value;
+      default:
+        return have > c.value;
+    }
+  }
+
+  async function runTxnOp(m: Attempt, op: TxnOp): Promise<WriteResult | TreeNode | null> {
+    switch (op.op) {
+      case "set":
+        return set(m, op.key, op.value, {
+          ...(op.ro !== undefined ? { ro: op.ro } : {}),
+          ...(op.force ? { force: true } : {}),
+          ...(op.vid !== undefined ? { vid: op.vid } : {}),
+        });
+      case "del":
+        return del(m, op.key, op.force ? { force: true } : {});
+      case "deltree":
+        return deltree(m, op.key, op.force ? { force: true } : {});
+      case "mkindex":
+        return mkindex(m, op.key);
+      case "get": {
+        parseKey(op.key);
+        const e = await m.readNode(op.key);
+        return e ? nodeOf(op.key, e.rec, e.cr, e.mr) : null;
+      }
+      default:
+        throw new TreeError("TREE_TXN_INVALID", `unknown txn operation ${JSON.stringify((op as { op: unknown }).op)}`);
+    }
+  }
+
+  async function txn(m: Attempt, req: TxnRequest): Promise<TxnResult> {
+    const compare = req.compare ?? [];
+    const success = req.success ?? [];
+    const failure = req.failure ?? [];
+    const total = compare.length + success.length + failure.length;
+    if (total > MAX_TXN_OPS)
+      throw new TreeError("TREE_TXN_INVALID", `a transaction has at most ${MAX_TXN_OPS} operations, got ${total}`);
+    let ok = true;
+    for (const c of compare) if (!(await compareHolds(m, c))) ok = false;
+    const results: TxnResult["results"] = [];
+    for (const op of ok ? success : failure) results.push(await runTxnOp(m, op));
+    return { succeeded: ok, rev: m.writes ? PENDING : m.readRev, results };
+  }
+
+  async function clear(m: Attempt): Promise<WriteResult> {
+    await m.fetch([nodeSk("/")]);
+    m.bump();
+    // Everything but the root record, whose count goes to 0: no need to read what goes.
+    m.delRange("n01", "o");
+    m.delRange("h", "i");
+    m.delRange("H", "I");
+    const root = await m.readNode("/");
+    if (root) m.put(nodeSk("/"), { ...root.rec, n: 0 }, { cr: root.cr });
+    m.emit({ t: "deltree", key: "/", k: "index", p: 0 });
+    return result(m, "/", 0);
+  }
+
+  return { set, del, deltree, mkindex, append, txn, clear };
+}

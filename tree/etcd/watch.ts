@@ -1,0 +1,148 @@
+/**
+ * watch() on etcd: an etcd watch of the change-log key. Each of its versions is one tree revision
+ * (all its events, so a revision is never split); etcd replays them from any revision it still
+ * retains, then follows live, and answers a compacted one with its compact revision. A dropped
+ * stream is re-created from the revision after the last one received, so nothing is missed or
+ * seen twice while etcd is away.
+ */
+import type { Etcd3, IKeyValue, IWatchResponse } from "etcd3";
+import type { Logger } from "pino";
+import { TreeError } from "../errors.js";
+import { parseKey } from "../path.js";
+import { eventFromRecord } from "../record.js";
+import type { WatchBatch, WatchOptions } from "../types.js";
+import type { TreeValue } from "../value.js";
+import { AsyncQueue, filterBatch } from "../watch-hub.js";
+import { PENDING } from "./attempt.js";
+import { headerRev } from "./client.js";
+import { LOG_SK, type LogRecord } from "./layout.js";
+
+export interface WatchDeps {
+  client: Etcd3;
+  prefix: string;
+  logger?: Logger;
+  closers: Set<() => void>;
+  isClosed(): boolean;
+  onRev(rev: number): void;
+  onCompacted(rev: number): void;
+  /** A value as it was at `rev` (for events whose value was too large to log inline). */
+  valueAt(key: string, rev: number): Promise<TreeValue | undefined>;
+}
+
+type Item = { res: IWatchResponse } | { compacted: number; current: number } | { error: Error };
+
+export async function* watchTree(deps: WatchDeps, prefix: string, o: WatchOptions = {}): AsyncGenerator<WatchBatch> {
+  parseKey(prefix);
+  if (deps.isClosed()) throw new TreeError("TREE_CLOSED", "the tree is closed");
+  if (o.signal?.aborted) return;
+  const queue = new AsyncQueue<Item>();
+  const logKey = Buffer.from(deps.prefix + LOG_SK, "utf8");
+  // Where the next (re)connection starts; undefined: live from when it is created.
+  let next = o.fromRev === undefined ? undefined : Math.max(1, o.fromRev);
+  let stopped = false;
+  let generation = 0;
+  let backoff = 100;
+  let cancel: (() => void) | undefined;
+
+  const reconnect = (gen: number, why: unknown) => {
+    if (stopped || gen !== generation) return;
+    generation++;
+    cancel?.();
+    cancel = undefined;
+    deps.logger?.warn({ err: why, next }, "etcd watch stream lost; reconnecting");
+    setTimeout(() => void connect(), backoff);
+    backoff = Math.min(backoff * 2, 2000);
+  };
+
+  const connect = async () => {
+    if (stopped) return;
+    const gen = generation;
+    try {
+      const stream = await deps.client.watchClient.watch();
+      if (stopped || gen !== generation) {
+        stream.cancel();
+        return;
+      }
+      cancel = () => stream.cancel();
+      stream.on("data", (res: IWatchResponse) => {
+        if (gen !== generation) return;
+        deps.onRev(headerRev(res.header));
+        if (res.canceled) {
+          const compacted = Number(res.compact_revision);
+          if (compacted > 0) queue.push({ compacted, current: headerRev(res.header) });
+          else queue.push({ error: new Error(res.cancel_reason || "etcd cancelled the watch") });
+          return;
+        }
+        if (res.created) {
+          backoff = 100;
+          if (next === undefined) next = headerRev(res.header) + 1;
+          return;
+        }
+        const last = res.events[res.events.length - 1];
+        if (last?.kv) next = Number(last.kv.mod_revision) + 1;
+        if (res.events.length > 0) queue.push({ res });
+      });
+      stream.on("error", (err: unknown) => reconnect(gen, err));
+      stream.on("end", () => reconnect(gen, "stream ended"));
+      stream.write({ create_request: { key: logKey, ...(next === undefined ? {} : { start_revision: next }) } });
+    } catch (err) {
+      reconnect(gen, err);
+    }
+  };
+
+  const stop = () => {
+    stopped = true;
+    cancel?.();
+    queue.close();
+  };
+  o.signal?.addEventListener("abort", stop, { once: true });
+  deps.closers.add(stop);
+  void connect();
+  try {
+    for (;;) {
+      const item = await queue.next();
+      if (item === undefined || stopped) return;
+      if ("compacted" in item) {
+        deps.onCompacted(item.compacted);
+        throw new TreeError(
+          "TREE_COMPACTED",
+          `revision ${o.fromRev} is compacted; the oldest retained is ${item.compacted}: re-list, then watch from revision ${item.current + 1}`,
+          { compactRev: item.compacted, currentRev: item.current, relistFrom: item.current + 1 },
+        );
+      }
+      if ("error" in item)
+        throw new TreeError("TREE_UNAVAILABLE", `etcd ended the watch: ${item.error.message}`, {}, item.error);
+      for (const ev of item.res.events) {
+        if (!ev.kv) continue;
+        const batch = await decode(deps, prefix, ev.kv);
+        if (batch && !stopped) yield batch;
+      }
+    }
+  } finally {
+    o.signal?.removeEventListener("abort", stop);
+    deps.closers.delete(stop);
+    stop();
+  }
+}
+
+async function decode(deps: WatchDeps, prefix: string, kv: IKeyValue): Promise<WatchBatch | undefined> {
+  const rev = Number(kv.mod_revision);
+  const log = JSON.parse(kv.value.toString("utf8")) as LogRecord;
+  const batch = filterBatch(prefix, {
+    rev,
+    events: log.ev.map((r) => {
+      const ev = eventFromRecord(rev, r);
+      if (ev.prevRev === PENDING) ev.prevRev = rev;
+      return ev;
+    }),
+  });
+  if (!batch) return undefined;
+  for (const [i, ev] of batch.events.entries()) {
+    const rec = log.ev.find((r) => r.key === ev.key && r.lz === 1);
+    if (rec && ev.type === "put" && ev.value === undefined) {
+      const value = await deps.valueAt(ev.key, rev);
+      if (value !== undefined) batch.events[i] = { ...ev, value };
+    }
+  }
+  return batch;
+}
