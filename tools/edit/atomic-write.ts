@@ -1,0 +1,122 @@
+import { randomBytes } from "node:crypto";
+import { lstat, open, rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import { ToolError } from "../errors.js";
+import { errnoOf, fsError } from "./fs-errors.js";
+
+/** Temp files are `.<name>.byteseek-tmp-<pid>-<hex>` beside their target; the sweep recognises them by this. */
+export const TEMP_PATTERN = /^\..*\.byteseek-tmp-(\d+)-[0-9a-f]{12}$/;
+
+export function tempNameFor(target: string): string {
+  const base = path.basename(target);
+  return path.join(
+    path.dirname(target),
+    `.${base}.byteseek-tmp-${process.pid}-${randomBytes(6).toString("hex")}`,
+  );
+}
+
+export interface AtomicWriteOptions {
+  /** Shown in messages instead of the real path. */
+  display?: string;
+  signal?: AbortSignal;
+  /** Chunk size for writing large data (bytes). */
+  chunkBytes?: number;
+}
+
+const CHUNK = 4 * 1024 * 1024;
+
+/**
+ * What must hold before `target` may be (over)written: not a directory, owner-write bit set. Answers the
+ * existing file's stats (undefined when it does not exist). Refuses read-only files even when running as root.
+ */
+export async function checkWritable(target: string, display: string) {
+  const st = await stat(target).catch((err: unknown) => {
+    if (errnoOf(err) === "ENOENT") return undefined;
+    throw fsError(err, display);
+  });
+  if (st?.isDirectory()) {
+    throw new ToolError("is_directory", `${display} is a directory; name a file.`, {
+      details: { path: display },
+    });
+  }
+  if (st && (st.mode & 0o200) === 0) {
+    throw new ToolError(
+      "permission_denied",
+      `${display} is read-only (mode ${(st.mode & 0o7777).toString(8)}). It is not changed; ask the user before making it writable.`,
+      { details: { path: display, mode: st.mode & 0o7777 } },
+    );
+  }
+  return st;
+}
+
+/**
+ * Replaces `target` (a real path, not a symlink) with `data` atomically: a temp file in the same directory,
+ * written, fsynced, given the old file's mode (and owner, when allowed), then renamed over the target and the
+ * directory fsynced. Readers see the old or the new content, never a mix; on any failure the temp is removed.
+ */
+export async function writeFileAtomic(target: string, data: Uint8Array, options: AtomicWriteOptions = {}) {
+  const display = options.display ?? target;
+  const chunk = options.chunkBytes ?? CHUNK;
+  const existing = await checkWritable(target, display);
+  const temp = tempNameFor(target);
+  let fh: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    fh = await open(temp, "wx", existing ? existing.mode & 0o7777 : 0o666);
+    for (let at = 0; at < data.byteLength; ) {
+      options.signal?.throwIfAborted();
+      const { bytesWritten } = await fh.write(data, at, Math.min(chunk, data.byteLength - at));
+      at += bytesWritten;
+    }
+    await fh.sync();
+    if (existing) {
+      await fh.chmod(existing.mode & 0o7777);
+      if (process.getuid?.() === 0) await fh.chown(existing.uid, existing.gid).catch(() => undefined);
+    }
+    await fh.close();
+    fh = undefined;
+    options.signal?.throwIfAborted();
+    await rename(temp, target);
+  } catch (err) {
+    await fh?.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    if (options.signal?.aborted) {
+      throw new ToolError(
+        "aborted",
+        `Writing ${display} was stopped before it finished; the file is unchanged.`,
+        {
+          details: { path: display },
+          cause: err,
+        },
+      );
+    }
+    throw fsError(err, display);
+  }
+  await syncDir(path.dirname(target));
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const dh = await open(dir, "r").catch(() => undefined);
+  if (!dh) return;
+  await dh.sync().catch(() => undefined);
+  await dh.close().catch(() => undefined);
+}
+
+/** For tests and the sweep: is this an abandoned temp file of ours (its writer process is gone)? */
+export async function isStaleTemp(file: string): Promise<boolean> {
+  const m = TEMP_PATTERN.exec(path.basename(file));
+  if (!m) return false;
+  const pid = Number(m[1]);
+  if (pid !== process.pid && !processAlive(pid)) return true;
+  // a live writer (or this process) keeps its temp unless it is a day old
+  const st = await lstat(file).catch(() => undefined);
+  return st !== undefined && Date.now() - st.mtimeMs > 24 * 3600 * 1000;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errnoOf(err) === "EPERM";
+  }
+}

@@ -1,0 +1,53 @@
+import { z } from "zod";
+import type { BuiltinTool } from "../types.js";
+import { declareBuiltin, parseArgs } from "./declare.js";
+import { editFile } from "./edit-file.js";
+
+export const MultiArgs = z
+  .object({
+    path: z.string().describe("File to edit, relative to the workspace root (or absolute inside it)."),
+    edits: z
+      .array(
+        z
+          .object({
+            old: z
+              .string()
+              .describe(
+                "Exact text for one replacement. It must be unique in the original file and must not overlap any other edit's old.",
+              ),
+            new: z.string().describe("Replacement text, written literally."),
+          })
+          .strict(),
+      )
+      .min(1)
+      .describe("The replacements. Each is matched against the original file, not after the earlier edits."),
+    dry: z.boolean().optional().describe("Only show the diff; write nothing."),
+  })
+  .strict();
+export type MultiArgs = z.infer<typeof MultiArgs>;
+
+/** edit.multi: several unique replacements in one file, all or nothing. */
+export function createMultiTool(): BuiltinTool {
+  const name = "edit.multi";
+  return {
+    ref: name,
+    declaration: declareBuiltin({
+      name,
+      description:
+        "Make several replacements in one file at once. Every edit is matched against the original file, must be unique and must not overlap another; if any edit fails, nothing is written.",
+      snippet: "edit.multi: several unique replacements in one file, all or nothing",
+      guidelines: [
+        "Use edit.multi for several changes in the same file in one call; merge changes that touch the same lines into one edit.",
+      ],
+      schema: MultiArgs,
+      sequential: true,
+    }),
+    async execute(args, ctx) {
+      const a = parseArgs(MultiArgs, args, name);
+      return editFile(
+        { path: a.path, edits: a.edits, dry: a.dry ?? false, label: (i) => `edits[${i}].old` },
+        ctx,
+      );
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { lstat, mkdir, rename } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { ToolError } from "../errors.js";
+import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import { declareBuiltin, parseArgs } from "./declare.js";
+import { errnoOf, fsError } from "./fs-errors.js";
+import { resolveWorkspaceEntry } from "./workspace-path.js";
+
+export const RenameArgs = z
+  .object({
+    from: z.string().describe("Existing file or folder, relative to the workspace root."),
+    to: z.string().describe("New path, relative to the workspace root; missing parent folders are created."),
+    overwrite: z.boolean().optional().describe("Replace an existing file at to (never a folder)."),
+  })
+  .strict();
+export type RenameArgs = z.infer<typeof RenameArgs>;
+
+async function lstatOrUndefined(p: string, display: string) {
+  return lstat(p).catch((err: unknown) => {
+    if (errnoOf(err) === "ENOENT") return undefined;
+    throw fsError(err, display);
+  });
+}
+
+/** edit.rename: move a file or folder inside the workspace, atomically. */
+export function createRenameTool(): BuiltinTool {
+  const name = "edit.rename";
+  return {
+    ref: name,
+    declaration: declareBuiltin({
+      name,
+      description:
+        "Rename or move a file or folder inside the workspace in one atomic step. Parent folders of the new path are created; an existing file is replaced only with overwrite.",
+      snippet: "edit.rename: move or rename a file or folder",
+      guidelines: ["Move files with edit.rename instead of writing a copy and deleting the original."],
+      schema: RenameArgs,
+      sequential: true,
+      enabled: false,
+    }),
+    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
+      const a = parseArgs(RenameArgs, args, name);
+      const from = await resolveWorkspaceEntry(ctx.workspace, a.from);
+      const to = await resolveWorkspaceEntry(ctx.workspace, a.to);
+      if (from.real === to.real) {
+        throw new ToolError("no_change", `from and to both name ${from.rel}; nothing to rename.`, {
+          details: { from: from.rel, to: to.rel },
+        });
+      }
+      const [first, second] = [from.real, to.real].sort();
+      return ctx.locks.run(first!, () =>
+        ctx.locks.run(second!, async function renameLocked() {
+          ctx.signal.throwIfAborted();
+          const src = await lstatOrUndefined(from.real, from.rel);
+          if (!src) {
+            throw new ToolError(
+              "file_not_found",
+              `${from.rel} does not exist. Check the path with edit.ls or edit.glob.`,
+              {
+                details: { path: from.rel },
+              },
+            );
+          }
+          const dst = await lstatOrUndefined(to.real, to.rel);
+          if (dst?.isDirectory()) {
+            throw new ToolError(
+              "is_directory",
+              `${to.rel} is an existing folder; give the full new path instead (e.g. ${to.rel}/${path.basename(from.real)}).`,
+              {
+                details: { path: to.rel },
+              },
+            );
+          }
+          if (dst && !a.overwrite) {
+            throw new ToolError(
+              "already_exists",
+              `${to.rel} already exists. Pass overwrite: true to replace it, or choose another name.`,
+              { details: { path: to.rel } },
+            );
+          }
+          if (dst && src.isDirectory()) {
+            throw new ToolError(
+              "not_a_directory",
+              `${from.rel} is a folder and ${to.rel} is a file; a folder cannot replace a file.`,
+              {
+                details: { from: from.rel, to: to.rel },
+              },
+            );
+          }
+          if (src.isDirectory() && (to.real + path.sep).startsWith(from.real + path.sep)) {
+            throw new ToolError(
+              "invalid_path",
+              `${to.rel} is inside ${from.rel}; a folder cannot move into itself.`,
+              {
+                details: { from: from.rel, to: to.rel },
+              },
+            );
+          }
+          try {
+            await mkdir(path.dirname(to.real), { recursive: true });
+          } catch (err) {
+            const errno = errnoOf(err);
+            if (errno === "ENOTDIR" || errno === "EEXIST") {
+              throw new ToolError(
+                "not_a_directory",
+                `A parent of ${to.rel} is a file, not a folder. Choose another path.`,
+                {
+                  details: { path: to.rel },
+                },
+              );
+            }
+            throw fsError(err, to.rel);
+          }
+          try {
+            await rename(from.real, to.real);
+          } catch (err) {
+            throw fsError(err, `${from.rel} -> ${to.rel}`);
+          }
+          return {
+            text: `Renamed ${from.rel} to ${to.rel}${dst ? " (replacing the old file)" : ""}.`,
+            details: { from: from.rel, to: to.rel, replaced: dst !== undefined },
+          };
+        }),
+      );
+    },
+  };
+}
