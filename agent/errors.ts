@@ -1,0 +1,43 @@
+/**
+ * The agent's error catalogue. Model-provider failures are `AgentError`s with one of these codes;
+ * the HTTP layer maps codes to statuses in one place (`server/errors.ts`).
+ *
+ * Messages are written for a person fixing the setup: they name the variable to set or the thing to
+ * check. They never contain the API key, and neither do `details` nor `cause` chains we build.
+ */
+export type AgentErrorCode =
+  /** A required setting (api, url, model) is missing: the message names the variable to set. */
+  | "LLM_NOT_CONFIGURED"
+  /** A setting is present but unusable (unknown api, bad URL, non-numeric max tokens…). */
+  | "LLM_BAD_CONFIG"
+  /** The provider answered with an error status (after retries for 5xx). `details.status`. */
+  | "LLM_HTTP"
+  /** 429 after every retry, or a Retry-After longer than we are willing to wait. */
+  | "LLM_RATE_LIMITED"
+  /** No response, or no next chunk of it, within the request timeout. */
+  | "LLM_TIMEOUT"
+  /** The provider could not be reached (after retries): refused, reset, DNS… */
+  | "LLM_NETWORK"
+  /** The response stream ended or broke before its end: the reply is incomplete. */
+  | "LLM_STREAM_CUT"
+  /** The caller's signal aborted the call. */
+  | "LLM_ABORTED"
+  /** The provider answered something that is not its wire format. */
+  | "LLM_BAD_RESPONSE";
+
+export class AgentError extends Error {
+  override readonly name = "AgentError";
+  readonly code: AgentErrorCode;
+  /** Facts a caller may show or map (status, attempts, missing variables). JSON-serialisable, key-free. */
+  readonly details: Record<string, unknown>;
+
+  constructor(code: AgentErrorCode, message: string, details: Record<string, unknown> = {}, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isAgentError(err: unknown, code?: AgentErrorCode): err is AgentError {
+  return err instanceof AgentError && (code === undefined || err.code === code);
+}

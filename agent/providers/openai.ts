@@ -1,0 +1,210 @@
+import { z } from "zod";
+import { AgentError } from "../errors.js";
+import type { LlmConfig } from "../llm-config.js";
+import { type Assembler, createAssembler } from "./assembler.js";
+import { openConnection, type ProviderDeps } from "./connection.js";
+import { readSse } from "./sse.js";
+import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
+import type { ChatRequest, ChatResponse, CompleteOptions, Provider, StopReason, Usage } from "./types.js";
+import { collect, parse } from "./wire.js";
+
+/** OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, Ollama): `POST {url}/chat/completions`. */
+export function createOpenAiProvider(config: LlmConfig, deps: ProviderDeps = {}): Provider {
+  const connection = openConnection(config, deps);
+  const stream = deps.stream ?? true;
+  const endpoint = `${config.url}/chat/completions`;
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: stream ? "text/event-stream" : "application/json",
+  };
+  if (config.key !== undefined) headers.authorization = `Bearer ${config.key}`;
+
+  return {
+    api: "openai",
+    model: config.model,
+    async complete(request: ChatRequest, { signal, onEvent }: CompleteOptions): Promise<ChatResponse> {
+      const names = createToolNameMap(request.tools, request.messages);
+      const body = JSON.stringify(toWire(request, names, config, stream));
+      const res = await connection.transport.post(endpoint, headers, body, {
+        signal,
+        ...(onEvent ? { onEvent } : {}),
+      });
+      const out = createAssembler(names, onEvent);
+      return res.contentType.includes("json")
+        ? readJson(res.chunks, out, endpoint)
+        : readStream(res.chunks, out, endpoint, connection.transport.redact);
+    },
+    close: connection.close,
+  };
+}
+
+function toWire(request: ChatRequest, names: ToolNameMap, config: LlmConfig, stream: boolean) {
+  const messages: Record<string, unknown>[] = [];
+  if (request.system !== "") messages.push({ role: "system", content: request.system });
+  for (const m of request.messages) {
+    if (m.role === "user") messages.push({ role: "user", content: m.content });
+    else if (m.role === "assistant")
+      messages.push({
+        role: "assistant",
+        content: m.text === "" && m.toolCalls.length > 0 ? null : m.text,
+        ...(m.toolCalls.length > 0
+          ? {
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: "function",
+                function: { name: names.toSafe(c.name), arguments: c.argsText || "{}" },
+              })),
+            }
+          : {}),
+      });
+    // Chat completions has no error flag on tool results: the text itself says what failed.
+    else messages.push({ role: "tool", tool_call_id: m.toolCallId, content: m.content });
+  }
+  return {
+    model: config.model,
+    messages,
+    ...(request.tools.length > 0
+      ? {
+          tools: request.tools.map((t) => ({
+            type: "function",
+            function: { name: names.toSafe(t.name), description: t.description, parameters: t.parameters },
+          })),
+        }
+      : {}),
+    max_tokens: request.maxTokens ?? config.maxTokens,
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+  };
+}
+
+const WireUsage = z.looseObject({
+  prompt_tokens: z.number().optional(),
+  completion_tokens: z.number().optional(),
+});
+const WireError = z.looseObject({ message: z.string().optional() });
+
+const StreamChunk = z.looseObject({
+  choices: z
+    .array(
+      z.looseObject({
+        index: z.number().optional(),
+        delta: z
+          .looseObject({
+            content: z.string().nullish(),
+            tool_calls: z
+              .array(
+                z.looseObject({
+                  index: z.number().optional(),
+                  id: z.string().nullish(),
+                  function: z
+                    .looseObject({ name: z.string().nullish(), arguments: z.string().nullish() })
+                    .nullish(),
+                }),
+              )
+              .nullish(),
+          })
+          .nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  usage: WireUsage.nullish(),
+  error: WireError.nullish(),
+});
+
+const Completion = z.looseObject({
+  choices: z.array(
+    z.looseObject({
+      message: z.looseObject({
+        content: z.string().nullish(),
+        tool_calls: z
+          .array(
+            z.looseObject({
+              id: z.string().nullish(),
+              function: z.looseObject({ name: z.string(), arguments: z.string().nullish() }),
+            }),
+          )
+          .nullish(),
+      }),
+      finish_reason: z.string().nullish(),
+    }),
+  ),
+  usage: WireUsage.nullish(),
+});
+
+async function readStream(
+  chunks: AsyncIterable<Uint8Array>,
+  out: Assembler,
+  endpoint: string,
+  redact: (text: string) => string,
+): Promise<ChatResponse> {
+  let finish: string | undefined;
+  let done = false;
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  // The provider's call index → ours (they are equal unless a server skips indexes).
+  const calls = new Map<number, number>();
+
+  for await (const event of readSse(chunks)) {
+    if (done) continue; // Read on to the end so the connection can be reused.
+    if (event.data === "[DONE]") {
+      done = true;
+      continue;
+    }
+    const chunk = parse(StreamChunk, event.data, endpoint);
+    if (chunk.error) {
+      throw new AgentError(
+        "LLM_HTTP",
+        `${endpoint} reported an error mid-reply: ${redact(chunk.error.message ?? JSON.stringify(chunk.error))}`,
+      );
+    }
+    if (chunk.usage) usage = toUsage(chunk.usage);
+    const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
+    if (!choice) continue;
+    if (choice.delta?.content) out.text(choice.delta.content);
+    for (const [position, tc] of (choice.delta?.tool_calls ?? []).entries()) {
+      const key = tc.index ?? position;
+      let index = calls.get(key);
+      if (index === undefined) {
+        index = out.startCall(tc.id || `call_${key}`, tc.function?.name ?? "");
+        calls.set(key, index);
+      }
+      if (tc.function?.arguments) out.callDelta(index, tc.function.arguments);
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+
+  // Some servers omit [DONE]; a finish reason is enough to know the reply is whole.
+  if (!done && finish === undefined)
+    throw new AgentError("LLM_STREAM_CUT", `the reply from ${endpoint} ended before it was complete`);
+  return out.finish(stopReason(finish, out.hasCalls()), usage);
+}
+
+async function readJson(
+  chunks: AsyncIterable<Uint8Array>,
+  out: Assembler,
+  endpoint: string,
+): Promise<ChatResponse> {
+  const completion = parse(Completion, await collect(chunks, endpoint), endpoint);
+  const choice = completion.choices[0];
+  if (!choice) throw new AgentError("LLM_BAD_RESPONSE", `${endpoint} answered a completion without choices`);
+  if (choice.message.content) out.text(choice.message.content);
+  for (const [i, tc] of (choice.message.tool_calls ?? []).entries()) {
+    const index = out.startCall(tc.id || `call_${i}`, tc.function.name);
+    out.callDelta(index, tc.function.arguments ?? "");
+  }
+  return out.finish(
+    stopReason(choice.finish_reason ?? undefined, out.hasCalls()),
+    completion.usage ? toUsage(completion.usage) : { inputTokens: 0, outputTokens: 0 },
+  );
+}
+
+function stopReason(finish: string | undefined, hasCalls: boolean): StopReason {
+  if (finish === "length") return "length";
+  // Some servers (Ollama) say "stop" even when the reply is tool calls.
+  if (finish === "tool_calls" || finish === "function_call" || hasCalls) return "tool_calls";
+  return "stop";
+}
+
+function toUsage(u: z.infer<typeof WireUsage>): Usage {
+  return { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 };
+}

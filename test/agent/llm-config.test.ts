@@ -1,0 +1,150 @@
+import { inspect } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type AgentError, isAgentError } from "../../agent/errors.js";
+import { resolveLlmConfig } from "../../agent/llm-config.js";
+import { bool, int64, openTree, str, type Tree } from "../../tree/index.js";
+
+const KEY = "sk-config-secret-42";
+const FULL_ENV = {
+  BYTESEEK_LLM_API: "openai",
+  BYTESEEK_LLM_URL: "http://127.0.0.1:8080/v1/",
+  BYTESEEK_LLM_MODEL: "qwen",
+  BYTESEEK_LLM_KEY: KEY,
+  BYTESEEK_LLM_MAX_TOKENS: "2048",
+};
+
+let tree: Tree;
+beforeEach(async () => {
+  tree = await openTree({ backend: "memory" });
+});
+afterEach(async () => {
+  await tree.close();
+});
+
+async function failure(promise: Promise<unknown>): Promise<AgentError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (isAgentError(err)) return err;
+    throw err;
+  }
+  throw new Error("expected resolveLlmConfig to fail");
+}
+
+describe("resolveLlmConfig", () => {
+  it("reads the environment, with defaults for the rest", async () => {
+    const config = await resolveLlmConfig({ env: FULL_ENV, tree });
+    expect({ ...config }).toEqual({
+      api: "openai",
+      url: "http://127.0.0.1:8080/v1",
+      model: "qwen",
+      maxTokens: 2048,
+      timeoutMs: 120_000,
+      maxRetries: 4,
+    });
+    expect(config.key).toBe(KEY);
+  });
+
+  it("falls back to the tree's /byteseek/llm/* entries, int64 or text", async () => {
+    await tree.set("/byteseek/llm/api", str("anthropic"));
+    await tree.set("/byteseek/llm/url", str("https://api.anthropic.com/v1"));
+    await tree.set("/byteseek/llm/model", str("claude-test"));
+    await tree.set("/byteseek/llm/key", str(KEY));
+    await tree.set("/byteseek/llm/maxTokens", int64(512));
+    await tree.set("/byteseek/llm/timeoutMs", str("9000"));
+
+    const config = await resolveLlmConfig({ env: {}, tree });
+
+    expect(config).toMatchObject({
+      api: "anthropic",
+      url: "https://api.anthropic.com",
+      model: "claude-test",
+      maxTokens: 512,
+      timeoutMs: 9000,
+    });
+    expect(config.key).toBe(KEY);
+  });
+
+  it("lets the environment win over the tree, setting by setting", async () => {
+    await tree.set("/byteseek/llm/api", str("anthropic"));
+    await tree.set("/byteseek/llm/url", str("http://tree.example"));
+    await tree.set("/byteseek/llm/model", str("from-tree"));
+    const config = await resolveLlmConfig({ env: { BYTESEEK_LLM_MODEL: "from-env" }, tree });
+    expect(config).toMatchObject({ api: "anthropic", url: "http://tree.example", model: "from-env" });
+    expect(config.key).toBeUndefined();
+  });
+
+  it("treats an empty variable as unset", async () => {
+    await tree.set("/byteseek/llm/model", str("from-tree"));
+    const config = await resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" }, tree });
+    expect(config.model).toBe("from-tree");
+  });
+
+  it("works without a tree", async () => {
+    const config = await resolveLlmConfig({ env: FULL_ENV });
+    expect(config.model).toBe("qwen");
+  });
+
+  it("names every missing variable when nothing is configured", async () => {
+    const err = await failure(resolveLlmConfig({ env: {}, tree }));
+    expect(err.code).toBe("LLM_NOT_CONFIGURED");
+    expect(err.message).toContain("BYTESEEK_LLM_API, BYTESEEK_LLM_URL and BYTESEEK_LLM_MODEL");
+    expect(err.message).toContain("/byteseek/llm/url");
+    expect(err.details.missing).toEqual(["BYTESEEK_LLM_API", "BYTESEEK_LLM_URL", "BYTESEEK_LLM_MODEL"]);
+  });
+
+  it("names only what is missing", async () => {
+    const err = await failure(
+      resolveLlmConfig({ env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: "http://x" }, tree }),
+    );
+    expect(err.code).toBe("LLM_NOT_CONFIGURED");
+    expect(err.message).toContain("set BYTESEEK_LLM_MODEL");
+    expect(err.message).not.toContain("BYTESEEK_LLM_URL (");
+  });
+
+  it("refuses an unknown api, naming the variable", async () => {
+    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_API: "gemini" } }));
+    expect(err.code).toBe("LLM_BAD_CONFIG");
+    expect(err.message).toContain("BYTESEEK_LLM_API");
+    expect(err.message).toContain('"openai" or "anthropic"');
+  });
+
+  it("refuses a URL that is not http(s)", async () => {
+    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_URL: "ftp://host" } }));
+    expect(err.code).toBe("LLM_BAD_CONFIG");
+    expect(err.message).toContain("BYTESEEK_LLM_URL");
+  });
+
+  it("refuses a token limit that is not a positive integer", async () => {
+    for (const bad of ["lots", "0", "-5", "1.5"]) {
+      const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MAX_TOKENS: bad } }));
+      expect(err.code).toBe("LLM_BAD_CONFIG");
+      expect(err.message).toContain("BYTESEEK_LLM_MAX_TOKENS");
+    }
+  });
+
+  it("refuses a tree entry of the wrong kind, naming the key and the variable", async () => {
+    await tree.set("/byteseek/llm/maxTokens", str("many"));
+    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MAX_TOKENS: "" }, tree }));
+    expect(err.message).toContain("/byteseek/llm/maxTokens");
+    expect(err.message).toContain("BYTESEEK_LLM_MAX_TOKENS");
+
+    await tree.set("/byteseek/llm/model", bool(true));
+    const kind = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" }, tree }));
+    expect(kind.code).toBe("LLM_BAD_CONFIG");
+    expect(kind.message).toContain("/byteseek/llm/model must be a char/utf8 value");
+  });
+
+  it("keeps the key out of serialised, inspected and spread copies", async () => {
+    const config = await resolveLlmConfig({ env: FULL_ENV, tree });
+    expect(JSON.stringify(config)).not.toContain(KEY);
+    expect(inspect(config, { showHidden: false })).not.toContain(KEY);
+    expect(Object.keys(config)).not.toContain("key");
+    expect({ ...config }).not.toHaveProperty("key");
+  });
+
+  it("keeps the key out of its errors", async () => {
+    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" } }));
+    expect(`${err.message} ${JSON.stringify(err)} ${inspect(err)}`).not.toContain(KEY);
+  });
+});
