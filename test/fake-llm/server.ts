@@ -21,6 +21,17 @@ export type {
  * not (as the request's `stream` asks), answering a script of replies in order.
  *
  * Point an OpenAI-compatible client at `${url}/v1` and an Anthropic one at `url`.
+ *
+ * ```ts
+ * const fake = await startFakeLlm();
+ * fake.script(
+ *   { toolCalls: [{ name: "edit.replace", args: { path: "a.txt", old: "x", new: "y" } }] },
+ *   (req) => ({ text: req.messages.at(-1)?.role === "tool" ? "done" : "?" }),
+ * );
+ * // … run the code under test against BYTESEEK_LLM_URL=`${fake.url}/v1` …
+ * expect(fake.requests[1]?.system).toContain("[previous tool results]");
+ * await fake.close();
+ * ```
  */
 export async function startFakeLlm(): Promise<FakeLlm> {
   const queue: FakeReply[] = [];
