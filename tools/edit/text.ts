@@ -61,8 +61,8 @@ function looksLikeUtf16(buf: Uint8Array): boolean {
       else odd++;
     }
   }
-  const half = n / 2;
-  return (even === 0 && odd > half * 0.3) || (odd === 0 && even > half * 0.3);
+  const need = Math.max(2, (n / 2) * 0.3);
+  return (even === 0 && odd >= need) || (odd === 0 && even >= need);
 }
 
 function encodingError(display: string, what: string, details: Record<string, unknown>): ToolError {
