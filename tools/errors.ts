@@ -33,7 +33,12 @@ export type ToolErrorCode =
   | "invalid_pattern"
   | "already_exists"
   | "exit_code"
-  | "killed";
+  | "killed"
+  // the runtime's impl kinds and the tree tools
+  | "read_only"
+  | "version_mismatch"
+  | "http_status"
+  | "no_model";
 
 /** The kind a code maps to when the thrower does not say. */
 const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
@@ -44,6 +49,7 @@ const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
   denied: "denied",
   needs_approval: "denied",
   outside_root: "denied",
+  read_only: "denied",
 };
 
 export class ToolError extends Error {

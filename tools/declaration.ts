@@ -1,0 +1,167 @@
+import { z } from "zod";
+import { createSchemaCompiler, type SchemaCompiler } from "./json-schema.js";
+import type { BuiltinTool } from "./types.js";
+
+/** `family.verb`, lowercase: also a tree key segment and (dots mapped) a provider tool name. */
+export const ToolName = z
+  .string()
+  .max(64)
+  .regex(/^[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*$/, "a tool name is family.verb in lowercase, e.g. text.wc");
+
+/** A placeholder: an argv element, env value or URL part `{param}` names a declared parameter. */
+export const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+const TimeoutMs = z
+  .number()
+  .int()
+  .positive()
+  .max(24 * 3600 * 1000)
+  .describe("Milliseconds before the call is stopped; default: the policy's defaultTimeoutMs");
+
+export const BuiltinImpl = z
+  .object({
+    kind: z.literal("builtin"),
+    ref: z.string().min(1).describe("The built-in function, e.g. edit.replace"),
+  })
+  .strict();
+
+export const ShellImpl = z
+  .object({
+    kind: z.literal("shell"),
+    argv: z
+      .array(z.string())
+      .min(1)
+      .describe("Program and arguments; `{param}` is replaced by the argument value, never by a shell"),
+    cwd: z.string().min(1).optional().describe("Working directory, relative to the workspace"),
+    env: z.record(z.string(), z.string()).optional().describe("Extra environment; values may be {param}"),
+    timeoutMs: TimeoutMs.optional(),
+  })
+  .strict();
+
+export const HttpImpl = z
+  .object({
+    kind: z.literal("http"),
+    url: z.url({ protocol: /^https?$/ }).describe("http(s) URL; `{param}` in it is replaced, URL-encoded"),
+    method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("POST"),
+    headers: z.record(z.string(), z.string()).optional(),
+    timeoutMs: TimeoutMs.optional(),
+  })
+  .strict();
+
+export const LlmImpl = z
+  .object({
+    kind: z.literal("llm"),
+    prompt: z
+      .string()
+      .startsWith("/")
+      .describe("Tree key of the prompt text, e.g. /byteseek/prompt/summarize"),
+    timeoutMs: TimeoutMs.optional(),
+  })
+  .strict();
+
+export const ToolImpl = z.discriminatedUnion("kind", [BuiltinImpl, ShellImpl, HttpImpl, LlmImpl]);
+export type ToolImpl = z.infer<typeof ToolImpl>;
+export type ImplKind = ToolImpl["kind"];
+export const IMPL_KINDS = ["builtin", "shell", "http", "llm"] as const satisfies readonly ImplKind[];
+
+// A memo of compiled schemas, shared by parsing and the runtime's validation: it holds no state
+// a caller could observe, so one per process is harmless and saves compiling each schema twice.
+const compiler: SchemaCompiler = createSchemaCompiler();
+
+/** The compiled argument validator of a declaration's params (cached by schema text). */
+export function compileParams(params: Record<string, unknown>) {
+  return compiler.compile(params);
+}
+
+/** A JSON Schema of the arguments: an object schema that ajv compiles. */
+export const ParamsSchema = z.record(z.string(), z.unknown()).superRefine(function checkParams(schema, ctx) {
+  if (schema.type !== "object") {
+    ctx.addIssue({ code: "custom", message: 'params must be an object schema: {"type": "object", …}' });
+    return;
+  }
+  try {
+    compiler.compile(schema);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: `params is not a valid JSON Schema: ${(err as Error).message}` });
+  }
+});
+
+/** A tool declaration, as stored at `/byteseek/tools/<name>` (see DESIGN.md "Tools"). */
+export const ToolDeclaration = z
+  .object({
+    name: ToolName,
+    description: z.string().min(1).max(8000),
+    snippet: z
+      .string()
+      .min(1)
+      .max(300)
+      .regex(/^[^\n\r]*$/, "a snippet is one line")
+      .optional()
+      .describe("One line for the system prompt's tool list; without it the tool is not listed"),
+    guidelines: z.array(z.string().min(1)).default([]).describe("Lines for the prompt's Guidelines section"),
+    params: ParamsSchema,
+    sequential: z.boolean().default(true).describe("Run one at a time within a run"),
+    confirm: z.boolean().default(false).describe("Denied unless the call carries an approval"),
+    enabled: z.boolean().default(true),
+    timeoutMs: TimeoutMs.optional(),
+    impl: ToolImpl,
+  })
+  .strict()
+  .superRefine(function checkPlaceholders(decl, ctx) {
+    const props = (decl.params.properties ?? {}) as Record<string, unknown>;
+    const texts: Array<[string, string]> = [];
+    if (decl.impl.kind === "shell") {
+      decl.impl.argv.forEach((a, i) => {
+        texts.push([`impl.argv.${i}`, a]);
+      });
+      for (const [k, v] of Object.entries(decl.impl.env ?? {})) texts.push([`impl.env.${k}`, v]);
+      if (decl.impl.cwd) texts.push(["impl.cwd", decl.impl.cwd]);
+    } else if (decl.impl.kind === "http") texts.push(["impl.url", decl.impl.url]);
+    for (const [where, text] of texts) {
+      for (const m of text.matchAll(PLACEHOLDER)) {
+        const param = m[1] as string;
+        if (!Object.hasOwn(props, param))
+          ctx.addIssue({
+            code: "custom",
+            path: where.split("."),
+            message: `placeholder {${param}} names no parameter in params.properties`,
+          });
+      }
+    }
+  });
+
+/** A declaration with its defaults applied. */
+export type ToolDeclaration = z.infer<typeof ToolDeclaration>;
+
+export type ParseDeclarationResult =
+  | { ok: true; declaration: ToolDeclaration }
+  | { ok: false; problems: string[] };
+
+/**
+ * Validates a declaration. With `builtins`, a `builtin` impl must name one of them. With `name`
+ * (the key it was read from), the declared name must match it. Never throws.
+ */
+export function parseDeclaration(
+  json: unknown,
+  options: { builtins?: ReadonlyMap<string, BuiltinTool>; name?: string } = {},
+): ParseDeclarationResult {
+  const parsed = ToolDeclaration.safeParse(json);
+  if (!parsed.success) return { ok: false, problems: zodProblems(parsed.error) };
+  const decl = parsed.data;
+  const problems: string[] = [];
+  if (options.name !== undefined && decl.name !== options.name)
+    problems.push(`name: "${decl.name}" does not match its key (…/tools/${options.name})`);
+  if (options.builtins && decl.impl.kind === "builtin" && !options.builtins.has(decl.impl.ref))
+    problems.push(
+      `impl.ref: no built-in "${decl.impl.ref}" is shipped; known: ${[...options.builtins.keys()].sort().join(", ")}`,
+    );
+  return problems.length ? { ok: false, problems } : { ok: true, declaration: decl };
+}
+
+/** `impl.argv: Too small: expected array to have >=1 items` — one line per issue. */
+export function zodProblems(error: z.ZodError): string[] {
+  return error.issues.map(function problem(issue) {
+    const where = issue.path.length ? issue.path.map(String).join(".") : "(root)";
+    return `${where}: ${issue.message}`;
+  });
+}

@@ -1,0 +1,128 @@
+import { spawn } from "node:child_process";
+import { realpath } from "node:fs/promises";
+import path from "node:path";
+import type { z } from "zod";
+import { createTailBuffer } from "../cap.js";
+import type { ShellImpl } from "../declaration.js";
+import { ToolError } from "../errors.js";
+import type { ToolContext, ToolOutput } from "../types.js";
+import { fillPlaceholders } from "./placeholders.js";
+
+type ShellImplSpec = z.infer<typeof ShellImpl>;
+
+// Variables that look like credentials are not handed to commands an agent may have declared.
+const SECRET_ENV = /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|^BYTESEEK_LLM_/i;
+
+/** How long a process group gets between SIGTERM and SIGKILL. */
+const KILL_GRACE_MS = 2000;
+
+/**
+ * Runs a `shell` impl: argv with `{param}` placeholders replaced by whole argument values, spawned
+ * without a shell in its own process group; on abort (timeout or caller) the whole group is
+ * killed. Output (stdout and stderr interleaved) keeps the last 2000 lines / 50 KB.
+ */
+export async function runShellImpl(
+  impl: ShellImplSpec,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<ToolOutput> {
+  const argv = impl.argv.map((a) => fillPlaceholders(a, args)).filter((a): a is string => a !== undefined);
+  const [file, ...rest] = argv;
+  if (!file) throw new ToolError("failed", "the command is empty after filling its placeholders");
+  const cwd = await resolveCwd(impl.cwd ? (fillPlaceholders(impl.cwd, args) ?? ".") : ".", ctx.workspace);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET_ENV.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(impl.env ?? {})) env[k] = fillPlaceholders(v, args) ?? "";
+  ctx.signal.throwIfAborted();
+
+  const out = createTailBuffer();
+  const started = Date.now();
+  const child = spawn(file, rest, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.on("data", (c: Buffer) => out.push(c));
+  child.stderr.on("data", (c: Buffer) => out.push(c));
+
+  let killTimer: NodeJS.Timeout | undefined;
+  function killGroup(sig: NodeJS.Signals): void {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, sig);
+    } catch {
+      // The group is already gone.
+    }
+  }
+  function onAbort(): void {
+    killGroup("SIGTERM");
+    killTimer = setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS);
+    killTimer.unref();
+  }
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+  const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
+    function wait(resolve) {
+      child.once("error", (error) => resolve({ code: null, signal: null, error }));
+      child.once("close", (code, signal) => resolve({ code, signal }));
+      // A grandchild that left the group may hold the pipes open: once our child has exited
+      // after an abort, stop waiting for them.
+      child.once("exit", (code, signal) => {
+        if (!ctx.signal.aborted) return;
+        child.stdout.destroy();
+        child.stderr.destroy();
+        resolve({ code, signal });
+      });
+    },
+  );
+  ctx.signal.removeEventListener("abort", onAbort);
+  if (killTimer) clearTimeout(killTimer);
+  // Whatever the child left running in its group goes with it.
+  if (ended.code === null || ctx.signal.aborted) killGroup("SIGKILL");
+
+  const { text: output, truncated, bytes, lines } = out.text();
+  const details = { argv, cwd, exitCode: ended.code, signal: ended.signal, bytes, lines, truncated };
+  const shown = output.length ? `\n${output}` : " (no output)";
+  if (ended.error) {
+    const code = (ended.error as NodeJS.ErrnoException).code;
+    throw new ToolError(
+      "failed",
+      code === "ENOENT"
+        ? `cannot run "${file}": no such program (check the declaration's argv)`
+        : `cannot run "${file}": ${ended.error.message}`,
+      { details },
+    );
+  }
+  if (ctx.signal.aborted) {
+    const reason = ctx.signal.reason;
+    const base = reason instanceof ToolError ? reason : new ToolError("aborted", "the call was aborted");
+    throw new ToolError(
+      base.code,
+      `${base.message}; the command's process group was killed. Output so far:${shown}`,
+      {
+        details: { ...details, ms: Date.now() - started },
+      },
+    );
+  }
+  if (ended.signal)
+    throw new ToolError("killed", `"${file}" was killed by ${ended.signal}. Output:${shown}`, { details });
+  if (ended.code !== 0)
+    throw new ToolError("exit_code", `"${file}" exited with code ${ended.code}. Output:${shown}`, {
+      details,
+    });
+  return { text: output.length ? output : "(no output; exit code 0)", details };
+}
+
+/** The working directory: relative to the workspace, and inside it once symlinks are resolved. */
+async function resolveCwd(cwd: string, workspace: string): Promise<string> {
+  const wanted = path.resolve(workspace, cwd);
+  let real: string;
+  try {
+    real = await realpath(wanted);
+  } catch {
+    throw new ToolError("file_not_found", `the working directory ${wanted} does not exist`);
+  }
+  const root = workspace.endsWith(path.sep) ? workspace : workspace + path.sep;
+  if (real !== workspace && !real.startsWith(root))
+    throw new ToolError(
+      "outside_root",
+      `the working directory ${wanted} is outside the workspace ${workspace}`,
+    );
+  return real;
+}

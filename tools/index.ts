@@ -1,0 +1,47 @@
+export { capText, MAX_OUTPUT_LINES, MAX_TEXT_BYTES } from "./cap.js";
+export {
+  BuiltinImpl,
+  compileParams,
+  HttpImpl,
+  IMPL_KINDS,
+  type ImplKind,
+  LlmImpl,
+  type ParseDeclarationResult,
+  parseDeclaration,
+  ShellImpl,
+  ToolDeclaration,
+  ToolImpl,
+  ToolName,
+} from "./declaration.js";
+export { isToolError, ToolError, type ToolErrorCode, type ToolKind } from "./errors.js";
+export type { ToolCall, ToolHooks } from "./hooks.js";
+export type { LlmClient } from "./impl/llm.js";
+export { type ArgProblem, paramsFromZod, signatureOf } from "./json-schema.js";
+export { createKeyedLock } from "./locks.js";
+export { defaultPolicy, POLICY_KEY, Policy, type PolicyInput } from "./policy.js";
+export { recordsDir, type ToolRecord } from "./records.js";
+export {
+  type CallOptions,
+  createRuntime,
+  type InvalidTool,
+  type Runtime,
+  type RuntimeOptions,
+  TOOLS_DIR,
+  type ToolCatalogue,
+  type ValidTool,
+} from "./runtime.js";
+export { hashOf, type SeedReport, SHIPPED_DIR, seedTools } from "./seed.js";
+export { createTreeDelTool } from "./tree/del.js";
+export { createTreeGetTool } from "./tree/get.js";
+export { createTreeListTool } from "./tree/list.js";
+export { createTreeSetTool } from "./tree/set.js";
+export { createTreeTools } from "./tree/tools.js";
+export type {
+  BuiltinTool,
+  KeyedLock,
+  ToolContext,
+  ToolDeclarationInput,
+  ToolOutput,
+  ToolResult,
+} from "./types.js";
+export { type ToolUsage, usageKey } from "./usage.js";

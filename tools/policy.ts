@@ -1,0 +1,99 @@
+import { z } from "zod";
+import type { Tree } from "../tree/types.js";
+import { IMPL_KINDS } from "./declaration.js";
+
+/** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
+export const POLICY_KEY = "/byteseek/policy";
+
+/**
+ * The gate's policy. "Agent-written" means the declaration node has an owner `vid`: the tree
+ * records it when a run writes the node through `tree.set` (people writing over HTTP or the CLI,
+ * and the seeder, write without one).
+ */
+export const Policy = z
+  .object({
+    workspaceRoots: z
+      .array(z.string().startsWith("/"))
+      .default([])
+      .describe("Absolute roots file tools may touch besides the runtime's workspace"),
+    deny: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("File path prefixes no tool argument may name; relative ones are under the workspace"),
+    denyKeys: z
+      .array(z.string().startsWith("/"))
+      .default(["/byteseek/llm/"])
+      .describe("Tree key prefixes the tree tools may not read or write"),
+    confirm: z
+      .array(z.string())
+      .default([])
+      .describe("Tool names or builtin refs that need an approval, besides declarations with confirm: true"),
+    agentImpls: z
+      .array(z.enum(IMPL_KINDS))
+      .default(["builtin", "http", "llm"])
+      .describe("The impl kinds an agent-written declaration may use"),
+    httpHosts: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Hosts http tools may reach: host, host:port, or *.domain"),
+    defaultTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(120_000)
+      .describe("Timeout of a call whose declaration sets none"),
+  })
+  .strict();
+
+export type Policy = z.infer<typeof Policy>;
+export type PolicyInput = z.input<typeof Policy>;
+
+/** The policy written at first start. */
+export function defaultPolicy(): Policy {
+  return Policy.parse({});
+}
+
+export type LoadedPolicy = { ok: true; policy: Policy } | { ok: false; problems: string[] };
+
+/**
+ * Reads the policy, memoised on the node's revision: absent → defaults; an invalid policy is
+ * reported, and the runtime then denies every call (fail closed) rather than guessing.
+ */
+export function createPolicyReader(tree: Tree) {
+  let memo: { modRev: number; loaded: LoadedPolicy } | undefined;
+  const defaults: LoadedPolicy = { ok: true, policy: defaultPolicy() };
+
+  return async function readPolicy(): Promise<LoadedPolicy> {
+    const node = await tree.get(POLICY_KEY);
+    if (!node) return defaults;
+    if (memo && memo.modRev === node.modRev) return memo.loaded;
+    let loaded: LoadedPolicy;
+    if (node.kind !== "json") loaded = { ok: false, problems: [`${POLICY_KEY} must be a json value`] };
+    else {
+      const parsed = Policy.safeParse(node.value.value);
+      loaded = parsed.success
+        ? { ok: true, policy: parsed.data }
+        : {
+            ok: false,
+            problems: parsed.error.issues.map(
+              (i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`,
+            ),
+          };
+    }
+    memo = { modRev: node.modRev, loaded };
+    return loaded;
+  };
+}
+
+/** Does `host` (hostname, port as written in the URL or absent) match an allow-list entry? */
+export function hostAllowed(url: URL, allowed: readonly string[]): boolean {
+  const hostname = url.hostname.toLowerCase();
+  const withPort = url.port ? `${hostname}:${url.port}` : hostname;
+  return allowed.some(function matches(raw) {
+    const entry = raw.toLowerCase();
+    if (entry === "*") return true;
+    if (entry.startsWith("*.")) return hostname.endsWith(entry.slice(1));
+    const hasPort = /^(\[[^\]]*\]|[^:]*):[0-9]+$/.test(entry);
+    return hasPort ? entry === withPort : entry === hostname;
+  });
+}

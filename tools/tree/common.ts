@@ -1,0 +1,50 @@
+import { isTreeError, type TreeErrorCode } from "../../tree/errors.js";
+import { isSystemName } from "../../tree/path.js";
+import { ToolError, type ToolErrorCode, type ToolKind } from "../errors.js";
+import { POLICY_KEY } from "../policy.js";
+
+/**
+ * The tree tools never touch the policy nor system entries (`‥…`, byteseek's own bookkeeping);
+ * read-only keys are refused by the tree itself (they are never forced).
+ */
+export function guardKey(key: string, action: "read" | "write" | "delete"): void {
+  if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
+    throw new ToolError(
+      "denied",
+      `${key} is the gate policy: tools may not ${action} it; ask the user to change it`,
+      { details: { key } },
+    );
+  if (action !== "read" && key.split("/").some((s) => isSystemName(s)))
+    throw new ToolError("denied", `${key} is a system entry kept by byteseek: tools may not ${action} it`, {
+      details: { key },
+    });
+}
+
+const TREE_CODES: Partial<Record<TreeErrorCode, [ToolErrorCode, ToolKind]>> = {
+  TREE_INVALID_KEY: ["invalid_args", "arg"],
+  TREE_INVALID_VALUE: ["invalid_args", "arg"],
+  TREE_VALUE_TOO_LARGE: ["invalid_args", "arg"],
+  TREE_READ_ONLY: ["read_only", "denied"],
+  TREE_NOT_FOUND: ["not_found", "runtime"],
+  TREE_NOT_A_DIRECTORY: ["not_a_directory", "runtime"],
+  TREE_VERSION_MISMATCH: ["version_mismatch", "runtime"],
+  TREE_EXISTS: ["already_exists", "runtime"],
+};
+
+const HINTS: Partial<Record<TreeErrorCode, string>> = {
+  TREE_READ_ONLY: "read-only keys belong to the user or to byteseek; leave it, or ask the user",
+  TREE_VERSION_MISMATCH: "someone wrote it meanwhile: tree.get it again, then retry with its current version",
+  TREE_INVALID_KEY: "keys are absolute /-paths without '//', '.' or '..'; a directory ends with '/'",
+};
+
+/** A TreeError as a ToolError the model can act on; anything else is rethrown. */
+export function fromTreeError(err: unknown): never {
+  if (!isTreeError(err)) throw err;
+  const [code, kind] = TREE_CODES[err.code] ?? (["failed", "runtime"] as const);
+  const hint = HINTS[err.code];
+  throw new ToolError(code, hint ? `${err.message} (${hint})` : err.message, {
+    kind,
+    details: { treeCode: err.code, ...err.details },
+    cause: err,
+  });
+}

@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { paramsFromZod } from "../json-schema.js";
+import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import { fromTreeError, guardKey } from "./common.js";
+
+export const TreeDelArgs = z
+  .object({
+    key: z.string().describe("Absolute key of a value, or of an empty directory (ending in '/')"),
+    ifVersion: z.number().int().min(1).optional().describe("Delete only if the key's version is still this"),
+  })
+  .strict();
+export type TreeDelArgs = z.infer<typeof TreeDelArgs>;
+
+/** `tree.del`: deletes one value or one empty directory; never whole subtrees, never read-only keys. */
+export function createTreeDelTool(): BuiltinTool<TreeDelArgs> {
+  return {
+    ref: "tree.del",
+    declaration: {
+      name: "tree.del",
+      description:
+        "Delete one value (or one empty directory) of the byteseek tree. Deleting /byteseek/tools/<name> removes that tool. Read-only keys and the policy cannot be deleted.",
+      snippet: "tree.del(key, ifVersion?) — delete a tree value, e.g. a tool you declared",
+      guidelines: ["Delete only what you wrote yourself; tree.get it first to be sure of what you remove."],
+      params: paramsFromZod(TreeDelArgs),
+      sequential: true,
+      confirm: false,
+      impl: { kind: "builtin", ref: "tree.del" },
+    },
+    async execute(args: TreeDelArgs, ctx: ToolContext): Promise<ToolOutput> {
+      const parsed = TreeDelArgs.parse(args);
+      guardKey(parsed.key, "delete");
+      const res = await ctx.tree
+        .del(parsed.key, parsed.ifVersion !== undefined ? { ifVersion: parsed.ifVersion } : {})
+        .catch(fromTreeError);
+      return {
+        text: res.deleted ? `Deleted ${parsed.key}.` : `${parsed.key} did not exist; nothing to delete.`,
+        details: { key: parsed.key, deleted: res.deleted, rev: res.rev },
+      };
+    },
+  };
+}

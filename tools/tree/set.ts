@@ -1,0 +1,90 @@
+import { z } from "zod";
+import type { Json, TreeValue } from "../../tree/value.js";
+import { inferValue, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
+import { parseDeclaration } from "../declaration.js";
+import { paramsFromZod } from "../json-schema.js";
+import { POLICY_KEY, Policy } from "../policy.js";
+import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import { fromTreeError, guardKey } from "./common.js";
+
+export const TreeSetArgs = z
+  .object({
+    key: z.string().describe("Absolute key of a value (not ending in '/'), e.g. /byteseek/tools/text.wc"),
+    value: z
+      .unknown()
+      .describe("The value: an object or array is stored as json, a string as text, a number as a number"),
+    kind: z
+      .enum(VALUE_KINDS)
+      .optional()
+      .describe("Force a kind (int64, float64, bool, char/utf8, json); default: inferred from the value"),
+    ifVersion: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Write only if the key's version is still this (0: only if it does not exist)"),
+  })
+  .strict();
+export type TreeSetArgs = z.infer<typeof TreeSetArgs>;
+
+const TOOLS_DIR = "/byteseek/tools/";
+
+/**
+ * `tree.set`: writes one value, recording the calling run as its owner — which is how the gate
+ * knows a declaration is agent-written. Never the policy, never a read-only key.
+ */
+export function createTreeSetTool(): BuiltinTool<TreeSetArgs> {
+  return {
+    ref: "tree.set",
+    declaration: {
+      name: "tree.set",
+      description:
+        "Write one value in the byteseek tree. Writing a declaration at /byteseek/tools/<family.verb> adds (or changes) a tool: it can be called right away and appears in the next tool list. Read-only keys and the policy cannot be written.",
+      snippet:
+        "tree.set(key, value, kind?, ifVersion?) — write a tree value; declare a tool at /byteseek/tools/<name>",
+      guidelines: [
+        'To add a tool, tree.set /byteseek/tools/<family.verb> with {name, description, snippet, params (a JSON Schema object), impl}; a shell impl is {"kind": "shell", "argv": ["wc", "-l", "{path}"]} where {param} is replaced by the argument.',
+        "Pass ifVersion (from tree.get) when changing an existing key, so you never overwrite someone else's change.",
+      ],
+      params: paramsFromZod(TreeSetArgs),
+      sequential: true,
+      impl: { kind: "builtin", ref: "tree.set" },
+    },
+    async execute(args: TreeSetArgs, ctx: ToolContext): Promise<ToolOutput> {
+      const parsed = TreeSetArgs.parse(args);
+      const { key } = parsed;
+      guardKey(key, "write");
+      let value: TreeValue;
+      try {
+        value = parsed.kind ? valueFromJson(parsed.kind, parsed.value) : inferValue(parsed.value as Json);
+      } catch (err) {
+        fromTreeError(err);
+      }
+      const res = await ctx.tree
+        .set(key, value, {
+          vid: ctx.vid,
+          ...(parsed.ifVersion !== undefined ? { ifVersion: parsed.ifVersion } : {}),
+        })
+        .catch(fromTreeError);
+      let note = "";
+      if (key.startsWith(TOOLS_DIR) && !key.slice(TOOLS_DIR.length).includes("/"))
+        note = await declarationNote(key.slice(TOOLS_DIR.length), value, ctx);
+      return {
+        text: `Set ${key} (${value.kind}, version ${res.version}).${note}`,
+        details: { key, kind: value.kind, version: res.version, rev: res.rev },
+      };
+    },
+  };
+}
+
+/** Tells the model at once whether the tool it just declared will work. */
+async function declarationNote(name: string, value: TreeValue, ctx: ToolContext): Promise<string> {
+  const parsed = parseDeclaration(value.kind === "json" ? value.value : value.value, { name });
+  if (!parsed.ok)
+    return ` Warning: this declaration is invalid, so ${name} cannot be called until it is fixed:\n- ${parsed.problems.join("\n- ")}`;
+  const node = await ctx.tree.get(POLICY_KEY);
+  const policy = Policy.safeParse(node && node.kind === "json" ? node.value.value : {});
+  if (policy.success && !policy.data.agentImpls.includes(parsed.declaration.impl.kind))
+    return ` Warning: the policy does not allow tools declared by an agent to use impl kind "${parsed.declaration.impl.kind}" (allowed: ${policy.data.agentImpls.join(", ") || "none"}), so calls to ${name} will be denied.`;
+  return ` ${name} can be called now.`;
+}
