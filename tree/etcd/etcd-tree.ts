@@ -134,7 +134,10 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
         res = await client.kv.range({ key: enc(LOG_SK), revision: r });
       } catch (err) {
         if (isCompactedError(err))
-          throw new TreeError("TREE_UNAVAILABLE", "etcd was unavailable and whether the write was applied is unknown");
+          throw new TreeError(
+            "TREE_UNAVAILABLE",
+            "etcd was unavailable and whether the write was applied is unknown",
+          );
         throw err;
       }
       const kv = res.kvs[0];
@@ -220,7 +223,10 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
           continue;
         }
         if (Date.now() - started >= CONFLICT_GIVE_UP_MS)
-          throw new TreeError("TREE_UNAVAILABLE", "too much contention: the write kept conflicting; retry later");
+          throw new TreeError(
+            "TREE_UNAVAILABLE",
+            "too much contention: the write kept conflicting; retry later",
+          );
         if (!release) release = await takeLane();
         else await sleep(Math.random() * Math.min(2 * attempt, 20));
       }
@@ -312,7 +318,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
         }
         if (hasMore || !batch.more || batch.kvs.length === 0) break;
         from = `${batch.kvs[batch.kvs.length - 1]!.key.toString("utf8").slice(prefix.length)}\0`;
-        batch = await client.kv.range({ key: enc(from), range_end: enc(range.lt), limit: page, revision: rev });
+        batch = await client.kv.range({
+          key: enc(from),
+          range_end: enc(range.lt),
+          limit: page,
+          revision: rev,
+        });
       }
       const res: ListResult = { key: dir, children };
       if (hasMore && children.length > 0) res.next = children[children.length - 1]!.name;
@@ -324,7 +335,10 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     parseValueKey(key);
     return read("history", async () => {
       const first = await client.kv.txn({
-        success: [{ request_range: { key: enc(nodeSk(key)) } }, { request_range: { key: enc(histListSk(key)) } }],
+        success: [
+          { request_range: { key: enc(nodeSk(key)) } },
+          { request_range: { key: enc(histListSk(key)) } },
+        ],
       });
       const rev = headerRev(first.header);
       seeRev(rev);
@@ -334,7 +348,9 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       if (node) revs = (JSON.parse(node.value.toString("utf8")) as EtcdRecord).h ?? [];
       else if (kept) revs = JSON.parse(kept.value.toString("utf8")) as number[];
       const found = await Promise.all(
-        revs.map((r) => client.kv.range({ key: enc(histSk(key, r)), revision: rev }).then((res) => res.kvs[0])),
+        revs.map((r) =>
+          client.kv.range({ key: enc(histSk(key, r)), revision: rev }).then((res) => res.kvs[0]),
+        ),
       );
       const out: HistoryEntry[] = [];
       for (const kv of found) if (kv) out.push(histFromRecord(key, kv.value.toString("utf8")));

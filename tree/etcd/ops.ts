@@ -67,7 +67,8 @@ export function createOps(cfg: OpsConfig) {
   async function ensureDir(m: Attempt, dir: string): Promise<NodeEntry> {
     const existing = await m.readNode(dir);
     if (existing) {
-      if (existing.rec.k !== "index") throw new TreeError("TREE_NOT_A_DIRECTORY", `${dir} is not a directory`);
+      if (existing.rec.k !== "index")
+        throw new TreeError("TREE_NOT_A_DIRECTORY", `${dir} is not a directory`);
       return existing;
     }
     const rec: EtcdRecord = { k: "index", ver: 1, mt: m.now, n: 0, s: 0 };
@@ -102,7 +103,12 @@ export function createOps(cfg: OpsConfig) {
     return h;
   }
 
-  async function putValue(m: Attempt, key: string, rec: EtcdRecord, prev: NodeEntry | undefined): Promise<void> {
+  async function putValue(
+    m: Attempt,
+    key: string,
+    rec: EtcdRecord,
+    prev: NodeEntry | undefined,
+  ): Promise<void> {
     const limit = cfg.historyLimit;
     let hist: number[];
     if (prev) {
@@ -174,15 +180,26 @@ export function createOps(cfg: OpsConfig) {
     checkSize(value, cfg.maxValueBytes);
     await m.fetch([nodeSk(key), histListSk(key), ...ancestors(key).map(nodeSk)]);
     const prev = await m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion) throw versionMismatch(key, o.ifVersion, prev);
-    if (o.create && prev) throw new TreeError("TREE_EXISTS", `${key} already exists (create-only write)`, { key });
+    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
+      throw versionMismatch(key, o.ifVersion, prev);
+    if (o.create && prev)
+      throw new TreeError("TREE_EXISTS", `${key} already exists (create-only write)`, { key });
     if (prev?.rec.ro && !o.force)
-      throw new TreeError("TREE_READ_ONLY", `${key} is read-only; force the write or mark it writable first`, {
-        key,
-      });
+      throw new TreeError(
+        "TREE_READ_ONLY",
+        `${key} is read-only; force the write or mark it writable first`,
+        {
+          key,
+        },
+      );
     await ensureDir(m, parentOf(key)!);
     m.bump();
-    const rec: EtcdRecord = { k: value.kind, v: valueToJson(value), ver: (prev?.rec.ver ?? 0) + 1, mt: m.now };
+    const rec: EtcdRecord = {
+      k: value.kind,
+      v: valueToJson(value),
+      ver: (prev?.rec.ver ?? 0) + 1,
+      mt: m.now,
+    };
     if (o.ro ?? prev?.rec.ro === 1) rec.ro = 1;
     const vid = o.vid ?? prev?.rec.vid;
     if (vid !== undefined) rec.vid = vid;
@@ -196,20 +213,30 @@ export function createOps(cfg: OpsConfig) {
     const parsed = parseKey(key);
     await m.fetch([nodeSk(key), ...(parentOf(key) ? [nodeSk(parentOf(key)!)] : [])]);
     const prev = await m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion) throw versionMismatch(key, o.ifVersion, prev);
+    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
+      throw versionMismatch(key, o.ifVersion, prev);
     if (!prev) return { ...result(m, key, 0), deleted: false };
     if (prev.rec.ro && !o.force)
-      throw new TreeError("TREE_READ_ONLY", `${key} is read-only; force the delete or mark it writable first`, {
-        key,
-      });
+      throw new TreeError(
+        "TREE_READ_ONLY",
+        `${key} is read-only; force the delete or mark it writable first`,
+        {
+          key,
+        },
+      );
     if (parsed.dir) {
-      if (key === "/") throw new TreeError("TREE_NOT_EMPTY", "the root cannot be deleted; use clear to empty the store");
+      if (key === "/")
+        throw new TreeError("TREE_NOT_EMPTY", "the root cannot be deleted; use clear to empty the store");
       const n = prev.rec.n ?? 0;
       if (n > 0)
-        throw new TreeError("TREE_NOT_EMPTY", `${key} is not empty (${n} children); use deltree to remove it`, {
-          key,
-          count: n,
-        });
+        throw new TreeError(
+          "TREE_NOT_EMPTY",
+          `${key} is not empty (${n} children); use deltree to remove it`,
+          {
+            key,
+            count: n,
+          },
+        );
       m.bump();
       m.del(nodeSk(key));
     } else {
@@ -229,7 +256,8 @@ export function createOps(cfg: OpsConfig) {
     parseDirKey(dir);
     await m.fetch([nodeSk(dir), ...ancestors(dir).slice(0, 1).map(nodeSk)]);
     const prev = await m.readNode(dir);
-    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion) throw versionMismatch(dir, o.ifVersion, prev);
+    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
+      throw versionMismatch(dir, o.ifVersion, prev);
     if (!prev && dir !== "/") return { ...result(m, dir, 0), removed: 0 };
     if (prev?.rec.ro && !o.force)
       throw new TreeError("TREE_READ_ONLY", `${dir} is read-only; force the delete`, { key: dir });
@@ -260,7 +288,11 @@ export function createOps(cfg: OpsConfig) {
     let n = (await m.readNode(dir))?.rec.s ?? 0;
     while (await m.readNode(`${dir}${n}`)) n++;
     const key = `${dir}${n}`;
-    const res = await set(m, key, value, { create: true, ...(o.vid ? { vid: o.vid } : {}), ro: o.ro ?? false });
+    const res = await set(m, key, value, {
+      create: true,
+      ...(o.vid ? { vid: o.vid } : {}),
+      ro: o.ro ?? false,
+    });
     const d = (await m.readNode(dir))!;
     m.put(nodeSk(dir), { ...d.rec, s: n + 1 }, { cr: d.cr });
     return res;
@@ -282,11 +314,15 @@ export function createOps(cfg: OpsConfig) {
       return op === "==" ? want === have : want !== have;
     }
     if (!["version", "createRev", "modRev"].includes(c.target))
-      throw new TreeError("TREE_TXN_INVALID", `unknown compare target ${JSON.stringify(c.target)}`, { compare: c });
+      throw new TreeError("TREE_TXN_INVALID", `unknown compare target ${JSON.stringify(c.target)}`, {
+        compare: c,
+      });
     if (typeof c.value !== "number")
       throw new TreeError("TREE_TXN_INVALID", `compare on ${c.target} takes a number`, { compare: c });
     const node = e ? nodeOf(c.key, e.rec, e.cr, e.mr) : undefined;
-    const have = node ? { version: node.version, createRev: node.createRev, modRev: node.modRev }[c.target] : 0;
+    const have = node
+      ? { version: node.version, createRev: node.createRev, modRev: node.modRev }[c.target]
+      : 0;
     switch (op) {
       case "==":
         return have === c.value;
@@ -319,7 +355,10 @@ export function createOps(cfg: OpsConfig) {
         return e ? nodeOf(op.key, e.rec, e.cr, e.mr) : null;
       }
       default:
-        throw new TreeError("TREE_TXN_INVALID", `unknown txn operation ${JSON.stringify((op as { op: unknown }).op)}`);
+        throw new TreeError(
+          "TREE_TXN_INVALID",
+          `unknown txn operation ${JSON.stringify((op as { op: unknown }).op)}`,
+        );
     }
   }
 
@@ -329,7 +368,10 @@ export function createOps(cfg: OpsConfig) {
     const failure = req.failure ?? [];
     const total = compare.length + success.length + failure.length;
     if (total > MAX_TXN_OPS)
-      throw new TreeError("TREE_TXN_INVALID", `a transaction has at most ${MAX_TXN_OPS} operations, got ${total}`);
+      throw new TreeError(
+        "TREE_TXN_INVALID",
+        `a transaction has at most ${MAX_TXN_OPS} operations, got ${total}`,
+      );
     let ok = true;
     for (const c of compare) if (!(await compareHolds(m, c))) ok = false;
     const results: TxnResult["results"] = [];

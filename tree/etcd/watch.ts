@@ -31,7 +31,11 @@ export interface WatchDeps {
 
 type Item = { res: IWatchResponse } | { compacted: number; current: number } | { error: Error };
 
-export async function* watchTree(deps: WatchDeps, prefix: string, o: WatchOptions = {}): AsyncGenerator<WatchBatch> {
+export async function* watchTree(
+  deps: WatchDeps,
+  prefix: string,
+  o: WatchOptions = {},
+): AsyncGenerator<WatchBatch> {
   parseKey(prefix);
   if (deps.isClosed()) throw new TreeError("TREE_CLOSED", "the tree is closed");
   if (o.signal?.aborted) return;
@@ -59,6 +63,8 @@ export async function* watchTree(deps: WatchDeps, prefix: string, o: WatchOption
     const gen = generation;
     try {
       const stream = await deps.client.watchClient.watch();
+      // Cancelling a stream makes it emit a CANCELLED error: never let one go unheard.
+      stream.on("error", () => {});
       if (stopped || gen !== generation) {
         stream.cancel();
         return;
@@ -84,7 +90,9 @@ export async function* watchTree(deps: WatchDeps, prefix: string, o: WatchOption
       });
       stream.on("error", (err: unknown) => reconnect(gen, err));
       stream.on("end", () => reconnect(gen, "stream ended"));
-      stream.write({ create_request: { key: logKey, ...(next === undefined ? {} : { start_revision: next }) } });
+      stream.write({
+        create_request: { key: logKey, ...(next === undefined ? {} : { start_revision: next }) },
+      });
     } catch (err) {
       reconnect(gen, err);
     }
@@ -111,7 +119,12 @@ export async function* watchTree(deps: WatchDeps, prefix: string, o: WatchOption
         );
       }
       if ("error" in item)
-        throw new TreeError("TREE_UNAVAILABLE", `etcd ended the watch: ${item.error.message}`, {}, item.error);
+        throw new TreeError(
+          "TREE_UNAVAILABLE",
+          `etcd ended the watch: ${item.error.message}`,
+          {},
+          item.error,
+        );
       for (const ev of item.res.events) {
         if (!ev.kv) continue;
         const batch = await decode(deps, prefix, ev.kv);
