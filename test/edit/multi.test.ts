@@ -73,7 +73,16 @@ describe("edit.multi", () => {
 
   it("refuses an ambiguous edit by index", async () => {
     await writeFile(path.join(ws.root, "f.txt"), "x\nx\ny\n");
-    const e = await failure(ws.call(multi, { path: "f.txt", edits: [{ old: "y", new: "Y" }, { old: "x", new: "X" }] }), "ambiguous");
+    const e = await failure(
+      ws.call(multi, {
+        path: "f.txt",
+        edits: [
+          { old: "y", new: "Y" },
+          { old: "x", new: "X" },
+        ],
+      }),
+      "ambiguous",
+    );
     expect(e.message).toContain("edits[1].old occurs 2 times");
   });
 
