@@ -1,0 +1,147 @@
+/**
+ * The HTTP app: `buildApp(deps)` answers a fastify instance with every route registered, ready to
+ * `inject` or `listen`. It owns no resources: the tree (and the runtime) are the caller's to close.
+ */
+import fastifySwagger from "@fastify/swagger";
+import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import type { Logger } from "pino";
+import type { Runtime } from "../tools/runtime.js";
+import type { Tree } from "../tree/types.js";
+import { createAuthCheck } from "./auth.js";
+import { mapError, ServerError } from "./errors.js";
+import { docsRoutes } from "./routes/docs.js";
+import { healthRoutes } from "./routes/health.js";
+import { transferRoutes } from "./routes/transfer.js";
+import { treeRoutes } from "./routes/tree.js";
+import { txnRoutes } from "./routes/txn.js";
+import { watchRoutes } from "./routes/watch.js";
+import { type WebRoutesOptions, webRoutes } from "./web.js";
+
+export interface AppDeps {
+  tree: Tree;
+  logger: Logger;
+  /** When set, every route but /healthz needs `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Largest request body, bytes (default 8 MiB). */
+  bodyLimit?: number;
+  /** The tool runtime, for `GET /v1/tools`, `POST /v1/tools/:name/call` and `GET /v1/prompt`. */
+  runtime?: Runtime;
+  /** The agent, for `POST /v1/agent/turn`; typed by its route file when that lands. */
+  agent?: unknown;
+  /** The browser UI (server/web.ts) at `/`; `false` leaves it out. */
+  web?: WebRoutesOptions | false;
+  /** Interval between SSE progress events, ms (default 15 s). */
+  watchProgressMs?: number;
+}
+
+/** The app `buildApp` answers. */
+export type App = Awaited<ReturnType<typeof buildApp>>;
+
+export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Builds the app; `await app.ready()` (or listen) before use. */
+export async function buildApp(deps: AppDeps) {
+  const { tree, logger, token, bodyLimit = DEFAULT_BODY_LIMIT, watchProgressMs = 15_000 } = deps;
+  let counter = 0;
+  const app = Fastify({
+    loggerInstance: logger,
+    // Our own onResponse hook writes the one line per request.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "reqId" }),
+    bodyLimit,
+    routerOptions: { maxParamLength: 8192 },
+    return503OnClosing: false,
+    genReqId(req) {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : `r${(++counter).toString(36)}`;
+    },
+    // A URL the router cannot decode: answered before any hook runs, so stamp the headers here.
+    frameworkErrors(err, req, reply) {
+      const mapped = mapError(err);
+      (reply as unknown as FastifyReply)
+        .code(mapped.status)
+        .header("x-byteseek-revision", String(tree.revision()))
+        .header("x-request-id", req.id)
+        .send(mapped.body);
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Handlers answer the JSON form already (values converted by wire.ts): stringify is all that is left.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  let closing = false;
+  const watches = new Set<AbortController>();
+  const checkAuth = token ? createAuthCheck(token) : undefined;
+
+  app.addHook("onRequest", async function gate(req: FastifyRequest) {
+    if (closing) throw new ServerError("HTTP_SHUTTING_DOWN", "the server is shutting down; retry shortly");
+    checkAuth?.(req);
+  });
+  app.addHook("onSend", async function stamp(req, reply, payload) {
+    reply.header("x-byteseek-revision", String(tree.revision()));
+    reply.header("x-request-id", req.id);
+    if (closing) reply.header("connection", "close");
+    return payload;
+  });
+  // One line per request, after it is answered: never bodies, headers or the query (it may hold values).
+  app.addHook("onResponse", async function logRequest(req, reply) {
+    const q = req.url.indexOf("?");
+    req.log.info(
+      {
+        method: req.method,
+        url: q < 0 ? req.url : req.url.slice(0, q),
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+      },
+      "request",
+    );
+  });
+  app.addHook("preClose", async function stopWatches() {
+    closing = true;
+    for (const ac of watches) ac.abort();
+  });
+
+  app.setErrorHandler(function answerError(err, req, reply) {
+    const mapped = mapError(err);
+    if (!mapped.expected) req.log.error({ err }, "request failed");
+    else if (mapped.status >= 500) req.log.warn({ code: mapped.body.error.code }, mapped.body.error.message);
+    reply.code(mapped.status).send(mapped.body);
+  });
+  app.setNotFoundHandler(function noRoute(req, reply) {
+    const q = req.url.indexOf("?");
+    const path = q < 0 ? req.url : req.url.slice(0, q);
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    reply.code(404).send({ error: { code: "HTTP_NOT_FOUND", message: `no route ${req.method} ${shown}` } });
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: {
+        title: "byteseek",
+        version: "1",
+        description:
+          "A hierarchical key-value tree over HTTP. Keys go in the path, each segment percent-encoded (UTF-8); a key ending in '/' is a directory. Every response carries X-Byteseek-Revision; errors are {error: {code, message, ...}}.",
+      },
+      components: token ? { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } : {},
+      ...(token ? { security: [{ bearer: [] }] } : {}),
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  await app.register(healthRoutes, { tree });
+  await app.register(treeRoutes, { tree });
+  await app.register(txnRoutes, { tree });
+  await app.register(watchRoutes, { tree, watches, progressMs: watchProgressMs });
+  await app.register(transferRoutes, { tree, bodyLimit });
+  await app.register(docsRoutes);
+  // Seams for the other parts, each its own route file registered here when it lands:
+  // - server/routes/tools.ts (GET /v1/tools, POST /v1/tools/:name/call) and server/routes/prompt.ts
+  //   (GET /v1/prompt), given `deps.runtime`;
+  // - server/routes/agent.ts (POST /v1/agent/turn), given `deps.agent`.
+  if (deps.web !== false) await app.register(webRoutes, deps.web ?? {});
+
+  return app;
+}

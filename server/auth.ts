@@ -1,0 +1,33 @@
+/** Bearer-token authentication: every route but the open ones needs `Authorization: Bearer <token>`. */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+import { ServerError } from "./errors.js";
+
+/** Paths answered without a token. */
+export const OPEN_PATHS: ReadonlySet<string> = new Set(["/healthz"]);
+
+const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest();
+
+/**
+ * An onRequest check for `token`. Both sides are hashed first, so the comparison takes the same
+ * time whatever the length or content of what was sent.
+ */
+export function createAuthCheck(token: string): (req: FastifyRequest) => void {
+  const want = digest(token);
+  return function checkBearer(req) {
+    const q = req.url.indexOf("?");
+    const path = q < 0 ? req.url : req.url.slice(0, q);
+    // Routes marked `config: { public: true }` (the web page's shell, which holds no data) are open too.
+    if (OPEN_PATHS.has(path) || req.routeOptions.config.public === true) return;
+    const header = req.headers.authorization;
+    const m = typeof header === "string" ? /^Bearer[ ]+(.+)$/i.exec(header.trim()) : null;
+    const ok = m !== null && timingSafeEqual(digest(m[1]!), want);
+    if (!ok)
+      throw new ServerError(
+        "HTTP_UNAUTHORIZED",
+        header === undefined
+          ? "this server needs a token: send Authorization: Bearer <BYTESEEK_TOKEN>"
+          : "the bearer token is not the server's BYTESEEK_TOKEN",
+      );
+  };
+}

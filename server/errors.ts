@@ -1,0 +1,156 @@
+/**
+ * The HTTP layer's error catalogue and the one place that maps every error code — the tree's and
+ * the server's own — to an HTTP status and the `{"error": {"code", "message", ...details}}` body.
+ */
+import type { FastifyError } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { isTreeError, type TreeErrorCode } from "../tree/errors.js";
+import { valueToJson } from "../tree/value.js";
+import { nodeToJson } from "./wire.js";
+
+export type ServerErrorCode =
+  | "HTTP_BAD_REQUEST"
+  | "HTTP_INVALID_JSON"
+  | "HTTP_INVALID_HEADER"
+  | "HTTP_UNAUTHORIZED"
+  | "HTTP_NOT_FOUND"
+  | "HTTP_METHOD_NOT_ALLOWED"
+  | "HTTP_BODY_TOO_LARGE"
+  | "HTTP_UNSUPPORTED_MEDIA_TYPE"
+  | "HTTP_NOT_IMPLEMENTED"
+  | "HTTP_SHUTTING_DOWN"
+  | "HTTP_INTERNAL"
+  /** The server's configuration (environment) is wrong; raised before listening, never over HTTP. */
+  | "SERVER_CONFIG";
+
+export type ErrorCode = ServerErrorCode | TreeErrorCode;
+
+/** An error raised by the HTTP layer itself (not by the tree). */
+export class ServerError extends Error {
+  override readonly name = "ServerError";
+  readonly code: ServerErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(
+    code: ServerErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** Code → HTTP status: the only such table. */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  TREE_INVALID_KEY: 400,
+  TREE_INVALID_VALUE: 400,
+  TREE_VALUE_TOO_LARGE: 413,
+  TREE_NOT_FOUND: 404,
+  TREE_NOT_A_DIRECTORY: 409,
+  TREE_NOT_EMPTY: 409,
+  TREE_READ_ONLY: 409,
+  TREE_VERSION_MISMATCH: 412,
+  TREE_EXISTS: 412,
+  TREE_TXN_INVALID: 400,
+  TREE_COMPACTED: 410,
+  TREE_IMPORT_FAILED: 400,
+  TREE_LOCKED: 503,
+  TREE_CLOSED: 503,
+  TREE_UNAVAILABLE: 503,
+  HTTP_BAD_REQUEST: 400,
+  HTTP_INVALID_JSON: 400,
+  HTTP_INVALID_HEADER: 400,
+  HTTP_UNAUTHORIZED: 401,
+  HTTP_NOT_FOUND: 404,
+  HTTP_METHOD_NOT_ALLOWED: 405,
+  HTTP_BODY_TOO_LARGE: 413,
+  HTTP_UNSUPPORTED_MEDIA_TYPE: 415,
+  HTTP_NOT_IMPLEMENTED: 501,
+  HTTP_SHUTTING_DOWN: 503,
+  HTTP_INTERNAL: 500,
+  SERVER_CONFIG: 500,
+};
+
+/** The body every error answers with. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; [detail: string]: unknown };
+}
+
+export interface MappedError {
+  status: number;
+  body: ErrorBody;
+  /** False for a bug (a 500): log it with its stack. */
+  expected: boolean;
+}
+
+/** Fastify's own error codes for bad input, and what they become. */
+const FASTIFY_CODES: Record<string, ServerErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: "HTTP_INVALID_JSON",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "HTTP_INVALID_JSON",
+  FST_ERR_CTP_BODY_TOO_LARGE: "HTTP_BODY_TOO_LARGE",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "HTTP_UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "HTTP_BAD_REQUEST",
+  FST_ERR_CTP_EMPTY_TYPE: "HTTP_UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_INVALID_TYPE: "HTTP_UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_BAD_URL: "HTTP_BAD_REQUEST",
+  FST_ERR_ASYNC_CONSTRAINT: "HTTP_BAD_REQUEST",
+  FST_ERR_VALIDATION: "HTTP_BAD_REQUEST",
+};
+
+/** Maps anything thrown by a route, a hook or fastify itself to a status and an error body. */
+export function mapError(err: unknown): MappedError {
+  if (isTreeError(err)) return made(err.code, err.message, jsonDetails(err.details));
+  if (err instanceof ServerError) return made(err.code, err.message, err.details);
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const issues = err.validation.map((v) => ({
+      path: v.instancePath || "/",
+      message: v.message ?? "invalid",
+    }));
+    const where = (err as { validationContext?: string }).validationContext ?? "request";
+    const first = issues[0];
+    return made("HTTP_BAD_REQUEST", `invalid ${where}${first ? `: ${first.path} ${first.message}` : ""}`, {
+      issues,
+    });
+  }
+  const fe = err as Partial<FastifyError> | null;
+  if (fe && typeof fe === "object" && typeof fe.code === "string") {
+    const code = FASTIFY_CODES[fe.code];
+    if (code) return made(code, fe.message ?? code);
+    // Any other fastify error that carries a 4xx status is the client's, never a 500.
+    if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500)
+      return {
+        status: fe.statusCode,
+        body: body("HTTP_BAD_REQUEST", fe.message ?? "bad request"),
+        expected: true,
+      };
+  }
+  if (fe && typeof fe === "object" && (fe as { type?: string }).type === "entity.too.large")
+    return made("HTTP_BODY_TOO_LARGE", "request body too large");
+  return { status: 500, body: body("HTTP_INTERNAL", "internal error; see the server log"), expected: false };
+}
+
+function made(code: ErrorCode, message: string, details: Record<string, unknown> = {}): MappedError {
+  return { status: STATUS_OF[code], body: body(code, message, details), expected: true };
+}
+
+function body(code: ErrorCode, message: string, details: Record<string, unknown> = {}): ErrorBody {
+  return { error: { ...details, code, message } };
+}
+
+/** Tree error details may hold nodes and values (with bigints): give them their JSON form. */
+function jsonDetails(details: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(details)) {
+    if (v === undefined) continue;
+    if (k === "current" && v && typeof v === "object" && "kind" in v)
+      out[k] = nodeToJson(v as Parameters<typeof nodeToJson>[0]);
+    else if (typeof v === "bigint") out[k] = v.toString();
+    else if (v && typeof v === "object" && "kind" in v && "value" in v)
+      out[k] = valueToJson(v as Parameters<typeof valueToJson>[0]);
+    else out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,159 @@
+/**
+ * `startServer({env})`: the only place that reads the environment and listens. Used by
+ * `byteseek serve` and `npm start`.
+ *
+ * KVSPACE (store folder, default ./data), BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411),
+ * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_SYNC (always|never, default never),
+ * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB).
+ */
+import { resolve } from "node:path";
+import pino, { type Logger } from "pino";
+import { openTree } from "../tree/index.js";
+import type { Tree } from "../tree/types.js";
+import { type App, buildApp, DEFAULT_BODY_LIMIT } from "./app.js";
+import { ServerError } from "./errors.js";
+
+export interface ServerConfig {
+  location: string;
+  host: string;
+  port: number;
+  token?: string;
+  sync: "always" | "never";
+  bodyLimit: number;
+}
+
+export interface StartServerOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Defaults to pino JSON on stdout (pretty when stdout is a terminal). */
+  logger?: Logger;
+  /** Install SIGTERM/SIGINT handlers that shut down gracefully (default true). */
+  handleSignals?: boolean;
+}
+
+export interface RunningServer {
+  app: App;
+  tree: Tree;
+  config: ServerConfig;
+  /** `http://host:port` as bound (the real port when 0 was asked). */
+  url: string;
+  /** Stops accepting, ends watches, finishes in-flight requests, closes the store. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "[::1]"]);
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Reads and checks the configuration; throws SERVER_CONFIG saying what is wrong. */
+export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): ServerConfig {
+  const host = env.BYTESEEK_HOST || "127.0.0.1";
+  const portText = env.BYTESEEK_PORT || "7411";
+  if (!/^[0-9]{1,5}$/.test(portText) || Number(portText) > 65_535)
+    throw configError(`BYTESEEK_PORT must be a port number (0-65535), got ${JSON.stringify(portText)}`);
+  const token = env.BYTESEEK_TOKEN || undefined;
+  if (!token && !isLoopback(host))
+    throw configError(
+      `refusing to listen on ${host} without a token: anyone who can reach it could read and change the store. Set BYTESEEK_TOKEN, or listen on 127.0.0.1`,
+    );
+  const sync = env.BYTESEEK_SYNC || "never";
+  if (sync !== "always" && sync !== "never")
+    throw configError(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`);
+  const config: ServerConfig = {
+    location: resolve(cwd, env.KVSPACE || "./data"),
+    host,
+    port: Number(portText),
+    sync,
+    bodyLimit: env.BYTESEEK_BODY_LIMIT ? parseSize(env.BYTESEEK_BODY_LIMIT) : DEFAULT_BODY_LIMIT,
+  };
+  if (token) config.token = token;
+  if (/^https?:\/\//i.test(env.KVSPACE ?? ""))
+    throw configError(`KVSPACE=${env.KVSPACE} is a server's URL; the server needs a store folder`);
+  return config;
+}
+
+function parseSize(text: string): number {
+  const m = /^([0-9]+)\s*(k|kb|kib|m|mb|mib)?$/i.exec(text.trim());
+  if (!m || Number(m[1]) === 0)
+    throw configError(
+      `BYTESEEK_BODY_LIMIT must be a size in bytes (or with k/m), got ${JSON.stringify(text)}`,
+    );
+  const unit = (m[2] ?? "").toLowerCase();
+  return Number(m[1]) * (unit.startsWith("m") ? 1024 * 1024 : unit.startsWith("k") ? 1024 : 1);
+}
+
+function configError(message: string): ServerError {
+  return new ServerError("SERVER_CONFIG", message);
+}
+
+function defaultLogger(): Logger {
+  if (process.stdout.isTTY) return pino({ transport: { target: "pino-pretty" } });
+  return pino();
+}
+
+/** Opens the store, builds the app and listens. */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const { env = process.env, cwd = process.cwd(), handleSignals = true } = options;
+  const config = readConfig(env, cwd);
+  const logger = options.logger ?? defaultLogger();
+  const tree = await openTree({
+    backend: "classic",
+    location: config.location,
+    sync: config.sync,
+    logger: logger.child({ part: "tree" }),
+  });
+  let app: App;
+  try {
+    app = await buildApp({
+      tree,
+      logger,
+      bodyLimit: config.bodyLimit,
+      ...(config.token ? { token: config.token } : {}),
+    });
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await tree.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  const hostPart =
+    config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
+  const url = `http://${hostPart}:${port}`;
+  logger.info({ url, store: config.location, sync: config.sync, auth: Boolean(config.token) }, "listening");
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await app.close();
+      await tree.close();
+      logger.info("stopped");
+    })();
+    return closing;
+  };
+
+  if (handleSignals) {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (closing) {
+        logger.warn({ signal }, "second signal: exiting now");
+        process.exit(1);
+      }
+      logger.info({ signal }, "shutting down");
+      close().then(
+        () => {
+          process.off("SIGTERM", onSignal);
+          process.off("SIGINT", onSignal);
+        },
+        (err: unknown) => {
+          logger.error({ err }, "shutdown failed");
+          process.exitCode = 1;
+        },
+      );
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  }
+  return { app, tree, config, url, close };
+}

@@ -1,0 +1,21 @@
+/** `GET /healthz`: open (no token), answers the current and the oldest resumable revision. */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import type { Tree } from "../../tree/types.js";
+import { HealthJson } from "../schemas.js";
+
+export interface HealthRoutesOptions {
+  tree: Tree;
+}
+
+export const healthRoutes: FastifyPluginAsyncZod<HealthRoutesOptions> = async function healthRoutes(
+  app,
+  { tree },
+) {
+  app.get(
+    "/healthz",
+    { schema: { summary: "Liveness: the current revision", response: { 200: HealthJson } } },
+    async function health() {
+      return { ok: true, rev: tree.revision(), compactedRev: tree.compactedRev() };
+    },
+  );
+};

@@ -1,0 +1,114 @@
+/** `GET /v1/export/<dir/>` streams NDJSON; `POST /v1/import` takes an NDJSON body, all or nothing. */
+import { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { TreeError } from "../../tree/errors.js";
+import { parseDirKey } from "../../tree/path.js";
+import type { ExportEntry, Tree } from "../../tree/types.js";
+import { ServerError } from "../errors.js";
+import { keyFromUrl } from "../key-path.js";
+import { ErrorJson, ImportResultJson, NdjsonStream, RootParams, TreeParams } from "../schemas.js";
+
+export const EXPORT_PREFIX = "/v1/export";
+export const NDJSON_TYPES = [
+  "application/x-ndjson",
+  "application/ndjson",
+  "application/jsonl",
+  "application/json-seq",
+];
+
+export interface TransferRoutesOptions {
+  tree: Tree;
+  /** Largest import body, bytes. */
+  bodyLimit: number;
+}
+
+export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = async function transferRoutes(
+  app,
+  { tree, bodyLimit },
+) {
+  for (const url of [`${EXPORT_PREFIX}/*`, EXPORT_PREFIX]) {
+    app.get(
+      url,
+      {
+        schema: {
+          hide: url === EXPORT_PREFIX,
+          summary: "Export a directory and everything under it (system entries too) as NDJSON",
+          params: url === EXPORT_PREFIX ? RootParams : TreeParams,
+          TreeParams,
+          response: { 200: NdjsonStream, 400: ErrorJson, 401: ErrorJson, 404: ErrorJson },
+        },
+      },
+      async function exportDir(req, reply) {
+        const dir = parseDirKey(keyFromUrl(req.url, EXPORT_PREFIX)).key;
+        if ((await tree.get(dir)) === undefined)
+          throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
+        reply.type("application/x-ndjson; charset=utf-8");
+        const stream = Readable.from(ndjsonChunks(tree.export(dir)), { objectMode: false });
+        // The 200 schema documents the NDJSON text; fastify sends the stream as it comes.
+        return reply.send(stream as unknown as string);
+      },
+    );
+  }
+
+  // The body stays a stream: lines are read (and counted against the limit) as the import reads them.
+  app.addContentTypeParser(NDJSON_TYPES, function keepStream(_req, payload, done) {
+    done(null, payload);
+  });
+
+  app.post(
+    "/v1/import",
+    {
+      schema: {
+        summary: "Import NDJSON lines ({key, kind, value?, ro?, vid?}); all or nothing, errors name the line",
+        consumes: NDJSON_TYPES,
+        body: NdjsonStream,
+        response: { 200: ImportResultJson, 400: ErrorJson, 401: ErrorJson, 413: ErrorJson, 415: ErrorJson },
+      },
+      // The zod string schema documents the body; the stream itself is not validated as a string.
+      validatorCompiler: () => (data) => ({ value: data }),
+    },
+    async function importLines(req) {
+      const body = req.body as unknown;
+      if (!(body instanceof Readable))
+        throw new ServerError("HTTP_UNSUPPORTED_MEDIA_TYPE", `send the lines as ${NDJSON_TYPES[0]}`);
+      return tree.import(readLines(body, bodyLimit));
+    },
+  );
+};
+
+/** Export entries as NDJSON text, grouped into chunks of about 64 KiB. */
+async function* ndjsonChunks(entries: AsyncIterable<ExportEntry>): AsyncGenerator<string> {
+  let buf = "";
+  for await (const e of entries) {
+    buf += `${JSON.stringify(e)}\n`;
+    if (buf.length >= 65_536) {
+      yield buf;
+      buf = "";
+    }
+  }
+  if (buf !== "") yield buf;
+}
+
+/** The lines of a body, refusing it once it passes `limit` bytes. */
+async function* readLines(stream: Readable, limit: number): AsyncGenerator<string> {
+  const decoder = new StringDecoder("utf8");
+  let seen = 0;
+  let rest = "";
+  for await (const chunk of stream) {
+    const bytes = chunk as Buffer;
+    seen += bytes.length;
+    if (seen > limit) {
+      stream.destroy();
+      throw new ServerError("HTTP_BODY_TOO_LARGE", `the import body is over the limit of ${limit} bytes`, {
+        limit,
+      });
+    }
+    rest += decoder.write(bytes);
+    const lines = rest.split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) yield line;
+  }
+  rest += decoder.end();
+  if (rest !== "") yield rest;
+}

@@ -1,0 +1,221 @@
+/**
+ * `/v1/tree/<key>`: GET a value (ETag = version, `?history=1`) or list a directory (`<dir/>`,
+ * paginated, `?recursive=1`, `?depth=N`, `?values=0`); PUT a value (or create a directory);
+ * POST to a directory appends; DELETE a value or a whole directory. See `key-path.ts` for keys.
+ */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { TreeError } from "../../tree/errors.js";
+import type { SetOptions, Tree } from "../../tree/types.js";
+import { ServerError } from "../errors.js";
+import { etagOf, parseCondition } from "../http-headers.js";
+import { keyFromUrl, keyToUrlPath } from "../key-path.js";
+import {
+  DeleteJson,
+  ErrorJson,
+  HistoryListJson,
+  ListJson,
+  NodeJson,
+  PutBody,
+  RootParams,
+  TreeParams,
+  TreeQuery,
+  WriteJson,
+} from "../schemas.js";
+import { listSubtree } from "../subtree.js";
+import { childToJson, historyToJson, nodeToJson, valueFromBody, writeToJson } from "../wire.js";
+
+export const TREE_PREFIX = "/v1/tree";
+const MAX_DEPTH_LEVELS = 64;
+
+const errors = {
+  400: ErrorJson,
+  401: ErrorJson,
+  404: ErrorJson,
+  409: ErrorJson,
+  412: ErrorJson,
+  413: ErrorJson,
+};
+
+export interface TreeRoutesOptions {
+  tree: Tree;
+}
+
+export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async function treeRoutes(app, { tree }) {
+  for (const url of [`${TREE_PREFIX}/*`, TREE_PREFIX]) {
+    const hide = url === TREE_PREFIX;
+
+    app.get(
+      url,
+      {
+        schema: {
+          hide,
+          summary: "Read a value, or list a directory (key ending in '/')",
+          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          querystring: TreeQuery,
+          response: {
+            200: NodeJson.or(ListJson).or(HistoryListJson),
+            304: z.null().describe("not modified: If-None-Match holds the current ETag"),
+            ...errors,
+          },
+        },
+      },
+      async function getKey(req, reply) {
+        const key = keyFromUrl(req.url, TREE_PREFIX);
+        const q = req.query;
+        if (key.endsWith("/")) {
+          const depth = q.recursive ? MAX_DEPTH_LEVELS : (q.depth ?? 1);
+          const limit = q.limit ?? 1000;
+          if (depth === 1) {
+            const page = await tree.list(key, {
+              limit,
+              ...(q.after === undefined ? {} : { after: q.after }),
+              ...(q.values === false ? { values: false } : {}),
+              ...(q.system ? { system: true } : {}),
+            });
+            const out: ListJson = { key: page.key, children: page.children.map((c) => childToJson(c)) };
+            if (page.next !== undefined) out.next = page.next;
+            return out;
+          }
+          const page = await listSubtree(tree, key, {
+            depth,
+            limit,
+            ...(q.after === undefined ? {} : { after: q.after }),
+            ...(q.values === false ? { values: false } : {}),
+            ...(q.system ? { system: true } : {}),
+          });
+          const out: ListJson = { key, children: page.entries.map((e) => childToJson(e.child, e.name)) };
+          if (page.next !== undefined) out.next = page.next;
+          return out;
+        }
+        if (q.history) {
+          const history = await tree.history(key);
+          if (history.length === 0 && (await tree.get(key)) === undefined) throw notFound(key);
+          return { key, history: history.map(historyToJson) };
+        }
+        const node = await tree.get(key);
+        if (!node) throw notFound(key);
+        const etag = etagOf(node.version);
+        reply.header("etag", etag);
+        const inm = req.headers["if-none-match"];
+        if (inm !== undefined && (inm.trim() === "*" || inm.split(",").some((t) => t.trim() === etag))) {
+          return reply.code(304).send(null);
+        }
+        return nodeToJson(node);
+      },
+    );
+
+    app.put(
+      url,
+      {
+        schema: {
+          hide,
+          summary:
+            "Write a value (If-Match: version → compare-and-set; If-None-Match: * → create only); a key ending in '/' creates a directory",
+          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          querystring: TreeQuery,
+          body: PutBody,
+          response: { 200: WriteJson, ...errors },
+        },
+      },
+      async function putKey(req, reply) {
+        const key = keyFromUrl(req.url, TREE_PREFIX);
+        if (key.endsWith("/")) return writeToJson(await tree.mkindex(key));
+        const { value, ro } = valueFromBody(req.body);
+        const options: SetOptions = {};
+        if (ro !== undefined) options.ro = ro;
+        if (req.query.force) options.force = true;
+        const ifMatch = parseCondition("If-Match", req.headers["if-match"]);
+        const ifNoneMatch = parseCondition("If-None-Match", req.headers["if-none-match"]);
+        if (ifNoneMatch === "*") options.create = true;
+        else if (ifNoneMatch !== undefined)
+          throw new ServerError(
+            "HTTP_INVALID_HEADER",
+            "a PUT takes If-None-Match: * (create only), not a version",
+            {
+              header: "If-None-Match",
+            },
+          );
+        if (ifMatch !== undefined) options.ifVersion = await expectedVersion(tree, key, ifMatch);
+        const res = await tree.set(key, value, options);
+        reply.header("etag", etagOf(res.version));
+        return writeToJson(res);
+      },
+    );
+
+    app.post(
+      url,
+      {
+        schema: {
+          hide,
+          summary: "Append: create the next dense child <n> of a directory; 201 with its Location",
+          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          body: PutBody,
+          response: { 201: WriteJson, 405: ErrorJson, ...errors },
+        },
+      },
+      async function appendKey(req, reply) {
+        const key = keyFromUrl(req.url, TREE_PREFIX);
+        if (!key.endsWith("/")) {
+          reply.header("allow", "GET, PUT, DELETE");
+          throw new ServerError(
+            "HTTP_METHOD_NOT_ALLOWED",
+            `POST appends to a directory: ${key} names a value; end the key with '/'`,
+            { key },
+          );
+        }
+        const { value, ro } = valueFromBody(req.body);
+        const res = await tree.append(key, value, ro === undefined ? {} : { ro });
+        reply
+          .code(201)
+          .header("location", keyToUrlPath(res.key, TREE_PREFIX))
+          .header("etag", etagOf(res.version));
+        return writeToJson(res);
+      },
+    );
+
+    app.delete(
+      url,
+      {
+        schema: {
+          hide,
+          summary:
+            "Delete a value, or a directory and everything under it (key ending in '/'); If-Match: version",
+          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          querystring: TreeQuery,
+          response: { 200: DeleteJson, ...errors },
+        },
+      },
+      async function deleteKey(req) {
+        const key = keyFromUrl(req.url, TREE_PREFIX);
+        const ifMatch = parseCondition("If-Match", req.headers["if-match"]);
+        const o: { force?: boolean; ifVersion?: number } = {};
+        if (req.query.force) o.force = true;
+        if (ifMatch !== undefined) o.ifVersion = await expectedVersion(tree, key, ifMatch);
+        if (key.endsWith("/")) {
+          const res = await tree.deltree(key, o);
+          return { ...writeToJson(res), removed: res.removed };
+        }
+        const res = await tree.del(key, o);
+        return { ...writeToJson(res), deleted: res.deleted };
+      },
+    );
+  }
+};
+
+/** `If-Match: *` asks that the key exist: its current version becomes the compare. */
+async function expectedVersion(tree: Tree, key: string, cond: "*" | number): Promise<number> {
+  if (cond !== "*") return cond;
+  const node = await tree.get(key);
+  if (!node)
+    throw new TreeError("TREE_VERSION_MISMATCH", `${key} does not exist (If-Match: *)`, {
+      key,
+      expected: "*",
+      actual: 0,
+    });
+  return node.version;
+}
+
+function notFound(key: string): TreeError {
+  return new TreeError("TREE_NOT_FOUND", `no such key ${key}`, { key });
+}

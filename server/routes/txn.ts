@@ -1,0 +1,25 @@
+/** `POST /v1/txn`: etcd's compare / success / failure transaction, at most 128 operations. */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import type { Tree } from "../../tree/types.js";
+import { ErrorJson, TxnJson, TxnResultJson } from "../schemas.js";
+import { txnFromJson, txnResultToJson } from "../wire.js";
+
+export interface TxnRoutesOptions {
+  tree: Tree;
+}
+
+export const txnRoutes: FastifyPluginAsyncZod<TxnRoutesOptions> = async function txnRoutes(app, { tree }) {
+  app.post(
+    "/v1/txn",
+    {
+      schema: {
+        summary: "Run a transaction: if every compare holds, the success operations, else the failure ones",
+        body: TxnJson,
+        response: { 200: TxnResultJson, 400: ErrorJson, 401: ErrorJson, 409: ErrorJson, 413: ErrorJson },
+      },
+    },
+    async function runTxn(req) {
+      return txnResultToJson(await tree.txn(txnFromJson(req.body)));
+    },
+  );
+};

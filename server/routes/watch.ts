@@ -1,0 +1,117 @@
+/**
+ * `GET /v1/watch/<prefix>?since=REV`: server-sent events. One `change` event per revision (its id
+ * is the revision, its data `{rev, events}`); a reconnecting client sends `Last-Event-ID` and gets
+ * exactly what it missed. A `progress` event (no id) carries the current revision on connect and
+ * periodically. A revision no longer retained gets one `compacted` event — re-list, then watch from
+ * `relistFrom` — and the stream ends. The watch stops when the client goes away or the server closes.
+ */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { isTreeError } from "../../tree/errors.js";
+import { parseKey } from "../../tree/path.js";
+import type { Tree } from "../../tree/types.js";
+import { mapError, ServerError } from "../errors.js";
+import { keyFromUrl } from "../key-path.js";
+import { ErrorJson, RootParams, TreeParams, WatchQuery, WatchStream } from "../schemas.js";
+import { formatEvent, writeSse } from "../sse.js";
+import { batchToJson } from "../wire.js";
+
+export const WATCH_PREFIX = "/v1/watch";
+
+export interface WatchRoutesOptions {
+  tree: Tree;
+  /** Open watches; the app aborts them all when it closes. */
+  watches: Set<AbortController>;
+  /** Interval between progress events, ms. */
+  progressMs: number;
+}
+
+export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async function watchRoutes(
+  app,
+  { tree, watches, progressMs },
+) {
+  for (const url of [`${WATCH_PREFIX}/*`, WATCH_PREFIX]) {
+    app.get(
+      url,
+      {
+        schema: {
+          hide: url === WATCH_PREFIX,
+          summary:
+            "Follow changes under a prefix as server-sent events (resume with Last-Event-ID or ?since=REV)",
+          params: url === WATCH_PREFIX ? RootParams : TreeParams,
+          querystring: WatchQuery,
+          response: { 200: WatchStream, 400: ErrorJson, 401: ErrorJson },
+        },
+      },
+      async function watchPrefix(req, reply) {
+        const prefix = parseKey(keyFromUrl(req.url, WATCH_PREFIX)).key;
+        const since = lastEventId(req.headers["last-event-id"]) ?? req.query.since;
+        const started = performance.now();
+        const ac = new AbortController();
+        const { signal } = ac;
+        watches.add(ac);
+        const res = reply.raw;
+        res.on("close", () => ac.abort());
+        reply.hijack();
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache, no-transform",
+          connection: "keep-alive",
+          "x-accel-buffering": "no",
+          "x-request-id": req.id,
+          "x-byteseek-revision": String(tree.revision()),
+        });
+        const progress = () => writeSse(res, formatEvent("progress", { rev: tree.revision() }), signal);
+        await writeSse(res, "retry: 1000\n\n", signal);
+        await progress();
+        const timer = setInterval(() => void progress(), progressMs);
+        let outcome = "closed";
+        try {
+          const options = since === undefined ? { signal } : { signal, fromRev: since + 1 };
+          for await (const batch of tree.watch(prefix, options)) {
+            await writeSse(res, formatEvent("change", batchToJson(batch), batch.rev), signal);
+            if (signal.aborted) break;
+          }
+        } catch (err) {
+          if (isTreeError(err, "TREE_COMPACTED")) {
+            outcome = "compacted";
+            await writeSse(res, formatEvent("compacted", mapError(err).body.error), signal);
+          } else if (!signal.aborted) {
+            const mapped = mapError(err);
+            outcome = "error";
+            if (!mapped.expected) req.log.error({ err }, "watch failed");
+            await writeSse(res, formatEvent("error", mapped.body.error), signal);
+          }
+        } finally {
+          clearInterval(timer);
+          watches.delete(ac);
+          if (!res.writableEnded) res.end();
+          req.log.info(
+            {
+              method: req.method,
+              url: req.url.split("?")[0],
+              status: 200,
+              ms: performance.now() - started,
+              outcome,
+            },
+            "watch ended",
+          );
+        }
+      },
+    );
+  }
+};
+
+function lastEventId(raw: string | string[] | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const text = (Array.isArray(raw) ? raw[0]! : raw).trim();
+  if (text === "") return undefined;
+  if (!/^[0-9]{1,15}$/.test(text))
+    throw new ServerError(
+      "HTTP_INVALID_HEADER",
+      `Last-Event-ID must be a revision, got ${JSON.stringify(text.slice(0, 40))}`,
+      {
+        header: "Last-Event-ID",
+      },
+    );
+  return Number(text);
+}

@@ -1,0 +1,24 @@
+/** Writing server-sent events to a raw response, respecting backpressure. */
+import type { ServerResponse } from "node:http";
+
+/** One event in the text/event-stream format. `data` is JSON-encoded on one line. */
+export function formatEvent(event: string, data: unknown, id?: number): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** Writes a chunk; when the socket's buffer is full, waits until it drains or the stream ends. */
+export async function writeSse(res: ServerResponse, chunk: string, signal: AbortSignal): Promise<void> {
+  if (res.writableEnded || res.destroyed || signal.aborted) return;
+  if (res.write(chunk)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

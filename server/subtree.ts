@@ -1,0 +1,96 @@
+/**
+ * Subtree listings (`?recursive=1`, `?depth=N`): depth-first in natural order, paginated like a
+ * plain listing. A child's `name` is its path relative to the listed directory (`a/`, `a/x`), and
+ * `after` takes such a path: the walk resumes inside the directories it names, then after them.
+ */
+import { isTreeError } from "../tree/errors.js";
+import type { ListChild, ListOptions, ListResult, Tree } from "../tree/types.js";
+
+export interface SubtreeEntry {
+  name: string;
+  child: ListChild;
+}
+
+export interface SubtreeOptions {
+  depth: number;
+  limit: number;
+  after?: string;
+  values?: boolean;
+  system?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Splits a relative path into its steps, directories keeping their '/': `a/b/c` → [`a/`, `b/`, `c`]. */
+function steps(path: string): string[] {
+  const parts = path.match(/[^/]+\/?/g);
+  return parts ?? [];
+}
+
+async function* walk(
+  tree: Tree,
+  dir: string,
+  rel: string,
+  depth: number,
+  after: string[],
+  o: SubtreeOptions,
+): AsyncGenerator<SubtreeEntry> {
+  let from: string | undefined;
+  const [first, ...more] = after;
+  if (first !== undefined) {
+    from = first;
+    // Resume inside the directory the cursor points into (its own entry was already returned).
+    if (first.endsWith("/") && depth > 1)
+      yield* walkIfPresent(tree, dir + first, rel + first, depth - 1, more, o);
+  }
+  const base: ListOptions = { limit: Math.min(o.limit + 1, 1000) };
+  if (o.values === false) base.values = false;
+  if (o.system) base.system = true;
+  for (;;) {
+    if (o.signal?.aborted) return;
+    const page: ListResult = await tree.list(dir, from === undefined ? base : { ...base, after: from });
+    for (const child of page.children) {
+      yield { name: rel + child.name, child };
+      if (child.kind === "index" && depth > 1)
+        yield* walkIfPresent(tree, dir + child.name, rel + child.name, depth - 1, [], o);
+    }
+    if (page.next === undefined) return;
+    from = page.next;
+  }
+}
+
+/** A directory removed while we walk is simply not there any more. */
+async function* walkIfPresent(
+  tree: Tree,
+  dir: string,
+  rel: string,
+  depth: number,
+  after: string[],
+  o: SubtreeOptions,
+): AsyncGenerator<SubtreeEntry> {
+  try {
+    yield* walk(tree, dir, rel, depth, after, o);
+  } catch (err) {
+    if (!isTreeError(err, "TREE_NOT_FOUND")) throw err;
+  }
+}
+
+/** One page of the subtree of `dir`, `depth` levels deep. */
+export async function listSubtree(
+  tree: Tree,
+  dir: string,
+  o: SubtreeOptions,
+): Promise<{ entries: SubtreeEntry[]; next?: string }> {
+  const entries: SubtreeEntry[] = [];
+  const it = walk(tree, dir, "", o.depth, o.after === undefined ? [] : steps(o.after), o);
+  try {
+    for await (const e of it) {
+      if (entries.length === o.limit) {
+        return { entries, next: entries[entries.length - 1]!.name };
+      }
+      entries.push(e);
+    }
+  } finally {
+    await it.return(undefined);
+  }
+  return { entries };
+}
