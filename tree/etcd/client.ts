@@ -13,9 +13,11 @@ export interface EtcdClientOptions {
   callTimeoutMs?: number;
 }
 
+// A policy that runs the call once. Async, so a throw becomes a rejection (etcd3's markFailed
+// relies on that to swallow the error it re-throws through the policy).
 const noop = {
-  execute: <T>(fn: (ctx: { signal: AbortSignal }) => T | Promise<T>) =>
-    Promise.resolve(fn({ signal: new AbortController().signal })),
+  execute: async <T>(fn: (ctx: { signal: AbortSignal }) => T | Promise<T>): Promise<T> =>
+    fn({ signal: new AbortController().signal }),
 };
 
 /** A client that fails fast when etcd is away and reconnects quickly when it is back. */

@@ -228,7 +228,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             "too much contention: the write kept conflicting; retry later",
           );
         if (!release) release = await takeLane();
-        else await sleep(Math.random() * Math.min(2 * attempt, 20));
+        else await sleep(Math.random() * Math.min(attempt, 5));
       }
     } finally {
       release?.();
