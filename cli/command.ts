@@ -1,0 +1,68 @@
+/**
+ * The shape of a kvspace subcommand. A subcommand declares its usage, its positional arity and
+ * its flags; the dispatcher (run.ts) parses the arguments against that declaration, opens the
+ * store only once they are valid, and hands both to `run`.
+ */
+import type { Readable, Writable } from "node:stream";
+import type { Tree } from "../tree/types.js";
+
+/** `bool` flags take `--name`, `--name=true` or `--name=false`; `value` flags take `--name V` or `--name=V`. */
+export type FlagType = "bool" | "value";
+
+/** The parsed command line of one subcommand. */
+export interface ParsedArgs {
+  positionals: string[];
+  /** Bool flags as booleans, value flags as strings; absent flags are absent. */
+  flags: Record<string, boolean | string>;
+}
+
+/** What a subcommand may use. Everything it prints goes through these streams. */
+export interface CommandContext {
+  tree: Tree;
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable & { isTTY?: boolean; columns?: number };
+  env: NodeJS.ProcessEnv;
+  /** The working directory relative paths (import files) resolve against. */
+  cwd: string;
+  /** Aborted on SIGINT/SIGTERM: long commands (watch, export, import) stop. */
+  signal: AbortSignal;
+}
+
+export interface CommandSpec {
+  name: string;
+  aliases?: readonly string[];
+  /** After `usage: kvspace `, e.g. `get <key>...`. */
+  usage: string;
+  /** One line for the subcommand list. */
+  summary: string;
+  /** Positional arity. */
+  args: { min: number; max?: number };
+  flags?: Readonly<Record<string, FlagType>>;
+  /** Runs the subcommand; resolves to the exit code (0 when nothing is returned). */
+  run(input: ParsedArgs, ctx: CommandContext): Promise<number | undefined>;
+}
+
+/** Identity, for type inference at the definition site. */
+export function defineCommand(spec: CommandSpec): CommandSpec {
+  return spec;
+}
+
+/** Writes one line to a stream, waiting for it to drain when its buffer is full. */
+export async function writeLine(stream: Writable, line: string): Promise<void> {
+  if (!stream.write(`${line}\n`)) {
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: Error) => {
+        stream.off("drain", onDrain);
+        stream.off("error", done);
+        stream.off("close", onDrain);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onDrain = () => done();
+      stream.once("drain", onDrain);
+      stream.once("close", onDrain);
+      stream.once("error", done);
+    });
+  }
+}

@@ -1,0 +1,87 @@
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { defineCommand, writeLine } from "../command.js";
+import { CliError } from "../errors.js";
+import { formatImportLine } from "../format.js";
+import { createProgressBar } from "../progress.js";
+
+/**
+ * `kvspace import <file|->`: NDJSON from a file or stdin, all or nothing; prints
+ * `imported<TAB>N<TAB>rev=R`. A progress bar is drawn on stderr when it is a terminal.
+ */
+export const importCommand = defineCommand({
+  name: "import",
+  usage: "import <file|->",
+  summary: "load NDJSON (as export writes it) from a file or stdin",
+  args: { min: 1, max: 1 },
+  async run({ positionals: [source = "-"] }, { tree, stdin, stdout, stderr, cwd, signal }) {
+    let input: Readable;
+    let total: number | undefined;
+    if (source === "-") {
+      input = stdin;
+    } else {
+      const path = resolve(cwd, source);
+      total = await fileSize(source, path);
+      input = createReadStream(path);
+    }
+    const progress = createProgressBar({ stream: stderr, total, enabled: stderr.isTTY === true });
+    let read = 0;
+    input.on("data", (chunk: Buffer | string) => {
+      read += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+      progress.update(read);
+    });
+    try {
+      const result = await tree.import(readLines(input, source, signal));
+      progress.finish(read);
+      await writeLine(stdout, formatImportLine(result.imported, result.rev));
+    } catch (err) {
+      progress.finish(read);
+      throw err;
+    } finally {
+      input.destroy();
+    }
+    return 0;
+  },
+});
+
+async function fileSize(source: string, path: string): Promise<number> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new CliError("CLI_INPUT", `cannot import ${source}: not a file`);
+    return info.size;
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : String(err);
+    throw new CliError("CLI_INPUT", `cannot import ${source}: ${why}`, { cause: err });
+  }
+}
+
+/**
+ * The input's lines. Being interrupted throws rather than ending the stream early, so an
+ * interrupted import never commits a truncated file.
+ */
+async function* readLines(input: Readable, source: string, signal: AbortSignal): AsyncGenerator<string> {
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const line of lines) {
+      if (signal.aborted) throw new CliError("CLI_INTERRUPTED", "import interrupted: nothing was imported");
+      yield line;
+    }
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw new CliError(
+      "CLI_INPUT",
+      `cannot read ${source === "-" ? "stdin" : source}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  } finally {
+    lines.close();
+  }
+  if (signal.aborted) throw new CliError("CLI_INTERRUPTED", "import interrupted: nothing was imported");
+}

@@ -1,0 +1,50 @@
+import type { CommandSpec } from "../command.js";
+import { appendCommand } from "./append.js";
+import { clearCommand } from "./clear.js";
+import { delCommand } from "./del.js";
+import { deltreeCommand } from "./deltree.js";
+import { exportCommand } from "./export.js";
+import { getCommand } from "./get.js";
+import { headCommand } from "./head.js";
+import { historyCommand } from "./history.js";
+import { importCommand } from "./import.js";
+import { listCommand } from "./list.js";
+import { mkindexCommand } from "./mkindex.js";
+import { setCommand } from "./set.js";
+import { treeCommand } from "./tree.js";
+import { watchCommand } from "./watch.js";
+
+/** Every kvspace subcommand, in the order `kvspace help` lists them. A new one is one line here. */
+export const COMMANDS: readonly CommandSpec[] = [
+  getCommand,
+  setCommand,
+  headCommand,
+  delCommand,
+  deltreeCommand,
+  mkindexCommand,
+  clearCommand,
+  listCommand,
+  treeCommand,
+  appendCommand,
+  watchCommand,
+  historyCommand,
+  exportCommand,
+  importCommand,
+];
+
+export {
+  appendCommand,
+  clearCommand,
+  delCommand,
+  deltreeCommand,
+  exportCommand,
+  getCommand,
+  headCommand,
+  historyCommand,
+  importCommand,
+  listCommand,
+  mkindexCommand,
+  setCommand,
+  treeCommand,
+  watchCommand,
+};

@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+/**
+ * The `kvspace` executable: inspect and edit the byteseek tree. Everything lives in run.ts; this
+ * file only binds the process to it.
+ */
+import { runKvspace } from "./run.js";
+
+const controller = new AbortController();
+const interrupt = () => {
+  // A second signal means "now": give up on a clean close.
+  if (controller.signal.aborted) process.exit(130);
+  controller.abort();
+};
+process.on("SIGINT", interrupt);
+process.on("SIGTERM", interrupt);
+// A closed pipe (`kvspace export | head`) ends the command instead of crashing the process.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") controller.abort();
+  else throw err;
+});
+
+process.exitCode = await runKvspace(process.argv.slice(2), {
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+});
+process.off("SIGINT", interrupt);
+process.off("SIGTERM", interrupt);

@@ -1,0 +1,84 @@
+import { resolve } from "node:path";
+import type { Logger } from "pino";
+import { isTreeError } from "../tree/errors.js";
+import { openTree } from "../tree/index.js";
+import type { Tree } from "../tree/types.js";
+import { CliError } from "./errors.js";
+
+/** Opens a `Tree` on a byteseek server's URL; comes with the HTTP client (issue 3). */
+export type RemoteTreeFactory = (url: URL, env: NodeJS.ProcessEnv) => Promise<Tree>;
+
+export interface OpenStoreOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  logger?: Logger;
+  /** How to reach a server when `KVSPACE` is an `http(s)://` URL; absent: not supported yet. */
+  remote?: RemoteTreeFactory;
+}
+
+/** The store `KVSPACE` names: a folder (default `./data`) or, later, a server's URL. */
+export function storeLocation(env: NodeJS.ProcessEnv): string {
+  return env.KVSPACE === undefined || env.KVSPACE === "" ? "./data" : env.KVSPACE;
+}
+
+/**
+ * Opens the store `KVSPACE` names. A folder opens the embedded classic-level store; a folder
+ * locked by another process (a running server) fails with `CLI_STORE_LOCKED` saying how to go
+ * through the server instead.
+ */
+export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
+  const { env = process.env, cwd = process.cwd(), logger, remote } = options;
+  const where = storeLocation(env);
+  if (/^https?:\/\//i.test(where)) {
+    if (remote === undefined)
+      throw new CliError(
+        "CLI_STORE_UNSUPPORTED",
+        `KVSPACE=${where}: reaching a byteseek server over HTTP is not supported yet; set KVSPACE to a store folder`,
+      );
+    return remote(new URL(where), env);
+  }
+  const location = resolve(cwd, where);
+  try {
+    return await openTree({ backend: "classic", location, ...(logger ? { logger } : {}) });
+  } catch (err) {
+    if (isLockedError(err))
+      throw new CliError(
+        "CLI_STORE_LOCKED",
+        `the store at ${location} is in use by another process (a running byteseek server?)\n` +
+          `to go through the server, set KVSPACE=${serverUrl(env)}`,
+        { cause: err },
+      );
+    if (isTreeError(err)) throw err;
+    throw new CliError("CLI_STORE_UNAVAILABLE", `cannot open the store at ${location}: ${describe(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+/** LevelDB's lock: classic-level says LEVEL_DATABASE_NOT_OPEN caused by LEVEL_LOCKED; the tree may say TREE_LOCKED. */
+export function isLockedError(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === "LEVEL_LOCKED" || code === "TREE_LOCKED") return true;
+  }
+  return false;
+}
+
+/** The URL a local server would listen on, from BYTESEEK_HOST/PORT (wildcard hosts become loopback). */
+function serverUrl(env: NodeJS.ProcessEnv): string {
+  const configured = env.BYTESEEK_HOST;
+  const host =
+    configured === undefined || configured === "" || configured === "0.0.0.0" || configured === "::"
+      ? "127.0.0.1"
+      : configured.includes(":")
+        ? `[${configured}]`
+        : configured;
+  return `http://${host}:${env.BYTESEEK_PORT || "7411"}`;
+}
+
+/** The innermost useful message of an open failure. */
+function describe(err: unknown): string {
+  let e = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}

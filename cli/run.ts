@@ -1,0 +1,113 @@
+import type { Readable, Writable } from "node:stream";
+import { isTreeError } from "../tree/errors.js";
+import type { Tree } from "../tree/types.js";
+import { parseArgs } from "./args.js";
+import type { CommandContext, CommandSpec } from "./command.js";
+import { COMMANDS } from "./commands/index.js";
+import { isCliError } from "./errors.js";
+import { openStore } from "./open-store.js";
+
+/** The process around a kvspace run: streams, environment, and a signal aborted on SIGINT/SIGTERM. */
+export interface KvspaceIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: CommandContext["stderr"];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  signal: AbortSignal;
+}
+
+export interface KvspaceDeps {
+  commands?: readonly CommandSpec[];
+  /** Opens the store once the arguments are known to be valid. */
+  openStore?: (io: KvspaceIo) => Promise<Tree>;
+}
+
+/**
+ * Runs one kvspace command line and resolves to its exit code: 0 on success, 1 on an error
+ * (its message on stderr, never a stack), 2 on a usage error. Never throws.
+ */
+export async function runKvspace(
+  argv: readonly string[],
+  io: KvspaceIo,
+  deps: KvspaceDeps = {},
+): Promise<number> {
+  const { commands = COMMANDS, openStore: open = defaultOpen } = deps;
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    io.stderr.write(overview(commands));
+    return 2;
+  }
+  if (name === "help" || name === "--help" || name === "-h") {
+    io.stdout.write(overview(commands));
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name || c.aliases?.includes(name));
+  if (command === undefined) {
+    io.stderr.write(`unknown subcommand: ${name}\n${summaryLine(commands)}\n`);
+    return 2;
+  }
+  if (wantsHelp(rest)) {
+    io.stdout.write(`usage: kvspace ${command.usage}\n`);
+    return 0;
+  }
+  let tree: Tree | undefined;
+  try {
+    const input = parseArgs(command, rest);
+    tree = await open(io);
+    return (await command.run(input, { ...io, tree })) ?? 0;
+  } catch (err) {
+    return report(err, io);
+  } finally {
+    if (tree) await tree.close().catch((err: unknown) => report(err, io));
+  }
+}
+
+function defaultOpen(io: KvspaceIo): Promise<Tree> {
+  return openStore({ env: io.env, cwd: io.cwd });
+}
+
+/** Prints an error as its message alone (the stack only with KVSPACE_DEBUG) and gives its exit code. */
+function report(err: unknown, io: KvspaceIo): number {
+  if (isCliError(err)) {
+    io.stderr.write(`${err.message}\n`);
+    return err.exitCode;
+  }
+  if (isTreeError(err)) {
+    io.stderr.write(`${err.message}\n`);
+    return 1;
+  }
+  const debug = io.env.KVSPACE_DEBUG !== undefined && io.env.KVSPACE_DEBUG !== "";
+  io.stderr.write(`${debug && err instanceof Error ? err.stack : describe(err)}\n`);
+  return 1;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+function wantsHelp(argv: readonly string[]): boolean {
+  for (const token of argv) {
+    if (token === "--") return false;
+    if (token === "--help" || token === "-h") return true;
+  }
+  return false;
+}
+
+function summaryLine(commands: readonly CommandSpec[]): string {
+  return `usage: kvspace <${commands.map((c) => c.name).join("|")}> [args]`;
+}
+
+function overview(commands: readonly CommandSpec[]): string {
+  const width = Math.max(...commands.map((c) => c.usage.length));
+  const lines = commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
+  return [
+    "usage: kvspace <subcommand> [args]",
+    ...lines,
+    "",
+    "The store is KVSPACE: a folder (default ./data).",
+    "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)",
+    "",
+  ].join("\n");
+}

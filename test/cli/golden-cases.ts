@@ -1,0 +1,554 @@
+/**
+ * The kvspace golden cases: command lines and exactly what they print. Each script runs in order
+ * against a fresh, empty store, so later cases see what earlier ones wrote (unless the script is
+ * `independent`). The table knows
+ * nothing of how the store is reached: the same scripts run on the embedded store now and against
+ * a byteseek server (KVSPACE=http://…) once the CLI can reach one.
+ */
+export interface GoldenCase {
+  name: string;
+  args: string[];
+  /** Written to stdin (for `import -`). */
+  stdin?: string;
+  /** Send SIGINT after this many stdout lines (`watch` runs until interrupted). */
+  interruptAfterLines?: number;
+  stdout: string;
+  /** Default: empty. */
+  stderr?: string;
+  /** Default: 0. */
+  code?: number;
+}
+
+export interface GoldenScript {
+  name: string;
+  /** The cases do not depend on each other: each may run on a fresh store, concurrently. */
+  independent?: boolean;
+  cases: GoldenCase[];
+}
+
+/** Every subcommand and literal on a store that grows, then is cleared and imported into. */
+const editing: GoldenCase[] = [
+  { name: "get absent key prints (nil)", args: ["get", "/missing"], stdout: "/missing\t(nil)\n" },
+  { name: "set int", args: ["set", "/app/n", "int:42"], stdout: "" },
+  { name: "set int at the int64 minimum", args: ["set", "/app/neg", "int:-9223372036854775808"], stdout: "" },
+  { name: "set float without a fraction", args: ["set", "/app/f", "float:2"], stdout: "" },
+  { name: "set float", args: ["set", "/app/pi", "float:3.5"], stdout: "" },
+  { name: "set bool true", args: ["set", "/app/yes", "bool:true"], stdout: "" },
+  { name: "set bool false", args: ["set", "/app/no", "bool:false"], stdout: "" },
+  {
+    name: "set string keeps everything after the first colon",
+    args: ["set", "/app/s", "string:a:b  c"],
+    stdout: "",
+  },
+  { name: "set json", args: ["set", "/app/j", 'json:{"a": [1, 2.5, "x"], "b": null}'], stdout: "" },
+  { name: "set ro", args: ["set", "/app/ro", "string:locked", "ro"], stdout: "" },
+  {
+    name: "get prints kind:value, directories, and (nil)",
+    args: [
+      "get",
+      "/app/n",
+      "/app/neg",
+      "/app/f",
+      "/app/pi",
+      "/app/yes",
+      "/app/no",
+      "/app/s",
+      "/app/j",
+      "/app/ro",
+      "/app/",
+      "/nope",
+    ],
+    stdout:
+      '/app/n\tint64:42\n/app/neg\tint64:-9223372036854775808\n/app/f\tfloat64:2.0\n/app/pi\tfloat64:3.5\n/app/yes\tbool:true\n/app/no\tbool:false\n/app/s\tchar/utf8:a:b  c\n/app/j\tjson:{"a":[1,2.5,"x"],"b":null}\n/app/ro\tchar/utf8:locked\n/app/\tindex:(9)\n/nope\t(nil)\n',
+  },
+  {
+    name: "head prints metadata",
+    args: ["head", "/app/n", "/app/ro", "/app/", "/nope"],
+    stdout:
+      "/app/n\tint64\tro=0\tversion=1\tcreateRev=1\tmodRev=1\n/app/ro\tchar/utf8\tro=1\tversion=1\tcreateRev=9\tmodRev=9\n/app/\tindex\tro=0\tversion=1\tcreateRev=1\tmodRev=1\n/nope\t(nil)\n",
+  },
+  {
+    name: "set on a read-only key fails",
+    args: ["set", "/app/ro", "string:again"],
+    stdout: "",
+    stderr: "/app/ro is read-only; force the write or mark it writable first\n",
+    code: 1,
+  },
+  {
+    name: "set --force rw writes a read-only key and clears the flag",
+    args: ["set", "/app/ro", "string:again", "rw", "--force"],
+    stdout: "",
+  },
+  {
+    name: "head shows the cleared flag",
+    args: ["head", "/app/ro"],
+    stdout: "/app/ro\tchar/utf8\tro=0\tversion=2\tcreateRev=9\tmodRev=10\n",
+  },
+  { name: "set bumps the version", args: ["set", "/app/n", "int:43"], stdout: "" },
+  { name: "set bumps it again", args: ["set", "/app/n", "int:44"], stdout: "" },
+  {
+    name: "history lists previous versions, newest first",
+    args: ["history", "/app/n"],
+    stdout: "/app/n\tversion=2\tmodRev=11\tint64:43\n/app/n\tversion=1\tmodRev=1\tint64:42\n",
+  },
+  { name: "history of an absent key prints nothing", args: ["history", "/app/absent"], stdout: "" },
+  { name: "set nil: deletes", args: ["set", "/app/no", "nil:"], stdout: "" },
+  { name: "get after nil:", args: ["get", "/app/no"], stdout: "/app/no\t(nil)\n" },
+  { name: "mkindex creates parents", args: ["mkindex", "/app/sub/deep/"], stdout: "" },
+  { name: "set under a directory", args: ["set", "/app/sub/x", "int:1"], stdout: "" },
+  { name: "set numeric name 10", args: ["set", "/app/sub/10", "int:10"], stdout: "" },
+  { name: "set numeric name 9", args: ["set", "/app/sub/9", "int:9"], stdout: "" },
+  {
+    name: "set a value beside a directory of the same name",
+    args: ["set", "/app/sub", "string:beside"],
+    stdout: "",
+  },
+  { name: "set a system entry", args: ["set", "/app/‥hidden", "int:0"], stdout: "" },
+  { name: "get reads a system entry", args: ["get", "/app/‥hidden"], stdout: "/app/‥hidden\tint64:0\n" },
+  {
+    name: "list prints name, kind, value; directories with their count",
+    args: ["list", "/app/"],
+    stdout:
+      'f\tfloat64\t2.0\nj\tjson\t{"a":[1,2.5,"x"],"b":null}\nn\tint64\t44\nneg\tint64\t-9223372036854775808\npi\tfloat64\t3.5\nro\tchar/utf8\tagain\ns\tchar/utf8\ta:b  c\nsub/\tindex\t(4)\nsub\tchar/utf8\tbeside\nyes\tbool\ttrue\n',
+  },
+  {
+    name: "ls --kind=false leaves kinds out",
+    args: ["ls", "--kind=false", "/app/"],
+    stdout:
+      'f\t2.0\nj\t{"a":[1,2.5,"x"],"b":null}\nn\t44\nneg\t-9223372036854775808\npi\t3.5\nro\tagain\ns\ta:b  c\nsub/\t(4)\nsub\tbeside\nyes\ttrue\n',
+  },
+  {
+    name: "ls orders numeric names numerically",
+    args: ["ls", "/app/sub/"],
+    stdout: "9\tint64\t9\n10\tint64\t10\ndeep/\tindex\t(0)\nx\tint64\t1\n",
+  },
+  { name: "ls of an empty directory prints nothing", args: ["ls", "/app/sub/deep/"], stdout: "" },
+  {
+    name: "tree draws the subtree",
+    args: ["tree", "/app/"],
+    stdout:
+      '/app/\n├── f\t2.0\n├── j\t{"a":[1,2.5,"x"],"b":null}\n├── n\t44\n├── neg\t-9223372036854775808\n├── pi\t3.5\n├── ro\tagain\n├── s\ta:b  c\n├── sub\tbeside\n├── sub/\n│   ├── 9\t9\n│   ├── 10\t10\n│   ├── deep/\n│   └── x\t1\n└── yes\ttrue\n',
+  },
+  {
+    name: "tree --kind shows kinds",
+    args: ["tree", "--kind", "/"],
+    stdout:
+      '/\n└── app/\n    ├── f\tfloat64\t2.0\n    ├── j\tjson\t{"a":[1,2.5,"x"],"b":null}\n    ├── n\tint64\t44\n    ├── neg\tint64\t-9223372036854775808\n    ├── pi\tfloat64\t3.5\n    ├── ro\tchar/utf8\tagain\n    ├── s\tchar/utf8\ta:b  c\n    ├── sub\tchar/utf8\tbeside\n    ├── sub/\n    │   ├── 9\tint64\t9\n    │   ├── 10\tint64\t10\n    │   ├── deep/\n    │   └── x\tint64\t1\n    └── yes\tbool\ttrue\n',
+  },
+  { name: "append creates 0", args: ["append", "/log/", "string:first"], stdout: "/log/0\n" },
+  { name: "append creates 1", args: ["append", "/log/", 'json:[1,{"k":true}]'], stdout: "/log/1\n" },
+  { name: "append creates 2", args: ["append", "/log/", "float:-0.25"], stdout: "/log/2\n" },
+  {
+    name: "list the appended children",
+    args: ["ls", "/log/"],
+    stdout: '0\tchar/utf8\tfirst\n1\tjson\t[1,{"k":true}]\n2\tfloat64\t-0.25\n',
+  },
+  {
+    name: "export a directory as NDJSON",
+    args: ["export", "/log/"],
+    stdout:
+      '{"key":"/log/","kind":"index"}\n{"key":"/log/0","kind":"char/utf8","value":"first"}\n{"key":"/log/1","kind":"json","value":[1,{"k":true}]}\n{"key":"/log/2","kind":"float64","value":-0.25}\n',
+  },
+  {
+    name: "del several keys, absent ones included",
+    args: ["del", "/app/f", "/app/absent", "/app/pi"],
+    stdout: "",
+  },
+  { name: "get after del", args: ["get", "/app/f", "/app/pi"], stdout: "/app/f\t(nil)\n/app/pi\t(nil)\n" },
+  { name: "deltree a directory", args: ["deltree", "/app/sub/"], stdout: "" },
+  { name: "deltree of an absent directory is not an error", args: ["deltree", "/absent/"], stdout: "" },
+  {
+    name: "tree after deltree",
+    args: ["tree", "/app/"],
+    stdout:
+      '/app/\n├── j\t{"a":[1,2.5,"x"],"b":null}\n├── n\t44\n├── neg\t-9223372036854775808\n├── ro\tagain\n├── s\ta:b  c\n├── sub\tbeside\n└── yes\ttrue\n',
+  },
+  {
+    name: "watch --from replays puts, deletes and deltrees",
+    args: ["watch", "/app/", "--from", "13"],
+    interruptAfterLines: 11,
+    stdout:
+      "13\tdelete\t/app/no\n14\tput\t/app/sub/\tindex\n14\tput\t/app/sub/deep/\tindex\n15\tput\t/app/sub/x\tint64:1\n16\tput\t/app/sub/10\tint64:10\n17\tput\t/app/sub/9\tint64:9\n18\tput\t/app/sub\tchar/utf8:beside\n19\tput\t/app/‥hidden\tint64:0\n23\tdelete\t/app/f\n24\tdelete\t/app/pi\n25\tdeltree\t/app/sub/\n",
+  },
+  { name: "clear empties the store", args: ["clear"], stdout: "" },
+  { name: "tree of an empty store", args: ["tree", "/"], stdout: "/\n" },
+  { name: "export of an empty store", args: ["export"], stdout: "" },
+  {
+    name: "import a file",
+    args: ["import", "test/fixtures/cli-import.ndjson"],
+    stdout: "imported\t5\trev=27\n",
+  },
+  {
+    name: "tree --kind of the import",
+    args: ["tree", "--kind", "/imp/"],
+    stdout:
+      '/imp/\n├── big\tint64\t9223372036854775807\n├── doc\tjson\t{"tools":["edit.read"]}\n├── empty/\n└── inf\tfloat64\t-Infinity\n',
+  },
+  {
+    name: "head of an imported read-only key",
+    args: ["head", "/imp/doc"],
+    stdout: "/imp/doc\tjson\tro=1\tversion=1\tcreateRev=27\tmodRev=27\n",
+  },
+  {
+    name: "export the whole store",
+    args: ["export"],
+    stdout:
+      '{"key":"/imp/","kind":"index"}\n{"key":"/imp/big","kind":"int64","value":"9223372036854775807"}\n{"key":"/imp/doc","kind":"json","value":{"tools":["edit.read"]},"ro":true}\n{"key":"/imp/empty/","kind":"index"}\n{"key":"/imp/inf","kind":"float64","value":"-Infinity"}\n',
+  },
+];
+
+/** Invalid keys and literals, usage errors: each case stands alone, on an empty store of its own. */
+const errors: GoldenCase[] = [
+  {
+    name: "relative key",
+    args: ["get", "a"],
+    stdout: "",
+    stderr: "invalid key \"a\": a key must be absolute: start it with '/'\n",
+    code: 1,
+  },
+  {
+    name: "empty segment",
+    args: ["get", "/a//b"],
+    stdout: "",
+    stderr: "invalid key \"/a//b\": a key must not contain '//' (an empty segment)\n",
+    code: 1,
+  },
+  {
+    name: "dot-dot segment",
+    args: ["set", "/a/../b", "int:1"],
+    stdout: "",
+    stderr: "invalid key \"/a/../b\": a key must not contain '.' or '..' segments\n",
+    code: 1,
+  },
+  {
+    name: "control character",
+    args: ["head", "/a/\u0001"],
+    stdout: "",
+    stderr: 'invalid key "/a/\\u0001": a key must not contain NUL or other control characters\n',
+    code: 1,
+  },
+  {
+    name: "too deep",
+    args: [
+      "get",
+      "/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a",
+    ],
+    stdout: "",
+    stderr:
+      'invalid key "/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a…": a key must have at most 64 levels\n',
+    code: 1,
+  },
+  {
+    name: "a value key ending in /",
+    args: ["set", "/app/", "int:1"],
+    stdout: "",
+    stderr: "invalid key \"/app/\": a value key must not end with '/' (that names a directory)\n",
+    code: 1,
+  },
+  {
+    name: "list needs the trailing slash",
+    args: ["ls", "/app"],
+    stdout: "",
+    stderr: "invalid key \"/app\": a directory key must end with '/'\n",
+    code: 1,
+  },
+  {
+    name: "deltree needs the trailing slash",
+    args: ["deltree", "/app"],
+    stdout: "",
+    stderr: "invalid key \"/app\": a directory key must end with '/'\n",
+    code: 1,
+  },
+  {
+    name: "mkindex needs the trailing slash",
+    args: ["mkindex", "/app"],
+    stdout: "",
+    stderr: "invalid key \"/app\": a directory key must end with '/'\n",
+    code: 1,
+  },
+  {
+    name: "history of a directory",
+    args: ["history", "/app/"],
+    stdout: "",
+    stderr: "invalid key \"/app/\": a value key must not end with '/' (that names a directory)\n",
+    code: 1,
+  },
+  {
+    name: "listing an absent directory",
+    args: ["ls", "/absent/"],
+    stdout: "",
+    stderr: "no directory /absent/\n",
+    code: 1,
+  },
+  {
+    name: "tree of an absent directory",
+    args: ["tree", "/absent/"],
+    stdout: "",
+    stderr: "no directory /absent/\n",
+    code: 1,
+  },
+  {
+    name: "no colon",
+    args: ["set", "/x", "42"],
+    stdout: "",
+    stderr: 'invalid literal "42": a literal is kind:value, e.g. int:42 or string:hello\n',
+    code: 1,
+  },
+  {
+    name: "unknown literal kind",
+    args: ["set", "/x", "uint:1"],
+    stdout: "",
+    stderr:
+      "invalid literal \"uint:1\": unknown literal kind 'uint'; use int:, float:, bool:, string:, json: or nil:\n",
+    code: 1,
+  },
+  {
+    name: "bad int",
+    args: ["set", "/x", "int:4.5"],
+    stdout: "",
+    stderr: 'invalid literal "int:4.5": int: takes a decimal integer\n',
+    code: 1,
+  },
+  {
+    name: "int out of range",
+    args: ["set", "/x", "int:9223372036854775808"],
+    stdout: "",
+    stderr: "int64 value out of range: 9223372036854775808\n",
+    code: 1,
+  },
+  {
+    name: "bad float",
+    args: ["set", "/x", "float:abc"],
+    stdout: "",
+    stderr: 'invalid literal "float:abc": float: takes a number\n',
+    code: 1,
+  },
+  {
+    name: "empty float",
+    args: ["set", "/x", "float:"],
+    stdout: "",
+    stderr: 'invalid literal "float:": float: takes a number\n',
+    code: 1,
+  },
+  {
+    name: "bad bool",
+    args: ["set", "/x", "bool:yes"],
+    stdout: "",
+    stderr: 'invalid literal "bool:yes": bool: takes true or false\n',
+    code: 1,
+  },
+  {
+    name: "bad json",
+    args: ["set", "/x", 'json:{"a":'],
+    stdout: "",
+    stderr: 'invalid literal "json:{\\"a\\":": json: takes valid JSON (Unexpected end of JSON input)\n',
+    code: 1,
+  },
+  {
+    name: "append nil",
+    args: ["append", "/log/", "nil:"],
+    stdout: "",
+    stderr: "append needs a value: nil: is not one\n",
+    code: 1,
+  },
+  {
+    name: "append bad literal",
+    args: ["append", "/log/", "int:x"],
+    stdout: "",
+    stderr: 'invalid literal "int:x": int: takes a decimal integer\n',
+    code: 1,
+  },
+  {
+    name: "import a missing file",
+    args: ["import", "missing.ndjson"],
+    stdout: "",
+    stderr: "cannot import missing.ndjson: no such file\n",
+    code: 1,
+  },
+  {
+    name: "no subcommand",
+    args: [],
+    stdout: "",
+    stderr:
+      "usage: kvspace <subcommand> [args]\n  get <key>...                           print values\n  set <key> <literal> [ro|rw] [--force]  write a value (nil: deletes)\n  head <key>...                          print metadata\n  del <key>... [--force]                 delete keys\n  deltree <dir/> [--force]               delete a directory and everything under it\n  mkindex <dir/>                         create a directory\n  clear                                  empty the whole store\n  list|ls [--kind=false] <dir/>          list a directory's children\n  tree [--kind] <dir/>                   draw a directory's subtree\n  append <dir/> <literal>                add the next numbered child\n  watch <dir/> [--from REV]              print changes as they happen, until interrupted\n  history <key>                          print a value's retained previous versions\n  export [<dir/>]                        write the store or a directory as NDJSON to stdout\n  import <file|->                        load NDJSON (as export writes it) from a file or stdin\n\nThe store is KVSPACE: a folder (default ./data).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)\n",
+    code: 2,
+  },
+  {
+    name: "unknown subcommand",
+    args: ["frobnicate", "/x"],
+    stdout: "",
+    stderr:
+      "unknown subcommand: frobnicate\nusage: kvspace <get|set|head|del|deltree|mkindex|clear|list|tree|append|watch|history|export|import> [args]\n",
+    code: 2,
+  },
+  { name: "get without a key", args: ["get"], stdout: "", stderr: "usage: kvspace get <key>...\n", code: 2 },
+  {
+    name: "set without a literal",
+    args: ["set", "/x"],
+    stdout: "",
+    stderr: "usage: kvspace set <key> <literal> [ro|rw] [--force]\n",
+    code: 2,
+  },
+  {
+    name: "set with a bad mode",
+    args: ["set", "/x", "int:1", "rx"],
+    stdout: "",
+    stderr: "usage: kvspace set <key> <literal> [ro|rw] [--force]\n",
+    code: 2,
+  },
+  {
+    name: "head without a key",
+    args: ["head"],
+    stdout: "",
+    stderr: "usage: kvspace head <key>...\n",
+    code: 2,
+  },
+  {
+    name: "del without a key",
+    args: ["del"],
+    stdout: "",
+    stderr: "usage: kvspace del <key>... [--force]\n",
+    code: 2,
+  },
+  {
+    name: "deltree without a dir",
+    args: ["deltree"],
+    stdout: "",
+    stderr: "usage: kvspace deltree <dir/> [--force]\n",
+    code: 2,
+  },
+  {
+    name: "mkindex without a dir",
+    args: ["mkindex"],
+    stdout: "",
+    stderr: "usage: kvspace mkindex <dir/>\n",
+    code: 2,
+  },
+  {
+    name: "clear with an argument",
+    args: ["clear", "/x"],
+    stdout: "",
+    stderr: "usage: kvspace clear\n",
+    code: 2,
+  },
+  {
+    name: "list without a dir",
+    args: ["list"],
+    stdout: "",
+    stderr: "usage: kvspace list|ls [--kind=false] <dir/>\n",
+    code: 2,
+  },
+  {
+    name: "ls with a bad flag value",
+    args: ["ls", "--kind=maybe", "/app/"],
+    stdout: "",
+    stderr: "usage: kvspace list|ls [--kind=false] <dir/>\n",
+    code: 2,
+  },
+  {
+    name: "ls with an unknown flag",
+    args: ["ls", "--frob", "/app/"],
+    stdout: "",
+    stderr: "usage: kvspace list|ls [--kind=false] <dir/>\n",
+    code: 2,
+  },
+  {
+    name: "tree without a dir",
+    args: ["tree"],
+    stdout: "",
+    stderr: "usage: kvspace tree [--kind] <dir/>\n",
+    code: 2,
+  },
+  {
+    name: "append without a literal",
+    args: ["append", "/log/"],
+    stdout: "",
+    stderr: "usage: kvspace append <dir/> <literal>\n",
+    code: 2,
+  },
+  {
+    name: "watch without a dir",
+    args: ["watch"],
+    stdout: "",
+    stderr: "usage: kvspace watch <dir/> [--from REV]\n",
+    code: 2,
+  },
+  {
+    name: "watch with a bad --from",
+    args: ["watch", "/", "--from", "x"],
+    stdout: "",
+    stderr: "usage: kvspace watch <dir/> [--from REV]\n",
+    code: 2,
+  },
+  {
+    name: "watch with --from missing its value",
+    args: ["watch", "/", "--from"],
+    stdout: "",
+    stderr: "usage: kvspace watch <dir/> [--from REV]\n",
+    code: 2,
+  },
+  {
+    name: "history without a key",
+    args: ["history"],
+    stdout: "",
+    stderr: "usage: kvspace history <key>\n",
+    code: 2,
+  },
+  {
+    name: "export with two dirs",
+    args: ["export", "/a/", "/b/"],
+    stdout: "",
+    stderr: "usage: kvspace export [<dir/>]\n",
+    code: 2,
+  },
+  {
+    name: "import without a source",
+    args: ["import"],
+    stdout: "",
+    stderr: "usage: kvspace import <file|->\n",
+    code: 2,
+  },
+  {
+    name: "help on a subcommand",
+    args: ["set", "--help"],
+    stdout: "usage: kvspace set <key> <literal> [ro|rw] [--force]\n",
+  },
+];
+
+/** Import from stdin, all or nothing, and watch replaying what was imported. */
+const input: GoldenCase[] = [
+  {
+    name: "import a bad line: nothing imported",
+    args: ["import", "-"],
+    stdin: '{"key":"/ok","kind":"int64","value":1}\n{"key":"bad","kind":"int64","value":1}\n',
+    stdout: "",
+    stderr:
+      "import failed at line 2: invalid key \"bad\": a key must be absolute: start it with '/'; nothing was imported\n",
+    code: 1,
+  },
+  { name: "nothing of a failed import was written", args: ["get", "/ok"], stdout: "/ok\t(nil)\n" },
+  {
+    name: "import from stdin",
+    args: ["import", "-"],
+    stdin:
+      '{"key":"/in/a","kind":"bool","value":false}\n{"key":"/in/b","kind":"char/utf8","value":"tab\\there"}\n',
+    stdout: "imported\t2\trev=1\n",
+  },
+  {
+    name: "get what stdin imported",
+    args: ["get", "/in/a", "/in/b"],
+    stdout: "/in/a\tbool:false\n/in/b\tchar/utf8:tab\there\n",
+  },
+  {
+    name: "watch replays from a revision, until SIGINT",
+    args: ["watch", "/", "--from", "1"],
+    interruptAfterLines: 3,
+    stdout: "1\tput\t/in/\tindex\n1\tput\t/in/a\tbool:false\n1\tput\t/in/b\tchar/utf8:tab\there\n",
+  },
+];
+
+export const GOLDEN_SCRIPTS: GoldenScript[] = [
+  { name: "editing a store", cases: editing },
+  { name: "errors", independent: true, cases: errors },
+  { name: "input", cases: input },
+];
