@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import { TreeError } from "../../../tree/errors.js";
+import { int64, json, str } from "../../../tree/value.js";
+import type { SuiteContext } from "../context.js";
+import { expectTreeError, getDir, getValue, listAll, names } from "../helpers.js";
+
+export function appendSuite(ctx: SuiteContext): void {
+  describe("append", () => {
+    it("creates dense children 0, 1, 2, … creating the directory when absent", async () => {
+      const tree = await ctx.open();
+      const keys: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const before = tree.revision();
+        const res = await tree.append("/byteseek/tool/run1/", json({ call: i }));
+        expect(res).toMatchObject({ version: 1, rev: before + 1 });
+        keys.push(res.key);
+      }
+      expect(keys).toEqual(Array.from({ length: 12 }, (_v, i) => `/byteseek/tool/run1/${i}`));
+      expect(await names(tree, "/byteseek/tool/run1/")).toEqual(
+        Array.from({ length: 12 }, (_v, i) => `${i}`),
+      );
+      expect((await getValue(tree, "/byteseek/tool/run1/11")).value).toEqual(json({ call: 11 }));
+      expect((await getDir(tree, "/byteseek/tool/")).count).toBe(1);
+    });
+
+    it("numbers each directory on its own", async () => {
+      const tree = await ctx.open();
+      expect((await tree.append("/a/", str("x"))).key).toBe("/a/0");
+      expect((await tree.append("/b/", str("x"))).key).toBe("/b/0");
+      expect((await tree.append("/a/", str("y"))).key).toBe("/a/1");
+      expect((await tree.append("/a/sub/", str("z"))).key).toBe("/a/sub/0");
+      expect((await tree.append("/a/", str("w"))).key).toBe("/a/2");
+    });
+
+    it("marks appended children ro when asked", async () => {
+      const tree = await ctx.open();
+      const res = await tree.append("/log/", str("entry"), { ro: true });
+      expect((await getValue(tree, res.key)).ro).toBe(true);
+      await expectTreeError(() => tree.set(res.key, str("rewrite")), "TREE_READ_ONLY");
+    });
+
+    it("gives 32 concurrent appenders unique dense numbers", async () => {
+      const tree = await ctx.open();
+      const results = await Promise.all(
+        Array.from({ length: 32 }, (_v, i) => tree.append("/q/", int64(BigInt(i)))),
+      );
+      const keys = results.map((r) => r.key).sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)));
+      expect(keys).toEqual(Array.from({ length: 32 }, (_v, i) => `/q/${i}`));
+      expect(new Set(results.map((r) => r.rev)).size).toBe(32);
+      // Each child holds the value of the call that was told its key.
+      for (const [i, r] of results.entries())
+        expect((await getValue(tree, r.key)).value).toEqual(int64(BigInt(i)));
+      expect((await getDir(tree, "/q/")).count).toBe(32);
+    });
+  });
+
+  describe("concurrent writers", () => {
+    it("loses no update under 32 concurrent compare-and-set writers, every success a distinct version", async () => {
+      const tree = await ctx.open();
+      await tree.set("/counter", int64(0n));
+      const perWriter = 3;
+      const versions: number[] = [];
+      const writer = async () => {
+        for (let done = 0; done < perWriter; ) {
+          const node = await getValue(tree, "/counter");
+          try {
+            const res = await tree.set("/counter", int64((node.value.value as bigint) + 1n), {
+              ifVersion: node.version,
+            });
+            versions.push(res.version);
+            done++;
+          } catch (err) {
+            if (!(err instanceof TreeError) || err.code !== "TREE_VERSION_MISMATCH") throw err;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: 32 }, writer));
+      const total = 32 * perWriter;
+      expect(new Set(versions).size).toBe(total);
+      expect([...versions].sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_v, i) => i + 2));
+      expect(await getValue(tree, "/counter")).toMatchObject({
+        value: int64(BigInt(total)),
+        version: total + 1,
+      });
+    });
+
+    it("lets exactly one of 32 concurrent create-only writers win", async () => {
+      const tree = await ctx.open();
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 32 }, (_v, i) => tree.set("/once", int64(BigInt(i)), { create: true })),
+      );
+      const won = outcomes.filter((o) => o.status === "fulfilled");
+      expect(won).toHaveLength(1);
+      for (const o of outcomes)
+        if (o.status === "rejected") expect((o.reason as TreeError).code).toBe("TREE_EXISTS");
+      expect((await getValue(tree, "/once")).version).toBe(1);
+    });
+
+    it("counts every child when 32 concurrent sets create siblings under new parents", async () => {
+      const tree = await ctx.open();
+      await Promise.all(Array.from({ length: 32 }, (_v, i) => tree.set(`/c/${i}/leaf`, int64(BigInt(i)))));
+      expect((await getDir(tree, "/c/")).count).toBe(32);
+      expect(await names(tree, "/c/")).toEqual(Array.from({ length: 32 }, (_v, i) => `${i}/`));
+      expect((await getDir(tree, "/")).count).toBe(1);
+      const revs = new Set<number>();
+      for (let i = 0; i < 32; i++) revs.add((await getValue(tree, `/c/${i}/leaf`)).modRev);
+      expect(revs.size).toBe(32);
+    });
+
+    it("stays consistent under concurrent mixed writes: counts match listings, revisions are unique", async () => {
+      const tree = await ctx.open();
+      const start = tree.revision();
+      const dirs = ["/m/", "/m/a/", "/m/b/", "/m/a/c/"];
+      const writes: Array<Promise<unknown>> = [];
+      for (let i = 0; i < 96; i++) {
+        const dir = dirs[i % dirs.length] ?? "/m/";
+        const n = i % 7;
+        if (i % 11 === 10) writes.push(tree.deltree(dir === "/m/" ? "/m/b/" : dir));
+        else if (i % 5 === 4) writes.push(tree.del(`${dir}${n}`));
+        else if (i % 3 === 2) writes.push(tree.append(`${dir}log/`, int64(BigInt(i))));
+        else writes.push(tree.set(`${dir}${n}`, int64(BigInt(i))));
+      }
+      const results = (await Promise.all(writes)) as Array<{ rev: number }>;
+      expect(tree.revision()).toBeGreaterThan(start);
+      const check = async (dir: string): Promise<void> => {
+        const children = await listAll(tree, dir, { system: true });
+        expect((await getDir(tree, dir)).count, dir).toBe(children.length);
+        for (const child of children) if (child.kind === "index") await check(`${dir}${child.name}`);
+      };
+      await check("/");
+      const changed = results.map((r) => r.rev).filter((rev) => rev > start);
+      expect(Math.max(...changed)).toBe(tree.revision());
+    });
+
+    it("keeps a directory's count right under concurrent sets and deletes of its children", async () => {
+      const tree = await ctx.open();
+      for (let i = 0; i < 16; i++) await tree.set(`/n/${i}`, int64(BigInt(i)));
+      await Promise.all([
+        ...Array.from({ length: 16 }, (_v, i) => tree.del(`/n/${i}`)),
+        ...Array.from({ length: 16 }, (_v, i) => tree.set(`/n/new${i}`, int64(BigInt(i)))),
+      ]);
+      expect((await getDir(tree, "/n/")).count).toBe(16);
+      expect((await names(tree, "/n/")).every((n) => n.startsWith("new"))).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import type { ExportEntry, Tree } from "../../../tree/types.js";
+import { type Json, str, type TreeValue, valueToJson } from "../../../tree/value.js";
+import type { SuiteContext } from "../context.js";
+import { expectTreeError, getValue, listAll } from "../helpers.js";
+import { sampleValues } from "./values.js";
+
+async function exportAll(tree: Tree, dir?: string): Promise<ExportEntry[]> {
+  const out: ExportEntry[] = [];
+  for await (const entry of dir === undefined ? tree.export() : tree.export(dir)) out.push(entry);
+  return out;
+}
+
+const byKey = (a: ExportEntry, b: ExportEntry) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+/** Writes one key per sample value, plus ro, vid, an empty directory and a system entry. */
+async function populate(tree: Tree): Promise<Map<string, TreeValue>> {
+  const written = new Map<string, TreeValue>();
+  let i = 0;
+  for (const v of Object.values(sampleValues)) {
+    const key = `/data/${i++}`;
+    await tree.set(key, v);
+    written.set(key, v);
+  }
+  await tree.set("/meta/locked", str("ro"), { ro: true });
+  await tree.set("/meta/owned", str("vid"), { vid: "run-9" });
+  await tree.set("/meta/‥pc", str("system"));
+  await tree.mkindex("/empty/dir/");
+  return written;
+}
+
+export function exportSuite(ctx: SuiteContext): void {
+  describe("export and import", () => {
+    it("round-trips every kind and value exactly through NDJSON text", async () => {
+      const source = await ctx.open();
+      const written = await populate(source);
+      const lines = (await exportAll(source)).map((e) => JSON.stringify(e));
+      for (const line of lines) expect(line).not.toContain("\n");
+      const target = await ctx.open();
+      const res = await target.import(lines);
+      expect(res.imported).toBe(lines.length);
+      expect(res.rev).toBe(target.revision());
+      for (const [key, v] of written) {
+        const node = await getValue(target, key);
+        expect(node.kind).toBe(v.kind);
+        expect(node.value).toEqual(v);
+      }
+      expect(await getValue(target, "/meta/locked")).toMatchObject({ ro: true, value: str("ro") });
+      expect(await getValue(target, "/meta/owned")).toMatchObject({ vid: "run-9" });
+      expect(await getValue(target, "/meta/‥pc")).toMatchObject({ value: str("system") });
+      expect((await target.list("/empty/dir/")).children).toEqual([]);
+      expect((await exportAll(target)).sort(byKey)).toEqual((await exportAll(source)).sort(byKey));
+    });
+
+    it("writes int64 beyond 2^53 as decimal strings and non-finite floats as names in the JSON form", async () => {
+      const tree = await ctx.open();
+      await populate(tree);
+      const entries = await exportAll(tree);
+      for (const [i, v] of Object.values(sampleValues).entries()) {
+        const entry = entries.find((e) => e.key === `/data/${i}`);
+        expect(entry).toMatchObject({ kind: v.kind, value: valueToJson(v) as Json });
+      }
+    });
+
+    it("exports only the subtree of the directory asked for", async () => {
+      const tree = await ctx.open();
+      await tree.set("/a/x", str("x"));
+      await tree.set("/a/b/y", str("y"));
+      await tree.set("/ab/z", str("z"));
+      await tree.set("/a", str("beside"));
+      const keys = (await exportAll(tree, "/a/")).map((e) => e.key);
+      expect(keys).toEqual(expect.arrayContaining(["/a/x", "/a/b/y"]));
+      for (const key of keys) expect(key.startsWith("/a/")).toBe(true);
+    });
+
+    it("imports entries given as objects, creating parents, in one revision", async () => {
+      const tree = await ctx.open();
+      const before = tree.revision();
+      const res = await tree.import([
+        { key: "/i/a", kind: "int64", value: "-9223372036854775808" },
+        { key: "/i/b/c", kind: "float64", value: "NaN" },
+        { key: "/i/d/", kind: "index" },
+      ]);
+      expect(res.imported).toBe(3);
+      expect(res.rev).toBe(before + 1);
+      expect((await getValue(tree, "/i/a")).modRev).toBe(res.rev);
+      expect((await getValue(tree, "/i/a")).value).toEqual({ kind: "int64", value: -(2n ** 63n) });
+      expect(Number.isNaN((await getValue(tree, "/i/b/c")).value.value)).toBe(true);
+      expect((await listAll(tree, "/i/")).map((c) => c.name)).toEqual(["a", "b/", "d/"]);
+    });
+
+    it.each([
+      ["invalid JSON", "{not json"],
+      ["an invalid key", JSON.stringify({ key: "/bad//key", kind: "char/utf8", value: "x" })],
+      ["an unknown kind", JSON.stringify({ key: "/k", kind: "text", value: "x" })],
+      ["an int64 out of range", JSON.stringify({ key: "/k", kind: "int64", value: "9223372036854775808" })],
+      ["a value of the wrong type for its kind", JSON.stringify({ key: "/k", kind: "bool", value: "yes" })],
+      ["a missing key", JSON.stringify({ kind: "bool", value: true })],
+    ])("imports nothing and names the line when line 3 has %s", async (_what, bad) => {
+      const tree = await ctx.open();
+      await tree.set("/existing", str("kept"));
+      const before = tree.revision();
+      const lines = [
+        JSON.stringify({ key: "/imp/1", kind: "char/utf8", value: "one" }),
+        JSON.stringify({ key: "/existing", kind: "char/utf8", value: "overwritten?" }),
+        bad,
+        JSON.stringify({ key: "/imp/4", kind: "char/utf8", value: "four" }),
+      ];
+      const err = await expectTreeError(() => tree.import(lines), "TREE_IMPORT_FAILED");
+      expect(err.message).toMatch(/line 3\b/);
+      expect(tree.revision()).toBe(before);
+      expect(await tree.get("/imp/1")).toBeUndefined();
+      expect(await tree.get("/imp/")).toBeUndefined();
+      expect((await getValue(tree, "/existing")).value).toEqual(str("kept"));
+    });
+
+    it("imports from an async iterable of lines", async () => {
+      const tree = await ctx.open();
+      async function* lines() {
+        for (let i = 0; i < 50; i++) yield JSON.stringify({ key: `/s/${i}`, kind: "int64", value: i });
+      }
+      expect((await tree.import(lines())).imported).toBe(50);
+      expect((await listAll(tree, "/s/")).map((c) => c.name)).toEqual(
+        Array.from({ length: 50 }, (_v, i) => `${i}`),
+      );
+    });
+  });
+}

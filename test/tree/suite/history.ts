@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { int64, json, str } from "../../../tree/value.js";
+import type { SuiteContext } from "../context.js";
+
+export function historySuite(ctx: SuiteContext): void {
+  describe("history", () => {
+    it("answers no history for a key written once, or never", async () => {
+      const tree = await ctx.open();
+      await tree.set("/h", str("only"));
+      expect(await tree.history("/h")).toEqual([]);
+      expect(await tree.history("/never")).toEqual([]);
+    });
+
+    it("keeps previous versions newest first, with kind, value, version and modRev", async () => {
+      const tree = await ctx.open();
+      const w1 = await tree.set("/byteseek/prompt/system", str("v1"));
+      const w2 = await tree.set("/byteseek/prompt/system", json({ v: 2 }));
+      await tree.set("/byteseek/prompt/system", int64(3n));
+      const history = await tree.history("/byteseek/prompt/system");
+      expect(history).toEqual([
+        expect.objectContaining({
+          key: "/byteseek/prompt/system",
+          kind: "json",
+          value: json({ v: 2 }),
+          version: 2,
+          modRev: w2.rev,
+        }),
+        expect.objectContaining({
+          key: "/byteseek/prompt/system",
+          kind: "char/utf8",
+          value: str("v1"),
+          version: 1,
+          modRev: w1.rev,
+        }),
+      ]);
+      for (const entry of history) {
+        expect(typeof entry.mtime).toBe("number");
+        expect(entry.deleted ?? false).toBe(false);
+      }
+    });
+
+    it("keeps at most historyLimit previous versions, dropping the oldest", async () => {
+      const tree = await ctx.open({ historyLimit: 3 });
+      for (let i = 1; i <= 10; i++) await tree.set("/h", int64(BigInt(i)));
+      const history = await tree.history("/h");
+      expect(history.map((h) => [h.version, h.value])).toEqual([
+        [9, int64(9n)],
+        [8, int64(8n)],
+        [7, int64(7n)],
+      ]);
+    });
+
+    it("keeps 10 previous versions by default", async () => {
+      const tree = await ctx.open();
+      for (let i = 1; i <= 15; i++) await tree.set("/h", int64(BigInt(i)));
+      expect((await tree.history("/h")).map((h) => h.version)).toEqual(range(14, 5));
+    });
+
+    it("records the value a key had when it was deleted, so it can be restored", async () => {
+      const tree = await ctx.open();
+      await tree.set("/byteseek/tools/x", json({ name: "x", v: 1 }));
+      await tree.set("/byteseek/tools/x", json({ name: "x", v: 2 }));
+      await tree.del("/byteseek/tools/x");
+      const history = await tree.history("/byteseek/tools/x");
+      expect(history[0]).toMatchObject({ value: json({ name: "x", v: 2 }), version: 2, deleted: true });
+      expect(history[1]).toMatchObject({ value: json({ name: "x", v: 1 }), version: 1 });
+      // Rolling back is a set of the retained value.
+      await tree.set("/byteseek/tools/x", history[0]?.value ?? json(null));
+      expect((await tree.get("/byteseek/tools/x"))?.version).toBe(1);
+    });
+  });
+}
+
+function range(from: number, downTo: number): number[] {
+  return Array.from({ length: from - downTo + 1 }, (_v, i) => from - i);
+}

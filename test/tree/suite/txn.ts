@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import type { TxnCompare, TxnOp } from "../../../tree/types.js";
+import { int64, str } from "../../../tree/value.js";
+import type { SuiteContext } from "../context.js";
+import { expectTreeError, expectTreeErrorOneOf, getDir, getValue } from "../helpers.js";
+
+export function txnSuite(ctx: SuiteContext): void {
+  describe("txn", () => {
+    it("runs success when every compare holds, all writes at one new revision", async () => {
+      const tree = await ctx.open();
+      await tree.set("/cfg/mode", str("a"));
+      await tree.set("/old", str("old"));
+      const before = tree.revision();
+      const res = await tree.txn({
+        compare: [{ key: "/cfg/mode", target: "version", op: "==", value: 1 }],
+        success: [
+          { op: "set", key: "/cfg/mode", value: str("b") },
+          { op: "set", key: "/new/deep/key", value: int64(7n), vid: "run-1" },
+          { op: "del", key: "/old" },
+          { op: "get", key: "/cfg/mode" },
+        ],
+        failure: [{ op: "set", key: "/failed", value: str("x") }],
+      });
+      expect(res.succeeded).toBe(true);
+      expect(res.rev).toBe(before + 1);
+      expect(tree.revision()).toBe(before + 1);
+      expect(res.results).toHaveLength(4);
+      expect(res.results[0]).toMatchObject({ key: "/cfg/mode", rev: before + 1, version: 2 });
+      expect(res.results[1]).toMatchObject({ key: "/new/deep/key", rev: before + 1, version: 1 });
+      expect(res.results[2]).toMatchObject({ key: "/old", rev: before + 1, version: 0 });
+      // A get inside the txn sees the txn's own earlier write.
+      expect(res.results[3]).toMatchObject({ key: "/cfg/mode", value: str("b"), version: 2 });
+      expect(await getValue(tree, "/cfg/mode")).toMatchObject({ value: str("b"), modRev: before + 1 });
+      expect(await getValue(tree, "/new/deep/key")).toMatchObject({ vid: "run-1", createRev: before + 1 });
+      expect(await getDir(tree, "/new/deep/")).toMatchObject({ createRev: before + 1 });
+      expect(await tree.get("/old")).toBeUndefined();
+      expect(await tree.get("/failed")).toBeUndefined();
+    });
+
+    it("runs failure when a compare fails, and reports the gets of that branch", async () => {
+      const tree = await ctx.open();
+      await tree.set("/cfg/mode", str("a"));
+      const res = await tree.txn({
+        compare: [{ key: "/cfg/mode", target: "value", value: str("zzz") }],
+        success: [{ op: "set", key: "/cfg/mode", value: str("b") }],
+        failure: [
+          { op: "get", key: "/cfg/mode" },
+          { op: "get", key: "/absent" },
+        ],
+      });
+      expect(res.succeeded).toBe(false);
+      expect(res.results).toHaveLength(2);
+      expect(res.results[0]).toMatchObject({ key: "/cfg/mode", value: str("a") });
+      expect(res.results[1] ?? undefined).toBeUndefined();
+      expect((await getValue(tree, "/cfg/mode")).value).toEqual(str("a"));
+    });
+
+    it("compares version, createRev, modRev, value and exists with ==, !=, < and >", async () => {
+      const tree = await ctx.open();
+      const first = await tree.set("/k", int64(5n));
+      await tree.set("/k", int64(6n));
+      const node = await getValue(tree, "/k");
+      const holds = async (c: TxnCompare) => (await tree.txn({ compare: [c] })).succeeded;
+      const table: Array<[TxnCompare, boolean]> = [
+        [{ key: "/k", target: "version", value: 2 }, true],
+        [{ key: "/k", target: "version", op: "==", value: 1 }, false],
+        [{ key: "/k", target: "version", op: "!=", value: 1 }, true],
+        [{ key: "/k", target: "version", op: "<", value: 3 }, true],
+        [{ key: "/k", target: "version", op: ">", value: 2 }, false],
+        [{ key: "/k", target: "createRev", value: first.rev }, true],
+        [{ key: "/k", target: "modRev", value: node.modRev }, true],
+        [{ key: "/k", target: "modRev", op: ">", value: first.rev }, true],
+        [{ key: "/k", target: "value", value: int64(6n) }, true],
+        [{ key: "/k", target: "value", value: int64(5n) }, false],
+        [{ key: "/k", target: "value", value: str("6") }, false],
+        [{ key: "/k", target: "value", op: "!=", value: int64(5n) }, true],
+        [{ key: "/k", target: "exists", value: true }, true],
+        [{ key: "/absent", target: "exists", value: false }, true],
+        [{ key: "/absent", target: "exists", value: true }, false],
+        [{ key: "/absent", target: "version", value: 0 }, true],
+        [{ key: "/absent", target: "modRev", value: 0 }, true],
+      ];
+      for (const [compare, expected] of table)
+        expect(
+          await holds(compare),
+          JSON.stringify(compare, (_k, v) => (typeof v === "bigint" ? `${v}n` : v)),
+        ).toBe(expected);
+    });
+
+    it("requires every compare to hold", async () => {
+      const tree = await ctx.open();
+      await tree.set("/a", int64(1n));
+      const res = await tree.txn({
+        compare: [
+          { key: "/a", target: "exists", value: true },
+          { key: "/b", target: "exists", value: true },
+        ],
+        success: [{ op: "set", key: "/s", value: str("s") }],
+        failure: [{ op: "set", key: "/f", value: str("f") }],
+      });
+      expect(res.succeeded).toBe(false);
+      expect(await tree.get("/s")).toBeUndefined();
+      expect(await tree.get("/f")).toBeDefined();
+    });
+
+    it("is all or nothing: a failing operation leaves every key and the revision as they were", async () => {
+      const tree = await ctx.open();
+      await tree.set("/a", str("a"));
+      await tree.set("/full/x", str("x"));
+      await tree.set("/gone/y", str("y"));
+      const before = tree.revision();
+      const prefix: TxnOp[] = [
+        { op: "set", key: "/a", value: str("changed") },
+        { op: "set", key: "/fresh/key", value: str("new") },
+        { op: "deltree", key: "/gone/" },
+      ];
+      const unchanged = async () => {
+        expect(tree.revision()).toBe(before);
+        expect(await getValue(tree, "/a")).toMatchObject({ value: str("a"), version: 1 });
+        expect(await tree.get("/fresh/")).toBeUndefined();
+        expect(await tree.get("/gone/y")).toBeDefined();
+        expect(await tree.get("/full/x")).toBeDefined();
+      };
+      await expectTreeError(
+        () => tree.txn({ success: [...prefix, { op: "del", key: "/full/" }] }),
+        "TREE_NOT_EMPTY",
+      );
+      await unchanged();
+      await expectTreeErrorOneOf(
+        () => tree.txn({ success: [...prefix, { op: "set", key: "/bad//key", value: str("x") }] }),
+        ["TREE_INVALID_KEY", "TREE_TXN_INVALID"],
+      );
+      await unchanged();
+    });
+
+    it("does not bump the revision for a transaction that writes nothing", async () => {
+      const tree = await ctx.open();
+      await tree.set("/a", str("a"));
+      const before = tree.revision();
+      const res = await tree.txn({
+        compare: [{ key: "/a", target: "exists", value: true }],
+        success: [{ op: "get", key: "/a" }],
+      });
+      expect(res.succeeded).toBe(true);
+      expect(res.rev).toBe(before);
+      expect(tree.revision()).toBe(before);
+    });
+
+    it("runs mkindex and deltree inside a transaction", async () => {
+      const tree = await ctx.open();
+      await tree.set("/gone/a", str("a"));
+      const res = await tree.txn({
+        success: [
+          { op: "deltree", key: "/gone/" },
+          { op: "mkindex", key: "/made/" },
+        ],
+      });
+      expect(res.results[0]).toMatchObject({ removed: 2 });
+      expect(await tree.get("/gone/")).toBeUndefined();
+      expect(await getDir(tree, "/made/")).toMatchObject({ count: 0, createRev: res.rev });
+    });
+  });
+}
