@@ -1,5 +1,7 @@
 /** What enters the model's context from one call, at most. */
 export const MAX_TEXT_BYTES = 50 * 1024;
+/** What an impl keeps of its output: room is left for its own words and marker under the cap. */
+export const IMPL_OUTPUT_BYTES = MAX_TEXT_BYTES - 1024;
 /** Lines of command output kept (the last ones). */
 export const MAX_OUTPUT_LINES = 2000;
 
@@ -27,7 +29,7 @@ export function capText(text: string, maxBytes = MAX_TEXT_BYTES): { text: string
  * Keeps the tail of a stream of output, bounded in memory: the last `maxLines` lines and
  * `maxBytes` bytes, whichever is smaller. Counts what it dropped.
  */
-export function createTailBuffer(maxBytes = MAX_TEXT_BYTES, maxLines = MAX_OUTPUT_LINES) {
+export function createTailBuffer(maxBytes = IMPL_OUTPUT_BYTES, maxLines = MAX_OUTPUT_LINES) {
   const chunks: Buffer[] = [];
   let held = 0;
   let total = 0;

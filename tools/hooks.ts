@@ -38,7 +38,8 @@ export interface HookVerdict {
  * catches both.
  */
 export interface ToolHooks {
-  before?(call: ToolCall): Promise<HookVerdict | undefined> | HookVerdict | undefined;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook written as plain statements returns void.
+  before?(call: ToolCall): Promise<HookVerdict | undefined | void> | HookVerdict | undefined | void;
   after?(
     call: ToolCall,
     result: ToolResult,

@@ -202,7 +202,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   async function gate(call: ToolCall, policy: Policy): Promise<ToolResult | undefined> {
     for (const hook of hooks) {
       if (!hook.before) continue;
-      let verdict: HookVerdict | undefined;
+      // biome-ignore lint/suspicious/noConfusingVoidType: what a before-hook may answer.
+      let verdict: HookVerdict | undefined | void;
       try {
         verdict = await hook.before(call);
       } catch (err) {

@@ -47,6 +47,8 @@ export interface ToolDeclarationInput {
   sequential?: boolean;
   confirm?: boolean;
   enabled?: boolean;
+  /** Milliseconds before the boundary stops the call; default: the policy's defaultTimeoutMs. */
+  timeoutMs?: number;
   impl: Record<string, unknown> & { kind: string };
 }
 

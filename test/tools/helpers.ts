@@ -148,7 +148,7 @@ export async function declare(tree: Tree, decl: Record<string, unknown>, vid?: s
 /** The JSON value of a record key. */
 export async function recordAt(tree: Tree, key: string): Promise<Record<string, unknown>> {
   const node = await tree.get(key);
-  if (!node || node.kind !== "json") throw new Error(`no record at ${key}`);
+  if (node?.kind !== "json") throw new Error(`no record at ${key}`);
   return node.value.value as Record<string, unknown>;
 }
 

@@ -237,7 +237,7 @@ describe.each(BACKENDS)("the call boundary on %s", (backend) => {
     expect(listed.children.map((c) => c.name)).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
     for (const r of results) expect((await recordAt(h.tree, r.record!)).text).toBe(r.text);
 
-    const usage = (await h.tree.get("/byteseek/usage/par")) as { value: { value: ToolUsage } };
+    const usage = (await h.tree.get("/byteseek/usage/par")) as unknown as { value: { value: ToolUsage } };
     const u = usage.value.value;
     expect(u.calls).toBe(50);
     expect(u.kinds).toEqual({ ok: 40, arg: 10 });
@@ -249,7 +249,9 @@ describe.each(BACKENDS)("the call boundary on %s", (backend) => {
   it("keeps other fields of the usage node (the agent's token counts)", async () => {
     await h.tree.set("/byteseek/usage/run1", json({ tokens: { input: 10 } }), { ro: true, force: true });
     await h.runtime.call("test.noop", {}, { vid: "run1" });
-    const node = (await h.tree.get("/byteseek/usage/run1")) as { value: { value: Record<string, unknown> } };
+    const node = (await h.tree.get("/byteseek/usage/run1")) as unknown as {
+      value: { value: Record<string, unknown> };
+    };
     expect(node.value.value).toMatchObject({ tokens: { input: 10 }, calls: 1 });
   });
 });

@@ -1,6 +1,6 @@
 import { request } from "undici";
 import type { z } from "zod";
-import { MAX_TEXT_BYTES } from "../cap.js";
+import { IMPL_OUTPUT_BYTES } from "../cap.js";
 import type { HttpImpl } from "../declaration.js";
 import { ToolError } from "../errors.js";
 import { hostAllowed } from "../policy.js";
@@ -61,7 +61,7 @@ export async function runHttpImpl(
   let truncated = false;
   try {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      const room = MAX_TEXT_BYTES - bytes;
+      const room = IMPL_OUTPUT_BYTES - bytes;
       if (chunk.length > room) {
         chunks.push(chunk.subarray(0, room));
         bytes += room;
@@ -78,7 +78,7 @@ export async function runHttpImpl(
     if (truncated) res.body.destroy();
   }
   let text = Buffer.concat(chunks).toString("utf8");
-  if (truncated) text += `\n[… response truncated at ${MAX_TEXT_BYTES} bytes]`;
+  if (truncated) text += `\n[… response truncated at ${IMPL_OUTPUT_BYTES} bytes]`;
   const contentType = String(res.headers["content-type"] ?? "");
   const details = { url: url.href, status: res.statusCode, contentType, bytes, truncated };
   if (res.statusCode >= 400)
