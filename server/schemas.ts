@@ -98,13 +98,17 @@ export const TreeQuery = z.object({
   recursive: Flag.describe("listing: the whole subtree, depth-first"),
   depth: z.coerce.number().int().min(1).max(64).optional().describe("listing: the subtree down to N levels"),
   force: Flag.describe("PUT/DELETE: write or delete even a read-only key"),
+  node: Flag.describe("GET of a directory: the directory node itself (count, versions), not its children"),
+  empty: Flag.describe(
+    "DELETE of a directory: only if it is empty (409 TREE_NOT_EMPTY otherwise), not the whole subtree",
+  ),
 });
 export type TreeQuery = z.infer<typeof TreeQuery>;
 
 export const PutBody = z
   .unknown()
   .describe(
-    'either the typed form {"kind": "int64"|"float64"|"bool"|"char/utf8"|"json", "value": ..., "ro": false} or any other JSON value, whose kind is inferred (integer → int64, other number → float64, boolean → bool, string → char/utf8, object/array → json)',
+    'either the typed form {"kind": "int64"|"float64"|"bool"|"char/utf8"|"json", "value": ..., "ro": false, "vid"?: owner} or any other JSON value, whose kind is inferred (integer → int64, other number → float64, boolean → bool, string → char/utf8, object/array → json)',
   );
 
 /** The bare prefix (`/v1/tree`): the root. */
@@ -130,6 +134,7 @@ export const TxnOpJson = z.discriminatedUnion("op", [
     value: JsonValue,
     ro: z.boolean().optional(),
     force: z.boolean().optional(),
+    vid: z.string().optional(),
   }),
   z.object({ op: z.literal("del"), key: z.string(), force: z.boolean().optional() }),
   z.object({ op: z.literal("deltree"), key: z.string(), force: z.boolean().optional() }),

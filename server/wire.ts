@@ -89,14 +89,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-const TYPED_KEYS = new Set(["kind", "value", "ro"]);
+const TYPED_KEYS = new Set(["kind", "value", "ro", "vid"]);
 
 /**
- * Reads a PUT/POST body. `{"kind", "value", "ro"?}` (exactly these keys) is the typed form; any
+ * Reads a PUT/POST body. `{"kind", "value", "ro"?, "vid"?}` (only these keys) is the typed form; any
  * other JSON value is stored with its kind inferred. To store an object that has just those keys
  * as json, wrap it: `{"kind": "json", "value": {...}}`.
  */
-export function valueFromBody(body: unknown): { value: TreeValue; ro?: boolean } {
+export function valueFromBody(body: unknown): { value: TreeValue; ro?: boolean; vid?: string } {
   if (body === undefined)
     throw new TreeError(
       "TREE_INVALID_VALUE",
@@ -110,8 +110,14 @@ export function valueFromBody(body: unknown): { value: TreeValue; ro?: boolean }
   ) {
     if (body.ro !== undefined && typeof body.ro !== "boolean")
       throw new TreeError("TREE_INVALID_VALUE", "ro must be true or false");
-    const value = valueFromJson(body.kind, body.value);
-    return body.ro === undefined ? { value } : { value, ro: body.ro as boolean };
+    if (body.vid !== undefined && typeof body.vid !== "string")
+      throw new TreeError("TREE_INVALID_VALUE", "vid must be a string");
+    const out: { value: TreeValue; ro?: boolean; vid?: string } = {
+      value: valueFromJson(body.kind, body.value),
+    };
+    if (body.ro !== undefined) out.ro = body.ro as boolean;
+    if (body.vid !== undefined) out.vid = body.vid as string;
+    return out;
   }
   return { value: inferValue(body as Json) };
 }
@@ -135,6 +141,7 @@ function opFromJson(o: TxnOpJson): TxnOp {
       const op: TxnOp = { op: "set", key: o.key, value: txnValue(o.kind, o.value) };
       if (o.ro !== undefined) op.ro = o.ro;
       if (o.force) op.force = true;
+      if (o.vid !== undefined) op.vid = o.vid;
       return op;
     }
     case "del":

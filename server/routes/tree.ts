@@ -3,6 +3,7 @@
  * paginated, `?recursive=1`, `?depth=N`, `?values=0`); PUT a value (or create a directory);
  * POST to a directory appends; DELETE a value or a whole directory. See `key-path.ts` for keys.
  */
+import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { TreeError } from "../../tree/errors.js";
@@ -63,7 +64,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
       async function getKey(req, reply) {
         const key = keyFromUrl(req.url, TREE_PREFIX);
         const q = req.query;
-        if (key.endsWith("/")) {
+        if (key.endsWith("/") && !q.node) {
           const depth = q.recursive ? MAX_DEPTH_LEVELS : (q.depth ?? 1);
           const limit = q.limit ?? 1000;
           if (depth === 1) {
@@ -121,9 +122,10 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
       async function putKey(req, reply) {
         const key = keyFromUrl(req.url, TREE_PREFIX);
         if (key.endsWith("/")) return writeToJson(await tree.mkindex(key));
-        const { value, ro } = valueFromBody(req.body);
+        const { value, ro, vid } = valueFromBody(hasBody(req) ? req.body : undefined);
         const options: SetOptions = {};
         if (ro !== undefined) options.ro = ro;
+        if (vid !== undefined) options.vid = vid;
         if (req.query.force) options.force = true;
         const ifMatch = parseCondition("If-Match", req.headers["if-match"]);
         const ifNoneMatch = parseCondition("If-None-Match", req.headers["if-none-match"]);
@@ -164,8 +166,11 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
             { key },
           );
         }
-        const { value, ro } = valueFromBody(req.body);
-        const res = await tree.append(key, value, ro === undefined ? {} : { ro });
+        const { value, ro, vid } = valueFromBody(hasBody(req) ? req.body : undefined);
+        const res = await tree.append(key, value, {
+          ...(ro === undefined ? {} : { ro }),
+          ...(vid === undefined ? {} : { vid }),
+        });
         reply
           .code(201)
           .header("location", keyToUrlPath(res.key, TREE_PREFIX))
@@ -192,7 +197,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
         const o: { force?: boolean; ifVersion?: number } = {};
         if (req.query.force) o.force = true;
         if (ifMatch !== undefined) o.ifVersion = await expectedVersion(tree, key, ifMatch);
-        if (key.endsWith("/")) {
+        if (key.endsWith("/") && !req.query.empty) {
           const res = await tree.deltree(key, o);
           return { ...writeToJson(res), removed: res.removed };
         }
@@ -214,6 +219,12 @@ async function expectedVersion(tree: Tree, key: string, cond: "*" | number): Pro
       actual: 0,
     });
   return node.version;
+}
+
+/** Did the request carry a body at all? (Without one fastify leaves `body` null.) */
+function hasBody(req: FastifyRequest): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }
 
 function notFound(key: string): TreeError {
