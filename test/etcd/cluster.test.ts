@@ -32,7 +32,11 @@ async function leaderOf(members: EtcdMember[]): Promise<EtcdMember> {
 
 describe("a three-member etcd cluster", () => {
   it("loses no acknowledged write when the leader is killed under write load", async () => {
-    const tree: Tree = await createEtcdTree({ endpoints: cluster.endpoints, prefix: "load/", unavailableAfterMs: 10_000 });
+    const tree: Tree = await createEtcdTree({
+      endpoints: cluster.endpoints,
+      prefix: "load/",
+      unavailableAfterMs: 10_000,
+    });
     const acked = new Map<string, bigint>();
     const appended: string[] = [];
     let failed = 0;

@@ -77,10 +77,9 @@ describe("etcd going away", () => {
     expect(written.value.version).toBe(1);
     // The watch made before the outage goes on where it was, without a gap or a repeat.
     await watching;
-    expect(seen.map((b) => b.events.map((e) => e.key).filter((k) => k.startsWith("/during/") && !k.endsWith("/")))).toEqual([
-      ["/during/0"],
-      ["/during/1"],
-    ]);
+    expect(
+      seen.map((b) => b.events.map((e) => e.key).filter((k) => k.startsWith("/during/") && !k.endsWith("/"))),
+    ).toEqual([["/during/0"], ["/during/1"]]);
     controller.abort();
   });
 });

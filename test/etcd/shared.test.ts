@@ -29,7 +29,11 @@ describe("two trees on one etcd", () => {
     })();
     const res = await a.set("/byteseek/tools/demo.echo", json({ name: "demo.echo", snippet: "echo" }));
     const node = await b.get("/byteseek/tools/demo.echo");
-    expect(node).toMatchObject({ version: 1, modRev: res.rev, value: json({ name: "demo.echo", snippet: "echo" }) });
+    expect(node).toMatchObject({
+      version: 1,
+      modRev: res.rev,
+      value: json({ name: "demo.echo", snippet: "echo" }),
+    });
     expect((await b.list("/byteseek/tools/")).children.map((c) => c.name)).toEqual(["demo.echo"]);
     const batch = (await watched) as WatchBatch;
     expect(batch.rev).toBe(res.rev);
@@ -59,11 +63,15 @@ describe("two trees on one etcd", () => {
 
   it("keeps child counts exact when both create and delete siblings under new parents at once", async () => {
     await Promise.all(
-      Array.from({ length: 48 }, (_v, i) => (i % 2 === 0 ? a : b).set(`/c/${i % 12}/leaf${i}`, int64(BigInt(i)))),
+      Array.from({ length: 48 }, (_v, i) =>
+        (i % 2 === 0 ? a : b).set(`/c/${i % 12}/leaf${i}`, int64(BigInt(i))),
+      ),
     );
     expect(await b.get("/c/")).toMatchObject({ count: 12 });
     for (let d = 0; d < 12; d++) expect(await a.get(`/c/${d}/`)).toMatchObject({ count: 4 });
-    await Promise.all(Array.from({ length: 48 }, (_v, i) => (i % 2 === 0 ? b : a).del(`/c/${i % 12}/leaf${i}`)));
+    await Promise.all(
+      Array.from({ length: 48 }, (_v, i) => (i % 2 === 0 ? b : a).del(`/c/${i % 12}/leaf${i}`)),
+    );
     for (let d = 0; d < 12; d++) expect(await b.get(`/c/${d}/`)).toMatchObject({ count: 0 });
   });
 

@@ -3,7 +3,7 @@
  * keys, compares and retries), a deadline on every unary call, fast reconnects, and no hidden
  * retries — a transaction re-sent blindly could be applied twice, so retrying is the tree's job.
  */
-import { Etcd3, type IKeyValue, type IResponseHeader } from "etcd3";
+import { Etcd3, type IKeyValue, type IResponseHeader, isRecoverableError } from "etcd3";
 import { TreeError } from "../errors.js";
 
 export interface EtcdClientOptions {
@@ -13,9 +13,28 @@ export interface EtcdClientOptions {
   callTimeoutMs?: number;
 }
 
-// A policy that runs the call once. Async, so a throw becomes a rejection (etcd3's markFailed
-// relies on that to swallow the error it re-throws through the policy).
-const noop = {
+/**
+ * Per member: after a connection failure, skip the member for `openMs` (the pool then tries the
+ * next one), so a dead member of a cluster costs one failed call, not one in three.
+ */
+function memberBreaker(openMs: number) {
+  let openUntil = 0;
+  return {
+    // Async, so a throw is a rejection: etcd3's markFailed re-throws through it and catches.
+    async execute<T>(fn: (ctx: { signal: AbortSignal }) => T | Promise<T>): Promise<T> {
+      if (Date.now() < openUntil) throw new Error("etcd member skipped after a connection failure");
+      try {
+        return await fn({ signal: new AbortController().signal });
+      } catch (err) {
+        if (err instanceof Error && isRecoverableError(err)) openUntil = Date.now() + openMs;
+        throw err;
+      }
+    },
+  };
+}
+
+/** Runs the call once: retrying is the tree's job. */
+const once = {
   execute: async <T>(fn: (ctx: { signal: AbortSignal }) => T | Promise<T>): Promise<T> =>
     fn({ signal: new AbortController().signal }),
 };
@@ -35,7 +54,7 @@ export function connectEtcd(options: EtcdClientOptions): Etcd3 {
       "grpc.keepalive_timeout_ms": 5000,
     },
     // biome-ignore lint/suspicious/noExplicitAny: cockatiel's IPolicy has more members than the pool calls.
-    faultHandling: { host: () => noop as any, global: noop as any },
+    faultHandling: { host: () => memberBreaker(500) as any, global: once as any },
   });
 }
 

@@ -117,7 +117,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
         if (err instanceof TreeError || isEtcdRefusal(err) || Date.now() - started >= unavailableAfterMs)
           throw treeErrorOf(err, what);
         ensureOpen();
-        await sleep(Math.min(50 * 2 ** i, 500));
+        await sleep(Math.min(10 * 2 ** i, 500));
       }
     }
   }
@@ -219,7 +219,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
         }
         if (outcome === "unavailable") {
           if (Date.now() - started >= unavailableAfterMs) throw treeErrorOf(failure, "write");
-          await sleep(Math.min(50 * 2 ** outage++, 500));
+          await sleep(Math.min(10 * 2 ** outage++, 500));
           continue;
         }
         if (Date.now() - started >= CONFLICT_GIVE_UP_MS)
