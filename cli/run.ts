@@ -69,6 +69,8 @@ function defaultOpen(io: KvspaceIo): Promise<Tree> {
 
 /** Prints an error as its message alone (the stack only with KVSPACE_DEBUG) and gives its exit code. */
 function report(err: unknown, io: KvspaceIo): number {
+  // The reader went away (`kvspace export | head`): stop quietly, as other filters do.
+  if ((err as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return 0;
   if (isCliError(err)) {
     io.stderr.write(`${err.message}\n`);
     return err.exitCode;
