@@ -26,6 +26,7 @@ describe("two trees on one etcd", () => {
     const from = a.revision() + 1;
     const watched = (async () => {
       for await (const batch of b.watch("/byteseek/tools/", { fromRev: from })) return batch;
+      return undefined;
     })();
     const res = await a.set("/byteseek/tools/demo.echo", json({ name: "demo.echo", snippet: "echo" }));
     const node = await b.get("/byteseek/tools/demo.echo");
@@ -80,7 +81,7 @@ describe("two trees on one etcd", () => {
     const writer = async (tree: Tree) => {
       for (let done = 0; done < 10; ) {
         const node = await tree.get("/counter");
-        if (!node || node.kind !== "int64") throw new Error("counter vanished");
+        if (node?.kind !== "int64") throw new Error("counter vanished");
         try {
           await tree.set("/counter", int64((node.value.value as bigint) + 1n), { ifVersion: node.version });
           done++;
