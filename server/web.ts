@@ -1,0 +1,76 @@
+/**
+ * The browser page (issue 7): `webRoutes` serves `web/static/index.html` at `/` and at every page
+ * address — `/ui/<key>` (a tree node), `/tools/`, `/tools/<name>`, `/runs/<vid>` — so a link
+ * opens the same view, and the page's assets at `/assets/<file>`: the compiled scripts from
+ * `web/dist/` (built by `tsc -p web/tsconfig.json`), styles and icon from `web/static/`.
+ *
+ * The page holds no data and no secret, so its routes carry `config: { public: true }`: the token
+ * check lets them through, and the page then asks for the token and sends it on every API call.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import fastifyStatic from "@fastify/static";
+import type { FastifyPluginAsync, FastifyReply } from "fastify";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Answered without a token (the auth check should let such routes through). */
+    public?: boolean;
+  }
+}
+
+export interface WebRoutesOptions {
+  /** The folder holding `web/static/` and `web/dist/`; default: found from this file upwards. */
+  root?: string;
+}
+
+/** Page addresses answered with index.html (the page reads the address itself). */
+export const PAGE_ROUTES = ["/", "/ui", "/ui/*", "/tools", "/tools/*", "/runs/*"] as const;
+
+/** Headers on the page: it may fetch from its own origin only, nothing external. */
+const PAGE_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-cache",
+} as const;
+
+/** Finds the package folder that holds `web/static/index.html`, from this module's folder up. */
+export function findWebRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "web", "static", "index.html"))) return dir;
+    if (dirname(dir) === dir)
+      throw new Error(`web/static/index.html not found above ${from}: is the package installed whole?`);
+  }
+}
+
+export const webRoutes: FastifyPluginAsync<WebRoutesOptions> = async function webRoutes(app, options) {
+  const root = options.root ?? findWebRoot();
+  const staticDir = join(root, "web", "static");
+  const distDir = join(root, "web", "dist");
+  if (!existsSync(join(distDir, "main.js")))
+    app.log.warn({ distDir }, "the web page's scripts are not built: run `tsc -p web/tsconfig.json`");
+
+  // Only the reply.sendFile decorator: the routes below are ours, so they can carry `public`.
+  await app.register(fastifyStatic, { root: staticDir, serve: false });
+
+  const config = { public: true };
+  const hide = { hide: true };
+
+  function sendPage(_req: unknown, reply: FastifyReply) {
+    reply.headers(PAGE_HEADERS);
+    return reply.sendFile("index.html", staticDir, { cacheControl: false });
+  }
+  for (const url of PAGE_ROUTES) app.get(url, { config, schema: hide }, sendPage);
+
+  app.get<{ Params: { "*": string } }>("/assets/*", { config, schema: hide }, function sendAsset(req, reply) {
+    const name = req.params["*"];
+    // Compiled scripts (and their source maps) come from web/dist, everything else from web/static.
+    const dir = /\.js(\.map)?$/.test(name) ? distDir : staticDir;
+    reply.headers({ "x-content-type-options": "nosniff", "cache-control": "no-cache" });
+    return reply.sendFile(name, dir, { cacheControl: false });
+  });
+};

@@ -1,0 +1,129 @@
+/**
+ * Builders for the web page's end-to-end tests: a real server (`buildApp` on 127.0.0.1:0 with a
+ * classic-level store in a temp folder) serving the page, and a real headless Debian chromium
+ * driven by playwright-core with a fresh profile.
+ */
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { pino } from "pino";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { buildApp } from "../../server/app.js";
+import { webRoutes } from "../../server/web.js";
+import { openTree } from "../../tree/index.js";
+import type { Tree } from "../../tree/types.js";
+
+export const ROOT = resolve(import.meta.dirname, "..", "..");
+export const ARTIFACTS = join(ROOT, "test-artifacts", "web");
+
+/**
+ * Compiles the page's scripts (`tsc -p web/tsconfig.json`) when web/dist is missing or older than
+ * a source, so the tests always drive the current sources, whether or not the build ran first.
+ */
+export async function ensureWebBuilt(): Promise<void> {
+  const src = join(ROOT, "web", "src");
+  const built = await stat(join(ROOT, "web", "dist", "main.js")).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
+  let newest = 0;
+  for (const f of await readdir(src)) newest = Math.max(newest, (await stat(join(src, f))).mtimeMs);
+  if (built >= newest) return;
+  await promisify(execFile)(process.execPath, [
+    join(ROOT, "node_modules", "typescript", "bin", "tsc"),
+    "-p",
+    join(ROOT, "web", "tsconfig.json"),
+  ]);
+}
+
+export interface TestServer {
+  url: string;
+  tree: Tree;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** A byteseek server on a loopback port over a fresh classic-level store. */
+export async function startServer(
+  options: { token?: string; dir?: string; port?: number } = {},
+): Promise<TestServer> {
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "byteseek-web-")));
+  const tree = await openTree({ backend: "classic", location: join(dir, "store") });
+  const app = await buildApp({
+    tree,
+    logger: pino({ level: "silent" }),
+    ...(options.token ? { token: options.token } : {}),
+    watchProgressMs: 1000,
+  });
+  // buildApp registers the page itself once the lead wires server/web.ts in; until then, here.
+  if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
+  await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
+  const { port } = app.server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tree,
+    dir,
+    async close() {
+      await app.close();
+      await tree.close();
+    },
+  };
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * Debian's chromium, headless. `launch` gives it a fresh user-data-dir of its own in a temp
+ * folder (playwright refuses a --user-data-dir argument here), removed when it closes.
+ */
+export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close();
+    },
+  };
+}
+
+/**
+ * A new page that records every request it makes and every script error, so a test can assert
+ * that nothing left the server's origin and nothing threw.
+ */
+export async function openPage(browser: Browser, baseUrl: string, viewport = { width: 1280, height: 900 }) {
+  const context = await browser.newContext({ viewport, baseURL: baseUrl });
+  const page = await context.newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (r) => requests.push(r.url()));
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  return { page, context, requests, errors };
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,196 @@
+import { treeUrl } from "./keys.js";
+
+/** The value kinds of the tree; `index` is a directory. */
+export const VALUE_KINDS = ["char/utf8", "json", "int64", "float64", "bool"] as const;
+export type ValueKind = (typeof VALUE_KINDS)[number];
+export type NodeKind = ValueKind | "index";
+
+/** A value in its JSON form: int64 beyond 2^53 arrives as a decimal string. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+
+export interface NodeMeta {
+  key: string;
+  kind: NodeKind;
+  version: number;
+  createRev: number;
+  modRev: number;
+  mtime: number;
+  ro: boolean;
+  vid?: string;
+}
+
+export interface ValueNode extends NodeMeta {
+  kind: ValueKind;
+  value: JsonValue;
+}
+
+export interface Child {
+  name: string;
+  kind: NodeKind;
+  value?: JsonValue;
+  version?: number;
+  modRev?: number;
+  mtime?: number;
+  ro?: boolean;
+  count?: number;
+}
+
+export interface Listing {
+  key: string;
+  children: Child[];
+  next?: string | null;
+}
+
+export interface HistoryEntry {
+  kind: ValueKind;
+  value: JsonValue;
+  version: number;
+  modRev: number;
+  mtime: number;
+  deleted?: boolean;
+}
+
+export interface WriteAnswer {
+  key?: string;
+  version?: number;
+  rev?: number;
+}
+
+/** An error answer: `{"error": {"code", "message", ...}}`, with the status. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** The whole error body (a 412 carries the current node). */
+    readonly body: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export interface ApiOptions {
+  /** The bearer token, when the server needs one. */
+  token(): string | null;
+  /** Called on a 401; resolves once the user gave a new token (the request is then retried once). */
+  askToken(message: string): Promise<void>;
+  /** Every answer's `X-Byteseek-Revision`. */
+  onRevision?(rev: number): void;
+}
+
+export type Api = ReturnType<typeof createApi>;
+
+/** The HTTP API of byteseek (DESIGN.md "Interfaces"), as the page uses it. */
+export function createApi(options: ApiOptions) {
+  async function request(path: string, init: RequestInit = {}, retried = false): Promise<Response> {
+    const headers = new Headers(init.headers);
+    const token = options.token();
+    if (token) headers.set("authorization", `Bearer ${token}`);
+    if (init.body !== undefined && !headers.has("content-type"))
+      headers.set("content-type", "application/json");
+    const res = await fetch(path, { ...init, headers });
+    const rev = Number(res.headers.get("x-byteseek-revision"));
+    if (Number.isFinite(rev) && rev > 0) options.onRevision?.(rev);
+    if (res.status === 401 && !retried) {
+      await options.askToken(token ? "The token was refused." : "This server needs a token.");
+      return request(path, init, true);
+    }
+    return res;
+  }
+
+  async function json<T>(path: string, init: RequestInit = {}): Promise<T> {
+    const res = await request(path, init);
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    if (!res.ok) throw toError(res.status, body);
+    return body as T;
+  }
+
+  return {
+    request,
+    get: (key: string) => json<ValueNode>(treeUrl(key)),
+    list: (dir: string, page: { after?: string; limit?: number } = {}) => {
+      const q = new URLSearchParams();
+      if (page.limit) q.set("limit", String(page.limit));
+      if (page.after !== undefined) q.set("after", page.after);
+      const qs = q.toString();
+      return json<Listing>(treeUrl(dir) + (qs ? `?${qs}` : ""));
+    },
+    history: async (key: string): Promise<HistoryEntry[]> => {
+      const body = await json<unknown>(`${treeUrl(key)}?history=1`);
+      return historyEntries(body);
+    },
+    /** Writes a value; `ifMatch` is the version the edit started from, `create` refuses to overwrite. */
+    put: (
+      key: string,
+      value: { kind: ValueKind; value: JsonValue },
+      opts: { ifMatch?: number; create?: boolean } = {},
+    ) => {
+      const headers: Record<string, string> = {};
+      if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
+      if (opts.create) headers["if-none-match"] = "*";
+      return json<WriteAnswer>(treeUrl(key), { method: "PUT", headers, body: JSON.stringify(value) });
+    },
+    /** Creates a directory (and missing parents): PUT on a key ending in `/`. */
+    mkdir: (dir: string) => json<WriteAnswer>(treeUrl(dir), { method: "PUT", body: "{}" }),
+    /** Appends the next `<n>` child; answers the new key. */
+    append: async (dir: string, value: { kind: ValueKind; value: JsonValue }): Promise<string> => {
+      const res = await request(treeUrl(dir), { method: "POST", body: JSON.stringify(value) });
+      const text = await res.text();
+      const body = text ? (JSON.parse(text) as { key?: string }) : {};
+      if (!res.ok) throw toError(res.status, body);
+      const location = res.headers.get("location");
+      if (body.key) return body.key;
+      if (location)
+        return decodeURIComponent(
+          new URL(location, window.location.href).pathname.replace(/^\/v1\/tree/, ""),
+        );
+      return dir;
+    },
+    del: (key: string, opts: { ifMatch?: number } = {}) => {
+      const headers: Record<string, string> = {};
+      if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
+      return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
+    },
+    tools: () => json<unknown>("/v1/tools"),
+    prompt: () => json<unknown>("/v1/prompt"),
+    call: (name: string, body: { args: unknown; vid?: string; approve?: boolean }) =>
+      json<unknown>(`/v1/tools/${encodeURIComponent(name)}/call`, {
+        method: "POST",
+        body: JSON.stringify(body),
+      }),
+  };
+}
+
+function toError(status: number, body: unknown): ApiError {
+  const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
+  const message = err?.message ?? (typeof body === "string" && body ? body : `HTTP ${status}`);
+  return new ApiError(status, err?.code ?? `HTTP_${status}`, message, body);
+}
+
+/** `?history=1` answers a list, or an object holding one; both are read. */
+function historyEntries(body: unknown): HistoryEntry[] {
+  if (Array.isArray(body)) return body as HistoryEntry[];
+  const b = body as Record<string, unknown> | undefined;
+  for (const field of ["history", "versions", "entries", "items"]) {
+    const v = b?.[field];
+    if (Array.isArray(v)) return v as HistoryEntry[];
+  }
+  return [];
+}
+
+/** The current node a 412 carries, wherever the server put it. */
+export function conflictNode(err: ApiError): ValueNode | undefined {
+  const b = err.body as Record<string, unknown> | undefined;
+  const e = b?.error as Record<string, unknown> | undefined;
+  for (const c of [e?.current, e?.node, b?.current, b?.node, b]) {
+    if (c && typeof c === "object" && "version" in c && "kind" in c) return c as ValueNode;
+  }
+  return undefined;
+}

@@ -1,0 +1,81 @@
+import { byId, h, replace } from "./dom.js";
+
+const TOKEN_KEY = "byteseek.token";
+
+/** The bearer token, kept for the browser session (sessionStorage: gone when the tab closes). */
+export function storedToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+let asking: Promise<void> | null = null;
+
+/** Asks for the token once, however many requests were refused at the same time. */
+export function askToken(message: string): Promise<void> {
+  if (asking) return asking;
+  asking = new Promise<void>((resolve) => {
+    const dialog = byId<HTMLDialogElement>("token-dialog");
+    const input = h("input", { type: "password", id: "token-input", autocomplete: "off", required: true });
+    const form = h(
+      "form",
+      { method: "dialog" },
+      h("h2", { id: "token-title" }, "Token"),
+      h("p", {}, `${message} Enter the server's BYTESEEK_TOKEN; it is kept for this browser session only.`),
+      h("label", { for: "token-input" }, "Bearer token"),
+      input,
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Use token")),
+    );
+    form.addEventListener("submit", () => {
+      sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    });
+    dialog.addEventListener(
+      "close",
+      () => {
+        asking = null;
+        resolve();
+      },
+      { once: true },
+    );
+    replace(dialog, form);
+    dialog.showModal();
+    input.focus();
+  });
+  return asking;
+}
+
+/** A modal yes/no question; resolves true when confirmed. Escape or Cancel answer no. */
+export function confirmDialog(title: string, message: string, confirmLabel: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const dialog = byId<HTMLDialogElement>("confirm-dialog");
+    const cancel = h("button", { type: "submit", value: "cancel" }, "Cancel");
+    const form = h(
+      "form",
+      { method: "dialog" },
+      h("h2", {}, title),
+      h("p", {}, message),
+      h(
+        "div",
+        { class: "actions" },
+        cancel,
+        h("button", { type: "submit", value: "ok", class: "danger" }, confirmLabel),
+      ),
+    );
+    dialog.returnValue = "";
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    replace(dialog, form);
+    dialog.showModal();
+    cancel.focus();
+  });
+}
+
+/** A short message in the status line at the bottom (read out by screen readers). */
+let toastTimer: ReturnType<typeof setTimeout> | undefined;
+
+export function toast(message: string, kind: "ok" | "error" = "ok"): void {
+  const el = byId("toast");
+  el.className = kind;
+  el.textContent = message;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => {
+    el.textContent = "";
+  }, 8000);
+}

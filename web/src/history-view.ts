@@ -1,0 +1,134 @@
+import { type Api, ApiError, type HistoryEntry, type ValueNode } from "./api.js";
+import { toast } from "./dialogs.js";
+import { diffLines } from "./diff.js";
+import { formatTime, h, preview, replace } from "./dom.js";
+import { diffBlock } from "./node-view.js";
+import { valueText } from "./value-editor.js";
+
+/**
+ * The retained previous versions of a value (newest first): each with a diff against the
+ * current value and a one-click restore, which writes the old value back as a new version
+ * (with If-Match, so a restore never silently overwrites a newer write).
+ */
+export function createHistorySection(
+  api: Api,
+  key: string,
+  current: () => ValueNode | null,
+  on: { restored(): void; open?: boolean },
+) {
+  const body = h("div", { class: "history-body" });
+  const el = h("details", { class: "history", id: "history" }, h("summary", {}, "History"), body);
+  let loaded = false;
+
+  async function load(): Promise<void> {
+    loaded = true;
+    let entries: HistoryEntry[];
+    try {
+      entries = await api.history(key);
+    } catch (err) {
+      replace(body, h("p", { class: "error" }, (err as Error).message));
+      return;
+    }
+    const cur = current();
+    const older = entries.filter((e) => !cur || e.version !== cur.version || e.modRev !== cur.modRev);
+    if (!older.length) {
+      replace(body, h("p", { class: "muted" }, "No previous versions are retained."));
+      return;
+    }
+    const diffSlot = h("div", { class: "history-diff", "aria-live": "polite" });
+    replace(
+      body,
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { class: "listing" },
+          h("caption", { class: "visually-hidden" }, `Previous versions of ${key}`),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ...["Version", "Revision", "Saved", "Value", ""].map((t) => h("th", { scope: "col" }, t)),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            ...older.map((e) =>
+              h(
+                "tr",
+                { "data-version": String(e.version) },
+                h("td", { class: "num" }, String(e.version), e.deleted ? " (deleted)" : ""),
+                h("td", { class: "num" }, String(e.modRev)),
+                h("td", {}, formatTime(e.mtime)),
+                h("td", { class: "value-cell" }, preview(valueText(e.kind, e.value))),
+                h(
+                  "td",
+                  { class: "row-actions" },
+                  h(
+                    "button",
+                    { type: "button", class: "small", onclick: () => showDiff(e, diffSlot) },
+                    `Diff v${e.version}`,
+                  ),
+                  cur && !cur.ro
+                    ? h(
+                        "button",
+                        { type: "button", class: "small", onclick: () => void restore(e, diffSlot) },
+                        `Restore v${e.version}`,
+                      )
+                    : null,
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+      diffSlot,
+    );
+  }
+
+  function showDiff(e: HistoryEntry, slot: HTMLElement): void {
+    const cur = current();
+    replace(
+      slot,
+      h("h3", {}, `Version ${e.version} → current (version ${cur?.version ?? "?"})`),
+      diffBlock(diffLines(valueText(e.kind, e.value), cur ? valueText(cur.kind, cur.value) : "")),
+    );
+  }
+
+  async function restore(e: HistoryEntry, slot: HTMLElement): Promise<void> {
+    const cur = current();
+    try {
+      const w = await api.put(
+        key,
+        { kind: e.kind, value: e.value },
+        cur ? { ifMatch: cur.version } : { create: true },
+      );
+      toast(`Restored version ${e.version} of ${key} as version ${w.version ?? "?"}`);
+      on.restored();
+    } catch (err) {
+      const why =
+        err instanceof ApiError && err.status === 412
+          ? `${key} changed meanwhile; look at the current value and try again.`
+          : (err as Error).message;
+      replace(slot, h("p", { class: "error", role: "alert" }, `Not restored: ${why}`));
+    }
+  }
+
+  el.addEventListener("toggle", () => {
+    if (el.open && !loaded) void load();
+  });
+  if (on.open) el.open = true;
+
+  return {
+    el,
+    /** Re-reads the versions if they are shown. */
+    refresh(): void {
+      if (el.open) void load();
+      else loaded = false;
+    },
+  };
+}

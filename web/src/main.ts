@@ -1,0 +1,121 @@
+import { createApi } from "./api.js";
+import { askToken, storedToken, toast } from "./dialogs.js";
+import { byId, replace } from "./dom.js";
+import { parseRoute, type Route, routeUrl } from "./keys.js";
+import { createNodeView, type View } from "./node-view.js";
+import { createSearch } from "./search.js";
+import { createRecordsView, createToolsView, createToolView } from "./tools-view.js";
+import { createTreePane } from "./tree-pane.js";
+import { startWatch, type WatchState } from "./watch.js";
+
+/** The page: a tree pane, a main area showing the route's view, and a live watch of the tree. */
+function start(): void {
+  let revision = 0;
+  const api = createApi({
+    token: storedToken,
+    askToken,
+    onRevision: (rev) => {
+      if (rev > revision) revision = rev;
+    },
+  });
+  const main = byId("main");
+  const treePane = createTreePane(api, byId("tree-pane"));
+  let view: View | null = null;
+
+  function navigate(route: Route, push = true): void {
+    const url = routeUrl(route);
+    if (push && url !== location.pathname) history.pushState(null, "", url);
+    else if (!push) history.replaceState(null, "", url);
+    render(route, push);
+  }
+
+  function render(route: Route, moveFocus = true): void {
+    switch (route.view) {
+      case "tree":
+        view = createNodeView(api, route.key, navigate);
+        void treePane.reveal(route.key);
+        document.title = `${route.key} — byteseek`;
+        break;
+      case "tools":
+        view = createToolsView(api, navigate);
+        document.title = "Tools — byteseek";
+        break;
+      case "tool":
+        view = createToolView(api, route.name);
+        document.title = `${route.name} — byteseek`;
+        break;
+      case "runs":
+        view = createRecordsView(api, route.vid);
+        document.title = `Records of ${route.vid} — byteseek`;
+        break;
+    }
+    for (const a of document.querySelectorAll<HTMLAnchorElement>("#top-nav a"))
+      a.setAttribute("aria-current", String(a.dataset.view === (route.view === "tree" ? "tree" : "tools")));
+    replace(main, view.el);
+    // After a navigation, focus moves to the new content so keyboard and screen-reader users land
+    // on it; on the first load it stays at the top (the skip link comes first).
+    if (moveFocus) main.focus({ preventScroll: true });
+  }
+
+  // Same-origin links to the page's own routes navigate without reloading.
+  document.addEventListener("click", (e) => {
+    if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    const a = (e.target as Element).closest?.("a");
+    if (!a || a.target || a.origin !== location.origin) return;
+    if (!/^\/(ui|tools|runs)(\/|$)/.test(a.pathname)) return;
+    e.preventDefault();
+    navigate(parseRoute(a.pathname));
+  });
+  window.addEventListener("popstate", () => render(parseRoute(location.pathname)));
+
+  createSearch(
+    api,
+    byId<HTMLFormElement>("search"),
+    (route) => navigate(route),
+    (el) => {
+      view = { el };
+      replace(main, el);
+    },
+  );
+
+  const live = byId("live");
+  function showState(s: WatchState): void {
+    const text =
+      s.state === "live"
+        ? "live"
+        : s.state === "connecting"
+          ? "connecting…"
+          : s.state === "retrying"
+            ? `reconnecting (${s.reason})`
+            : "offline";
+    live.dataset.state = s.state;
+    if (live.textContent !== text) live.textContent = text;
+    live.title = s.state === "live" ? `following changes, at revision ${s.rev}` : text;
+  }
+
+  const route = parseRoute(location.pathname, location.hash);
+  // `/` and `#/key` links are rewritten to the canonical address.
+  navigate(route, false);
+  // Follow every change from the revision the first answers carried: nothing between is lost.
+  void api
+    .list("/", { limit: 1 })
+    .catch(() => undefined)
+    .then(() =>
+      startWatch(api, "/", revision, {
+        changes(changes) {
+          treePane.onChanges(changes);
+          view?.onChanges?.(changes);
+        },
+        relist() {
+          treePane.reloadAll();
+          view?.reload?.();
+          toast("The change history was compacted: the page re-read what it shows.");
+        },
+        state: showState,
+      }),
+    );
+}
+
+// The page hides the no-script message once the app runs.
+byId("noscript-note").hidden = true;
+start();
