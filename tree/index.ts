@@ -42,10 +42,50 @@ export {
 } from "./value.js";
 
 export type OpenTreeOptions = TreeOptions &
-  ({ backend: "memory" } | { backend: "classic"; location: string });
+  (
+    | { backend: "memory" }
+    | { backend: "classic"; location: string }
+    | { backend: "etcd"; endpoints: string[]; prefix?: string }
+  );
 
-/** Opens a tree on the embedded store: classic-level in a folder, or memory-level. */
+/** Where `KVSPACE` says the store is: a folder, an etcd cluster, or a byteseek server. */
+export type StoreLocation =
+  | { backend: "classic"; location: string }
+  | { backend: "etcd"; endpoints: string[]; prefix?: string }
+  | { backend: "http"; url: string };
+
+/**
+ * Reads `KVSPACE`: `etcd://host:2379[,host2:2379…][/prefix]` (port 2379 when omitted; the prefix
+ * of the tree's keys in etcd, default `byteseek/`), an `http(s)://` URL, or else a folder.
+ */
+export function parseStoreUrl(kvspace = "./data"): StoreLocation {
+  if (/^https?:\/\//i.test(kvspace)) return { backend: "http", url: kvspace.replace(/\/+$/, "") };
+  const etcd = /^etcd:\/\/([^/]*)(\/.*)?$/i.exec(kvspace);
+  if (!etcd) return { backend: "classic", location: kvspace };
+  const endpoints = (etcd[1] ?? "").split(",").map((h) => h.trim());
+  for (const h of endpoints)
+    if (!/^(\[[0-9a-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/i.test(h))
+      throw new TreeError(
+        "TREE_UNAVAILABLE",
+        `invalid etcd endpoint ${JSON.stringify(h)} in KVSPACE=${kvspace}`,
+      );
+  const path = (etcd[2] ?? "").replace(/^\/+|\/+$/g, "");
+  return {
+    backend: "etcd",
+    endpoints: endpoints.map((h) => (/:[0-9]+$/.test(h) ? h : `${h}:2379`)),
+    ...(path === "" ? {} : { prefix: `${path}/` }),
+  };
+}
+
+/** Opens a tree: classic-level in a folder, memory-level, or etcd (loaded only when asked for). */
 export async function openTree(options: OpenTreeOptions): Promise<Tree> {
+  if (options.backend === "etcd") {
+    const { createEtcdTree } = await import("./etcd/index.js");
+    const { sync: _embeddedOnly, onClose, ...rest } = options;
+    const tree = await createEtcdTree(rest);
+    if (!onClose) return tree;
+    return { ...tree, close: () => tree.close().then(onClose) };
+  }
   let db: Db;
   if (options.backend === "memory") {
     db = new MemoryLevel<string, string>({ keyEncoding: "utf8", valueEncoding: "utf8" });
