@@ -48,6 +48,17 @@ export async function expectTreeErrorOneOf(
   throw new Error(`expected a TreeError ${codes.join(" or ")}, but it succeeded`);
 }
 
+/** Runs `action` and asserts it fails with a TreeError (any code): bad input never escapes as a raw error. */
+export async function expectAnyTreeError(action: () => unknown): Promise<TreeError> {
+  try {
+    await action();
+  } catch (err) {
+    expect(err, `expected a TreeError, got ${String(err)}`).toBeInstanceOf(TreeError);
+    return err as TreeError;
+  }
+  throw new Error("expected a TreeError, but it succeeded");
+}
+
 function show(v: unknown): string {
   try {
     return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? `${x}n` : x));

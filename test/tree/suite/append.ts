@@ -84,6 +84,35 @@ export function appendSuite(ctx: SuiteContext): void {
       });
     });
 
+    it("loses no update under 32 concurrent transactions that compare the version before writing", async () => {
+      const tree = await ctx.open();
+      await tree.set("/counter", int64(0n));
+      const perWriter = 3;
+      const writer = async () => {
+        for (let done = 0; done < perWriter; ) {
+          const node = await getValue(tree, "/counter");
+          const res = await tree.txn({
+            compare: [{ key: "/counter", target: "version", value: node.version }],
+            success: [{ op: "set", key: "/counter", value: int64((node.value.value as bigint) + 1n) }],
+          });
+          if (res.succeeded) done++;
+        }
+      };
+      await Promise.all(Array.from({ length: 32 }, writer));
+      expect(await getValue(tree, "/counter")).toMatchObject({
+        value: int64(BigInt(32 * perWriter)),
+        version: 32 * perWriter + 1,
+      });
+    });
+
+    it("never reuses an appended number, even after the last child is deleted", async () => {
+      const tree = await ctx.open();
+      for (let i = 0; i < 3; i++) await tree.append("/q/", int64(BigInt(i)));
+      await tree.del("/q/2");
+      await tree.del("/q/1");
+      expect((await tree.append("/q/", int64(3n))).key).toBe("/q/3");
+    });
+
     it("lets exactly one of 32 concurrent create-only writers win", async () => {
       const tree = await ctx.open();
       const outcomes = await Promise.allSettled(

@@ -31,7 +31,11 @@ const dirKey = fc.array(name, { minLength: 1, maxLength: 2 }).map((s) => `/${s.j
 const appendDir = fc.constantFrom("/q/", "/a/q/");
 const value: fc.Arbitrary<TreeValue> = fc.oneof(
   fc.bigInt({ min: INT64_MIN, max: INT64_MAX }).map(int64),
-  fc.double().map(float64),
+  // -0 is left to the values suite, which pins it on its own.
+  fc
+    .double()
+    .filter((d) => !Object.is(d, -0))
+    .map(float64),
   fc.boolean().map(bool),
   fc
     .string({ maxLength: 8 })
