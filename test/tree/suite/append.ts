@@ -161,6 +161,23 @@ export function appendSuite(ctx: SuiteContext): void {
       expect(Math.max(...changed)).toBe(tree.revision());
     });
 
+    it("never leaves a value without its directory when a set races a deltree of its parent", async () => {
+      const tree = await ctx.open();
+      for (let round = 0; round < 20; round++) {
+        await tree.set("/race/seed", int64(0n));
+        await Promise.all([
+          tree.set(`/race/x${round}`, int64(BigInt(round))),
+          tree.deltree("/race/"),
+          tree.set(`/race/y${round}`, int64(BigInt(round))),
+        ]);
+        const dir = await tree.get("/race/");
+        for (const key of [`/race/x${round}`, `/race/y${round}`])
+          if ((await tree.get(key)) !== undefined) expect(dir, `${key} exists without /race/`).toBeDefined();
+        if (dir !== undefined)
+          expect((await getDir(tree, "/race/")).count).toBe((await listAll(tree, "/race/")).length);
+      }
+    });
+
     it("keeps a directory's count right under concurrent sets and deletes of its children", async () => {
       const tree = await ctx.open();
       for (let i = 0; i < 16; i++) await tree.set(`/n/${i}`, int64(BigInt(i)));

@@ -133,6 +133,18 @@ export function txnSuite(ctx: SuiteContext): void {
       await unchanged();
     });
 
+    it("runs 100 operations in one transaction and refuses an oversized one with TREE_TXN_INVALID", async () => {
+      const tree = await ctx.open();
+      const ops = (n: number): TxnOp[] =>
+        Array.from({ length: n }, (_v, i) => ({ op: "set", key: `/big/${i}`, value: int64(BigInt(i)) }));
+      const res = await tree.txn({ success: ops(100) });
+      expect((await getDir(tree, "/big/")).count).toBe(100);
+      expect((await getValue(tree, "/big/99")).modRev).toBe(res.rev);
+      const before = tree.revision();
+      await expectTreeError(() => tree.txn({ success: ops(300) }), "TREE_TXN_INVALID");
+      expect(tree.revision()).toBe(before);
+    });
+
     it("does not bump the revision for a transaction that writes nothing", async () => {
       const tree = await ctx.open();
       await tree.set("/a", str("a"));
