@@ -23,7 +23,9 @@ export type AgentErrorCode =
   /** The caller's signal aborted the call. */
   | "LLM_ABORTED"
   /** The provider answered something that is not its wire format. */
-  | "LLM_BAD_RESPONSE";
+  | "LLM_BAD_RESPONSE"
+  /** A run id that cannot be a tree key segment. */
+  | "AGENT_INVALID_VID";
 
 export class AgentError extends Error {
   override readonly name = "AgentError";

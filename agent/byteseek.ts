@@ -1,0 +1,102 @@
+/**
+ * The composition root shared by the server and the CLI: the built-in tools, the runtime over the
+ * tree, the shipped declarations and prompts seeded, and the agent with its model provider. Only
+ * callers (server/main.ts, cli/) read the environment; they hand it in.
+ */
+import type { Logger } from "pino";
+import { type BuiltPrompt, buildPrompt } from "../prompts/build.js";
+import { seedPrompts } from "../prompts/defaults.js";
+import { createEditTools, sweepTempFiles } from "../tools/edit/index.js";
+import type { LlmClient } from "../tools/impl/llm.js";
+import { createRuntime, type Runtime } from "../tools/runtime.js";
+import { seedTools } from "../tools/seed.js";
+import { createShellTools } from "../tools/shell/index.js";
+import { createTreeTools } from "../tools/tree/tools.js";
+import type { BuiltinTool } from "../tools/types.js";
+import type { Tree } from "../tree/types.js";
+import { resolveLlmConfig } from "./llm-config.js";
+import { type Agent, createAgent } from "./loop.js";
+import { createProvider, type ProviderDeps } from "./providers/index.js";
+import type { Provider } from "./providers/types.js";
+
+export interface ByteseekOptions {
+  tree: Tree;
+  /** The root the file tools may touch. */
+  workspace: string;
+  logger: Logger;
+  /** The environment the model settings are read from (BYTESEEK_LLM_*); the tree is the fallback. */
+  env?: NodeJS.ProcessEnv;
+  /** Write the shipped declarations and prompts (default true). */
+  seed?: boolean;
+  maxSteps?: number;
+  providerDeps?: ProviderDeps;
+}
+
+export interface Byteseek {
+  tree: Tree;
+  runtime: Runtime;
+  agent: Agent;
+  builtins: readonly BuiltinTool[];
+  /** What the model would get next for `vid`: the system text and the tool schemas. */
+  prompt(vid: string, input?: string): Promise<BuiltPrompt>;
+  /** Closes the model connections (not the tree: its opener closes it). */
+  close(): Promise<void>;
+}
+
+export function createBuiltins(): BuiltinTool[] {
+  return [...createEditTools(), ...createShellTools(), ...createTreeTools()];
+}
+
+export async function createByteseek(options: ByteseekOptions): Promise<Byteseek> {
+  const { tree, logger } = options;
+  const env = options.env ?? {};
+  const builtins = createBuiltins();
+  if (options.seed !== false) {
+    await seedTools({ tree, builtins, logger });
+    await seedPrompts(tree);
+  }
+  const removed = await sweepTempFiles(options.workspace).catch(() => 0);
+  if (removed > 0) logger.info({ removed }, "removed temp files left by an interrupted write");
+
+  // One provider per configuration: the settings are read on every turn (the tree may change).
+  let current: { signature: string; provider: Provider } | undefined;
+  async function provider(): Promise<Provider> {
+    const config = await resolveLlmConfig({ env, tree });
+    const signature = JSON.stringify([config, config.key ?? ""]);
+    if (current?.signature !== signature) {
+      const old = current?.provider;
+      current = { signature, provider: createProvider(config, { logger, ...options.providerDeps }) };
+      if (old) void old.close();
+    }
+    return current.provider;
+  }
+
+  const llm: LlmClient = {
+    async complete(prompt, args, signal) {
+      const p = await provider();
+      const reply = await p.complete(
+        { system: prompt, messages: [{ role: "user", content: JSON.stringify(args) }], tools: [] },
+        { signal },
+      );
+      return reply.text;
+    },
+  };
+  const runtime = createRuntime({ tree, builtins, logger, workspace: options.workspace, llm });
+  const agent = createAgent({
+    tree,
+    runtime,
+    logger,
+    provider,
+    ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+  });
+  return {
+    tree,
+    runtime,
+    agent,
+    builtins,
+    prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
+    async close() {
+      await current?.provider.close();
+    },
+  };
+}

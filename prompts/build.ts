@@ -1,0 +1,139 @@
+/**
+ * Builds what the model gets on a turn — the system text and the tool schemas — from the tree,
+ * every time: the template at /byteseek/prompt/system, the tool list from every enabled, valid,
+ * callable declaration with a snippet, those tools' guidelines, recalled memory, and the failed
+ * calls of the previous turn. Nothing about tools is written in the template.
+ */
+import type { Runtime, ValidTool } from "../tools/runtime.js";
+import { isTreeError } from "../tree/errors.js";
+import type { Tree } from "../tree/types.js";
+import { formatValue } from "../tree/value.js";
+import { fillTemplate, readPrompt } from "./defaults.js";
+
+export const MEMORY_DIR = "/byteseek/memory/";
+/** The last turn of a run: `{turn, records: [record keys]}`, written by the agent loop. */
+export const lastTurnKey = (vid: string): string => `/vthread/${vid}/turn`;
+
+/** A tool as offered to the model: our dotted name, its description and its JSON Schema. */
+export interface PromptTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface BuiltPrompt {
+  system: string;
+  tools: PromptTool[];
+}
+
+export interface BuildPromptOptions {
+  tree: Tree;
+  runtime: Pick<Runtime, "listTools" | "workspace">;
+  vid: string;
+  /** The user's input of this turn, for memory recall. */
+  input?: string;
+  /** Defaults to now. */
+  date?: Date;
+  /** At most this many memory lines (default 20). */
+  memoryLines?: number;
+}
+
+const SECTIONS = ["tools", "guidelines", "memory", "previous"] as const;
+
+export async function buildPrompt(options: BuildPromptOptions): Promise<BuiltPrompt> {
+  const { tree, runtime, vid } = options;
+  const [template, catalogue, memory, previous, headers] = await Promise.all([
+    readPrompt(tree, "system"),
+    runtime.listTools(),
+    recallMemory(tree, options.input ?? "", options.memoryLines ?? 20),
+    previousFailures(tree, vid),
+    Promise.all(SECTIONS.map((s) => readPrompt(tree, `${s}-header`))),
+  ]);
+  const offered = catalogue.valid
+    .filter((t) => t.declaration.enabled && t.declaration.snippet && !t.blocked)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const bodies: Record<(typeof SECTIONS)[number], string[]> = {
+    tools: offered.map((t) => `- ${t.name}: ${t.declaration.snippet}`),
+    guidelines: guidelinesOf(offered).map((g) => `- ${g}`),
+    memory,
+    previous,
+  };
+  const vars: Record<string, string> = {
+    workspace: runtime.workspace,
+    date: (options.date ?? new Date()).toISOString().slice(0, 10),
+    vid,
+  };
+  SECTIONS.forEach((s, i) => {
+    vars[s] = bodies[s].length === 0 ? "" : [headers[i], ...bodies[s]].filter((l) => l !== "").join("\n");
+  });
+  // A section the template does not place goes at its end, so editing the template never drops one.
+  let text = fillTemplate(template, vars);
+  for (const s of SECTIONS) if (!template.includes(`{{${s}}}`) && vars[s]) text += `\n\n${vars[s]}`;
+  return {
+    system: text.replace(/\n{3,}/g, "\n\n").trim(),
+    tools: offered.map(toPromptTool),
+  };
+}
+
+function toPromptTool(t: ValidTool): PromptTool {
+  return { name: t.name, description: t.declaration.description, parameters: t.declaration.params };
+}
+
+/** The guidelines of the offered tools, each once, in tool order. */
+function guidelinesOf(tools: ValidTool[]): string[] {
+  const seen = new Set<string>();
+  for (const t of tools) for (const g of t.declaration.guidelines ?? []) seen.add(g.trim());
+  seen.delete("");
+  return [...seen];
+}
+
+/** `key = value` lines of memory entries whose key or value contains the input or is contained in it. */
+async function recallMemory(tree: Tree, input: string, cap: number): Promise<string[]> {
+  const needle = input.trim().toLowerCase();
+  if (needle === "") return [];
+  const lines: string[] = [];
+  let after: string | undefined;
+  try {
+    do {
+      const page = await tree.list(MEMORY_DIR, { limit: 1000, ...(after ? { after } : {}) });
+      for (const c of page.children) {
+        if (c.kind === "index" || c.value === undefined) continue;
+        const value = formatValue(c.value);
+        const k = c.name.toLowerCase();
+        const v = value.toLowerCase();
+        if (matches(k, needle) || matches(v, needle)) {
+          lines.push(`${c.name} = ${value.length > 300 ? `${value.slice(0, 300)}…` : value}`);
+          if (lines.length >= cap) return lines;
+        }
+      }
+      after = page.next;
+    } while (after);
+  } catch (err) {
+    if (!isTreeError(err, "TREE_NOT_FOUND")) throw err;
+  }
+  return lines;
+}
+
+function matches(text: string, input: string): boolean {
+  return text !== "" && (text.includes(input) || input.includes(text));
+}
+
+/** One line per call of the previous turn whose kind was not ok: record key, tool, kind, message. */
+async function previousFailures(tree: Tree, vid: string): Promise<string[]> {
+  const turn = await tree.get(lastTurnKey(vid));
+  if (turn?.kind !== "json") return [];
+  const keys = (turn.value.value as { records?: unknown }).records;
+  if (!Array.isArray(keys)) return [];
+  const nodes = await Promise.all(
+    keys.filter((k): k is string => typeof k === "string").map((k) => tree.get(k)),
+  );
+  const lines: string[] = [];
+  nodes.forEach((node, i) => {
+    if (node?.kind !== "json") return;
+    const r = node.value.value as { name?: string; kind?: string; text?: string };
+    if (r.kind === "ok") return;
+    const message = (r.text ?? "").split("\n")[0]!.slice(0, 300);
+    lines.push(`- ${keys[i]} ${r.name ?? "?"} ${r.kind ?? "?"}: ${message}`);
+  });
+  return lines;
+}
