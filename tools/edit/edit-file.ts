@@ -4,8 +4,8 @@ import type { ToolContext, ToolOutput } from "../types.js";
 import { checkWritable, writeFileAtomic } from "./atomic-write.js";
 import { compactDiff } from "./compact-diff.js";
 import { errnoOf, fsError } from "./fs-errors.js";
-import { applyChanges, type EditSpec, planEdits } from "./plan-edits.js";
-import { decodeText, encodeText } from "./text.js";
+import { type EditSpec, planEdits } from "./plan-edits.js";
+import { decodeText } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
 export interface EditFileRequest {
@@ -50,7 +50,6 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
     });
     const decoded = decodeText(buf, display);
     const planned = planEdits(decoded.text, req.edits, display, req.label);
-    const updated = applyChanges(decoded.text, planned);
     const diff = compactDiff(display, decoded.text, planned);
     const lines = planned.map((p) => p.line);
     const blocks = planned.length;
@@ -62,7 +61,7 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
         details: { path: display, dry: true, blocks, lines, diff },
       };
     }
-    const bytes = encodeText({ text: updated, bom: decoded.bom });
+    const bytes = spliceBytes(buf, decoded.bom ? 3 : 0, decoded.text, planned);
     await writeFileAtomic(target.real, bytes, { display, signal: ctx.signal });
     const back = await readFile(target.real).catch((err: unknown) => {
       throw fsError(err, display);
@@ -79,4 +78,30 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
       details: { path: display, blocks, lines, diff, bytes: bytes.byteLength },
     };
   });
+}
+
+/**
+ * The new file bytes: the original bytes around each change kept as they are (only the replacements are
+ * encoded), so a small edit of a large file does not re-encode the whole text.
+ */
+function spliceBytes(
+  buf: Buffer,
+  textStart: number,
+  text: string,
+  changes: readonly { start: number; end: number; replacement: string }[],
+): Buffer {
+  const parts: Buffer[] = [];
+  let charPos = 0;
+  let bytePos = textStart;
+  let from = 0;
+  for (const c of changes) {
+    const startByte = bytePos + Buffer.byteLength(text.slice(charPos, c.start));
+    const endByte = startByte + Buffer.byteLength(text.slice(c.start, c.end));
+    parts.push(buf.subarray(from, startByte), Buffer.from(c.replacement, "utf8"));
+    from = endByte;
+    charPos = c.end;
+    bytePos = endByte;
+  }
+  parts.push(buf.subarray(from));
+  return Buffer.concat(parts);
 }

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
+import { requiredLiteral } from "./required-literal.js";
 import { relTo, resolveSearchTarget } from "./search-target.js";
 import { walkFiles } from "./walker.js";
 
@@ -150,7 +151,9 @@ export function createGrepTool(): BuiltinTool {
           files = files.filter((f) => isMatch(path.relative(target.real, f).split(path.sep).join("/")));
         }
       } else files = [target.real];
-      const literal = a.literal && !a.ignoreCase ? Buffer.from(a.pattern) : undefined;
+      // a byte search for text every match must hold skips most files before any decoding
+      const needle = a.ignoreCase ? undefined : a.literal ? a.pattern : requiredLiteral(a.pattern);
+      const literal = needle ? Buffer.from(needle) : undefined;
       const rows: string[] = [];
       let matches = 0;
       let matchedFiles = 0;

@@ -109,21 +109,16 @@ export async function readLinesBackward(
   const chunks: Buffer[] = [];
   let collected = 0;
   let position = size;
-  // a final newline ends the last line rather than starting an empty one
+  // a final newline ends the last line rather than starting an empty one (known after the first chunk)
   let newlines = 0;
   let endsWithNewline = false;
-  if (size > 0) {
-    const last = Buffer.alloc(1);
-    await fh.read(last, 0, 1, size - 1);
-    endsWithNewline = last[0] === 10;
-  }
-  const need = count + (endsWithNewline ? 1 : 0);
-  while (position > 0 && newlines < need && collected < maxBytes) {
+  while (position > 0 && newlines < count + (endsWithNewline ? 1 : 0) && collected < maxBytes) {
     signal?.throwIfAborted();
     const len = Math.min(64 * 1024, position);
     position -= len;
     const chunk = Buffer.allocUnsafe(len);
     await fh.read(chunk, 0, len, position);
+    if (position + len === size) endsWithNewline = chunk[len - 1] === 10;
     checkChunk(chunk, display, position);
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) newlines++;
     chunks.unshift(chunk);
