@@ -3,7 +3,16 @@
  * keys, compares and retries), a deadline on every unary call, fast reconnects, and no hidden
  * retries — a transaction re-sent blindly could be applied twice, so retrying is the tree's job.
  */
-import { Etcd3, type IKeyValue, type IResponseHeader, isRecoverableError } from "etcd3";
+import {
+  ClientClosedError,
+  Etcd3,
+  EtcdError,
+  GRPCCancelledError,
+  GRPCGenericError,
+  type IKeyValue,
+  type IResponseHeader,
+  isRecoverableError,
+} from "etcd3";
 import { TreeError } from "../errors.js";
 
 export interface EtcdClientOptions {
@@ -17,16 +26,20 @@ export interface EtcdClientOptions {
  * Per member: after a connection failure, skip the member for `openMs` (the pool then tries the
  * next one), so a dead member of a cluster costs one failed call, not one in three.
  */
+class MemberSkipped extends Error {}
+
 function memberBreaker(openMs: number) {
   let openUntil = 0;
   return {
     // Async, so a throw is a rejection: etcd3's markFailed re-throws through it and catches.
     async execute<T>(fn: (ctx: { signal: AbortSignal }) => T | Promise<T>): Promise<T> {
-      if (Date.now() < openUntil) throw new Error("etcd member skipped after a connection failure");
+      if (Date.now() < openUntil) throw new MemberSkipped("etcd member skipped after a connection failure");
       try {
         return await fn({ signal: new AbortController().signal });
       } catch (err) {
-        if (err instanceof Error && isRecoverableError(err)) openUntil = Date.now() + openMs;
+        // A stream we cancelled ourselves says nothing about the member.
+        if (err instanceof Error && isRecoverableError(err) && !(err instanceof GRPCCancelledError))
+          openUntil = Date.now() + openMs;
         throw err;
       }
     },
@@ -71,6 +84,17 @@ const COMPACTED = "required revision has been compacted";
 /** Did etcd refuse a read because the revision asked for is compacted? */
 export function isCompactedError(err: unknown): boolean {
   return err instanceof Error && err.message.includes(COMPACTED);
+}
+
+/** Did this come from talking to etcd (rather than from a bug on this side)? */
+export function isEtcdFailure(err: unknown): boolean {
+  return (
+    err instanceof GRPCGenericError ||
+    err instanceof EtcdError ||
+    err instanceof ClientClosedError ||
+    err instanceof MemberSkipped ||
+    (err instanceof Error && /^\d+ [A-Z_]+: /.test(err.message))
+  );
 }
 
 /** Is this a refusal by etcd itself (nothing was applied), rather than a lost connection? */

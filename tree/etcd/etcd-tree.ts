@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import { childNodeKey, childrenRange, keyFromNodeKey } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { exportTree, parseImport } from "../ndjson.js";
-import { isSystemName, nameOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import { histFromRecord } from "../record.js";
 import type {
   HistoryEntry,
@@ -23,7 +23,15 @@ import type {
 } from "../types.js";
 import type { TreeValue } from "../value.js";
 import { Attempt, Conflict, PENDING } from "./attempt.js";
-import { connectEtcd, headerRev, isCompactedError, isEtcdRefusal, kvNum, treeErrorOf } from "./client.js";
+import {
+  connectEtcd,
+  headerRev,
+  isCompactedError,
+  isEtcdFailure,
+  isEtcdRefusal,
+  kvNum,
+  treeErrorOf,
+} from "./client.js";
 import { type EtcdRecord, histListSk, histSk, LOG_SK, type LogRecord, nodeOf, nodeSk } from "./layout.js";
 import { checkSize, createOps } from "./ops.js";
 import { watchTree } from "./watch.js";
@@ -84,7 +92,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   let closed = false;
   let lastRev = 0;
   let compacted = 1;
-  let lane: Promise<void> = Promise.resolve();
+  const lanes = new Map<string, { tail: Promise<void>; holders: number }>();
 
   const seeRev = (rev: number) => {
     if (rev > lastRev) lastRev = rev;
@@ -94,16 +102,30 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
   }
 
-  /** Takes the retry lane: after a conflict, this process retries one write at a time. */
-  async function takeLane(): Promise<() => void> {
+  /**
+   * Lanes: writes of this process that conflict, on a directory (its child count or append
+   * sequence) or anywhere, go through that directory's lane one at a time; while a lane is busy,
+   * new writes to the same directory queue in it at once rather than attempting and conflicting.
+   */
+  async function takeLane(key: string): Promise<() => void> {
+    let entry = lanes.get(key);
+    if (!entry) {
+      entry = { tail: Promise.resolve(), holders: 0 };
+      lanes.set(key, entry);
+    }
+    const lane = entry;
+    lane.holders++;
     let release!: () => void;
     const mine = new Promise<void>((r) => {
       release = r;
     });
-    const before = lane;
-    lane = before.then(() => mine);
+    const before = lane.tail;
+    lane.tail = before.then(() => mine);
     await before;
-    return release;
+    return () => {
+      release();
+      if (--lane.holders === 0) lanes.delete(key);
+    };
   }
 
   /** Reads, retried while etcd is away, then TREE_UNAVAILABLE. */
@@ -114,8 +136,8 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       try {
         return await fn();
       } catch (err) {
-        if (err instanceof TreeError || isEtcdRefusal(err) || Date.now() - started >= unavailableAfterMs)
-          throw treeErrorOf(err, what);
+        if (!isEtcdFailure(err)) throw err;
+        if (isEtcdRefusal(err) || Date.now() - started >= unavailableAfterMs) throw treeErrorOf(err, what);
         ensureOpen();
         await sleep(Math.min(10 * 2 ** i, 500));
       }
@@ -156,12 +178,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
    * answer was lost (etcd went away) is looked up in the change log by its id before anything
    * is retried or refused, so no write is applied twice or reported as failed when it was done.
    */
-  async function write<T>(run: (m: Attempt) => Promise<T>): Promise<T> {
+  async function write<T>(run: (m: Attempt) => Promise<T>, laneKey = ""): Promise<T> {
     ensureOpen();
     const base = randomBytes(8).toString("hex");
     const started = Date.now();
     const pending: Array<{ id: string; fromRev: number; value: T }> = [];
-    let release: (() => void) | undefined;
+    let release = lanes.has(laneKey) ? await takeLane(laneKey) : undefined;
     let outage = 0;
     const resolvePending = async (m: Attempt): Promise<T | undefined> => {
       if (pending.length === 0 || m.readRev === 0) return undefined;
@@ -212,7 +234,8 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             const found = await resolvePending(m).catch(() => undefined);
             if (found !== undefined) return found;
             throw err;
-          } else {
+          } else if (!isEtcdFailure(err)) throw err;
+          else {
             outcome = "unavailable";
             failure = err;
           }
@@ -227,7 +250,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             "TREE_UNAVAILABLE",
             "too much contention: the write kept conflicting; retry later",
           );
-        if (!release) release = await takeLane();
+        if (!release) release = await takeLane(laneKey);
         else await sleep(Math.random() * Math.min(attempt, 5));
       }
     } finally {
@@ -390,12 +413,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 
   const tree: Tree = {
     get: getNode,
-    set: (key, value, o) => write((m) => ops.set(m, key, value, o)),
-    del: (key, o) => write((m) => ops.del(m, key, o)),
-    deltree: (dir, o) => write((m) => ops.deltree(m, dir, o)),
-    mkindex: (dir) => write((m) => ops.mkindex(m, dir)),
+    set: (key, value, o) => write((m) => ops.set(m, key, value, o), laneOf(key)),
+    del: (key, o) => write((m) => ops.del(m, key, o), laneOf(key)),
+    deltree: (dir, o) => write((m) => ops.deltree(m, dir, o), laneOf(dir)),
+    mkindex: (dir) => write((m) => ops.mkindex(m, dir), laneOf(dir)),
     list,
-    append: (dir, value, o) => write((m) => ops.append(m, dir, value, o)),
+    append: (dir, value, o) => write((m) => ops.append(m, dir, value, o), dir),
     txn: (req) => write((m) => ops.txn(m, req)),
     watch: (prefixKey, o) =>
       watchTree(
@@ -436,13 +459,19 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 
   // Learn the current revision (and that etcd answers) before handing the tree out.
   try {
-    const res = await client.kv.range({ key: enc(nodeSk("/")) });
-    seeRev(headerRev(res.header));
+    await read("open", async () =>
+      seeRev(headerRev((await client.kv.range({ key: enc(nodeSk("/")) })).header)),
+    );
   } catch (err) {
     if (!options.client) client.close();
     throw treeErrorOf(err, `open ${options.endpoints.join(",")}`);
   }
   return tree;
+}
+
+/** The lane of a write to `key`: its directory's (whose count it may change). */
+function laneOf(key: string): string {
+  return typeof key === "string" ? (parentOf(key) ?? "/") : "";
 }
 
 function emptyRoot(): TreeNode {
