@@ -32,7 +32,7 @@ import type {
   WatchOptions,
   WriteResult,
 } from "../tree/types.js";
-import { type TreeValue, type ValueKind, valueFromJson, valueToJson } from "../tree/value.js";
+import { checkValue, type TreeValue, type ValueKind, valueFromJson, valueToJson } from "../tree/value.js";
 
 export interface HttpTreeOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:7411`. */
@@ -176,6 +176,8 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
     const raw = headers["x-byteseek-revision"];
     const rev = Number(Array.isArray(raw) ? raw[0] : raw);
     if (Number.isSafeInteger(rev) && rev > lastRev) lastRev = rev;
+    const c = Number(headers["x-byteseek-compacted-revision"]);
+    if (Number.isSafeInteger(c) && c > compacted) compacted = c;
   }
 
   function unreachable(err: unknown): TreeError {
@@ -259,6 +261,8 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
     ifVersion === undefined ? {} : { "if-match": `"${ifVersion}"` };
 
   async function* watch(prefixKey: string, o: WatchOptions = {}): AsyncGenerator<WatchBatch> {
+    const path = `${prefix}/v1/watch${encodeKey(parseKey(prefixKey).key)}`;
+    if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
     const ac = new AbortController();
     const stop = () => ac.abort();
     o.signal?.addEventListener("abort", stop, { once: true });
@@ -275,7 +279,7 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
         try {
           res = await pool.request({
             method: "GET",
-            path: `${prefix}/v1/watch${encodeKey(parseKey(prefixKey).key)}`,
+            path,
             headers,
             signal: ac.signal,
           });
@@ -341,6 +345,8 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
       return body === undefined ? undefined : nodeFromWire(body);
     },
     async set(key, value: TreeValue, o: SetOptions = {}) {
+      parseValueKey(key);
+      checkValue(value);
       const headers = { ...condition(o.ifVersion), ...(o.create ? { "if-none-match": "*" } : {}) };
       const json: Record<string, unknown> = typed(value);
       if (o.ro !== undefined) json.ro = o.ro;
@@ -379,15 +385,11 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
       return { key: b.key, rev: b.rev, version: b.version, removed: b.removed ?? 0 };
     },
     async mkindex(dir) {
-      if (!dir.endsWith("/")) {
-        parseDirKey(dir);
-      }
+      parseDirKey(dir);
       return (await send<WriteResult>({ method: "PUT", path: treePath(dir) })).body!;
     },
     async list(dir, o: ListOptions = {}): Promise<ListResult> {
-      if (!dir.endsWith("/")) {
-        parseDirKey(dir);
-      }
+      parseDirKey(dir);
       const { body } = await send<{
         key: string;
         children: Array<NodeWire & { name: string }>;
@@ -408,9 +410,8 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
       return out;
     },
     async append(dir, value, o = {}) {
-      if (!dir.endsWith("/")) {
-        parseDirKey(dir);
-      }
+      parseDirKey(dir);
+      checkValue(value);
       const json: Record<string, unknown> = typed(value);
       if (o.ro !== undefined) json.ro = o.ro;
       if (o.vid !== undefined) json.vid = o.vid;
@@ -445,13 +446,11 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
     },
     watch,
     async history(key): Promise<HistoryEntry[]> {
+      parseValueKey(key);
       const { body } = await send<{
         history: Array<Omit<HistoryEntry, "key" | "value"> & { value: unknown }>;
       }>({ method: "GET", path: treePath(key), query: { history: true } }, true);
-      if (body === undefined) {
-        parseValueKey(key);
-        return [];
-      }
+      if (body === undefined) return [];
       return body.history.map((h) => {
         const e: HistoryEntry = {
           key,

@@ -6,12 +6,16 @@ import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
+import type { Agent } from "../agent/loop.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck } from "./auth.js";
 import { mapError, ServerError } from "./errors.js";
+import { agentRoutes } from "./routes/agent.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
+import { promptRoutes } from "./routes/prompt.js";
+import { toolsRoutes } from "./routes/tools.js";
 import { transferRoutes } from "./routes/transfer.js";
 import { treeRoutes } from "./routes/tree.js";
 import { txnRoutes } from "./routes/txn.js";
@@ -27,8 +31,8 @@ export interface AppDeps {
   bodyLimit?: number;
   /** The tool runtime, for `GET /v1/tools`, `POST /v1/tools/:name/call` and `GET /v1/prompt`. */
   runtime?: Runtime;
-  /** The agent, for `POST /v1/agent/turn`; typed by its route file when that lands. */
-  agent?: unknown;
+  /** The agent, for `POST /v1/agent/turn`. */
+  agent?: Agent;
   /** The browser UI (server/web.ts) at `/`; `false` leaves it out. */
   web?: WebRoutesOptions | false;
   /** Interval between SSE progress events, ms (default 15 s). */
@@ -82,6 +86,7 @@ export async function buildApp(deps: AppDeps) {
   });
   app.addHook("onSend", async function stamp(req, reply, payload) {
     reply.header("x-byteseek-revision", String(tree.revision()));
+    reply.header("x-byteseek-compacted-revision", String(tree.compactedRev()));
     reply.header("x-request-id", req.id);
     if (closing) reply.header("connection", "close");
     return payload;
@@ -137,10 +142,13 @@ export async function buildApp(deps: AppDeps) {
   await app.register(watchRoutes, { tree, watches, progressMs: watchProgressMs });
   await app.register(transferRoutes, { tree, bodyLimit });
   await app.register(docsRoutes);
+  if (deps.runtime) await app.register(toolsRoutes, { runtime: deps.runtime });
   // Seams for the other parts, each its own route file registered here when it lands:
   // - server/routes/tools.ts (GET /v1/tools, POST /v1/tools/:name/call) and server/routes/prompt.ts
   //   (GET /v1/prompt), given `deps.runtime`;
   // - server/routes/agent.ts (POST /v1/agent/turn), given `deps.agent`.
+  //X if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
+  //X if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
   if (deps.web !== false) await app.register(webRoutes, deps.web ?? {});
 
   return app;

@@ -4,6 +4,7 @@
  */
 import type { FastifyError } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { type AgentErrorCode, isAgentError } from "../agent/errors.js";
 import { isTreeError, type TreeErrorCode } from "../tree/errors.js";
 import { valueToJson } from "../tree/value.js";
 import { nodeToJson } from "./wire.js";
@@ -23,7 +24,7 @@ export type ServerErrorCode =
   /** The server's configuration (environment) is wrong; raised before listening, never over HTTP. */
   | "SERVER_CONFIG";
 
-export type ErrorCode = ServerErrorCode | TreeErrorCode;
+export type ErrorCode = ServerErrorCode | TreeErrorCode | AgentErrorCode;
 
 /** An error raised by the HTTP layer itself (not by the tree). */
 export class ServerError extends Error {
@@ -72,6 +73,17 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   HTTP_SHUTTING_DOWN: 503,
   HTTP_INTERNAL: 500,
   SERVER_CONFIG: 500,
+  // The model provider: our setup or the provider is at fault, never the client.
+  LLM_NOT_CONFIGURED: 503,
+  LLM_BAD_CONFIG: 503,
+  LLM_RATE_LIMITED: 503,
+  LLM_TIMEOUT: 504,
+  LLM_HTTP: 502,
+  LLM_NETWORK: 502,
+  LLM_STREAM_CUT: 502,
+  LLM_BAD_RESPONSE: 502,
+  LLM_ABORTED: 499,
+  AGENT_INVALID_VID: 400,
 };
 
 /** The body every error answers with. */
@@ -104,6 +116,7 @@ const FASTIFY_CODES: Record<string, ServerErrorCode> = {
 export function mapError(err: unknown): MappedError {
   if (isTreeError(err)) return made(err.code, err.message, jsonDetails(err.details));
   if (err instanceof ServerError) return made(err.code, err.message, err.details);
+  if (isAgentError(err)) return made(err.code, err.message, err.details);
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issues = err.validation.map((v) => ({
       path: v.instancePath || "/",

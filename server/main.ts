@@ -4,10 +4,12 @@
  *
  * KVSPACE (store folder, default ./data), BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411),
  * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_SYNC (always|never, default never),
- * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB).
+ * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
+ * file tools may touch, default the current folder), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
+import { type Byteseek, createByteseek } from "../agent/byteseek.js";
 import { openTree } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { type App, buildApp, DEFAULT_BODY_LIMIT } from "./app.js";
@@ -105,15 +107,25 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger: logger.child({ part: "tree" }),
   });
   let app: App;
+  let byteseek: Byteseek | undefined;
   try {
+    byteseek = await createByteseek({
+      tree,
+      workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || "."),
+      logger: logger.child({ part: "agent" }),
+      env,
+    });
     app = await buildApp({
       tree,
       logger,
+      runtime: byteseek.runtime,
+      agent: byteseek.agent,
       bodyLimit: config.bodyLimit,
       ...(config.token ? { token: config.token } : {}),
     });
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
+    await byteseek?.close();
     await tree.close();
     throw err;
   }
@@ -128,6 +140,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const close = (): Promise<void> => {
     closing ??= (async () => {
       await app.close();
+      await byteseek?.close();
       await tree.close();
       logger.info("stopped");
     })();

@@ -145,9 +145,9 @@ export type TxnOpJson = z.infer<typeof TxnOpJson>;
 
 export const TxnJson = z
   .object({
-    compare: z.array(TxnCompareJson).max(MAX_TXN_OPS).optional(),
-    success: z.array(TxnOpJson).max(MAX_TXN_OPS).optional(),
-    failure: z.array(TxnOpJson).max(MAX_TXN_OPS).optional(),
+    compare: z.array(TxnCompareJson).optional(),
+    success: z.array(TxnOpJson).optional(),
+    failure: z.array(TxnOpJson).optional(),
   })
   .describe(
     `etcd's shape: if every compare holds run success, else failure; at most ${MAX_TXN_OPS} operations`,

@@ -168,7 +168,13 @@ export function txnResultToJson(r: TxnResult): TxnResultJson {
     results: r.results.map((x) => {
       if (x === null || x === undefined) return null;
       if ("createRev" in x) return nodeToJson(x);
-      return writeToJson(x);
+      // del and deltree results say what they removed.
+      const extra = x as { deleted?: boolean; removed?: number };
+      return {
+        ...writeToJson(x),
+        ...(extra.deleted === undefined ? {} : { deleted: extra.deleted }),
+        ...(extra.removed === undefined ? {} : { removed: extra.removed }),
+      };
     }),
   };
 }

@@ -121,7 +121,15 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
       },
       async function putKey(req, reply) {
         const key = keyFromUrl(req.url, TREE_PREFIX);
-        if (key.endsWith("/")) return writeToJson(await tree.mkindex(key));
+        if (key.endsWith("/")) {
+          if (hasBody(req))
+            throw new TreeError(
+              "TREE_INVALID_VALUE",
+              `${key} names a directory, which holds no value: PUT it without a body to create it, or drop the trailing '/'`,
+              { key },
+            );
+          return writeToJson(await tree.mkindex(key));
+        }
         const { value, ro, vid } = valueFromBody(hasBody(req) ? req.body : undefined);
         const options: SetOptions = {};
         if (ro !== undefined) options.ro = ro;

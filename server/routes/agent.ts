@@ -1,0 +1,144 @@
+/**
+ * `POST /v1/agent/turn {vid?, input, approve?}`: one turn of the agent. Answers the final text,
+ * the stop reason, the records made and the token usage; with `Accept: text/event-stream`, every
+ * AgentEvent as it happens (`event: <type>`, data the event as JSON), ending with `turn_end`.
+ * A client that goes away aborts the turn. A model failure answers its LLM_* error (JSON) or an
+ * `error` event before `turn_end` (SSE).
+ */
+
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { AgentError, type AgentErrorCode } from "../../agent/errors.js";
+import type { Agent, AgentEvent, TurnResult } from "../../agent/loop.js";
+import type { Tree } from "../../tree/types.js";
+import { mapError } from "../errors.js";
+import { ErrorJson } from "../schemas.js";
+import { formatEvent, writeSse } from "../sse.js";
+
+export interface AgentRoutesOptions {
+  tree: Tree;
+  agent: Agent;
+  /** Turns in flight; the app aborts them all when it closes. */
+  turns: Set<AbortController>;
+}
+
+export const TurnBody = z
+  .object({
+    vid: z
+      .string()
+      .optional()
+      .describe("The run to continue (its messages are under /byteseek/session/<vid>/); absent: a new run"),
+    input: z.string().min(1).describe("The user's message"),
+    approve: z.boolean().optional().describe("Approve calls of tools that need confirmation"),
+  })
+  .strict();
+
+const TurnJson = z
+  .object({
+    vid: z.string(),
+    text: z.string().describe("The model's final answer, or why the turn stopped"),
+    reason: z.enum(["done", "terminated", "max_steps", "repair_exhausted", "aborted", "model_error"]),
+    steps: z.number().int(),
+    records: z.array(z.string()).describe("Keys of the tool-call records the turn made"),
+    calls: z.array(
+      z.object({ name: z.string(), kind: z.string(), isError: z.boolean(), record: z.string().optional() }),
+    ),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
+  })
+  .describe("The turn's outcome; with Accept: text/event-stream, the events as server-sent events");
+
+export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async function agentRoutes(
+  app,
+  { tree, agent, turns },
+) {
+  app.post(
+    "/v1/agent/turn",
+    {
+      schema: {
+        summary: "Run one agent turn (JSON answer, or server-sent events with Accept: text/event-stream)",
+        body: TurnBody,
+        response: {
+          200: TurnJson,
+          400: ErrorJson,
+          401: ErrorJson,
+          502: ErrorJson,
+          503: ErrorJson,
+          504: ErrorJson,
+        },
+      },
+    },
+    async function turn(req, reply) {
+      const ac = new AbortController();
+      turns.add(ac);
+      // The response closing before it was written: the client went away.
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableFinished) ac.abort();
+      });
+      const { vid, input, approve } = req.body;
+      const base = { input, signal: ac.signal, ...(vid ? { vid } : {}), ...(approve ? { approve } : {}) };
+      try {
+        if (!wantsEvents(req.headers.accept)) {
+          const result = await agent.runTurn(base);
+          if (result.reason === "model_error") throw turnError(result);
+          return toJson(result);
+        }
+        const res = reply.raw;
+        reply.hijack();
+        res.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache, no-transform",
+          connection: "keep-alive",
+          "x-accel-buffering": "no",
+          "x-request-id": req.id,
+          "x-byteseek-revision": String(tree.revision()),
+        });
+        // Events come synchronously from the loop; they are written in order, minding backpressure.
+        let written = Promise.resolve();
+        const send = (name: string, data: unknown) => {
+          written = written.then(() => writeSse(res, formatEvent(name, data), ac.signal));
+        };
+        try {
+          await agent.runTurn({
+            ...base,
+            onEvent(e: AgentEvent) {
+              if (e.type === "turn_end" && e.result.reason === "model_error")
+                send("error", mapError(turnError(e.result)).body.error);
+              send(e.type, e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e);
+            },
+          });
+        } catch (err) {
+          const mapped = mapError(err);
+          if (!mapped.expected) req.log.error({ err }, "agent turn failed");
+          send("error", mapped.body.error);
+        }
+        await written;
+        if (!res.writableEnded) res.end();
+        return reply;
+      } finally {
+        turns.delete(ac);
+      }
+    },
+  );
+};
+
+function wantsEvents(accept: string | undefined): boolean {
+  return accept !== undefined && /\btext\/event-stream\b/i.test(accept);
+}
+
+function toJson(r: TurnResult) {
+  return {
+    vid: r.vid,
+    text: r.text,
+    reason: r.reason,
+    steps: r.steps,
+    records: r.records,
+    calls: r.calls,
+    usage: r.usage,
+  };
+}
+
+/** A turn the model failed, as the error it answers: its LLM_* code, with what the turn did. */
+function turnError(r: TurnResult): AgentError {
+  const code = (r.error?.code ?? "LLM_BAD_RESPONSE") as AgentErrorCode;
+  return new AgentError(code, r.error?.message ?? r.text, { vid: r.vid, records: r.records });
+}

@@ -1,0 +1,54 @@
+/**
+ * `GET /v1/prompt?vid=&input=`: exactly what the model would get on the next turn of `vid` — the
+ * system text and the tool schemas — rebuilt from the tree as the agent loop does.
+ */
+
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { newVid } from "../../agent/loop.js";
+import { buildPrompt } from "../../prompts/build.js";
+import type { Runtime } from "../../tools/runtime.js";
+import type { Tree } from "../../tree/types.js";
+import { ErrorJson } from "../schemas.js";
+
+export interface PromptRoutesOptions {
+  tree: Tree;
+  runtime: Runtime;
+}
+
+const PromptQuery = z.object({
+  vid: z
+    .string()
+    .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/, "a vid is letters, digits and _ . : @ -")
+    .optional()
+    .describe("The run whose next turn to show (its failed calls are listed); absent: a new run"),
+  input: z.string().optional().describe("The user's input, for memory recall"),
+});
+
+const PromptJson = z.object({
+  vid: z.string(),
+  system: z.string(),
+  tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
+});
+
+export const promptRoutes: FastifyPluginAsyncZod<PromptRoutesOptions> = async function promptRoutes(
+  app,
+  { tree, runtime },
+) {
+  app.get(
+    "/v1/prompt",
+    {
+      schema: {
+        summary: "The system prompt and tool schemas the model would get next",
+        querystring: PromptQuery,
+        response: { 200: PromptJson, 400: ErrorJson, 401: ErrorJson },
+      },
+    },
+    async function prompt(req) {
+      const vid = req.query.vid ?? newVid();
+      const input = req.query.input;
+      const built = await buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) });
+      return { vid, ...built };
+    },
+  );
+};

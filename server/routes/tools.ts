@@ -1,0 +1,140 @@
+/**
+ * `GET /v1/tools` (the catalogue as a model sees it, and the invalid declarations with their
+ * problems) and `POST /v1/tools/:name/call` (one call through the runtime's boundary). A call
+ * answers 200 whatever its kind — the kind says how it went; 4xx only for a malformed request.
+ */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { IMPL_KINDS } from "../../tools/declaration.js";
+import type { Runtime, ValidTool } from "../../tools/runtime.js";
+import { ErrorJson } from "../schemas.js";
+
+export interface ToolsRoutesOptions {
+  runtime: Runtime;
+}
+
+/** A run id: one tree key segment (the runtime's own rule). */
+const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
+
+export const ToolJson = z
+  .object({
+    name: z.string().describe("family.verb"),
+    key: z.string().describe("where the declaration lives"),
+    description: z.string(),
+    snippet: z.string().optional().describe("the line in the system prompt's tool list; absent: not listed"),
+    guidelines: z.array(z.string()),
+    params: z.record(z.string(), z.unknown()).describe("JSON Schema of the arguments"),
+    enabled: z.boolean(),
+    sequential: z.boolean(),
+    confirm: z.boolean().describe("denied unless the call carries an approval"),
+    impl: z.enum(IMPL_KINDS).describe("how the tool runs"),
+    owner: z.string().optional().describe("the run that wrote the declaration (agent-written)"),
+    blocked: z.string().optional().describe("why the policy as it stands denies every call"),
+  })
+  .describe("a valid declaration");
+export type ToolJson = z.infer<typeof ToolJson>;
+
+export const InvalidToolJson = z.object({
+  name: z.string(),
+  key: z.string(),
+  problems: z.array(z.string()).describe("what is wrong, one line each"),
+});
+
+export const ToolsJson = z.object({
+  tools: z.array(ToolJson).describe("valid declarations, by name"),
+  invalid: z.array(InvalidToolJson).describe("declarations left out of the tool list, with their problems"),
+});
+export type ToolsJson = z.infer<typeof ToolsJson>;
+
+export const ToolCallParams = z.object({ name: z.string().describe("the tool's name, e.g. tree.get") });
+
+export const ToolCallBody = z
+  .object({
+    args: z.unknown().optional().describe("the arguments, checked against the tool's params (default {})"),
+    vid: z
+      .string()
+      .regex(VID, "a vid is letters, digits and _.:@- (at most 128)")
+      .optional()
+      .describe("the run the call belongs to: its record lands at /byteseek/tool/<vid>/<n> (default http)"),
+    approve: z.boolean().optional().describe("the user approved this call (tools that need confirmation)"),
+  })
+  .strict();
+export type ToolCallBody = z.infer<typeof ToolCallBody>;
+
+export const ToolResultJson = z
+  .object({
+    kind: z.enum(["ok", "truncated", "vet", "arg", "denied", "runtime"]),
+    isError: z.boolean(),
+    text: z.string().describe("exactly what the model sees"),
+    details: z.record(z.string(), z.unknown()),
+    record: z.string().optional().describe("the record key"),
+    terminate: z.boolean().optional(),
+  })
+  .describe("the call's result; its kind says how it went");
+
+/** The vid of calls that name none. */
+export const HTTP_VID = "http";
+
+export function toolToJson(t: ValidTool): ToolJson {
+  const d = t.declaration;
+  return {
+    name: t.name,
+    key: t.key,
+    description: d.description,
+    ...(d.snippet === undefined ? {} : { snippet: d.snippet }),
+    guidelines: d.guidelines,
+    params: d.params as Record<string, unknown>,
+    enabled: d.enabled,
+    sequential: d.sequential,
+    confirm: d.confirm,
+    impl: d.impl.kind,
+    ...(t.owner === undefined ? {} : { owner: t.owner }),
+    ...(t.blocked === undefined ? {} : { blocked: t.blocked }),
+  };
+}
+
+export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async function toolsRoutes(
+  app,
+  { runtime },
+) {
+  app.get(
+    "/v1/tools",
+    {
+      schema: {
+        summary:
+          "The tool catalogue: valid declarations as a model sees them, invalid ones with their problems",
+        response: { 200: ToolsJson, 401: ErrorJson },
+      },
+    },
+    async function listTools() {
+      const { valid, invalid } = await runtime.listTools();
+      return { tools: valid.map(toolToJson), invalid };
+    },
+  );
+
+  app.post(
+    "/v1/tools/:name/call",
+    {
+      schema: {
+        summary:
+          "Call a tool through the boundary (resolve, validate, gate, execute, record); 200 whatever the kind",
+        params: ToolCallParams,
+        body: ToolCallBody,
+        response: { 200: ToolResultJson, 400: ErrorJson, 401: ErrorJson, 413: ErrorJson, 415: ErrorJson },
+      },
+    },
+    async function callTool(req, reply) {
+      // A client that goes away stops its call.
+      const ac = new AbortController();
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableFinished) ac.abort();
+      });
+      const { args = {}, vid = HTTP_VID, approve } = req.body;
+      return runtime.call(req.params.name, args, {
+        vid,
+        signal: ac.signal,
+        ...(approve === undefined ? {} : { approve }),
+      });
+    },
+  );
+};
