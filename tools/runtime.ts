@@ -39,6 +39,12 @@ export interface RuntimeOptions {
   llm?: LlmClient;
   /** Run in order around every resolved call; see ToolHooks for what they may do. */
   hooks?: ToolHooks | readonly ToolHooks[];
+  /**
+   * `background` (default): a call answers once its record is stored; its usage counters are
+   * stored just after, grouped with other calls' (exact all the same) — `flush()` waits for them.
+   * `await`: a call answers only once its counters are stored too (one more store commit per call).
+   */
+  usageWrites?: "background" | "await";
 }
 
 export interface CallOptions {
@@ -77,6 +83,8 @@ export interface Runtime {
   call(name: string, args: unknown, options: CallOptions): Promise<ToolResult>;
   /** Every declaration under /byteseek/tools/, valid ones by name, invalid ones with their problems. */
   listTools(): Promise<ToolCatalogue>;
+  /** Waits until the usage counters of every call answered so far are stored (before closing the tree). */
+  flush(): Promise<void>;
   /** Real path of the workspace handed to the tools. */
   readonly workspace: string;
 }
@@ -97,6 +105,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const workspace = realWorkspace(options.workspace);
   const readPolicy = createPolicyReader(tree);
   const usage = createUsageCounter(tree, logger);
+  const pendingUsage = new Set<Promise<void>>();
+  const awaitUsage = options.usageWrites === "await";
   const fileLocks = createKeyedLock();
   const runLocks = createKeyedLock();
   const parsed = new Map<string, { modRev: number; result: ReturnType<typeof parseDeclaration> }>();
@@ -418,6 +428,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (capped.truncated)
       result = { ...result, text: capped.text, details: { ...result.details, textTruncated: true } };
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
+    const counted = usage
+      .add(vid, { tool: String(name).slice(0, 100), kind: result.kind, ms })
+      .catch((err: unknown) => {
+        logger.error({ err, vid }, "cannot update the usage counters");
+      });
+    pendingUsage.add(counted);
+    void counted.then(() => pendingUsage.delete(counted));
     const [record] = await Promise.all([
       writeRecord(tree, logger, vid, {
         name: String(name),
@@ -429,14 +446,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         ts,
         ms,
       }),
-      usage.add(vid, { tool: String(name).slice(0, 100), kind: result.kind, ms }).catch((err: unknown) => {
-        logger.error({ err, vid }, "cannot update the usage counters");
-      }),
+      awaitUsage ? counted : undefined,
     ]);
     return record === undefined ? result : { ...result, record };
   }
 
-  return { call, listTools, workspace };
+  async function flush(): Promise<void> {
+    while (pendingUsage.size > 0) await Promise.all(pendingUsage);
+  }
+
+  return { call, listTools, flush, workspace };
 }
 
 function success(output: ToolOutput): ToolResult {

@@ -237,6 +237,7 @@ describe.each(BACKENDS)("the call boundary on %s", (backend) => {
     expect(listed.children.map((c) => c.name)).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
     for (const r of results) expect((await recordAt(h.tree, r.record!)).text).toBe(r.text);
 
+    await h.runtime.flush();
     const usage = (await h.tree.get("/byteseek/usage/par")) as unknown as { value: { value: ToolUsage } };
     const u = usage.value.value;
     expect(u.calls).toBe(50);
@@ -249,10 +250,26 @@ describe.each(BACKENDS)("the call boundary on %s", (backend) => {
   it("keeps other fields of the usage node (the agent's token counts)", async () => {
     await h.tree.set("/byteseek/usage/run1", json({ tokens: { input: 10 } }), { ro: true, force: true });
     await h.runtime.call("test.noop", {}, { vid: "run1" });
+    await h.runtime.flush();
     const node = (await h.tree.get("/byteseek/usage/run1")) as unknown as {
       value: { value: Record<string, unknown> };
     };
     expect(node.value.value).toMatchObject({ tokens: { input: 10 }, calls: 1 });
+  });
+});
+
+describe("usage counters", () => {
+  it("with usageWrites: await, are stored before the call answers", async () => {
+    const h = await harness("classic", { usageWrites: "await" });
+    try {
+      for (let i = 0; i < 3; i++) {
+        await h.runtime.call("test.noop", {}, { vid: "u" });
+        const node = (await h.tree.get("/byteseek/usage/u")) as unknown as { value: { value: ToolUsage } };
+        expect(node.value.value.calls).toBe(i + 1);
+      }
+    } finally {
+      await h.dispose();
+    }
   });
 });
 

@@ -1,0 +1,108 @@
+/**
+ * The figures of the tool runtime (issue 4): the call boundary's own cost — resolve + validate +
+ * gate + record + usage — with a no-op builtin on the embedded classic-level store.
+ * - median (and p99) ms per call, one caller at a time (bar: median ≤ 0.5 ms);
+ * - records per second with 1 and with 32 concurrent callers (each caller its own run).
+ * Run: npm run build && node dist/bench/tools.js [--quick]
+ */
+import { pino } from "pino";
+import { createRuntime } from "../tools/runtime.js";
+import { seedTools } from "../tools/seed.js";
+import type { BuiltinTool } from "../tools/types.js";
+import { openTree } from "../tree/index.js";
+import { fmt, median, percentile, printTable } from "./report.js";
+
+const quick = process.argv.includes("--quick");
+const CALLS = quick ? 2_000 : 20_000;
+const WARMUP = 500;
+
+const noop: BuiltinTool = {
+  ref: "bench.noop",
+  declaration: {
+    name: "bench.noop",
+    description: "does nothing",
+    snippet: "bench.noop(n?) — does nothing",
+    params: { type: "object", properties: { n: { type: "integer" } }, additionalProperties: false },
+    sequential: false,
+    impl: { kind: "builtin", ref: "bench.noop" },
+  },
+  execute: async () => ({ text: "ok" }),
+};
+
+async function main(): Promise<void> {
+  const { mkdtemp, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-tools-"));
+  const tree = await openTree({ backend: "classic", location: join(dir, "db") });
+  try {
+    await seedTools({ tree, builtins: [noop] });
+    const logger = pino({ level: "silent" });
+    const runtime = createRuntime({ tree, builtins: [noop], logger, workspace: dir });
+
+    for (let i = 0; i < WARMUP; i++) await runtime.call("bench.noop", { n: i }, { vid: "warm" });
+
+    const lat: number[] = [];
+    const t0 = performance.now();
+    for (let i = 0; i < CALLS; i++) {
+      const s = performance.now();
+      const r = await runtime.call("bench.noop", { n: i }, { vid: "one" });
+      lat.push(performance.now() - s);
+      if (r.kind !== "ok") throw new Error(`unexpected result: ${r.text}`);
+    }
+    const serialSecs = (performance.now() - t0) / 1000;
+
+    const callers = 32;
+    const per = Math.ceil(CALLS / callers);
+    const t1 = performance.now();
+    await Promise.all(
+      Array.from({ length: callers }, async (_, c) => {
+        for (let i = 0; i < per; i++) await runtime.call("bench.noop", { n: i }, { vid: `c${c}` });
+      }),
+    );
+    const concurrentSecs = (performance.now() - t1) / 1000;
+
+    // The same 32 callers sharing one run: records of one directory, usage of one node.
+    const t2 = performance.now();
+    await Promise.all(
+      Array.from({ length: callers }, async () => {
+        for (let i = 0; i < per; i++) await runtime.call("bench.noop", { n: i }, { vid: "shared" });
+      }),
+    );
+    const sharedSecs = (performance.now() - t2) / 1000;
+    const shared = await tree.list("/byteseek/tool/shared/", { limit: 1, after: String(per * callers - 2) });
+    if (shared.children[0]?.name !== String(per * callers - 1))
+      throw new Error("records of the shared run are not dense");
+
+    // The same, with the usage counters stored before each call answers (one more commit per call).
+    const awaiting = createRuntime({ tree, builtins: [noop], logger, workspace: dir, usageWrites: "await" });
+    const latAwait: number[] = [];
+    for (let i = 0; i < CALLS / 4; i++) {
+      const s = performance.now();
+      await awaiting.call("bench.noop", { n: i }, { vid: "await" });
+      latAwait.push(performance.now() - s);
+    }
+    await runtime.flush();
+
+    console.log(
+      `# tools bench (${quick ? "quick" : "full"}): no-op builtin, classic-level, ${CALLS} calls per figure`,
+    );
+    const m = median(lat);
+    printTable(
+      ["figure", "value", "bar"],
+      [
+        ["median ms per call (1 caller)", m.toFixed(3), `≤ 0.5 ms: ${m <= 0.5 ? "met" : "MISSED"}`],
+        ["p99 ms per call (1 caller)", percentile(lat, 99).toFixed(3), ""],
+        ["median ms per call, usageWrites: await", median(latAwait).toFixed(3), ""],
+        ["records/s, 1 caller", fmt(CALLS / serialSecs), ""],
+        ["records/s, 32 callers (32 runs)", fmt((per * callers) / concurrentSecs), ""],
+        ["records/s, 32 callers (one run)", fmt((per * callers) / sharedSecs), ""],
+      ],
+    );
+  } finally {
+    await tree.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
