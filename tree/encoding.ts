@@ -4,9 +4,9 @@
  * A node's storage key is depth-prefixed, so that the direct children of a directory are one
  * contiguous range, sorted naturally, whatever lies below them:
  *
- *   "n" + depth (2 digits) + parent directory key + sortName(name) + "\0" + ("v" | "d")
+ *   "n" + depth (2 digits) + parent directory key + sortName(name) + "\0" + ("a" | "d")
  *
- * `/a/b` → `n02/a/` + `\x02b` + `\0v`; `/a/b/` → the same ending in `d`, so a value sorts before
+ * `/a/b` → `n02/a/` + `\x02b` + `\0a`; `/a/b/` → the same ending in `d`, so a value sorts before
  * a directory of the same name. sortName puts all-digit names first, ordered by length then
  * digits (numeric order), and the rest after, by code point (UTF-8 byte order is code point order).
  * Listing 10 children is a 10-entry range scan, even under a million descendants.
@@ -52,7 +52,7 @@ export function nodeKey(key: string): string {
   const slash = trimmed.lastIndexOf("/");
   const parent = trimmed.slice(0, slash + 1);
   const name = trimmed.slice(slash + 1);
-  return `${NODE}${pad2(depthOf(key))}${parent}${sortName(name)}\0${dir ? "d" : "v"}`;
+  return `${NODE}${pad2(depthOf(key))}${parent}${sortName(name)}\0${dir ? "d" : "a"}`;
 }
 
 /** The storage key a child `name` (with '/' for a directory) of `dir` would have. */

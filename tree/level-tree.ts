@@ -8,7 +8,7 @@
  * something takes the next global revision; the batch also writes each revision's change-log entry,
  * which watchers resume from.
  */
-import type { AbstractBatchOptions } from "abstract-level";
+import type { AbstractBatchOptions, AbstractSnapshot } from "abstract-level";
 import type { Logger } from "pino";
 import {
   childNodeKey,
@@ -69,6 +69,9 @@ export interface TreeOptions {
   /** Called after the store is closed (the backend's own close). */
   onClose?: () => Promise<void>;
 }
+
+const COMPARE_TARGETS: readonly string[] = ["version", "createRev", "modRev", "value", "exists"];
+const COMPARE_OPS: readonly string[] = ["==", "!=", "<", ">"];
 
 /** Most operations in one transaction, as etcd. */
 export const MAX_TXN_OPS = 128;
@@ -277,7 +280,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     if (prev?.ro && !o.force)
       throw new TreeError("TREE_READ_ONLY", `${dir} is read-only; force the delete`, { key: dir });
     m.bump();
-    const removed = await m.removeSubtree(dir);
+    const removed = await m.removeSubtree(dir, o.force === true);
     m.emit({ t: "deltree", key: dir, k: "index", p: prev?.mr ?? 0 });
     return { ...result(m, dir, 0), removed };
   }
@@ -315,6 +318,16 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     parseKey(c.key);
     const rec = await m.readNode(c.key);
     const op = c.op ?? "==";
+    if (!COMPARE_TARGETS.includes(c.target))
+      throw new TreeError(
+        "TREE_TXN_INVALID",
+        `unknown compare target ${JSON.stringify(c.target)}; use one of ${COMPARE_TARGETS.join(", ")}`,
+      );
+    if (!COMPARE_OPS.includes(op))
+      throw new TreeError(
+        "TREE_TXN_INVALID",
+        `unknown compare operator ${JSON.stringify(op)}; use ==, !=, < or >`,
+      );
     if (c.target === "exists") return (rec !== undefined) === (op === "!=" ? !c.value : Boolean(c.value));
     if (c.target === "value") {
       if (!rec || rec.k === "index" || typeof c.value !== "object") return op === "!=";
@@ -387,9 +400,14 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
 
   // ---- reads ----
 
-  async function getNode(key: string): Promise<TreeNode | undefined> {
+  function checkOpen(): void {
+    if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
+  }
+
+  async function getNode(key: string, snapshot?: AbstractSnapshot): Promise<TreeNode | undefined> {
+    checkOpen();
     parseKey(key);
-    const raw = await readRaw(db, nodeKey(key));
+    const raw = await readRaw(db, nodeKey(key), snapshot);
     if (raw === undefined) {
       if (key === "/")
         return {
@@ -407,16 +425,20 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     return nodeFromRecord(key, JSON.parse(raw) as NodeRecord);
   }
 
-  async function list(dir: string, o: ListOptions = {}): Promise<ListResult> {
+  async function list(dir: string, o: ListOptions = {}, snapshot?: AbstractSnapshot): Promise<ListResult> {
+    checkOpen();
     parseDirKey(dir);
-    const limit = Math.max(1, Math.min(o.limit ?? 1000, 100_000));
-    if (dir !== "/" && (await readRaw(db, nodeKey(dir))) === undefined)
+    if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 1))
+      throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${o.limit}`);
+    const limit = Math.min(o.limit ?? 1000, 100_000);
+    if (dir !== "/" && (await readRaw(db, nodeKey(dir), snapshot)) === undefined)
       throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
     const range = childrenRange(dir);
     const gt = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
     const children: ListChild[] = [];
     let hasMore = false;
-    const it = db.iterator(gt !== undefined && gt >= range.gte ? { gt, lt: range.lt } : range);
+    const bounds = gt !== undefined && gt >= range.gte ? { gt, lt: range.lt } : range;
+    const it = db.iterator(snapshot ? { ...bounds, snapshot } : bounds);
     try {
       for (;;) {
         const entries = await it.nextv(Math.min(limit + 1, 1000));
@@ -446,6 +468,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   }
 
   async function history(key: string): Promise<HistoryEntry[]> {
+    checkOpen();
     parseValueKey(key);
     const raw = await readRaw(db, nodeKey(key));
     let revs: number[] = [];
@@ -461,6 +484,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   }
 
   async function* watch(prefix: string, o: WatchOptions = {}): AsyncGenerator<WatchBatch> {
+    checkOpen();
     parseKey(prefix);
     const live = new AsyncQueue<WatchBatch>();
     const unsubscribe = hub.subscribe(prefix, (b) => live.push(b));
@@ -506,23 +530,32 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
 
   async function doClear(m: Mutation): Promise<WriteResult> {
     m.bump();
-    await m.removeSubtree("/");
+    await m.removeSubtree("/", true);
     m.emit({ t: "deltree", key: "/", k: "index" });
     return result(m, "/", 0);
   }
 
   const tree: Tree = {
-    get: getNode,
+    get: (key) => getNode(key),
     set: (key, value, o) => enqueue((m) => doSet(m, key, value, o)),
     del: (key, o) => enqueue((m) => doDel(m, key, o)),
     deltree: (dir, o) => enqueue((m) => doDeltree(m, dir, o)),
     mkindex: (dir) => enqueue((m) => doMkindex(m, dir)),
-    list,
+    list: (dir, o) => list(dir, o),
     append: (dir, value, o) => enqueue((m) => doAppend(m, dir, value, o)),
     txn: (req) => enqueue((m) => doTxn(m, req)),
     watch,
     history,
-    export: (dir = "/") => exportTree(tree, dir),
+    async *export(dir = "/") {
+      checkOpen();
+      // One snapshot for the whole walk: writes made meanwhile are not seen, half or whole.
+      const snapshot = db.snapshot();
+      try {
+        yield* exportTree({ get: (k) => getNode(k, snapshot), list: (d, o) => list(d, o, snapshot) }, dir);
+      } finally {
+        await snapshot.close();
+      }
+    },
     async import(entries): Promise<ImportResult> {
       const parsed = await parseImport(entries, checkSize);
       return enqueue(async (m) => {

@@ -4,16 +4,8 @@
  * own writes; writes stay local until the operation succeeds, so a failed operation leaves no
  * trace (all or nothing per operation, and per transaction).
  */
-import type { AbstractLevel } from "abstract-level";
-import {
-  childrenRange,
-  depthOf,
-  histKey,
-  histListKey,
-  nodeKey,
-  subtreeRangeAt,
-  upperBound,
-} from "./encoding.js";
+import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
+import { depthOf, histKey, histListKey, keyFromNodeKey, nodeKey, subtreeRangeAt } from "./encoding.js";
 import { TreeError } from "./errors.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import type { EventRecord, HistRecord, NodeRecord } from "./record.js";
@@ -148,19 +140,38 @@ export class Mutation {
     this.write(nodeKey(key), null);
   }
 
-  /** Removes `dir` and everything below it; returns how many nodes went. */
-  async removeSubtree(dir: string): Promise<number> {
-    let removed = 0;
+  /**
+   * Removes `dir` and everything below it; returns how many nodes went. Unless forced, a
+   * read-only key anywhere below refuses the whole removal. Each removed value keeps its last
+   * version in history, as `del` does, so a folder can be restored.
+   */
+  async removeSubtree(dir: string, force: boolean): Promise<number> {
+    const wipe = dir === "/"; // clear: the whole store goes, history included
+    const doomed: Array<{ sk: string; rec: NodeRecord }> = [];
     for (let depth = depthOf(dir) + 1; depth <= MAX_DEPTH; depth++) {
       const { gte, lt } = subtreeRangeAt(dir, depth);
       const keys = await this.rangeKeys(gte, lt);
       if (keys.length === 0) break;
-      for (const k of keys) this.write(k, null);
-      removed += keys.length;
+      for (const sk of keys) {
+        const rec = (await this.read<NodeRecord>(sk))!;
+        if (rec.ro && !force)
+          throw new TreeError(
+            "TREE_READ_ONLY",
+            `${keyFromNodeKey(sk)} is read-only, so ${dir} cannot be removed; force the deltree or mark it writable first`,
+            { key: keyFromNodeKey(sk) },
+          );
+        doomed.push({ sk, rec });
+      }
     }
-    for (const prefix of ["h", "H"]) {
-      for (const k of await this.rangeKeys(prefix + dir, prefix + upperBound(dir))) this.write(k, null);
+    for (const { sk, rec } of doomed) {
+      if (rec.k === "index" || wipe) this.write(sk, null);
+      else this.deleteValue(keyFromNodeKey(sk), rec);
     }
+    if (wipe)
+      for (const prefix of ["h", "H"])
+        for (const k of await this.rangeKeys(prefix, String.fromCharCode(prefix.charCodeAt(0) + 1)))
+          this.write(k, null);
+    let removed = doomed.length;
     if (dir === "/") {
       const root = await this.readNode("/");
       if (root) this.write(nodeKey("/"), { ...root, n: 0 });
@@ -171,12 +182,6 @@ export class Mutation {
     }
     return removed;
   }
-
-  /** Does `dir` have any child in this operation's view? */
-  async hasChildren(dir: string): Promise<boolean> {
-    const { gte, lt } = childrenRange(dir);
-    return (await this.rangeKeys(gte, lt)).length > 0;
-  }
 }
 
 /**
@@ -184,8 +189,13 @@ export class Mutation {
  * memtable and block cache), which saves a thread-pool round trip per read: the write pipeline
  * reads a few records per operation, so this is most of its cost otherwise.
  */
-export function readRaw(db: Db, sk: string): string | undefined | Promise<string | undefined> {
-  return (db.supports as { getSync?: boolean }).getSync ? db.getSync(sk) : db.get(sk);
+export function readRaw(
+  db: Db,
+  sk: string,
+  snapshot?: AbstractSnapshot,
+): string | undefined | Promise<string | undefined> {
+  const options = snapshot ? { snapshot } : {};
+  return (db.supports as { getSync?: boolean }).getSync ? db.getSync(sk, options) : db.get(sk, options);
 }
 
 function toHist(rec: NodeRecord, deleted: boolean): HistRecord {

@@ -3,15 +3,18 @@ import { parseKey } from "./path.js";
 import type { ExportEntry, Tree } from "./types.js";
 import { type TreeValue, valueFromJson, valueToJson } from "./value.js";
 
+/** What an export reads through: the tree itself, or a view of it at one point in time. */
+export type TreeReader = Pick<Tree, "get" | "list">;
+
 /** Walks `dir` depth-first in natural order, yielding every directory and value (system entries too). */
-export async function* exportTree(tree: Tree, dir: string): AsyncGenerator<ExportEntry> {
+export async function* exportTree(tree: TreeReader, dir: string): AsyncGenerator<ExportEntry> {
   const node = await tree.get(dir);
   if (!node) throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
   if (dir !== "/") yield entryOf(dir, node.kind, undefined, node.ro, node.vid);
   yield* walk(tree, dir);
 }
 
-async function* walk(tree: Tree, dir: string): AsyncGenerator<ExportEntry> {
+async function* walk(tree: TreeReader, dir: string): AsyncGenerator<ExportEntry> {
   let after: string | undefined;
   for (;;) {
     const page = await tree.list(dir, {

@@ -54,7 +54,12 @@ export function nodeFromRecord(key: string, r: NodeRecord): TreeNode {
   const meta = { key, version: r.ver, createRev: r.cr, modRev: r.mr, mtime: r.mt, ro: r.ro === 1 };
   const withVid = r.vid === undefined ? meta : { ...meta, vid: r.vid };
   if (r.k === "index") return { ...withVid, kind: "index", count: r.n ?? 0 } satisfies DirNode;
-  return { ...withVid, kind: r.k, value: valueFromJson(r.k, r.v) };
+  return { ...withVid, kind: r.k, value: fromStored(r.k, r.v) };
+}
+
+/** Decodes a stored value; json was checked when it was written, so it is not walked again. */
+function fromStored(kind: ValueKind, v: Json | undefined): TreeValue {
+  return kind === "json" ? { kind, value: v ?? null } : valueFromJson(kind, v);
 }
 
 export function storedValue(value: TreeValue): Json {
@@ -66,7 +71,7 @@ export function histFromRecord(key: string, raw: string): HistoryEntry {
   const entry: HistoryEntry = {
     key,
     kind: r.k,
-    value: valueFromJson(r.k, r.v),
+    value: fromStored(r.k, r.v),
     version: r.ver,
     modRev: r.mr,
     mtime: r.mt,
@@ -78,7 +83,7 @@ export function histFromRecord(key: string, raw: string): HistoryEntry {
 export function eventFromRecord(rev: number, r: EventRecord): WatchEvent {
   const ev: WatchEvent = { type: r.t, key: r.key, rev, prevRev: r.p };
   if (r.k !== undefined) ev.kind = r.k;
-  if (r.k !== undefined && r.k !== "index" && r.v !== undefined) ev.value = valueFromJson(r.k, r.v);
+  if (r.k !== undefined && r.k !== "index" && r.v !== undefined) ev.value = fromStored(r.k, r.v);
   if (r.ver !== undefined) ev.version = r.ver;
   return ev;
 }

@@ -30,6 +30,7 @@ export const float64 = (value: number): TreeValue => checkValue({ kind: "float64
 export const bool = (value: boolean): TreeValue => ({ kind: "bool", value });
 export const str = (value: string): TreeValue => ({ kind: "char/utf8", value });
 export const json = (value: Json): TreeValue => ({ kind: "json", value });
+// (checkValue, run by every write, refuses a json value JSON cannot hold.)
 
 /** Throws TREE_INVALID_VALUE unless `v` is a well-formed TreeValue. Returns it for chaining. */
 export function checkValue(v: TreeValue): TreeValue {
@@ -50,11 +51,42 @@ export function checkValue(v: TreeValue): TreeValue {
         throw badValue("a char/utf8 value must be well-formed Unicode (lone surrogate)");
       return v;
     case "json":
+      checkJson(v.value, "value", new Set());
       return v;
     default:
       throw badValue(
         `unknown kind ${JSON.stringify((v as { kind: unknown }).kind)}; use one of ${VALUE_KINDS.join(", ")}`,
       );
+  }
+}
+
+/** Refuses what JSON cannot hold exactly: undefined, bigint, functions, NaN/Infinity, cycles. */
+function checkJson(v: unknown, at: string, seen: Set<object>): void {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return;
+    case "number":
+      if (!Number.isFinite(v))
+        throw badValue(`a json value cannot hold ${v} (at ${at}); use null or a string`);
+      return;
+    case "object": {
+      if (v === null) return;
+      if (seen.has(v)) throw badValue(`a json value cannot be circular (at ${at})`);
+      seen.add(v);
+      if (Array.isArray(v)) {
+        for (const [i, x] of v.entries()) checkJson(x, `${at}[${i}]`, seen);
+      } else {
+        const proto = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null)
+          throw badValue(`a json value holds only plain objects and arrays (at ${at})`);
+        for (const [k, x] of Object.entries(v)) checkJson(x, `${at}.${k}`, seen);
+      }
+      seen.delete(v);
+      return;
+    }
+    default:
+      throw badValue(`a json value cannot hold ${v === undefined ? "undefined" : typeof v} (at ${at})`);
   }
 }
 
@@ -70,6 +102,7 @@ export function valueToJson(v: TreeValue): Json {
         ? Number(v.value)
         : v.value.toString();
     case "float64":
+      if (Object.is(v.value, -0)) return "-0";
       return Number.isFinite(v.value) ? v.value : String(v.value);
     default:
       return v.value;
@@ -88,7 +121,8 @@ export function valueFromJson(kind: unknown, raw: unknown): TreeValue {
     }
     case "float64": {
       if (typeof raw === "number") return float64(raw);
-      if (raw === "NaN" || raw === "Infinity" || raw === "-Infinity") return float64(Number(raw));
+      if (raw === "NaN" || raw === "Infinity" || raw === "-Infinity" || raw === "-0")
+        return float64(Number(raw));
       throw badValue(`a float64 value must be a number, got ${show(raw)}`);
     }
     case "bool":
@@ -99,7 +133,7 @@ export function valueFromJson(kind: unknown, raw: unknown): TreeValue {
       throw badValue(`a char/utf8 value must be a string, got ${show(raw)}`);
     case "json":
       if (raw === undefined) throw badValue("a json value is missing");
-      return json(raw as Json);
+      return checkValue(json(raw as Json));
   }
 }
 
@@ -108,7 +142,7 @@ export function inferValue(raw: Json): TreeValue {
   if (typeof raw === "number") return Number.isInteger(raw) ? int64(BigInt(raw)) : float64(raw);
   if (typeof raw === "boolean") return bool(raw);
   if (typeof raw === "string") return checkValue(str(raw));
-  return json(raw);
+  return checkValue(json(raw));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ExportEntry, Tree } from "../../../tree/types.js";
-import { type Json, str, type TreeValue, valueToJson } from "../../../tree/value.js";
+import { int64, type Json, str, type TreeValue, valueToJson } from "../../../tree/value.js";
 import type { SuiteContext } from "../context.js";
 import { expectTreeError, getValue, listAll } from "../helpers.js";
 import { sampleValues } from "./values.js";
@@ -60,6 +60,23 @@ export function exportSuite(ctx: SuiteContext): void {
         const entry = entries.find((e) => e.key === `/data/${i}`);
         expect(entry).toMatchObject({ kind: v.kind, value: valueToJson(v) as Json });
       }
+    });
+
+    it("exports a consistent snapshot even while writes go on", async () => {
+      const tree = await ctx.open();
+      for (let i = 0; i < 40; i++) await tree.set(`/snap/${i}`, int64(BigInt(i)));
+      const keys: string[] = [];
+      let first = true;
+      for await (const entry of tree.export("/snap/")) {
+        keys.push(entry.key);
+        if (first) {
+          first = false;
+          await tree.deltree("/snap/");
+          for (let i = 100; i < 110; i++) await tree.set(`/snap/${i}`, int64(BigInt(i)));
+        }
+      }
+      const values = keys.filter((k) => !k.endsWith("/"));
+      expect(values.sort()).toEqual(Array.from({ length: 40 }, (_v, i) => `/snap/${i}`).sort());
     });
 
     it("exports only the subtree of the directory asked for", async () => {

@@ -56,6 +56,23 @@ export function historySuite(ctx: SuiteContext): void {
       expect((await tree.history("/h")).map((h) => h.version)).toEqual(range(14, 5));
     });
 
+    it("records the last value of every key a deltree removed, so a whole folder can be restored", async () => {
+      const tree = await ctx.open();
+      await tree.set("/byteseek/tools/a", json({ name: "a", v: 1 }));
+      await tree.set("/byteseek/tools/a", json({ name: "a", v: 2 }));
+      await tree.set("/byteseek/tools/sub/b", str("b"));
+      await tree.deltree("/byteseek/tools/");
+      expect((await tree.history("/byteseek/tools/a"))[0]).toMatchObject({
+        value: json({ name: "a", v: 2 }),
+        version: 2,
+        deleted: true,
+      });
+      expect((await tree.history("/byteseek/tools/sub/b"))[0]).toMatchObject({
+        value: str("b"),
+        deleted: true,
+      });
+    });
+
     it("records the value a key had when it was deleted, so it can be restored", async () => {
       const tree = await ctx.open();
       await tree.set("/byteseek/tools/x", json({ name: "x", v: 1 }));

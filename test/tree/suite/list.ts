@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { int64, str } from "../../../tree/value.js";
 import type { SuiteContext } from "../context.js";
-import { expectTreeError, getDir, getValue, listAll, names } from "../helpers.js";
+import { expectAnyTreeError, expectTreeError, getDir, getValue, listAll, names } from "../helpers.js";
 
 export function listSuite(ctx: SuiteContext): void {
   describe("list", () => {
@@ -48,6 +48,32 @@ export function listSuite(ctx: SuiteContext): void {
         "\uff5a",
         "😀",
       ]);
+    });
+
+    it("lists directories with a trailing '/', their count, and a value before a directory of the same name", async () => {
+      const tree = await ctx.open();
+      await tree.set("/l/a", str("value a"));
+      await tree.set("/l/a/x", str("x"));
+      await tree.set("/l/a/y", str("y"));
+      await tree.set("/l/10/z", str("z"));
+      await tree.set("/l/10", int64(10n));
+      await tree.set("/l/2", int64(2n));
+      await tree.mkindex("/l/empty/");
+      const list = await tree.list("/l/");
+      expect(list.key).toBe("/l/");
+      expect(list.next).toBeUndefined();
+      expect(list.children.map((c) => c.name)).toEqual(["2", "10", "10/", "a", "a/", "empty/"]);
+      const byName = new Map(list.children.map((c) => [c.name, c]));
+      expect(byName.get("a/")).toMatchObject({ kind: "index", count: 2, key: "/l/a/" });
+      expect(byName.get("10/")).toMatchObject({ kind: "index", count: 1, key: "/l/10/" });
+      expect(byName.get("empty/")).toMatchObject({ kind: "index", count: 0 });
+      expect(byName.get("a")).toMatchObject({
+        kind: "char/utf8",
+        key: "/l/a",
+        value: str("value a"),
+        version: 1,
+      });
+      expect(byName.get("10")).toMatchObject({ kind: "int64", value: int64(10n) });
     });
 
     it("leaves values out of the children with values: false", async () => {
@@ -99,6 +125,30 @@ export function listSuite(ctx: SuiteContext): void {
       expect((await tree.list("/p/", { after: "100" })).children.map((c) => c.name)).toEqual(["b", "d"]);
       expect((await tree.list("/p/", { after: "c" })).children.map((c) => c.name)).toEqual(["d"]);
       expect((await tree.list("/p/", { after: "z" })).children).toEqual([]);
+    });
+
+    it("pages through a value and a directory of the same name, after naming either", async () => {
+      const tree = await ctx.open();
+      await tree.set("/p/a", str("v"));
+      await tree.set("/p/a/x", str("x"));
+      await tree.set("/p/b", str("b"));
+      expect((await tree.list("/p/", { after: "a" })).children.map((c) => c.name)).toEqual(["a/", "b"]);
+      expect((await tree.list("/p/", { after: "a/" })).children.map((c) => c.name)).toEqual(["b"]);
+      const pages: string[][] = [];
+      let after: string | undefined;
+      do {
+        const page = await tree.list("/p/", { limit: 1, ...(after === undefined ? {} : { after }) });
+        pages.push(page.children.map((c) => c.name));
+        after = page.next;
+      } while (after !== undefined && pages.length < 10);
+      expect(pages.flat()).toEqual(["a", "a/", "b"]);
+    });
+
+    it("refuses a limit that is not a positive integer", async () => {
+      const tree = await ctx.open();
+      for (let i = 0; i < 3; i++) await tree.set(`/p/${i}`, int64(BigInt(i)));
+      for (const limit of [0, -1, 1.5, Number.NaN])
+        await expectAnyTreeError(() => tree.list("/p/", { limit }));
     });
 
     it("returns at most 1000 children by default", async () => {

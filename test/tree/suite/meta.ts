@@ -138,6 +138,18 @@ export function metaSuite(ctx: SuiteContext): void {
       expect(await tree.get("/ro")).toBeUndefined();
     });
 
+    it("refuses to deltree a directory holding a ro key unless forced, removing nothing", async () => {
+      const tree = await ctx.open();
+      await tree.set("/d/plain", str("p"));
+      await tree.set("/d/sub/locked", str("l"), { ro: true });
+      await expectTreeError(() => tree.deltree("/d/"), "TREE_READ_ONLY");
+      expect(await tree.get("/d/plain")).toBeDefined();
+      expect(await tree.get("/d/sub/locked")).toBeDefined();
+      const res = await tree.deltree("/d/", { force: true });
+      expect(res.removed).toBe(4);
+      expect(await tree.get("/d/")).toBeUndefined();
+    });
+
     it("refuses a txn that writes a ro key without force, and runs it with force", async () => {
       const tree = await ctx.open();
       await tree.set("/ro", str("locked"), { ro: true });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TxnCompare, TxnOp } from "../../../tree/types.js";
+import type { TxnCompare, TxnOp, TxnRequest } from "../../../tree/types.js";
 import { int64, str } from "../../../tree/value.js";
 import type { SuiteContext } from "../context.js";
 import { expectTreeError, expectTreeErrorOneOf, getDir, getValue } from "../helpers.js";
@@ -131,6 +131,17 @@ export function txnSuite(ctx: SuiteContext): void {
         ["TREE_INVALID_KEY", "TREE_TXN_INVALID"],
       );
       await unchanged();
+    });
+
+    it("refuses a malformed request with TREE_TXN_INVALID", async () => {
+      const tree = await ctx.open();
+      // Deliberately malformed at runtime, as a client over HTTP could send it.
+      const bad = [
+        { success: [{ op: "rename", key: "/a" }] },
+        { compare: [{ key: "/a", target: "colour", value: 1 }] },
+        { compare: [{ key: "/a", target: "version", op: "<=>", value: 1 }] },
+      ] as unknown as TxnRequest[];
+      for (const request of bad) await expectTreeError(() => tree.txn(request), "TREE_TXN_INVALID");
     });
 
     it("runs 100 operations in one transaction and refuses an oversized one with TREE_TXN_INVALID", async () => {

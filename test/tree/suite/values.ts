@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TreeValue } from "../../../tree/value.js";
+import type { Json, TreeValue } from "../../../tree/value.js";
 import { bool, float64, INT64_MAX, INT64_MIN, int64, json, str } from "../../../tree/value.js";
 import type { SuiteContext } from "../context.js";
 import { expectTreeError, expectTreeErrorOneOf, getValue } from "../helpers.js";
@@ -46,6 +46,12 @@ export function valueSuite(ctx: SuiteContext): void {
       },
     );
 
+    it("keeps the sign of float64 -0", async () => {
+      const tree = await ctx.open();
+      await tree.set("/z", float64(-0));
+      expect(Object.is((await getValue(tree, "/z")).value.value, -0)).toBe(true);
+    });
+
     it("keeps a float64 that holds an integer a float64 (2.0 is not int64 2)", async () => {
       const tree = await ctx.open();
       await tree.set("/f", float64(2));
@@ -84,6 +90,24 @@ export function valueSuite(ctx: SuiteContext): void {
       expect(tree.revision()).toBe(before);
       expect(await tree.get("/bad")).toBeUndefined();
       expect(await tree.get("/badq/")).toBeUndefined();
+    });
+
+    it("refuses json values that JSON cannot hold exactly with TREE_INVALID_VALUE", async () => {
+      const tree = await ctx.open();
+      // Deliberately not Json: what a careless caller passes at runtime.
+      const bad = [
+        undefined,
+        { a: 1n },
+        { f: () => 1 },
+        { n: Number.NaN },
+        [Number.POSITIVE_INFINITY],
+        [undefined],
+        { u: undefined },
+      ] as unknown as Json[];
+      for (const [i, v] of bad.entries()) {
+        await expectTreeError(() => tree.set(`/j${i}`, json(v)), "TREE_INVALID_VALUE");
+        expect(await tree.get(`/j${i}`)).toBeUndefined();
+      }
     });
 
     it("accepts a value of exactly 1 MiB by default and refuses one byte more with TREE_VALUE_TOO_LARGE", async () => {
