@@ -13,6 +13,10 @@ import { pino } from "pino";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
+import { createEditTools } from "../../tools/edit/index.js";
+import { createRuntime } from "../../tools/runtime.js";
+import { seedTools } from "../../tools/seed.js";
+import { createTreeTools } from "../../tools/tree/tools.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 
@@ -46,16 +50,29 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** A byteseek server on a loopback port over a fresh classic-level store. */
+/**
+ * A byteseek server on a loopback port over a fresh classic-level store; with `tools`, the tool
+ * runtime too (the tree and edit families, seeded into the tree, workspace in the temp folder).
+ */
 export async function startServer(
-  options: { token?: string; dir?: string; port?: number } = {},
+  options: { token?: string; dir?: string; port?: number; tools?: boolean } = {},
 ): Promise<TestServer> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "byteseek-web-")));
   const tree = await openTree({ backend: "classic", location: join(dir, "store") });
+  const logger = pino({ level: "silent" });
+  let runtime: ReturnType<typeof createRuntime> | undefined;
+  if (options.tools) {
+    const builtins = [...createTreeTools(), ...createEditTools()];
+    const workspace = join(dir, "workspace");
+    await mkdir(workspace, { recursive: true });
+    await seedTools({ tree, builtins, logger });
+    runtime = createRuntime({ tree, builtins, logger, workspace });
+  }
   const app = await buildApp({
     tree,
-    logger: pino({ level: "silent" }),
+    logger,
     ...(options.token ? { token: options.token } : {}),
+    ...(runtime ? { runtime } : {}),
     watchProgressMs: 1000,
   });
   // buildApp registers the page itself once the lead wires server/web.ts in; until then, here.

@@ -1,5 +1,5 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bool, int64, json, str } from "../../tree/index.js";
 import {
   ARTIFACTS,
@@ -14,6 +14,10 @@ import {
 import { createWriter, type Writer } from "./writer.js";
 
 let server: TestServer;
+// A real browser on a shared machine: generous limits for slow moments; every wait below is for
+// a condition, never a fixed time.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+
 let chromium: Awaited<ReturnType<typeof launchBrowser>>;
 let browser: Browser;
 let writer: Writer;
@@ -86,6 +90,10 @@ describe("browse", () => {
     await page.locator("table.listing td", { hasText: "Hello from byteseek." }).waitFor();
     await waitLive(page);
     await shot(page, "browse-directory");
+    // A hash link (`/#/key`) opens the same node under its canonical address.
+    await page.goto("/#/docs/guide/n");
+    await page.waitForURL("**/ui/docs/guide/n");
+    expect(await page.locator("#value-input").inputValue()).toBe("7");
     expect(requests.every((u) => u.startsWith(server.url))).toBe(true);
     expect(errors).toEqual([]);
     await context.close();
@@ -311,6 +319,38 @@ describe("history", () => {
       version: 4,
     });
     await context.close();
+  });
+});
+
+describe("token", () => {
+  it("asks for the token once and keeps it for the session", async () => {
+    const own = await startServer({ token: "s3cret-token" });
+    await own.tree.set("/private/note", str("behind a token"));
+    const { page, context, errors } = await openPage(browser, own.url);
+    try {
+      await page.goto("/ui/private/note");
+      const dialog = page.locator("#token-dialog");
+      await dialog.getByText("This server needs a token.").waitFor();
+      await shot(page, "token-dialog");
+      await dialog.getByLabel("Bearer token").fill("wrong");
+      await dialog.getByRole("button", { name: "Use token" }).click();
+      await dialog.getByText("The token was refused.").waitFor();
+      await dialog.getByLabel("Bearer token").fill("s3cret-token");
+      await dialog.getByRole("button", { name: "Use token" }).click();
+      await page.locator("h1", { hasText: "/private/note" }).waitFor();
+      expect(await page.locator("#value-input").inputValue()).toBe("behind a token");
+      // The watch stream carries the token too.
+      await waitLive(page);
+      await page.reload();
+      await page.locator("h1", { hasText: "/private/note" }).waitFor();
+      expect(await dialog.isVisible()).toBe(false);
+      await waitLive(page);
+      expect(errors.filter((e) => !/401/.test(e))).toEqual([]);
+    } finally {
+      await context.close();
+      await own.close();
+      await removeDir(own.dir);
+    }
   });
 });
 

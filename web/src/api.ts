@@ -73,8 +73,8 @@ export class ApiError extends Error {
 export interface ApiOptions {
   /** The bearer token, when the server needs one. */
   token(): string | null;
-  /** Called on a 401; resolves once the user gave a new token (the request is then retried once). */
-  askToken(message: string): Promise<void>;
+  /** Called on a 401; resolves true once the user gave a token (the request is then retried), false if they declined. */
+  askToken(message: string): Promise<boolean>;
   /** Every answer's `X-Byteseek-Revision`. */
   onRevision?(rev: number): void;
 }
@@ -83,7 +83,7 @@ export type Api = ReturnType<typeof createApi>;
 
 /** The HTTP API of byteseek (DESIGN.md "Interfaces"), as the page uses it. */
 export function createApi(options: ApiOptions) {
-  async function request(path: string, init: RequestInit = {}, retried = false): Promise<Response> {
+  async function request(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     const token = options.token();
     if (token) headers.set("authorization", `Bearer ${token}`);
@@ -92,10 +92,9 @@ export function createApi(options: ApiOptions) {
     const res = await fetch(path, { ...init, headers });
     const rev = Number(res.headers.get("x-byteseek-revision"));
     if (Number.isFinite(rev) && rev > 0) options.onRevision?.(rev);
-    if (res.status === 401 && !retried) {
-      await options.askToken(token ? "The token was refused." : "This server needs a token.");
-      return request(path, init, true);
-    }
+    // Ask until the server takes the token or the user gives up (Escape): each retry is theirs.
+    if (res.status === 401 && (await options.askToken(token ? "The token was refused." : "This server needs a token.")))
+      return request(path, init);
     return res;
   }
 
@@ -138,7 +137,7 @@ export function createApi(options: ApiOptions) {
       return json<WriteAnswer>(treeUrl(key), { method: "PUT", headers, body: JSON.stringify(value) });
     },
     /** Creates a directory (and missing parents): PUT on a key ending in `/`. */
-    mkdir: (dir: string) => json<WriteAnswer>(treeUrl(dir), { method: "PUT", body: "{}" }),
+    mkdir: (dir: string) => json<WriteAnswer>(treeUrl(dir), { method: "PUT" }),
     /** Appends the next `<n>` child; answers the new key. */
     append: async (dir: string, value: { kind: ValueKind; value: JsonValue }): Promise<string> => {
       const res = await request(treeUrl(dir), { method: "POST", body: JSON.stringify(value) });

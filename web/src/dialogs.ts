@@ -7,12 +7,15 @@ export function storedToken(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
-let asking: Promise<void> | null = null;
+let asking: Promise<boolean> | null = null;
 
-/** Asks for the token once, however many requests were refused at the same time. */
-export function askToken(message: string): Promise<void> {
+/**
+ * Asks for the token once, however many requests were refused at the same time. Resolves true
+ * when a token was entered, false when the dialog was dismissed.
+ */
+export function askToken(message: string): Promise<boolean> {
   if (asking) return asking;
-  asking = new Promise<void>((resolve) => {
+  asking = new Promise<boolean>((resolve) => {
     const dialog = byId<HTMLDialogElement>("token-dialog");
     const input = h("input", { type: "password", id: "token-input", autocomplete: "off", required: true });
     const form = h(
@@ -24,14 +27,16 @@ export function askToken(message: string): Promise<void> {
       input,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Use token")),
     );
+    let given = false;
     form.addEventListener("submit", () => {
       sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+      given = true;
     });
     dialog.addEventListener(
       "close",
       () => {
         asking = null;
-        resolve();
+        resolve(given);
       },
       { once: true },
     );

@@ -49,6 +49,11 @@ export function startWatch(api: Api, prefix: string, sinceRev: number, handlers:
         if (first) url += `?since=${lastId}`;
         else headers["last-event-id"] = String(lastId);
         const res = await api.request(url, { headers, signal: controller.signal });
+        if (res.status === 401) {
+          // The user declined to give a token: asking again every few seconds would nag.
+          await res.body?.cancel();
+          break;
+        }
         if (!res.ok || !res.body) {
           reason = `the server answered ${res.status}`;
           await res.body?.cancel();
