@@ -140,11 +140,15 @@ export class Attempt {
    * Every key in [gte, lt) as this attempt sees it, read from etcd in pages at R (values too
    * unless `keysOnly`). The range joins the read set.
    */
-  async scan(gte: string, lt: string, keysOnly: boolean): Promise<Array<{ sk: string; raw?: string }>> {
+  async scan(
+    gte: string,
+    lt: string,
+    keysOnly: boolean,
+  ): Promise<Array<{ sk: string; raw?: string; mr: number }>> {
     if (this.readRev === 0) await this.fetch([gte]);
     const range = { gte, lt };
     this.#rangeReads.push(range);
-    const out = new Map<string, string | undefined>();
+    const out = new Map<string, { raw?: string; mr: number }>();
     let from = gte;
     for (;;) {
       let res: Awaited<ReturnType<Etcd3["kv"]["range"]>>;
@@ -162,7 +166,8 @@ export class Attempt {
       }
       for (const kv of res.kvs) {
         const sk = kv.key.toString("utf8").slice(this.prefix.length);
-        if (!this.#deleted(sk)) out.set(sk, keysOnly ? undefined : kv.value.toString("utf8"));
+        const mr = kvNum(kv, "mod_revision");
+        if (!this.#deleted(sk)) out.set(sk, keysOnly ? { mr } : { raw: kv.value.toString("utf8"), mr });
       }
       if (!res.more || res.kvs.length === 0) break;
       from = `${res.kvs[res.kvs.length - 1]!.key.toString("utf8").slice(this.prefix.length)}\0`;
@@ -170,11 +175,9 @@ export class Attempt {
     for (const [sk, e] of this.#local) {
       if (!inRange(sk, range)) continue;
       if (e === null) out.delete(sk);
-      else out.set(sk, e.raw);
+      else out.set(sk, { raw: e.raw, mr: e.mr });
     }
-    return [...out.keys()]
-      .sort(compareCodePoints)
-      .map((sk) => (keysOnly ? { sk } : { sk, raw: out.get(sk)! }));
+    return [...out.keys()].sort(compareCodePoints).map((sk) => ({ sk, ...out.get(sk)! }));
   }
 
   /**

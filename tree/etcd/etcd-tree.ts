@@ -12,6 +12,7 @@ import { exportTree, parseImport } from "../ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import { histFromRecord } from "../record.js";
 import type {
+  ExportEntry,
   HistoryEntry,
   ImportResult,
   ListChild,
@@ -86,7 +87,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       endpoints: options.endpoints,
       ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
     });
-  const ops = createOps({ historyLimit, maxValueBytes });
+  const ops = createOps({ historyLimit, maxValueBytes, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
   let closed = false;
@@ -281,10 +282,10 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     if (target > compacted) compacted = target;
   }
 
-  async function getNode(key: string): Promise<TreeNode | undefined> {
+  async function getNode(key: string, atRev?: number): Promise<TreeNode | undefined> {
     parseKey(key);
     return read("get", async () => {
-      const res = await client.kv.range({ key: enc(nodeSk(key)) });
+      const res = await client.kv.range({ key: enc(nodeSk(key)), ...(atRev ? { revision: atRev } : {}) });
       seeRev(headerRev(res.header));
       const kv = res.kvs[0];
       if (!kv) return key === "/" ? emptyRoot() : undefined;
@@ -297,26 +298,41 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     });
   }
 
-  async function list(dir: string, o: ListOptions = {}): Promise<ListResult> {
+  async function list(dir: string, o: ListOptions = {}, atRev?: number): Promise<ListResult> {
     parseDirKey(dir);
-    const limit = Math.max(1, Math.min(o.limit ?? 1000, 100_000));
+    if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit > 0))
+      throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${String(o.limit)}`, {
+        limit: o.limit,
+      });
+    const limit = Math.min(o.limit ?? 1000, 100_000);
     return read("list", async () => {
       const range = childrenRange(dir);
       const after = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
       let from = after !== undefined && after >= range.gte ? `${after}\0` : range.gte;
       // The directory and the first page in one snapshot; later pages at the same revision.
       const page = Math.min(limit + 1, 256);
-      const first = await client.kv.txn({
-        success: [
-          { request_range: { key: enc(nodeSk(dir)) } },
-          { request_range: { key: enc(from), range_end: enc(range.lt), limit: page } },
-        ],
-      });
-      const rev = headerRev(first.header);
+      let rev: number;
+      let found: boolean;
+      let batch: Awaited<ReturnType<Etcd3["kv"]["range"]>> | undefined;
+      if (atRev) {
+        const [d, b] = await Promise.all([
+          client.kv.range({ key: enc(nodeSk(dir)), revision: atRev }),
+          client.kv.range({ key: enc(from), range_end: enc(range.lt), limit: page, revision: atRev }),
+        ]);
+        [rev, found, batch] = [atRev, d.kvs.length > 0, b];
+      } else {
+        const first = await client.kv.txn({
+          success: [
+            { request_range: { key: enc(nodeSk(dir)) } },
+            { request_range: { key: enc(from), range_end: enc(range.lt), limit: page } },
+          ],
+        });
+        rev = headerRev(first.header);
+        found = (first.responses[0]?.response_range?.kvs.length ?? 0) > 0;
+        batch = first.responses[1]?.response_range;
+      }
       seeRev(rev);
-      if (dir !== "/" && (first.responses[0]?.response_range?.kvs.length ?? 0) === 0)
-        throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
-      let batch = first.responses[1]?.response_range;
+      if (dir !== "/" && !found) throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
       const children: ListChild[] = [];
       let hasMore = false;
       while (batch) {
@@ -393,6 +409,19 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     }
   }
 
+  /** Exports `dir` as it was at one revision, whatever is written meanwhile. */
+  async function* exportSnapshot(dir: string): AsyncGenerator<ExportEntry> {
+    parseDirKey(dir);
+    const head = await read("export", () => client.kv.range({ key: enc(nodeSk(dir)) }));
+    const rev = headerRev(head.header);
+    const pinned = {
+      ...tree,
+      get: (k: string) => getNode(k, rev),
+      list: (d: string, o?: ListOptions) => list(d, o, rev),
+    };
+    yield* exportTree(pinned, dir);
+  }
+
   /** Imports in as few transactions as etcd's limits allow, halving a chunk that is too big. */
   async function importChunk(items: Awaited<ReturnType<typeof parseImport>>): Promise<WriteResult> {
     try {
@@ -438,7 +467,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
         o,
       ),
     history,
-    export: (dir = "/") => exportTree(tree, dir),
+    export: (dir = "/") => exportSnapshot(dir),
     async import(entries): Promise<ImportResult> {
       ensureOpen();
       const parsed = await parseImport(entries, (v) => checkSize(v, maxValueBytes));

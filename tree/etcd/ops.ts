@@ -4,7 +4,7 @@
  * retained history, dense append — expressed as reads at one revision and local writes that
  * commit as one etcd transaction.
  */
-import { depthOf, subtreeRangeAt, upperBound } from "../encoding.js";
+import { depthOf, keyFromNodeKey, subtreeRangeAt, upperBound } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { MAX_DEPTH, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type { HistRecord } from "../record.js";
@@ -29,6 +29,8 @@ export const MAX_TXN_OPS = 128;
 export interface OpsConfig {
   historyLimit: number;
   maxValueBytes: number;
+  /** etcd's --max-txn-ops: a deltree keeps its values' history only while that fits. */
+  maxTxnOps: number;
 }
 
 export function checkSize(value: TreeValue, maxValueBytes: number): void {
@@ -143,27 +145,43 @@ export function createOps(cfg: OpsConfig) {
     m.del(nodeSk(key));
   }
 
-  /** Removes everything below `dir` (and `dir` itself unless it is the root); answers how many nodes. */
+  /**
+   * Removes everything below `dir` (and `dir` itself unless it is the root); answers how many
+   * nodes. Each depth goes in one range delete. The last value of every removed key is kept in
+   * history as a delete would keep it, as long as that fits one etcd transaction (about a quarter
+   * of --max-txn-ops values); a larger subtree goes without its history.
+   */
   async function removeSubtree(m: Attempt, dir: string, force: boolean): Promise<number> {
+    const keep = cfg.historyLimit > 0;
+    const values: Array<{ key: string; prev: NodeEntry }> = [];
     let removed = 0;
     for (let depth = depthOf(dir) + 1; depth <= MAX_DEPTH; depth++) {
       const { gte, lt } = subtreeRangeAt(dir, depth);
-      const entries = await m.scan(gte, lt, force);
+      const entries = await m.scan(gte, lt, force && !keep);
       if (entries.length === 0) break;
-      if (!force) {
-        for (const e of entries)
-          if ((JSON.parse(e.raw!) as EtcdRecord).ro === 1)
-            throw new TreeError(
-              "TREE_READ_ONLY",
-              `${dir} holds a read-only key; force the delete or mark it writable first`,
-              { key: dir },
-            );
+      for (const e of entries) {
+        if (e.raw === undefined) continue;
+        const rec = JSON.parse(e.raw) as EtcdRecord;
+        if (!force && rec.ro === 1)
+          throw new TreeError(
+            "TREE_READ_ONLY",
+            `${dir} holds a read-only key; force the delete or mark it writable first`,
+            {
+              key: dir,
+            },
+          );
+        if (keep && rec.k !== "index")
+          values.push({ key: keyFromNodeKey(e.sk), prev: { rec, cr: 0, mr: e.mr } });
       }
       m.delRange(gte, lt);
       removed += entries.length;
     }
-    m.delRange(`h${dir}`, `h${upperBound(dir)}`);
-    m.delRange(`H${dir}`, `H${upperBound(dir)}`);
+    if (keep && values.length * 4 + 16 <= cfg.maxTxnOps) {
+      for (const { key, prev } of values) deleteValue(m, key, prev);
+    } else {
+      m.delRange(`h${dir}`, `h${upperBound(dir)}`);
+      m.delRange(`H${dir}`, `H${upperBound(dir)}`);
+    }
     if (dir === "/") {
       const root = await m.readNode("/");
       if (root) m.put(nodeSk("/"), { ...root.rec, n: 0 }, { cr: root.cr });
