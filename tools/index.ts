@@ -1,4 +1,4 @@
-export { capText, MAX_OUTPUT_LINES, MAX_TEXT_BYTES } from "./cap.js";
+export { capText, IMPL_OUTPUT_BYTES, MAX_OUTPUT_LINES, MAX_TEXT_BYTES } from "./cap.js";
 export {
   BuiltinImpl,
   compileParams,
@@ -14,12 +14,12 @@ export {
   ToolName,
 } from "./declaration.js";
 export { isToolError, ToolError, type ToolErrorCode, type ToolKind } from "./errors.js";
-export type { ToolCall, ToolHooks } from "./hooks.js";
+export type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
 export type { LlmClient } from "./impl/llm.js";
 export { type ArgProblem, paramsFromZod, signatureOf } from "./json-schema.js";
 export { createKeyedLock } from "./locks.js";
 export { defaultPolicy, POLICY_KEY, Policy, type PolicyInput } from "./policy.js";
-export { recordsDir, type ToolRecord } from "./records.js";
+export { recordsDir, type ToolRecord, writeRecord } from "./records.js";
 export {
   type CallOptions,
   createRuntime,
