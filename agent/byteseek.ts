@@ -39,7 +39,7 @@ export interface Byteseek {
   builtins: readonly BuiltinTool[];
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
-  /** Closes the model connections (not the tree: its opener closes it). */
+  /** Stores pending usage counters and closes the model connections (not the tree: its opener closes it). */
   close(): Promise<void>;
 }
 
@@ -96,6 +96,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     builtins,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
     async close() {
+      await runtime.flush();
       await current?.provider.close();
     },
   };

@@ -325,8 +325,9 @@ export function createAgent(options: AgentOptions): Agent {
       }
     }
     const ok = result.reason === "done" || result.reason === "terminated";
-    await tree.set(statusKey(vid), str(ok ? "done" : "failed"), { vid });
+    // The reason first: whoever sees the status change can read why.
     await tree.set(reasonKey(vid), str(ok ? result.reason : `${result.reason}: ${result.text}`), { vid });
+    await tree.set(statusKey(vid), str(ok ? "done" : "failed"), { vid });
     await tree.set(lastTurnKey(vid), json({ records: result.records, reason: result.reason }), { vid });
     await tree.del(pcKey(vid));
     await addTokens(vid, result.usage.inputTokens, result.usage.outputTokens, 1);

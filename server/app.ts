@@ -147,8 +147,8 @@ export async function buildApp(deps: AppDeps) {
   // - server/routes/tools.ts (GET /v1/tools, POST /v1/tools/:name/call) and server/routes/prompt.ts
   //   (GET /v1/prompt), given `deps.runtime`;
   // - server/routes/agent.ts (POST /v1/agent/turn), given `deps.agent`.
-  //X if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
-  //X if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
+  if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
+  if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
   if (deps.web !== false) await app.register(webRoutes, deps.web ?? {});
 
   return app;

@@ -1,0 +1,293 @@
+#!/usr/bin/env node
+/**
+ * The `byteseek` executable:
+ *   byteseek serve                    the HTTP server (server/main.ts reads the environment)
+ *   byteseek run "task" [--vid V]     one agent turn, streaming the answer and each tool call
+ *   byteseek chat [--vid V]           turns read from a `byteseek> ` prompt; `exit` leaves
+ * `run` and `chat` work on the embedded store at KVSPACE (default ./data), or through a byteseek
+ * server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
+ * otherwise, 2 on a usage error.
+ */
+import { createInterface } from "node:readline";
+import type { Writable } from "node:stream";
+import { pino } from "pino";
+import { request } from "undici";
+import { createByteseek } from "../agent/byteseek.js";
+import type { AgentEvent, TurnResult } from "../agent/loop.js";
+import { newVid } from "../agent/loop.js";
+import { readSse } from "../agent/providers/sse.js";
+import { startServer } from "../server/main.js";
+import type { Tree } from "../tree/types.js";
+import { openStore, storeLocation } from "./open-store.js";
+
+const USAGE = `usage:
+  byteseek serve                  run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT, BYTESEEK_TOKEN)
+  byteseek run "task" [--vid V]   one agent turn on the store at KVSPACE (a folder, or a server's http:// URL)
+  byteseek chat [--vid V]         an interactive loop with a "byteseek> " prompt; "exit" leaves
+the model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL, BYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY
+`;
+
+/** One turn, wherever it runs: events are shown as they come, the result answered at the end. */
+type RunTurn = (
+  input: string,
+  vid: string,
+  signal: AbortSignal,
+  onEvent: (e: AgentEvent) => void,
+) => Promise<TurnResult>;
+
+interface Session {
+  runTurn: RunTurn;
+  close(): Promise<void>;
+}
+
+const out = process.stdout;
+const err = process.stderr;
+const env = process.env;
+
+/** Prints a turn as it happens: the answer's text, and one line per tool call with its kind. */
+function createPrinter(stream: Writable): (e: AgentEvent) => void {
+  let atLineStart = true;
+  const write = (text: string) => {
+    if (text === "") return;
+    stream.write(text);
+    atLineStart = text.endsWith("\n");
+  };
+  const line = (text: string) => write(`${atLineStart ? "" : "\n"}${text}\n`);
+  return function print(e: AgentEvent) {
+    switch (e.type) {
+      case "text_delta":
+        write(e.delta);
+        break;
+      case "tool_start":
+        line(`→ ${e.name} ${shorten(JSON.stringify(e.args) ?? "", 160)}`);
+        break;
+      case "tool_result": {
+        const first = e.isError ? ` — ${shorten(e.text.split("\n")[0] ?? "", 160)}` : "";
+        line(`  ${e.kind}${e.record ? ` ${e.record}` : ""}${first}`);
+        break;
+      }
+      case "retry":
+        line(`(model call failed, retrying in ${e.delayMs} ms: ${e.reason})`);
+        break;
+      case "turn_end":
+        if (!atLineStart) write("\n");
+        break;
+      default:
+        break;
+    }
+  };
+}
+
+function shorten(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+const ok = (r: TurnResult) => r.reason === "done" || r.reason === "terminated";
+
+/** Says how the turn ended when it did not end with an answer; answers the exit status. */
+function report(r: TurnResult): number {
+  if (ok(r)) return 0;
+  err.write(`byteseek: the turn stopped (${r.reason}): ${r.text}\n`);
+  return 1;
+}
+
+async function openSession(): Promise<Session> {
+  const where = storeLocation(env);
+  if (/^https?:\/\//i.test(where)) return remoteSession(new URL(where));
+  const logger = pino({ level: env.BYTESEEK_LOG_LEVEL || "warn" }, pino.destination(2));
+  const tree: Tree = await openStore({ env, cwd: process.cwd(), logger: logger.child({ part: "tree" }) });
+  try {
+    const bs = await createByteseek({
+      tree,
+      workspace: env.BYTESEEK_WORKSPACE || process.cwd(),
+      logger,
+      env,
+    });
+    return {
+      runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
+      async close() {
+        await bs.close();
+        await tree.close();
+      },
+    };
+  } catch (e) {
+    await tree.close();
+    throw e;
+  }
+}
+
+/** Turns run by a byteseek server: POST /v1/agent/turn, its events read as server-sent events. */
+function remoteSession(base: URL): Session {
+  const url = new URL("v1/agent/turn", base.href.endsWith("/") ? base : `${base.href}/`);
+  return {
+    async runTurn(input, vid, signal, onEvent) {
+      const res = await request(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "text/event-stream",
+          ...(env.BYTESEEK_TOKEN ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` } : {}),
+        },
+        body: JSON.stringify({ vid, input }),
+        signal,
+      });
+      if (res.statusCode !== 200) {
+        const text = await res.body.text();
+        let message = text;
+        try {
+          message = (JSON.parse(text) as { error: { message: string } }).error.message;
+        } catch {
+          // not our error body: shown as it is
+        }
+        throw new Error(`${url.origin} answered ${res.statusCode}: ${message}`);
+      }
+      let result: TurnResult | undefined;
+      for await (const ev of readSse(res.body)) {
+        const data = JSON.parse(ev.data) as AgentEvent | { code: string; message: string };
+        if (ev.event === "error") continue; // turn_end carries it
+        const e = data as AgentEvent;
+        if (e.type === "turn_end") result = e.result;
+        onEvent(e);
+      }
+      if (!result) throw new Error(`${url.origin} ended the stream before the turn ended`);
+      return result;
+    },
+    async close() {},
+  };
+}
+
+/** Flags: `--vid V` or `--vid=V`; everything else is positional. */
+function parse(argv: string[]): { vid?: string; rest: string[] } {
+  const rest: string[] = [];
+  let vid: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === "--vid") {
+      vid = argv[++i];
+      if (vid === undefined) throw new UsageError("--vid needs a value");
+    } else if (a.startsWith("--vid=")) vid = a.slice(6);
+    else if (a === "--") {
+      rest.push(...argv.slice(i + 1));
+      break;
+    } else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
+    else rest.push(a);
+  }
+  return { rest, ...(vid !== undefined ? { vid } : {}) };
+}
+
+class UsageError extends Error {}
+
+/** Aborts the turn in progress on SIGINT/SIGTERM; a second signal exits at once. */
+function interrupts(): { signal(): AbortSignal; dispose(): void } {
+  let current = new AbortController();
+  const onSignal = () => {
+    if (current.signal.aborted) process.exit(130);
+    current.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal() {
+      if (current.signal.aborted) current = new AbortController();
+      return current.signal;
+    },
+    dispose() {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}
+
+async function run(args: string[]): Promise<number> {
+  const { vid = newVid(), rest } = parse(args);
+  const task = rest.join(" ").trim();
+  if (task === "") throw new UsageError('byteseek run needs a task: byteseek run "what to do"');
+  const session = await openSession();
+  const sig = interrupts();
+  try {
+    err.write(`vid ${vid}\n`);
+    const result = await session.runTurn(task, vid, sig.signal(), createPrinter(out));
+    return report(result);
+  } finally {
+    sig.dispose();
+    await session.close();
+  }
+}
+
+async function chat(args: string[]): Promise<number> {
+  const { vid = newVid(), rest } = parse(args);
+  if (rest.length > 0)
+    throw new UsageError(`byteseek chat takes no arguments besides --vid (got ${rest[0]})`);
+  const session = await openSession();
+  const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
+  rl.setPrompt("byteseek> ");
+  const print = createPrinter(out);
+  let turn: AbortController | undefined;
+  let status = 0;
+  rl.on("SIGINT", () => {
+    if (turn && !turn.signal.aborted) turn.abort();
+    else rl.close();
+  });
+  try {
+    out.write(`byteseek chat (vid ${vid}); "exit" leaves\n`);
+    rl.prompt();
+    for await (const raw of rl) {
+      const input = raw.trim();
+      if (input === "exit" || input === "quit") break;
+      if (input !== "") {
+        turn = new AbortController();
+        try {
+          const result = await session.runTurn(input, vid, turn.signal, print);
+          status = report(result);
+        } catch (e) {
+          err.write(`byteseek: ${(e as Error).message}\n`);
+          status = 1;
+        }
+        turn = undefined;
+      }
+      rl.prompt();
+    }
+    if (!process.stdin.isTTY) out.write("\n");
+    return status;
+  } finally {
+    rl.close();
+    await session.close();
+  }
+}
+
+async function serve(args: string[]): Promise<number> {
+  if (args.length > 0) throw new UsageError("byteseek serve takes no arguments; configure it by environment");
+  await startServer({ env });
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case "serve":
+        return await serve(args);
+      case "run":
+        return await run(args);
+      case "chat":
+        return await chat(args);
+      case "help":
+      case "--help":
+      case "-h":
+        out.write(USAGE);
+        return 0;
+      default:
+        err.write(command === undefined ? USAGE : `unknown command: ${command}\n${USAGE}`);
+        return 2;
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err.write(`byteseek: ${e.message}\n${USAGE}`);
+      return 2;
+    }
+    err.write(`byteseek: ${(e as Error).message ?? String(e)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

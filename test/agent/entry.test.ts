@@ -1,0 +1,293 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { request } from "undici";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { readSse } from "../../agent/providers/sse.js";
+import { type App, buildApp } from "../../server/app.js";
+import { openTree } from "../../tree/index.js";
+import type { Tree } from "../../tree/types.js";
+import { formatValue } from "../../tree/value.js";
+import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import { silent, tempDir } from "../tools/helpers.js";
+
+const BYTESEEK_BIN = fileURLToPath(new URL("../../dist/cli/byteseek.js", import.meta.url));
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanup.length) await cleanup.pop()?.();
+});
+
+async function dirs() {
+  const dir = await tempDir("byteseek-entry-");
+  cleanup.push(() => dir.remove());
+  const workspace = join(dir.path, "ws");
+  await mkdir(workspace);
+  return { store: join(dir.path, "db"), workspace };
+}
+
+function llmEnv(fake: FakeLlm, retries = "1"): NodeJS.ProcessEnv {
+  return {
+    BYTESEEK_LLM_API: "openai",
+    BYTESEEK_LLM_URL: `${fake.url}/v1`,
+    BYTESEEK_LLM_MODEL: "fake-1",
+    BYTESEEK_LLM_MAX_RETRIES: retries,
+  };
+}
+
+interface Served {
+  fake: FakeLlm;
+  tree: Tree;
+  bs: Byteseek;
+  app: App;
+  url: string;
+  workspace: string;
+  status(vid: string): Promise<string | undefined>;
+}
+
+/** A real server (classic-level, 127.0.0.1:0) with the runtime and the agent wired as startServer does. */
+async function serve(env?: NodeJS.ProcessEnv): Promise<Served> {
+  const { store, workspace } = await dirs();
+  const fake = await startFakeLlm();
+  cleanup.push(() => fake.close());
+  const tree = await openTree({ backend: "classic", location: store });
+  cleanup.push(() => tree.close());
+  const bs = await createByteseek({
+    tree,
+    workspace,
+    logger: silent,
+    env: env ?? llmEnv(fake),
+    providerDeps: { retry: { baseDelayMs: 5, maxDelayMs: 20 } },
+  });
+  cleanup.push(() => bs.close());
+  const app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, web: false });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  cleanup.push(() => app.close());
+  const status = async (vid: string) => {
+    const node = await tree.get(`/vthread/${vid}/status`);
+    return node && node.kind !== "index" ? formatValue(node.value) : undefined;
+  };
+  return { fake, tree, bs, app, url, workspace, status };
+}
+
+interface TurnBody {
+  error: { code: string; message: string; vid?: string };
+  usage: { inputTokens: number };
+  [field: string]: unknown;
+}
+
+async function postTurn(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await request(`${url}/v1/agent/turn`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    body: (await res.body.json()) as TurnBody,
+  };
+}
+
+describe("POST /v1/agent/turn", () => {
+  it("answers the final text, the stop reason, the records and the usage", async () => {
+    const s = await serve();
+    await writeFile(join(s.workspace, "r.txt"), "hello\n");
+    s.fake.script({ toolCalls: [{ name: "edit.read", args: { path: "r.txt" } }] }, { text: "it says hello" });
+    const res = await postTurn(s.url, { vid: "h1", input: "what is in r.txt?" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      vid: "h1",
+      text: "it says hello",
+      reason: "done",
+      records: ["/byteseek/tool/h1/0"],
+      calls: [{ name: "edit.read", kind: "ok", isError: false, record: "/byteseek/tool/h1/0" }],
+    });
+    expect(res.body.usage.inputTokens).toBeGreaterThan(0);
+    expect(await s.status("h1")).toBe("done");
+
+    const fresh = await postTurn(s.url, { input: "hi" });
+    expect(fresh.status).toBe(502); // the script is empty: the fake answers 500
+    expect(fresh.body.error).toMatchObject({ code: "LLM_HTTP" });
+    expect(fresh.body.error.vid).toMatch(/^r/);
+  });
+
+  it("streams the AgentEvents as server-sent events with Accept: text/event-stream", async () => {
+    const s = await serve();
+    s.fake.script(
+      { toolCalls: [{ name: "edit.read", args: { path: "none.txt" } }] },
+      { text: "no such file" },
+    );
+    const res = await request(`${s.url}/v1/agent/turn`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ vid: "sse", input: "read none.txt" }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(String(res.headers["content-type"])).toMatch(/^text\/event-stream/);
+    const events: Array<{ event: string; data: { delta?: string; result?: unknown } }> = [];
+    for await (const e of readSse(res.body)) events.push({ event: e.event, data: JSON.parse(e.data) });
+    const names = events.map((e) => e.event).filter((n, i, all) => n !== all[i - 1]);
+    expect(names).toEqual([
+      "turn_start",
+      "step",
+      "toolcall_start",
+      "toolcall_delta",
+      "tool_start",
+      "tool_result",
+      "step",
+      "text_delta",
+      "turn_end",
+    ]);
+    expect(events.find((e) => e.event === "tool_result")?.data).toMatchObject({
+      name: "edit.read",
+      kind: "runtime",
+      isError: true,
+      record: "/byteseek/tool/sse/0",
+    });
+    const text = events
+      .filter((e) => e.event === "text_delta")
+      .map((e) => e.data.delta)
+      .join("");
+    expect(text).toBe("no such file");
+    expect(events.at(-1)?.data.result).toMatchObject({ vid: "sse", reason: "done", text: "no such file" });
+  });
+
+  it("aborts the turn when the client goes away", async () => {
+    const s = await serve();
+    s.fake.script({ hold: "headers" });
+    const ac = new AbortController();
+    const res = await request(`${s.url}/v1/agent/turn`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ vid: "gone", input: "take your time" }),
+      signal: ac.signal,
+    });
+    // Wait for the turn to reach the model, then leave.
+    const reader = readSse(res.body);
+    for await (const e of reader) if (e.event === "step") break;
+    ac.abort();
+    while ((await s.status("gone")) !== "failed") await new Promise((r) => setTimeout(r, 20));
+    const reason = await s.tree.get("/vthread/gone/reason");
+    expect(reason && reason.kind !== "index" ? formatValue(reason.value) : "").toMatch(/^aborted/);
+  });
+
+  it("says which variable to set when no model is configured (503)", async () => {
+    const s = await serve({});
+    const res = await postTurn(s.url, { input: "hi" });
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe("LLM_NOT_CONFIGURED");
+    expect(res.body.error.message).toContain("BYTESEEK_LLM_URL");
+  });
+
+  it("refuses a bad vid and a missing input with 400", async () => {
+    const s = await serve();
+    expect((await postTurn(s.url, { vid: "../x", input: "hi" })).body.error.code).toBe("AGENT_INVALID_VID");
+    expect((await postTurn(s.url, { vid: "ok" })).status).toBe(400);
+  });
+});
+
+describe("GET /v1/prompt", () => {
+  it("shows exactly the system text and tool schemas the model gets next", async () => {
+    const s = await serve();
+    s.fake.script(
+      { toolCalls: [{ name: "edit.read", args: { path: "missing" } }] },
+      { text: "no" },
+      { text: "ok" },
+    );
+    await postTurn(s.url, { vid: "pv", input: "read missing" });
+    const res = await request(`${s.url}/v1/prompt?vid=pv`);
+    expect(res.statusCode).toBe(200);
+    const shown = (await res.body.json()) as { vid: string; system: string; tools: Array<{ name: string }> };
+    expect(shown.vid).toBe("pv");
+    expect(shown.system).toContain("[previous tool results]");
+    await postTurn(s.url, { vid: "pv", input: "again" });
+    const sent = s.fake.requests[2];
+    expect(sent?.system).toBe(shown.system);
+    expect(sent?.tools.map((t) => t.name)).toEqual(shown.tools.map((t) => t.name.replace(".", "_")));
+    const bad = await request(`${s.url}/v1/prompt?vid=${encodeURIComponent("a/b")}`);
+    expect(bad.statusCode).toBe(400);
+    await bad.body.dump();
+  });
+});
+
+/** Runs the built byteseek CLI; stdin is written then closed. */
+function byteseek(args: string[], env: NodeJS.ProcessEnv, stdin = "") {
+  const child = spawn(process.execPath, [BYTESEEK_BIN, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (c: string) => {
+    stdout += c;
+  });
+  child.stderr.setEncoding("utf8").on("data", (c: string) => {
+    stderr += c;
+  });
+  child.stdin.end(stdin);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("the byteseek CLI", () => {
+  beforeAll(() => {
+    if (!existsSync(BYTESEEK_BIN)) throw new Error(`${BYTESEEK_BIN} is missing: run \`npm run build\` first`);
+  });
+
+  async function setup() {
+    const { store, workspace } = await dirs();
+    const fake = await startFakeLlm();
+    cleanup.push(() => fake.close());
+    const env = { PATH: process.env.PATH, KVSPACE: store, BYTESEEK_WORKSPACE: workspace, ...llmEnv(fake) };
+    return { fake, env, store, workspace };
+  }
+
+  it("byteseek run streams the answer and shows each tool call with its kind", async () => {
+    const { fake, env, store, workspace } = await setup();
+    await writeFile(join(workspace, "r.txt"), "hello\n");
+    fake.script(
+      { text: "Reading.", toolCalls: [{ name: "edit.read", args: { path: "r.txt" } }] },
+      { toolCalls: [{ name: "edit.read", args: { path: "gone.txt" } }] },
+      { text: "It says hello." },
+    );
+    const r = await byteseek(["run", "what is in r.txt?", "--vid", "cli1"], env);
+    expect(r.stderr).toBe("vid cli1\n");
+    expect(r.stdout.split("\n")).toEqual([
+      "Reading.",
+      '→ edit.read {"path":"r.txt"}',
+      "  ok /byteseek/tool/cli1/0",
+      '→ edit.read {"path":"gone.txt"}',
+      expect.stringMatching(/^ {2}runtime \/byteseek\/tool\/cli1\/1 — \S/),
+      "It says hello.",
+      "",
+    ]);
+    expect(r.code).toBe(0);
+    const tree = await openTree({ backend: "classic", location: store });
+    try {
+      const status = await tree.get("/vthread/cli1/status");
+      expect(status && status.kind !== "index" ? formatValue(status.value) : "").toBe("done");
+    } finally {
+      await tree.close();
+    }
+  });
+
+  it("byteseek chat answers each line at a byteseek> prompt until exit", async () => {
+    const { fake, env } = await setup();
+    fake.script({ text: "hello there" }, (req) => ({ text: `you said ${req.messages.length} things` }));
+    const r = await byteseek(["chat", "--vid", "c1"], env, "hi\n\nagain\nexit\nnever sent\n");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      [
+        'byteseek chat (vid c1); "exit" leaves',
+        "byteseek> hello there",
+        "byteseek> byteseek> you said 3 things",
+        "byteseek> ",
+        "",
+      ].join("\n"),
+    );
+    expect(fake.requests).toHaveLength(2);
+  });
+});
