@@ -93,7 +93,10 @@ export function createApi(options: ApiOptions) {
     const rev = Number(res.headers.get("x-byteseek-revision"));
     if (Number.isFinite(rev) && rev > 0) options.onRevision?.(rev);
     // Ask until the server takes the token or the user gives up (Escape): each retry is theirs.
-    if (res.status === 401 && (await options.askToken(token ? "The token was refused." : "This server needs a token.")))
+    if (
+      res.status === 401 &&
+      (await options.askToken(token ? "The token was refused." : "This server needs a token."))
+    )
       return request(path, init);
     return res;
   }
@@ -158,7 +161,8 @@ export function createApi(options: ApiOptions) {
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
     tools: () => json<unknown>("/v1/tools"),
-    prompt: () => json<unknown>("/v1/prompt"),
+    /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
+    prompt: (vid?: string) => json<unknown>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
     call: (name: string, body: { args: unknown; vid?: string; approve?: boolean }) =>
       json<unknown>(`/v1/tools/${encodeURIComponent(name)}/call`, {
         method: "POST",

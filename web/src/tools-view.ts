@@ -57,6 +57,14 @@ function promptText(body: unknown): string {
   return JSON.stringify(body, null, 2);
 }
 
+/** The impl kind: `impl` is the kind itself in `GET /v1/tools`, an object in a raw declaration. */
+function implKind(t: ToolEntry): string {
+  const impl = t.declaration?.impl;
+  if (typeof impl === "string") return impl;
+  if (impl && typeof impl === "object" && !Array.isArray(impl)) return String(impl.kind ?? "");
+  return "";
+}
+
 function badge(kind: string): HTMLElement {
   return h("span", { class: `kind-badge kind-${kind}` }, kind);
 }
@@ -106,11 +114,7 @@ export function createToolsView(api: Api, navigate: Navigate): View {
               " ",
               badge(t.status),
               t.blocked ? h("span", { class: "kind-badge kind-denied", title: t.blocked }, "blocked") : null,
-              t.declaration?.impl &&
-                typeof t.declaration.impl === "object" &&
-                !Array.isArray(t.declaration.impl)
-                ? h("span", { class: "kind-badge" }, String(t.declaration.impl.kind))
-                : null,
+              implKind(t) ? h("span", { class: "kind-badge", title: "impl kind" }, implKind(t)) : null,
               t.declaration
                 ? h("p", {}, preview(String(t.declaration.snippet ?? t.declaration.description ?? ""), 160))
                 : null,
@@ -470,6 +474,27 @@ export function createRecordsView(api: Api, vid: string): View {
     );
   }
 
+  const nextPrompt = h("div", {});
+  const promptSection = h(
+    "details",
+    { class: "history", id: "run-prompt" },
+    h("summary", {}, `The system prompt of ${vid}'s next turn`),
+    nextPrompt,
+  );
+  async function loadPrompt(): Promise<void> {
+    try {
+      replace(
+        nextPrompt,
+        h("pre", { class: "prompt", id: "run-prompt-text", tabindex: 0 }, promptText(await api.prompt(vid))),
+      );
+    } catch (err) {
+      replace(nextPrompt, h("p", { class: "error" }, `GET /v1/prompt: ${errorText(err)}`));
+    }
+  }
+  promptSection.addEventListener("toggle", () => {
+    if (promptSection.open) void loadPrompt();
+  });
+
   const el = h(
     "section",
     { class: "node", "aria-labelledby": "runs-title" },
@@ -513,9 +538,13 @@ export function createRecordsView(api: Api, vid: string): View {
       ),
     ),
     more,
+    promptSection,
   );
   void load();
-  const refresh = debounced(() => void load());
+  const refresh = debounced(() => {
+    void load();
+    if (promptSection.open) void loadPrompt();
+  });
   return {
     el,
     reload: () => void load(),

@@ -159,6 +159,8 @@ export function createTreePane(api: Api, container: HTMLElement) {
   }
 
   renderRoot();
+  // The root opens at once, whatever view the page starts on.
+  void load("/");
 
   return {
     /** Opens every directory down to `key` and marks it as the current node. */
