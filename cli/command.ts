@@ -5,6 +5,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import type { Tree } from "../tree/types.js";
+import type { ToolsClient } from "./tools-client.js";
 
 /** `bool` flags take `--name`, `--name=true` or `--name=false`; `value` flags take `--name V` or `--name=V`. */
 export type FlagType = "bool" | "value";
@@ -27,6 +28,8 @@ export interface CommandContext {
   cwd: string;
   /** Aborted on SIGINT/SIGTERM: long commands (watch, export, import) stop. */
   signal: AbortSignal;
+  /** The tool runtime (in-process, or the server's): opened on first use, closed by the dispatcher. */
+  tools(): Promise<ToolsClient>;
 }
 
 export interface CommandSpec {

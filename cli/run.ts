@@ -5,7 +5,9 @@ import { parseArgs } from "./args.js";
 import type { CommandContext, CommandSpec } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
 import { isCliError } from "./errors.js";
+import { openHttpTree } from "./http-tree.js";
 import { openStore } from "./open-store.js";
+import { openToolsClient, type ToolsClient } from "./tools-client.js";
 
 /** The process around a kvspace run: streams, environment, and a signal aborted on SIGINT/SIGTERM. */
 export interface KvspaceIo {
@@ -21,18 +23,21 @@ export interface KvspaceDeps {
   commands?: readonly CommandSpec[];
   /** Opens the store once the arguments are known to be valid. */
   openStore?: (io: KvspaceIo) => Promise<Tree>;
+  /** Opens the tool runtime for `call|tools|prompt` (default: in-process, or the server's routes). */
+  openTools?: (tree: Tree, io: KvspaceIo) => Promise<ToolsClient>;
 }
 
 /**
  * Runs one kvspace command line and resolves to its exit code: 0 on success, 1 on an error
- * (its message on stderr, never a stack), 2 on a usage error. Never throws.
+ * (its message on stderr, never a stack), 2 on a usage error, 3 when a tool call (or check)
+ * answers anything but ok. Never throws.
  */
 export async function runKvspace(
   argv: readonly string[],
   io: KvspaceIo,
   deps: KvspaceDeps = {},
 ): Promise<number> {
-  const { commands = COMMANDS, openStore: open = defaultOpen } = deps;
+  const { commands = COMMANDS, openStore: open = defaultOpen, openTools = defaultTools } = deps;
   const [name, ...rest] = argv;
   if (name === undefined) {
     io.stderr.write(overview(commands));
@@ -52,19 +57,39 @@ export async function runKvspace(
     return 0;
   }
   let tree: Tree | undefined;
+  let tools: Promise<ToolsClient> | undefined;
+  let code: number;
   try {
     const input = parseArgs(command, rest);
-    tree = await open(io);
-    return (await command.run(input, { ...io, tree })) ?? 0;
+    const opened = await open(io);
+    tree = opened;
+    code = (await command.run(input, { ...io, tree, tools: () => (tools ??= openTools(opened, io)) })) ?? 0;
   } catch (err) {
-    return report(err, io);
-  } finally {
-    if (tree) await tree.close().catch((err: unknown) => report(err, io));
+    code = report(err, io);
   }
+  // The runtime first: it flushes what it still has to write into the tree.
+  if (tools)
+    await tools
+      .then(
+        (client) => client.close(),
+        () => {},
+      )
+      .catch((err: unknown) => {
+        code = Math.max(code, report(err, io));
+      });
+  if (tree)
+    await tree.close().catch((err: unknown) => {
+      code = Math.max(code, report(err, io));
+    });
+  return code;
 }
 
 function defaultOpen(io: KvspaceIo): Promise<Tree> {
-  return openStore({ env: io.env, cwd: io.cwd });
+  return openStore({ env: io.env, cwd: io.cwd, remote: openHttpTree });
+}
+
+function defaultTools(tree: Tree, io: KvspaceIo): Promise<ToolsClient> {
+  return openToolsClient({ tree, env: io.env, cwd: io.cwd, stderr: io.stderr });
 }
 
 /** Prints an error as its message alone (the stack only with KVSPACE_DEBUG) and gives its exit code. */
@@ -108,7 +133,7 @@ function overview(commands: readonly CommandSpec[]): string {
     "usage: kvspace <subcommand> [args]",
     ...lines,
     "",
-    "The store is KVSPACE: a folder (default ./data).",
+    "The store is KVSPACE: a folder (default ./data) or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
     "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)",
     "",
   ].join("\n");

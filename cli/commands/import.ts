@@ -62,10 +62,22 @@ async function fileSize(source: string, path: string): Promise<number> {
 
 /**
  * The input's lines. Being interrupted throws rather than ending the stream early, so an
- * interrupted import never commits a truncated file.
+ * interrupted import never commits a truncated file. The reader is attached at once, not when
+ * the store first asks for a line: the progress listener already lets the input flow, and a
+ * store that asks late (over HTTP, once the request is under way) would miss what came first.
  */
-async function* readLines(input: Readable, source: string, signal: AbortSignal): AsyncGenerator<string> {
+function readLines(input: Readable, source: string, signal: AbortSignal): AsyncGenerator<string> {
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  const iterator = lines[Symbol.asyncIterator]();
+  return drain({ [Symbol.asyncIterator]: () => iterator }, lines, source, signal);
+}
+
+async function* drain(
+  lines: AsyncIterable<string>,
+  reader: { close(): void },
+  source: string,
+  signal: AbortSignal,
+): AsyncGenerator<string> {
   try {
     for await (const line of lines) {
       if (signal.aborted) throw new CliError("CLI_INTERRUPTED", "import interrupted: nothing was imported");
@@ -81,7 +93,7 @@ async function* readLines(input: Readable, source: string, signal: AbortSignal):
       },
     );
   } finally {
-    lines.close();
+    reader.close();
   }
   if (signal.aborted) throw new CliError("CLI_INTERRUPTED", "import interrupted: nothing was imported");
 }

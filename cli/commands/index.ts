@@ -1,5 +1,6 @@
 import type { CommandSpec } from "../command.js";
 import { appendCommand } from "./append.js";
+import { callCommand } from "./call.js";
 import { clearCommand } from "./clear.js";
 import { delCommand } from "./del.js";
 import { deltreeCommand } from "./deltree.js";
@@ -10,7 +11,9 @@ import { historyCommand } from "./history.js";
 import { importCommand } from "./import.js";
 import { listCommand } from "./list.js";
 import { mkindexCommand } from "./mkindex.js";
+import { promptCommand } from "./prompt.js";
 import { setCommand } from "./set.js";
+import { toolsCommand } from "./tools.js";
 import { treeCommand } from "./tree.js";
 import { watchCommand } from "./watch.js";
 
@@ -30,10 +33,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   historyCommand,
   exportCommand,
   importCommand,
+  callCommand,
+  toolsCommand,
+  promptCommand,
 ];
 
 export {
   appendCommand,
+  callCommand,
   clearCommand,
   delCommand,
   deltreeCommand,
@@ -44,7 +51,9 @@ export {
   importCommand,
   listCommand,
   mkindexCommand,
+  promptCommand,
   setCommand,
+  toolsCommand,
   treeCommand,
   watchCommand,
 };

@@ -1,9 +1,9 @@
 /**
  * The kvspace golden cases: command lines and exactly what they print. Each script runs in order
  * against a fresh, empty store, so later cases see what earlier ones wrote (unless the script is
- * `independent`). The table knows
- * nothing of how the store is reached: the same scripts run on the embedded store now and against
- * a byteseek server (KVSPACE=http://…) once the CLI can reach one.
+ * `independent`). The table knows nothing of how the store is reached: the same scripts run on
+ * the embedded store and against a byteseek server (KVSPACE=http://…), in-process through
+ * `runKvspace`; `CONTRACT` runs as real child processes.
  */
 export interface GoldenCase {
   name: string;
@@ -23,6 +23,8 @@ export interface GoldenScript {
   name: string;
   /** The cases do not depend on each other: each may run on a fresh store, concurrently. */
   independent?: boolean;
+  /** Calls tools: a server for it ships the built-in declarations and prompts (as `byteseek serve`). */
+  seeded?: boolean;
   cases: GoldenCase[];
 }
 
@@ -109,13 +111,13 @@ const editing: GoldenCase[] = [
     name: "list prints name, kind, value; directories with their count",
     args: ["list", "/app/"],
     stdout:
-      'f\tfloat64\t2.0\nj\tjson\t{"a":[1,2.5,"x"],"b":null}\nn\tint64\t44\nneg\tint64\t-9223372036854775808\npi\tfloat64\t3.5\nro\tchar/utf8\tagain\ns\tchar/utf8\ta:b  c\nsub/\tindex\t(4)\nsub\tchar/utf8\tbeside\nyes\tbool\ttrue\n',
+      'f\tfloat64\t2.0\nj\tjson\t{"a":[1,2.5,"x"],"b":null}\nn\tint64\t44\nneg\tint64\t-9223372036854775808\npi\tfloat64\t3.5\nro\tchar/utf8\tagain\ns\tchar/utf8\ta:b  c\nsub\tchar/utf8\tbeside\nsub/\tindex\t(4)\nyes\tbool\ttrue\n',
   },
   {
     name: "ls --kind=false leaves kinds out",
     args: ["ls", "--kind=false", "/app/"],
     stdout:
-      'f\t2.0\nj\t{"a":[1,2.5,"x"],"b":null}\nn\t44\nneg\t-9223372036854775808\npi\t3.5\nro\tagain\ns\ta:b  c\nsub/\t(4)\nsub\tbeside\nyes\ttrue\n',
+      'f\t2.0\nj\t{"a":[1,2.5,"x"],"b":null}\nn\t44\nneg\t-9223372036854775808\npi\t3.5\nro\tagain\ns\ta:b  c\nsub\tbeside\nsub/\t(4)\nyes\ttrue\n',
   },
   {
     name: "ls orders numeric names numerically",
@@ -370,7 +372,7 @@ const errors: GoldenCase[] = [
     args: [],
     stdout: "",
     stderr:
-      "usage: kvspace <subcommand> [args]\n  get <key>...                           print values\n  set <key> <literal> [ro|rw] [--force]  write a value (nil: deletes)\n  head <key>...                          print metadata\n  del <key>... [--force]                 delete keys\n  deltree <dir/> [--force]               delete a directory and everything under it\n  mkindex <dir/>                         create a directory\n  clear                                  empty the whole store\n  list|ls [--kind=false] <dir/>          list a directory's children\n  tree [--kind] <dir/>                   draw a directory's subtree\n  append <dir/> <literal>                add the next numbered child\n  watch <dir/> [--from REV]              print changes as they happen, until interrupted\n  history <key>                          print a value's retained previous versions\n  export [<dir/>]                        write the store or a directory as NDJSON to stdout\n  import <file|->                        load NDJSON (as export writes it) from a file or stdin\n\nThe store is KVSPACE: a folder (default ./data).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)\n",
+      "usage: kvspace <subcommand> [args]\n  get <key>...                                              print values\n  set <key> <literal> [ro|rw] [--force]                     write a value (nil: deletes)\n  head <key>...                                             print metadata\n  del <key>... [--force]                                    delete keys\n  deltree <dir/> [--force]                                  delete a directory and everything under it\n  mkindex <dir/>                                            create a directory\n  clear                                                     empty the whole store\n  list|ls [--kind=false] <dir/>                             list a directory's children\n  tree [--kind] <dir/>                                      draw a directory's subtree\n  append <dir/> <literal>                                   add the next numbered child\n  watch <dir/> [--from REV]                                 print changes as they happen, until interrupted\n  history <key>                                             print a value's retained previous versions\n  export [<dir/>]                                           write the store or a directory as NDJSON to stdout\n  import <file|->                                           load NDJSON (as export writes it) from a file or stdin\n  call <name> [<json args>] [--vid V] [--approve] [--json]  call a tool through the runtime (exit 3 unless ok)\n  tools [--check]                                           list the tool catalogue; --check: the invalid declarations (exit 3 if any)\n  prompt [--vid V]                                          print the system prompt and tool schemas the model would get next\n\nThe store is KVSPACE: a folder (default ./data) or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)\n",
     code: 2,
   },
   {
@@ -378,7 +380,7 @@ const errors: GoldenCase[] = [
     args: ["frobnicate", "/x"],
     stdout: "",
     stderr:
-      "unknown subcommand: frobnicate\nusage: kvspace <get|set|head|del|deltree|mkindex|clear|list|tree|append|watch|history|export|import> [args]\n",
+      "unknown subcommand: frobnicate\nusage: kvspace <get|set|head|del|deltree|mkindex|clear|list|tree|append|watch|history|export|import|call|tools|prompt> [args]\n",
     code: 2,
   },
   { name: "get without a key", args: ["get"], stdout: "", stderr: "usage: kvspace get <key>...\n", code: 2 },
@@ -547,8 +549,183 @@ const input: GoldenCase[] = [
   },
 ];
 
+/** Declarations a person writes with `kvspace set`, for the tool calls below. */
+const DECLARE = {
+  echo: {
+    name: "text.echo",
+    description: "print a text",
+    snippet: "text.echo(text) — print a text",
+    params: {
+      type: "object",
+      properties: { text: { type: "string" } },
+      required: ["text"],
+      additionalProperties: false,
+    },
+    impl: { kind: "shell", argv: ["echo", "{text}"] },
+  },
+  fail: {
+    name: "text.fail",
+    description: "always fails",
+    params: { type: "object", properties: {} },
+    impl: { kind: "shell", argv: ["false"] },
+  },
+  gated: {
+    name: "text.gated",
+    description: "needs approval",
+    confirm: true,
+    params: { type: "object", properties: {} },
+    impl: { kind: "shell", argv: ["echo", "approved"] },
+  },
+  off: {
+    name: "text.off",
+    description: "switched off",
+    enabled: false,
+    params: { type: "object", properties: {} },
+    impl: { kind: "shell", argv: ["true"] },
+  },
+  broken: { name: "text.broken", params: { type: "string" }, impl: { kind: "telepathy" } },
+};
+const declare = (name: keyof typeof DECLARE): GoldenCase => ({
+  name: `declare ${DECLARE[name].name}`,
+  args: ["set", `/byteseek/tools/${DECLARE[name].name}`, `json:${JSON.stringify(DECLARE[name])}`],
+  stdout: "",
+});
+
+/** `call` and `tools`: every result kind, exit 0 for ok and 3 for the rest, records under the vid. */
+const tools: GoldenCase[] = [
+  declare("echo"),
+  declare("fail"),
+  declare("gated"),
+  declare("off"),
+  { name: "the shipped catalogue is valid", args: ["tools", "--check"], stdout: "" },
+  {
+    name: "ok: a hostile argument is just a string",
+    args: ["call", "text.echo", '{"text":"hi; $(rm -rf /) `x`"}'],
+    stdout: "hi; $(rm -rf /) `x`\n",
+  },
+  {
+    name: "arg: a missing argument, with the signature",
+    args: ["call", "text.echo", "{}"],
+    stdout:
+      "Invalid arguments for text.echo:\n- text: expected a value (this argument is required)\nSignature: text.echo(text: string)\nFix the arguments and call again.\n",
+    code: 3,
+  },
+  {
+    name: "runtime: a failing command",
+    args: ["call", "text.fail"],
+    stdout: '"false" exited with code 1. Output: (no output)\n',
+    code: 3,
+  },
+  {
+    name: "denied: confirmation needed",
+    args: ["call", "text.gated", "{}"],
+    stdout: "text.gated needs the user's approval: ask the user, and call it again once they approve\n",
+    code: 3,
+  },
+  { name: "ok: --approve", args: ["call", "text.gated", "--approve"], stdout: "approved\n" },
+  {
+    name: "vet: a disabled tool",
+    args: ["call", "text.off", "{}"],
+    stdout:
+      "text.off is switched off (enabled: false in /byteseek/tools/text.off); use another tool, or ask the user to switch it on\n",
+    code: 3,
+  },
+  {
+    name: "--json prints the result object on one line; --vid names the run",
+    args: ["call", "--json", "text.gated", "--vid", "run-1"],
+    stdout:
+      '{"kind":"denied","isError":true,"text":"text.gated needs the user\'s approval: ask the user, and call it again once they approve","details":{"code":"needs_approval","reason":"text.gated needs the user\'s approval: ask the user, and call it again once they approve"},"record":"/byteseek/tool/run-1/0"}\n',
+    code: 3,
+  },
+  {
+    name: "bad JSON arguments are a usage error",
+    args: ["call", "text.echo", "{text: hi}"],
+    stdout: "",
+    stderr:
+      'invalid JSON arguments "{text: hi}": Expected property name or \'}\' in JSON at position 1\npass one JSON object, e.g. kvspace call tree.get \'{"key":"/a"}\'\nusage: kvspace call <name> [<json args>] [--vid V] [--approve] [--json]\n',
+    code: 2,
+  },
+  {
+    name: "call without a name",
+    args: ["call"],
+    stdout: "",
+    stderr: "usage: kvspace call <name> [<json args>] [--vid V] [--approve] [--json]\n",
+    code: 2,
+  },
+  declare("broken"),
+  {
+    name: "tools --check lists the problems and exits 3",
+    args: ["tools", "--check"],
+    stdout:
+      "text.broken\tdescription: Invalid input: expected string, received undefined\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm'\n",
+    code: 3,
+  },
+  {
+    name: "vet: an invalid declaration",
+    args: ["call", "text.broken"],
+    stdout:
+      "text.broken cannot be called: its declaration at /byteseek/tools/text.broken is invalid:\n- description: Invalid input: expected string, received undefined\n- params: params must be an object schema: {\"type\": \"object\", …}\n- impl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm'\nFix the declaration (tree.set /byteseek/tools/text.broken) or use another tool.\n",
+    code: 3,
+  },
+  {
+    name: "a record landed for every call, under vid cli unless --vid",
+    args: ["ls", "/byteseek/tool/"],
+    stdout: "cli/\tindex\t(7)\nrun-1/\tindex\t(1)\n",
+  },
+];
+
 export const GOLDEN_SCRIPTS: GoldenScript[] = [
   { name: "editing a store", cases: editing },
   { name: "errors", independent: true, cases: errors },
   { name: "input", cases: input },
+  { name: "tools", seeded: true, cases: tools },
+];
+
+/**
+ * The end-to-end contract, run as real `node dist/cli/kvspace.js` processes: each exit code,
+ * stdin, SIGINT, a tool call. Everything else is pinned in-process by the scripts above.
+ */
+export const CONTRACT: GoldenCase[] = [
+  { name: "set", args: ["set", "/c/n", "int:1"], stdout: "" },
+  { name: "set ro", args: ["set", "/c/ro", "string:x", "ro"], stdout: "" },
+  { name: "get", args: ["get", "/c/n", "/nope"], stdout: "/c/n\tint64:1\n/nope\t(nil)\n" },
+  {
+    name: "an error: exit 1, its message on stderr",
+    args: ["set", "/c/ro", "string:y"],
+    stdout: "",
+    stderr: "/c/ro is read-only; force the write or mark it writable first\n",
+    code: 1,
+  },
+  {
+    name: "a usage error: exit 2",
+    args: ["get"],
+    stdout: "",
+    stderr: "usage: kvspace get <key>...\n",
+    code: 2,
+  },
+  { name: "help: exit 0", args: ["get", "--help"], stdout: "usage: kvspace get <key>...\n" },
+  {
+    name: "import from stdin",
+    args: ["import", "-"],
+    stdin: '{"key":"/in/a","kind":"bool","value":false}\n',
+    stdout: "imported\t1\trev=3\n",
+  },
+  {
+    name: "watch until SIGINT: exit 0",
+    args: ["watch", "/c/", "--from", "1"],
+    interruptAfterLines: 3,
+    stdout: "1\tput\t/c/\tindex\n1\tput\t/c/n\tint64:1\n2\tput\t/c/ro\tchar/utf8:x\n",
+  },
+  {
+    name: "call ok: exit 0",
+    args: ["call", "tree.get", '{"key":"/c/n"}'],
+    stdout: "/c/n (int64, version 1):\n1\n",
+  },
+  {
+    name: "call failing: exit 3",
+    args: ["call", "tree.get", "{}"],
+    stdout:
+      "Invalid arguments for tree.get:\n- key: expected a value (this argument is required)\nSignature: tree.get(key: string)\nFix the arguments and call again.\n",
+    code: 3,
+  },
 ];

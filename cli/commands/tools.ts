@@ -1,0 +1,31 @@
+import { defineCommand, writeLine } from "../command.js";
+
+/**
+ * `kvspace tools` → the catalogue, one line per valid declaration:
+ * `name<TAB>state<TAB>impl<TAB>snippet`, state `enabled`, `disabled` or `blocked` (the policy
+ * denies every call; the reason follows the snippet), snippet `-` when there is none (not listed
+ * in the prompt). `--check` → the invalid declarations instead, `name<TAB>problem` per problem,
+ * exit 3 when there is any.
+ */
+export const toolsCommand = defineCommand({
+  name: "tools",
+  usage: "tools [--check]",
+  summary: "list the tool catalogue; --check: the invalid declarations (exit 3 if any)",
+  args: { min: 0, max: 0 },
+  flags: { check: "bool" },
+  async run({ flags }, { tools, stdout, signal }) {
+    const catalogue = await (await tools()).list(signal);
+    if (flags.check === true) {
+      for (const bad of catalogue.invalid)
+        for (const problem of bad.problems) await writeLine(stdout, `${bad.name}\t${problem}`);
+      return catalogue.invalid.length > 0 ? 3 : 0;
+    }
+    for (const t of catalogue.tools) {
+      const state = t.blocked !== undefined ? "blocked" : t.enabled ? "enabled" : "disabled";
+      const cells = [t.name, state, t.impl, t.snippet ?? "-"];
+      if (t.blocked !== undefined) cells.push(t.blocked);
+      await writeLine(stdout, cells.join("\t"));
+    }
+    return 0;
+  },
+});

@@ -1,0 +1,147 @@
+/**
+ * What `kvspace call|tools|prompt` talk to: on the embedded store, the runtime in-process through
+ * `createByteseek` (workspace `BYTESEEK_WORKSPACE`, default the working folder); against a server,
+ * its `/v1/tools` and `/v1/prompt` routes. Both answer the same shapes, so the commands print the
+ * same thing either way.
+ */
+import { resolve } from "node:path";
+import pino from "pino";
+import { Pool } from "undici";
+import { createByteseek } from "../agent/byteseek.js";
+import type { BuiltPrompt } from "../prompts/build.js";
+import { type ToolsJson, toolToJson } from "../server/routes/tools.js";
+import type { ToolResult } from "../tools/types.js";
+import type { Tree } from "../tree/types.js";
+import { CliError } from "./errors.js";
+import { storeLocation } from "./open-store.js";
+
+export interface ToolCallOptions {
+  vid: string;
+  approve?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ToolsClient {
+  call(name: string, args: unknown, options: ToolCallOptions): Promise<ToolResult>;
+  /** The catalogue as `GET /v1/tools` answers it. */
+  list(signal?: AbortSignal): Promise<ToolsJson>;
+  /** What the model would get next for `vid`. */
+  prompt(vid: string, signal?: AbortSignal): Promise<BuiltPrompt>;
+  close(): Promise<void>;
+}
+
+export interface OpenToolsOptions {
+  tree: Tree;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** Where debug logs go (KVSPACE_DEBUG); otherwise nothing is logged. */
+  stderr: NodeJS.WritableStream;
+}
+
+/** The client for the store `KVSPACE` names: a server's routes for an http(s) URL, else in-process. */
+export async function openToolsClient(options: OpenToolsOptions): Promise<ToolsClient> {
+  const where = storeLocation(options.env);
+  if (/^https?:\/\//i.test(where)) return remoteTools(new URL(where), options.env);
+  return embeddedTools(options);
+}
+
+async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Promise<ToolsClient> {
+  const debug = env.KVSPACE_DEBUG !== undefined && env.KVSPACE_DEBUG !== "";
+  const logger = pino({ level: debug ? "debug" : "silent" }, stderr);
+  const workspace = resolve(cwd, env.BYTESEEK_WORKSPACE || ".");
+  const byteseek = await createByteseek({ tree, workspace, logger, env });
+  return {
+    call: (name, args, { vid, approve, signal }) =>
+      byteseek.runtime.call(name, args, {
+        vid,
+        ...(approve === undefined ? {} : { approve }),
+        ...(signal === undefined ? {} : { signal }),
+      }),
+    async list() {
+      const { valid, invalid } = await byteseek.runtime.listTools();
+      return { tools: valid.map(toolToJson), invalid };
+    },
+    prompt: (vid) => byteseek.prompt(vid),
+    async close() {
+      // The usage counters are written just after each call: store them before the tree closes.
+      await byteseek.runtime.flush();
+      await byteseek.close();
+    },
+  };
+}
+
+interface ErrorBody {
+  error?: { code?: string; message?: string };
+}
+
+function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
+  const pool = new Pool(url.origin, { connections: 2 });
+  const base = url.pathname.replace(/\/+$/, "");
+  const auth: Record<string, string> = env.BYTESEEK_TOKEN
+    ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` }
+    : {};
+
+  async function send<T>(
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    let res: Awaited<ReturnType<Pool["request"]>>;
+    try {
+      res = await pool.request({
+        method,
+        path: `${base}${path}`,
+        headers: { ...auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (err) {
+      throw new CliError(
+        "CLI_STORE_UNAVAILABLE",
+        `cannot reach the byteseek server at ${url.origin}: ${describe(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    const text = await res.body.text();
+    if (res.statusCode >= 200 && res.statusCode < 300) return JSON.parse(text) as T;
+    let error: ErrorBody["error"];
+    try {
+      error = (JSON.parse(text) as ErrorBody).error;
+    } catch {
+      error = undefined;
+    }
+    if (res.statusCode === 404 && error?.code === "HTTP_NOT_FOUND")
+      throw new CliError(
+        "CLI_STORE_UNSUPPORTED",
+        `the byteseek server at ${url.origin} does not offer ${method} ${path.replace(/\?.*$/, "")}`,
+      );
+    throw new CliError(
+      "CLI_STORE_UNAVAILABLE",
+      `the byteseek server answered ${res.statusCode}: ${error?.message ?? text.slice(0, 200)}`,
+    );
+  }
+
+  return {
+    call: (name, args, { vid, approve, signal }) =>
+      send<ToolResult>(
+        "POST",
+        `/v1/tools/${encodeURIComponent(name)}/call`,
+        { args, vid, ...(approve === undefined ? {} : { approve }) },
+        signal,
+      ),
+    list: (signal) => send<ToolsJson>("GET", "/v1/tools", undefined, signal),
+    prompt: (vid, signal) =>
+      send<BuiltPrompt>("GET", `/v1/prompt?vid=${encodeURIComponent(vid)}`, undefined, signal),
+    close: () => pool.close(),
+  };
+}
+
+function describe(err: unknown): string {
+  let e = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  if (e instanceof Error) return (e as NodeJS.ErrnoException).code ?? e.message;
+  return String(e);
+}
