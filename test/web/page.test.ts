@@ -88,6 +88,7 @@ describe("browse", () => {
     await page.locator(".breadcrumb a", { hasText: "guide/" }).click();
     await page.waitForURL("**/ui/docs/guide/");
     await page.locator("table.listing td", { hasText: "Hello from byteseek." }).waitFor();
+    await page.locator(".dir-meta dl.meta", { hasText: "entries2" }).waitFor();
     await waitLive(page);
     await shot(page, "browse-directory");
     // A hash link (`/#/key`) opens the same node under its canonical address.
@@ -243,7 +244,9 @@ describe("view and edit", () => {
 
     await page.getByRole("button", { name: "Delete directory…" }).click();
     const dialog = page.locator("#confirm-dialog");
-    await dialog.getByText("Delete the directory /make/queue/ and everything under it").waitFor();
+    await dialog
+      .getByText("Delete the directory /make/queue/ and everything under it (2 direct children)")
+      .waitFor();
     await shot(page, "deltree-confirm");
     // Cancel first: nothing is deleted.
     await dialog.getByRole("button", { name: "Cancel" }).click();

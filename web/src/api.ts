@@ -89,7 +89,9 @@ export function createApi(options: ApiOptions) {
     if (token) headers.set("authorization", `Bearer ${token}`);
     if (init.body !== undefined && !headers.has("content-type"))
       headers.set("content-type", "application/json");
-    const res = await fetch(path, { ...init, headers });
+    // No HTTP cache: the page follows the watch stream and always wants the current node (a
+    // directory's ETag is its version, which its child count does not move).
+    const res = await fetch(path, { cache: "no-store", ...init, headers });
     const rev = Number(res.headers.get("x-byteseek-revision"));
     if (Number.isFinite(rev) && rev > 0) options.onRevision?.(rev);
     // Ask until the server takes the token or the user gives up (Escape): each retry is theirs.
@@ -117,9 +119,12 @@ export function createApi(options: ApiOptions) {
   return {
     request,
     get: (key: string) => json<ValueNode>(treeUrl(key)),
-    list: (dir: string, page: { after?: string; limit?: number } = {}) => {
+    /** A directory's own node: its child count, versions and times. */
+    dirNode: (dir: string) => json<NodeMeta & { count?: number }>(`${treeUrl(dir)}?node=1`),
+    list: (dir: string, page: { after?: string; limit?: number; values?: boolean } = {}) => {
       const q = new URLSearchParams();
       if (page.limit) q.set("limit", String(page.limit));
+      if (page.values === false) q.set("values", "0");
       if (page.after !== undefined) q.set("after", page.after);
       const qs = q.toString();
       return json<Listing>(treeUrl(dir) + (qs ? `?${qs}` : ""));

@@ -347,6 +347,7 @@ export function diffBlock(lines: ReturnType<typeof diffLines>): HTMLElement {
 function createDirView(api: Api, key: string, navigate: Navigate): View {
   const el = h("section", { class: "node", "aria-labelledby": "node-title" });
   const tbody = h("tbody");
+  const meta = h("div", { class: "dir-meta" });
   const more = h("div", { class: "more" });
   const status = h("p", { class: "notice", role: "status", "aria-live": "polite" });
   const msg = h("p", { class: "error", role: "alert" });
@@ -355,6 +356,7 @@ function createDirView(api: Api, key: string, navigate: Navigate): View {
   let timer: ReturnType<typeof setTimeout> | null = null;
 
   async function load(appendPage = false): Promise<void> {
+    if (!appendPage) void loadMeta();
     try {
       const page =
         appendPage && next !== null
@@ -383,6 +385,25 @@ function createDirView(api: Api, key: string, navigate: Navigate): View {
         return;
       }
       replace(msg, errorText(err));
+    }
+  }
+
+  async function loadMeta(): Promise<void> {
+    try {
+      const n = await api.dirNode(key);
+      replace(
+        meta,
+        metaList([
+          ["entries", String(n.count ?? "?")],
+          ["version", String(n.version)],
+          ["created at revision", String(n.createRev)],
+          ["modified at revision", String(n.modRev)],
+          ["modified", formatTime(n.mtime)],
+        ]),
+      );
+    } catch {
+      // A missing directory says so in the listing.
+      replace(meta);
     }
   }
 
@@ -445,6 +466,7 @@ function createDirView(api: Api, key: string, navigate: Navigate): View {
     el,
     breadcrumb(key),
     h("h1", { id: "node-title" }, h("code", {}, key)),
+    meta,
     vid && key === `/byteseek/tool/${vid}/`
       ? h(
           "p",
@@ -571,7 +593,8 @@ function createDirView(api: Api, key: string, navigate: Navigate): View {
               id: "deltree",
               onclick: () =>
                 void act(async () => {
-                  const count = shown.length + (next !== null ? "+" : "");
+                  const n = await api.dirNode(key).catch(() => null);
+                  const count = n?.count ?? shown.length + (next !== null ? "+" : "");
                   const ok = await confirmDialog(
                     `Delete ${key}?`,
                     `Delete the directory ${key} and everything under it (${count} direct children)? This cannot be undone.`,

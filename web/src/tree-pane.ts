@@ -46,12 +46,12 @@ export function createTreePane(api: Api, container: HTMLElement) {
     const s = state(dir);
     try {
       if (more && s.next !== null) {
-        const page = await api.list(dir, { limit: PAGE, after: s.next });
+        const page = await api.list(dir, { limit: PAGE, after: s.next, values: false });
         s.children.push(...page.children);
         s.next = page.next ?? null;
       } else {
         // A refresh keeps as many children as were shown.
-        const page = await api.list(dir, { limit: Math.max(PAGE, s.children.length) });
+        const page = await api.list(dir, { limit: Math.max(PAGE, s.children.length), values: false });
         s.children = page.children;
         s.next = page.next ?? null;
       }
