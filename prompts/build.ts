@@ -87,29 +87,44 @@ function guidelinesOf(tools: ValidTool[]): string[] {
   return [...seen];
 }
 
+/**
+ * The memory entries as of one revision, per tree: nothing changed since, so neither did they.
+ * Keyed weakly on the tree and checked against its revision, it holds nothing a caller could
+ * observe (as the schema memo in tools/declaration.ts).
+ */
+const memoryMemo = new WeakMap<Tree, { rev: number; entries: Array<{ name: string; value: string }> }>();
+
+async function memoryEntries(tree: Tree): Promise<Array<{ name: string; value: string }>> {
+  const rev = tree.revision();
+  const hit = memoryMemo.get(tree);
+  if (hit?.rev === rev) return hit.entries;
+  const entries: Array<{ name: string; value: string }> = [];
+  let after: string | undefined;
+  try {
+    do {
+      const page = await tree.list(MEMORY_DIR, { limit: 1000, ...(after ? { after } : {}) });
+      for (const c of page.children)
+        if (c.kind !== "index" && c.value !== undefined)
+          entries.push({ name: c.name, value: formatValue(c.value) });
+      after = page.next;
+    } while (after);
+  } catch (err) {
+    if (!isTreeError(err, "TREE_NOT_FOUND")) throw err;
+  }
+  memoryMemo.set(tree, { rev, entries });
+  return entries;
+}
+
 /** `key = value` lines of memory entries whose key or value contains the input or is contained in it. */
 async function recallMemory(tree: Tree, input: string, cap: number): Promise<string[]> {
   const needle = input.trim().toLowerCase();
   if (needle === "") return [];
   const lines: string[] = [];
-  let after: string | undefined;
-  try {
-    do {
-      const page = await tree.list(MEMORY_DIR, { limit: 1000, ...(after ? { after } : {}) });
-      for (const c of page.children) {
-        if (c.kind === "index" || c.value === undefined) continue;
-        const value = formatValue(c.value);
-        const k = c.name.toLowerCase();
-        const v = value.toLowerCase();
-        if (matches(k, needle) || matches(v, needle)) {
-          lines.push(`${c.name} = ${value.length > 300 ? `${value.slice(0, 300)}…` : value}`);
-          if (lines.length >= cap) return lines;
-        }
-      }
-      after = page.next;
-    } while (after);
-  } catch (err) {
-    if (!isTreeError(err, "TREE_NOT_FOUND")) throw err;
+  for (const { name, value } of await memoryEntries(tree)) {
+    if (matches(name.toLowerCase(), needle) || matches(value.toLowerCase(), needle)) {
+      lines.push(`${name} = ${value.length > 300 ? `${value.slice(0, 300)}…` : value}`);
+      if (lines.length >= cap) break;
+    }
   }
   return lines;
 }

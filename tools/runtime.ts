@@ -125,7 +125,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       const raw = (node as { value?: { value: unknown } }).value?.value;
       result = parseDeclaration(raw, { builtins: registry, name });
     }
-    if (parsed.size > 1000) parsed.clear();
+    // Sized above the tool counts we expect (1,000 declared tools must not thrash it).
+    if (parsed.size > 20_000) parsed.clear();
     parsed.set(key, { modRev: node.modRev, result });
     return result;
   }
@@ -174,7 +175,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return failure("vet", "unknown_tool", `There is no tool named "${name}".${hint}`, { name });
   }
 
+  // The catalogue as of one revision: nothing in the tree changed since, so neither did it.
+  let listed: { rev: number; catalogue: ToolCatalogue } | undefined;
+
   async function listTools(): Promise<ToolCatalogue> {
+    const rev = tree.revision();
+    if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
+    return { valid: [...listed.catalogue.valid], invalid: [...listed.catalogue.invalid] };
+  }
+
+  async function readCatalogue(): Promise<ToolCatalogue> {
     const valid: ValidTool[] = [];
     const invalid: InvalidTool[] = [];
     const policyLoaded = await readPolicy();
