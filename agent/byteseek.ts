@@ -30,6 +30,8 @@ export interface ByteseekOptions {
   seed?: boolean;
   maxSteps?: number;
   providerDeps?: ProviderDeps;
+  /** Remove temp files a killed writer left in the workspace (default true). */
+  sweep?: boolean;
 }
 
 export interface Byteseek {
@@ -55,7 +57,8 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     await seedTools({ tree, builtins, logger });
     await seedPrompts(tree);
   }
-  const removed = await sweepTempFiles(options.workspace).catch(() => 0);
+  // A long-lived process sweeps once at start; a one-shot CLI call skips the walk of the workspace.
+  const removed = options.sweep === false ? 0 : await sweepTempFiles(options.workspace).catch(() => 0);
   if (removed > 0) logger.info({ removed }, "removed temp files left by an interrupted write");
 
   // One provider per configuration: the settings are read on every turn (the tree may change).

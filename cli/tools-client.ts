@@ -49,7 +49,7 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
   const debug = env.KVSPACE_DEBUG !== undefined && env.KVSPACE_DEBUG !== "";
   const logger = pino({ level: debug ? "debug" : "silent" }, stderr);
   const workspace = resolve(cwd, env.BYTESEEK_WORKSPACE || ".");
-  const byteseek = await createByteseek({ tree, workspace, logger, env });
+  const byteseek = await createByteseek({ tree, workspace, logger, env, sweep: false });
   return {
     call: (name, args, { vid, approve, signal }) =>
       byteseek.runtime.call(name, args, {

@@ -93,7 +93,7 @@ export function createRunTool(): BuiltinTool {
       name,
       description:
         "Run a bash command in the workspace root. Output (stdout and stderr interleaved) is cut to its last 2000 lines or 50 KB, with the full output kept in a temp file; the exit code is reported, and a non-zero exit is an error.",
-      snippet: "shell.run: run a bash command in the workspace (tests, builds, git, …)",
+      snippet: "run a bash command in the workspace (tests, builds, git, …)",
       guidelines: [
         "Use shell.run for builds, tests and git; use the edit tools to read and change files, not cat, sed or echo.",
         "Give long-running commands a timeout in seconds; a command that does not finish in time is killed with its whole process group.",

@@ -19,7 +19,7 @@ export function createTreeDelTool(): BuiltinTool<TreeDelArgs> {
       name: "tree.del",
       description:
         "Delete one value (or one empty directory) of the byteseek tree. Deleting /byteseek/tools/<name> removes that tool. Read-only keys and the policy cannot be deleted.",
-      snippet: "tree.del(key, ifVersion?) — delete a tree value, e.g. a tool you declared",
+      snippet: "delete a tree value, e.g. a tool you declared",
       guidelines: ["Delete only what you wrote yourself; tree.get it first to be sure of what you remove."],
       params: paramsFromZod(TreeDelArgs),
       sequential: true,

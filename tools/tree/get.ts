@@ -19,7 +19,7 @@ export function createTreeGetTool(): BuiltinTool<TreeGetArgs> {
       name: "tree.get",
       description:
         "Read one key of the byteseek tree: its value with its kind, version and flags. Tool declarations live at /byteseek/tools/<name>, prompts at /byteseek/prompt/<name>.",
-      snippet: "tree.get(key) — read a tree key (tool declarations, prompts, records)",
+      snippet: "read a tree key (tool declarations, prompts, records)",
       guidelines: [
         "Read a tool's declaration with tree.get /byteseek/tools/<name> before changing it with tree.set.",
         "Use tree.list on a directory (key ending in '/') to see what exists before guessing keys.",

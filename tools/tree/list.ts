@@ -23,7 +23,7 @@ export function createTreeListTool(): BuiltinTool<TreeListArgs> {
       name: "tree.list",
       description:
         "List the children of a directory of the byteseek tree: one line per entry with its kind and the start of its value; directories end with '/'.",
-      snippet: "tree.list(key?, limit?, after?) — list a tree directory, e.g. /byteseek/tools/",
+      snippet: "list a tree directory, e.g. /byteseek/tools/",
       guidelines: ["List /byteseek/tools/ to see every declared tool, including ones you cannot call."],
       params: paramsFromZod(TreeListArgs),
       sequential: false,

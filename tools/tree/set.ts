@@ -40,8 +40,7 @@ export function createTreeSetTool(): BuiltinTool<TreeSetArgs> {
       name: "tree.set",
       description:
         "Write one value in the byteseek tree. Writing a declaration at /byteseek/tools/<family.verb> adds (or changes) a tool: it can be called right away and appears in the next tool list. Read-only keys and the policy cannot be written.",
-      snippet:
-        "tree.set(key, value, kind?, ifVersion?) — write a tree value; declare a tool at /byteseek/tools/<name>",
+      snippet: "write a tree value; declare a tool at /byteseek/tools/<name>",
       guidelines: [
         'To add a tool, tree.set /byteseek/tools/<family.verb> with {name, description, snippet, params (a JSON Schema object), impl}; a shell impl is {"kind": "shell", "argv": ["wc", "-l", "{path}"]} where {param} is replaced by the argument.',
         "Pass ifVersion (from tree.get) when changing an existing key, so you never overwrite someone else's change.",
