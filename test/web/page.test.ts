@@ -100,6 +100,19 @@ describe("browse", () => {
     await context.close();
   });
 
+  it("opens keys with spaces, '?', '#' and non-ASCII names through percent-encoded links", async () => {
+    const key = "/odd/héllo wörld?#1";
+    await server.tree.set(key, str("odd"));
+    const { page, context } = await openPage(browser, server.url);
+    await page.goto("/ui/odd/");
+    await page.locator("table.listing a", { hasText: "héllo wörld?#1" }).click();
+    await page.locator("h1", { hasText: key }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/ui/odd/h%C3%A9llo%20w%C3%B6rld%3F%231");
+    await page.reload();
+    expect(await page.locator("#value-input").inputValue()).toBe("odd");
+    await context.close();
+  });
+
   it("finds keys by prefix from the search box and opens them by keyboard", async () => {
     await server.tree.set("/find/alpha", str("a"));
     await server.tree.set("/find/alps", str("b"));
@@ -214,7 +227,7 @@ describe("view and edit", () => {
     await context.close();
   });
 
-  it("creates a key, a directory, appends, and deletes a directory after confirmation", async () => {
+  it("creates and deletes a key, creates a directory, appends, and deletes it after confirmation", async () => {
     await server.tree.mkindex("/make/");
     const { page, context } = await openPage(browser, server.url);
     await page.goto("/ui/make/");
@@ -228,7 +241,13 @@ describe("view and edit", () => {
       version: 1,
     });
 
-    await page.goto("/ui/make/");
+    // A value is deleted (with If-Match) after a confirmation too.
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.locator("#confirm-dialog").getByRole("button", { name: "Delete", exact: true }).click();
+    await page.waitForURL("**/ui/make/");
+    await page.locator("table.listing td", { hasText: "(empty)" }).waitFor();
+    expect(await server.tree.get("/make/note")).toBeUndefined();
+
     await page.locator("summary", { hasText: "New directory" }).click();
     await page.locator("#new-dir-name").fill("queue");
     await page.getByRole("button", { name: "Create directory" }).click();
@@ -370,6 +389,7 @@ describe("narrow window and keyboard", () => {
     await page.keyboard.press("Tab");
     expect(await page.evaluate<string>("document.activeElement?.textContent")).toBe("Skip to content");
     await page.keyboard.press("Enter");
+    await page.waitForFunction("document.activeElement?.id === 'main'");
     const focused = () => page.evaluate<string>('document.activeElement?.id ?? ""');
     for (let i = 0; i < 20 && (await focused()) !== "value-input"; i++) await page.keyboard.press("Tab");
     expect(await focused()).toBe("value-input");

@@ -21,6 +21,8 @@ function start(): void {
   const main = byId("main");
   const treePane = createTreePane(api, byId("tree-pane"));
   let view: View | null = null;
+  /** The address of the view on screen. */
+  let shownPath = "";
 
   function navigate(route: Route, push = true): void {
     const url = routeUrl(route);
@@ -30,6 +32,7 @@ function start(): void {
   }
 
   function render(route: Route, moveFocus = true): void {
+    shownPath = routeUrl(route);
     switch (route.view) {
       case "tree":
         view = createNodeView(api, route.key, navigate);
@@ -66,7 +69,10 @@ function start(): void {
     e.preventDefault();
     navigate(parseRoute(a.pathname));
   });
-  window.addEventListener("popstate", () => render(parseRoute(location.pathname)));
+  // Back and forward re-render; an in-page fragment (the skip link's #main) does not.
+  window.addEventListener("popstate", () => {
+    if (location.pathname !== shownPath) render(parseRoute(location.pathname));
+  });
 
   createSearch(
     api,
