@@ -1,12 +1,46 @@
+import { execFileSync } from "node:child_process";
+import { statSync } from "node:fs";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { grepWorkerUrl } from "../../tools/edit/grep-pool.js";
 import { createGrepTool } from "../../tools/edit/index.js";
 import { failure, makeWorkspace, type TestWorkspace } from "./workspace.js";
 
-const grep = createGrepTool();
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The sources the compiled grep worker runs. */
+const WORKER_SOURCES = ["grep-worker", "grep-search", "walker", "gitignore-rules"].map((n) =>
+  path.join(ROOT, "tools", "edit", `${n}.ts`),
+);
 
-describe("edit.grep", () => {
+/** The worker threads run dist/ (a worker cannot load TypeScript): build it when missing or older than its sources. */
+function ensureCompiledWorker(): void {
+  const compiled = path.join(ROOT, "dist", "tools", "edit", "grep-worker.js");
+  const mtime = (f: string) => statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const newest = Math.max(...WORKER_SOURCES.map(mtime));
+  if (mtime(compiled) < newest) {
+    try {
+      execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "ignore" });
+    } catch {
+      // type errors elsewhere in the tree: the output is still written
+    }
+  }
+  if (mtime(compiled) < newest)
+    throw new Error(`${compiled} is missing or stale and could not be built: run npm run build first.`);
+}
+
+describe.each([
+  ["in the calling thread", 0],
+  ["with worker threads", 2],
+])("edit.grep, searching %s", (_how, threads) => {
+  const grep = createGrepTool({ threads });
+  beforeAll(() => {
+    if (threads > 0) {
+      ensureCompiledWorker();
+      expect(grepWorkerUrl()).toBeDefined();
+    }
+  }, 300_000);
   let ws: TestWorkspace;
   const put = async (name: string, data: string | Uint8Array) => {
     await mkdir(path.dirname(path.join(ws.root, name)), { recursive: true });
@@ -30,7 +64,29 @@ describe("edit.grep", () => {
         "src/c.ts:1:const needle = 1;",
       ].join("\n"),
     );
-    expect(r.details).toMatchObject({ matches: 4, files: 3, capped: false });
+    expect(r.details).toMatchObject({ matches: 4, files: 3, capped: false, threads });
+  });
+
+  it("keeps path order across many files and stops at limit across them", async () => {
+    const names = Array.from({ length: 700 }, (_, i) => `many/d${i % 7}/f${String(i).padStart(3, "0")}.txt`);
+    for (const n of names) await put(n, `x\nneedle in ${n}\n`);
+    const r = await ws.call(grep, { pattern: "needle in many", limit: 1000 });
+    const expected = [...names].sort().map((n) => `${n}:2:needle in ${n}`);
+    expect(r.text).toBe(expected.join("\n"));
+    const capped = await ws.call(grep, { pattern: "needle in many", limit: 250 });
+    expect(capped.text.split("\n")).toEqual([
+      ...expected.slice(0, 250),
+      "[Showing the first 250 matches; there are more. Narrow the pattern or path, or raise limit.]",
+    ]);
+  });
+
+  it("reads large files whole and finds a NUL byte far into one", async () => {
+    const big = "filler line\n".repeat(20_000);
+    await put("big.txt", `${big}needle at the end\n`);
+    await put("late-nul.txt", Buffer.concat([Buffer.from(`${big}needle\n`), Buffer.from([0])]));
+    const r = await ws.call(grep, { pattern: "needle at" });
+    expect(r.text).toBe("big.txt:20001:needle at the end");
+    expect((await ws.call(grep, { pattern: "needle$" })).details).toMatchObject({ binarySkipped: 1 });
   });
 
   it("honours .gitignore, notes what it left out, and searches an ignored folder named as path", async () => {

@@ -1,7 +1,9 @@
 import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { compactDiff } from "../../tools/edit/compact-diff.js";
 import { createReplaceTool } from "../../tools/edit/index.js";
+import { planEdits } from "../../tools/edit/plan-edits.js";
 import { failure, makeWorkspace, type TestWorkspace, tempResidue } from "./workspace.js";
 
 const replace = createReplaceTool();
@@ -159,5 +161,52 @@ describe("edit.replace", () => {
     expect(results).toHaveLength(32);
     expect(await readFile(at("c.txt"), "utf8")).toBe(names.map((n) => `${n} = new`).join("\n") + "\n");
     expect(await tempResidue(ws.root)).toEqual([]);
+  });
+});
+
+describe("edit.replace on files without CRLF (located on bytes)", () => {
+  let ws: TestWorkspace;
+  beforeEach(async () => {
+    ws = await makeWorkspace();
+  });
+  afterEach(() => ws.cleanup());
+
+  /** What planning on the decoded text answers: the line of the change and its compact diff. */
+  function onText(text: string, old: string, nu: string) {
+    const planned = planEdits(text, [{ old, new: nu }], "f.txt", () => "old");
+    return { line: planned[0]!.line, diff: compactDiff("f.txt", text, planned) };
+  }
+
+  it("gives the same line, diff and bytes as the text path, wherever the match sits", async () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `línea ${i + 1} — ✓ ${"é".repeat(i % 5)}`);
+    const bodies = [lines.join("\n"), `${lines.join("\n")}\n`, `\uFEFF${lines.join("\n")}\n`];
+    for (const body of bodies) {
+      for (const n of [1, 2, 4, 7, 8, 20, 33, 37, 40]) {
+        const text = body.replace(/^\uFEFF/, "");
+        const old = `línea ${n} — ✓`;
+        const nu = `line ${n}\nsplit ✓`;
+        await writeFile(path.join(ws.root, "f.txt"), body);
+        const r = await ws.call(replace, { path: "f.txt", old, new: nu });
+        const expected = onText(text, old, nu);
+        expect(r.details).toMatchObject({ lines: [expected.line], diff: expected.diff });
+        const bom = body.startsWith("\uFEFF") ? "\uFEFF" : "";
+        expect(await readFile(path.join(ws.root, "f.txt"), "utf8")).toBe(bom + text.replace(old, nu));
+      }
+    }
+  });
+
+  it("matches at the very first byte and at the very last", async () => {
+    await writeFile(path.join(ws.root, "f.txt"), "first\nmiddle\nlast");
+    await ws.call(replace, { path: "f.txt", old: "first", new: "1st" });
+    const r = await ws.call(replace, { path: "f.txt", old: "last", new: "final" });
+    expect(await readFile(path.join(ws.root, "f.txt"), "utf8")).toBe("1st\nmiddle\nfinal");
+    expect(r.text).toContain("\\ No newline at end of file");
+  });
+
+  it("keeps the messages of the text path for errors", async () => {
+    await writeFile(path.join(ws.root, "f.txt"), "aé\naé\n");
+    const e = await failure(ws.call(replace, { path: "f.txt", old: "aé", new: "b" }), "ambiguous");
+    expect(e.message).toContain("lines 1, 2");
+    await failure(ws.call(replace, { path: "f.txt", old: "\uD800", new: "b" }), "not_found");
   });
 });

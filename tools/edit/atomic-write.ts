@@ -19,11 +19,11 @@ export interface AtomicWriteOptions {
   /** Shown in messages instead of the real path. */
   display?: string;
   signal?: AbortSignal;
-  /** Chunk size for writing large data (bytes). */
+  /** Most bytes given to one write call, so an abort is noticed between calls. */
   chunkBytes?: number;
 }
 
-const CHUNK = 4 * 1024 * 1024;
+const CHUNK = 16 * 1024 * 1024;
 
 /**
  * What must hold before `target` may be (over)written: not a directory, owner-write bit set. Answers the
@@ -49,22 +49,49 @@ export async function checkWritable(target: string, display: string) {
   return st;
 }
 
+/** The pieces of `parts` covering bytes `[from, from + max)` of their concatenation (views, no copies). */
+function slicesFrom(parts: readonly Uint8Array[], from: number, max: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let skip = from;
+  let left = max;
+  for (const p of parts) {
+    if (left === 0) break;
+    if (skip >= p.byteLength) {
+      skip -= p.byteLength;
+      continue;
+    }
+    const piece = p.subarray(skip, skip + Math.min(left, p.byteLength - skip));
+    skip = 0;
+    left -= piece.byteLength;
+    if (piece.byteLength > 0) out.push(piece);
+  }
+  return out;
+}
+
 /**
  * Replaces `target` (a real path, not a symlink) with `data` atomically: a temp file in the same directory,
  * written, fsynced, given the old file's mode (and owner, when allowed), then renamed over the target and the
  * directory fsynced. Readers see the old or the new content, never a mix; on any failure the temp is removed.
+ * `data` may be given as parts (written with writev, never concatenated), so an edit of a large file writes
+ * the unchanged stretches straight from the buffer they were read into.
  */
-export async function writeFileAtomic(target: string, data: Uint8Array, options: AtomicWriteOptions = {}) {
+export async function writeFileAtomic(
+  target: string,
+  data: Uint8Array | readonly Uint8Array[],
+  options: AtomicWriteOptions = {},
+) {
   const display = options.display ?? target;
   const chunk = options.chunkBytes ?? CHUNK;
+  const parts = data instanceof Uint8Array ? [data] : data;
+  const total = parts.reduce((n, p) => n + p.byteLength, 0);
   const existing = await checkWritable(target, display);
   const temp = tempNameFor(target);
   let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
     fh = await open(temp, "wx", existing ? existing.mode & 0o7777 : 0o666);
-    for (let at = 0; at < data.byteLength; ) {
+    for (let at = 0; at < total; ) {
       options.signal?.throwIfAborted();
-      const { bytesWritten } = await fh.write(data, at, Math.min(chunk, data.byteLength - at));
+      const { bytesWritten } = await fh.writev(slicesFrom(parts, at, Math.min(chunk, total - at)));
       at += bytesWritten;
     }
     await fh.sync();
@@ -92,6 +119,33 @@ export async function writeFileAtomic(target: string, data: Uint8Array, options:
     throw fsError(err, display);
   }
   await syncDir(path.dirname(target));
+}
+
+/**
+ * Does `file` hold exactly the concatenation of `parts`? Read in blocks into one buffer and compared piece by
+ * piece, so checking a large file costs neither a second copy of it nor a concatenation.
+ */
+export async function contentEquals(file: string, parts: readonly Uint8Array[]): Promise<boolean> {
+  const total = parts.reduce((n, p) => n + p.byteLength, 0);
+  const fh = await open(file, "r");
+  try {
+    if ((await fh.stat()).size !== total) return false;
+    const block = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(total, 1)));
+    for (let at = 0; at < total; ) {
+      const { bytesRead } = await fh.read(block, 0, Math.min(block.length, total - at), at);
+      if (bytesRead === 0) return false;
+      let off = 0;
+      for (const piece of slicesFrom(parts, at, bytesRead)) {
+        if (Buffer.compare(block.subarray(off, off + piece.byteLength), piece) !== 0) return false;
+        off += piece.byteLength;
+      }
+      at += bytesRead;
+    }
+    // nothing appended since the stat
+    return (await fh.read(block, 0, 1, total)).bytesRead === 0;
+  } finally {
+    await fh.close();
+  }
 }
 
 async function syncDir(dir: string): Promise<void> {

@@ -42,12 +42,19 @@ const lf = (s: string) => s.replace(/\r\n/g, "\n");
 
 /**
  * A unified diff of the changes (sorted, not overlapping) computed only over the lines around each change,
- * so its cost does not grow with the file. Newlines are shown as LF.
+ * so its cost does not grow with the file. Newlines are shown as LF. `original` may be an excerpt of the file
+ * that starts at the beginning of line `firstLine` and holds a few lines more than the context around the
+ * changes; the hunk headers then still give the file's line numbers.
  */
-export function compactDiff(display: string, original: string, changes: readonly Change[]): string {
+export function compactDiff(
+  display: string,
+  original: string,
+  changes: readonly Change[],
+  firstLine = 1,
+): string {
   type Window = { from: number; to: number; line: number; changes: Change[] };
   const windows: Window[] = [];
-  let lineAtCursor = 1;
+  let lineAtCursor = firstLine;
   let cursor = 0;
   for (const c of changes) {
     const { at, back } = lineStartBefore(original, c.start, CONTEXT);

@@ -1,11 +1,12 @@
 import { readFile, stat } from "node:fs/promises";
 import { ToolError } from "../errors.js";
 import type { ToolContext, ToolOutput } from "../types.js";
-import { checkWritable, writeFileAtomic } from "./atomic-write.js";
+import { checkWritable, contentEquals, writeFileAtomic } from "./atomic-write.js";
+import { type ByteEdit, type BytePlan, planOnBytes } from "./byte-plan.js";
 import { compactDiff } from "./compact-diff.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { type EditSpec, planEdits } from "./plan-edits.js";
-import { decodeText } from "./text.js";
+import { checkText, hasBom } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
 export interface EditFileRequest {
@@ -17,8 +18,9 @@ export interface EditFileRequest {
 }
 
 /**
- * The shared body of edit.replace and edit.multi: under the file's lock, read and decode it strictly, locate
- * every edit (all or nothing), write atomically, read back and compare. Every error leaves the file as it was.
+ * The shared body of edit.replace and edit.multi: under the file's lock, read it and check it is strict UTF-8,
+ * locate every edit (all or nothing; on the bytes when the file has no CRLF, else on the decoded text), write
+ * atomically, read back and compare. Every error leaves the file as it was.
  */
 export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<ToolOutput> {
   const target = await resolveWorkspacePath(ctx.workspace, req.path);
@@ -48,11 +50,14 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
     const buf = await readFile(target.real, { signal: ctx.signal }).catch((err: unknown) => {
       throw fsError(err, display);
     });
-    const decoded = decodeText(buf, display);
-    const planned = planEdits(decoded.text, req.edits, display, req.label);
-    const diff = compactDiff(display, decoded.text, planned);
-    const lines = planned.map((p) => p.line);
-    const blocks = planned.length;
+    checkText(buf, display);
+    const textStart = hasBom(buf) ? 3 : 0;
+    const plan =
+      planOnBytes(buf, textStart, req.edits, display) ??
+      planOnText(buf, textStart, req.edits, display, req.label);
+    const { diff } = plan;
+    const lines = plan.edits.map((p) => p.line);
+    const blocks = plan.edits.length;
     const noun = blocks === 1 ? "block" : "blocks";
     const at = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines.join(", ")}`;
     if (req.dry) {
@@ -61,47 +66,60 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
         details: { path: display, dry: true, blocks, lines, diff },
       };
     }
-    const bytes = spliceBytes(buf, decoded.bom ? 3 : 0, decoded.text, planned);
-    await writeFileAtomic(target.real, bytes, { display, signal: ctx.signal });
-    const back = await readFile(target.real).catch((err: unknown) => {
+    const parts = spliceParts(buf, plan.edits);
+    await writeFileAtomic(target.real, parts, { display, signal: ctx.signal });
+    const same = await contentEquals(target.real, parts).catch((err: unknown) => {
       throw fsError(err, display);
     });
-    if (!back.equals(bytes)) {
+    if (!same) {
       throw new ToolError(
         "failed",
         `${display} was written but reading it back shows different content (another program may be changing it). Read it again before editing.`,
         { details: { path: display } },
       );
     }
+    const bytes = parts.reduce((n, p) => n + p.byteLength, 0);
     return {
       text: `Replaced ${blocks} ${noun} in ${display} at ${at}.\n${diff}`,
-      details: { path: display, blocks, lines, diff, bytes: bytes.byteLength },
+      details: { path: display, blocks, lines, diff, bytes },
     };
   });
 }
 
 /**
- * The new file bytes: the original bytes around each change kept as they are (only the replacements are
- * encoded), so a small edit of a large file does not re-encode the whole text.
+ * The slow path, for files with CRLF (and every error): decode the whole text, plan on it (newline
+ * normalisation, near-match hints), then turn the character offsets into byte offsets.
  */
-function spliceBytes(
+function planOnText(
   buf: Buffer,
   textStart: number,
-  text: string,
-  changes: readonly { start: number; end: number; replacement: string }[],
-): Buffer {
-  const parts: Buffer[] = [];
+  edits: readonly EditSpec[],
+  display: string,
+  label: (i: number) => string,
+): BytePlan {
+  const text = buf.toString("utf8", textStart);
+  const planned = planEdits(text, edits, display, label);
+  const out: ByteEdit[] = [];
   let charPos = 0;
   let bytePos = textStart;
+  for (const p of planned) {
+    const start = bytePos + Buffer.byteLength(text.slice(charPos, p.start));
+    const end = start + Buffer.byteLength(text.slice(p.start, p.end));
+    out.push({ start, end, bytes: Buffer.from(p.replacement, "utf8"), line: p.line });
+    charPos = p.end;
+    bytePos = end;
+  }
+  return { edits: out, diff: compactDiff(display, text, planned) };
+}
+
+/** The new file as parts: the original bytes around each change as views of `buf`, then the new bytes. */
+function spliceParts(buf: Buffer, edits: readonly ByteEdit[]): Buffer[] {
+  const parts: Buffer[] = [];
   let from = 0;
-  for (const c of changes) {
-    const startByte = bytePos + Buffer.byteLength(text.slice(charPos, c.start));
-    const endByte = startByte + Buffer.byteLength(text.slice(c.start, c.end));
-    parts.push(buf.subarray(from, startByte), Buffer.from(c.replacement, "utf8"));
-    from = endByte;
-    charPos = c.end;
-    bytePos = endByte;
+  for (const e of edits) {
+    parts.push(buf.subarray(from, e.start), e.bytes);
+    from = e.end;
   }
   parts.push(buf.subarray(from));
-  return Buffer.concat(parts);
+  return parts;
 }

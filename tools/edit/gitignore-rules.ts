@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
@@ -17,20 +18,39 @@ interface RuleSet {
 /** The `.gitignore` rules in force at one directory of a walk: the root-most first, the deepest last. */
 export type RuleStack = readonly RuleSet[];
 
-async function loadIgnore(dir: string): Promise<Ignore | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path.join(dir, ".gitignore"), "utf8");
-  } catch {
-    return undefined;
-  }
+function parse(text: string): Ignore {
   return ignore({ allowRelativePaths: true }).add(text);
+}
+
+function withRules(stack: RuleStack, dir: string, ig: Ignore | undefined): RuleStack {
+  return ig ? [...stack, { dir, ig, lifted: new Set() }] : stack;
 }
 
 /** Adds the rules of `dir/.gitignore` (if any) to the stack. */
 export async function pushRules(stack: RuleStack, dir: string): Promise<RuleStack> {
-  const ig = await loadIgnore(dir);
-  return ig ? [...stack, { dir, ig, lifted: new Set() }] : stack;
+  const text = await readFile(path.join(dir, ".gitignore"), "utf8").catch(() => undefined);
+  return withRules(stack, dir, text === undefined ? undefined : parse(text));
+}
+
+/** pushRules with a synchronous read, for walks in worker threads. */
+export function pushRulesSync(stack: RuleStack, dir: string): RuleStack {
+  let text: string | undefined;
+  try {
+    text = readFileSync(path.join(dir, ".gitignore"), "utf8");
+  } catch {
+    text = undefined;
+  }
+  return withRules(stack, dir, text === undefined ? undefined : parse(text));
+}
+
+/** The directories from the root down to start, root first. */
+function dirsDown(root: string, start: string): string[] {
+  const dirs: string[] = [];
+  for (let d = start; ; d = path.dirname(d)) {
+    dirs.unshift(d);
+    if (d === root || path.dirname(d) === d) break;
+  }
+  return dirs;
 }
 
 /**
@@ -38,13 +58,19 @@ export async function pushRules(stack: RuleStack, dir: string): Promise<RuleStac
  * directory at or below root), with whatever ignores `start` itself lifted.
  */
 export async function rulesAbove(root: string, start: string): Promise<RuleStack> {
-  const dirs: string[] = [];
-  for (let d = start; ; d = path.dirname(d)) {
-    dirs.unshift(d);
-    if (d === root || path.dirname(d) === d) break;
-  }
   let stack: RuleStack = [];
-  for (const dir of dirs) stack = await pushRules(stack, dir);
+  for (const dir of dirsDown(root, start)) stack = await pushRules(stack, dir);
+  return lift(stack, start);
+}
+
+/** rulesAbove with synchronous reads. */
+export function rulesAboveSync(root: string, start: string): RuleStack {
+  let stack: RuleStack = [];
+  for (const dir of dirsDown(root, start)) stack = pushRulesSync(stack, dir);
+  return lift(stack, start);
+}
+
+function lift(stack: RuleStack, start: string): RuleStack {
   for (const set of stack) {
     const rel = path.relative(set.dir, start);
     if (rel === "") continue;

@@ -105,10 +105,15 @@ export function checkText(buf: Uint8Array, display: string): void {
   }
 }
 
+/** Does the buffer start with a UTF-8 byte order mark? */
+export function hasBom(buf: Uint8Array): boolean {
+  return buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
+}
+
 /** Decodes a whole file strictly (see `checkText`) and splits off a UTF-8 BOM. */
 export function decodeText(buf: Buffer, display: string): DecodedText {
   checkText(buf, display);
-  const bom = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
+  const bom = hasBom(buf);
   return { text: buf.toString("utf8", bom ? 3 : 0), bom };
 }
 
