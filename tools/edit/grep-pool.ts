@@ -20,8 +20,59 @@ export function defaultGrepThreads(): number {
   return Math.min(4, availableParallelism() + 1);
 }
 
+/**
+ * Idle grep workers kept between searches, so only the first search of a while pays for starting threads.
+ * Idle workers do not keep the process alive and are stopped after `idleMs` without a search.
+ */
+export interface GrepPool {
+  /** `n` workers for one search: idle ones first, new ones for the rest. */
+  take(n: number): Worker[];
+  /** Workers whose search finished with nothing in flight: kept for the next search. */
+  give(workers: readonly Worker[]): void;
+  /** Workers stopped mid-search (limit reached, abort, error): they may still be busy, so they are ended. */
+  discard(workers: readonly Worker[]): void;
+}
+
+export function createGrepPool(workerUrl: URL, { idleMs = 30_000 }: { idleMs?: number } = {}): GrepPool {
+  const idle: Worker[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  function forget(w: Worker) {
+    const i = idle.indexOf(w);
+    if (i !== -1) idle.splice(i, 1);
+  }
+  function spawn(): Worker {
+    const w = new Worker(workerUrl);
+    w.on("error", () => forget(w));
+    w.on("exit", () => forget(w));
+    return w;
+  }
+  return {
+    take(n) {
+      clearTimeout(timer);
+      const out = idle.splice(0, n);
+      while (out.length < n) out.push(spawn());
+      for (const w of out) w.ref();
+      return out;
+    },
+    give(workers) {
+      for (const w of workers) {
+        w.unref();
+        idle.push(w);
+      }
+      clearTimeout(timer);
+      timer = setTimeout(function stopIdleWorkers() {
+        for (const w of idle.splice(0)) void w.terminate();
+      }, idleMs);
+      timer.unref();
+    },
+    discard(workers) {
+      for (const w of workers) void w.terminate();
+    },
+  };
+}
+
 export interface ParallelGrep {
-  workerUrl: URL;
+  pool: GrepPool;
   threads: number;
   spec: SearchSpec;
   /** The folder to walk (a real path) and the workspace root whose `.gitignore` files apply. */
@@ -47,7 +98,7 @@ const SLOTS = 2;
  */
 export function grepInWorkers(o: ParallelGrep): Promise<{ ignored: number }> {
   return new Promise((resolve, reject) => {
-    const workers = Array.from({ length: o.threads }, () => new Worker(o.workerUrl, { workerData: o.spec }));
+    const workers = o.pool.take(o.threads);
     const free: Worker[] = [];
     const batches: { files: string[]; shown: string[] }[] = [];
     const ready = new Map<number, (FileResult | null)[]>();
@@ -57,11 +108,22 @@ export function grepInWorkers(o: ParallelGrep): Promise<{ ignored: number }> {
     let walked = false;
     let ignored = 0;
     let done = false;
-    function finish(err?: unknown) {
+    const listeners = workers.map((w) => ({
+      message: (m: GrepReply) => onReply(w, m),
+      error: (err: Error) => finish(err),
+      exit: (code: number) => finish(new Error(`a grep worker stopped early (exit code ${code})`)),
+    }));
+    function finish(err?: unknown, complete = false) {
       if (done) return;
       done = true;
       o.signal.removeEventListener("abort", onAbort);
-      for (const w of workers) void w.terminate();
+      workers.forEach((w, i) => {
+        const l = listeners[i]!;
+        w.off("message", l.message).off("error", l.error).off("exit", l.exit);
+      });
+      // only a search that ran to the end leaves its workers idle
+      if (complete) o.pool.give(workers);
+      else o.pool.discard(workers);
       if (err === undefined) resolve({ ignored });
       else reject(err);
     }
@@ -90,7 +152,7 @@ export function grepInWorkers(o: ParallelGrep): Promise<{ ignored: number }> {
         consumed++;
         for (const r of results) if (!o.consume(r)) return finish();
       }
-      if (walked && consumed === batches.length) finish();
+      if (walked && consumed === batches.length) finish(undefined, true);
     }
     function onReply(w: Worker, m: GrepReply) {
       if (done) return;
@@ -112,9 +174,9 @@ export function grepInWorkers(o: ParallelGrep): Promise<{ ignored: number }> {
     if (o.signal.aborted) return finish(o.signal.reason);
     o.signal.addEventListener("abort", onAbort);
     workers.forEach((w, i) => {
-      w.on("message", (m: GrepReply) => onReply(w, m));
-      w.on("error", (err) => finish(err));
-      w.on("exit", (code) => finish(new Error(`a grep worker stopped early (exit code ${code})`)));
+      const l = listeners[i]!;
+      w.on("message", l.message).on("error", l.error).on("exit", l.exit);
+      send(w, { kind: "job", spec: o.spec });
       if (i === 0) send(w, { kind: "walk", start: o.start, root: o.root });
       else for (let s = 0; s < SLOTS; s++) free.push(w);
     });

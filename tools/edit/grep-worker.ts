@@ -1,14 +1,16 @@
 /**
- * A grep worker thread. It may first be asked to walk a folder (synchronous readdir, no round trips through
+ * A grep worker thread, kept in a pool between searches. Each search starts with a job (the pattern); the
+ * worker may then first be asked to walk a folder (synchronous readdir, no round trips through
  * the libuv pool), posting the files in walk order as it finds them; then, like every worker, it searches the
  * batches of files it is sent with synchronous reads — blocking here keeps the main thread free.
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 import { createFileSearcher, type FileResult, type SearchSpec } from "./grep-search.js";
 import { walkFilesSync } from "./walker.js";
 
 /** Messages to a worker. */
 export type GrepRequest =
+  | { kind: "job"; spec: SearchSpec }
   | { kind: "walk"; start: string; root: string }
   | { kind: "search"; id: number; files: string[]; shown: string[] };
 
@@ -22,9 +24,13 @@ const FILES_PER_MESSAGE = 256;
 
 const port = parentPort;
 if (port) {
-  const searcher = createFileSearcher(workerData as SearchSpec);
+  let searcher: ReturnType<typeof createFileSearcher> | undefined;
   const reply = (m: GrepReply) => port.postMessage(m);
   port.on("message", function onRequest(req: GrepRequest) {
+    if (req.kind === "job") {
+      searcher = createFileSearcher(req.spec);
+      return;
+    }
     if (req.kind === "walk") {
       let files: string[] = [];
       const ignored = walkFilesSync(req.start, { root: req.root }, (f) => {
@@ -38,7 +44,9 @@ if (port) {
       reply({ kind: "walked", ignored });
       return;
     }
-    const results = req.files.map((f, i) => searcher.searchFileSync(f, req.shown[i]!) ?? null);
+    const s = searcher;
+    if (!s) throw new Error("grep worker: a search came before its job");
+    const results = req.files.map((f, i) => s.searchFileSync(f, req.shown[i]!) ?? null);
     reply({ kind: "results", id: req.id, results });
   });
 }

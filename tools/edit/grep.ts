@@ -5,7 +5,13 @@ import { z } from "zod";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
-import { defaultGrepThreads, grepInWorkers, grepWorkerUrl } from "./grep-pool.js";
+import {
+  createGrepPool,
+  defaultGrepThreads,
+  type GrepPool,
+  grepInWorkers,
+  grepWorkerUrl,
+} from "./grep-pool.js";
 import { createFileSearcher, type FileResult, type SearchSpec } from "./grep-search.js";
 import { requiredLiteral } from "./required-literal.js";
 import { relTo, resolveSearchTarget } from "./search-target.js";
@@ -70,7 +76,8 @@ function compile(a: GrepArgs): CompiledPattern {
 
 export interface GrepToolOptions {
   /**
-   * Worker threads for searching a folder (one of them walks it first); 0 searches in the calling thread.
+   * Worker threads for searching a folder (one of them walks it first), kept idle between searches for a
+   * while; 0 searches in the calling thread.
    * Without a compiled worker script (running the TypeScript sources with no dist/) grep searches in-thread.
    */
   threads?: number;
@@ -86,6 +93,15 @@ function globFilter(glob: string | undefined, base: string): (file: string) => b
 /** edit.grep: regular-expression search over the files of a folder, .gitignore-aware. */
 export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptions = {}): BuiltinTool {
   const name = "edit.grep";
+  // made on the first folder search, kept for the tool's life (its idle workers end on their own)
+  let pool: GrepPool | null | undefined;
+  function poolOf(): GrepPool | undefined {
+    if (pool === undefined) {
+      const url = threads > 0 ? grepWorkerUrl() : undefined;
+      pool = url ? createGrepPool(url) : null;
+    }
+    return pool ?? undefined;
+  }
   return {
     ref: name,
     declaration: declareBuiltin({
@@ -142,11 +158,11 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
       }
       let ignored = 0;
       const keep = globFilter(a.glob, target.real);
-      const workerUrl = threads > 0 ? grepWorkerUrl() : undefined;
       const dir = target.stats.isDirectory();
-      if (dir && workerUrl) {
+      const workers = dir ? poolOf() : undefined;
+      if (workers) {
         const walk = await grepInWorkers({
-          workerUrl,
+          pool: workers,
           threads,
           spec,
           start: target.real,
@@ -194,7 +210,7 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
         ignored,
         binarySkipped: binary,
         path: where,
-        threads: dir && workerUrl ? threads : 0,
+        threads: workers ? threads : 0,
       };
       if (matches === 0) {
         return {
