@@ -33,6 +33,8 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
     app.get(
       url,
       {
+        // A HEAD would open a stream nobody reads.
+        exposeHeadRoute: false,
         schema: {
           hide: url === WATCH_PREFIX,
           summary:
