@@ -1,3 +1,4 @@
+import type { InjectOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestServer } from "./helpers.js";
 import { startTestServer } from "./helpers.js";
@@ -10,8 +11,7 @@ afterAll(async () => {
   await s.close();
 });
 
-type InjectOpts = Parameters<TestServer["app"]["inject"]>[0] & object;
-async function call(method: string, url: string, o: Omit<InjectOpts, "method" | "url"> = {}) {
+async function call(method: string, url: string, o: Omit<InjectOptions, "method" | "url"> = {}) {
   const res = await s.app.inject({ method: method as "GET", url, ...o });
   const body =
     res.body === ""
