@@ -24,6 +24,8 @@ export interface AtomicWriteOptions {
 }
 
 const CHUNK = 16 * 1024 * 1024;
+/** Read-back block: small enough to stay in cache while compared, and one allocation reused. */
+const READ_BACK_BLOCK = 1024 * 1024;
 
 /**
  * What must hold before `target` may be (over)written: not a directory, owner-write bit set. Answers the
@@ -130,7 +132,7 @@ export async function contentEquals(file: string, parts: readonly Uint8Array[]):
   const fh = await open(file, "r");
   try {
     if ((await fh.stat()).size !== total) return false;
-    const block = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(total, 1)));
+    const block = Buffer.allocUnsafe(Math.min(READ_BACK_BLOCK, Math.max(total, 1)));
     for (let at = 0; at < total; ) {
       const { bytesRead } = await fh.read(block, 0, Math.min(block.length, total - at), at);
       if (bytesRead === 0) return false;
