@@ -20,7 +20,9 @@ describe("edit and shell declarations", () => {
     for (const t of tools) {
       expect(t.declaration.name).toBe(t.ref);
       expect(t.declaration.impl).toEqual({ kind: "builtin", ref: t.ref });
-      expect(t.declaration.snippet).toMatch(new RegExp(`^${t.ref.replace(".", "\\.")}: `));
+      // One line for the prompt's tool list, which prefixes the name itself.
+      expect(t.declaration.snippet).toMatch(/^[a-z][^\n]{5,100}$/);
+      expect(t.declaration.snippet).not.toContain(t.ref);
       expect(t.declaration.guidelines?.length).toBeGreaterThan(0);
       expect(t.declaration.params).toMatchObject({ type: "object", properties: expect.any(Object) });
       expect(t.declaration.params).not.toHaveProperty("$schema");

@@ -35,7 +35,7 @@ export function createGlobTool(): BuiltinTool {
       name,
       description:
         "Find files by path pattern (glob). .gitignore is honoured, hidden files included, .git excluded; newest first by modification time, at most 1000.",
-      snippet: "edit.glob: find files by name pattern",
+      snippet: "find files by name pattern",
       guidelines: ["Find files with edit.glob rather than listing folders one by one."],
       schema: GlobArgs,
       enabled: false,

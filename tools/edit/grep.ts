@@ -108,7 +108,7 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
       name,
       description:
         "Search file contents with a regular expression. Output is path:line:text, sorted by path and line; .gitignore is honoured (a path naming an ignored folder is searched), .git and binary files are skipped.",
-      snippet: "edit.grep: search file contents for a pattern",
+      snippet: "search file contents for a pattern",
       guidelines: [
         "Search with edit.grep or edit.glob rather than reading whole trees or running grep through shell.run.",
       ],

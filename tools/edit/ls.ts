@@ -35,7 +35,7 @@ export function createLsTool(): BuiltinTool {
       name,
       description:
         "List a folder: entries sorted by name, folders with a trailing /, dotfiles and dangling symlinks included, at most 500.",
-      snippet: "edit.ls: list a folder",
+      snippet: "list a folder",
       guidelines: ["Use edit.ls to see a folder's entries; use edit.glob to find files deeper down."],
       schema: LsArgs,
       enabled: false,

@@ -35,7 +35,7 @@ export function createMultiTool(): BuiltinTool {
       name,
       description:
         "Make several replacements in one file at once. Every edit is matched against the original file, must be unique and must not overlap another; if any edit fails, nothing is written.",
-      snippet: "edit.multi: several unique replacements in one file, all or nothing",
+      snippet: "several unique replacements in one file, all or nothing",
       guidelines: [
         "Use edit.multi for several changes in the same file in one call; merge changes that touch the same lines into one edit.",
       ],

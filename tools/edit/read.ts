@@ -146,7 +146,7 @@ export function createReadTool(): BuiltinTool {
       name,
       description:
         "Read a text file: lines numbered as `number<TAB>text`, from offset (1-based; negative counts from the end), capped at 2000 lines or 50 KB, with a note saying which offset continues.",
-      snippet: "edit.read: read a file's lines (offset/limit for large files)",
+      snippet: "read a file's lines (offset/limit for large files)",
       guidelines: [
         "Read a file with edit.read before editing it; for large files read the part you need with offset and limit.",
         "The numbers and TAB at the start of each line are not part of the file: never copy them into an edit.",

@@ -32,7 +32,7 @@ export function createRenameTool(): BuiltinTool {
       name,
       description:
         "Rename or move a file or folder inside the workspace in one atomic step. Parent folders of the new path are created; an existing file is replaced only with overwrite.",
-      snippet: "edit.rename: move or rename a file or folder",
+      snippet: "move or rename a file or folder",
       guidelines: ["Move files with edit.rename instead of writing a copy and deleting the original."],
       schema: RenameArgs,
       sequential: true,

@@ -26,7 +26,7 @@ export function createReplaceTool(): BuiltinTool {
       name,
       description:
         "Replace one exact, unique piece of text in an existing file. The file is left untouched on any error; newlines follow the file's style; the result shows a compact diff.",
-      snippet: "edit.replace: replace one unique piece of text in a file",
+      snippet: "replace one unique piece of text in a file",
       guidelines: [
         "Read a file with edit.read before editing it.",
         "Use edit.replace for changes to existing files; keep old as short as possible while still unique, and copy it exactly from the file.",
