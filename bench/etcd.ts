@@ -9,10 +9,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEtcd } from "../test/etcd/etcd-process.js";
 import { connectEtcd, createEtcdTree } from "../tree/etcd/index.js";
 import { openTree, str } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
+import { startEtcd } from "./etcd-process.js";
 import { fmt, printTable, ratio } from "./report.js";
 
 const quick = process.argv.includes("--quick");

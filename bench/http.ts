@@ -1,0 +1,362 @@
+/**
+ * HTTP figures (issue 3, and issue 8's side by side): loopback load with autocannon, 200-byte
+ * values over 10,000 pre-written keys, GET and PUT at 1 and 32 connections, against
+ * - byteseek on classic-level (`byteseek serve`, BYTESEEK_SYNC=never, then always for PUT),
+ * - byteseek on the etcd backend (KVSPACE=etcd://…/bench),
+ * - etcd's own v2 keys API and v3 JSON gateway (Debian's etcd, started here, data dir on disk).
+ * Every server runs in a child process, so the load generator never shares its event loop.
+ * Prints a Markdown table with our/etcd ratios, then issue 3's bars marked met / MISSED.
+ *
+ *   npm run build && node dist/bench/http.js [--duration S] [--quick] [--profile DIR]
+ *
+ * `--quick` runs 3 s per row instead of 10; `--profile DIR` writes a `--cpu-prof` profile of
+ * each byteseek server into DIR. `--serve` is internal: the etcd-backed server's child process.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import pino from "pino";
+import { Pool } from "undici";
+import { buildApp } from "../server/app.js";
+import { openTree, parseStoreUrl } from "../tree/index.js";
+import { freePort, startEtcd } from "./etcd-process.js";
+import { fmt, printTable, ratio } from "./report.js";
+
+const KEYS = 10_000;
+const VALUE = "v".repeat(200);
+const CONNECTIONS = [1, 32] as const;
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** How one server is spoken to: the path and body of a GET and a PUT of key number i. */
+interface Target {
+  name: string;
+  url: string;
+  get(i: number): { method: "GET" | "POST"; path: string; body?: string; headers?: Record<string, string> };
+  put(i: number): { method: "PUT" | "POST"; path: string; body: string; headers: Record<string, string> };
+}
+
+interface Figure {
+  rps: number;
+  p99: number;
+  errors: number;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+const b64 = (s: string) => Buffer.from(s).toString("base64");
+
+function byteseekTarget(name: string, url: string): Target {
+  const body = JSON.stringify(VALUE);
+  return {
+    name,
+    url,
+    get: (i) => ({ method: "GET", path: `/v1/tree/bench/k${i}` }),
+    put: (i) => ({ method: "PUT", path: `/v1/tree/bench/k${i}`, body, headers: JSON_HEADERS }),
+  };
+}
+
+function etcdV2Target(url: string): Target {
+  const body = `value=${VALUE}`;
+  const headers = { "content-type": "application/x-www-form-urlencoded" };
+  return {
+    name: "etcd v2 keys",
+    url,
+    get: (i) => ({ method: "GET", path: `/v2/keys/bench/k${i}` }),
+    put: (i) => ({ method: "PUT", path: `/v2/keys/bench/k${i}`, body, headers }),
+  };
+}
+
+function etcdV3Target(url: string): Target {
+  const value = b64(VALUE);
+  return {
+    name: "etcd v3 gateway",
+    url,
+    get: (i) => ({
+      method: "POST",
+      path: "/v3/kv/range",
+      body: JSON.stringify({ key: b64(`raw/k${i}`) }),
+      headers: JSON_HEADERS,
+    }),
+    put: (i) => ({
+      method: "POST",
+      path: "/v3/kv/put",
+      body: JSON.stringify({ key: b64(`raw/k${i}`), value }),
+      headers: JSON_HEADERS,
+    }),
+  };
+}
+
+/** Writes the KEYS keys once, 32 at a time, checking every answer. */
+async function prefill(target: Target): Promise<void> {
+  const pool = new Pool(target.url, { connections: 32 });
+  try {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        for (let i = next++; i < KEYS; i = next++) {
+          const r = target.put(i);
+          const res = await pool.request({
+            method: r.method,
+            path: r.path,
+            body: r.body,
+            headers: { ...r.headers },
+          });
+          const text = await res.body.text();
+          if (res.statusCode >= 300)
+            throw new Error(`${target.name}: prefill ${r.path} answered ${res.statusCode}: ${text}`);
+        }
+      }),
+    );
+  } finally {
+    await pool.close();
+  }
+}
+
+/** One autocannon run over random keys; req/s counts 2xx answers only. */
+async function load(
+  target: Target,
+  op: "get" | "put",
+  connections: number,
+  seconds: number,
+): Promise<Figure> {
+  // Requests prepared up front so the generator spends its time sending, not building.
+  const prepared = Array.from({ length: KEYS }, (_, i) => target[op](i));
+  const result = await autocannon({
+    url: target.url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        setupRequest(req) {
+          const r = prepared[Math.floor(Math.random() * KEYS)]!;
+          // A copy of the headers: autocannon writes content-length into the object it is given.
+          return { ...req, method: r.method, path: r.path, body: r.body ?? "", headers: { ...r.headers } };
+        },
+      },
+    ],
+  });
+  const ok = result["2xx"];
+  return {
+    rps: ok / result.duration,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+/** A child process that is always stopped: every one started is tracked here. */
+const children = new Set<ChildProcess>();
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    children.delete(child);
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+async function waitHealthy(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited at start (${child.exitCode}): ${stderr()}`);
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`server at ${url} did not become healthy: ${stderr()}`);
+}
+
+interface ServerProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** `args` after node's own flags; logs (stdout) go to /dev/null, stderr is kept for errors. */
+async function startServerProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  profileDir: string | undefined,
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const nodeFlags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...nodeFlags, ...args], {
+    env: { ...process.env, ...env, BYTESEEK_HOST: "127.0.0.1", BYTESEEK_PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  children.add(child);
+  let err = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    if (err.length < 8192) err += d.toString();
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitHealthy(url, child, () => err);
+  } catch (e) {
+    await stopChild(child);
+    throw e;
+  }
+  return { url, stop: () => stopChild(child) };
+}
+
+type Row = { op: "GET" | "PUT"; connections: number; target: string; figure: Figure };
+
+async function measure(target: Target, ops: Array<"get" | "put">, seconds: number, rows: Row[]) {
+  await prefill(target);
+  await load(target, "get", 32, 1); // warm-up, not recorded
+  for (const op of ops)
+    for (const connections of CONNECTIONS) {
+      const figure = await load(target, op, connections, seconds);
+      rows.push({ op: op === "get" ? "GET" : "PUT", connections, target: target.name, figure });
+      console.error(
+        `  ${target.name} ${op} x${connections}: ${fmt(figure.rps)} req/s, p99 ${figure.p99} ms` +
+          (figure.errors ? `, ${figure.errors} errors/non-2xx` : ""),
+      );
+    }
+}
+
+/** `--serve`: byteseek's app on the store KVSPACE names (here: etcd), as `byteseek serve` builds it. */
+async function serve(): Promise<void> {
+  const location = parseStoreUrl(process.env.KVSPACE);
+  if (location.backend === "http") throw new Error("--serve needs a store, not a server's URL");
+  const logger = pino();
+  const tree = await openTree({ ...location, logger: logger.child({ part: "tree" }) });
+  const app = await buildApp({ tree, logger, web: false });
+  await app.listen({ host: "127.0.0.1", port: Number(process.env.BYTESEEK_PORT) });
+  process.once("SIGTERM", () => {
+    void app.close().then(() => tree.close());
+  });
+}
+
+const OURS = "byteseek (sync never)";
+const OURS_SYNC = "byteseek (sync always)";
+const OURS_ETCD = "byteseek on etcd";
+const V2 = "etcd v2 keys";
+const V3 = "etcd v3 gateway";
+
+function printFigures(rows: Row[], seconds: number): void {
+  const find = (op: string, c: number, t: string) =>
+    rows.find((r) => r.op === op && r.connections === c && r.target === t)?.figure;
+  const avg = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(", ");
+  console.log(
+    `\nreq/s (2xx only) and p99 latency, ${seconds} s per row, 200-byte values, ${fmt(KEYS)} keys, ` +
+      `random key per request; p99 in whole ms (autocannon's histogram); load average after the run: ${avg}`,
+  );
+  const table: string[][] = [];
+  for (const op of ["GET", "PUT"])
+    for (const c of CONNECTIONS) {
+      const v2 = find(op, c, V2);
+      const v3 = find(op, c, V3);
+      for (const t of [OURS, OURS_SYNC, OURS_ETCD, V2, V3]) {
+        const f = find(op, c, t);
+        if (!f) continue;
+        const mine = t !== V2 && t !== V3;
+        table.push([
+          op,
+          String(c),
+          t,
+          fmt(f.rps),
+          f.p99.toFixed(1),
+          mine && v2 ? `${ratio(f.rps, v2.rps).toFixed(2)}x` : "",
+          mine && v3 ? `${ratio(f.rps, v3.rps).toFixed(2)}x` : "",
+          f.errors ? String(f.errors) : "",
+        ]);
+      }
+    }
+  printTable(["op", "conns", "server", "req/s", "p99 ms", "/ etcd v2", "/ etcd v3", "errors/non-2xx"], table);
+
+  const bars: string[][] = [];
+  const bar = (label: string, op: string, ours: string, theirs: string, need: number) => {
+    const a = find(op, 32, ours);
+    const b = find(op, 32, theirs);
+    if (!a || !b) return;
+    const r = ratio(a.rps, b.rps);
+    bars.push([label, `${r.toFixed(2)}x`, `${need.toFixed(1)}x`, r >= need ? "met" : "MISSED"]);
+    bars.push([
+      `${label}: p99 below etcd's`,
+      `${a.p99.toFixed(1)} vs ${b.p99.toFixed(1)} ms`,
+      "below",
+      a.p99 < b.p99 ? "met" : "MISSED",
+    ]);
+  };
+  bar("GET vs etcd v2", "GET", OURS, V2, 1.0);
+  bar("GET vs etcd v3", "GET", OURS, V3, 2.5);
+  bar("PUT (sync never) vs etcd v2", "PUT", OURS, V2, 1.5);
+  bar("PUT (sync always) vs etcd v2", "PUT", OURS_SYNC, V2, 1.0);
+  console.log("\nBars at 32 connections (issue 3)");
+  printTable(["bar", "measured", "needed", ""], bars);
+}
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+async function main(): Promise<void> {
+  const duration = flag("--duration");
+  const seconds = duration ? Number(duration) : process.argv.includes("--quick") ? 3 : 10;
+  if (!(seconds > 0)) throw new Error(`--duration takes seconds, got ${JSON.stringify(duration)}`);
+  const profileDir = flag("--profile");
+  const cli = join(here, "../cli/byteseek.js");
+  const rows: Row[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "byteseek-bench-http-"));
+  // etcd's data dir on disk like ours (its fsyncs count), not on /dev/shm.
+  const etcd = await startEtcd({ root: tmpdir(), args: ["--enable-v2=true"] });
+  console.error(
+    `load average at start: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(", ")}`,
+  );
+  try {
+    for (const sync of ["never", "always"] as const) {
+      const server = await startServerProcess(
+        [cli, "serve"],
+        { KVSPACE: join(dir, `classic-${sync}`), BYTESEEK_SYNC: sync, BYTESEEK_WORKSPACE: dir },
+        profileDir,
+      );
+      try {
+        const name = sync === "never" ? OURS : OURS_SYNC;
+        await measure(
+          byteseekTarget(name, server.url),
+          sync === "never" ? ["get", "put"] : ["put"],
+          seconds,
+          rows,
+        );
+      } finally {
+        await server.stop();
+      }
+    }
+    const etcdUrl = etcd.members[0]!.clientUrl;
+    await measure(etcdV2Target(etcdUrl), ["get", "put"], seconds, rows);
+    await measure(etcdV3Target(etcdUrl), ["get", "put"], seconds, rows);
+    // server/main.ts opens a folder only, so the etcd-backed server is this script's `--serve`.
+    const onEtcd = await startServerProcess(
+      [fileURLToPath(import.meta.url), "--serve"],
+      { KVSPACE: `etcd://${etcd.endpoints[0]}/bench` },
+      profileDir,
+    );
+    try {
+      await measure(byteseekTarget(OURS_ETCD, onEtcd.url), ["get", "put"], seconds, rows);
+    } finally {
+      await onEtcd.stop();
+    }
+  } finally {
+    await Promise.all([...children].map(stopChild));
+    await etcd.remove();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  printFigures(rows, seconds);
+}
+
+if (process.argv.includes("--serve")) await serve();
+else await main();
