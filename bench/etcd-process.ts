@@ -31,6 +31,8 @@ export interface EtcdMember {
   /** Kills the process (SIGKILL by default) and waits for it to exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
   readonly running: boolean;
+  /** The process id while running (for CPU accounting in the bench). */
+  readonly pid: number | undefined;
 }
 
 export interface EtcdCluster {
@@ -119,6 +121,9 @@ function createMember(spec: MemberSpec): EtcdMember {
     clientUrl: spec.clientUrl,
     peerUrl: spec.peerUrl,
     dataDir: spec.dataDir,
+    get pid() {
+      return child?.pid;
+    },
     get running() {
       return child !== undefined;
     },

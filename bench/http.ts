@@ -13,8 +13,8 @@
  * each byteseek server into DIR. `--serve` is internal: the etcd-backed server's child process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -34,6 +34,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 interface Target {
   name: string;
   url: string;
+  /** The server's process, whose CPU time per request is measured. */
+  pid: number | undefined;
   get(i: number): { method: "GET" | "POST"; path: string; body?: string; headers?: Record<string, string> };
   put(i: number): { method: "PUT" | "POST"; path: string; body: string; headers: Record<string, string> };
 }
@@ -42,37 +44,42 @@ interface Figure {
   rps: number;
   p99: number;
   errors: number;
+  /** Server CPU (user + system) per answered request, µs. */
+  cpuUs: number;
 }
 
 const JSON_HEADERS = { "content-type": "application/json" };
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
-function byteseekTarget(name: string, url: string): Target {
+function byteseekTarget(name: string, url: string, pid: number | undefined): Target {
   const body = JSON.stringify(VALUE);
   return {
     name,
     url,
+    pid,
     get: (i) => ({ method: "GET", path: `/v1/tree/bench/k${i}` }),
     put: (i) => ({ method: "PUT", path: `/v1/tree/bench/k${i}`, body, headers: JSON_HEADERS }),
   };
 }
 
-function etcdV2Target(url: string): Target {
+function etcdV2Target(url: string, pid: number | undefined): Target {
   const body = `value=${VALUE}`;
   const headers = { "content-type": "application/x-www-form-urlencoded" };
   return {
     name: "etcd v2 keys",
     url,
+    pid,
     get: (i) => ({ method: "GET", path: `/v2/keys/bench/k${i}` }),
     put: (i) => ({ method: "PUT", path: `/v2/keys/bench/k${i}`, body, headers }),
   };
 }
 
-function etcdV3Target(url: string): Target {
+function etcdV3Target(url: string, pid: number | undefined): Target {
   const value = b64(VALUE);
   return {
     name: "etcd v3 gateway",
     url,
+    pid,
     get: (i) => ({
       method: "POST",
       path: "/v3/kv/range",
@@ -114,6 +121,18 @@ async function prefill(target: Target): Promise<void> {
   }
 }
 
+/** utime + stime of a process in clock ticks (1/100 s on Linux), from /proc; 0 when unknown. */
+function cpuTicks(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
 /** One autocannon run over random keys; req/s counts 2xx answers only. */
 async function load(
   target: Target,
@@ -123,6 +142,7 @@ async function load(
 ): Promise<Figure> {
   // Requests prepared up front so the generator spends its time sending, not building.
   const prepared = Array.from({ length: KEYS }, (_, i) => target[op](i));
+  const cpu0 = cpuTicks(target.pid);
   const result = await autocannon({
     url: target.url,
     connections,
@@ -138,7 +158,9 @@ async function load(
     ],
   });
   const ok = result["2xx"];
+  const ticks = cpuTicks(target.pid) - cpu0;
   return {
+    cpuUs: (ticks * 10_000) / Math.max(ok, 1),
     rps: ok / result.duration,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
@@ -177,6 +199,7 @@ async function waitHealthy(url: string, child: ChildProcess, stderr: () => strin
 
 interface ServerProcess {
   url: string;
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -204,7 +227,7 @@ async function startServerProcess(
     await stopChild(child);
     throw e;
   }
-  return { url, stop: () => stopChild(child) };
+  return { url, pid: child.pid, stop: () => stopChild(child) };
 }
 
 type Row = { op: "GET" | "PUT"; connections: number; target: string; figure: Figure };
@@ -250,7 +273,9 @@ function printFigures(rows: Row[], seconds: number): void {
     .join(", ");
   console.log(
     `\nreq/s (2xx only) and p99 latency, ${seconds} s per row, 200-byte values, ${fmt(KEYS)} keys, ` +
-      `random key per request; p99 in whole ms (autocannon's histogram); load average after the run: ${avg}`,
+      `random key per request; p99 in whole ms (autocannon's histogram); server CPU is the server ` +
+      `process's user + system time per 2xx answer (for byteseek on etcd: byteseek's process only, etcd not counted); ` +
+      `${cpus().length} CPUs, load average after the run: ${avg}`,
   );
   const table: string[][] = [];
   for (const op of ["GET", "PUT"])
@@ -269,11 +294,25 @@ function printFigures(rows: Row[], seconds: number): void {
           f.p99.toFixed(1),
           mine && v2 ? `${ratio(f.rps, v2.rps).toFixed(2)}x` : "",
           mine && v3 ? `${ratio(f.rps, v3.rps).toFixed(2)}x` : "",
+          fmt(f.cpuUs),
           f.errors ? String(f.errors) : "",
         ]);
       }
     }
-  printTable(["op", "conns", "server", "req/s", "p99 ms", "/ etcd v2", "/ etcd v3", "errors/non-2xx"], table);
+  printTable(
+    [
+      "op",
+      "conns",
+      "server",
+      "req/s",
+      "p99 ms",
+      "/ etcd v2",
+      "/ etcd v3",
+      "server CPU µs/req",
+      "errors/non-2xx",
+    ],
+    table,
+  );
 
   const bars: string[][] = [];
   const bar = (label: string, op: string, ours: string, theirs: string, need: number) => {
@@ -327,7 +366,7 @@ async function main(): Promise<void> {
       try {
         const name = sync === "never" ? OURS : OURS_SYNC;
         await measure(
-          byteseekTarget(name, server.url),
+          byteseekTarget(name, server.url, server.pid),
           sync === "never" ? ["get", "put"] : ["put"],
           seconds,
           rows,
@@ -337,8 +376,8 @@ async function main(): Promise<void> {
       }
     }
     const etcdUrl = etcd.members[0]!.clientUrl;
-    await measure(etcdV2Target(etcdUrl), ["get", "put"], seconds, rows);
-    await measure(etcdV3Target(etcdUrl), ["get", "put"], seconds, rows);
+    await measure(etcdV2Target(etcdUrl, etcd.members[0]!.pid), ["get", "put"], seconds, rows);
+    await measure(etcdV3Target(etcdUrl, etcd.members[0]!.pid), ["get", "put"], seconds, rows);
     // server/main.ts opens a folder only, so the etcd-backed server is this script's `--serve`.
     const onEtcd = await startServerProcess(
       [fileURLToPath(import.meta.url), "--serve"],
@@ -346,7 +385,7 @@ async function main(): Promise<void> {
       profileDir,
     );
     try {
-      await measure(byteseekTarget(OURS_ETCD, onEtcd.url), ["get", "put"], seconds, rows);
+      await measure(byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), ["get", "put"], seconds, rows);
     } finally {
       await onEtcd.stop();
     }
