@@ -7,7 +7,7 @@ import { failure, makeWorkspace, type TestWorkspace } from "./workspace.js";
 
 const read = createReadTool();
 const lines = (n: number, f = (i: number) => `line ${i}`) =>
-  Array.from({ length: n }, (_, i) => f(i + 1)).join("\n") + "\n";
+  `${Array.from({ length: n }, (_, i) => f(i + 1)).join("\n")}\n`;
 
 describe("edit.read", () => {
   let ws: TestWorkspace;
@@ -108,7 +108,7 @@ describe("edit.read", () => {
   });
 
   it("reads a window at the end of a file too large to read whole, numbering from the end", async () => {
-    await put("big.txt", `${"q".repeat(99)}\n`.repeat(200_000) + "last one\n");
+    await put("big.txt", `${`${"q".repeat(99)}\n`.repeat(200_000)}last one\n`);
     const r = await ws.call(read, { path: "big.txt", offset: -3 });
     const rows = r.text.split("\n");
     expect(rows[0]).toMatch(/too large to count/);

@@ -38,7 +38,7 @@ describe("edit.replace", () => {
   });
 
   it("gives diff line numbers of the file, not of the excerpt", async () => {
-    await put("f.txt", Array.from({ length: 100 }, (_, i) => `row ${i + 1}`).join("\n") + "\n");
+    await put("f.txt", `${Array.from({ length: 100 }, (_, i) => `row ${i + 1}`).join("\n")}\n`);
     const r = await ws.call(replace, { path: "f.txt", old: "row 50\n", new: "row fifty\n" });
     expect(r.text).toContain("@@ -47,7 +47,7 @@");
   });
@@ -154,12 +154,12 @@ describe("edit.replace", () => {
 
   it("lands all of 32 concurrent replaces on one file", async () => {
     const names = Array.from({ length: 32 }, (_, i) => `item${String(i).padStart(2, "0")}`);
-    await put("c.txt", names.map((n) => `${n} = old`).join("\n") + "\n");
+    await put("c.txt", `${names.map((n) => `${n} = old`).join("\n")}\n`);
     const results = await Promise.all(
       names.map((n) => ws.call(replace, { path: "c.txt", old: `${n} = old`, new: `${n} = new` })),
     );
     expect(results).toHaveLength(32);
-    expect(await readFile(at("c.txt"), "utf8")).toBe(names.map((n) => `${n} = new`).join("\n") + "\n");
+    expect(await readFile(at("c.txt"), "utf8")).toBe(`${names.map((n) => `${n} = new`).join("\n")}\n`);
     expect(await tempResidue(ws.root)).toEqual([]);
   });
 });

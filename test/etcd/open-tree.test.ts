@@ -44,7 +44,12 @@ describe("openTree with the etcd backend", () => {
     const where = parseStoreUrl(`etcd://${etcd.endpoints.join(",")}/via-url`);
     if (where.backend !== "etcd") throw new Error("not etcd");
     let closed = false;
-    const tree = await openTree({ ...where, onClose: async () => void (closed = true) });
+    const tree = await openTree({
+      ...where,
+      onClose: async () => {
+        closed = true;
+      },
+    });
     await tree.set("/a", str("x"));
     const other = await openTree({ backend: "etcd", endpoints: etcd.endpoints, prefix: "elsewhere/" });
     expect(await other.get("/a")).toBeUndefined();
