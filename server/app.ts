@@ -2,6 +2,7 @@
  * The HTTP app: `buildApp(deps)` answers a fastify instance with every route registered, ready to
  * `inject` or `listen`. It owns no resources: the tree (and the runtime) are the caller's to close.
  */
+import { STATUS_CODES } from "node:http";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
@@ -10,7 +11,7 @@ import type { Agent } from "../agent/loop.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck } from "./auth.js";
-import { mapError, ServerError } from "./errors.js";
+import { mapClientError, mapError, ServerError } from "./errors.js";
 import { agentRoutes } from "./routes/agent.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
@@ -69,6 +70,23 @@ export async function buildApp(deps: AppDeps) {
         .header("x-byteseek-revision", String(tree.revision()))
         .header("x-request-id", req.id)
         .send(mapped.body);
+    },
+    // A request the HTTP parser refused never reaches the router: answer it in the error shape too.
+    clientErrorHandler(err, socket) {
+      if ((err as { code?: string }).code === "ECONNRESET" || socket.destroyed) return;
+      const mapped = mapClientError(err);
+      if (socket.writable) {
+        const body = JSON.stringify(mapped.body);
+        socket.write(
+          `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status] ?? ""}\r\n` +
+            "content-type: application/json; charset=utf-8\r\n" +
+            `content-length: ${Buffer.byteLength(body)}\r\n` +
+            `x-byteseek-revision: ${tree.revision()}\r\n` +
+            `x-byteseek-compacted-revision: ${tree.compactedRev()}\r\n` +
+            `connection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy();
     },
   }).withTypeProvider<ZodTypeProvider>();
 

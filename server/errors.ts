@@ -17,6 +17,8 @@ export type ServerErrorCode =
   | "HTTP_NOT_FOUND"
   | "HTTP_METHOD_NOT_ALLOWED"
   | "HTTP_BODY_TOO_LARGE"
+  | "HTTP_HEADERS_TOO_LARGE"
+  | "HTTP_REQUEST_TIMEOUT"
   | "HTTP_UNSUPPORTED_MEDIA_TYPE"
   | "HTTP_NOT_IMPLEMENTED"
   | "HTTP_SHUTTING_DOWN"
@@ -68,6 +70,8 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   HTTP_NOT_FOUND: 404,
   HTTP_METHOD_NOT_ALLOWED: 405,
   HTTP_BODY_TOO_LARGE: 413,
+  HTTP_HEADERS_TOO_LARGE: 431,
+  HTTP_REQUEST_TIMEOUT: 408,
   HTTP_UNSUPPORTED_MEDIA_TYPE: 415,
   HTTP_NOT_IMPLEMENTED: 501,
   HTTP_SHUTTING_DOWN: 503,
@@ -143,6 +147,23 @@ export function mapError(err: unknown): MappedError {
   if (fe && typeof fe === "object" && (fe as { type?: string }).type === "entity.too.large")
     return made("HTTP_BODY_TOO_LARGE", "request body too large");
   return { status: 500, body: body("HTTP_INTERNAL", "internal error; see the server log"), expected: false };
+}
+
+/**
+ * A request Node's HTTP parser refused before any route or hook could see it (the `clientError`
+ * event): raw non-ASCII bytes or spaces in the URL, a malformed header, headers over the size limit,
+ * a client too slow to send its request.
+ */
+export function mapClientError(err: { code?: unknown; reason?: unknown }): MappedError {
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT")
+    return made("HTTP_REQUEST_TIMEOUT", "the request did not arrive in time");
+  if (err.code === "HPE_HEADER_OVERFLOW")
+    return made("HTTP_HEADERS_TOO_LARGE", "the request headers are over the server's size limit");
+  const reason = typeof err.reason === "string" && err.reason !== "" ? `: ${err.reason}` : "";
+  return made(
+    "HTTP_BAD_REQUEST",
+    `the request is not valid HTTP/1.1${reason} (a URL must be ASCII: percent-encode each byte of anything else, e.g. é as %C3%A9)`,
+  );
 }
 
 function made(code: ErrorCode, message: string, details: Record<string, unknown> = {}): MappedError {

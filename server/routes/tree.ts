@@ -100,7 +100,9 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
         reply.header("etag", etag);
         const inm = req.headers["if-none-match"];
         if (inm !== undefined && (inm.trim() === "*" || inm.split(",").some((t) => t.trim() === etag))) {
-          return reply.code(304).send(null);
+          // No payload at all: `null` (what the 304 schema documents) would be serialized to "null"
+          // with a Content-Length, which a 304 cannot carry; strict clients refuse the mismatch.
+          return reply.code(304).send(undefined as unknown as null);
         }
         return nodeToJson(node);
       },

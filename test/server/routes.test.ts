@@ -48,6 +48,10 @@ describe("GET /v1/tree/<key>", () => {
     await put("/v1/tree/get/etag", 1);
     const r = await call("GET", "/v1/tree/get/etag", { headers: { "if-none-match": '"1"' } });
     expect(r.status).toBe(304);
+    // A 304 has no body, so no Content-Length either (strict clients refuse a mismatch).
+    expect(r.body).toBeUndefined();
+    expect(r.headers["content-length"]).toBeUndefined();
+    expect((await call("GET", "/v1/tree/get/etag", { headers: { "if-none-match": "*" } })).status).toBe(304);
     expect((await call("GET", "/v1/tree/get/etag", { headers: { "if-none-match": '"7"' } })).status).toBe(
       200,
     );
