@@ -10,7 +10,7 @@
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
-import { openTree } from "../tree/index.js";
+import { openTree, parseStoreUrl } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { type App, buildApp, DEFAULT_BODY_LIMIT } from "./app.js";
 import { ServerError } from "./errors.js";
@@ -64,7 +64,9 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   if (sync !== "always" && sync !== "never")
     throw configError(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`);
   const config: ServerConfig = {
-    location: resolve(cwd, env.KVSPACE || "./data"),
+    location: /^etcd:\/\//i.test(env.KVSPACE ?? "")
+      ? (env.KVSPACE ?? "")
+      : resolve(cwd, env.KVSPACE || "./data"),
     host,
     port: Number(portText),
     sync,
@@ -90,19 +92,32 @@ function configError(message: string): ServerError {
   return new ServerError("SERVER_CONFIG", message);
 }
 
-function defaultLogger(): Logger {
-  if (process.stdout.isTTY) return pino({ transport: { target: "pino-pretty" } });
-  return pino();
+/**
+ * pino on stdout at BYTESEEK_LOG_LEVEL (default info): pretty on a terminal; otherwise JSON through
+ * an asynchronous destination, which gathers the lines written while one write is in flight into
+ * the next (under load, many request lines per system call; idle, each line at once).
+ */
+function defaultLogger(env: NodeJS.ProcessEnv): Logger {
+  const level = env.BYTESEEK_LOG_LEVEL || "info";
+  if (process.stdout.isTTY) return pino({ level, transport: { target: "pino-pretty" } });
+  return pino({ level }, pino.destination({ dest: 1, sync: false }));
 }
 
 /** Opens the store, builds the app and listens. */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const { env = process.env, cwd = process.cwd(), handleSignals = true } = options;
   const config = readConfig(env, cwd);
-  const logger = options.logger ?? defaultLogger();
+  const logger = options.logger ?? defaultLogger(env);
+  // KVSPACE is a folder (the embedded store) or etcd://host:2379[,host2…][/prefix].
+  const where = parseStoreUrl(env.KVSPACE || "./data");
   const tree = await openTree({
-    backend: "classic",
-    location: config.location,
+    ...(where.backend === "etcd"
+      ? {
+          backend: "etcd" as const,
+          endpoints: where.endpoints,
+          ...(where.prefix ? { prefix: where.prefix } : {}),
+        }
+      : { backend: "classic" as const, location: config.location }),
     sync: config.sync,
     logger: logger.child({ part: "tree" }),
   });
