@@ -1,0 +1,173 @@
+import pino from "pino";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../server/main.js";
+import { tempDir } from "./helpers.js";
+
+/** The server as `byteseek serve` builds it (tools, prompt, agent, web page), with a token. */
+const TOKEN = "tok-3f9a-c0ffee";
+
+interface Call {
+  method: "GET" | "HEAD" | "PUT" | "POST" | "DELETE";
+  path: string;
+  body?: string;
+  type?: string;
+}
+
+const json = (body: unknown): Pick<Call, "body" | "type"> => ({
+  body: JSON.stringify(body),
+  type: "application/json",
+});
+
+/** One request per route of the API (hidden twins included), and what it answers with the token. */
+const API: Array<Call & { ok: number | "any" }> = [
+  { method: "PUT", path: "/v1/tree/auth/a", ...json(1), ok: 200 },
+  { method: "GET", path: "/v1/tree/auth/a", ok: 200 },
+  { method: "HEAD", path: "/v1/tree/auth/a", ok: 200 },
+  { method: "GET", path: "/v1/tree/auth/", ok: 200 },
+  { method: "GET", path: "/v1/tree", ok: 200 },
+  { method: "POST", path: "/v1/tree/auth/list/", ...json("x"), ok: 201 },
+  { method: "DELETE", path: "/v1/tree/auth/list/", ok: 200 },
+  { method: "PUT", path: "/v1/tree/auth/gone", ...json(2), ok: 200 },
+  { method: "DELETE", path: "/v1/tree/auth/gone", ok: 200 },
+  { method: "POST", path: "/v1/txn", ...json({ compare: [], success: [], failure: [] }), ok: 200 },
+  { method: "GET", path: "/v1/watch/auth/", ok: 200 },
+  { method: "GET", path: "/v1/watch", ok: 200 },
+  { method: "GET", path: "/v1/export/auth/", ok: 200 },
+  { method: "GET", path: "/v1/export", ok: 200 },
+  {
+    method: "POST",
+    path: "/v1/import",
+    body: `${JSON.stringify({ key: "/auth/imported", kind: "int64", value: 1 })}\n`,
+    type: "application/x-ndjson",
+    ok: 200,
+  },
+  { method: "GET", path: "/v1/tools", ok: 200 },
+  { method: "POST", path: "/v1/tools/no-such-tool/call", ...json({ args: {} }), ok: "any" },
+  { method: "GET", path: "/v1/prompt", ok: 200 },
+  // No model is configured here: any answer but 401 shows the token let it through.
+  { method: "POST", path: "/v1/agent/turn", ...json({ message: "hi" }), ok: "any" },
+  { method: "GET", path: "/openapi.json", ok: 200 },
+  { method: "GET", path: "/docs", ok: 200 },
+  // No route: still behind the token, so an unknown path reveals nothing.
+  { method: "GET", path: "/no/such/route", ok: 404 },
+];
+
+/** The web page's routes: they hold no data, so they stay open. */
+const PAGE = ["/", "/ui", "/ui/some/key", "/tools", "/tools/read", "/runs/r1", "/assets/style.css"];
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let server: RunningServer;
+
+async function call(c: Call, authorization?: string): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (authorization !== undefined) headers.authorization = authorization;
+  if (c.type) headers["content-type"] = c.type;
+  const ac = new AbortController();
+  const res = await request(`${server.url}${c.path}`, {
+    method: c.method,
+    headers,
+    body: c.body ?? null,
+    signal: ac.signal,
+  });
+  if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+    // An endless stream: the headers are the answer.
+    res.body.on("error", () => {});
+    ac.abort();
+    return { status: res.statusCode, headers: res.headers, text: "" };
+  }
+  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+}
+
+function expectUnauthorized(a: Answer, c: Call, message: RegExp): void {
+  expect(a.status, `${c.method} ${c.path}`).toBe(401);
+  expect(a.headers["x-byteseek-revision"]).toMatch(/^[0-9]+$/);
+  if (c.method === "HEAD") return;
+  const body = JSON.parse(a.text) as { error: { code: string; message: string } };
+  expect(body.error.code).toBe("HTTP_UNAUTHORIZED");
+  expect(body.error.message).toMatch(message);
+}
+
+beforeAll(async () => {
+  dir = await tempDir();
+  server = await startServer({
+    env: { KVSPACE: `${dir.path}/store`, BYTESEEK_PORT: "0", BYTESEEK_TOKEN: TOKEN },
+    cwd: dir.path,
+    logger: pino({ level: "silent" }),
+    handleSignals: false,
+  });
+});
+afterAll(async () => {
+  await server.close();
+  await dir.remove();
+});
+
+describe("BYTESEEK_TOKEN", () => {
+  it("answers 401 in the error shape on every API route without a token", async () => {
+    for (const c of API) expectUnauthorized(await call(c), c, /needs a token/);
+    expect(await server.tree.get("/auth/a")).toBeUndefined();
+  });
+
+  it("answers 401 with a wrong token, another scheme, or the token without its scheme", async () => {
+    for (const authorization of [`Bearer ${TOKEN}x`, "Bearer ", `Basic ${TOKEN}`, TOKEN, `Bearer x${TOKEN}`])
+      for (const c of API)
+        expectUnauthorized(await call(c, authorization), c, /not the server's BYTESEEK_TOKEN/);
+    expect(await server.tree.get("/auth/a")).toBeUndefined();
+  });
+
+  it("lets every route through with the right bearer token", async () => {
+    for (const c of API) {
+      const a = await call(c, `Bearer ${TOKEN}`);
+      if (c.ok === "any") expect([401, 500], `${c.method} ${c.path}`).not.toContain(a.status);
+      else expect(a.status, `${c.method} ${c.path}: ${a.text.slice(0, 200)}`).toBe(c.ok);
+    }
+    expect(await server.tree.get("/auth/imported")).toMatchObject({ kind: "int64" });
+    // The scheme is case-insensitive, as HTTP says.
+    expect((await call({ method: "GET", path: "/v1/tree/auth/a" }, `bearer ${TOKEN}`)).status).toBe(200);
+  });
+
+  it("covers every route the OpenAPI document lists", async () => {
+    const doc = JSON.parse(
+      (await call({ method: "GET", path: "/openapi.json" }, `Bearer ${TOKEN}`)).text,
+    ) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const listed = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    // Compare shapes: OpenAPI writes `/v1/tree/{*}` and `/v1/tools/{name}/call`.
+    const shape = (path: string) =>
+      path
+        .replace(/^\/v1\/(tree|watch|export)\/.*$/, "/v1/$1/*")
+        .replace(/^\/v1\/tools\/[^/]+\/call$/, "/v1/tools/:name/call");
+    const covered = new Set([...API.map((c) => `${c.method} ${shape(c.path)}`), "GET /healthz"]);
+    const missing = listed.filter((op) => {
+      const [method, path] = op.split(" ") as [string, string];
+      return !covered.has(`${method} ${shape(path)}`);
+    });
+    expect(listed.length).toBeGreaterThan(5);
+    expect(missing).toEqual([]);
+  });
+
+  it("leaves /healthz open, with or without a token", async () => {
+    for (const authorization of [undefined, "Bearer wrong", `Bearer ${TOKEN}`]) {
+      const a = await call({ method: "GET", path: "/healthz" }, authorization);
+      expect(a.status).toBe(200);
+      expect(JSON.parse(a.text)).toMatchObject({ ok: true });
+    }
+  });
+
+  it("leaves the web page and its assets open: they hold no data", async () => {
+    for (const path of PAGE) {
+      const a = await call({ method: "GET", path });
+      expect(a.status, path).toBe(200);
+      expect(String(a.headers["content-type"])).toMatch(path.endsWith(".css") ? /text\/css/ : /text\/html/);
+    }
+  });
+});

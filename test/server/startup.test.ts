@@ -1,0 +1,220 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import pino from "pino";
+import { request } from "undici";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ServerError } from "../../server/errors.js";
+import { readConfig, startServer } from "../../server/main.js";
+import { openTree } from "../../tree/index.js";
+import { tempDir } from "./helpers.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const FIXTURE = join(ROOT, "test", "fixtures", "server-run.mjs");
+const silent = pino({ level: "silent" });
+
+/** The error `fn` throws (or rejects with), which must be a SERVER_CONFIG ServerError. */
+async function configError(fn: () => unknown): Promise<ServerError> {
+  try {
+    await fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ServerError);
+    expect((err as ServerError).code).toBe("SERVER_CONFIG");
+    return err as ServerError;
+  }
+  throw new Error("expected a SERVER_CONFIG error, but it went through");
+}
+
+let dir: Awaited<ReturnType<typeof tempDir>>;
+beforeEach(async () => {
+  dir = await tempDir();
+});
+afterEach(async () => {
+  await dir.remove();
+});
+
+describe("readConfig", () => {
+  it("defaults to 127.0.0.1:7411, ./data, sync never and an 8 MiB body limit", () => {
+    expect(readConfig({}, "/srv")).toEqual({
+      location: "/srv/data",
+      host: "127.0.0.1",
+      port: 7411,
+      sync: "never",
+      bodyLimit: 8 * 1024 * 1024,
+    });
+  });
+
+  it("refuses a non-loopback host without a token, and says why and what to do", async () => {
+    for (const host of ["0.0.0.0", "::", "192.168.1.20", "example.org"]) {
+      const err = await configError(() => readConfig({ BYTESEEK_HOST: host }));
+      expect(err.message).toContain(`refusing to listen on ${host} without a token`);
+      expect(err.message).toMatch(/anyone who can reach it could read and change the store/);
+      expect(err.message).toMatch(/Set BYTESEEK_TOKEN, or listen on 127\.0\.0\.1/);
+    }
+  });
+
+  it("accepts a non-loopback host with a token, and loopback hosts without one", () => {
+    expect(readConfig({ BYTESEEK_HOST: "0.0.0.0", BYTESEEK_TOKEN: "t" })).toMatchObject({
+      host: "0.0.0.0",
+      token: "t",
+    });
+    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "localhost"])
+      expect(readConfig({ BYTESEEK_HOST: host }).host).toBe(host);
+  });
+
+  it("refuses a port that is not 0-65535, naming the variable and the value", async () => {
+    for (const port of ["abc", "65536", "-1", "80.5", "0x50", "123456"]) {
+      const err = await configError(() => readConfig({ BYTESEEK_PORT: port }));
+      expect(err.message).toBe(`BYTESEEK_PORT must be a port number (0-65535), got ${JSON.stringify(port)}`);
+    }
+    expect(readConfig({ BYTESEEK_PORT: "0" }).port).toBe(0);
+    expect(readConfig({ BYTESEEK_PORT: "65535" }).port).toBe(65_535);
+  });
+
+  it("refuses a BYTESEEK_SYNC other than always or never", async () => {
+    for (const sync of ["sometimes", "ALWAYS", "1", "true"]) {
+      const err = await configError(() => readConfig({ BYTESEEK_SYNC: sync }));
+      expect(err.message).toBe(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`);
+    }
+    expect(readConfig({ BYTESEEK_SYNC: "always" }).sync).toBe("always");
+  });
+
+  it("reads BYTESEEK_BODY_LIMIT in bytes or with k/m, and refuses anything else", async () => {
+    expect(readConfig({ BYTESEEK_BODY_LIMIT: "12k" }).bodyLimit).toBe(12 * 1024);
+    expect(readConfig({ BYTESEEK_BODY_LIMIT: "2MiB" }).bodyLimit).toBe(2 * 1024 * 1024);
+    expect(readConfig({ BYTESEEK_BODY_LIMIT: "500" }).bodyLimit).toBe(500);
+    for (const limit of ["0", "lots", "1g", "-5"])
+      expect((await configError(() => readConfig({ BYTESEEK_BODY_LIMIT: limit }))).message).toMatch(
+        /^BYTESEEK_BODY_LIMIT must be a size/,
+      );
+  });
+
+  it("refuses a server URL as the store", async () => {
+    const err = await configError(() => readConfig({ KVSPACE: "http://127.0.0.1:7411" }));
+    expect(err.message).toMatch(/is a server's URL; the server needs a store folder/);
+  });
+});
+
+describe("startServer refusals", () => {
+  it("refuses a bad configuration before it opens (or creates) the store", async () => {
+    const store = join(dir.path, "store");
+    const bad = [{ BYTESEEK_HOST: "0.0.0.0" }, { BYTESEEK_PORT: "99999" }, { BYTESEEK_SYNC: "sometimes" }];
+    for (const env of bad) {
+      const err = await configError(() =>
+        startServer({ env: { KVSPACE: store, ...env }, logger: silent, handleSignals: false }),
+      );
+      expect(err.message).toMatch(/BYTESEEK_TOKEN|BYTESEEK_PORT|BYTESEEK_SYNC/);
+    }
+    expect(existsSync(store)).toBe(false);
+  });
+
+  it("closes the store again when it cannot listen (the port is taken)", async () => {
+    const first = await startServer({
+      env: { KVSPACE: join(dir.path, "one"), BYTESEEK_PORT: "0" },
+      logger: silent,
+      handleSignals: false,
+    });
+    try {
+      const port = new URL(first.url).port;
+      await expect(
+        startServer({
+          env: { KVSPACE: join(dir.path, "two"), BYTESEEK_PORT: port },
+          logger: silent,
+          handleSignals: false,
+        }),
+      ).rejects.toMatchObject({ code: "EADDRINUSE" });
+      // Left open, its lock would refuse this.
+      const reopened = await openTree({ backend: "classic", location: join(dir.path, "two") });
+      await reopened.close();
+    } finally {
+      await first.close();
+    }
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("finishes an in-flight request, ends open watches, refuses new work and closes the store", async () => {
+    const store = join(dir.path, "store");
+    const server = await startServer({
+      env: { KVSPACE: store, BYTESEEK_PORT: "0" },
+      logger: silent,
+      handleSignals: false,
+    });
+    const watch = await request(`${server.url}/v1/watch/`);
+    expect(watch.statusCode).toBe(200);
+    const watchText = watch.body.text();
+
+    // An import whose body is still arriving when the shutdown starts.
+    const body = new PassThrough();
+    const arrived = new Promise((resolve) => server.app.server.once("request", resolve));
+    const importing = request(`${server.url}/v1/import`, {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body,
+    });
+    body.write(`${JSON.stringify({ key: "/shut/a", kind: "int64", value: 1 })}\n`);
+    await arrived;
+
+    let closed = false;
+    const closing = server.close().then(() => {
+      closed = true;
+    });
+    // The watch ends (its stream completes) while the import is still open.
+    expect(await watchText).toMatch(/event: progress/);
+    expect(closed).toBe(false);
+
+    body.end(`${JSON.stringify({ key: "/shut/b", kind: "int64", value: 2 })}\n`);
+    const imported = await importing;
+    expect(imported.statusCode).toBe(200);
+    expect(JSON.parse(await imported.body.text())).toMatchObject({ imported: 2 });
+    await closing;
+
+    // No longer listening; the store is closed, so the folder opens again, with the import in it.
+    await expect(request(`${server.url}/healthz`)).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    await expect(server.tree.get("/shut/a")).rejects.toMatchObject({ code: "TREE_CLOSED" });
+    const reopened = await openTree({ backend: "classic", location: store });
+    try {
+      expect(await reopened.get("/shut/b")).toMatchObject({ kind: "int64" });
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it("shuts down on SIGTERM: logs why, says it stopped, exits 0", async () => {
+    const built = join(ROOT, "dist", "server", "main.js");
+    if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` first`);
+    const child = spawn(process.execPath, [FIXTURE], {
+      env: {
+        ...process.env,
+        KVSPACE: join(dir.path, "store"),
+        BYTESEEK_PORT: "0",
+        BYTESEEK_HOST: "127.0.0.1",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (d) => {
+        out += d;
+        if (out.includes('{"listening":')) resolve();
+      });
+      child.once("exit", (code) =>
+        reject(new Error(`server exited (${code}) before listening: ${err}${out}`)),
+      );
+    });
+    child.kill("SIGTERM");
+    expect(await exited, err).toBe(0);
+    const lines = out
+      .split("\n")
+      .filter((l) => l.startsWith('{"level"'))
+      .map((l) => JSON.parse(l) as { msg: string; signal?: string });
+    expect(lines.find((l) => l.msg === "shutting down")?.signal).toBe("SIGTERM");
+    expect(lines.at(-1)?.msg).toBe("stopped");
+  });
+});
