@@ -9,7 +9,7 @@ import { z } from "zod";
 import { TreeError } from "../../tree/errors.js";
 import type { SetOptions, Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
-import { etagOf, parseCondition } from "../http-headers.js";
+import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
 import { keyFromUrl, keyToUrlPath } from "../key-path.js";
 import {
   DeleteJson,
@@ -96,7 +96,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
         }
         const node = await tree.get(key);
         if (!node) throw notFound(key);
-        const etag = etagOf(node.version);
+        const etag = nodeEtag(node);
         reply.header("etag", etag);
         const inm = req.headers["if-none-match"];
         if (inm !== undefined && (inm.trim() === "*" || inm.split(",").some((t) => t.trim() === etag))) {
@@ -218,16 +218,32 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
   }
 };
 
-/** `If-Match: *` asks that the key exist: its current version becomes the compare. */
-async function expectedVersion(tree: Tree, key: string, cond: "*" | number): Promise<number> {
-  if (cond !== "*") return cond;
+/**
+ * The version a write must find. `If-Match: *` asks that the key exist: its current version becomes
+ * the compare. A directory's full ETag (`"3.5"`) must match its count too; the tree then guards
+ * the version atomically (a child added in between is not caught: the count is advisory).
+ */
+async function expectedVersion(
+  tree: Tree,
+  key: string,
+  cond: Exclude<Condition, undefined>,
+): Promise<number> {
+  if (cond !== "*" && cond.count === undefined) return cond.version;
   const node = await tree.get(key);
-  if (!node)
-    throw new TreeError("TREE_VERSION_MISMATCH", `${key} does not exist (If-Match: *)`, {
-      key,
-      expected: "*",
-      actual: 0,
-    });
+  const count = node?.kind === "index" ? node.count : undefined;
+  if (!node || (cond !== "*" && (node.version !== cond.version || count !== cond.count)))
+    throw new TreeError(
+      "TREE_VERSION_MISMATCH",
+      node
+        ? `${key} has changed: its ETag is now ${nodeEtag(node)}, not ${JSON.stringify(cond === "*" ? "*" : `${cond.version}.${cond.count}`)}`
+        : `${key} does not exist (If-Match: ${cond === "*" ? "*" : cond.version})`,
+      {
+        key,
+        expected: cond === "*" ? "*" : cond.version,
+        actual: node?.version ?? 0,
+        ...(node ? { current: node } : {}),
+      },
+    );
   return node.version;
 }
 

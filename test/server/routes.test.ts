@@ -165,6 +165,37 @@ describe("GET /v1/tree/<dir/>", () => {
     expect(r.body).toMatchObject({ key: "/ls/sub/", kind: "index", count: 2 });
   });
 
+  it("gives a directory node an ETag that changes with its child count, so no cache answers a stale count", async () => {
+    await call("PUT", "/v1/tree/etagdir/");
+    const first = await call("GET", "/v1/tree/etagdir/?node=1");
+    const etag = first.headers.etag as string;
+    expect(etag).toBe(`"${first.body.version}.0"`);
+    const same = { headers: { "if-none-match": etag } };
+    expect((await call("GET", "/v1/tree/etagdir/?node=1", same)).status).toBe(304);
+
+    // Adding a child leaves the directory's version alone but changes its answer (and ETag).
+    await put("/v1/tree/etagdir/a", 1);
+    const after = await call("GET", "/v1/tree/etagdir/?node=1", same);
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ version: first.body.version, count: 1 });
+    expect(after.headers.etag).toBe(`"${first.body.version}.1"`);
+    await call("DELETE", "/v1/tree/etagdir/a");
+    expect((await call("GET", "/v1/tree/etagdir/?node=1", same)).status).toBe(304);
+  });
+
+  it("takes a directory's ETag in If-Match only while its count still matches", async () => {
+    await put("/v1/tree/etagdel/a", 1);
+    const etag = (await call("GET", "/v1/tree/etagdel/?node=1")).headers.etag as string;
+    await put("/v1/tree/etagdel/b", 2);
+    const stale = await call("DELETE", "/v1/tree/etagdel/", { headers: { "if-match": etag } });
+    expect(stale.status).toBe(412);
+    expect(stale.body.error).toMatchObject({ code: "TREE_VERSION_MISMATCH", current: { count: 2 } });
+    const fresh = (await call("GET", "/v1/tree/etagdel/?node=1")).headers.etag as string;
+    const ok = await call("DELETE", "/v1/tree/etagdel/", { headers: { "if-match": fresh } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.removed).toBeGreaterThan(0);
+  });
+
   it("answers 404 for an absent directory and 400 for bad query values", async () => {
     expect((await call("GET", "/v1/tree/nodir/")).status).toBe(404);
     const bad = await call("GET", "/v1/tree/ls/?limit=zero");
