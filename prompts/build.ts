@@ -95,7 +95,7 @@ function guidelinesOf(tools: ValidTool[]): string[] {
 const memoryMemo = new WeakMap<Tree, { rev: number; entries: Array<{ name: string; value: string }> }>();
 
 async function memoryEntries(tree: Tree): Promise<Array<{ name: string; value: string }>> {
-  const rev = tree.revision();
+  const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
   const hit = memoryMemo.get(tree);
   if (hit?.rev === rev) return hit.entries;
   const entries: Array<{ name: string; value: string }> = [];

@@ -179,7 +179,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let listed: { rev: number; catalogue: ToolCatalogue } | undefined;
 
   async function listTools(): Promise<ToolCatalogue> {
-    const rev = tree.revision();
+    const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
     if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
     return { valid: [...listed.catalogue.valid], invalid: [...listed.catalogue.invalid] };
   }

@@ -196,8 +196,14 @@ export interface Tree {
   ): Promise<ImportResult>;
   /** Empties the whole store (the revision counter goes on). */
   clear(): Promise<WriteResult>;
-  /** The current global revision. */
+  /** The current global revision, as far as this process has seen. */
   revision(): number;
+  /**
+   * The store's current revision, asking the store when other processes may write it (etcd).
+   * Absent when `revision()` is always current (the embedded store: one process owns it).
+   * Caches keyed on the revision call this, so a write by another server is never missed.
+   */
+  syncRevision?(): Promise<number>;
   /** Oldest revision a watch can still resume from. */
   compactedRev(): number;
   close(): Promise<void>;

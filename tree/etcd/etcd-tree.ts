@@ -477,6 +477,13 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     },
     clear: () => write((m) => ops.clear(m)),
     revision: () => lastRev,
+    // Other servers write this etcd too: ask it (one small read) before trusting lastRev.
+    syncRevision: () =>
+      read("revision", async () => {
+        const res = await client.kv.range({ key: enc(LOG_SK), keys_only: true });
+        seeRev(headerRev(res.header));
+        return lastRev;
+      }),
     compactedRev: () => compacted,
     async close(): Promise<void> {
       if (closed) return;
