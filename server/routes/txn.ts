@@ -1,6 +1,8 @@
 /** `POST /v1/txn`: etcd's compare / success / failure transaction, at most 128 operations. */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { TreeError } from "../../tree/errors.js";
 import type { Tree } from "../../tree/types.js";
+import { mapError } from "../errors.js";
 import { ErrorJson, TxnJson, TxnResultJson } from "../schemas.js";
 import { txnFromJson, txnResultToJson } from "../wire.js";
 
@@ -17,8 +19,14 @@ export const txnRoutes: FastifyPluginAsyncZod<TxnRoutesOptions> = async function
         body: TxnJson,
         response: { 200: TxnResultJson, 400: ErrorJson, 401: ErrorJson, 409: ErrorJson, 413: ErrorJson },
       },
+      // A body that is not a transaction answers the tree's own code, as the embedded tree would.
+      attachValidation: true,
     },
     async function runTxn(req) {
+      if (req.validationError) {
+        const { message, issues } = mapError(req.validationError).body.error;
+        throw new TreeError("TREE_TXN_INVALID", message, { issues });
+      }
       return txnResultToJson(await tree.txn(txnFromJson(req.body)));
     },
   );

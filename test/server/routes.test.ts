@@ -398,7 +398,10 @@ describe("POST /v1/txn", () => {
     expect(split.body.error.code).toBe("TREE_TXN_INVALID");
     const bad = await call("POST", "/v1/txn", { payload: { success: [{ op: "explode", key: "/x" }] } });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe("HTTP_BAD_REQUEST");
+    // The tree's own code, as the embedded tree answers, with what is wrong.
+    expect(bad.body.error.code).toBe("TREE_TXN_INVALID");
+    expect(bad.body.error.message).toMatch(/\/success\/0\/op/);
+    expect(bad.body.error.issues).toEqual([expect.objectContaining({ path: "/success/0/op" })]);
   });
 });
 
