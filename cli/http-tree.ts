@@ -390,6 +390,8 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
     },
     async list(dir, o: ListOptions = {}): Promise<ListResult> {
       parseDirKey(dir);
+      if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 1))
+        throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${o.limit}`);
       const { body } = await send<{
         key: string;
         children: Array<NodeWire & { name: string }>;
@@ -398,7 +400,7 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
         method: "GET",
         path: treePath(dir),
         query: {
-          limit: o.limit === undefined ? undefined : Math.max(1, Math.min(o.limit, 100_000)),
+          limit: o.limit === undefined ? undefined : Math.min(o.limit, 100_000),
           after: o.after,
           values: o.values === false ? "0" : undefined,
           system: o.system,
@@ -472,7 +474,11 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
       return (await send<ImportResult>({ method: "POST", path: "/v1/import", body: lines() })).body!;
     },
     async clear(): Promise<WriteResult> {
-      const { body } = await send<DeltreeResult>({ method: "DELETE", path: "/v1/tree/" });
+      const { body } = await send<DeltreeResult>({
+        method: "DELETE",
+        path: "/v1/tree/",
+        query: { force: "1" },
+      });
       return { key: "/", rev: body!.rev, version: 0 };
     },
     revision: () => lastRev,
