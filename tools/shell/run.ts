@@ -50,10 +50,12 @@ async function runToLog(
   let child: ReturnType<typeof spawn>;
   try {
     child = spawn("bash", ["-c", command], { cwd, detached: true, stdio: ["ignore", log.fd, log.fd] });
-  } finally {
+  } catch (err) {
     await log.close();
+    throw err;
   }
-  return new Promise<Ending>((resolve, reject) => {
+  // Listen before anything else is awaited: a fast command can exit during the next await.
+  const ending = new Promise<Ending>((resolve, reject) => {
     let stop: Ending["stop"];
     let hardKill: NodeJS.Timeout | undefined;
     const halt = (why: "timeout" | "aborted") => {
@@ -82,6 +84,9 @@ async function runToLog(
       resolve({ code, signal: sig, ...(stop ? { stop } : {}) });
     });
   });
+  // The child holds its own copy of the descriptor; ours can go now.
+  await log.close();
+  return ending;
 }
 
 /** shell.run: a bash command in the workspace, output capped to its tail. */
