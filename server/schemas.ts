@@ -3,7 +3,7 @@
  * validate requests, type the handlers and generate `/openapi.json` and the docs page.
  */
 import { z } from "zod";
-import { MAX_TXN_OPS } from "../tree/level-tree.js";
+import { MAX_TXN_OPS } from "../tree/txn.js";
 import { VALUE_KINDS } from "../tree/value.js";
 
 export const ValueKind = z.enum(VALUE_KINDS).describe("the kind of a value");

@@ -7,7 +7,7 @@ import type { Tree } from "./types.js";
 
 export type { TreeErrorCode } from "./errors.js";
 export { isTreeError, TreeError } from "./errors.js";
-export { createLevelTree, MAX_TXN_OPS, type TreeOptions } from "./level-tree.js";
+export { createLevelTree, type TreeOptions } from "./level-tree.js";
 export {
   compareNames,
   isSystemName,
@@ -21,6 +21,7 @@ export {
   parseValueKey,
   SYSTEM_PREFIX,
 } from "./path.js";
+export { MAX_TXN_OPS } from "./txn.js";
 export type * from "./types.js";
 export {
   bool,

@@ -32,6 +32,7 @@ import {
   nodeFromRecord,
   storedValue,
 } from "./record.js";
+import { checkTxnSize, compareHolds } from "./txn.js";
 import type {
   DelOptions,
   DelResult,
@@ -69,12 +70,6 @@ export interface TreeOptions {
   /** Called after the store is closed (the backend's own close). */
   onClose?: () => Promise<void>;
 }
-
-const COMPARE_TARGETS: readonly string[] = ["version", "createRev", "modRev", "value", "exists"];
-const COMPARE_OPS: readonly string[] = ["==", "!=", "<", ">"];
-
-/** Most operations in one transaction, as etcd. */
-export const MAX_TXN_OPS = 128;
 
 interface Pending {
   run: (m: Mutation) => Promise<unknown>;
@@ -314,44 +309,19 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     return res;
   }
 
-  async function compareHolds(m: Mutation, c: TxnCompare): Promise<boolean> {
+  async function holds(m: Mutation, c: TxnCompare): Promise<boolean> {
     parseKey(c.key);
     const rec = await m.readNode(c.key);
-    const op = c.op ?? "==";
-    if (!COMPARE_TARGETS.includes(c.target))
-      throw new TreeError(
-        "TREE_TXN_INVALID",
-        `unknown compare target ${JSON.stringify(c.target)}; use one of ${COMPARE_TARGETS.join(", ")}`,
-      );
-    if (!COMPARE_OPS.includes(op))
-      throw new TreeError(
-        "TREE_TXN_INVALID",
-        `unknown compare operator ${JSON.stringify(op)}; use ==, !=, < or >`,
-      );
-    if (c.target === "exists") return (rec !== undefined) === (op === "!=" ? !c.value : Boolean(c.value));
-    if (c.target === "value") {
-      if (!rec || rec.k === "index" || typeof c.value !== "object") return op === "!=";
-      const want = JSON.stringify([c.value.kind, storedValue(c.value as TreeValue)]);
-      const have = JSON.stringify([rec.k, rec.v]);
-      if (op === "==") return want === have;
-      if (op === "!=") return want !== have;
-      throw new TreeError("TREE_TXN_INVALID", `compare on value supports only == and !=, not ${op}`);
-    }
-    if (typeof c.value !== "number")
-      throw new TreeError("TREE_TXN_INVALID", `compare on ${c.target} takes a number`, { compare: c });
-    const have = rec ? { version: rec.ver, createRev: rec.cr, modRev: rec.mr }[c.target] : 0;
-    switch (op) {
-      case "==":
-        return have === c.value;
-      case "!=":
-        return have !== c.value;
-      case "<":
-        return have < c.value;
-      case ">":
-        return have > c.value;
-      default:
-        throw new TreeError("TREE_TXN_INVALID", `unknown compare operator ${String(op)}`);
-    }
+    return compareHolds(
+      c,
+      rec && {
+        kind: rec.k,
+        ...(rec.v !== undefined ? { value: rec.v } : {}),
+        version: rec.ver,
+        createRev: rec.cr,
+        modRev: rec.mr,
+      },
+    );
   }
 
   async function runTxnOp(m: Mutation, op: TxnOp): Promise<WriteResult | TreeNode | null> {
@@ -385,14 +355,9 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     const compare = req.compare ?? [];
     const success = req.success ?? [];
     const failure = req.failure ?? [];
-    const total = compare.length + success.length + failure.length;
-    if (total > MAX_TXN_OPS)
-      throw new TreeError(
-        "TREE_TXN_INVALID",
-        `a transaction has at most ${MAX_TXN_OPS} operations, got ${total}`,
-      );
+    checkTxnSize(req);
     let ok = true;
-    for (const c of compare) if (!(await compareHolds(m, c))) ok = false;
+    for (const c of compare) if (!(await holds(m, c))) ok = false;
     const results: TxnResult["results"] = [];
     for (const op of ok ? success : failure) results.push(await runTxnOp(m, op));
     return { succeeded: ok, rev: m.rev === 0 ? nextRev - 1 : m.rev, results };

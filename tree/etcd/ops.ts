@@ -8,6 +8,7 @@ import { depthOf, keyFromNodeKey, subtreeRangeAt, upperBound } from "../encoding
 import { TreeError } from "../errors.js";
 import { MAX_DEPTH, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type { HistRecord } from "../record.js";
+import { checkTxnSize, compareHolds } from "../txn.js";
 import type {
   DelOptions,
   DelResult,
@@ -23,8 +24,6 @@ import type {
 import { checkValue, type TreeValue, valueSize, valueToJson } from "../value.js";
 import { type Attempt, type NodeEntry, PENDING } from "./attempt.js";
 import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
-
-export const MAX_TXN_OPS = 128;
 
 export interface OpsConfig {
   historyLimit: number;
@@ -316,41 +315,18 @@ export function createOps(cfg: OpsConfig) {
     return res;
   }
 
-  async function compareHolds(m: Attempt, c: TxnCompare): Promise<boolean> {
+  async function holds(m: Attempt, c: TxnCompare): Promise<boolean> {
     parseKey(c.key);
     const e = await m.readNode(c.key);
-    const op = c.op ?? "==";
-    if (!["==", "!=", "<", ">"].includes(op))
-      throw new TreeError("TREE_TXN_INVALID", `unknown compare operator ${String(op)}`);
-    if (c.target === "exists") return (e !== undefined) === (op === "!=" ? !c.value : Boolean(c.value));
-    if (c.target === "value") {
-      if (op !== "==" && op !== "!=")
-        throw new TreeError("TREE_TXN_INVALID", `compare on value supports only == and !=, not ${op}`);
-      if (!e || e.rec.k === "index" || typeof c.value !== "object") return op === "!=";
-      const want = JSON.stringify([c.value.kind, valueToJson(c.value as TreeValue)]);
-      const have = JSON.stringify([e.rec.k, e.rec.v]);
-      return op === "==" ? want === have : want !== have;
-    }
-    if (!["version", "createRev", "modRev"].includes(c.target))
-      throw new TreeError("TREE_TXN_INVALID", `unknown compare target ${JSON.stringify(c.target)}`, {
-        compare: c,
-      });
-    if (typeof c.value !== "number")
-      throw new TreeError("TREE_TXN_INVALID", `compare on ${c.target} takes a number`, { compare: c });
-    const node = e ? nodeOf(c.key, e.rec, e.cr, e.mr) : undefined;
-    const have = node
-      ? { version: node.version, createRev: node.createRev, modRev: node.modRev }[c.target]
-      : 0;
-    switch (op) {
-      case "==":
-        return have === c.value;
-      case "!=":
-        return have !== c.value;
-      case "<":
-        return have < c.value;
-      default:
-        return have > c.value;
-    }
+    if (!e) return compareHolds(c, undefined);
+    const node = nodeOf(c.key, e.rec, e.cr, e.mr);
+    return compareHolds(c, {
+      kind: e.rec.k,
+      ...(e.rec.v !== undefined ? { value: e.rec.v } : {}),
+      version: node.version,
+      createRev: node.createRev,
+      modRev: node.modRev,
+    });
   }
 
   async function runTxnOp(m: Attempt, op: TxnOp): Promise<WriteResult | TreeNode | null> {
@@ -384,14 +360,9 @@ export function createOps(cfg: OpsConfig) {
     const compare = req.compare ?? [];
     const success = req.success ?? [];
     const failure = req.failure ?? [];
-    const total = compare.length + success.length + failure.length;
-    if (total > MAX_TXN_OPS)
-      throw new TreeError(
-        "TREE_TXN_INVALID",
-        `a transaction has at most ${MAX_TXN_OPS} operations, got ${total}`,
-      );
+    checkTxnSize(req);
     let ok = true;
-    for (const c of compare) if (!(await compareHolds(m, c))) ok = false;
+    for (const c of compare) if (!(await holds(m, c))) ok = false;
     const results: TxnResult["results"] = [];
     for (const op of ok ? success : failure) results.push(await runTxnOp(m, op));
     return { succeeded: ok, rev: m.writes ? PENDING : m.readRev, results };
