@@ -5,7 +5,7 @@
  * trace (all or nothing per operation, and per transaction).
  */
 import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
-import { depthOf, histKey, histListKey, keyFromNodeKey, nodeKey, subtreeRangeAt } from "./encoding.js";
+import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
 import { TreeError } from "./errors.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import type { EventRecord, HistRecord, NodeRecord } from "./record.js";
@@ -22,6 +22,39 @@ export interface MutationOptions {
   now: number;
 }
 
+/**
+ * Directory records recently read or written. Every write under a directory reads that
+ * directory's record (to check it exists and count the new child), so keeping the hot ones in
+ * memory saves a store read and a JSON parse per write. Write-through: a commit applies what its
+ * batch wrote once the batch is on disk, so the cache never holds what the store does not. The
+ * records are shared, so nothing may change one in place (every writer builds a new record).
+ */
+export class DirCache {
+  readonly #records = new Map<string, NodeRecord>();
+
+  constructor(private readonly limit = 4096) {}
+
+  get(sk: string): NodeRecord | undefined {
+    return this.#records.get(sk);
+  }
+
+  remember(sk: string, rec: NodeRecord): void {
+    if (rec.k !== "index") return;
+    this.#records.delete(sk);
+    if (this.#records.size >= this.limit) this.#records.delete(this.#records.keys().next().value!);
+    this.#records.set(sk, rec);
+  }
+
+  /** Applies a committed batch: new directory records replace old ones, removed nodes leave. */
+  apply(written: Map<string, Stored>): void {
+    for (const [sk, v] of written) {
+      if (!sk.startsWith(NODE)) continue;
+      if (v !== null && !Array.isArray(v) && v.k === "index") this.remember(sk, v as NodeRecord);
+      else this.#records.delete(sk);
+    }
+  }
+}
+
 export class Mutation {
   readonly local = new Map<string, Stored>();
   readonly events: EventRecord[] = [];
@@ -33,6 +66,7 @@ export class Mutation {
     private readonly group: Map<string, Stored>,
     private readonly allocRev: () => number,
     readonly options: MutationOptions,
+    private readonly dirs: DirCache,
   ) {}
 
   /** The revision of this operation, allocated at its first write. */
@@ -41,18 +75,24 @@ export class Mutation {
     return this.rev;
   }
 
-  async read<T extends Stored>(sk: string): Promise<T | undefined> {
+  /** Reads synchronously: both embedded backends answer point reads from LevelDB's memtable and caches. */
+  read<T extends Stored>(sk: string): T | undefined {
     if (this.local.has(sk)) return (this.local.get(sk) ?? undefined) as T | undefined;
     if (this.group.has(sk)) return (this.group.get(sk) ?? undefined) as T | undefined;
-    const raw = await readRaw(this.db, sk);
-    return raw === undefined ? undefined : (JSON.parse(raw) as T);
+    const dir = this.dirs.get(sk);
+    if (dir) return dir as T;
+    const raw = this.db.getSync(sk);
+    if (raw === undefined) return undefined;
+    const parsed = JSON.parse(raw) as T;
+    if (sk.startsWith(NODE)) this.dirs.remember(sk, parsed as NodeRecord);
+    return parsed;
   }
 
   write(sk: string, value: Stored): void {
     this.local.set(sk, value);
   }
 
-  readNode(key: string): Promise<NodeRecord | undefined> {
+  readNode(key: string): NodeRecord | undefined {
     return this.read<NodeRecord>(nodeKey(key));
   }
 
@@ -75,8 +115,8 @@ export class Mutation {
   }
 
   /** Makes sure directory `dir` exists, creating missing parents (mkdir -p). */
-  async ensureDir(dir: string): Promise<NodeRecord> {
-    const existing = await this.readNode(dir);
+  ensureDir(dir: string): NodeRecord {
+    const existing = this.readNode(dir);
     if (existing) {
       if (existing.k !== "index") throw corrupt(dir);
       return existing;
@@ -87,25 +127,25 @@ export class Mutation {
       return rec;
     }
     const parent = parentOf(dir)!;
-    await this.ensureDir(parent);
+    this.ensureDir(parent);
     const rev = this.bump();
     rec.cr = rev;
     rec.mr = rev;
     this.write(nodeKey(dir), rec);
-    await this.adjustCount(parent, +1);
+    this.adjustCount(parent, +1);
     this.emit({ t: "put", key: dir, k: "index", ver: 1 });
     return rec;
   }
 
   /** Changes the child count of an existing directory. */
-  async adjustCount(dir: string, delta: number): Promise<void> {
-    const rec = await this.readNode(dir);
+  adjustCount(dir: string, delta: number): void {
+    const rec = this.readNode(dir);
     if (!rec) return;
     this.write(nodeKey(dir), { ...rec, n: Math.max(0, (rec.n ?? 0) + delta) });
   }
 
   /** Writes a value node, keeping the previous version in history. */
-  async putValue(key: string, rec: NodeRecord, prev: NodeRecord | undefined): Promise<void> {
+  putValue(key: string, rec: NodeRecord, prev: NodeRecord | undefined): void {
     const limit = this.options.historyLimit;
     let hist: number[];
     if (prev) {
@@ -116,7 +156,7 @@ export class Mutation {
       }
     } else {
       // A key created again after a delete picks up the history its deletion kept.
-      const kept = await this.read<number[]>(histListKey(key));
+      const kept = this.read<number[]>(histListKey(key));
       hist = kept ? [...kept] : [];
       if (kept) this.write(histListKey(key), null);
     }
@@ -153,7 +193,7 @@ export class Mutation {
       const keys = await this.rangeKeys(gte, lt);
       if (keys.length === 0) break;
       for (const sk of keys) {
-        const rec = (await this.read<NodeRecord>(sk))!;
+        const rec = this.read<NodeRecord>(sk)!;
         if (rec.ro && !force)
           throw new TreeError(
             "TREE_READ_ONLY",
@@ -173,12 +213,12 @@ export class Mutation {
           this.write(k, null);
     let removed = doomed.length;
     if (dir === "/") {
-      const root = await this.readNode("/");
+      const root = this.readNode("/");
       if (root) this.write(nodeKey("/"), { ...root, n: 0 });
     } else {
       this.write(nodeKey(dir), null);
       removed++;
-      await this.adjustCount(parentOf(dir)!, -1);
+      this.adjustCount(parentOf(dir)!, -1);
     }
     return removed;
   }
@@ -186,16 +226,10 @@ export class Mutation {
 
 /**
  * Reads one stored entry. Both embedded backends answer point reads synchronously (from LevelDB's
- * memtable and block cache), which saves a thread-pool round trip per read: the write pipeline
- * reads a few records per operation, so this is most of its cost otherwise.
+ * memtable and block cache), which saves a thread-pool round trip per read.
  */
-export function readRaw(
-  db: Db,
-  sk: string,
-  snapshot?: AbstractSnapshot,
-): string | undefined | Promise<string | undefined> {
-  const options = snapshot ? { snapshot } : {};
-  return (db.supports as { getSync?: boolean }).getSync ? db.getSync(sk, options) : db.get(sk, options);
+export function readRaw(db: Db, sk: string, snapshot?: AbstractSnapshot): string | undefined {
+  return snapshot ? db.getSync(sk, { snapshot }) : db.getSync(sk);
 }
 
 function toHist(rec: NodeRecord, deleted: boolean): HistRecord {
