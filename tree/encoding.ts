@@ -44,9 +44,25 @@ export function depthOf(key: string): number {
   return n;
 }
 
+// Directory keys are few and looked up on every write below them.
+const dirNodeKeys = new Map<string, string>();
+
 /** The storage key of a node. */
 export function nodeKey(key: string): string {
   if (key === "/") return `${NODE}00`;
+  if (key.endsWith("/")) {
+    let sk = dirNodeKeys.get(key);
+    if (sk === undefined) {
+      if (dirNodeKeys.size >= 4096) dirNodeKeys.clear();
+      sk = buildNodeKey(key);
+      dirNodeKeys.set(key, sk);
+    }
+    return sk;
+  }
+  return buildNodeKey(key);
+}
+
+function buildNodeKey(key: string): string {
   const dir = key.endsWith("/");
   const trimmed = dir ? key.slice(0, -1) : key;
   const slash = trimmed.lastIndexOf("/");

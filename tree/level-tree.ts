@@ -208,7 +208,8 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
         `${key} is read-only; force the write or mark it writable first`,
         { key },
       );
-    m.ensureDir(parentOf(key)!);
+    const parent = parentOf(key)!;
+    const parentRec = m.ensureDir(parent);
     const rev = m.bump();
     const rec: NodeRecord = {
       k: value.kind,
@@ -222,7 +223,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     const vid = o.vid ?? prev?.vid;
     if (vid !== undefined) rec.vid = vid;
     m.putValue(key, rec, prev);
-    if (!prev) m.adjustCount(parentOf(key)!, +1);
+    if (!prev) m.adjustCount(parent, +1, parentRec);
     m.emit({ t: "put", key, k: value.kind, v: rec.v, p: prev?.mr ?? 0, ver: rec.ver });
     return result(m, key, rec.ver);
   }

@@ -111,7 +111,8 @@ export class Mutation {
   }
 
   emit(ev: Omit<EventRecord, "p"> & { p?: number }): void {
-    this.events.push({ ...ev, p: ev.p ?? 0 });
+    if (ev.p === undefined) ev.p = 0;
+    this.events.push(ev as EventRecord);
   }
 
   /** Makes sure directory `dir` exists, creating missing parents (mkdir -p). */
@@ -137,9 +138,9 @@ export class Mutation {
     return rec;
   }
 
-  /** Changes the child count of an existing directory. */
-  adjustCount(dir: string, delta: number): void {
-    const rec = this.readNode(dir);
+  /** Changes the child count of an existing directory (whose current record the caller may hold). */
+  adjustCount(dir: string, delta: number, current?: NodeRecord): void {
+    const rec = current ?? this.readNode(dir);
     if (!rec) return;
     this.write(nodeKey(dir), { ...rec, n: Math.max(0, (rec.n ?? 0) + delta) });
   }

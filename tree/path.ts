@@ -22,7 +22,8 @@ export function parseKey(key: unknown): ParsedKey {
   if (typeof key !== "string") throw invalid(String(key), "a key must be a string");
   if (!key.startsWith("/")) throw invalid(key, "a key must be absolute: start it with '/'");
   if (CONTROL.test(key)) throw invalid(key, "a key must not contain NUL or other control characters");
-  if (Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES)
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: short keys need no count.
+  if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES)
     throw invalid(key, `a key must be at most ${MAX_KEY_BYTES} bytes`);
   if (key === "/") return { key, segments: [], dir: true };
   const dir = key.endsWith("/");
