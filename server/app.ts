@@ -98,19 +98,26 @@ export async function buildApp(deps: AppDeps) {
   const watches = new Set<AbortController>();
   const checkAuth = token ? createAuthCheck(token) : undefined;
 
-  app.addHook("onRequest", async function gate(req: FastifyRequest) {
-    if (closing) throw new ServerError("HTTP_SHUTTING_DOWN", "the server is shutting down; retry shortly");
-    checkAuth?.(req);
+  // The per-request hooks take callbacks rather than being async: no promise per hook per request.
+  app.addHook("onRequest", function gate(req: FastifyRequest, _reply, done) {
+    if (closing)
+      return done(new ServerError("HTTP_SHUTTING_DOWN", "the server is shutting down; retry shortly"));
+    try {
+      checkAuth?.(req);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
   });
-  app.addHook("onSend", async function stamp(req, reply, payload) {
+  app.addHook("onSend", function stamp(req, reply, payload, done) {
     reply.header("x-byteseek-revision", String(tree.revision()));
     reply.header("x-byteseek-compacted-revision", String(tree.compactedRev()));
     reply.header("x-request-id", req.id);
     if (closing) reply.header("connection", "close");
-    return payload;
+    done(null, payload);
   });
   // One line per request, after it is answered: never bodies, headers or the query (it may hold values).
-  app.addHook("onResponse", async function logRequest(req, reply) {
+  app.addHook("onResponse", function logRequest(req, reply, done) {
     const q = req.url.indexOf("?");
     req.log.info(
       {
@@ -121,6 +128,7 @@ export async function buildApp(deps: AppDeps) {
       },
       "request",
     );
+    done();
   });
   app.addHook("preClose", async function stopWatches() {
     closing = true;

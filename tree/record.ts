@@ -50,11 +50,32 @@ export function decodeNode(key: string, raw: string): TreeNode {
   return nodeFromRecord(key, r);
 }
 
+// Built as one literal each (no spreads): every GET and listed child goes through here.
 export function nodeFromRecord(key: string, r: NodeRecord): TreeNode {
-  const meta = { key, version: r.ver, createRev: r.cr, modRev: r.mr, mtime: r.mt, ro: r.ro === 1 };
-  const withVid = r.vid === undefined ? meta : { ...meta, vid: r.vid };
-  if (r.k === "index") return { ...withVid, kind: "index", count: r.n ?? 0 } satisfies DirNode;
-  return { ...withVid, kind: r.k, value: fromStored(r.k, r.v) };
+  const node: TreeNode =
+    r.k === "index"
+      ? ({
+          key,
+          version: r.ver,
+          createRev: r.cr,
+          modRev: r.mr,
+          mtime: r.mt,
+          ro: r.ro === 1,
+          kind: "index",
+          count: r.n ?? 0,
+        } satisfies DirNode)
+      : {
+          key,
+          version: r.ver,
+          createRev: r.cr,
+          modRev: r.mr,
+          mtime: r.mt,
+          ro: r.ro === 1,
+          kind: r.k,
+          value: fromStored(r.k, r.v),
+        };
+  if (r.vid !== undefined) node.vid = r.vid;
+  return node;
 }
 
 /** Decodes a stored value; json was checked when it was written, so it is not walked again. */
