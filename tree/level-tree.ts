@@ -11,10 +11,19 @@
 import type { AbstractBatchOptions, AbstractSnapshot } from "abstract-level";
 import type { Logger } from "pino";
 import { type LoggedRevision, openChangeLog } from "./change-log.js";
-import { childNodeKey, childrenRange, histKey, histListKey, keyFromNodeKey, nodeKey } from "./encoding.js";
+import {
+  childNodeKey,
+  childrenRange,
+  histKey,
+  histListKey,
+  keyFromNodeKey,
+  NODE,
+  nodeKey,
+} from "./encoding.js";
 import { TreeError } from "./errors.js";
 import { type Db, DirCache, Mutation, readRaw, type Stored } from "./mutation.js";
 import { exportTree, parseImport } from "./ndjson.js";
+import { NodeCache } from "./node-cache.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
 import { eventFromRecord, histFromRecord, type NodeRecord, nodeFromRecord, storedValue } from "./record.js";
 import { checkTxnSize, compareHolds } from "./txn.js";
@@ -47,6 +56,8 @@ export interface TreeOptions {
   historyLimit?: number;
   /** Revisions of change log kept for watch resume; default 10000. */
   retainRevisions?: number;
+  /** Memory for nodes recently read, estimated in bytes; default 32 MiB (0 turns the cache off). */
+  cacheBytes?: number;
   /** Largest value accepted, in bytes; default 1 MiB. */
   maxValueBytes?: number;
   /** `always` fsyncs every commit; `never` (default) survives a process crash, not a power cut. */
@@ -72,6 +83,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   const batchOptions = { sync: options.sync === "always" } as AbstractBatchOptions<string, string>;
   const hub = new WatchHub();
   const dirs = new DirCache();
+  const cache = new NodeCache(options.cacheBytes ?? 32 * 1024 * 1024);
   const closers = new Set<() => void>();
 
   // The latest revision is the change log's newest; its oldest retained one bounds resumes.
@@ -158,6 +170,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
       return;
     }
     dirs.apply(overlay);
+    for (const sk of overlay.keys()) if (sk.startsWith(NODE)) cache.forget(keyFromNodeKey(sk));
     if (logs.length > 0) {
       log.committedUpTo(logs[logs.length - 1]!.rev);
       if (hub.size > 0)
@@ -373,6 +386,10 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   async function getNode(key: string, snapshot?: AbstractSnapshot): Promise<TreeNode | undefined> {
     checkOpen();
     parseKey(key);
+    if (!snapshot) {
+      const hit = cache.get(key);
+      if (hit) return hit;
+    }
     const raw = readRaw(db, nodeKey(key), snapshot);
     if (raw === undefined) {
       if (key === "/")
@@ -388,7 +405,8 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
         };
       return undefined;
     }
-    return nodeFromRecord(key, JSON.parse(raw) as NodeRecord);
+    const node = nodeFromRecord(key, JSON.parse(raw) as NodeRecord);
+    return snapshot ? node : cache.remember(key, node, raw.length);
   }
 
   async function list(dir: string, o: ListOptions = {}, snapshot?: AbstractSnapshot): Promise<ListResult> {

@@ -7,7 +7,7 @@ import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { TreeError } from "../../tree/errors.js";
-import type { SetOptions, Tree } from "../../tree/types.js";
+import type { SetOptions, Tree, TreeNode } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
 import { keyFromUrl, keyToUrlPath } from "../key-path.js";
@@ -43,6 +43,7 @@ export interface TreeRoutesOptions {
 }
 
 export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async function treeRoutes(app, { tree }) {
+  const bodies = new WeakMap<TreeNode, string>();
   for (const url of [`${TREE_PREFIX}/*`, TREE_PREFIX]) {
     const hide = url === TREE_PREFIX;
 
@@ -104,7 +105,14 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           // with a Content-Length, which a 304 cannot carry; strict clients refuse the mismatch.
           return reply.code(304).send(undefined as unknown as null);
         }
-        return nodeToJson(node);
+        // The tree answers the same frozen node until the key changes: its JSON is made once.
+        let body = bodies.get(node);
+        if (body === undefined) {
+          body = JSON.stringify(nodeToJson(node));
+          bodies.set(node, body);
+        }
+        reply.type("application/json; charset=utf-8");
+        return body as unknown as NodeJson;
       },
     );
 
