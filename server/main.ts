@@ -22,6 +22,8 @@ export interface ServerConfig {
   token?: string;
   sync: "always" | "never";
   bodyLimit: number;
+  /** Memory for recently read nodes (the embedded store), bytes; 0 turns the cache off. */
+  cacheBytes: number;
 }
 
 export interface StartServerOptions {
@@ -70,7 +72,12 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     host,
     port: Number(portText),
     sync,
-    bodyLimit: env.BYTESEEK_BODY_LIMIT ? parseSize(env.BYTESEEK_BODY_LIMIT) : DEFAULT_BODY_LIMIT,
+    bodyLimit: env.BYTESEEK_BODY_LIMIT
+      ? parseSize("BYTESEEK_BODY_LIMIT", env.BYTESEEK_BODY_LIMIT)
+      : DEFAULT_BODY_LIMIT,
+    cacheBytes: env.BYTESEEK_CACHE
+      ? parseSize("BYTESEEK_CACHE", env.BYTESEEK_CACHE, true)
+      : DEFAULT_CACHE_BYTES,
   };
   if (token) config.token = token;
   if (/^https?:\/\//i.test(env.KVSPACE ?? ""))
@@ -78,12 +85,12 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   return config;
 }
 
-function parseSize(text: string): number {
+const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
+
+function parseSize(name: string, text: string, zeroAllowed = false): number {
   const m = /^([0-9]+)\s*(k|kb|kib|m|mb|mib)?$/i.exec(text.trim());
-  if (!m || Number(m[1]) === 0)
-    throw configError(
-      `BYTESEEK_BODY_LIMIT must be a size in bytes (or with k/m), got ${JSON.stringify(text)}`,
-    );
+  if (!m || (Number(m[1]) === 0 && !zeroAllowed))
+    throw configError(`${name} must be a size in bytes (or with k/m), got ${JSON.stringify(text)}`);
   const unit = (m[2] ?? "").toLowerCase();
   return Number(m[1]) * (unit.startsWith("m") ? 1024 * 1024 : unit.startsWith("k") ? 1024 : 1);
 }
@@ -118,7 +125,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           endpoints: where.endpoints,
           ...(where.prefix ? { prefix: where.prefix } : {}),
         }
-      : { backend: "classic" as const, location: config.location }),
+      : { backend: "classic" as const, location: config.location, cacheBytes: config.cacheBytes }),
     sync: config.sync,
     logger: logger.child({ part: "tree" }),
   });

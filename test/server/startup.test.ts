@@ -35,14 +35,24 @@ afterEach(async () => {
 });
 
 describe("readConfig", () => {
-  it("defaults to 127.0.0.1:7411, ./data, sync never and an 8 MiB body limit", () => {
+  it("defaults to 127.0.0.1:7411, ./data, sync never, an 8 MiB body limit and a 32 MiB node cache", () => {
     expect(readConfig({}, "/srv")).toEqual({
       location: "/srv/data",
       host: "127.0.0.1",
       port: 7411,
       sync: "never",
       bodyLimit: 8 * 1024 * 1024,
+      cacheBytes: 32 * 1024 * 1024,
     });
+  });
+
+  it("reads BYTESEEK_CACHE as a size, 0 turning the cache off, and refuses anything else", async () => {
+    expect(readConfig({ BYTESEEK_CACHE: "256m" }).cacheBytes).toBe(256 * 1024 * 1024);
+    expect(readConfig({ BYTESEEK_CACHE: "0" }).cacheBytes).toBe(0);
+    for (const size of ["lots", "-1", "1g"])
+      expect((await configError(() => readConfig({ BYTESEEK_CACHE: size }))).message).toBe(
+        `BYTESEEK_CACHE must be a size in bytes (or with k/m), got ${JSON.stringify(size)}`,
+      );
   });
 
   it("refuses a non-loopback host without a token, and says why and what to do", async () => {
