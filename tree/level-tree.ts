@@ -111,7 +111,14 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   async function drain(): Promise<void> {
     draining = true;
     try {
-      while (queue.length > 0) await write(await prepare(queue.splice(0)));
+      while (queue.length > 0) {
+        // One turn of the event loop first: writers whose requests are already in (an HTTP
+        // server's sockets) join this group instead of the next. Behind an HTTP server that makes
+        // groups of ~20 instead of ~10 at 32 connections: PUT +5% with sync never, +15% with
+        // sync always (one fsync a group).
+        await new Promise<void>((r) => setImmediate(r));
+        await write(await prepare(queue.splice(0)));
+      }
     } finally {
       draining = false;
     }

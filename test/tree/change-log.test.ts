@@ -5,7 +5,7 @@
 import { ClassicLevel } from "classic-level";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { int64, openTree, str, type Tree, type WatchBatch } from "../../tree/index.js";
-import { expectTreeError, take, tick } from "./helpers.js";
+import { expectTreeError, take } from "./helpers.js";
 import { tempDir } from "./temp-dir.js";
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_v, i) => from + i);
@@ -75,16 +75,13 @@ describe("change log on classic-level", () => {
   });
 
   /**
-   * Starts a write on an idle tree, then `n` sets while its batch is on the way to disk: the
-   * pipeline takes the first write alone, as soon as it is queued, and the `n` sets, all queued
-   * meanwhile, as its next group.
+   * A write on its own, then `n` sets started together: the commit loop lets a turn of the event
+   * loop pass before it takes a group, so the `n`, all queued in the same turn, form one group.
    */
   async function concurrentGroup(tree: Tree, n: number): Promise<{ primerRev: number; revs: number[] }> {
-    // Let the commit loop of the last awaited write wind down; a write queued before that joins its next group.
-    await tick();
-    const primer = tree.set("/g/primer", str("primer"));
+    const primer = await tree.set("/g/primer", str("primer"));
     const results = await Promise.all(range(0, n - 1).map((i) => tree.set(`/g/${i}`, str(`v${i}`))));
-    return { primerRev: (await primer).rev, revs: results.map((r) => r.rev) };
+    return { primerRev: primer.rev, revs: results.map((r) => r.rev) };
   }
 
   it("writes 32 concurrent sets as one log record, and replays from the middle of it revision by revision", async () => {
