@@ -21,7 +21,7 @@ import {
   nodeKey,
 } from "./encoding.js";
 import { TreeError } from "./errors.js";
-import { type Db, DirCache, Mutation, readRaw, type Stored } from "./mutation.js";
+import { type Db, Mutation, RecordCache, readRaw, type Stored } from "./mutation.js";
 import { exportTree, parseImport } from "./ndjson.js";
 import { NodeCache } from "./node-cache.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
@@ -82,7 +82,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   // classic-level honours `sync`; abstract-level's types do not declare it.
   const batchOptions = { sync: options.sync === "always" } as AbstractBatchOptions<string, string>;
   const hub = new WatchHub();
-  const dirs = new DirCache();
+  const records = new RecordCache();
   const cache = new NodeCache(options.cacheBytes ?? 32 * 1024 * 1024);
   const closers = new Set<() => void>();
 
@@ -137,7 +137,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     const prepared: Prepared = { overlay, logs: [], done: [], startRev: nextRev };
     for (const p of group) {
       const before = nextRev;
-      const m = new Mutation(db, overlay, () => nextRev++, { historyLimit, now: Date.now() }, dirs);
+      const m = new Mutation(db, overlay, () => nextRev++, { historyLimit, now: Date.now() }, records);
       try {
         let value = p.run(m);
         if (value instanceof Promise) value = await value;
@@ -157,10 +157,14 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     if (done.length === 0) return;
     // A chained batch: abstract-level's array form costs about three times as much per entry.
     const batch = db.batch();
+    const nodes: Array<{ sk: string; rec: NodeRecord | null; length: number }> = [];
     try {
       for (const [key, v] of overlay) {
-        if (v === null) batch.del(key);
-        else batch.put(key, JSON.stringify(v));
+        const text = v === null ? undefined : JSON.stringify(v);
+        if (text === undefined) batch.del(key);
+        else batch.put(key, text);
+        if (key.startsWith(NODE))
+          nodes.push({ sk: key, rec: v as NodeRecord | null, length: text?.length ?? 0 });
       }
       log.write(batch, logs);
       await batch.write(batchOptions); // an empty batch just closes
@@ -176,8 +180,10 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
       for (const { p } of done) p.reject(failure);
       return;
     }
-    dirs.apply(overlay);
-    for (const sk of overlay.keys()) if (sk.startsWith(NODE)) cache.forget(keyFromNodeKey(sk));
+    for (const { sk, rec, length } of nodes) {
+      records.written(sk, rec, length);
+      cache.forget(keyFromNodeKey(sk));
+    }
     if (logs.length > 0) {
       log.committedUpTo(logs[logs.length - 1]!.rev);
       if (hub.size > 0)
@@ -494,16 +500,21 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
             { compactRev: log.oldest, currentRev: upto, relistFrom: upto + 1 },
           );
         seen = Math.max(o.fromRev - 1, 0);
-        // Taken in the same tick as the check: a compaction starting later cannot take what it reads.
-        const snapshot = db.snapshot();
-        try {
-          for await (const { rev, events } of log.read(o.fromRev, upto, snapshot)) {
-            const batch = filterBatch(prefix, { rev, events: events.map((e) => eventFromRecord(rev, e)) });
-            if (batch) yield batch;
-            seen = rev;
+        if (o.fromRev <= upto) {
+          // Taken in the same tick as the check: a compaction starting later cannot take what it reads.
+          const snapshot = db.snapshot();
+          try {
+            for await (const { rev, events } of log.read(o.fromRev, upto, snapshot)) {
+              const batch = filterBatch(prefix, { rev, events: events.map((e) => eventFromRecord(rev, e)) });
+              if (batch) yield batch;
+              seen = rev;
+            }
+          } catch (err) {
+            if (closed) return; // the tree closed under the replay: the watch just ends
+            throw err;
+          } finally {
+            await snapshot.close().catch(() => {}); // already closed with the store when it closed
           }
-        } finally {
-          await snapshot.close();
         }
         seen = Math.max(seen, upto);
       }

@@ -9,6 +9,7 @@ import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRa
 import { TreeError } from "./errors.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import type { EventRecord, HistRecord, NodeRecord } from "./record.js";
+import { SizedCache } from "./sized-cache.js";
 import type { TreeNode, WatchEvent } from "./types.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: abstract-level's format parameter differs per backend; only string keys and values are used.
@@ -23,35 +24,42 @@ export interface MutationOptions {
 }
 
 /**
- * Directory records recently read or written. Every write under a directory reads that
- * directory's record (to check it exists and count the new child), so keeping the hot ones in
- * memory saves a store read and a JSON parse per write. Write-through: a commit applies what its
- * batch wrote once the batch is on disk, so the cache never holds what the store does not. The
- * records are shared, so nothing may change one in place (every writer builds a new record).
+ * Node records recently read or written by the write path. Every write under a directory reads
+ * that directory's record (to check it exists and count the new child), and every overwrite reads
+ * the value's previous record (for its version and history), so keeping the hot ones in memory
+ * saves a store read and a JSON parse each. Write-through: a commit remembers what its batch wrote
+ * once the batch is on disk, so the cache never holds what the store does not. Bounded by an
+ * estimate of the bytes held (see SizedCache). The records are shared, so nothing may change
+ * one in place (every writer builds a new record).
  */
-export class DirCache {
-  readonly #records = new Map<string, NodeRecord>();
+export class RecordCache {
+  readonly #records: SizedCache<NodeRecord>;
 
-  constructor(private readonly limit = 4096) {}
+  constructor(maxBytes = 16 * 1024 * 1024) {
+    this.#records = new SizedCache(maxBytes);
+  }
 
   get(sk: string): NodeRecord | undefined {
     return this.#records.get(sk);
   }
 
-  remember(sk: string, rec: NodeRecord): void {
-    if (rec.k !== "index") return;
-    this.#records.delete(sk);
-    if (this.#records.size >= this.limit) this.#records.delete(this.#records.keys().next().value!);
-    this.#records.set(sk, rec);
+  /** Keeps `rec`, read from the store as `textLength` characters under `sk`. */
+  remember(sk: string, rec: NodeRecord, textLength: number): void {
+    this.#records.set(sk, rec, 2 * (sk.length + textLength) + 120);
   }
 
-  /** Applies a committed batch: new directory records replace old ones, removed nodes leave. */
-  apply(written: Map<string, Stored>): void {
-    for (const [sk, v] of written) {
-      if (!sk.startsWith(NODE)) continue;
-      if (v !== null && !Array.isArray(v) && v.k === "index") this.remember(sk, v as NodeRecord);
-      else this.#records.delete(sk);
-    }
+  /**
+   * A commit wrote `rec` under `sk`: directories are kept, and so are values the write path read
+   * before (overwrites of a hot key). A value written once is not: a stream of new keys would only
+   * fill the cache with records nobody reads again (and cost the garbage collector dearly).
+   */
+  written(sk: string, rec: NodeRecord | null, textLength: number): void {
+    if (rec === null) this.#records.delete(sk);
+    else if (rec.k === "index" || this.#records.has(sk)) this.remember(sk, rec, textLength);
+  }
+
+  forget(sk: string): void {
+    this.#records.delete(sk);
   }
 }
 
@@ -66,7 +74,7 @@ export class Mutation {
     private readonly group: Map<string, Stored>,
     private readonly allocRev: () => number,
     readonly options: MutationOptions,
-    private readonly dirs: DirCache,
+    private readonly records: RecordCache,
   ) {}
 
   /** The revision of this operation, allocated at its first write. */
@@ -79,12 +87,12 @@ export class Mutation {
   read<T extends Stored>(sk: string): T | undefined {
     if (this.local.has(sk)) return (this.local.get(sk) ?? undefined) as T | undefined;
     if (this.group.has(sk)) return (this.group.get(sk) ?? undefined) as T | undefined;
-    const dir = this.dirs.get(sk);
-    if (dir) return dir as T;
+    const cached = this.records.get(sk);
+    if (cached) return cached as T;
     const raw = this.db.getSync(sk);
     if (raw === undefined) return undefined;
     const parsed = JSON.parse(raw) as T;
-    if (sk.startsWith(NODE)) this.dirs.remember(sk, parsed as NodeRecord);
+    if (sk.startsWith(NODE)) this.records.remember(sk, parsed as NodeRecord, raw.length);
     return parsed;
   }
 

@@ -262,4 +262,24 @@ describe("change log on classic-level", () => {
     expect(records.flatMap(revsIn)).toEqual(range(tree.compactedRev(), revision));
     expect(records.length).toBeGreaterThanOrEqual(retain);
   });
+
+  it("ends a watch that is replaying history, without an error, when the tree closes under it", async () => {
+    const tree = await open();
+    for (let i = 0; i < 300; i++) await tree.set(`/r/${i % 7}`, int64(i));
+    const iterator = tree.watch("/", { fromRev: 1 })[Symbol.asyncIterator]();
+    expect((await iterator.next()).value?.rev).toBe(1);
+    const closing = tree.close();
+    const outcomes: string[] = [];
+    for (;;) {
+      const step = await iterator.next().then(
+        (r) => (r.done ? "done" : "batch"),
+        (err: unknown) => String((err as { code?: string }).code),
+      );
+      outcomes.push(step);
+      if (step !== "batch") break;
+    }
+    await closing;
+    // Batches already read may still come; then the watch ends, or says the tree is closed.
+    expect(["done", "TREE_CLOSED"]).toContain(outcomes.at(-1));
+  });
 });

@@ -33,9 +33,9 @@ describe("NodeCache", () => {
     expect(cache.get("/k999")).toBeDefined();
     let kept = 0;
     for (let i = 0; i < 1000; i++) if (cache.get(`/k${i}`)) kept++;
-    // ~360 estimated bytes an entry: about 180 fit in 64 KiB.
-    expect(kept).toBeGreaterThan(100);
-    expect(kept).toBeLessThan(200);
+    // ~360 estimated bytes an entry: 180 fit in 64 KiB; two generations keep between half and all of it.
+    expect(kept).toBeGreaterThanOrEqual(80);
+    expect(kept).toBeLessThanOrEqual(182);
   });
 
   it("does not keep a value too large for its budget, and a zero budget keeps nothing", () => {
