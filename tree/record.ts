@@ -1,4 +1,4 @@
-import type { DirNode, HistoryEntry, TreeNode, WatchEvent } from "./types.js";
+import type { HistoryEntry, TreeNode, WatchEvent } from "./types.js";
 import {
   type Json,
   type NodeKind,
@@ -50,32 +50,21 @@ export function decodeNode(key: string, raw: string): TreeNode {
   return nodeFromRecord(key, r);
 }
 
-// Built as one literal each (no spreads): every GET and listed child goes through here.
 export function nodeFromRecord(key: string, r: NodeRecord): TreeNode {
-  const node: TreeNode =
-    r.k === "index"
-      ? ({
-          key,
-          version: r.ver,
-          createRev: r.cr,
-          modRev: r.mr,
-          mtime: r.mt,
-          ro: r.ro === 1,
-          kind: "index",
-          count: r.n ?? 0,
-        } satisfies DirNode)
-      : {
-          key,
-          version: r.ver,
-          createRev: r.cr,
-          modRev: r.mr,
-          mtime: r.mt,
-          ro: r.ro === 1,
-          kind: r.k,
-          value: fromStored(r.k, r.v),
-        };
+  // Built field by field, no spreads: every GET and listed child comes through here.
+  const node: Record<string, unknown> = {
+    key,
+    version: r.ver,
+    createRev: r.cr,
+    modRev: r.mr,
+    mtime: r.mt,
+    ro: r.ro === 1,
+    kind: r.k,
+  };
+  if (r.k === "index") node.count = r.n ?? 0;
+  else node.value = fromStored(r.k, r.v);
   if (r.vid !== undefined) node.vid = r.vid;
-  return node;
+  return node as unknown as TreeNode; // the fields TreeNode declares for kind r.k, set just above
 }
 
 /** Decodes a stored value; json was checked when it was written, so it is not walked again. */
