@@ -3,6 +3,11 @@
  * doing the same puts and gets (the ceiling); list of 10 children under 1,000,000 descendants vs
  * under nothing; export and import MB/s.
  *
+ * The per-second figures are medians of ROUNDS rounds, raw and ours alternating, each round on
+ * fresh stores: the raw 32-caller ceiling alone moves between ~95k and ~160k puts/s from one
+ * measurement to the next (LevelDB's own group commit over four threads, and where its compaction
+ * is), so one shot of each made the ratio swing by half.
+ *
  *   npm run build && node dist/bench/tree.js [--quick]
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,6 +20,7 @@ import { fmt, median, printTable, ratio } from "./report.js";
 
 const quick = process.argv.includes("--quick");
 const OPS = quick ? 5_000 : 40_000;
+const ROUNDS = quick ? 1 : 3;
 const BIG = quick ? 100_000 : 1_000_000;
 const VALUE = "v".repeat(100);
 
@@ -33,13 +39,12 @@ async function perSecond(
   return total / ((performance.now() - start) / 1000);
 }
 
-async function rawFigures(dir: string): Promise<Record<string, number>> {
-  const db = new ClassicLevel<string, string>(join(dir, "raw"), {
-    keyEncoding: "utf8",
-    valueEncoding: "utf8",
-  });
+type Figures = Record<string, number>;
+
+async function rawFigures(location: string): Promise<Figures> {
+  const db = new ClassicLevel<string, string>(location, { keyEncoding: "utf8", valueEncoding: "utf8" });
   await db.open();
-  const out: Record<string, number> = {};
+  const out: Figures = {};
   for (const callers of [1, 32]) {
     const base = `c${callers}/`;
     out[`put x${callers}`] = await perSecond(OPS, callers, (i) => db.put(base + i, VALUE));
@@ -49,8 +54,9 @@ async function rawFigures(dir: string): Promise<Record<string, number>> {
   return out;
 }
 
-async function treeFigures(tree: Tree): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+async function treeFigures(location: string): Promise<Figures> {
+  const tree = await openTree({ backend: "classic", location });
+  const out: Figures = {};
   const v = str(VALUE);
   for (const callers of [1, 32]) {
     const base = `/bench/c${callers}/`;
@@ -58,6 +64,14 @@ async function treeFigures(tree: Tree): Promise<Record<string, number>> {
     out[`get x${callers}`] = await perSecond(OPS, callers, (i) => tree.get(base + i));
     out[`append x${callers}`] = await perSecond(OPS, callers, () => tree.append(`/bench/a${callers}/`, v));
   }
+  await tree.close();
+  return out;
+}
+
+/** The median of each figure over the rounds. */
+function medians(rounds: Figures[]): Figures {
+  const out: Figures = {};
+  for (const name of Object.keys(rounds[0] ?? {})) out[name] = median(rounds.map((r) => r[name]!));
   return out;
 }
 
@@ -108,11 +122,21 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "byteseek-bench-tree-"));
   try {
     console.log(
-      `# tree bench (${quick ? "quick" : "full"}): ${OPS} ops per figure, 100-byte values, classic-level`,
+      `# tree bench (${quick ? "quick" : "full"}): ${OPS} ops per figure, median of ${ROUNDS} round(s), 100-byte values, classic-level`,
     );
-    const raw = await rawFigures(dir);
+    const rawRounds: Figures[] = [];
+    const ourRounds: Figures[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      rawRounds.push(await rawFigures(join(dir, `raw-${round}`)));
+      ourRounds.push(await treeFigures(join(dir, `tree-${round}`)));
+    }
     const tree = await openTree({ backend: "classic", location: join(dir, "tree") });
-    const ours = await treeFigures(tree);
+    const raw = medians(rawRounds);
+    const ours = medians(ourRounds);
+    if (ROUNDS > 1)
+      console.log(
+        `# rounds (raw put x32 / set x32): ${rawRounds.map((r, i) => `${fmt(r["put x32"]!)} / ${fmt(ourRounds[i]!["set x32"]!)}`).join(", ")}`,
+      );
     const rows: string[][] = [];
     for (const callers of [1, 32]) {
       for (const [op, rawOp] of [
