@@ -45,7 +45,7 @@ export class RecordCache {
 
   /** Keeps `rec`, read from the store as `textLength` characters under `sk`. */
   remember(sk: string, rec: NodeRecord, textLength: number): void {
-    this.#records.set(sk, rec, 2 * (sk.length + textLength) + 120);
+    this.#records.set(sk, rec, textLength);
   }
 
   /**
@@ -56,10 +56,6 @@ export class RecordCache {
   written(sk: string, rec: NodeRecord | null, textLength: number): void {
     if (rec === null) this.#records.delete(sk);
     else if (rec.k === "index" || this.#records.has(sk)) this.remember(sk, rec, textLength);
-  }
-
-  forget(sk: string): void {
-    this.#records.delete(sk);
   }
 }
 
@@ -89,7 +85,7 @@ export class Mutation {
     if (this.group.has(sk)) return (this.group.get(sk) ?? undefined) as T | undefined;
     const cached = this.records.get(sk);
     if (cached) return cached as T;
-    const raw = this.db.getSync(sk);
+    const raw = readRaw(this.db, sk);
     if (raw === undefined) return undefined;
     const parsed = JSON.parse(raw) as T;
     if (sk.startsWith(NODE)) this.records.remember(sk, parsed as NodeRecord, raw.length);

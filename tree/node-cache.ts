@@ -23,7 +23,7 @@ export class NodeCache {
   /** Keeps `node`, read from a stored record of `rawLength` characters; answers it frozen. */
   remember(key: string, node: TreeNode, rawLength: number): TreeNode {
     deepFreeze(node);
-    this.#nodes.set(key, node, 2 * (key.length + rawLength) + 160);
+    this.#nodes.set(key, node, rawLength);
     return node;
   }
 

@@ -19,6 +19,11 @@ export class SizedCache<V> {
   /** `maxBytes` 0 keeps nothing; an entry over a 64th of the budget is not kept. */
   constructor(private readonly maxBytes: number) {}
 
+  /** What an entry is taken to cost: its key and stored text as UTF-16, plus the objects around them. */
+  static estimate(key: string, storedLength: number): number {
+    return 2 * (key.length + storedLength) + 160;
+  }
+
   get(key: string): V | undefined {
     const young = this.#young.get(key);
     if (young) return young.value;
@@ -33,8 +38,10 @@ export class SizedCache<V> {
     return this.#young.has(key) || this.#old.has(key);
   }
 
-  set(key: string, value: V, size: number): void {
+  /** Keeps `value`, stored as `storedLength` characters. */
+  set(key: string, value: V, storedLength: number): void {
     this.delete(key);
+    const size = SizedCache.estimate(key, storedLength);
     if (size > this.maxBytes / 64) return;
     this.#insert(key, { value, size });
   }
