@@ -59,8 +59,15 @@ export function nodeKey(key: string): string {
     }
     return sk;
   }
-  return buildNodeKey(key);
+  // A write asks for its value key's storage key several times in a row (read, then write).
+  if (key !== lastValueKey) {
+    lastValueKey = key;
+    lastValueNodeKey = buildNodeKey(key);
+  }
+  return lastValueNodeKey;
 }
+let lastValueKey = "";
+let lastValueNodeKey = "";
 
 function buildNodeKey(key: string): string {
   const dir = key.endsWith("/");

@@ -8,7 +8,7 @@ import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
 import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
 import { TreeError } from "./errors.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
-import type { EventRecord, HistRecord, NodeRecord } from "./record.js";
+import { type EventRecord, type HistRecord, type NodeRecord, STORE_FORMAT } from "./record.js";
 import { SizedCache } from "./sized-cache.js";
 import type { TreeNode, WatchEvent } from "./types.js";
 
@@ -128,11 +128,13 @@ export class Mutation {
     }
     const rec: NodeRecord = { k: "index", ver: 1, cr: 0, mr: 0, mt: this.options.now, n: 0, s: 0 };
     if (dir === "/") {
+      rec.fmt = STORE_FORMAT;
       this.write(nodeKey(dir), rec);
       return rec;
     }
     const parent = parentOf(dir)!;
-    this.ensureDir(parent);
+    // Kept history below the parent may be for keys below this directory (removed, now made again).
+    if (this.ensureDir(parent).hk === 1) rec.hk = 1;
     const rev = this.bump();
     rec.cr = rev;
     rec.mr = rev;
@@ -149,8 +151,14 @@ export class Mutation {
     this.write(nodeKey(dir), { ...rec, n: Math.max(0, (rec.n ?? 0) + delta) });
   }
 
-  /** Writes a value node, keeping the previous version in history. */
-  putValue(key: string, rec: NodeRecord, prev: NodeRecord | undefined): void {
+  /** Marks directory `dir`, if it exists: a value below it was deleted and its history kept. */
+  markHistoryBelow(dir: string): void {
+    const rec = this.readNode(dir);
+    if (rec && rec.hk !== 1) this.write(nodeKey(dir), { ...rec, hk: 1 });
+  }
+
+  /** Writes a value node (whose directory's record is `parent`), keeping the previous version in history. */
+  putValue(key: string, rec: NodeRecord, prev: NodeRecord | undefined, parent: NodeRecord): void {
     const limit = this.options.historyLimit;
     let hist: number[];
     if (prev) {
@@ -159,6 +167,8 @@ export class Mutation {
         this.write(histKey(key, prev.mr), toHist(prev, false));
         hist.push(prev.mr);
       }
+    } else if (parent.hk !== 1) {
+      hist = []; // no deletion below this directory kept history: nothing to pick up
     } else {
       // A key created again after a delete picks up the history its deletion kept.
       const kept = this.read<number[]>(histListKey(key));
@@ -183,6 +193,7 @@ export class Mutation {
     while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
     this.write(histListKey(key), hist.length > 0 ? hist : null);
     this.write(nodeKey(key), null);
+    if (hist.length > 0) this.markHistoryBelow(parentOf(key)!);
   }
 
   /**
@@ -208,9 +219,16 @@ export class Mutation {
         doomed.push({ sk, rec });
       }
     }
+    // Whether history stays behind below `dir` once it is gone: its parent must say so.
+    let kept = this.readNode(dir)?.hk === 1;
     for (const { sk, rec } of doomed) {
-      if (rec.k === "index" || wipe) this.write(sk, null);
-      else this.deleteValue(keyFromNodeKey(sk), rec);
+      if (rec.k === "index" || wipe) {
+        this.write(sk, null);
+        if (rec.hk === 1) kept = true;
+      } else {
+        this.deleteValue(keyFromNodeKey(sk), rec);
+        if (this.options.historyLimit > 0 || (rec.h?.length ?? 0) > 0) kept = true;
+      }
     }
     if (wipe)
       for (const prefix of ["h", "H"])
@@ -219,10 +237,14 @@ export class Mutation {
     let removed = doomed.length;
     if (dir === "/") {
       const root = this.readNode("/");
-      if (root) this.write(nodeKey("/"), { ...root, n: 0 });
+      if (root) {
+        const { hk: _gone, ...rest } = root; // wiped, history included
+        this.write(nodeKey("/"), { ...rest, n: 0 });
+      }
     } else {
       this.write(nodeKey(dir), null);
       removed++;
+      if (kept) this.markHistoryBelow(parentOf(dir)!);
       this.adjustCount(parentOf(dir)!, -1);
     }
     return removed;

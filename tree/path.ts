@@ -7,17 +7,20 @@ export const MAX_DEPTH = 64;
 /** Names starting with this character are system entries: hidden from list and tree. */
 export const SYSTEM_PREFIX = "‥";
 
-/** A parsed, validated key. `/a/b` → segments ["a","b"], dir false; `/a/b/` → dir true. */
+/** A parsed, validated key: `/a/b` → depth 2, dir false; `/a/b/` → depth 2, dir true; `/` → 0. */
 export interface ParsedKey {
   readonly key: string;
-  readonly segments: readonly string[];
+  /** The number of segments. */
+  readonly depth: number;
   readonly dir: boolean;
 }
 
 // C0 and C1 control characters and DEL.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const SLASH = 47;
+const DOT = 46;
 
-/** Validates a key and splits it, or throws TREE_INVALID_KEY saying what is wrong. */
+/** Validates a key, or throws TREE_INVALID_KEY saying what is wrong. Every write comes through here. */
 export function parseKey(key: unknown): ParsedKey {
   if (typeof key !== "string") throw invalid(String(key), "a key must be a string");
   if (!key.startsWith("/")) throw invalid(key, "a key must be absolute: start it with '/'");
@@ -25,16 +28,22 @@ export function parseKey(key: unknown): ParsedKey {
   // A UTF-16 code unit is at most 3 UTF-8 bytes: short keys need no count.
   if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key, "utf8") > MAX_KEY_BYTES)
     throw invalid(key, `a key must be at most ${MAX_KEY_BYTES} bytes`);
-  if (key === "/") return { key, segments: [], dir: true };
-  const dir = key.endsWith("/");
-  const body = key.slice(1, dir ? -1 : undefined);
-  const segments = body.split("/");
-  for (const s of segments) {
-    if (s === "") throw invalid(key, "a key must not contain '//' (an empty segment)");
-    if (s === "." || s === "..") throw invalid(key, "a key must not contain '.' or '..' segments");
+  if (key === "/") return { key, depth: 0, dir: true };
+  const dir = key.charCodeAt(key.length - 1) === SLASH;
+  const end = dir ? key.length - 1 : key.length;
+  // One pass over the segments between slashes, without splitting.
+  let depth = 0;
+  for (let start = 1; start <= end; ) {
+    let stop = key.indexOf("/", start);
+    if (stop < 0 || stop > end) stop = end;
+    const len = stop - start;
+    if (len === 0) throw invalid(key, "a key must not contain '//' (an empty segment)");
+    if (key.charCodeAt(start) === DOT && (len === 1 || (len === 2 && key.charCodeAt(start + 1) === DOT)))
+      throw invalid(key, "a key must not contain '.' or '..' segments");
+    if (++depth > MAX_DEPTH) throw invalid(key, `a key must have at most ${MAX_DEPTH} levels`);
+    start = stop + 1;
   }
-  if (segments.length > MAX_DEPTH) throw invalid(key, `a key must have at most ${MAX_DEPTH} levels`);
-  return { key, segments, dir };
+  return { key, depth, dir };
 }
 
 /** Parses a key that must name a directory (ends with '/'). */

@@ -23,7 +23,17 @@ export interface NodeRecord {
   s?: number;
   /** Values: modRevs of retained previous versions, oldest first. */
   h?: number[];
+  /**
+   * Directories: a value below may have been deleted with its history kept (an `H` list), so a
+   * key created below must look for it. Without the flag a new key skips that read.
+   */
+  hk?: 1;
+  /** The root: the store's layout version (STORE_FORMAT); absent before directories carried `hk`. */
+  fmt?: number;
 }
+
+/** The layout version written in the root record. 2: directories carry `hk`. */
+export const STORE_FORMAT = 2;
 
 /** A retained previous version as stored. */
 export interface HistRecord {

@@ -1,3 +1,4 @@
+import { ClassicLevel } from "classic-level";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openTree } from "../../tree/index.js";
 import type { ExportEntry, Tree, TreeNode } from "../../tree/types.js";
@@ -85,6 +86,33 @@ describe("tree on classic-level, closed and reopened", () => {
     expect(second.revision()).toBe(cleared.rev);
     expect(await second.get("/a")).toBeUndefined();
     expect((await second.set("/a", str("again"))).rev).toBe(cleared.rev + 1);
+  });
+
+  it("upgrades a store from before directories flagged kept history, so re-created keys still find it", async () => {
+    const first = await reopen();
+    await first.set("/old/a/x", str("x1"));
+    await first.del("/old/a/x");
+    await first.set("/old/b/y", str("y1"));
+    await first.deltree("/old/b/");
+    await first.set("/old/c/keep", str("untouched"));
+    await first.close();
+    // Take the store back to format 1: no layout version in the root, no flags on directories.
+    const db = new ClassicLevel<string, string>(dir.path, { keyEncoding: "utf8", valueEncoding: "utf8" });
+    let flagged = 0;
+    for await (const [sk, raw] of db.iterator({ gte: "n", lt: "o" })) {
+      const { fmt, hk, ...rec } = JSON.parse(raw) as Record<string, unknown>;
+      if (fmt !== undefined || hk !== undefined) flagged++;
+      await db.put(sk, JSON.stringify(rec));
+    }
+    await db.close();
+    expect(flagged).toBeGreaterThanOrEqual(3); // the root, /old/a/ and /old/ were flagged
+
+    const second = await reopen();
+    await second.set("/old/a/x", str("x2"));
+    await second.set("/old/b/y", str("y2"));
+    expect((await second.history("/old/a/x"))[0]).toMatchObject({ value: str("x1"), deleted: true });
+    expect((await second.history("/old/b/y"))[0]).toMatchObject({ value: str("y1"), deleted: true });
+    expect(await second.get("/old/c/keep")).toMatchObject({ value: str("untouched"), version: 1 });
   });
 
   it("refuses a second open of a store in use with TREE_LOCKED, saying how to reach it", async () => {

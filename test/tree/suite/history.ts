@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Tree } from "../../../tree/types.js";
 import { int64, json, str } from "../../../tree/value.js";
 import type { SuiteContext } from "../context.js";
 
@@ -84,6 +85,59 @@ export function historySuite(ctx: SuiteContext): void {
       // Rolling back is a set of the retained value.
       await tree.set("/byteseek/tools/x", history[0]?.value ?? json(null));
       expect((await tree.get("/byteseek/tools/x"))?.version).toBe(1);
+    });
+
+    it("hands a key made again after its delete the history the delete kept", async () => {
+      const tree = await ctx.open();
+      await tree.set("/d/x", str("one"));
+      await tree.set("/d/x", str("two"));
+      await tree.del("/d/x");
+      await tree.set("/d/x", str("three"));
+      await tree.set("/d/other", str("never deleted")); // a new key beside it starts with none
+      expect((await tree.history("/d/x")).map((h) => [h.value, h.deleted === true])).toEqual([
+        [str("two"), true],
+        [str("one"), false],
+      ]);
+      expect(await tree.history("/d/other")).toEqual([]);
+    });
+
+    it("hands it that history also when its directories were removed and made again", async () => {
+      // Each on a fresh tree: a flag one case leaves on the root would hide a miss in the next.
+      const cases: Array<[string, (tree: Tree) => Promise<unknown>]> = [
+        ["/t/sub/x", (tree) => tree.deltree("/t/")], // deltree of a directory above
+        // a delete of the value, then of its empty directory
+        [
+          "/e/dir/x",
+          async (tree) => {
+            await tree.del("/e/dir/x");
+            await tree.del("/e/dir/");
+          },
+        ],
+        // a delete of the value, then a deltree of a directory between
+        [
+          "/f/a/b/x",
+          async (tree) => {
+            await tree.del("/f/a/b/x");
+            await tree.deltree("/f/a/");
+          },
+        ],
+      ];
+      for (const [key, remove] of cases) {
+        const tree = await ctx.open();
+        await tree.set(key, str("before"));
+        await remove(tree);
+        await tree.set(key, str("after"));
+        expect((await tree.history(key))[0], key).toMatchObject({ value: str("before"), deleted: true });
+      }
+    });
+
+    it("forgets kept history on clear", async () => {
+      const tree = await ctx.open();
+      await tree.set("/c/x", str("before"));
+      await tree.del("/c/x");
+      await tree.clear();
+      await tree.set("/c/x", str("after"));
+      expect(await tree.history("/c/x")).toEqual([]);
     });
   });
 }
