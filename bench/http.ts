@@ -1,5 +1,5 @@
 /**
- * HTTP figures (issue 3, and issue 8's side by side): loopback load with autocannon, 200-byte
+ * HTTP figures (issue 3, and issue 8's side by side): loopback load (bench/load.ts), 200-byte
  * values over 10,000 pre-written keys, GET and PUT at 1 and 32 connections, against
  * - byteseek on classic-level (`byteseek serve`, BYTESEEK_SYNC=never, then always for PUT),
  * - byteseek on the etcd backend (KVSPACE=etcd://…/bench),
@@ -7,10 +7,11 @@
  * Every server runs in a child process, so the load generator never shares its event loop.
  * Prints a Markdown table with our/etcd ratios, then issue 3's bars marked met / MISSED.
  *
- *   npm run build && node dist/bench/http.js [--duration S] [--quick] [--profile DIR]
+ *   npm run build && node dist/bench/http.js [--duration S] [--quick] [--profile DIR] [--driver autocannon]
  *
  * `--quick` runs 3 s per row instead of 10; `--profile DIR` writes a `--cpu-prof` profile of
- * each byteseek server into DIR. `--serve` is internal: the etcd-backed server's child process.
+ * each byteseek server into DIR; `--driver autocannon` loads with autocannon instead of bench/load.ts
+ * (which spends far less of the two shared cores: see there). `--serve` is internal: the etcd-backed server's child process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -23,6 +24,7 @@ import { Pool } from "undici";
 import { buildApp } from "../server/app.js";
 import { openTree, parseStoreUrl } from "../tree/index.js";
 import { freePort, startEtcd } from "./etcd-process.js";
+import { runLoad } from "./load.js";
 import { fmt, printTable, ratio } from "./report.js";
 
 const KEYS = 10_000;
@@ -133,7 +135,7 @@ function cpuTicks(pid: number | undefined): number {
   }
 }
 
-/** One autocannon run over random keys; req/s counts 2xx answers only. */
+/** One run of the load driver over random keys; req/s counts 2xx answers only. */
 async function load(
   target: Target,
   op: "get" | "put",
@@ -143,6 +145,25 @@ async function load(
   // Requests prepared up front so the generator spends its time sending, not building.
   const prepared = Array.from({ length: KEYS }, (_, i) => target[op](i));
   const cpu0 = cpuTicks(target.pid);
+  if (DRIVER === "autocannon") return loadWithAutocannon(target, prepared, connections, seconds, cpu0);
+  const result = await runLoad({ url: target.url, connections, seconds, requests: prepared });
+  const ticks = cpuTicks(target.pid) - cpu0;
+  return {
+    cpuUs: (ticks * 10_000) / Math.max(result.ok, 1),
+    rps: result.ok / result.duration,
+    p99: result.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+/** The same run with autocannon (`--driver=autocannon`), which costs the shared cores far more. */
+async function loadWithAutocannon(
+  target: Target,
+  prepared: Array<ReturnType<Target["get"] | Target["put"]>>,
+  connections: number,
+  seconds: number,
+  cpu0: number,
+): Promise<Figure> {
   const result = await autocannon({
     url: target.url,
     connections,
@@ -273,7 +294,7 @@ function printFigures(rows: Row[], seconds: number): void {
     .join(", ");
   console.log(
     `\nreq/s (2xx only) and p99 latency, ${seconds} s per row, 200-byte values, ${fmt(KEYS)} keys, ` +
-      `random key per request; p99 in whole ms (autocannon's histogram); server CPU is the server ` +
+      `random key per request, load from ${DRIVER === "builtin" ? "bench/load.ts" : "autocannon (p99 in whole ms)"}; server CPU is the server ` +
       `process's user + system time per 2xx answer (for byteseek on etcd: byteseek's process only, etcd not counted); ` +
       `${cpus().length} CPUs, load average after the run: ${avg}`,
   );
@@ -340,6 +361,11 @@ function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i < 0 ? undefined : process.argv[i + 1];
 }
+
+/** The load generator: bench/load.ts (default), or autocannon for comparison. */
+const DRIVER = flag("--driver") ?? "builtin";
+if (DRIVER !== "builtin" && DRIVER !== "autocannon")
+  throw new Error(`--driver takes builtin or autocannon, got ${JSON.stringify(DRIVER)}`);
 
 async function main(): Promise<void> {
   const duration = flag("--duration");
