@@ -1,5 +1,5 @@
 /**
- * HTTP figures (issue 3, and issue 8's side by side): loopback load (bench/load.ts), 200-byte
+ * HTTP figures (issue 3, and issue 8's side by side): loopback load with autocannon, 200-byte
  * values over 10,000 pre-written keys, GET and PUT at 1 and 32 connections, against
  * - byteseek on classic-level (`byteseek serve`, BYTESEEK_SYNC=never, then always for PUT),
  * - byteseek on the etcd backend (KVSPACE=etcd://…/bench),
@@ -7,11 +7,11 @@
  * Every server runs in a child process, so the load generator never shares its event loop.
  * Prints a Markdown table with our/etcd ratios, then issue 3's bars marked met / MISSED.
  *
- *   npm run build && node dist/bench/http.js [--duration S] [--quick] [--profile DIR] [--driver autocannon]
+ *   npm run build && node dist/bench/http.js [--duration S] [--quick] [--profile DIR] [--driver builtin]
  *
  * `--quick` runs 3 s per row instead of 10; `--profile DIR` writes a `--cpu-prof` profile of
- * each byteseek server into DIR; `--driver autocannon` loads with autocannon instead of bench/load.ts
- * (which spends far less of the two shared cores: see there). `--serve` is internal: the etcd-backed server's child process.
+ * each byteseek server into DIR; `--driver builtin` loads with bench/load.ts instead of autocannon
+ * (a driver that spends far less of the two shared cores: see there). `--serve` is internal: the etcd-backed server's child process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -261,7 +261,7 @@ async function measure(target: Target, ops: Array<"get" | "put">, seconds: numbe
       const figure = await load(target, op, connections, seconds);
       rows.push({ op: op === "get" ? "GET" : "PUT", connections, target: target.name, figure });
       console.error(
-        `  ${target.name} ${op} x${connections}: ${fmt(figure.rps)} req/s, p99 ${figure.p99} ms` +
+        `  ${target.name} ${op} x${connections}: ${fmt(figure.rps)} req/s, p99 ${figure.p99.toFixed(2)} ms` +
           (figure.errors ? `, ${figure.errors} errors/non-2xx` : ""),
       );
     }
@@ -362,8 +362,12 @@ function flag(name: string): string | undefined {
   return i < 0 ? undefined : process.argv[i + 1];
 }
 
-/** The load generator: bench/load.ts (default), or autocannon for comparison. */
-const DRIVER = flag("--driver") ?? "builtin";
+/**
+ * The load generator: autocannon (the default, the tool issue 3 names), or bench/load.ts, which
+ * costs the shared cores about 22 µs a request instead of ~55. With the lighter driver etcd, which
+ * runs on both cores, takes up the freed CPU; byteseek's one event loop cannot (see RESULTS.md).
+ */
+const DRIVER = flag("--driver") ?? "autocannon";
 if (DRIVER !== "builtin" && DRIVER !== "autocannon")
   throw new Error(`--driver takes builtin or autocannon, got ${JSON.stringify(DRIVER)}`);
 

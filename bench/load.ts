@@ -3,11 +3,11 @@
  * request in flight on each (no pipelining), a request picked at random for each send, for a fixed
  * time; it counts 2xx and other answers and keeps every latency for the percentiles.
  *
- * Why not autocannon: on this 2-core machine the load generator shares the cores with the server
- * under test, and autocannon spent ~55 µs of CPU per request, about 40% of both cores at 10k req/s.
- * That time is taken from whichever server is measured, and more from the faster one. This driver
- * sends pre-encoded requests and parses only the status line and the framing (Content-Length or
- * chunked), so it costs a fraction of that; `bench/http --driver=autocannon` still runs the old one.
+ * Beside autocannon (bench/http's default): on this 2-core machine the load generator shares the
+ * cores with the server under test, and autocannon spends ~55 µs of CPU per request, this driver
+ * ~22 (it sends pre-encoded requests and parses only the status line and the framing, Content-Length
+ * or chunked). `bench/http --driver builtin` runs it: it shows how a server does when the load
+ * takes less of the machine.
  */
 import { connect, type Socket } from "node:net";
 
