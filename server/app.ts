@@ -2,7 +2,7 @@
  * The HTTP app: `buildApp(deps)` answers a fastify instance with every route registered, ready to
  * `inject` or `listen`. It owns no resources: the tree (and the runtime) are the caller's to close.
  */
-import { STATUS_CODES } from "node:http";
+import { createServer, type IncomingMessage, STATUS_CODES } from "node:http";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
@@ -10,8 +10,9 @@ import type { Logger } from "pino";
 import type { Agent } from "../agent/loop.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
-import { createAuthCheck } from "./auth.js";
+import { createAuthCheck, createBearerCheck } from "./auth.js";
 import { mapClientError, mapError, ServerError } from "./errors.js";
+import { createFastPath, type FastPath } from "./fast-path.js";
 import { agentRoutes } from "./routes/agent.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
@@ -38,6 +39,8 @@ export interface AppDeps {
   web?: WebRoutesOptions | false;
   /** Interval between SSE progress events, ms (default 15 s). */
   watchProgressMs?: number;
+  /** Plain GET and PUT of a value answered beside fastify (server/fast-path.ts); default true. */
+  fastPath?: boolean;
 }
 
 /** The app `buildApp` answers. */
@@ -51,6 +54,11 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 export async function buildApp(deps: AppDeps) {
   const { tree, logger, token, bodyLimit = DEFAULT_BODY_LIMIT, watchProgressMs = 15_000 } = deps;
   let counter = 0;
+  const requestId = (req: IncomingMessage): string => {
+    const given = req.headers["x-request-id"];
+    return typeof given === "string" && REQUEST_ID.test(given) ? given : `r${(++counter).toString(36)}`;
+  };
+  let fastPath: FastPath | undefined;
   const app = Fastify({
     loggerInstance: logger,
     // Our own onResponse hook writes the one line per request.
@@ -58,9 +66,24 @@ export async function buildApp(deps: AppDeps) {
     bodyLimit,
     routerOptions: { maxParamLength: 8192 },
     return503OnClosing: false,
-    genReqId(req) {
-      const given = req.headers["x-request-id"];
-      return typeof given === "string" && REQUEST_ID.test(given) ? given : `r${(++counter).toString(36)}`;
+    genReqId: requestId,
+    // The server fastify would make, with the fast path in front of it.
+    serverFactory(handler, options) {
+      // fastify's options once it has filled in its defaults (what it would set on its own server).
+      const o = options as {
+        keepAliveTimeout?: number;
+        requestTimeout?: number;
+        connectionTimeout?: number;
+        maxRequestsPerSocket?: number;
+      };
+      const server = createServer((req, res) => {
+        if (!fastPath?.(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = o.keepAliveTimeout ?? 72_000;
+      server.requestTimeout = o.requestTimeout ?? 0;
+      server.setTimeout(o.connectionTimeout ?? 0);
+      if ((o.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket!;
+      return server;
     },
     // A URL the router cannot decode: answered before any hook runs, so stamp the headers here.
     frameworkErrors(err, req, reply) {
@@ -97,6 +120,27 @@ export async function buildApp(deps: AppDeps) {
   let closing = false;
   const watches = new Set<AbortController>();
   const checkAuth = token ? createAuthCheck(token) : undefined;
+  if (deps.fastPath !== false) {
+    const { onProtoPoisoning = "error", onConstructorPoisoning = "error" } = app.initialConfig;
+    const jsonParser = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
+    fastPath = createFastPath({
+      tree,
+      logger,
+      bodyLimit,
+      authorized: token ? createBearerCheck(token) : undefined,
+      requestId,
+      closing: () => closing,
+      parseJson(text) {
+        let parsed: { err: Error | null; body: unknown } = { err: null, body: undefined };
+        // The default parser answers synchronously and never looks at the request.
+        jsonParser(undefined as unknown as FastifyRequest, text, (err, body) => {
+          parsed = { err, body };
+        });
+        if (parsed.err) throw parsed.err;
+        return parsed.body;
+      },
+    });
+  }
 
   // The per-request hooks take callbacks rather than being async: no promise per hook per request.
   app.addHook("onRequest", function gate(req: FastifyRequest, _reply, done) {

@@ -9,20 +9,27 @@ export const OPEN_PATHS: ReadonlySet<string> = new Set(["/healthz"]);
 const digest = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest();
 
 /**
- * An onRequest check for `token`. Both sides are hashed first, so the comparison takes the same
- * time whatever the length or content of what was sent.
+ * Whether an Authorization header carries `token` as a bearer token. Both sides are hashed first, so
+ * the comparison takes the same time whatever the length or content of what was sent.
  */
-export function createAuthCheck(token: string): (req: FastifyRequest) => void {
+export function createBearerCheck(token: string): (header: string | undefined) => boolean {
   const want = digest(token);
+  return function bearerHolds(header) {
+    const m = typeof header === "string" ? /^Bearer[ ]+(.+)$/i.exec(header.trim()) : null;
+    return m !== null && timingSafeEqual(digest(m[1]!), want);
+  };
+}
+
+/** An onRequest check for `token`: throws HTTP_UNAUTHORIZED, saying what to send. */
+export function createAuthCheck(token: string): (req: FastifyRequest) => void {
+  const holds = createBearerCheck(token);
   return function checkBearer(req) {
     const q = req.url.indexOf("?");
     const path = q < 0 ? req.url : req.url.slice(0, q);
     // Routes marked `config: { public: true }` (the web page's shell, which holds no data) are open too.
     if (OPEN_PATHS.has(path) || req.routeOptions.config.public === true) return;
     const header = req.headers.authorization;
-    const m = typeof header === "string" ? /^Bearer[ ]+(.+)$/i.exec(header.trim()) : null;
-    const ok = m !== null && timingSafeEqual(digest(m[1]!), want);
-    if (!ok)
+    if (!holds(header))
       throw new ServerError(
         "HTTP_UNAUTHORIZED",
         header === undefined

@@ -6,6 +6,7 @@ import { TreeError } from "../tree/errors.js";
 import type {
   HistoryEntry,
   ListChild,
+  SetOptions,
   TreeNode,
   TxnCompare,
   TxnOp,
@@ -26,6 +27,20 @@ import type {
   WatchBatchJson,
   WatchEventJson,
 } from "./schemas.js";
+
+/**
+ * The JSON text a GET of `node` answers. The tree hands out the same frozen node until the key
+ * changes, so the text is made once per version (and goes with the node when the tree drops it).
+ */
+export function nodeBody(node: TreeNode): string {
+  let body = nodeBodies.get(node);
+  if (body === undefined) {
+    body = JSON.stringify(nodeToJson(node));
+    nodeBodies.set(node, body);
+  }
+  return body;
+}
+const nodeBodies = new WeakMap<TreeNode, string>();
 
 export function nodeToJson(node: TreeNode): NodeJson {
   const out: NodeJson = {
@@ -177,6 +192,15 @@ export function txnResultToJson(r: TxnResult): TxnResultJson {
       };
     }),
   };
+}
+
+/** A PUT of a value: its body read into the value and the set options the body carries (ro, vid). */
+export function setFromBody(body: unknown): { value: TreeValue; options: SetOptions } {
+  const { value, ro, vid } = valueFromBody(body);
+  const options: SetOptions = {};
+  if (ro !== undefined) options.ro = ro;
+  if (vid !== undefined) options.vid = vid;
+  return { value, options };
 }
 
 export function writeToJson(w: WriteResult): { key: string; rev: number; version: number } {

@@ -7,7 +7,7 @@ import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { TreeError } from "../../tree/errors.js";
-import type { SetOptions, Tree, TreeNode } from "../../tree/types.js";
+import type { Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
 import { keyFromUrl, keyToUrlPath } from "../key-path.js";
@@ -24,7 +24,7 @@ import {
   WriteJson,
 } from "../schemas.js";
 import { listSubtree } from "../subtree.js";
-import { childToJson, historyToJson, nodeToJson, valueFromBody, writeToJson } from "../wire.js";
+import { childToJson, historyToJson, nodeBody, setFromBody, valueFromBody, writeToJson } from "../wire.js";
 
 export const TREE_PREFIX = "/v1/tree";
 const MAX_DEPTH_LEVELS = 64;
@@ -43,7 +43,6 @@ export interface TreeRoutesOptions {
 }
 
 export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async function treeRoutes(app, { tree }) {
-  const bodies = new WeakMap<TreeNode, string>();
   for (const url of [`${TREE_PREFIX}/*`, TREE_PREFIX]) {
     const hide = url === TREE_PREFIX;
 
@@ -105,14 +104,8 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           // with a Content-Length, which a 304 cannot carry; strict clients refuse the mismatch.
           return reply.code(304).send(undefined as unknown as null);
         }
-        // The tree answers the same frozen node until the key changes: its JSON is made once.
-        let body = bodies.get(node);
-        if (body === undefined) {
-          body = JSON.stringify(nodeToJson(node));
-          bodies.set(node, body);
-        }
         reply.type("application/json; charset=utf-8");
-        return body as unknown as NodeJson;
+        return nodeBody(node) as unknown as NodeJson;
       },
     );
 
@@ -140,10 +133,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
             );
           return writeToJson(await tree.mkindex(key));
         }
-        const { value, ro, vid } = valueFromBody(hasBody(req) ? req.body : undefined);
-        const options: SetOptions = {};
-        if (ro !== undefined) options.ro = ro;
-        if (vid !== undefined) options.vid = vid;
+        const { value, options } = setFromBody(hasBody(req) ? req.body : undefined);
         if (req.query.force) options.force = true;
         const ifMatch = parseCondition("If-Match", req.headers["if-match"]);
         const ifNoneMatch = parseCondition("If-None-Match", req.headers["if-none-match"]);
@@ -261,6 +251,7 @@ function hasBody(req: FastifyRequest): boolean {
   return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
 }
 
-function notFound(key: string): TreeError {
+/** The 404 of a key that is not there (the fast path answers it too). */
+export function notFound(key: string): TreeError {
   return new TreeError("TREE_NOT_FOUND", `no such key ${key}`, { key });
 }

@@ -45,6 +45,8 @@ export interface TestServerOptions extends Partial<Omit<AppDeps, "tree" | "logge
   tree?: TreeOptions;
   /** Listen on a socket (default true); false: inject only. */
   listen?: boolean;
+  /** Called with the app before it boots (to add a hook, say). */
+  prepare?: (app: App) => void;
 }
 
 /** A real server: classic-level in a temp folder, fastify on 127.0.0.1 port 0. */
@@ -52,8 +54,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const dir = await tempDir();
   const tree = await openTree({ backend: "classic", location: dir.path, ...options.tree });
   const logs = captureLogger();
-  const { tree: _t, listen = true, ...deps } = options;
+  const { tree: _t, listen = true, prepare, ...deps } = options;
   const app = await buildApp({ web: false, ...deps, tree, logger: logs.logger });
+  prepare?.(app);
   let url = "";
   if (listen) url = await app.listen({ host: "127.0.0.1", port: 0 });
   else await app.ready();

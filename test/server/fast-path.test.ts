@@ -1,0 +1,261 @@
+/**
+ * The fast path (server/fast-path.ts) must answer exactly what fastify's routes answer. Two real
+ * servers on identical stores, one with the fast path and one without, get the same requests in the
+ * same order; every answer (status, headers but Date, body with mtime set aside) and every log line
+ * must match, and an onResponse hook on fastify shows which requests the fast path took.
+ */
+
+import { request } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./helpers.js";
+
+interface Case {
+  name: string;
+  method: "GET" | "PUT" | "POST" | "DELETE" | "HEAD";
+  path: string;
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+  /** Whether the fast path takes it (when the server has no token). */
+  fast: boolean;
+}
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+const CASES: Case[] = [
+  {
+    name: "put a string",
+    method: "PUT",
+    path: "/v1/tree/a/b",
+    body: '"hello"',
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  { name: "get it", method: "GET", path: "/v1/tree/a/b", fast: true },
+  { name: "get a missing key", method: "GET", path: "/v1/tree/a/missing", fast: true },
+  {
+    name: "put the typed form, int64 beyond 2^53, an owner",
+    method: "PUT",
+    path: "/v1/tree/n/big",
+    body: '{"kind":"int64","value":"9007199254740993","ro":false,"vid":"run-1"}',
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  { name: "get the int64", method: "GET", path: "/v1/tree/n/big", fast: true },
+  {
+    name: "put with charset",
+    method: "PUT",
+    path: "/v1/tree/a/c",
+    body: "[1,2,3]",
+    headers: { "content-type": "application/json; charset=utf-8" },
+    fast: true,
+  },
+  {
+    name: "put bad JSON",
+    method: "PUT",
+    path: "/v1/tree/a/bad",
+    body: "{bad",
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  {
+    name: "put a body with __proto__",
+    method: "PUT",
+    path: "/v1/tree/a/proto",
+    body: '{"__proto__":{"x":1}}',
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  {
+    name: "put an unknown kind",
+    method: "PUT",
+    path: "/v1/tree/a/kind",
+    body: '{"kind":"nope","value":1}',
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  {
+    name: "put bytes that are not UTF-8",
+    method: "PUT",
+    path: "/v1/tree/a/bytes",
+    body: Buffer.from([0x22, 0xff, 0xfe, 0x41, 0x22]),
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  { name: "get them back", method: "GET", path: "/v1/tree/a/bytes", fast: true },
+  {
+    name: "put a value over the tree's limit",
+    method: "PUT",
+    path: "/v1/tree/a/large",
+    body: JSON.stringify("x".repeat(3000)),
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  {
+    name: "put read-only",
+    method: "PUT",
+    path: "/v1/tree/ro/k",
+    body: '{"kind":"char/utf8","value":"locked","ro":true}',
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  {
+    name: "put over read-only",
+    method: "PUT",
+    path: "/v1/tree/ro/k",
+    body: '"x"',
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  {
+    name: "put with a '..' segment",
+    method: "PUT",
+    path: "/v1/tree/a/../b",
+    body: "1",
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  { name: "get with a '.' segment", method: "GET", path: "/v1/tree/a/./b", fast: true },
+  { name: "get with '//'", method: "GET", path: "/v1/tree/a//b", fast: true },
+  {
+    name: "put under a value",
+    method: "PUT",
+    path: "/v1/tree/a/b/c",
+    body: "1",
+    headers: JSON_TYPE,
+    fast: true,
+  },
+  {
+    name: "a request id of the client's",
+    method: "GET",
+    path: "/v1/tree/a/b",
+    headers: { "x-request-id": "client-7" },
+    fast: true,
+  },
+  // What stays with fastify.
+  { name: "get with a query", method: "GET", path: "/v1/tree/a/b?history=1", fast: false },
+  { name: "get a directory", method: "GET", path: "/v1/tree/a/", fast: false },
+  { name: "get a percent-encoded key", method: "GET", path: "/v1/tree/a/%62", fast: false },
+  {
+    name: "get with If-None-Match",
+    method: "GET",
+    path: "/v1/tree/a/b",
+    headers: { "if-none-match": '"1"' },
+    fast: false,
+  },
+  {
+    name: "put with If-Match",
+    method: "PUT",
+    path: "/v1/tree/a/b",
+    body: '"cas"',
+    headers: { ...JSON_TYPE, "if-match": '"1"' },
+    fast: false,
+  },
+  {
+    name: "put text/plain",
+    method: "PUT",
+    path: "/v1/tree/a/text",
+    body: "plain",
+    headers: { "content-type": "text/plain" },
+    fast: false,
+  },
+  { name: "put without a body", method: "PUT", path: "/v1/tree/a/empty", headers: JSON_TYPE, fast: false },
+  { name: "head", method: "HEAD", path: "/v1/tree/a/b", fast: false },
+  { name: "delete", method: "DELETE", path: "/v1/tree/a/c", fast: false },
+  { name: "get after the delete", method: "GET", path: "/v1/tree/a/c", fast: true },
+];
+
+interface Answer {
+  status: number;
+  headers: Record<string, unknown>;
+  body: unknown;
+}
+
+async function send(url: string, c: Case, extra: Record<string, string> = {}): Promise<Answer> {
+  const res = await request(url + c.path, {
+    method: c.method,
+    headers: { ...c.headers, ...extra },
+    ...(c.body === undefined ? {} : { body: c.body }),
+  });
+  const text = await res.body.text();
+  const { date: _date, ...headers } = res.headers;
+  return { status: res.statusCode, headers, body: text === "" ? "" : withoutMtime(JSON.parse(text)) };
+}
+
+/** The body with every mtime set to 0: the two stores write at different instants. */
+function withoutMtime(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutMtime);
+  if (v === null || typeof v !== "object") return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === "mtime" ? 0 : withoutMtime(x)]));
+}
+
+/** A server's log lines since `from`, without what differs between two runs (time, ms). */
+function logLines(s: TestServer, from: number): unknown[] {
+  return s.logs.lines.slice(from).map(({ time: _t, ms, ...rest }) => ({ ...rest, ms: typeof ms }));
+}
+
+describe("the fast path for plain GET and PUT", () => {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+
+  /** Two servers on fresh stores, the fast path on and off; `seen` counts requests fastify ran. */
+  async function pair(token?: string) {
+    const start = async (fastPath: boolean) => {
+      const seen = { count: 0 };
+      const s = await startTestServer({
+        fastPath,
+        tree: { maxValueBytes: 2000 },
+        ...(token ? { token } : {}),
+        prepare: (app) =>
+          app.addHook("onResponse", (_req, _reply, done) => {
+            seen.count++;
+            done();
+          }),
+      });
+      servers.push(s);
+      return { s, seen };
+    };
+    return { fast: await start(true), plain: await start(false) };
+  }
+
+  it("answers every case as fastify's routes do, status, headers, body and log line", async () => {
+    const { fast, plain } = await pair();
+    for (const c of CASES) {
+      const logsFrom = [fast.s.logs.lines.length, plain.s.logs.lines.length] as const;
+      const fastSeen = fast.seen.count;
+      const a = await send(fast.s.url, c);
+      const b = await send(plain.s.url, c);
+      expect(a, c.name).toEqual(b);
+      expect(fast.seen.count - fastSeen, `${c.name}: taken by the fast path`).toBe(c.fast ? 0 : 1);
+      // The log line is written after the answer: wait for both.
+      await expect
+        .poll(() => fast.s.logs.lines.length > logsFrom[0] && plain.s.logs.lines.length > logsFrom[1])
+        .toBe(true);
+      expect(logLines(fast.s, logsFrom[0]), c.name).toEqual(logLines(plain.s, logsFrom[1]));
+    }
+    expect(plain.seen.count).toBe(CASES.length);
+  });
+
+  it("leaves a request without the right token to fastify's 401, and serves one with it", async () => {
+    const { fast, plain } = await pair("s3cret");
+    const put = CASES[0]!;
+    const get = CASES[1]!;
+    for (const [c, auth, taken] of [
+      [put, undefined, false],
+      [put, "Bearer wrong", false],
+      [put, "Bearer s3cret", true],
+      [get, "Bearer s3cret", true],
+      [get, "bearer   s3cret", true],
+      [get, undefined, false],
+    ] as const) {
+      const extra: Record<string, string> = auth ? { authorization: auth } : {};
+      const before = fast.seen.count;
+      const a = await send(fast.s.url, c, extra);
+      const b = await send(plain.s.url, c, extra);
+      expect(a, `${c.name} with ${auth}`).toEqual(b);
+      expect(a.status).toBe(auth?.toLowerCase().endsWith("s3cret") ? 200 : 401);
+      expect(fast.seen.count - before).toBe(taken ? 0 : 1);
+    }
+  });
+});
