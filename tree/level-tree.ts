@@ -63,6 +63,11 @@ export interface TreeOptions {
   maxValueBytes?: number;
   /** `always` fsyncs every commit; `never` (default) survives a process crash, not a power cut. */
   sync?: "always" | "never";
+  /**
+   * With sync `always`: how long a commit may wait for the writers of the previous group to come
+   * back and share its fsync, ms; default 1, 0 turns it off.
+   */
+  commitDelayMs?: number;
   logger?: Logger;
   /** Called after the store is closed (the backend's own close). */
   onClose?: () => Promise<void>;
@@ -95,14 +100,35 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
 
   const queue: Pending[] = [];
   let draining = false;
-  /** How many operations the last group held. */
+  /** How many operations the last group held, and how many were queued when it was on disk. */
   let lastGroup = 0;
+  let queuedBehind = 0;
+  /** A commit waiting for its group to fill (sync always): woken when the queue reaches `size`. */
+  let filling: { size: number; wake: () => void } | undefined;
+  const syncAlways = options.sync === "always";
+  const commitDelayMs = options.commitDelayMs ?? 1;
 
   function enqueue<T>(run: (m: Mutation) => T | Promise<T>): Promise<T> {
     if (closed) return Promise.reject(new TreeError("TREE_CLOSED", "the tree is closed"));
     return new Promise<T>((resolve, reject) => {
       queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
       if (!draining) void drain();
+      else if (filling && queue.length >= filling.size) filling.wake();
+    });
+  }
+
+  /** Waits until `size` operations are queued, or `ms` have passed. */
+  function fill(size: number, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => filling?.wake(), ms);
+      filling = {
+        size,
+        wake() {
+          clearTimeout(timer);
+          filling = undefined;
+          resolve();
+        },
+      };
     });
   }
 
@@ -127,12 +153,21 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
           seen = queue.length;
           await new Promise<void>((r) => setImmediate(r));
         }
+        // With an fsync a commit, a group is worth filling: writers that alternate between two
+        // half groups (those just answered are not back yet) pay one fsync per half. So the
+        // writers of the group just answered get up to commitDelayMs to come back and join those
+        // that queued behind it (as PostgreSQL's commit_delay).
+        const writers = queuedBehind + lastGroup;
+        if (syncAlways && commitDelayMs > 0 && lastGroup > 1 && queue.length < writers)
+          await fill(writers, commitDelayMs);
         const group = queue.splice(0);
         lastGroup = group.length;
         await write(await prepare(group));
+        queuedBehind = queue.length;
       }
     } finally {
       draining = false;
+      queuedBehind = 0;
     }
   }
 
