@@ -1,17 +1,21 @@
 /**
  * HTTP figures (issue 3, and issue 8's side by side): loopback load with autocannon, 200-byte
  * values over 10,000 pre-written keys, GET and PUT at 1 and 32 connections, against
- * - byteseek on classic-level (`byteseek serve`, BYTESEEK_SYNC=never, then always for PUT),
+ * - byteseek on classic-level (`byteseek serve`, BYTESEEK_SYNC=never, and a second one with always
+ *   for PUT),
  * - byteseek on the etcd backend (KVSPACE=etcd://…/bench),
  * - etcd's own v2 keys API and v3 JSON gateway (Debian's etcd, started here, data dir on disk).
- * Every server runs in a child process, so the load generator never shares its event loop.
- * Prints a Markdown table with our/etcd ratios, then issue 3's bars marked met / MISSED.
+ * Every server runs in a child process, so the load generator never shares its event loop; all of
+ * them run through the whole bench, and the rows are measured round after round with the servers of
+ * a row one after another (see measureAll). Prints a Markdown table of the medians with our/etcd
+ * ratios, then issue 3's bars marked met / MISSED.
  *
- *   npm run build && node dist/bench/http.js [--duration S] [--quick] [--profile DIR] [--driver builtin]
+ *   npm run build && node dist/bench/http.js [--duration S] [--rounds N] [--quick] [--profile DIR] [--driver builtin]
  *
- * `--quick` runs 3 s per row instead of 10; `--profile DIR` writes a `--cpu-prof` profile of
- * each byteseek server into DIR; `--driver builtin` loads with bench/load.ts instead of autocannon
- * (a driver that spends far less of the two shared cores: see there). `--serve` is internal: the etcd-backed server's child process.
+ * Defaults: 3 rounds of 10 s per row; `--quick` is 1 round of 3 s. `--profile DIR` writes a
+ * `--cpu-prof` profile of each byteseek server into DIR; `--driver builtin` loads with
+ * bench/load.ts instead of autocannon (a driver that spends far less of the two shared cores: see
+ * there). `--serve` is internal: the etcd-backed server's child process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -25,7 +29,7 @@ import { buildApp } from "../server/app.js";
 import { openTree, parseStoreUrl } from "../tree/index.js";
 import { freePort, startEtcd } from "./etcd-process.js";
 import { runLoad } from "./load.js";
-import { fmt, printTable, ratio } from "./report.js";
+import { fmt, median, printTable, ratio } from "./report.js";
 
 const KEYS = 10_000;
 const VALUE = "v".repeat(200);
@@ -253,18 +257,51 @@ async function startServerProcess(
 
 type Row = { op: "GET" | "PUT"; connections: number; target: string; figure: Figure };
 
-async function measure(target: Target, ops: Array<"get" | "put">, seconds: number, rows: Row[]) {
-  await prefill(target);
-  await load(target, "get", 32, 1); // warm-up, not recorded
-  for (const op of ops)
-    for (const connections of CONNECTIONS) {
-      const figure = await load(target, op, connections, seconds);
-      rows.push({ op: op === "get" ? "GET" : "PUT", connections, target: target.name, figure });
-      console.error(
-        `  ${target.name} ${op} x${connections}: ${fmt(figure.rps)} req/s, p99 ${figure.p99.toFixed(2)} ms` +
-          (figure.errors ? `, ${figure.errors} errors/non-2xx` : ""),
-      );
-    }
+/** A server to load, and the operations it is measured on. */
+interface Measured {
+  target: Target;
+  ops: Array<"get" | "put">;
+}
+
+/**
+ * Every row, round after round: within a round, the servers of one row (op, connections) are
+ * loaded one after another, so a row's figures are taken a minute apart at most, not several (this
+ * machine's speed drifts by a third over minutes). Each row's figure is the median of its rounds.
+ */
+async function measureAll(all: Measured[], seconds: number, rounds: number): Promise<Row[]> {
+  for (const { target } of all) {
+    await prefill(target);
+    await load(target, "get", 32, 1); // warm-up, not recorded
+  }
+  const samples = new Map<string, Figure[]>();
+  for (let round = 1; round <= rounds; round++)
+    for (const op of ["get", "put"] as const)
+      for (const connections of CONNECTIONS)
+        for (const { target } of all.filter((m) => m.ops.includes(op))) {
+          const figure = await load(target, op, connections, seconds);
+          const id = `${op} ${connections} ${target.name}`;
+          samples.set(id, [...(samples.get(id) ?? []), figure]);
+          console.error(
+            `  round ${round}: ${target.name} ${op} x${connections}: ${fmt(figure.rps)} req/s, p99 ${figure.p99.toFixed(2)} ms` +
+              (figure.errors ? `, ${figure.errors} errors/non-2xx` : ""),
+          );
+        }
+  const rows: Row[] = [];
+  for (const [id, figures] of samples) {
+    const [op, connections, ...name] = id.split(" ");
+    rows.push({
+      op: op === "get" ? "GET" : "PUT",
+      connections: Number(connections),
+      target: name.join(" "),
+      figure: {
+        rps: median(figures.map((f) => f.rps)),
+        p99: median(figures.map((f) => f.p99)),
+        cpuUs: median(figures.map((f) => f.cpuUs)),
+        errors: figures.reduce((n, f) => n + f.errors, 0),
+      },
+    });
+  }
+  return rows;
 }
 
 /** `--serve`: byteseek's app on the store KVSPACE names (here: etcd), as `byteseek serve` builds it. */
@@ -286,14 +323,14 @@ const OURS_ETCD = "byteseek on etcd";
 const V2 = "etcd v2 keys";
 const V3 = "etcd v3 gateway";
 
-function printFigures(rows: Row[], seconds: number): void {
+function printFigures(rows: Row[], seconds: number, rounds: number): void {
   const find = (op: string, c: number, t: string) =>
     rows.find((r) => r.op === op && r.connections === c && r.target === t)?.figure;
   const avg = loadavg()
     .map((x) => x.toFixed(2))
     .join(", ");
   console.log(
-    `\nreq/s (2xx only) and p99 latency, ${seconds} s per row, 200-byte values, ${fmt(KEYS)} keys, ` +
+    `\nreq/s (2xx only) and p99 latency, medians of ${rounds} round(s) of ${seconds} s per row (the servers of a row taken one after another in each round), 200-byte values, ${fmt(KEYS)} keys, ` +
       `random key per request, load from ${DRIVER === "builtin" ? "bench/load.ts" : "autocannon (p99 in whole ms)"}; server CPU is the server ` +
       `process's user + system time per 2xx answer (for byteseek on etcd: byteseek's process only, etcd not counted); ` +
       `${cpus().length} CPUs, load average after the run: ${avg}`,
@@ -377,7 +414,10 @@ async function main(): Promise<void> {
   if (!(seconds > 0)) throw new Error(`--duration takes seconds, got ${JSON.stringify(duration)}`);
   const profileDir = flag("--profile");
   const cli = join(here, "../cli/byteseek.js");
-  const rows: Row[] = [];
+  const roundsFlag = flag("--rounds");
+  const rounds = roundsFlag ? Number(roundsFlag) : process.argv.includes("--quick") ? 1 : 3;
+  if (!(Number.isInteger(rounds) && rounds > 0))
+    throw new Error(`--rounds takes a whole number, got ${JSON.stringify(roundsFlag)}`);
   const dir = mkdtempSync(join(tmpdir(), "byteseek-bench-http-"));
   // etcd's data dir on disk like ours (its fsyncs count), not on /dev/shm.
   const etcd = await startEtcd({ root: tmpdir(), args: ["--enable-v2=true"] });
@@ -386,45 +426,49 @@ async function main(): Promise<void> {
       .map((x) => x.toFixed(2))
       .join(", ")}`,
   );
+  const servers: ServerProcess[] = [];
+  let rows: Row[];
   try {
-    for (const sync of ["never", "always"] as const) {
-      const server = await startServerProcess(
-        [cli, "serve"],
-        { KVSPACE: join(dir, `classic-${sync}`), BYTESEEK_SYNC: sync, BYTESEEK_WORKSPACE: dir },
-        profileDir,
-      );
-      try {
-        const name = sync === "never" ? OURS : OURS_SYNC;
-        await measure(
-          byteseekTarget(name, server.url, server.pid),
-          sync === "never" ? ["get", "put"] : ["put"],
-          seconds,
-          rows,
-        );
-      } finally {
-        await server.stop();
-      }
-    }
-    const etcdUrl = etcd.members[0]!.clientUrl;
-    await measure(etcdV2Target(etcdUrl, etcd.members[0]!.pid), ["get", "put"], seconds, rows);
-    await measure(etcdV3Target(etcdUrl, etcd.members[0]!.pid), ["get", "put"], seconds, rows);
+    // Every server runs through the whole bench; each waits idle while the others are loaded.
+    const started = async (args: string[], env: NodeJS.ProcessEnv) => {
+      const server = await startServerProcess(args, env, profileDir);
+      servers.push(server);
+      return server;
+    };
+    const never = await started([cli, "serve"], {
+      KVSPACE: join(dir, "classic-never"),
+      BYTESEEK_SYNC: "never",
+      BYTESEEK_WORKSPACE: dir,
+    });
+    const always = await started([cli, "serve"], {
+      KVSPACE: join(dir, "classic-always"),
+      BYTESEEK_SYNC: "always",
+      BYTESEEK_WORKSPACE: dir,
+    });
     // server/main.ts opens a folder only, so the etcd-backed server is this script's `--serve`.
-    const onEtcd = await startServerProcess(
-      [fileURLToPath(import.meta.url), "--serve"],
-      { KVSPACE: `etcd://${etcd.endpoints[0]}/bench` },
-      profileDir,
+    const onEtcd = await started([fileURLToPath(import.meta.url), "--serve"], {
+      KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
+    });
+    const etcdUrl = etcd.members[0]!.clientUrl;
+    const etcdPid = etcd.members[0]!.pid;
+    rows = await measureAll(
+      [
+        { target: byteseekTarget(OURS, never.url, never.pid), ops: ["get", "put"] },
+        { target: byteseekTarget(OURS_SYNC, always.url, always.pid), ops: ["put"] },
+        { target: etcdV2Target(etcdUrl, etcdPid), ops: ["get", "put"] },
+        { target: etcdV3Target(etcdUrl, etcdPid), ops: ["get", "put"] },
+        { target: byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), ops: ["get", "put"] },
+      ],
+      seconds,
+      rounds,
     );
-    try {
-      await measure(byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), ["get", "put"], seconds, rows);
-    } finally {
-      await onEtcd.stop();
-    }
   } finally {
+    await Promise.all(servers.map((server) => server.stop()));
     await Promise.all([...children].map(stopChild));
     await etcd.remove();
     rmSync(dir, { recursive: true, force: true });
   }
-  printFigures(rows, seconds);
+  printFigures(rows, seconds, rounds);
 }
 
 if (process.argv.includes("--serve")) await serve();

@@ -181,8 +181,8 @@ export class Mutation {
     this.write(nodeKey(key), rec);
   }
 
-  /** Deletes a value node, keeping its last value in history. */
-  deleteValue(key: string, prev: NodeRecord): void {
+  /** Deletes a value node, keeping its last value in history; says whether any history stays. */
+  deleteValue(key: string, prev: NodeRecord): boolean {
     const limit = this.options.historyLimit;
     const hist = [...(prev.h ?? [])];
     if (limit > 0) {
@@ -193,7 +193,9 @@ export class Mutation {
     while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
     this.write(histListKey(key), hist.length > 0 ? hist : null);
     this.write(nodeKey(key), null);
-    if (hist.length > 0) this.markHistoryBelow(parentOf(key)!);
+    if (hist.length === 0) return false;
+    this.markHistoryBelow(parentOf(key)!);
+    return true;
   }
 
   /**
@@ -226,8 +228,7 @@ export class Mutation {
         this.write(sk, null);
         if (rec.hk === 1) kept = true;
       } else {
-        this.deleteValue(keyFromNodeKey(sk), rec);
-        if (this.options.historyLimit > 0 || (rec.h?.length ?? 0) > 0) kept = true;
+        if (this.deleteValue(keyFromNodeKey(sk), rec)) kept = true;
       }
     }
     if (wipe)
