@@ -257,6 +257,12 @@ async function startServerProcess(
 
 type Row = { op: "GET" | "PUT"; connections: number; target: string; figure: Figure };
 
+/** `xs` turned left by `n`: [a, b, c] by 1 is [b, c, a]. */
+function rotate<T>(xs: T[], n: number): T[] {
+  const k = xs.length === 0 ? 0 : n % xs.length;
+  return [...xs.slice(k), ...xs.slice(0, k)];
+}
+
 /** A server to load, and the operations it is measured on. */
 interface Measured {
   target: Target;
@@ -266,7 +272,9 @@ interface Measured {
 /**
  * Every row, round after round: within a round, the servers of one row (op, connections) are
  * loaded one after another, so a row's figures are taken a minute apart at most, not several (this
- * machine's speed drifts by a third over minutes). Each row's figure is the median of its rounds.
+ * machine's speed drifts by a third over minutes), and each round starts the row with the next
+ * server (whoever follows a write-heavy row shares the disk with its compactions). Each row's
+ * figure is the median of its rounds.
  */
 async function measureAll(all: Measured[], seconds: number, rounds: number): Promise<Row[]> {
   for (const { target } of all) {
@@ -277,7 +285,10 @@ async function measureAll(all: Measured[], seconds: number, rounds: number): Pro
   for (let round = 1; round <= rounds; round++)
     for (const op of ["get", "put"] as const)
       for (const connections of CONNECTIONS)
-        for (const { target } of all.filter((m) => m.ops.includes(op))) {
+        for (const { target } of rotate(
+          all.filter((m) => m.ops.includes(op)),
+          round - 1,
+        )) {
           const figure = await load(target, op, connections, seconds);
           const id = `${op} ${connections} ${target.name}`;
           samples.set(id, [...(samples.get(id) ?? []), figure]);
