@@ -4,7 +4,8 @@
  *
  * KVSPACE (store folder, default ./data), BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411),
  * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_SYNC (always|never, default never),
- * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
+ * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_CACHE (node cache size,
+ * default 32 MiB), BYTESEEK_HISTORY (previous versions kept per value, default 10), BYTESEEK_WORKSPACE (the root the
  * file tools may touch, default the current folder), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
 import { resolve } from "node:path";
@@ -24,6 +25,8 @@ export interface ServerConfig {
   bodyLimit: number;
   /** Memory for recently read nodes (the embedded store), bytes; 0 turns the cache off. */
   cacheBytes: number;
+  /** Previous versions kept per value for history(); 0 keeps none. */
+  historyLimit: number;
 }
 
 export interface StartServerOptions {
@@ -78,6 +81,7 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     cacheBytes: env.BYTESEEK_CACHE
       ? parseSize("BYTESEEK_CACHE", env.BYTESEEK_CACHE, true)
       : DEFAULT_CACHE_BYTES,
+    historyLimit: parseCount("BYTESEEK_HISTORY", env.BYTESEEK_HISTORY, DEFAULT_HISTORY),
   };
   if (token) config.token = token;
   if (/^https?:\/\//i.test(env.KVSPACE ?? ""))
@@ -86,6 +90,14 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
 }
 
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_HISTORY = 10;
+
+function parseCount(name: string, text: string | undefined, fallback: number): number {
+  if (!text) return fallback;
+  if (!/^[0-9]{1,6}$/.test(text.trim()))
+    throw configError(`${name} must be a whole number (0 keeps none), got ${JSON.stringify(text)}`);
+  return Number(text.trim());
+}
 
 function parseSize(name: string, text: string, zeroAllowed = false): number {
   const m = /^([0-9]+)\s*(k|kb|kib|m|mb|mib)?$/i.exec(text.trim());
@@ -127,6 +139,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         }
       : { backend: "classic" as const, location: config.location, cacheBytes: config.cacheBytes }),
     sync: config.sync,
+    historyLimit: config.historyLimit,
     logger: logger.child({ part: "tree" }),
   });
   let app: App;

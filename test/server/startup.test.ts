@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 describe("readConfig", () => {
-  it("defaults to 127.0.0.1:7411, ./data, sync never, an 8 MiB body limit and a 32 MiB node cache", () => {
+  it("defaults to 127.0.0.1:7411, ./data, sync never, an 8 MiB body limit, a 32 MiB node cache and 10 versions of history", () => {
     expect(readConfig({}, "/srv")).toEqual({
       location: "/srv/data",
       host: "127.0.0.1",
@@ -43,7 +43,17 @@ describe("readConfig", () => {
       sync: "never",
       bodyLimit: 8 * 1024 * 1024,
       cacheBytes: 32 * 1024 * 1024,
+      historyLimit: 10,
     });
+  });
+
+  it("reads BYTESEEK_HISTORY as a count, 0 keeping none, and refuses anything else", async () => {
+    expect(readConfig({ BYTESEEK_HISTORY: "3" }).historyLimit).toBe(3);
+    expect(readConfig({ BYTESEEK_HISTORY: "0" }).historyLimit).toBe(0);
+    for (const count of ["many", "-1", "2.5", "1e3"])
+      expect((await configError(() => readConfig({ BYTESEEK_HISTORY: count }))).message).toBe(
+        `BYTESEEK_HISTORY must be a whole number (0 keeps none), got ${JSON.stringify(count)}`,
+      );
   });
 
   it("reads BYTESEEK_CACHE as a size, 0 turning the cache off, and refuses anything else", async () => {
@@ -139,6 +149,33 @@ describe("startServer refusals", () => {
       await reopened.close();
     } finally {
       await first.close();
+    }
+  });
+});
+
+describe("BYTESEEK_HISTORY", () => {
+  it("bounds the versions the started server keeps per value", async () => {
+    const server = await startServer({
+      env: { KVSPACE: join(dir.path, "history"), BYTESEEK_PORT: "0", BYTESEEK_HISTORY: "1" },
+      logger: silent,
+      handleSignals: false,
+    });
+    try {
+      for (const v of ["one", "two", "three"])
+        expect(
+          (
+            await request(`${server.url}/v1/tree/h/k`, {
+              method: "PUT",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(v),
+            })
+          ).statusCode,
+        ).toBe(200);
+      const res = await request(`${server.url}/v1/tree/h/k?history=1`);
+      const { history } = (await res.body.json()) as { history: Array<{ value: string }> };
+      expect(history.map((h) => h.value)).toEqual(["two"]);
+    } finally {
+      await server.close();
     }
   });
 });
