@@ -100,7 +100,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
 
   const queue: Pending[] = [];
   let draining = false;
-  /** How many operations the last group held, and how many were queued when it was on disk. */
+  /** How many operations the last group held, and how many others were queued when it was on disk. */
   let lastGroup = 0;
   let queuedBehind = 0;
   /** A commit waiting for its group to fill (sync always): woken when the queue reaches `size`. */
@@ -163,7 +163,6 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
         const group = queue.splice(0);
         lastGroup = group.length;
         await write(await prepare(group));
-        queuedBehind = queue.length;
       }
     } finally {
       draining = false;
@@ -238,6 +237,8 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
           logs.map(({ rev, events }) => ({ rev, events: events.map((e) => eventFromRecord(rev, e)) })),
         );
     }
+    // Counted before the callers hear back: one who writes again at once is not queued behind.
+    queuedBehind = queue.length;
     for (const { p, value } of done) p.resolve(value);
   }
 
