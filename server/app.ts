@@ -11,8 +11,9 @@ import type { Agent } from "../agent/loop.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck, createBearerCheck } from "./auth.js";
-import { mapClientError, mapError, ServerError } from "./errors.js";
+import { logFailure, mapClientError, mapError, ServerError } from "./errors.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
+import { revisionHeaders } from "./http-headers.js";
 import { agentRoutes } from "./routes/agent.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
@@ -104,8 +105,9 @@ export async function buildApp(deps: AppDeps) {
           `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status] ?? ""}\r\n` +
             "content-type: application/json; charset=utf-8\r\n" +
             `content-length: ${Buffer.byteLength(body)}\r\n` +
-            `x-byteseek-revision: ${tree.revision()}\r\n` +
-            `x-byteseek-compacted-revision: ${tree.compactedRev()}\r\n` +
+            Object.entries(revisionHeaders(tree))
+              .map(([name, value]) => `${name}: ${value}\r\n`)
+              .join("") +
             `connection: close\r\n\r\n${body}`,
         );
       }
@@ -154,8 +156,7 @@ export async function buildApp(deps: AppDeps) {
     done();
   });
   app.addHook("onSend", function stamp(req, reply, payload, done) {
-    reply.header("x-byteseek-revision", String(tree.revision()));
-    reply.header("x-byteseek-compacted-revision", String(tree.compactedRev()));
+    reply.headers(revisionHeaders(tree));
     reply.header("x-request-id", req.id);
     if (closing) reply.header("connection", "close");
     done(null, payload);
@@ -181,8 +182,7 @@ export async function buildApp(deps: AppDeps) {
 
   app.setErrorHandler(function answerError(err, req, reply) {
     const mapped = mapError(err);
-    if (!mapped.expected) req.log.error({ err }, "request failed");
-    else if (mapped.status >= 500) req.log.warn({ code: mapped.body.error.code }, mapped.body.error.message);
+    logFailure(req.log, err, mapped);
     reply.code(mapped.status).send(mapped.body);
   });
   app.setNotFoundHandler(function noRoute(req, reply) {

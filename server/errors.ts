@@ -4,6 +4,7 @@
  */
 import type { FastifyError } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import type { LogFn } from "pino";
 import { type AgentErrorCode, isAgentError } from "../agent/errors.js";
 import { isTreeError, type TreeErrorCode } from "../tree/errors.js";
 import { valueToJson } from "../tree/value.js";
@@ -117,6 +118,12 @@ const FASTIFY_CODES: Record<string, ServerErrorCode> = {
 };
 
 /** Maps anything thrown by a route, a hook or fastify itself to a status and an error body. */
+/** Logs a failed request (on its request's logger): an unexpected error whole, an expected 5xx as a warning. */
+export function logFailure(log: { error: LogFn; warn: LogFn }, err: unknown, mapped: MappedError): void {
+  if (!mapped.expected) log.error({ err }, "request failed");
+  else if (mapped.status >= 500) log.warn({ code: mapped.body.error.code }, mapped.body.error.message);
+}
+
 export function mapError(err: unknown): MappedError {
   if (isTreeError(err)) return made(err.code, err.message, jsonDetails(err.details));
   if (err instanceof ServerError) return made(err.code, err.message, err.details);

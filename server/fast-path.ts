@@ -13,8 +13,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
-import { mapError } from "./errors.js";
-import { etagOf, nodeEtag } from "./http-headers.js";
+import { logFailure, mapError } from "./errors.js";
+import { etagOf, nodeEtag, revisionHeaders } from "./http-headers.js";
 import { keyFromUrl } from "./key-path.js";
 import { notFound, TREE_PREFIX } from "./routes/tree.js";
 import { nodeBody, setFromBody, writeToJson } from "./wire.js";
@@ -64,8 +64,7 @@ export function createFastPath(d: FastPathDeps): FastPath {
     x.res.writeHead(status, {
       "content-type": JSON_UTF8,
       "content-length": Buffer.byteLength(body),
-      "x-byteseek-revision": String(d.tree.revision()),
-      "x-byteseek-compacted-revision": String(d.tree.compactedRev()),
+      ...revisionHeaders(d.tree),
       "x-request-id": x.id,
       ...extra,
     });
@@ -74,12 +73,10 @@ export function createFastPath(d: FastPathDeps): FastPath {
     d.logger.info({ reqId: x.id, method: x.req.method, url: x.req.url, status, ms }, "request");
   }
 
-  /** Answers an error as fastify's error handler does (server/app.ts). */
+  /** Answers an error as fastify's error handler does (server/app.ts: answerError). */
   function fail(x: Exchange, err: unknown, close = false) {
     const mapped = mapError(err);
-    if (!mapped.expected) d.logger.error({ reqId: x.id, err }, "request failed");
-    else if (mapped.status >= 500)
-      d.logger.warn({ reqId: x.id, code: mapped.body.error.code }, mapped.body.error.message);
+    logFailure(d.logger.child({ reqId: x.id }), err, mapped);
     send(x, mapped.status, JSON.stringify(mapped.body), close ? { connection: "close" } : undefined);
   }
 

@@ -3,8 +3,16 @@
  * (`"3.5"`), since adding or removing a child changes the count a `?node=1` GET answers without
  * moving the directory's version. `If-Match` takes a version, or either ETag as a GET sent it.
  */
-import type { TreeNode } from "../tree/types.js";
+import type { Tree, TreeNode } from "../tree/types.js";
 import { ServerError } from "./errors.js";
+
+/** The headers every answer carries: the tree's revision, and the oldest a watch can resume from. */
+export function revisionHeaders(tree: Tree): Record<string, string> {
+  return {
+    "x-byteseek-revision": String(tree.revision()),
+    "x-byteseek-compacted-revision": String(tree.compactedRev()),
+  };
+}
 
 /** The ETag of a version: a strong, quoted entity tag. */
 export function etagOf(version: number): string {

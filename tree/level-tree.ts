@@ -86,7 +86,8 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   const retain = Math.max(1, options.retainRevisions ?? 10_000);
   const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
   // classic-level honours `sync`; abstract-level's types do not declare it.
-  const batchOptions = { sync: options.sync === "always" } as AbstractBatchOptions<string, string>;
+  const syncAlways = options.sync === "always";
+  const batchOptions = { sync: syncAlways } as AbstractBatchOptions<string, string>;
   const hub = new WatchHub();
   const records = new RecordCache();
   const cache = new NodeCache(options.cacheBytes ?? 32 * 1024 * 1024);
@@ -105,7 +106,6 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   let queuedBehind = 0;
   /** A commit waiting for its group to fill (sync always): woken when the queue reaches `size`. */
   let filling: { size: number; wake: () => void } | undefined;
-  const syncAlways = options.sync === "always";
   const commitDelayMs = options.commitDelayMs ?? 1;
 
   function enqueue<T>(run: (m: Mutation) => T | Promise<T>): Promise<T> {
@@ -327,9 +327,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
           },
         );
       m.bump();
-      m.write(nodeKey(key), null);
-      // Values deleted below it kept history: a directory made here again must look for it.
-      if (prev.hk === 1) m.markHistoryBelow(parentOf(key)!);
+      m.removeDir(key);
     } else {
       m.bump();
       m.deleteValue(key, prev);

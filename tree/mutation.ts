@@ -181,8 +181,15 @@ export class Mutation {
     this.write(nodeKey(key), rec);
   }
 
-  /** Deletes a value node, keeping its last value in history; says whether any history stays. */
-  deleteValue(key: string, prev: NodeRecord): boolean {
+  /** Removes directory `dir`: history kept below it is now below its parent, which must say so. */
+  removeDir(dir: string): void {
+    const rec = this.readNode(dir);
+    this.write(nodeKey(dir), null);
+    if (rec?.hk === 1) this.markHistoryBelow(parentOf(dir)!);
+  }
+
+  /** Deletes a value node, keeping its last value in history. */
+  deleteValue(key: string, prev: NodeRecord): void {
     const limit = this.options.historyLimit;
     const hist = [...(prev.h ?? [])];
     if (limit > 0) {
@@ -193,9 +200,7 @@ export class Mutation {
     while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
     this.write(histListKey(key), hist.length > 0 ? hist : null);
     this.write(nodeKey(key), null);
-    if (hist.length === 0) return false;
-    this.markHistoryBelow(parentOf(key)!);
-    return true;
+    if (hist.length > 0) this.markHistoryBelow(parentOf(key)!);
   }
 
   /**
@@ -221,15 +226,12 @@ export class Mutation {
         doomed.push({ sk, rec });
       }
     }
-    // Whether history stays behind below `dir` once it is gone: its parent must say so.
-    let kept = this.readNode(dir)?.hk === 1;
-    for (const { sk, rec } of doomed) {
-      if (rec.k === "index" || wipe) {
-        this.write(sk, null);
-        if (rec.hk === 1) kept = true;
-      } else {
-        if (this.deleteValue(keyFromNodeKey(sk), rec)) kept = true;
-      }
+    // Deepest first: a directory learns of the history its values and subdirectories kept before
+    // it goes itself, and hands it up.
+    for (const { sk, rec } of doomed.reverse()) {
+      if (wipe) this.write(sk, null);
+      else if (rec.k === "index") this.removeDir(keyFromNodeKey(sk));
+      else this.deleteValue(keyFromNodeKey(sk), rec);
     }
     if (wipe)
       for (const prefix of ["h", "H"])
@@ -243,9 +245,8 @@ export class Mutation {
         this.write(nodeKey("/"), { ...rest, n: 0 });
       }
     } else {
-      this.write(nodeKey(dir), null);
+      this.removeDir(dir);
       removed++;
-      if (kept) this.markHistoryBelow(parentOf(dir)!);
       this.adjustCount(parentOf(dir)!, -1);
     }
     return removed;
