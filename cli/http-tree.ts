@@ -62,6 +62,7 @@ const TREE_CODES = new Set<string>([
   "TREE_LOCKED",
   "TREE_CLOSED",
   "TREE_UNAVAILABLE",
+  "TREE_INVALID_OPTION",
 ] satisfies TreeErrorCode[]);
 
 // The wire forms, as server/schemas.ts declares them.

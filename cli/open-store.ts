@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { isTreeError } from "../tree/errors.js";
-import { openTree } from "../tree/index.js";
+import { openTree, parseHistoryLimit } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
 
@@ -39,7 +39,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
   }
   const location = resolve(cwd, where);
   try {
-    return await openTree({ backend: "classic", location, ...(logger ? { logger } : {}) });
+    return await openTree({
+      backend: "classic",
+      location,
+      ...(env.BYTESEEK_HISTORY ? { historyLimit: parseHistoryLimit(env.BYTESEEK_HISTORY) } : {}),
+      ...(logger ? { logger } : {}),
+    });
   } catch (err) {
     if (isLockedError(err))
       throw new CliError(

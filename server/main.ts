@@ -5,13 +5,21 @@
  * KVSPACE (store folder, default ./data), BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411),
  * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_SYNC (always|never, default never),
  * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_CACHE (node cache size,
- * default 32 MiB), BYTESEEK_HISTORY (previous versions kept per value, default 10), BYTESEEK_WORKSPACE (the root the
+ * default 32 MiB), BYTESEEK_HISTORY (previous versions kept per value: a count, or
+ * dir=count pairs; default /byteseek/=10, none elsewhere), BYTESEEK_WORKSPACE (the root the
  * file tools may touch, default the current folder), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
-import { openTree, parseStoreUrl } from "../tree/index.js";
+import {
+  DEFAULT_HISTORY_LIMIT,
+  type HistoryLimit,
+  isTreeError,
+  openTree,
+  parseHistoryLimit,
+  parseStoreUrl,
+} from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { type App, buildApp, DEFAULT_BODY_LIMIT } from "./app.js";
 import { ServerError } from "./errors.js";
@@ -26,7 +34,7 @@ export interface ServerConfig {
   /** Memory for recently read nodes (the embedded store), bytes; 0 turns the cache off. */
   cacheBytes: number;
   /** Previous versions kept per value for history(); 0 keeps none. */
-  historyLimit: number;
+  historyLimit: HistoryLimit;
 }
 
 export interface StartServerOptions {
@@ -81,7 +89,7 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     cacheBytes: env.BYTESEEK_CACHE
       ? parseSize("BYTESEEK_CACHE", env.BYTESEEK_CACHE, true)
       : DEFAULT_CACHE_BYTES,
-    historyLimit: parseCount("BYTESEEK_HISTORY", env.BYTESEEK_HISTORY, DEFAULT_HISTORY),
+    historyLimit: env.BYTESEEK_HISTORY ? readHistory(env.BYTESEEK_HISTORY) : DEFAULT_HISTORY_LIMIT,
   };
   if (token) config.token = token;
   if (/^https?:\/\//i.test(env.KVSPACE ?? ""))
@@ -90,13 +98,13 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
 }
 
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
-const DEFAULT_HISTORY = 10;
-
-function parseCount(name: string, text: string | undefined, fallback: number): number {
-  if (!text) return fallback;
-  if (!/^[0-9]{1,6}$/.test(text.trim()))
-    throw configError(`${name} must be a whole number (0 keeps none), got ${JSON.stringify(text)}`);
-  return Number(text.trim());
+function readHistory(text: string): HistoryLimit {
+  try {
+    return parseHistoryLimit(text);
+  } catch (err) {
+    if (isTreeError(err, "TREE_INVALID_OPTION")) throw configError(`BYTESEEK_HISTORY: ${err.message}`);
+    throw err;
+  }
 }
 
 function parseSize(name: string, text: string, zeroAllowed = false): number {

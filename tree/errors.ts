@@ -17,7 +17,8 @@ export type TreeErrorCode =
   | "TREE_IMPORT_FAILED"
   | "TREE_LOCKED"
   | "TREE_CLOSED"
-  | "TREE_UNAVAILABLE";
+  | "TREE_UNAVAILABLE"
+  | "TREE_INVALID_OPTION";
 
 export class TreeError extends Error {
   override readonly name = "TreeError";

@@ -7,6 +7,11 @@ import type { Tree } from "./types.js";
 
 export type { TreeErrorCode } from "./errors.js";
 export { isTreeError, TreeError } from "./errors.js";
+export {
+  DEFAULT_HISTORY_LIMIT,
+  type HistoryLimit,
+  parseHistoryLimit,
+} from "./history-limit.js";
 export { createLevelTree, type TreeOptions } from "./level-tree.js";
 export {
   compareNames,

@@ -21,6 +21,7 @@ import {
   nodeKey,
 } from "./encoding.js";
 import { TreeError } from "./errors.js";
+import { type HistoryLimit, historyRule } from "./history-limit.js";
 import { type Db, Mutation, RecordCache, readRaw, type Stored } from "./mutation.js";
 import { exportTree, parseImport } from "./ndjson.js";
 import { NodeCache } from "./node-cache.js";
@@ -53,8 +54,11 @@ import { checkValue, type TreeValue, valueSize } from "./value.js";
 import { AsyncQueue, filterBatch, WatchHub } from "./watch-hub.js";
 
 export interface TreeOptions {
-  /** Previous versions kept per key for history(); default 10. */
-  historyLimit?: number;
+  /**
+   * Previous versions kept per value for history(): a count, or counts by directory; default 10
+   * under /byteseek/ and none elsewhere (see history-limit.ts).
+   */
+  historyLimit?: HistoryLimit;
   /** Revisions of change log kept for watch resume; default 10000. */
   retainRevisions?: number;
   /** Memory for nodes recently read, estimated in bytes; default 32 MiB (0 turns the cache off). */
@@ -82,7 +86,7 @@ interface Pending {
 
 /** Builds a Tree on an open abstract-level database with string keys and values. */
 export async function createLevelTree(db: Db, options: TreeOptions = {}): Promise<Tree> {
-  const historyLimit = options.historyLimit ?? 10;
+  const versionsKept = historyRule(options.historyLimit);
   const retain = Math.max(1, options.retainRevisions ?? 10_000);
   const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
   // classic-level honours `sync`; abstract-level's types do not declare it.
@@ -183,7 +187,13 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     const prepared: Prepared = { overlay, logs: [], done: [], startRev: nextRev };
     for (const p of group) {
       const before = nextRev;
-      const m = new Mutation(db, overlay, () => nextRev++, { historyLimit, now: Date.now() }, records);
+      const m = new Mutation(
+        db,
+        overlay,
+        () => nextRev++,
+        { history: versionsKept, now: Date.now() },
+        records,
+      );
       try {
         let value = p.run(m);
         if (value instanceof Promise) value = await value;

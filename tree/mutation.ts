@@ -7,6 +7,7 @@
 import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
 import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
 import { TreeError } from "./errors.js";
+import type { HistoryRule } from "./history-limit.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import { type EventRecord, type HistRecord, type NodeRecord, STORE_FORMAT } from "./record.js";
 import { SizedCache } from "./sized-cache.js";
@@ -19,7 +20,7 @@ export type Db = AbstractLevel<any, string, string>;
 export type Stored = NodeRecord | HistRecord | number[] | null;
 
 export interface MutationOptions {
-  historyLimit: number;
+  history: HistoryRule;
   now: number;
 }
 
@@ -159,7 +160,7 @@ export class Mutation {
 
   /** Writes a value node (whose directory's record is `parent`), keeping the previous version in history. */
   putValue(key: string, rec: NodeRecord, prev: NodeRecord | undefined, parent: NodeRecord): void {
-    const limit = this.options.historyLimit;
+    const limit = this.options.history.limitFor(key);
     let hist: number[];
     if (prev) {
       hist = [...(prev.h ?? [])];
@@ -190,7 +191,7 @@ export class Mutation {
 
   /** Deletes a value node, keeping its last value in history. */
   deleteValue(key: string, prev: NodeRecord): void {
-    const limit = this.options.historyLimit;
+    const limit = this.options.history.limitFor(key);
     const hist = [...(prev.h ?? [])];
     if (limit > 0) {
       const rev = this.bump();

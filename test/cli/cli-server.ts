@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { type App, buildApp } from "../../server/app.js";
-import { openTree } from "../../tree/index.js";
+import { type HistoryLimit, openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 
 const silent = pino({ level: "silent" });
@@ -17,6 +17,7 @@ export function cliEnv(store: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
     BYTESEEK_PORT: _port,
     BYTESEEK_TOKEN: _token,
     BYTESEEK_WORKSPACE: _ws,
+    BYTESEEK_HISTORY: _history,
     ...env
   } = process.env;
   return { ...env, KVSPACE: store, ...extra };
@@ -45,6 +46,8 @@ export interface CliServerOptions {
   token?: string;
   /** Listen on this port (default 0: any). */
   port?: number;
+  /** Previous versions kept (the tree's default: 10 under /byteseek/ only). */
+  historyLimit?: HistoryLimit;
 }
 
 export interface CliServer {
@@ -59,7 +62,11 @@ export interface CliServer {
 
 /** A real byteseek server for kvspace to reach: classic-level store, the runtime, fastify on loopback. */
 export async function startCliServer(options: CliServerOptions): Promise<CliServer> {
-  const tree = await openTree({ backend: "classic", location: options.store });
+  const tree = await openTree({
+    backend: "classic",
+    location: options.store,
+    ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
+  });
   const byteseek = await createByteseek({
     tree,
     workspace: options.workspace,

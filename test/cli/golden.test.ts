@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseHistoryLimit } from "../../tree/index.js";
 import { type CliServer, cliEnv, startCliServer, tempDirs } from "./cli-server.js";
 import { CONTRACT, GOLDEN_SCRIPTS, type GoldenCase } from "./golden-cases.js";
 import { runInProcess } from "./in-process.js";
@@ -34,6 +35,9 @@ function runOptions(c: GoldenCase, env: NodeJS.ProcessEnv) {
 
 afterAll(() => temps.removeAll());
 
+/** The golden scripts read back history under /app/, which keeps none by default: both modes keep 10. */
+const HISTORY = "/app/=10";
+
 for (const mode of ["embedded", "http"] as const) {
   for (const script of GOLDEN_SCRIPTS) {
     describe(`kvspace golden (${mode}): ${script.name}`, () => {
@@ -44,7 +48,12 @@ for (const mode of ["embedded", "http"] as const) {
         store = join(await temps.make(), "store");
         workspace = await temps.make();
         if (mode === "http")
-          server = await startCliServer({ store, workspace, seed: script.seeded === true });
+          server = await startCliServer({
+            store,
+            workspace,
+            seed: script.seeded === true,
+            historyLimit: parseHistoryLimit(HISTORY),
+          });
       });
       afterAll(async () => {
         await server?.close();
@@ -56,7 +65,10 @@ for (const mode of ["embedded", "http"] as const) {
         test(`${c.name}: kvspace ${c.args.join(" ")}`, async () => {
           const where = server?.url ?? (script.independent ? join(await temps.make(), "store") : store);
           expectCase(
-            await runInProcess(c.args, runOptions(c, cliEnv(where, { BYTESEEK_WORKSPACE: workspace }))),
+            await runInProcess(
+              c.args,
+              runOptions(c, cliEnv(where, { BYTESEEK_WORKSPACE: workspace, BYTESEEK_HISTORY: HISTORY })),
+            ),
             c,
           );
         });

@@ -57,9 +57,9 @@ describe("GET /v1/tree/<key>", () => {
     );
   });
 
-  it("answers the retained previous versions with ?history=1, newest first", async () => {
-    for (const v of [1, 2, 3]) await put("/v1/tree/get/h", v);
-    const r = await call("GET", "/v1/tree/get/h?history=1");
+  it("answers the retained previous versions with ?history=1, newest first (kept under /byteseek/)", async () => {
+    for (const v of [1, 2, 3]) await put("/v1/tree/byteseek/notes/h", v);
+    const r = await call("GET", "/v1/tree/byteseek/notes/h?history=1");
     expect(r.status).toBe(200);
     expect(r.body.history.map((h: { value: number }) => h.value)).toEqual([2, 1]);
     expect((await call("GET", "/v1/tree/get/never?history=1")).status).toBe(404);

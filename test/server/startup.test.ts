@@ -43,17 +43,36 @@ describe("readConfig", () => {
       sync: "never",
       bodyLimit: 8 * 1024 * 1024,
       cacheBytes: 32 * 1024 * 1024,
-      historyLimit: 10,
+      historyLimit: { "/byteseek/": 10 },
     });
   });
 
-  it("reads BYTESEEK_HISTORY as a count, 0 keeping none, and refuses anything else", async () => {
+  it("reads BYTESEEK_HISTORY as a count or dir=count pairs, and refuses anything else", async () => {
     expect(readConfig({ BYTESEEK_HISTORY: "3" }).historyLimit).toBe(3);
     expect(readConfig({ BYTESEEK_HISTORY: "0" }).historyLimit).toBe(0);
-    for (const count of ["many", "-1", "2.5", "1e3"])
-      expect((await configError(() => readConfig({ BYTESEEK_HISTORY: count }))).message).toBe(
-        `BYTESEEK_HISTORY must be a whole number (0 keeps none), got ${JSON.stringify(count)}`,
+    expect(readConfig({ BYTESEEK_HISTORY: " /byteseek/=10, /notes/ = 3,/=1" }).historyLimit).toEqual({
+      "/byteseek/": 10,
+      "/notes/": 3,
+      "/": 1,
+    });
+    for (const [text, why] of [
+      ["many", '"many" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)'],
+      ["-1", '"-1" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)'],
+      ["2.5", '"2.5" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)'],
+      ["/a=3", '"/a=3" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)'],
+      ["/a/=3,", '"" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)'],
+      ["99999", "the history limit must be a whole number from 0 (keeps none) to 10000, got 99999"],
+      [
+        "/a/=99999",
+        "the history limit of /a/ must be a whole number from 0 (keeps none) to 10000, got 99999",
+      ],
+    ])
+      expect((await configError(() => readConfig({ BYTESEEK_HISTORY: text }))).message).toBe(
+        `BYTESEEK_HISTORY: ${why?.startsWith('"') ? `history limit: ${why}` : why}`,
       );
+    expect((await configError(() => readConfig({ BYTESEEK_HISTORY: "/a//=3" }))).message).toMatch(
+      /^BYTESEEK_HISTORY: history limit: "\/a\/\/" is not a directory key \(/,
+    );
   });
 
   it("reads BYTESEEK_CACHE as a size, 0 turning the cache off, and refuses anything else", async () => {
@@ -154,6 +173,35 @@ describe("startServer refusals", () => {
 });
 
 describe("BYTESEEK_HISTORY", () => {
+  it("keeps none outside /byteseek/ by default", async () => {
+    const server = await startServer({
+      env: { KVSPACE: join(dir.path, "history-default"), BYTESEEK_PORT: "0" },
+      logger: silent,
+      handleSignals: false,
+    });
+    try {
+      for (const key of ["h/k", "byteseek/notes/k"])
+        for (const v of ["one", "two"])
+          expect(
+            (
+              await request(`${server.url}/v1/tree/${key}`, {
+                method: "PUT",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify(v),
+              })
+            ).statusCode,
+          ).toBe(200);
+      const history = async (key: string) => {
+        const res = await request(`${server.url}/v1/tree/${key}?history=1`);
+        return ((await res.body.json()) as { history: Array<{ value: string }> }).history.map((h) => h.value);
+      };
+      expect(await history("h/k")).toEqual([]);
+      expect(await history("byteseek/notes/k")).toEqual(["one"]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("bounds the versions the started server keeps per value", async () => {
     const server = await startServer({
       env: { KVSPACE: join(dir.path, "history"), BYTESEEK_PORT: "0", BYTESEEK_HISTORY: "1" },

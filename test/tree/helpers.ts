@@ -1,10 +1,11 @@
 import { expect } from "vitest";
 import { TreeError, type TreeErrorCode } from "../../tree/errors.js";
+import type { HistoryLimit } from "../../tree/history-limit.js";
 import type { ListChild, Tree, TreeNode, ValueNode, WatchBatch } from "../../tree/types.js";
 
 /** Options the conformance suite passes to a backend's factory (the backend adds its own). */
 export interface SuiteTreeOptions {
-  historyLimit?: number;
+  historyLimit?: HistoryLimit;
   retainRevisions?: number;
   maxValueBytes?: number;
 }

@@ -1,6 +1,6 @@
 import { ClassicLevel } from "classic-level";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openTree } from "../../tree/index.js";
+import { type HistoryLimit, openTree } from "../../tree/index.js";
 import type { ExportEntry, Tree, TreeNode } from "../../tree/types.js";
 import { int64, json, str } from "../../tree/value.js";
 import { expectTreeError, listAll, take } from "./helpers.js";
@@ -29,8 +29,9 @@ async function snapshot(tree: Tree): Promise<Map<string, TreeNode | undefined>> 
 describe("tree on classic-level, closed and reopened", () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   const open: Tree[] = [];
-  const reopen = async () => {
-    const tree = await openTree({ backend: "classic", location: dir.path });
+  // Every value keeps history here (by default only those under /byteseek/ do).
+  const reopen = async (historyLimit: HistoryLimit = 10) => {
+    const tree = await openTree({ backend: "classic", location: dir.path, historyLimit });
     open.push(tree);
     return tree;
   };
@@ -58,6 +59,8 @@ describe("tree on classic-level, closed and reopened", () => {
     const exported = await exportAll(first);
     const history = await first.history("/versions");
     const deletedHistory = await first.history("/deleted");
+    expect(history).toHaveLength(3);
+    expect(deletedHistory).toHaveLength(1);
     const rev = first.revision();
     const changes = await take(first.watch("/", { fromRev: r0 + 1 }), rev - r0);
     await first.close();
@@ -75,6 +78,23 @@ describe("tree on classic-level, closed and reopened", () => {
     expect(await second.set("/versions", int64(5n))).toMatchObject({ version: 5, rev: rev + 1 });
     expect((await second.append("/log/", json({ n: 3 }))).key).toBe("/log/3");
     await expectTreeError(() => second.set("/meta/ro", str("x")), "TREE_READ_ONLY");
+  });
+
+  it("trims the history a value kept to the limit it is opened with, at its next write", async () => {
+    const first = await reopen(10);
+    for (let n = 1; n <= 8; n++) await first.set("/h/x", int64(BigInt(n)));
+    await first.set("/h/y", str("y"));
+    await first.set("/h/y", str("y2"));
+    expect(await first.history("/h/x")).toHaveLength(7);
+    await first.close();
+    const second = await reopen({ "/h/": 2 });
+    await second.set("/h/x", int64(9n));
+    expect((await second.history("/h/x")).map((h) => h.version)).toEqual([8, 7]);
+    expect(await second.history("/h/y")).toHaveLength(1); // not written since: kept as it was
+    await second.close();
+    const third = await reopen(0);
+    await third.set("/h/x", int64(10n));
+    expect(await third.history("/h/x")).toEqual([]);
   });
 
   it("keeps the revision counter going after a clear and a reopen", async () => {

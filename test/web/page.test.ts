@@ -321,11 +321,11 @@ describe("live", () => {
 
 describe("history", () => {
   it("lists previous versions, diffs one against the current value and restores it in one click", async () => {
-    await server.tree.set("/hist/doc", str("line one\nline two"));
-    await server.tree.set("/hist/doc", str("line one\nline 2"));
-    await server.tree.set("/hist/doc", str("line one\nline 2\nline three"));
+    await server.tree.set("/byteseek/hist/doc", str("line one\nline two"));
+    await server.tree.set("/byteseek/hist/doc", str("line one\nline 2"));
+    await server.tree.set("/byteseek/hist/doc", str("line one\nline 2\nline three"));
     const { page, context } = await openPage(browser, server.url);
-    await page.goto("/ui/hist/doc");
+    await page.goto("/ui/byteseek/hist/doc");
     await page.locator("summary", { hasText: "History" }).click();
     await page.locator('tr[data-version="1"]').waitFor();
     await page.getByRole("button", { name: "Diff v1" }).click();
@@ -336,7 +336,7 @@ describe("history", () => {
     await page.getByRole("button", { name: "Restore v1" }).click();
     await page.locator("dl.meta dd", { hasText: /^4$/ }).waitFor();
     expect(await page.locator("#value-input").inputValue()).toBe("line one\nline two");
-    expect(await server.tree.get("/hist/doc")).toMatchObject({
+    expect(await server.tree.get("/byteseek/hist/doc")).toMatchObject({
       value: str("line one\nline two"),
       version: 4,
     });

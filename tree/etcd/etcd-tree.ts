@@ -8,6 +8,7 @@ import type { Etcd3 } from "etcd3";
 import type { Logger } from "pino";
 import { childNodeKey, childrenRange, keyFromNodeKey } from "../encoding.js";
 import { TreeError } from "../errors.js";
+import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, parseImport } from "../ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import { histFromRecord } from "../record.js";
@@ -42,8 +43,8 @@ export interface EtcdTreeOptions {
   endpoints: string[];
   /** Key prefix of this tree in etcd (default `byteseek/`); trees with different prefixes are separate. */
   prefix?: string;
-  /** Previous versions kept per key for history(); default 10. */
-  historyLimit?: number;
+  /** Previous versions kept per value for history(): see TreeOptions.historyLimit. */
+  historyLimit?: HistoryLimit;
   /**
    * Revisions kept for watch resume; default 10000. The tree compacts etcd (for every prefix on
    * it: etcd's compaction is cluster-wide) to keep about this many.
@@ -74,7 +75,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   const prefix = options.prefix ?? "byteseek/";
   if (prefix === "") throw new TreeError("TREE_UNAVAILABLE", "the etcd prefix must not be empty");
-  const historyLimit = options.historyLimit ?? 10;
+  const versionsKept = historyRule(options.historyLimit);
   const retain = Math.max(1, options.retainRevisions ?? 10_000);
   const compactStep = Math.max(1, Math.floor(retain / 10));
   const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
@@ -87,7 +88,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       endpoints: options.endpoints,
       ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
     });
-  const ops = createOps({ historyLimit, maxValueBytes, maxTxnOps });
+  const ops = createOps({ history: versionsKept, maxValueBytes, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
   let closed = false;

@@ -6,6 +6,7 @@
  */
 import { depthOf, keyFromNodeKey, subtreeRangeAt, upperBound } from "../encoding.js";
 import { TreeError } from "../errors.js";
+import type { HistoryRule } from "../history-limit.js";
 import { MAX_DEPTH, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type { HistRecord } from "../record.js";
 import { checkTxnSize, compareHolds } from "../txn.js";
@@ -26,7 +27,7 @@ import { type Attempt, type NodeEntry, PENDING } from "./attempt.js";
 import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
 
 export interface OpsConfig {
-  historyLimit: number;
+  history: HistoryRule;
   maxValueBytes: number;
   /** etcd's --max-txn-ops: a deltree keeps its values' history only while that fits. */
   maxTxnOps: number;
@@ -110,7 +111,7 @@ export function createOps(cfg: OpsConfig) {
     rec: EtcdRecord,
     prev: NodeEntry | undefined,
   ): Promise<void> {
-    const limit = cfg.historyLimit;
+    const limit = cfg.history.limitFor(key);
     let hist: number[];
     if (prev) {
       hist = [...(prev.rec.h ?? [])];
@@ -132,7 +133,7 @@ export function createOps(cfg: OpsConfig) {
   }
 
   function deleteValue(m: Attempt, key: string, prev: NodeEntry): void {
-    const limit = cfg.historyLimit;
+    const limit = cfg.history.limitFor(key);
     const hist = [...(prev.rec.h ?? [])];
     if (limit > 0 && prev.mr !== PENDING) {
       // Keyed by the revision that wrote the value (the delete's own is not known before commit).
@@ -151,7 +152,7 @@ export function createOps(cfg: OpsConfig) {
    * of --max-txn-ops values); a larger subtree goes without its history.
    */
   async function removeSubtree(m: Attempt, dir: string, force: boolean): Promise<number> {
-    const keep = cfg.historyLimit > 0;
+    const keep = cfg.history.keepsBelow(dir);
     const values: Array<{ key: string; prev: NodeEntry }> = [];
     let removed = 0;
     for (let depth = depthOf(dir) + 1; depth <= MAX_DEPTH; depth++) {

@@ -6,7 +6,7 @@ import type { SuiteContext } from "../context.js";
 export function historySuite(ctx: SuiteContext): void {
   describe("history", () => {
     it("answers no history for a key written once, or never", async () => {
-      const tree = await ctx.open();
+      const tree = await ctx.open({ historyLimit: 10 });
       await tree.set("/h", str("only"));
       expect(await tree.history("/h")).toEqual([]);
       expect(await tree.history("/never")).toEqual([]);
@@ -51,10 +51,29 @@ export function historySuite(ctx: SuiteContext): void {
       ]);
     });
 
-    it("keeps 10 previous versions by default", async () => {
+    it("keeps 10 previous versions under /byteseek/ by default, and none elsewhere", async () => {
       const tree = await ctx.open();
-      for (let i = 1; i <= 15; i++) await tree.set("/h", int64(BigInt(i)));
-      expect((await tree.history("/h")).map((h) => h.version)).toEqual(range(14, 5));
+      for (let i = 1; i <= 15; i++) {
+        await tree.set("/byteseek/prompt/h", int64(BigInt(i)));
+        await tree.set("/data/h", int64(BigInt(i)));
+      }
+      expect((await tree.history("/byteseek/prompt/h")).map((h) => h.version)).toEqual(range(14, 5));
+      expect(await tree.history("/data/h")).toEqual([]);
+      await tree.del("/data/h");
+      expect(await tree.history("/data/h")).toEqual([]);
+    });
+
+    it("keeps counts by directory, the nearest configured directory above a value deciding", async () => {
+      const tree = await ctx.open({ historyLimit: { "/": 1, "/a/": 3, "/a/b/": 0 } });
+      for (const key of ["/top", "/a/x", "/a/deeper/x", "/a/b/x", "/a/b/c/x", "/ab/x"])
+        for (let i = 1; i <= 6; i++) await tree.set(key, int64(BigInt(i)));
+      const versions = async (key: string) => (await tree.history(key)).map((h) => h.version);
+      expect(await versions("/top")).toEqual([5]);
+      expect(await versions("/a/x")).toEqual([5, 4, 3]);
+      expect(await versions("/a/deeper/x")).toEqual([5, 4, 3]);
+      expect(await versions("/a/b/x")).toEqual([]);
+      expect(await versions("/a/b/c/x")).toEqual([]);
+      expect(await versions("/ab/x")).toEqual([5]); // /a/ is a directory, not a string prefix of /ab/
     });
 
     it("records the last value of every key a deltree removed, so a whole folder can be restored", async () => {
@@ -88,7 +107,7 @@ export function historySuite(ctx: SuiteContext): void {
     });
 
     it("hands a key made again after its delete the history the delete kept", async () => {
-      const tree = await ctx.open();
+      const tree = await ctx.open({ historyLimit: 10 });
       await tree.set("/d/x", str("one"));
       await tree.set("/d/x", str("two"));
       await tree.del("/d/x");
@@ -123,7 +142,7 @@ export function historySuite(ctx: SuiteContext): void {
         ],
       ];
       for (const [key, remove] of cases) {
-        const tree = await ctx.open();
+        const tree = await ctx.open({ historyLimit: 10 });
         await tree.set(key, str("before"));
         await remove(tree);
         await tree.set(key, str("after"));
@@ -132,7 +151,7 @@ export function historySuite(ctx: SuiteContext): void {
     });
 
     it("forgets kept history on clear", async () => {
-      const tree = await ctx.open();
+      const tree = await ctx.open({ historyLimit: 10 });
       await tree.set("/c/x", str("before"));
       await tree.del("/c/x");
       await tree.clear();
