@@ -12,7 +12,7 @@
  *
  *   npm run build && node dist/bench/http.js [--duration S] [--rounds N] [--quick] [--profile DIR] [--driver builtin]
  *
- * Defaults: 3 rounds of 10 s per row; `--quick` is 1 round of 3 s. `--profile DIR` writes a
+ * Defaults: 5 rounds of 10 s per row; `--quick` is 1 round of 3 s. `--profile DIR` writes a
  * `--cpu-prof` profile of each byteseek server into DIR; `--driver builtin` loads with
  * bench/load.ts instead of autocannon (a driver that spends far less of the two shared cores: see
  * there). `--serve` is internal: the etcd-backed server's child process.
@@ -29,7 +29,7 @@ import { buildApp } from "../server/app.js";
 import { openTree, parseStoreUrl } from "../tree/index.js";
 import { freePort, startEtcd } from "./etcd-process.js";
 import { runLoad } from "./load.js";
-import { fmt, median, printTable, ratio } from "./report.js";
+import { fmt, median, pairedRatio, printTable } from "./report.js";
 
 const KEYS = 10_000;
 const VALUE = "v".repeat(200);
@@ -255,7 +255,8 @@ async function startServerProcess(
   return { url, pid: child.pid, stop: () => stopChild(child) };
 }
 
-type Row = { op: "GET" | "PUT"; connections: number; target: string; figure: Figure };
+/** A row's figure is the median of its rounds; `rounds` keeps each, for ratios within a round. */
+type Row = { op: "GET" | "PUT"; connections: number; target: string; figure: Figure; rounds: Figure[] };
 
 /** `xs` turned left by `n`: [a, b, c] by 1 is [b, c, a]. */
 function rotate<T>(xs: T[], n: number): T[] {
@@ -310,6 +311,7 @@ async function measureAll(all: Measured[], seconds: number, rounds: number): Pro
         cpuUs: median(figures.map((f) => f.cpuUs)),
         errors: figures.reduce((n, f) => n + f.errors, 0),
       },
+      rounds: figures,
     });
   }
   return rows;
@@ -335,13 +337,25 @@ const V2 = "etcd v2 keys";
 const V3 = "etcd v3 gateway";
 
 function printFigures(rows: Row[], seconds: number, rounds: number): void {
-  const find = (op: string, c: number, t: string) =>
-    rows.find((r) => r.op === op && r.connections === c && r.target === t)?.figure;
+  const row = (op: string, c: number, t: string) =>
+    rows.find((r) => r.op === op && r.connections === c && r.target === t);
+  const find = (op: string, c: number, t: string) => row(op, c, t)?.figure;
+  /** Ours over theirs, round by round (both taken back to back), the median of those ratios. */
+  const versus = (op: string, c: number, ours: string, theirs: string) => {
+    const a = row(op, c, ours);
+    const b = row(op, c, theirs);
+    return a && b
+      ? pairedRatio(
+          a.rounds.map((f) => f.rps),
+          b.rounds.map((f) => f.rps),
+        )
+      : undefined;
+  };
   const avg = loadavg()
     .map((x) => x.toFixed(2))
     .join(", ");
   console.log(
-    `\nreq/s (2xx only) and p99 latency, medians of ${rounds} round(s) of ${seconds} s per row (the servers of a row taken one after another in each round), 200-byte values, ${fmt(KEYS)} keys, ` +
+    `\nreq/s (2xx only) and p99 latency, medians of ${rounds} round(s) of ${seconds} s per row (the servers of a row taken one after another in each round; a ratio is the median of the rounds' ratios), 200-byte values, ${fmt(KEYS)} keys, ` +
       `random key per request, load from ${DRIVER === "builtin" ? "bench/load.ts" : "autocannon (p99 in whole ms)"}; server CPU is the server ` +
       `process's user + system time per 2xx answer (for byteseek on etcd: byteseek's process only, etcd not counted); ` +
       `${cpus().length} CPUs, load average after the run: ${avg}`,
@@ -349,20 +363,20 @@ function printFigures(rows: Row[], seconds: number, rounds: number): void {
   const table: string[][] = [];
   for (const op of ["GET", "PUT"])
     for (const c of CONNECTIONS) {
-      const v2 = find(op, c, V2);
-      const v3 = find(op, c, V3);
       for (const t of [OURS, OURS_SYNC, OURS_ETCD, V2, V3]) {
         const f = find(op, c, t);
         if (!f) continue;
         const mine = t !== V2 && t !== V3;
+        const v2 = mine ? versus(op, c, t, V2) : undefined;
+        const v3 = mine ? versus(op, c, t, V3) : undefined;
         table.push([
           op,
           String(c),
           t,
           fmt(f.rps),
           f.p99.toFixed(1),
-          mine && v2 ? `${ratio(f.rps, v2.rps).toFixed(2)}x` : "",
-          mine && v3 ? `${ratio(f.rps, v3.rps).toFixed(2)}x` : "",
+          v2 === undefined ? "" : `${v2.toFixed(2)}x`,
+          v3 === undefined ? "" : `${v3.toFixed(2)}x`,
           fmt(f.cpuUs),
           f.errors ? String(f.errors) : "",
         ]);
@@ -387,8 +401,8 @@ function printFigures(rows: Row[], seconds: number, rounds: number): void {
   const bar = (label: string, op: string, ours: string, theirs: string, need: number) => {
     const a = find(op, 32, ours);
     const b = find(op, 32, theirs);
-    if (!a || !b) return;
-    const r = ratio(a.rps, b.rps);
+    const r = versus(op, 32, ours, theirs);
+    if (!a || !b || r === undefined) return;
     bars.push([label, `${r.toFixed(2)}x`, `${need.toFixed(1)}x`, r >= need ? "met" : "MISSED"]);
     bars.push([
       `${label}: p99 below etcd's`,
@@ -426,7 +440,7 @@ async function main(): Promise<void> {
   const profileDir = flag("--profile");
   const cli = join(here, "../cli/byteseek.js");
   const roundsFlag = flag("--rounds");
-  const rounds = roundsFlag ? Number(roundsFlag) : process.argv.includes("--quick") ? 1 : 3;
+  const rounds = roundsFlag ? Number(roundsFlag) : process.argv.includes("--quick") ? 1 : 5;
   if (!(Number.isInteger(rounds) && rounds > 0))
     throw new Error(`--rounds takes a whole number, got ${JSON.stringify(roundsFlag)}`);
   const dir = mkdtempSync(join(tmpdir(), "byteseek-bench-http-"));

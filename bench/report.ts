@@ -15,6 +15,15 @@ export function ratio(a: number, b: number): number {
   return b === 0 ? Number.POSITIVE_INFINITY : a / b;
 }
 
+/**
+ * The median of the ratios of paired samples (`a[i]` and `b[i]` taken in the same round, back to
+ * back): this machine's speed drifts by a third over minutes, which a ratio of medians taken from
+ * different rounds picks up and a ratio within a round does not.
+ */
+export function pairedRatio(a: number[], b: number[]): number {
+  return median(a.map((x, i) => ratio(x, b[i] ?? 0)));
+}
+
 /** A number with thousands separators, no decimals. */
 export function fmt(n: number): string {
   return Math.round(n).toLocaleString("en-US");
