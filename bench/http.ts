@@ -4,7 +4,10 @@
  * - byteseek on classic-level (`byteseek serve`, BYTESEEK_SYNC=never, and a second one with always
  *   for PUT),
  * - byteseek on the etcd backend (KVSPACE=etcd://…/bench),
- * - etcd's own v2 keys API and v3 JSON gateway (Debian's etcd, started here, data dir on disk).
+ * - etcd's own v2 keys API and v3 JSON gateway (Debian's etcd, started here, data dir on disk),
+ * - the issue's reference: a bare fastify + classic-level server that stores a PUT's body under
+ *   its path and answers it to a GET, nothing more (no revisions, no change log, no directories),
+ *   which shows what the stack itself does on this machine today.
  * Every server runs in a child process, so the load generator never shares its event loop; all of
  * them run through the whole bench, and the rows are measured round after round with the servers of
  * a row one after another (see measureAll). Prints a Markdown table of the medians with our/etcd
@@ -15,7 +18,7 @@
  * Defaults: 5 rounds of 10 s per row; `--quick` is 1 round of 3 s. `--profile DIR` writes a
  * `--cpu-prof` profile of each byteseek server into DIR; `--driver builtin` loads with
  * bench/load.ts instead of autocannon (a driver that spends far less of the two shared cores: see
- * there). `--serve` is internal: the etcd-backed server's child process.
+ * there). `--serve` and `--toy` are internal: the etcd-backed server's and the toy's child process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -23,6 +26,8 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { ClassicLevel } from "classic-level";
+import Fastify from "fastify";
 import pino from "pino";
 import { Pool } from "undici";
 import { buildApp } from "../server/app.js";
@@ -330,11 +335,36 @@ async function serve(): Promise<void> {
   });
 }
 
+/** `--toy`: the issue's reference server, a bare fastify + classic-level at KVSPACE. */
+async function serveToy(): Promise<void> {
+  const db = new ClassicLevel<string, string>(process.env.KVSPACE ?? "", {
+    keyEncoding: "utf8",
+    valueEncoding: "utf8",
+  });
+  await db.open();
+  const app = Fastify();
+  app.get("/healthz", async () => ({ ok: true }));
+  app.get("/v1/tree/*", async (req, reply) => {
+    const value = await db.get(req.url.slice("/v1/tree".length));
+    if (value === undefined) return reply.code(404).send({ error: "not found" });
+    return reply.type("application/json").send(value);
+  });
+  app.put("/v1/tree/*", async (req) => {
+    await db.put(req.url.slice("/v1/tree".length), JSON.stringify(req.body));
+    return { ok: true };
+  });
+  await app.listen({ host: "127.0.0.1", port: Number(process.env.BYTESEEK_PORT) });
+  process.once("SIGTERM", () => {
+    void app.close().then(() => db.close());
+  });
+}
+
 const OURS = "byteseek (sync never)";
 const OURS_SYNC = "byteseek (sync always)";
 const OURS_ETCD = "byteseek on etcd";
 const V2 = "etcd v2 keys";
 const V3 = "etcd v3 gateway";
+const TOY = "fastify + classic-level toy";
 
 function printFigures(rows: Row[], seconds: number, rounds: number): void {
   const row = (op: string, c: number, t: string) =>
@@ -363,7 +393,7 @@ function printFigures(rows: Row[], seconds: number, rounds: number): void {
   const table: string[][] = [];
   for (const op of ["GET", "PUT"])
     for (const c of CONNECTIONS) {
-      for (const t of [OURS, OURS_SYNC, OURS_ETCD, V2, V3]) {
+      for (const t of [OURS, OURS_SYNC, OURS_ETCD, TOY, V2, V3]) {
         const f = find(op, c, t);
         if (!f) continue;
         const mine = t !== V2 && t !== V3;
@@ -417,6 +447,13 @@ function printFigures(rows: Row[], seconds: number, rounds: number): void {
   bar("PUT (sync always) vs etcd v2", "PUT", OURS_SYNC, V2, 1.0);
   console.log("\nBars at 32 connections (issue 3)");
   printTable(["bar", "measured", "needed", ""], bars);
+  const toyGet = versus("GET", 32, TOY, V2);
+  const toyPut = versus("PUT", 32, TOY, V2);
+  if (toyGet !== undefined && toyPut !== undefined)
+    console.log(
+      `\nThe reference (issue 3: "a bare fastify + classic-level toy does about 15k GET/s and 12k PUT/s", etcd v2 14-17k and 6-7k) ` +
+        `in this run: GET ${toyGet.toFixed(2)}x etcd v2, PUT ${toyPut.toFixed(2)}x etcd v2.`,
+    );
 }
 
 function flag(name: string): string | undefined {
@@ -474,6 +511,7 @@ async function main(): Promise<void> {
     const onEtcd = await started([fileURLToPath(import.meta.url), "--serve"], {
       KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
     });
+    const toy = await started([fileURLToPath(import.meta.url), "--toy"], { KVSPACE: join(dir, "toy") });
     const etcdUrl = etcd.members[0]!.clientUrl;
     const etcdPid = etcd.members[0]!.pid;
     rows = await measureAll(
@@ -483,6 +521,7 @@ async function main(): Promise<void> {
         { target: etcdV2Target(etcdUrl, etcdPid), ops: ["get", "put"] },
         { target: etcdV3Target(etcdUrl, etcdPid), ops: ["get", "put"] },
         { target: byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), ops: ["get", "put"] },
+        { target: byteseekTarget(TOY, toy.url, toy.pid), ops: ["get", "put"] },
       ],
       seconds,
       rounds,
@@ -497,4 +536,5 @@ async function main(): Promise<void> {
 }
 
 if (process.argv.includes("--serve")) await serve();
+else if (process.argv.includes("--toy")) await serveToy();
 else await main();

@@ -236,7 +236,7 @@ function createValueView(api: Api, key: string, navigate: Navigate): View {
     if (
       !(await confirmDialog(
         `Delete ${key}?`,
-        `Delete the value ${key} (version ${node.version})? Its history is kept.`,
+        `Delete the value ${key} (version ${node.version})? Where versions are kept (by default under /byteseek/), its history keeps this one.`,
         "Delete",
       ))
     )
