@@ -33,7 +33,7 @@ export interface ServerConfig {
   bodyLimit: number;
   /** Memory for recently read nodes (the embedded store), bytes; 0 turns the cache off. */
   cacheBytes: number;
-  /** Previous versions kept per value for history(); 0 keeps none. */
+  /** Previous versions kept per value for history(): a count, or counts by directory. */
   historyLimit: HistoryLimit;
 }
 
@@ -98,6 +98,7 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
 }
 
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
+
 function readHistory(text: string): HistoryLimit {
   try {
     return parseHistoryLimit(text);

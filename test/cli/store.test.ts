@@ -39,6 +39,25 @@ describe("kvspace on the embedded store", () => {
     expect(result.code).toBe(1);
   });
 
+  it("keeps the versions BYTESEEK_HISTORY asks for, and refuses a malformed one before touching the store", async () => {
+    const store = join(await temps.make(), "store");
+    const env = cliEnv(store, { BYTESEEK_HISTORY: "/notes/=2" });
+    for (const v of ["a", "b", "c", "d"]) {
+      expect((await runInProcess(["set", "/notes/n", `string:${v}`], { env })).code).toBe(0);
+      expect((await runInProcess(["set", "/other/n", `string:${v}`], { env })).code).toBe(0);
+    }
+    expect((await runInProcess(["history", "/notes/n"], { env })).stdout.split("\n")).toHaveLength(3);
+    expect((await runInProcess(["history", "/other/n"], { env })).stdout).toBe("");
+    expect(
+      await runInProcess(["get", "/notes/n"], { env: cliEnv(store, { BYTESEEK_HISTORY: "/notes=2" }) }),
+    ).toMatchObject({
+      stdout: "",
+      stderr:
+        'history limit: "/notes=2" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)\n',
+      code: 1,
+    });
+  });
+
   it("checks usage before opening the store, so a usage error wins over a lock", async () => {
     const store = join(await temps.make(), "store");
     held = await openTree({ backend: "classic", location: store });

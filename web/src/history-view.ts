@@ -32,7 +32,14 @@ export function createHistorySection(
     const cur = current();
     const older = entries.filter((e) => !cur || e.version !== cur.version || e.modRev !== cur.modRev);
     if (!older.length) {
-      replace(body, h("p", { class: "muted" }, "No previous versions are retained. By default only values under /byteseek/ keep them (the server's BYTESEEK_HISTORY says where)."));
+      replace(
+        body,
+        h(
+          "p",
+          { class: "muted" },
+          "No previous versions are retained. By default only values under /byteseek/ keep them (the server's BYTESEEK_HISTORY says where).",
+        ),
+      );
       return;
     }
     const diffSlot = h("div", { class: "history-diff", "aria-live": "polite" });
