@@ -173,58 +173,50 @@ describe("startServer refusals", () => {
 });
 
 describe("BYTESEEK_HISTORY", () => {
-  it("keeps none outside /byteseek/ by default", async () => {
+  /** Starts a server with `env`, writes each value in turn to each key, answers each key's history. */
+  async function historyAfter(
+    env: NodeJS.ProcessEnv,
+    keys: string[],
+    values: string[],
+  ): Promise<Record<string, string[]>> {
     const server = await startServer({
-      env: { KVSPACE: join(dir.path, "history-default"), BYTESEEK_PORT: "0" },
+      env: { KVSPACE: join(dir.path, `history-${keys.length}-${values.length}`), BYTESEEK_PORT: "0", ...env },
       logger: silent,
       handleSignals: false,
     });
     try {
-      for (const key of ["h/k", "byteseek/notes/k"])
-        for (const v of ["one", "two"])
-          expect(
-            (
-              await request(`${server.url}/v1/tree/${key}`, {
-                method: "PUT",
-                headers: { "content-type": "application/json" },
-                body: JSON.stringify(v),
-              })
-            ).statusCode,
-          ).toBe(200);
-      const history = async (key: string) => {
+      const out: Record<string, string[]> = {};
+      for (const key of keys) {
+        for (const v of values) {
+          const res = await request(`${server.url}/v1/tree/${key}`, {
+            method: "PUT",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(v),
+          });
+          expect(res.statusCode).toBe(200);
+          await res.body.dump();
+        }
         const res = await request(`${server.url}/v1/tree/${key}?history=1`);
-        return ((await res.body.json()) as { history: Array<{ value: string }> }).history.map((h) => h.value);
-      };
-      expect(await history("h/k")).toEqual([]);
-      expect(await history("byteseek/notes/k")).toEqual(["one"]);
+        const { history } = (await res.body.json()) as { history: Array<{ value: string }> };
+        out[key] = history.map((h) => h.value);
+      }
+      return out;
     } finally {
       await server.close();
     }
+  }
+
+  it("keeps none outside /byteseek/ by default", async () => {
+    expect(await historyAfter({}, ["h/k", "byteseek/notes/k"], ["one", "two"])).toEqual({
+      "h/k": [],
+      "byteseek/notes/k": ["one"],
+    });
   });
 
   it("bounds the versions the started server keeps per value", async () => {
-    const server = await startServer({
-      env: { KVSPACE: join(dir.path, "history"), BYTESEEK_PORT: "0", BYTESEEK_HISTORY: "1" },
-      logger: silent,
-      handleSignals: false,
+    expect(await historyAfter({ BYTESEEK_HISTORY: "1" }, ["h/k"], ["one", "two", "three"])).toEqual({
+      "h/k": ["two"],
     });
-    try {
-      for (const v of ["one", "two", "three"])
-        expect(
-          (
-            await request(`${server.url}/v1/tree/h/k`, {
-              method: "PUT",
-              headers: { "content-type": "application/json" },
-              body: JSON.stringify(v),
-            })
-          ).statusCode,
-        ).toBe(200);
-      const res = await request(`${server.url}/v1/tree/h/k?history=1`);
-      const { history } = (await res.body.json()) as { history: Array<{ value: string }> };
-      expect(history.map((h) => h.value)).toEqual(["two"]);
-    } finally {
-      await server.close();
-    }
   });
 });
 
