@@ -181,19 +181,17 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     startRev: number;
   }
 
+  const allocRev = (): number => nextRev++;
+
   /** Runs each operation of a group in order; one that throws is rejected and leaves no trace. */
   async function prepare(group: Pending[]): Promise<Prepared> {
     const overlay = new Map<string, Stored>();
     const prepared: Prepared = { overlay, logs: [], done: [], startRev: nextRev };
+    // One clock reading a group: its operations are written together.
+    const options = { history: versionsKept, now: Date.now() };
     for (const p of group) {
       const before = nextRev;
-      const m = new Mutation(
-        db,
-        overlay,
-        () => nextRev++,
-        { history: versionsKept, now: Date.now() },
-        records,
-      );
+      const m = new Mutation(db, overlay, allocRev, options, records);
       try {
         let value = p.run(m);
         if (value instanceof Promise) value = await value;
