@@ -195,10 +195,10 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
       try {
         let value = p.run(m);
         if (value instanceof Promise) value = await value;
-        for (const [k, v] of m.local) overlay.set(k, v);
         if (m.rev !== 0) prepared.logs.push({ rev: m.rev, events: m.events });
         prepared.done.push({ p, value });
       } catch (err) {
+        m.undo();
         nextRev = before;
         p.reject(err);
       }

@@ -1,8 +1,8 @@
 /**
  * One write operation's view of the store while it runs inside a commit group: reads see the
- * committed store, then what earlier operations of the same group wrote, then this operation's
- * own writes; writes stay local until the operation succeeds, so a failed operation leaves no
- * trace (all or nothing per operation, and per transaction).
+ * committed store, then what the group (earlier operations and this one) wrote. Writes go into
+ * the group's overlay at once, and each remembers what it replaced, so a failed operation is
+ * undone and leaves no trace (all or nothing per operation, and per transaction).
  */
 import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
 import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
@@ -60,8 +60,12 @@ export class RecordCache {
   }
 }
 
+/** What an overlay entry was before an operation wrote it: `ABSENT` when it had none. */
+const ABSENT = Symbol("absent");
+
 export class Mutation {
-  readonly local = new Map<string, Stored>();
+  /** Each write of this operation: the key, and what the overlay held before it. */
+  readonly #undo: Array<[string, Stored | typeof ABSENT]> = [];
   readonly events: EventRecord[] = [];
   /** The revision this operation writes at, once it writes anything. */
   rev = 0;
@@ -82,8 +86,8 @@ export class Mutation {
 
   /** Reads synchronously: both embedded backends answer point reads from LevelDB's memtable and caches. */
   read<T extends Stored>(sk: string): T | undefined {
-    if (this.local.has(sk)) return (this.local.get(sk) ?? undefined) as T | undefined;
-    if (this.group.has(sk)) return (this.group.get(sk) ?? undefined) as T | undefined;
+    const staged = this.group.get(sk);
+    if (staged !== undefined || this.group.has(sk)) return (staged ?? undefined) as T | undefined;
     const cached = this.records.get(sk);
     if (cached) return cached as T;
     const raw = readRaw(this.db, sk);
@@ -94,7 +98,19 @@ export class Mutation {
   }
 
   write(sk: string, value: Stored): void {
-    this.local.set(sk, value);
+    const before = this.group.get(sk);
+    this.#undo.push([sk, before !== undefined || this.group.has(sk) ? (before ?? null) : ABSENT]);
+    this.group.set(sk, value);
+  }
+
+  /** Takes back every write of this operation (it failed), latest first. */
+  undo(): void {
+    for (let i = this.#undo.length - 1; i >= 0; i--) {
+      const [sk, before] = this.#undo[i]!;
+      if (before === ABSENT) this.group.delete(sk);
+      else this.group.set(sk, before);
+    }
+    this.#undo.length = 0;
   }
 
   readNode(key: string): NodeRecord | undefined {
@@ -104,12 +120,10 @@ export class Mutation {
   /** Keys in [gte, lt) as this operation sees them (store, group and local writes merged). */
   async rangeKeys(gte: string, lt: string): Promise<string[]> {
     const keys = new Set<string>(await this.db.keys({ gte, lt }).all());
-    for (const layer of [this.group, this.local]) {
-      for (const [k, v] of layer) {
-        if (k >= gte && k < lt) {
-          if (v === null) keys.delete(k);
-          else keys.add(k);
-        }
+    for (const [k, v] of this.group) {
+      if (k >= gte && k < lt) {
+        if (v === null) keys.delete(k);
+        else keys.add(k);
       }
     }
     return [...keys].sort();

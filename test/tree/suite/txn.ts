@@ -133,6 +133,34 @@ export function txnSuite(ctx: SuiteContext): void {
       await unchanged();
     });
 
+    it("is all or nothing beside writes that go through at the same moment", async () => {
+      const tree = await ctx.open();
+      await tree.set("/shared/a", str("a"));
+      await tree.set("/full/x", str("x"));
+      const before = tree.revision();
+      // Started together, so a tree that commits in groups takes them in one group.
+      const [failed, ...others] = await Promise.allSettled([
+        tree.txn({
+          success: [
+            { op: "set", key: "/shared/a", value: str("changed") },
+            { op: "set", key: "/shared/fresh", value: str("new") },
+            { op: "set", key: "/made/by/txn", value: str("new") },
+            { op: "del", key: "/full/" },
+          ],
+        }),
+        tree.set("/shared/b", str("b")),
+        tree.set("/shared/a", str("set beside")),
+      ]);
+      expect(failed.status).toBe("rejected");
+      expect(others.map((o) => o.status)).toEqual(["fulfilled", "fulfilled"]);
+      expect(tree.revision()).toBe(before + 2);
+      expect(await getValue(tree, "/shared/a")).toMatchObject({ value: str("set beside"), version: 2 });
+      expect(await tree.get("/shared/fresh")).toBeUndefined();
+      expect(await tree.get("/made/")).toBeUndefined();
+      expect(await getDir(tree, "/shared/")).toMatchObject({ count: 2 });
+      expect(await getDir(tree, "/")).toMatchObject({ count: 2 }); // /shared/ and /full/
+    });
+
     it("refuses a malformed request with TREE_TXN_INVALID", async () => {
       const tree = await ctx.open();
       // Deliberately malformed at runtime, as a client over HTTP could send it.
