@@ -431,8 +431,8 @@ function printFigures(rows: Row[], seconds: number, rounds: number): void {
   const bar = (label: string, op: string, ours: string, theirs: string, need: number) => {
     const a = find(op, 32, ours);
     const b = find(op, 32, theirs);
-    const r = versus(op, 32, ours, theirs);
-    if (!a || !b || r === undefined) return;
+    if (!a || !b) return;
+    const r = versus(op, 32, ours, theirs)!;
     bars.push([label, `${r.toFixed(2)}x`, `${need.toFixed(1)}x`, r >= need ? "met" : "MISSED"]);
     bars.push([
       `${label}: p99 below etcd's`,

@@ -86,8 +86,8 @@ export class Mutation {
 
   /** Reads synchronously: both embedded backends answer point reads from LevelDB's memtable and caches. */
   read<T extends Stored>(sk: string): T | undefined {
-    const staged = this.group.get(sk);
-    if (staged !== undefined || this.group.has(sk)) return (staged ?? undefined) as T | undefined;
+    const staged = this.staged(sk);
+    if (staged !== ABSENT) return (staged ?? undefined) as T | undefined;
     const cached = this.records.get(sk);
     if (cached) return cached as T;
     const raw = readRaw(this.db, sk);
@@ -98,9 +98,14 @@ export class Mutation {
   }
 
   write(sk: string, value: Stored): void {
-    const before = this.group.get(sk);
-    this.#undo.push([sk, before !== undefined || this.group.has(sk) ? (before ?? null) : ABSENT]);
+    this.#undo.push([sk, this.staged(sk)]);
     this.group.set(sk, value);
+  }
+
+  /** What the group wrote under `sk` (null: deleted), or ABSENT if it wrote nothing there. */
+  private staged(sk: string): Stored | typeof ABSENT {
+    const v = this.group.get(sk);
+    return v !== undefined || this.group.has(sk) ? (v ?? null) : ABSENT;
   }
 
   /** Takes back every write of this operation (it failed), latest first. */
@@ -117,7 +122,7 @@ export class Mutation {
     return this.read<NodeRecord>(nodeKey(key));
   }
 
-  /** Keys in [gte, lt) as this operation sees them (store, group and local writes merged). */
+  /** Keys in [gte, lt) as this operation sees them (the store and the group's writes merged). */
   async rangeKeys(gte: string, lt: string): Promise<string[]> {
     const keys = new Set<string>(await this.db.keys({ gte, lt }).all());
     for (const [k, v] of this.group) {
