@@ -42,7 +42,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
     return await openTree({
       backend: "classic",
       location,
-      ...(env.BYTESEEK_HISTORY ? { historyLimit: parseHistoryLimit(env.BYTESEEK_HISTORY) } : {}),
+      ...(env.BYTESEEK_HISTORY
+        ? { historyLimit: parseHistoryLimit(env.BYTESEEK_HISTORY, "BYTESEEK_HISTORY") }
+        : {}),
       ...(logger ? { logger } : {}),
     });
   } catch (err) {

@@ -91,7 +91,7 @@ export async function buildApp(deps: AppDeps) {
       const mapped = mapError(err);
       (reply as unknown as FastifyReply)
         .code(mapped.status)
-        .header("x-byteseek-revision", String(tree.revision()))
+        .headers(revisionHeaders(tree))
         .header("x-request-id", req.id)
         .send(mapped.body);
     },

@@ -101,9 +101,9 @@ const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 
 function readHistory(text: string): HistoryLimit {
   try {
-    return parseHistoryLimit(text);
+    return parseHistoryLimit(text, "BYTESEEK_HISTORY");
   } catch (err) {
-    if (isTreeError(err, "TREE_INVALID_OPTION")) throw configError(`BYTESEEK_HISTORY: ${err.message}`);
+    if (isTreeError(err, "TREE_INVALID_OPTION")) throw configError(err.message);
     throw err;
   }
 }

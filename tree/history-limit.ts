@@ -61,9 +61,19 @@ export function historyRule(limit: HistoryLimit = DEFAULT_HISTORY_LIMIT): Histor
 
 /**
  * Reads a history limit as written in configuration: a count (`10`) for every value, or
- * `dir=count` pairs separated by commas (`/byteseek/=10,/notes/=3`).
+ * `dir=count` pairs separated by commas (`/byteseek/=10,/notes/=3`). `source` (an environment
+ * variable's name) starts the message of a refusal, so the user knows which setting to mend.
  */
-export function parseHistoryLimit(text: string): HistoryLimit {
+export function parseHistoryLimit(text: string, source?: string): HistoryLimit {
+  try {
+    return parseLimit(text);
+  } catch (err) {
+    if (source === undefined || !(err instanceof TreeError)) throw err;
+    throw new TreeError(err.code, `${source}: ${err.message}`, err.details);
+  }
+}
+
+function parseLimit(text: string): HistoryLimit {
   const trimmed = text.trim();
   if (/^[0-9]+$/.test(trimmed)) return checkCount(Number(trimmed), "the history limit");
   const out: Record<string, number> = {};

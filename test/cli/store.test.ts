@@ -53,7 +53,7 @@ describe("kvspace on the embedded store", () => {
     ).toMatchObject({
       stdout: "",
       stderr:
-        'history limit: "/notes=2" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)\n',
+        'BYTESEEK_HISTORY: history limit: "/notes=2" is not a count nor dir/=count (e.g. 10, or /byteseek/=10,/notes/=3)\n',
       code: 1,
     });
   });

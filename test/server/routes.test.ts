@@ -483,13 +483,18 @@ describe("health, OpenAPI, docs and unknown routes", () => {
     expect(r.headers["x-byteseek-revision"]).toBeDefined();
   });
 
-  it("puts X-Byteseek-Revision on every response, errors included", async () => {
+  it("puts X-Byteseek-Revision and X-Byteseek-Compacted-Revision on every response, errors included", async () => {
     for (const [m, u] of [
       ["GET", "/healthz"],
       ["GET", "/v1/tree/%zz"],
+      ["GET", "/v1/%zz"],
+      ["GET", "/%E0%A4"],
       ["GET", "/v1/tree/absent"],
       ["PATCH", "/v1/tree/x"],
-    ] as const)
-      expect((await call(m, u)).headers["x-byteseek-revision"], `${m} ${u}`).toMatch(/^[0-9]+$/);
+    ] as const) {
+      const { headers } = await call(m, u);
+      expect(headers["x-byteseek-revision"], `${m} ${u}`).toMatch(/^[0-9]+$/);
+      expect(headers["x-byteseek-compacted-revision"], `${m} ${u}`).toMatch(/^[0-9]+$/);
+    }
   });
 });

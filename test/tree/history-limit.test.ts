@@ -44,6 +44,17 @@ describe("history limits", () => {
       await expectTreeError(() => parseHistoryLimit(bad), "TREE_INVALID_OPTION");
   });
 
+  it("names the setting a refused limit came from", async () => {
+    expect(parseHistoryLimit("/a/=2", "BYTESEEK_HISTORY")).toEqual({ "/a/": 2 });
+    for (const bad of ["x", "99999999", "/a=1"]) {
+      const err = await expectTreeError(
+        () => parseHistoryLimit(bad, "BYTESEEK_HISTORY"),
+        "TREE_INVALID_OPTION",
+      );
+      expect(err.message).toMatch(/^BYTESEEK_HISTORY: (history limit: |the history limit must)/);
+    }
+  });
+
   it("refuses to open a tree with an invalid limit", async () => {
     await expectTreeError(
       () => openTree({ backend: "memory", historyLimit: { "/not-a-dir": 3 } }),
