@@ -69,7 +69,7 @@ export function parseHistoryLimit(text: string, source?: string): HistoryLimit {
     return parseLimit(text);
   } catch (err) {
     if (source === undefined || !(err instanceof TreeError)) throw err;
-    throw new TreeError(err.code, `${source}: ${err.message}`, err.details);
+    throw new TreeError(err.code, `${source}: ${err.message}`, err.details, err);
   }
 }
 
