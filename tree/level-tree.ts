@@ -635,7 +635,6 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
       // Let queued writes finish, then end watches and close the store.
       while (draining || queue.length > 0) await new Promise((r) => setTimeout(r, 1));
       for (const stop of closers) stop();
-      await log.settle();
       await db.close();
       await options.onClose?.();
     },

@@ -13,9 +13,6 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 /** The storage key of the log record starting at `rev`: `r` and the revision padded to 16 digits. */
 const recordKey = (rev: number) => `r${String(rev).padStart(16, "0")}`;
 
-/** The slack retention allows before it compacts, as the change log computes it. */
-const slackOf = (retain: number) => Math.min(1024, Math.max(1, Math.ceil(retain / 8)));
-
 type RawRecord = [key: string, value: string];
 
 /** Runs `fn` on the store's LevelDB itself; the tree on it must be closed. */
@@ -124,7 +121,6 @@ describe("change log on classic-level", () => {
     const seenLive = await live;
     expect(seenLive.map((b) => b.rev)).toEqual(range(1, 43));
     await tree.close();
-    // Read once closed: close waits for a compaction running in the background, which may raise it.
     const revision = tree.revision();
     const compacted = tree.compactedRev();
     // The newest revision is the last of the newest record, not the revision it starts at.
@@ -251,16 +247,36 @@ describe("change log on classic-level", () => {
       expect(batch.events.map((e) => [e.key, e.value])).toEqual([["/k", int64(valueAt.get(batch.rev)!)]]);
     await expectTreeError(() => take(tree.watch("/", { fromRev: oldest - 1 }), 1), "TREE_COMPACTED");
 
-    // Close waits for the background compaction; only then is the store's log final.
     await tree.close();
     const records = await rawLog(dir.path);
-    // One revision per record here (sequential writes). A compaction starts once the log holds more
-    // than retain + slack revisions; allow one more slack for writes committed while it ran.
-    const bound = retain + 2 * slackOf(retain);
-    expect(records.length).toBeLessThanOrEqual(bound);
-    // What is on disk is exactly the retained revisions: compactedRev() to revision(), each once.
-    expect(records.flatMap(revsIn)).toEqual(range(tree.compactedRev(), revision));
-    expect(records.length).toBeGreaterThanOrEqual(retain);
+    // One revision per record here (sequential writes), and each write's batch deleted the record
+    // that fell out: exactly the last `retain` revisions are on disk, compactedRev() to revision().
+    expect(oldest).toBe(revision - retain + 1);
+    expect(records.flatMap(revsIn)).toEqual(range(oldest, revision));
+  });
+
+  it("sheds the surplus of a smaller retention over the next writes, a bounded number of records each", async () => {
+    let tree = await open(1000);
+    for (let i = 0; i < 300; i++) await tree.set(`/k/${i % 5}`, int64(i));
+    await tree.close();
+    expect(await rawLog(dir.path)).toHaveLength(300);
+
+    tree = await open(10);
+    expect(tree.compactedRev()).toBe(1);
+    const counts: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      await tree.set("/k/next", int64(i));
+      counts.push(tree.revision() - tree.compactedRev() + 1); // one revision a record
+    }
+    await tree.close();
+    // 300 records and one more per write; 64 at most go with each write, until 10 are left.
+    expect(counts).toEqual([237, 174, 111, 48, 10, 10]);
+    const records = await rawLog(dir.path);
+    expect(records.flatMap(revsIn)).toEqual(range(297, 306));
+    tree = await open(10);
+    expect(tree.compactedRev()).toBe(297);
+    await expectTreeError(() => take(tree.watch("/", { fromRev: 296 }), 1), "TREE_COMPACTED");
+    expect((await take(tree.watch("/", { fromRev: 297 }), 10)).map((b) => b.rev)).toEqual(range(297, 306));
   });
 
   it("ends a watch that is replaying history, without an error, when the tree closes under it", async () => {
