@@ -44,8 +44,10 @@ const LOG_END = String.fromCharCode(LOG.charCodeAt(0) + 1);
 const MAX_DROPPED_PER_BATCH = 64;
 
 export async function openChangeLog(db: Db, retain: number): Promise<ChangeLog> {
-  // The first revision of each record on disk, oldest first: about `retain` records at most.
+  // The first revision of each record on disk, oldest first (about `retain` records at most), from
+  // `starts[head]` on: the records dropped since the array was last compacted sit before `head`.
   const starts = (await db.keys({ gte: LOG, lt: LOG_END }).all()).map(revOf);
+  let head = 0;
   const [lastKey, lastRaw] =
     (await db.iterator({ gte: LOG, lt: LOG_END, reverse: true, limit: 1 }).all())[0] ?? [];
   let committed = lastKey === undefined ? 0 : (decode(lastKey, lastRaw!).at(-1)?.rev ?? revOf(lastKey));
@@ -71,19 +73,27 @@ export async function openChangeLog(db: Db, retain: number): Promise<ChangeLog> 
       const keep = revs[revs.length - 1]!.rev - retain + 1;
       const after = (i: number) => (i + 1 < starts.length ? starts[i + 1]! : start);
       let dropped = 0;
-      while (dropped < starts.length && dropped < MAX_DROPPED_PER_BATCH && after(dropped) <= keep)
-        batch.del(logKey(starts[dropped++]!));
+      for (
+        let i = head;
+        i < starts.length && dropped < MAX_DROPPED_PER_BATCH && after(i) <= keep;
+        i++, dropped++
+      )
+        batch.del(logKey(starts[i]!));
       // Raised before the batch goes out: a watcher checking against it never looks for a record
       // this batch deletes. (Should the batch fail, a few revisions are refused a little early.)
-      if (dropped > 0) oldest = after(dropped - 1);
+      if (dropped > 0) oldest = after(head + dropped - 1);
       pending = { start, dropped };
     },
     committedUpTo(rev) {
       committed = rev;
       if (!pending) return;
-      starts.splice(0, pending.dropped);
+      head += pending.dropped;
       starts.push(pending.start);
       pending = undefined;
+      if (head > 1024 && head * 2 > starts.length) {
+        starts.splice(0, head);
+        head = 0;
+      }
     },
     async *read(from, to, snapshot) {
       const [start] = await db.keys({ gte: LOG, lte: logKey(from), reverse: true, limit: 1, snapshot }).all();

@@ -231,7 +231,7 @@ describe("change log on classic-level", () => {
 
   it("keeps the log bounded under retainRevisions while every retained revision stays replayable", async () => {
     const retain = 50;
-    const writes = 500;
+    const writes = 1500; // enough for the list of records in memory to be compacted too
     const tree = await open(retain);
     const valueAt = new Map<number, number>();
     for (let i = 0; i < writes; i++) valueAt.set((await tree.set("/k", int64(i))).rev, i);
