@@ -557,7 +557,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
           );
         seen = Math.max(o.fromRev - 1, 0);
         if (o.fromRev <= upto) {
-          // Taken in the same tick as the check: a compaction starting later cannot take what it reads.
+          // Taken in the same tick as the check: a later batch that trims the log cannot take what it reads.
           const snapshot = db.snapshot();
           try {
             for await (const { rev, events } of log.read(o.fromRev, upto, snapshot)) {
