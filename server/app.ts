@@ -11,7 +11,7 @@ import type { Agent } from "../agent/loop.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck, createBearerCheck } from "./auth.js";
-import { logFailure, mapClientError, mapError, ServerError } from "./errors.js";
+import { logFailure, loggedMs, mapClientError, mapError, ServerError } from "./errors.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
 import { revisionHeaders } from "./http-headers.js";
 import { agentRoutes } from "./routes/agent.js";
@@ -169,7 +169,7 @@ export async function buildApp(deps: AppDeps) {
         method: req.method,
         url: q < 0 ? req.url : req.url.slice(0, q),
         status: reply.statusCode,
-        ms: reply.elapsedTime,
+        ms: loggedMs(reply.elapsedTime),
       },
       "request",
     );

@@ -118,13 +118,18 @@ const FASTIFY_CODES: Record<string, ServerErrorCode> = {
   FST_ERR_VALIDATION: "HTTP_BAD_REQUEST",
 };
 
-/** Maps anything thrown by a route, a hook or fastify itself to a status and an error body. */
 /** Logs a failed request (on its request's logger): an unexpected error whole, an expected 5xx as a warning. */
 export function logFailure(log: { error: LogFn; warn: LogFn }, err: unknown, mapped: MappedError): void {
   if (!mapped.expected) log.error({ err }, "request failed");
   else if (mapped.status >= 500) log.warn({ code: mapped.body.error.code }, mapped.body.error.message);
 }
 
+/** A request's duration as its log line gives it: milliseconds to the microsecond (`0.727`, not `0.72695500000009`). */
+export function loggedMs(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+/** Maps anything thrown by a route, a hook or fastify itself to a status and an error body. */
 export function mapError(err: unknown): MappedError {
   if (isTreeError(err)) return made(err.code, err.message, jsonDetails(err.details));
   if (err instanceof ServerError) return made(err.code, err.message, err.details);

@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
-import { logFailure, mapError } from "./errors.js";
+import { logFailure, loggedMs, mapError } from "./errors.js";
 import { etagOf, nodeEtag, revisionHeaders } from "./http-headers.js";
 import { keyFromUrl } from "./key-path.js";
 import { notFound, TREE_PREFIX } from "./routes/tree.js";
@@ -69,7 +69,7 @@ export function createFastPath(d: FastPathDeps): FastPath {
       ...extra,
     });
     x.res.end(body);
-    const ms = performance.now() - x.start;
+    const ms = loggedMs(performance.now() - x.start);
     d.logger.info({ reqId: x.id, method: x.req.method, url: x.req.url, status, ms }, "request");
   }
 

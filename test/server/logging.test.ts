@@ -56,14 +56,22 @@ describe("request logs", () => {
     expect(put.headers["x-request-id"]).toBe("client-id-1");
     const get = await call("GET", "/v1/tree/log/given");
     const missing = await call("GET", "/v1/tree/log/absent");
-    await eventually(() => logs.lines.length >= before + 3, "three request lines");
+    // A directory and a query: fastify's routes answer these, not the fast path beside them.
+    const listed = await call("GET", "/v1/tree/log/");
+    const history = await call("GET", "/v1/tree/log/given?history=1");
+    await eventually(() => logs.lines.length >= before + 5, "five request lines");
     const lines = logs.lines.slice(before).filter((l) => l.msg === "request");
     expect(lines.map((l) => [l.reqId, l.method, l.url, l.status])).toEqual([
       ["client-id-1", "PUT", "/v1/tree/log/given", 200],
       [get.headers["x-request-id"], "GET", "/v1/tree/log/given", 200],
       [missing.headers["x-request-id"], "GET", "/v1/tree/log/absent", 404],
+      [listed.headers["x-request-id"], "GET", "/v1/tree/log/", 200],
+      [history.headers["x-request-id"], "GET", "/v1/tree/log/given", 200],
     ]);
-    for (const l of lines) expect(typeof l.ms).toBe("number");
+    for (const l of lines) {
+      expect(typeof l.ms).toBe("number");
+      expect(Math.round((l.ms as number) * 1000) / 1000, "to the microsecond").toBe(l.ms);
+    }
     // Generated ids are distinct; a given id that is not a plain token is replaced, not logged.
     expect(get.headers["x-request-id"]).not.toBe(missing.headers["x-request-id"]);
     const odd = await call("GET", "/healthz", { headers: { "x-request-id": "has space\tand tab" } });
