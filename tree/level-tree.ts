@@ -188,10 +188,10 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     const overlay = new Map<string, Stored>();
     const prepared: Prepared = { overlay, logs: [], done: [], startRev: nextRev };
     // One clock reading a group: its operations are written together.
-    const options = { history: versionsKept, now: Date.now() };
+    const groupOptions = { history: versionsKept, now: Date.now() };
     for (const p of group) {
       const before = nextRev;
-      const m = new Mutation(db, overlay, allocRev, options, records);
+      const m = new Mutation(db, overlay, allocRev, groupOptions, records);
       try {
         let value = p.run(m);
         if (value instanceof Promise) value = await value;
