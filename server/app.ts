@@ -2,7 +2,7 @@
  * The HTTP app: `buildApp(deps)` answers a fastify instance with every route registered, ready to
  * `inject` or `listen`. It owns no resources: the tree (and the runtime) are the caller's to close.
  */
-import { createServer, type IncomingMessage, STATUS_CODES } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
@@ -12,8 +12,10 @@ import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck, createBearerCheck } from "./auth.js";
 import { logFailure, loggedMs, mapClientError, mapError, ServerError } from "./errors.js";
+import { parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
 import { revisionHeaders } from "./http-headers.js";
+import { createRequestGuard, sendRefusal } from "./request-guard.js";
 import { agentRoutes } from "./routes/agent.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
@@ -24,6 +26,13 @@ import { treeRoutes } from "./routes/tree.js";
 import { txnRoutes } from "./routes/txn.js";
 import { watchRoutes } from "./routes/watch.js";
 import { type WebRoutesOptions, webRoutes } from "./web.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Every route registered, method by method (HEAD twins included). */
+    routeTable: ReadonlyArray<{ method: string; url: string }>;
+  }
+}
 
 export interface AppDeps {
   tree: Tree;
@@ -42,24 +51,57 @@ export interface AppDeps {
   watchProgressMs?: number;
   /** Plain GET and PUT of a value answered beside fastify (server/fast-path.ts); default true. */
   fastPath?: boolean;
+  /** Host names the Host header may carry besides loopback ones; honoured only with a token. */
+  allowedHosts?: readonly string[];
+  /**
+   * Time to receive a whole request (headers and body), ms (default 60 s): a body that never
+   * finishes is cut with 408 and its socket closed. 0 turns the bound off.
+   */
+  bodyTimeoutMs?: number;
+  /** Concurrent watches (SSE) at most (default 1,000); beyond, 503 with Retry-After. */
+  maxWatches?: number;
 }
 
 /** The app `buildApp` answers. */
 export type App = Awaited<ReturnType<typeof buildApp>>;
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_WATCHES = 1000;
+
+/** What a write route accepts (import: NDJSON), said in every 415. */
+const ACCEPTED_TYPES = "send the body as application/json (POST /v1/import: application/x-ndjson)";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/** Whether a request comes with a body (framed by a length or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}
+
 /** Builds the app; `await app.ready()` (or listen) before use. */
 export async function buildApp(deps: AppDeps) {
-  const { tree, logger, token, bodyLimit = DEFAULT_BODY_LIMIT, watchProgressMs = 15_000 } = deps;
+  const {
+    tree,
+    logger,
+    token,
+    bodyLimit = DEFAULT_BODY_LIMIT,
+    watchProgressMs = 15_000,
+    bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+    maxWatches = DEFAULT_MAX_WATCHES,
+  } = deps;
+  const guard = createRequestGuard({
+    token: Boolean(token),
+    ...(deps.allowedHosts ? { allowedHosts: deps.allowedHosts } : {}),
+  });
   let counter = 0;
   const requestId = (req: IncomingMessage): string => {
     const given = req.headers["x-request-id"];
     return typeof given === "string" && REQUEST_ID.test(given) ? given : `r${(++counter).toString(36)}`;
   };
   let fastPath: FastPath | undefined;
+  const fastifyIds = new WeakMap<IncomingMessage, string>();
   const app = Fastify({
     loggerInstance: logger,
     // Our own onResponse hook writes the one line per request.
@@ -67,7 +109,12 @@ export async function buildApp(deps: AppDeps) {
     bodyLimit,
     routerOptions: { maxParamLength: 8192 },
     return503OnClosing: false,
-    genReqId: requestId,
+    genReqId(req) {
+      const id = requestId(req);
+      // A request fastify reads a body for: its id, should the body time out (boundBody).
+      if (bodyTimeoutMs > 0 && hasBody(req)) fastifyIds.set(req, id);
+      return id;
+    },
     // The server fastify would make, with the fast path in front of it.
     serverFactory(handler, options) {
       // fastify's options once it has filled in its defaults (what it would set on its own server).
@@ -78,6 +125,10 @@ export async function buildApp(deps: AppDeps) {
         maxRequestsPerSocket?: number;
       };
       const server = createServer((req, res) => {
+        // Other sites first, before either path: nothing runs for them (server/request-guard.ts).
+        const refused = guard(req);
+        if (refused) return refuse(req, res, refused);
+        if (bodyTimeoutMs > 0 && hasBody(req)) boundBody(req, res);
         if (!fastPath?.(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout ?? 72_000;
@@ -115,16 +166,106 @@ export async function buildApp(deps: AppDeps) {
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  /**
+   * A body that has not fully arrived `bodyTimeoutMs` after its headers is cut: 408 (unless an
+   * answer has begun) and the socket closed. (Node's own requestTimeout stops counting once a
+   * request is handed to its handler, so a body that never ends would be waited for forever.)
+   */
+  function boundBody(req: IncomingMessage, res: ServerResponse) {
+    const start = performance.now();
+    const timer = setTimeout(function bodyTimedOut() {
+      if (req.complete) return;
+      const err = new ServerError(
+        "HTTP_REQUEST_TIMEOUT",
+        `the request body did not arrive within ${bodyTimeoutMs} ms (BYTESEEK_BODY_TIMEOUT): send it whole, promptly`,
+        { limitMs: bodyTimeoutMs },
+      );
+      if (res.headersSent) req.socket.destroy();
+      // fastify's own hook logs the requests it took; the guard logs the others.
+      else refuse(req, res, err, { start, id: fastifyIds.get(req), written: () => req.socket.destroy() });
+    }, bodyTimeoutMs);
+    const clear = () => clearTimeout(timer);
+    req.once("end", clear);
+    res.once("close", clear);
+  }
+
+  /** Answers a request refused before either path took it, with its log line; `then`: once written. */
+  function refuse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    err: ServerError,
+    o: { start?: number; id?: string | undefined; written?: () => void } = {},
+  ) {
+    const { start = performance.now(), written } = o;
+    const id = o.id ?? requestId(req);
+    const mapped = mapError(err);
+    sendRefusal(
+      res,
+      mapped.status,
+      JSON.stringify(mapped.body),
+      { ...revisionHeaders(tree), "x-request-id": id },
+      written,
+    );
+    if (o.id !== undefined) return;
+    const q = (req.url ?? "").indexOf("?");
+    logger.info(
+      {
+        reqId: id,
+        method: req.method,
+        url: q < 0 ? req.url : req.url!.slice(0, q),
+        status: mapped.status,
+        ms: loggedMs(performance.now() - start),
+        refused: mapped.body.error.code,
+      },
+      "request",
+    );
+  }
+
+  // Every route as registered (the guard's test probes each one, so a new route cannot miss it).
+  const routeTable: Array<{ method: string; url: string }> = [];
+  app.decorate("routeTable", routeTable);
+  app.addHook("onRoute", function recordRoute(r) {
+    for (const method of Array.isArray(r.method) ? r.method : [r.method])
+      routeTable.push({ method, url: r.url });
+  });
+
   app.setValidatorCompiler(validatorCompiler);
   // Handlers answer the JSON form already (values converted by wire.ts): stringify is all that is left.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  // JSON bodies: fastify's own parser for the common case, an exact one when a number may not fit
+  // a double, and a depth limit (server/exact-json.ts). The fast path parses with the same function.
+  const { onProtoPoisoning = "error", onConstructorPoisoning = "error" } = app.initialConfig;
+  const defaultJson = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
+  function plainJson(text: string): unknown {
+    let parsed: { err: Error | null; body: unknown } = { err: null, body: undefined };
+    // The default parser answers synchronously and never looks at the request.
+    defaultJson(undefined as unknown as FastifyRequest, text, (err, body) => {
+      parsed = { err, body };
+    });
+    if (parsed.err) throw parsed.err;
+    return parsed.body;
+  }
+  function parseJson(text: string): unknown {
+    return text === "" ? plainJson(text) : parseJsonBody(text, plainJson);
+  }
+  app.removeContentTypeParser(["application/json", "text/plain"]);
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "string" },
+    function exactJsonBody(_req, text, done) {
+      try {
+        done(null, parseJson(text as string));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    },
+  );
 
   let closing = false;
   const watches = new Set<AbortController>();
   const checkAuth = token ? createAuthCheck(token) : undefined;
   if (deps.fastPath !== false) {
-    const { onProtoPoisoning = "error", onConstructorPoisoning = "error" } = app.initialConfig;
-    const jsonParser = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
     fastPath = createFastPath({
       tree,
       logger,
@@ -132,15 +273,7 @@ export async function buildApp(deps: AppDeps) {
       authorized: token ? createBearerCheck(token) : undefined,
       requestId,
       closing: () => closing,
-      parseJson(text) {
-        let parsed: { err: Error | null; body: unknown } = { err: null, body: undefined };
-        // The default parser answers synchronously and never looks at the request.
-        jsonParser(undefined as unknown as FastifyRequest, text, (err, body) => {
-          parsed = { err, body };
-        });
-        if (parsed.err) throw parsed.err;
-        return parsed.body;
-      },
+      parseJson,
     });
   }
 
@@ -182,6 +315,13 @@ export async function buildApp(deps: AppDeps) {
 
   app.setErrorHandler(function answerError(err, req, reply) {
     const mapped = mapError(err);
+    if (
+      mapped.body.error.code === "HTTP_UNSUPPORTED_MEDIA_TYPE" &&
+      !/^send /.test(mapped.body.error.message)
+    ) {
+      const type = req.headers["content-type"];
+      mapped.body.error.message = `${type === undefined ? "a body without a Content-Type" : `Content-Type ${type.slice(0, 100)}`} is not accepted: ${ACCEPTED_TYPES}`;
+    }
     logFailure(req.log, err, mapped);
     reply.code(mapped.status).send(mapped.body);
   });
@@ -209,7 +349,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(healthRoutes, { tree });
   await app.register(treeRoutes, { tree });
   await app.register(txnRoutes, { tree });
-  await app.register(watchRoutes, { tree, watches, progressMs: watchProgressMs });
+  await app.register(watchRoutes, { tree, watches, progressMs: watchProgressMs, maxWatches });
   await app.register(transferRoutes, { tree, bodyLimit });
   await app.register(docsRoutes);
   if (deps.runtime) await app.register(toolsRoutes, { runtime: deps.runtime });

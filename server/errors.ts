@@ -15,6 +15,16 @@ export type ServerErrorCode =
   | "HTTP_INVALID_JSON"
   | "HTTP_INVALID_HEADER"
   | "HTTP_UNAUTHORIZED"
+  /** The Host header names another server (a DNS-rebinding page, a misrouted request). */
+  | "HTTP_MISDIRECTED"
+  /** The Origin header names another site. */
+  | "HTTP_FORBIDDEN_ORIGIN"
+  /** A JSON number the server cannot keep exactly (an integer beyond int64, or beyond 2^53 in json). */
+  | "HTTP_INEXACT_NUMBER"
+  /** JSON nested deeper than the server reads. */
+  | "HTTP_JSON_TOO_DEEP"
+  /** More watches open than the server allows (BYTESEEK_MAX_WATCHES). */
+  | "HTTP_TOO_MANY_WATCHES"
   | "HTTP_NOT_FOUND"
   | "HTTP_METHOD_NOT_ALLOWED"
   | "HTTP_BODY_TOO_LARGE"
@@ -69,6 +79,11 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   HTTP_INVALID_JSON: 400,
   HTTP_INVALID_HEADER: 400,
   HTTP_UNAUTHORIZED: 401,
+  HTTP_MISDIRECTED: 421,
+  HTTP_FORBIDDEN_ORIGIN: 403,
+  HTTP_INEXACT_NUMBER: 400,
+  HTTP_JSON_TOO_DEEP: 400,
+  HTTP_TOO_MANY_WATCHES: 503,
   HTTP_NOT_FOUND: 404,
   HTTP_METHOD_NOT_ALLOWED: 405,
   HTTP_BODY_TOO_LARGE: 413,

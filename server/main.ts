@@ -3,7 +3,9 @@
  * `byteseek serve` and `npm start`.
  *
  * KVSPACE (store folder, default ./data), BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411),
- * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_SYNC (always|never, default never),
+ * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_ALLOWED_HOSTS (host names besides loopback
+ * ones, with a token), BYTESEEK_SYNC (always|never, default always), BYTESEEK_BODY_TIMEOUT (ms to
+ * receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000),
  * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_CACHE (node cache size,
  * default 32 MiB), BYTESEEK_HISTORY (previous versions kept per value: a count, or
  * dir=count pairs; default /byteseek/=10, none elsewhere), BYTESEEK_WORKSPACE (the root the
@@ -21,8 +23,15 @@ import {
   parseStoreUrl,
 } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
-import { type App, buildApp, DEFAULT_BODY_LIMIT } from "./app.js";
+import {
+  type App,
+  buildApp,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_WATCHES,
+} from "./app.js";
 import { ServerError } from "./errors.js";
+import { hostName } from "./request-guard.js";
 
 export interface ServerConfig {
   location: string;
@@ -35,6 +44,12 @@ export interface ServerConfig {
   cacheBytes: number;
   /** Previous versions kept per value for history(): a count, or counts by directory. */
   historyLimit: HistoryLimit;
+  /** Host names a request may name besides loopback ones (needs a token). */
+  allowedHosts: string[];
+  /** Time to receive a whole request, ms; 0: no bound. */
+  bodyTimeoutMs: number;
+  /** Concurrent watches at most. */
+  maxWatches: number;
 }
 
 export interface StartServerOptions {
@@ -73,7 +88,8 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     throw configError(
       `refusing to listen on ${host} without a token: anyone who can reach it could read and change the store. Set BYTESEEK_TOKEN, or listen on 127.0.0.1`,
     );
-  const sync = env.BYTESEEK_SYNC || "never";
+  // Acknowledged writes survive a power cut unless a person opts out (etcd and ZooKeeper do the same).
+  const sync = env.BYTESEEK_SYNC || "always";
   if (sync !== "always" && sync !== "never")
     throw configError(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`);
   const config: ServerConfig = {
@@ -90,6 +106,14 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       ? parseSize("BYTESEEK_CACHE", env.BYTESEEK_CACHE, true)
       : DEFAULT_CACHE_BYTES,
     historyLimit: env.BYTESEEK_HISTORY ? readHistory(env.BYTESEEK_HISTORY) : DEFAULT_HISTORY_LIMIT,
+    allowedHosts: readAllowedHosts(env.BYTESEEK_ALLOWED_HOSTS, token, host),
+    bodyTimeoutMs: readCount(
+      "BYTESEEK_BODY_TIMEOUT",
+      env.BYTESEEK_BODY_TIMEOUT,
+      DEFAULT_BODY_TIMEOUT_MS,
+      true,
+    ),
+    maxWatches: readCount("BYTESEEK_MAX_WATCHES", env.BYTESEEK_MAX_WATCHES, DEFAULT_MAX_WATCHES, false),
   };
   if (token) config.token = token;
   if (/^https?:\/\//i.test(env.KVSPACE ?? ""))
@@ -98,6 +122,40 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
 }
 
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * BYTESEEK_ALLOWED_HOSTS: names (or addresses) a Host header may carry besides loopback ones. They
+ * widen what the server answers, so they need a token; with one, the address it listens on (unless
+ * a wildcard) is allowed too.
+ */
+function readAllowedHosts(text: string | undefined, token: string | undefined, listen: string): string[] {
+  const names = (text ?? "")
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n !== "");
+  if (names.length > 0 && !token)
+    throw configError(
+      "BYTESEEK_ALLOWED_HOSTS needs BYTESEEK_TOKEN: without a token the server answers loopback names only",
+    );
+  for (const n of names)
+    if (hostName(n) === undefined)
+      throw configError(
+        `BYTESEEK_ALLOWED_HOSTS holds ${JSON.stringify(n)}, which is not a host name (name[:port])`,
+      );
+  if (token && listen !== "0.0.0.0" && listen !== "::" && listen !== "[::]") names.push(listen);
+  return names;
+}
+
+/** A whole number from the environment; 0 only where it turns a bound off. */
+function readCount(name: string, text: string | undefined, fallback: number, zeroAllowed: boolean): number {
+  if (text === undefined || text.trim() === "") return fallback;
+  const t = text.trim();
+  if (!/^[0-9]{1,10}$/.test(t) || (Number(t) === 0 && !zeroAllowed))
+    throw configError(
+      `${name} must be a whole number${zeroAllowed ? " (0: no bound)" : " above 0"}, got ${JSON.stringify(text)}`,
+    );
+  return Number(t);
+}
 
 function readHistory(text: string): HistoryLimit {
   try {
@@ -166,6 +224,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       runtime: byteseek.runtime,
       agent: byteseek.agent,
       bodyLimit: config.bodyLimit,
+      allowedHosts: config.allowedHosts,
+      bodyTimeoutMs: config.bodyTimeoutMs,
+      maxWatches: config.maxWatches,
       ...(config.token ? { token: config.token } : {}),
     });
     await app.listen({ host: config.host, port: config.port });

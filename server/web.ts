@@ -38,6 +38,9 @@ const PAGE_HEADERS = {
   "cache-control": "no-cache",
 } as const;
 
+/** An asset's name: path segments of letters, digits, '_', '-' and '.', none starting with a dot. */
+const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
+
 /** Finds the package folder that holds `web/static/index.html`, from this module's folder up. */
 export function findWebRoot(from: string = dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = resolve(from); ; dir = dirname(dir)) {
@@ -68,6 +71,11 @@ export const webRoutes: FastifyPluginAsync<WebRoutesOptions> = async function we
 
   app.get<{ Params: { "*": string } }>("/assets/*", { config, schema: hide }, function sendAsset(req, reply) {
     const name = req.params["*"];
+    // Plain file names only: anything odd (traversal, encoded dots, NUL, a folder) is not an asset.
+    if (!ASSET_NAME.test(name))
+      return reply.code(404).send({
+        error: { code: "HTTP_NOT_FOUND", message: `no asset ${JSON.stringify(name.slice(0, 100))}` },
+      });
     // Compiled scripts (and their source maps) come from web/dist, everything else from web/static.
     const dir = /\.js(\.map)?$/.test(name) ? distDir : staticDir;
     reply.headers({ "x-content-type-options": "nosniff", "cache-control": "no-cache" });

@@ -17,6 +17,7 @@ import type {
   WriteResult,
 } from "../tree/types.js";
 import { inferValue, type Json, type TreeValue, valueFromJson, valueToJson } from "../tree/value.js";
+import { checkInexactDouble, exactInt64, exactJson } from "./exact-json.js";
 import type {
   HistoryJson,
   NodeJson,
@@ -128,23 +129,48 @@ export function valueFromBody(body: unknown): { value: TreeValue; ro?: boolean; 
     if (body.vid !== undefined && typeof body.vid !== "string")
       throw new TreeError("TREE_INVALID_VALUE", "vid must be a string");
     const out: { value: TreeValue; ro?: boolean; vid?: string } = {
-      value: valueFromJson(body.kind, body.value),
+      value: exactValue(body.kind, body.value),
     };
     if (body.ro !== undefined) out.ro = body.ro as boolean;
     if (body.vid !== undefined) out.vid = body.vid as string;
     return out;
   }
-  return { value: inferValue(body as Json) };
+  return { value: exactValue(undefined, body) };
+}
+
+/**
+ * A value from a request (server/exact-json.ts parsed it: integers beyond 2^53 are bigints), read
+ * as `kind` or, without one, with its kind inferred — never changed silently: an integer is kept
+ * exactly or refused with 400.
+ */
+export function exactValue(kind: unknown, raw: unknown): TreeValue {
+  if (kind === undefined) {
+    if (typeof raw === "bigint") return { kind: "int64", value: exactInt64(raw) };
+    if (typeof raw === "number") checkInexactDouble(raw);
+    else if (typeof raw === "object" && raw !== null) return inferValue(exactJson(raw));
+    return inferValue(raw as Json);
+  }
+  if (typeof raw === "bigint") {
+    if (kind === "int64") return { kind: "int64", value: exactInt64(raw) };
+    // A double was asked for: rounding is what float64 means.
+    if (kind === "float64") return valueFromJson(kind, Number(raw));
+  }
+  if (kind === "json" && typeof raw === "object" && raw !== null) return valueFromJson(kind, exactJson(raw));
+  return valueFromJson(kind, raw);
 }
 
 /** A value given as `{kind?, value}` in a txn: with a kind read as that kind, else inferred. */
 function txnValue(kind: string | undefined, value: unknown): TreeValue {
-  return kind === undefined ? inferValue(value as Json) : valueFromJson(kind, value);
+  return exactValue(kind, value);
 }
 
 function compareFromJson(c: TxnCompareJson): TxnCompare {
   const value: TxnCompare["value"] =
-    c.target === "value" ? txnValue(c.kind, c.value) : (c.value as number | boolean);
+    c.target === "value"
+      ? txnValue(c.kind, c.value)
+      : typeof c.value === "bigint"
+        ? Number(c.value)
+        : (c.value as number | boolean);
   return c.op === undefined
     ? { key: c.key, target: c.target, value }
     : { key: c.key, target: c.target, op: c.op, value };

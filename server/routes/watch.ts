@@ -23,12 +23,18 @@ export interface WatchRoutesOptions {
   watches: Set<AbortController>;
   /** Interval between progress events, ms. */
   progressMs: number;
+  /** Watches open at once at most; beyond, 503 with Retry-After. */
+  maxWatches: number;
 }
+
+/** Seconds a client refused for too many watches is asked to wait. */
+export const WATCH_RETRY_AFTER_S = 5;
 
 export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async function watchRoutes(
   app,
-  { tree, watches, progressMs },
+  { tree, watches, progressMs, maxWatches },
 ) {
+  let open = 0;
   for (const url of [`${WATCH_PREFIX}/*`, WATCH_PREFIX]) {
     app.get(
       url,
@@ -48,6 +54,15 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
         const prefix = parseKey(keyFromUrl(req.url, WATCH_PREFIX)).key;
         const since = lastEventId(req.headers["last-event-id"]) ?? req.query.since;
         const started = performance.now();
+        if (open >= maxWatches) {
+          reply.header("retry-after", String(WATCH_RETRY_AFTER_S));
+          throw new ServerError(
+            "HTTP_TOO_MANY_WATCHES",
+            `the server has ${open} watches open, its limit (BYTESEEK_MAX_WATCHES=${maxWatches}): retry after ${WATCH_RETRY_AFTER_S} s, or close a watch you no longer read`,
+            { limit: maxWatches },
+          );
+        }
+        open++;
         const ac = new AbortController();
         const { signal } = ac;
         watches.add(ac);
@@ -86,6 +101,7 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
         } finally {
           clearInterval(timer);
           watches.delete(ac);
+          open--;
           if (!res.writableEnded) res.end();
           req.log.info(
             {

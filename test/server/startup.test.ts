@@ -35,16 +35,38 @@ afterEach(async () => {
 });
 
 describe("readConfig", () => {
-  it("defaults to 127.0.0.1:7411, ./data, sync never, an 8 MiB body limit, a 32 MiB node cache and 10 versions of history", () => {
+  it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request and 1,000 watches", () => {
     expect(readConfig({}, "/srv")).toEqual({
       location: "/srv/data",
       host: "127.0.0.1",
       port: 7411,
-      sync: "never",
+      sync: "always",
       bodyLimit: 8 * 1024 * 1024,
       cacheBytes: 32 * 1024 * 1024,
       historyLimit: { "/byteseek/": 10 },
+      allowedHosts: [],
+      bodyTimeoutMs: 60_000,
+      maxWatches: 1000,
     });
+    expect(readConfig({ BYTESEEK_SYNC: "never" }).sync).toBe("never");
+  });
+
+  it("reads BYTESEEK_ALLOWED_HOSTS only with a token, and the bounds as whole numbers", async () => {
+    expect(
+      readConfig({ BYTESEEK_TOKEN: "t", BYTESEEK_ALLOWED_HOSTS: " kv.example.com, 10.0.0.5:7411 " })
+        .allowedHosts,
+    ).toEqual(["kv.example.com", "10.0.0.5:7411", "127.0.0.1"]);
+    expect(readConfig({ BYTESEEK_TOKEN: "t", BYTESEEK_HOST: "0.0.0.0" }).allowedHosts).toEqual([]);
+    expect(
+      (await configError(() => readConfig({ BYTESEEK_ALLOWED_HOSTS: "kv.example.com" }))).message,
+    ).toMatch(/needs BYTESEEK_TOKEN/);
+    expect(readConfig({ BYTESEEK_BODY_TIMEOUT: "0", BYTESEEK_MAX_WATCHES: "5" })).toMatchObject({
+      bodyTimeoutMs: 0,
+      maxWatches: 5,
+    });
+    expect((await configError(() => readConfig({ BYTESEEK_MAX_WATCHES: "0" }))).message).toMatch(
+      /BYTESEEK_MAX_WATCHES must be a whole number above 0/,
+    );
   });
 
   it("reads BYTESEEK_HISTORY as a count or dir=count pairs, and refuses anything else", async () => {
