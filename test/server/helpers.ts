@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -84,4 +85,50 @@ export async function eventually(
     if (Date.now() > end) throw new Error(`gave up waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * A request on node:http with exactly the headers given: `host` too (clients like undici set it
+ * from the URL), so a test can send what a DNS-rebinding page or another site's form would send.
+ * An event stream is answered with its headers and first chunk, then closed.
+ */
+export function rawRequest(
+  url: string,
+  o: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<RawAnswer> {
+  const { port } = new URL(url);
+  const headers = { host: `127.0.0.1:${port}`, ...o.headers };
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: "127.0.0.1", port, method: o.method ?? "GET", path: o.path, headers, setHost: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        const done = () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString(),
+          });
+        if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+          res.once("data", (c: Buffer) => {
+            chunks.push(c);
+            res.destroy();
+            done();
+          });
+          return;
+        }
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", done);
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(o.body);
+  });
 }
