@@ -468,11 +468,12 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
       });
     },
     export: (dir = "/") => exportLines(dir),
-    async import(entries): Promise<ImportResult> {
+    async import(entries, io = {}): Promise<ImportResult> {
       async function* lines(): AsyncGenerator<string> {
         for await (const e of entries) yield `${typeof e === "string" ? e : JSON.stringify(e)}\n`;
       }
-      return (await send<ImportResult>({ method: "POST", path: "/v1/import", body: lines() })).body!;
+      const path = io.force ? "/v1/import?force=1" : "/v1/import";
+      return (await send<ImportResult>({ method: "POST", path, body: lines() })).body!;
     },
     async clear(): Promise<WriteResult> {
       const { body } = await send<DeltreeResult>({

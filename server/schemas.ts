@@ -20,7 +20,16 @@ export const NodeJson = z
   .object({
     key: z.string(),
     kind: NodeKind,
-    value: JsonValue.optional().describe("a value node's value (absent for directories and with ?values=0)"),
+    value: JsonValue.optional().describe(
+      "a value node's value (absent for directories, with ?values=0, and in a listing for a value over 64 KiB: see preview)",
+    ),
+    preview: z
+      .string()
+      .optional()
+      .describe(
+        "in a listing, instead of a value over 64 KiB: its first 1024 characters (GET the key for all of it)",
+      ),
+    size: z.number().int().optional().describe("with preview: the value's size in bytes"),
     count: z.number().int().optional().describe("a directory's number of direct children"),
     version: z.number().int().describe("per key, from 1; also the ETag"),
     createRev: z.number().int(),
@@ -104,6 +113,10 @@ export const TreeQuery = z.object({
   ),
 });
 export type TreeQuery = z.infer<typeof TreeQuery>;
+
+export const ImportQuery = z.object({
+  force: Flag.describe("overwrite read-only keys too (without it, 409 TREE_READ_ONLY naming the line)"),
+});
 
 export const PutBody = z
   .unknown()

@@ -14,6 +14,10 @@ export interface SubtreeEntry {
 export interface SubtreeOptions {
   depth: number;
   limit: number;
+  /** Stop once the entries weigh this much (`weigh`), answering `next`. */
+  maxWeight?: number;
+  /** Children read from the tree at a time (default 1000). */
+  chunk?: number;
   after?: string;
   values?: boolean;
   system?: boolean;
@@ -42,7 +46,7 @@ async function* walk(
     if (first.endsWith("/") && depth > 1)
       yield* walkIfPresent(tree, dir + first, rel + first, depth - 1, more, o);
   }
-  const base: ListOptions = { limit: Math.min(o.limit + 1, 1000) };
+  const base: ListOptions = { limit: Math.min(o.limit + 1, o.chunk ?? 1000) };
   if (o.values === false) base.values = false;
   if (o.system) base.system = true;
   for (;;) {
@@ -74,20 +78,28 @@ async function* walkIfPresent(
   }
 }
 
-/** One page of the subtree of `dir`, `depth` levels deep. */
-export async function listSubtree(
+/**
+ * One page of the subtree of `dir`, `depth` levels deep, each entry shaped by `shape` as it comes
+ * (so whole values are not held past their turn) with the weight it adds.
+ */
+export async function listSubtree<T>(
   tree: Tree,
   dir: string,
   o: SubtreeOptions,
-): Promise<{ entries: SubtreeEntry[]; next?: string }> {
-  const entries: SubtreeEntry[] = [];
+  shape: (e: SubtreeEntry) => { item: T; weight: number },
+): Promise<{ entries: T[]; next?: string }> {
+  const entries: T[] = [];
+  let weight = 0;
+  let last = "";
   const it = walk(tree, dir, "", o.depth, o.after === undefined ? [] : steps(o.after), o);
   try {
     for await (const e of it) {
-      if (entries.length === o.limit) {
-        return { entries, next: entries[entries.length - 1]!.name };
-      }
-      entries.push(e);
+      if (entries.length === o.limit || (o.maxWeight !== undefined && weight >= o.maxWeight))
+        return { entries, next: last };
+      const shaped = shape(e);
+      entries.push(shaped.item);
+      weight += shaped.weight;
+      last = e.name;
     }
   } finally {
     await it.return(undefined);

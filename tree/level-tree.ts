@@ -23,7 +23,7 @@ import {
 import { TreeError } from "./errors.js";
 import { type HistoryLimit, historyRule } from "./history-limit.js";
 import { type Db, Mutation, RecordCache, readRaw, type Stored } from "./mutation.js";
-import { exportTree, parseImport } from "./ndjson.js";
+import { exportTree, importReadOnly, parseImport } from "./ndjson.js";
 import { NodeCache } from "./node-cache.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
 import { eventFromRecord, histFromRecord, type NodeRecord, nodeFromRecord, storedValue } from "./record.js";
@@ -616,12 +616,19 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
         await snapshot.close();
       }
     },
-    async import(entries): Promise<ImportResult> {
+    async import(entries, io = {}): Promise<ImportResult> {
       const parsed = await parseImport(entries, checkSize);
       return enqueue(async (m) => {
         for (const e of parsed) {
           if (e.dir) doMkindex(m, e.key);
-          else doSet(m, e.key, e.value, { force: true, ro: e.ro, ...(e.vid ? { vid: e.vid } : {}) });
+          else {
+            if (!io.force && m.readNode(e.key)?.ro) throw importReadOnly(e);
+            doSet(m, e.key, e.value, {
+              force: true,
+              ...(e.ro === undefined ? {} : { ro: e.ro }),
+              ...(e.vid ? { vid: e.vid } : {}),
+            });
+          }
         }
         return { imported: parsed.length, rev: m.rev === 0 ? nextRev - 1 : m.rev };
       });

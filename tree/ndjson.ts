@@ -52,8 +52,20 @@ export interface ImportItem {
   key: string;
   dir: boolean;
   value: TreeValue;
-  ro: boolean;
+  /** As the line gave it; absent: the key keeps its flag. */
+  ro?: boolean;
   vid?: string;
+  /** The line it came from (1-based). */
+  line: number;
+}
+
+/** An import that would overwrite a read-only key without force: the error names the line. */
+export function importReadOnly(item: ImportItem): TreeError {
+  return new TreeError(
+    "TREE_READ_ONLY",
+    `import failed at line ${item.line}: ${item.key} is read-only; import with force (HTTP ?force=1, kvspace import --force) to overwrite read-only keys; nothing was imported`,
+    { key: item.key, line: item.line },
+  );
 }
 
 /**
@@ -76,13 +88,14 @@ export async function parseImport(
       const parsed = parseKey(e.key);
       if (e.kind === "index") {
         if (!parsed.dir) throw new Error("a directory entry's key must end with '/'");
-        items.push({ key: parsed.key, dir: true, value: { kind: "bool", value: false }, ro: false });
+        items.push({ key: parsed.key, dir: true, value: { kind: "bool", value: false }, line });
         continue;
       }
       if (parsed.dir) throw new Error("a value's key must not end with '/'");
       const value = valueFromJson(e.kind, e.value);
       checkValue(value);
-      const item: ImportItem = { key: parsed.key, dir: false, value, ro: e.ro === true };
+      const item: ImportItem = { key: parsed.key, dir: false, value, line };
+      if (typeof e.ro === "boolean") item.ro = e.ro;
       if (typeof e.vid === "string") item.vid = e.vid;
       items.push(item);
     } catch (err) {

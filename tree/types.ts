@@ -152,6 +152,11 @@ export interface ExportEntry {
   vid?: string;
 }
 
+export interface ImportOptions {
+  /** Overwrite read-only keys too. */
+  force?: boolean;
+}
+
 export interface ImportResult {
   imported: number;
   rev: number;
@@ -190,9 +195,14 @@ export interface Tree {
   /** Retained previous versions of a value, newest first. */
   history(key: string): Promise<HistoryEntry[]>;
   export(dir?: string): AsyncIterable<ExportEntry>;
-  /** All or nothing: on a bad line, nothing is written and the error names the line. */
+  /**
+   * All or nothing: on a bad line, nothing is written and the error names the line. A read-only
+   * key is overwritten only with `force` (else TREE_READ_ONLY naming the line); a line's `ro` is
+   * written as given, and a line without one keeps the key's flag.
+   */
   import(
     entries: AsyncIterable<ExportEntry | string> | Iterable<ExportEntry | string>,
+    options?: ImportOptions,
   ): Promise<ImportResult>;
   /** Empties the whole store (the revision counter goes on). */
   clear(): Promise<WriteResult>;

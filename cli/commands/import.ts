@@ -9,15 +9,17 @@ import { formatImportLine } from "../format.js";
 import { createProgressBar } from "../progress.js";
 
 /**
- * `kvspace import <file|->`: NDJSON from a file or stdin, all or nothing; prints
- * `imported<TAB>N<TAB>rev=R`. A progress bar is drawn on stderr when it is a terminal.
+ * `kvspace import <file|-> [--force]`: NDJSON from a file or stdin, all or nothing; prints
+ * `imported<TAB>N<TAB>rev=R`. A progress bar is drawn on stderr when it is a terminal. A read-only
+ * key is overwritten only with `--force`.
  */
 export const importCommand = defineCommand({
   name: "import",
-  usage: "import <file|->",
+  usage: "import <file|-> [--force]",
   summary: "load NDJSON (as export writes it) from a file or stdin",
   args: { min: 1, max: 1 },
-  async run({ positionals: [source = "-"] }, { tree, stdin, stdout, stderr, cwd, signal }) {
+  flags: { force: "bool" },
+  async run({ positionals: [source = "-"], flags }, { tree, stdin, stdout, stderr, cwd, signal }) {
     let input: Readable;
     let total: number | undefined;
     if (source === "-") {
@@ -34,7 +36,10 @@ export const importCommand = defineCommand({
       progress.update(read);
     });
     try {
-      const result = await tree.import(readLines(input, source, signal));
+      const result = await tree.import(
+        readLines(input, source, signal),
+        flags.force === true ? { force: true } : {},
+      );
       progress.finish(read);
       await writeLine(stdout, formatImportLine(result.imported, result.rev));
     } catch (err) {

@@ -6,8 +6,16 @@ import { TreeError } from "../../tree/errors.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { ExportEntry, Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
+import { exactInt64, exactJson, parseJsonBody } from "../exact-json.js";
 import { keyFromUrl } from "../key-path.js";
-import { ErrorJson, ImportResultJson, NdjsonStream, RootParams, TreeParams } from "../schemas.js";
+import {
+  ErrorJson,
+  ImportQuery,
+  ImportResultJson,
+  NdjsonStream,
+  RootParams,
+  TreeParams,
+} from "../schemas.js";
 
 export const EXPORT_PREFIX = "/v1/export";
 export const NDJSON_TYPES = [
@@ -62,8 +70,16 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
       schema: {
         summary: "Import NDJSON lines ({key, kind, value?, ro?, vid?}); all or nothing, errors name the line",
         consumes: NDJSON_TYPES,
+        querystring: ImportQuery,
         body: NdjsonStream,
-        response: { 200: ImportResultJson, 400: ErrorJson, 401: ErrorJson, 413: ErrorJson, 415: ErrorJson },
+        response: {
+          200: ImportResultJson,
+          400: ErrorJson,
+          401: ErrorJson,
+          409: ErrorJson,
+          413: ErrorJson,
+          415: ErrorJson,
+        },
       },
       // The zod string schema documents the body; the stream itself is not validated as a string.
       validatorCompiler: () => (data) => ({ value: data }),
@@ -72,7 +88,7 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
       const body = req.body as unknown;
       if (!(body instanceof Readable))
         throw new ServerError("HTTP_UNSUPPORTED_MEDIA_TYPE", `send the lines as ${NDJSON_TYPES[0]}`);
-      return tree.import(readLines(body, bodyLimit));
+      return tree.import(exactEntries(readLines(body, bodyLimit)), req.query.force ? { force: true } : {});
     },
   );
 };
@@ -90,7 +106,11 @@ async function* ndjsonChunks(entries: AsyncIterable<ExportEntry>): AsyncGenerato
   if (buf !== "") yield buf;
 }
 
-/** The lines of a body, refusing it once it passes `limit` bytes. */
+/**
+ * The lines of a body, refusing it once it passes `limit` bytes — after reading the rest of it
+ * (discarded; the body timeout bounds how long), so the client reads a 413 rather than a reset
+ * connection. Nothing is imported: the tree reads every line before it writes one.
+ */
 async function* readLines(stream: Readable, limit: number): AsyncGenerator<string> {
   const decoder = new StringDecoder("utf8");
   let seen = 0;
@@ -98,17 +118,48 @@ async function* readLines(stream: Readable, limit: number): AsyncGenerator<strin
   for await (const chunk of stream) {
     const bytes = chunk as Buffer;
     seen += bytes.length;
-    if (seen > limit) {
-      stream.destroy();
-      throw new ServerError("HTTP_BODY_TOO_LARGE", `the import body is over the limit of ${limit} bytes`, {
-        limit,
-      });
-    }
+    if (seen > limit) continue;
     rest += decoder.write(bytes);
     const lines = rest.split("\n");
     rest = lines.pop() ?? "";
     for (const line of lines) yield line;
   }
+  if (seen > limit)
+    throw new ServerError(
+      "HTTP_BODY_TOO_LARGE",
+      `the import body is ${seen} bytes, over the limit of ${limit} (BYTESEEK_BODY_LIMIT): nothing was imported; split the file, or raise the limit`,
+      { limit, size: seen },
+    );
   rest += decoder.end();
   if (rest !== "") yield rest;
+}
+
+/**
+ * Each line read as the tree's other writes are (server/exact-json.ts): an int64 beyond 2^53 kept
+ * exactly, an integer json cannot hold or out of int64's range refused, naming the line.
+ */
+async function* exactEntries(lines: AsyncIterable<string>): AsyncGenerator<ExportEntry | string> {
+  let line = 0;
+  for await (const text of lines) {
+    line++;
+    if (text.trim() === "") {
+      yield text;
+      continue;
+    }
+    try {
+      const e = parseJsonBody(text, JSON.parse) as Record<string, unknown> | null;
+      if (e !== null && typeof e === "object" && !Array.isArray(e)) {
+        if (typeof e.value === "bigint")
+          e.value = e.kind === "float64" ? Number(e.value) : exactInt64(e.value).toString();
+        else e.value = exactJson(e.value);
+      }
+      yield e as unknown as ExportEntry;
+    } catch (err) {
+      throw new TreeError(
+        "TREE_IMPORT_FAILED",
+        `import failed at line ${line}: ${(err as Error).message}; nothing was imported`,
+        { line },
+      );
+    }
+  }
 }

@@ -11,6 +11,7 @@ import type { Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
 import { keyFromUrl, keyToUrlPath } from "../key-path.js";
+import { LIST_BYTES, LIST_CHUNK, listedChild, listPage } from "../listing.js";
 import {
   DeleteJson,
   ErrorJson,
@@ -24,7 +25,7 @@ import {
   WriteJson,
 } from "../schemas.js";
 import { listSubtree } from "../subtree.js";
-import { childToJson, historyToJson, nodeBody, setFromBody, valueFromBody, writeToJson } from "../wire.js";
+import { historyToJson, nodeBody, setFromBody, valueFromBody, writeToJson } from "../wire.js";
 
 export const TREE_PREFIX = "/v1/tree";
 const MAX_DEPTH_LEVELS = 64;
@@ -67,25 +68,36 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
         if (key.endsWith("/") && !q.node) {
           const depth = q.recursive ? MAX_DEPTH_LEVELS : (q.depth ?? 1);
           const limit = q.limit ?? 1000;
+          // Bounded answers (server/listing.ts): large values as previews, at most LIST_BYTES a page.
           if (depth === 1) {
-            const page = await tree.list(key, {
+            const page = await listPage(tree, key, {
               limit,
               ...(q.after === undefined ? {} : { after: q.after }),
               ...(q.values === false ? { values: false } : {}),
               ...(q.system ? { system: true } : {}),
             });
-            const out: ListJson = { key: page.key, children: page.children.map((c) => childToJson(c)) };
+            const out: ListJson = { key: page.key, children: page.children };
             if (page.next !== undefined) out.next = page.next;
             return out;
           }
-          const page = await listSubtree(tree, key, {
-            depth,
-            limit,
-            ...(q.after === undefined ? {} : { after: q.after }),
-            ...(q.values === false ? { values: false } : {}),
-            ...(q.system ? { system: true } : {}),
-          });
-          const out: ListJson = { key, children: page.entries.map((e) => childToJson(e.child, e.name)) };
+          const page = await listSubtree(
+            tree,
+            key,
+            {
+              depth,
+              limit,
+              maxWeight: LIST_BYTES,
+              chunk: LIST_CHUNK,
+              ...(q.after === undefined ? {} : { after: q.after }),
+              ...(q.values === false ? { values: false } : {}),
+              ...(q.system ? { system: true } : {}),
+            },
+            (e) => {
+              const { json, weight } = listedChild(e.child, e.name);
+              return { item: json, weight };
+            },
+          );
+          const out: ListJson = { key, children: page.entries };
           if (page.next !== undefined) out.next = page.next;
           return out;
         }

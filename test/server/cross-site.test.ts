@@ -65,7 +65,7 @@ describe("a request naming another host or carrying another site's origin", () =
     for (const r of routes) {
       const path = pathOf(r.url);
       const body = ["POST", "PUT", "PATCH"].includes(r.method) ? "{}" : undefined;
-      const type = body === undefined ? {} : { "content-type": "application/json" };
+      const type: Record<string, string> = body === undefined ? {} : { "content-type": "application/json" };
       const byHost = await rawRequest(server.url, {
         method: r.method,
         path,
@@ -175,7 +175,8 @@ describe("a request naming another host or carrying another site's origin", () =
     try {
       expect(s.app.routeTable.some((r) => r.url === "/v1/later")).toBe(true);
       const headers = { "content-type": "application/json" };
-      for (const extra of [{ host: FOREIGN_HOST }, { origin: FOREIGN_ORIGIN }]) {
+      const foreign: Array<Record<string, string>> = [{ host: FOREIGN_HOST }, { origin: FOREIGN_ORIGIN }];
+      for (const extra of foreign) {
         const res = await rawRequest(s.url, {
           method: "POST",
           path: "/v1/later",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ListChild } from "../../tree/types.js";
 import { formatValue } from "../../tree/value.js";
 import { paramsFromZod } from "../json-schema.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
@@ -14,6 +15,23 @@ export const TreeListArgs = z
 export type TreeListArgs = z.infer<typeof TreeListArgs>;
 
 const PREVIEW = 120;
+/**
+ * Children read from the tree at a time: their values are cut to a preview as they come, so a
+ * page of large values (1,000 of 1 MiB) never has more than this many whole values in memory.
+ */
+const CHUNK = 32;
+
+/** One child as a line: name, kind, and the start of its value. */
+function line(c: ListChild): string {
+  if (c.kind === "index") return `${c.name}\tindex\t(${c.count} entries)`;
+  const value = c.value;
+  if (value === undefined) return `${c.name}\t${c.kind}\t`;
+  // Whitespace is collapsed on the start of the text only, not on a copy of all of it.
+  const full = formatValue(value);
+  const text = full.slice(0, PREVIEW * 4).replace(/\s+/g, " ");
+  const cut = text.length > PREVIEW || full.length > PREVIEW * 4;
+  return `${c.name}\t${c.kind}\t${cut ? `${text.slice(0, PREVIEW)}…` : text}`;
+}
 
 /** `tree.list`: a directory's children, one per line: name, kind, and a preview of the value. */
 export function createTreeListTool(): BuiltinTool<TreeListArgs> {
@@ -33,19 +51,26 @@ export function createTreeListTool(): BuiltinTool<TreeListArgs> {
       const parsed = TreeListArgs.parse(args);
       const dir = parsed.key.endsWith("/") ? parsed.key : `${parsed.key}/`;
       guardKey(dir, "read");
-      const page = await ctx.tree
-        .list(dir, { limit: parsed.limit, ...(parsed.after ? { after: parsed.after } : {}) })
-        .catch(fromTreeError);
-      if (page.children.length === 0) return { text: `${dir} is empty.`, details: { key: dir, count: 0 } };
-      const lines = page.children.map(function line(c) {
-        if (c.kind === "index") return `${c.name}\tindex\t(${c.count} entries)`;
-        const text = c.value ? formatValue(c.value).replace(/\s+/g, " ") : "";
-        return `${c.name}\t${c.kind}\t${text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text}`;
-      });
-      const more = page.next ? `\n(more entries: call again with after=${JSON.stringify(page.next)})` : "";
+      const lines: string[] = [];
+      let after = parsed.after;
+      let next: string | undefined;
+      for (;;) {
+        const page = await ctx.tree
+          .list(dir, {
+            limit: Math.min(CHUNK, parsed.limit - lines.length),
+            ...(after ? { after } : {}),
+          })
+          .catch(fromTreeError);
+        for (const c of page.children) lines.push(line(c));
+        next = page.next;
+        if (next === undefined || lines.length >= parsed.limit) break;
+        after = next;
+      }
+      if (lines.length === 0) return { text: `${dir} is empty.`, details: { key: dir, count: 0 } };
+      const more = next ? `\n(more entries: call again with after=${JSON.stringify(next)})` : "";
       return {
         text: `${dir}\n${lines.join("\n")}${more}`,
-        details: { key: dir, count: page.children.length, ...(page.next ? { next: page.next } : {}) },
+        details: { key: dir, count: lines.length, ...(next ? { next } : {}) },
       };
     },
   };

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import { childNodeKey, childrenRange, keyFromNodeKey } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
-import { exportTree, parseImport } from "../ndjson.js";
+import { exportTree, importReadOnly, parseImport } from "../ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import { histFromRecord } from "../record.js";
 import type {
@@ -429,7 +429,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       return await write(async (m) => {
         for (const e of items) {
           if (e.dir) await ops.mkindex(m, e.key);
-          else await ops.set(m, e.key, e.value, { force: true, ro: e.ro, ...(e.vid ? { vid: e.vid } : {}) });
+          else
+            await ops.set(m, e.key, e.value, {
+              force: true,
+              ...(e.ro === undefined ? {} : { ro: e.ro }),
+              ...(e.vid ? { vid: e.vid } : {}),
+            });
         }
         return { key: "/", rev: m.writes ? PENDING : m.readRev, version: 0 };
       });
@@ -469,9 +474,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       ),
     history,
     export: (dir = "/") => exportSnapshot(dir),
-    async import(entries): Promise<ImportResult> {
+    async import(entries, io = {}): Promise<ImportResult> {
       ensureOpen();
       const parsed = await parseImport(entries, (v) => checkSize(v, maxValueBytes));
+      // The chunks commit one by one: read-only keys are looked for before the first.
+      if (!io.force)
+        for (const e of parsed) if (!e.dir && (await getNode(e.key))?.ro) throw importReadOnly(e);
       let rev = lastRev;
       for (let i = 0; i < parsed.length; i += 64) rev = (await importChunk(parsed.slice(i, i + 64))).rev;
       return { imported: parsed.length, rev };
