@@ -56,23 +56,32 @@ export function createRequestGuard(o: RequestGuardOptions): RequestGuard {
       if (n !== undefined) allowed.add(n);
     }
   const names = [...allowed].join(", ");
+  const refuseHost = (host: string | undefined): ServerError => {
+    const shown = String(host ?? "").slice(0, 100);
+    return new ServerError(
+      "HTTP_MISDIRECTED",
+      `this server answers requests for ${names} only, not ${JSON.stringify(shown)}` +
+        (o.token
+          ? ": add the name to BYTESEEK_ALLOWED_HOSTS"
+          : ": reach it at http://127.0.0.1, or set BYTESEEK_TOKEN and BYTESEEK_ALLOWED_HOSTS"),
+      { host: shown },
+    );
+  };
+  // The Host header last found allowed: clients send the same one, request after request.
+  let lastAllowed: string | undefined;
   return function guardRequest(req) {
     const host = req.headers.host;
-    const name = host === undefined ? undefined : hostName(host);
-    if (name === undefined || !allowed.has(name))
-      return new ServerError(
-        "HTTP_MISDIRECTED",
-        `this server answers requests for ${names} only, not ${JSON.stringify(String(host ?? "").slice(0, 100))}` +
-          (o.token
-            ? ": add the name to BYTESEEK_ALLOWED_HOSTS"
-            : ": reach it at http://127.0.0.1, or set BYTESEEK_TOKEN and BYTESEEK_ALLOWED_HOSTS"),
-        { host: String(host ?? "").slice(0, 100) },
-      );
+    if (host === undefined) return refuseHost(host);
+    if (host !== lastAllowed) {
+      const name = hostName(host);
+      if (name === undefined || !allowed.has(name)) return refuseHost(host);
+      lastAllowed = host;
+    }
     const origin = req.headers.origin;
     if (origin !== undefined) {
-      const o = origin.toLowerCase();
-      const h = host!.trim().toLowerCase();
-      if (o !== `http://${h}` && o !== `https://${h}`)
+      const h = host.trim().toLowerCase();
+      const from = origin.toLowerCase();
+      if (from !== `http://${h}` && from !== `https://${h}`)
         return new ServerError(
           "HTTP_FORBIDDEN_ORIGIN",
           `requests from other sites are refused: Origin ${JSON.stringify(origin.slice(0, 100))} is not this server's (http://${h})`,
@@ -85,14 +94,14 @@ export function createRequestGuard(o: RequestGuardOptions): RequestGuard {
 
 /**
  * Answers a refused request on the raw response: the error body, the headers every answer carries,
- * and `connection: close` (its body, if any, is never read). `then` runs once it is written.
+ * and `connection: close` (its body, if any, is never read). `written` runs once it is sent.
  */
 export function sendRefusal(
   res: ServerResponse,
   status: number,
   body: string,
   headers: Record<string, string>,
-  then?: () => void,
+  written?: () => void,
 ): void {
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
@@ -100,5 +109,5 @@ export function sendRefusal(
     ...headers,
     connection: "close",
   });
-  res.end(body, then);
+  res.end(body, written);
 }
