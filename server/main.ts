@@ -123,6 +123,11 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
 
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 
+function withoutToken(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { BYTESEEK_TOKEN: _token, ...rest } = env;
+  return rest;
+}
+
 /**
  * BYTESEEK_ALLOWED_HOSTS: names (or addresses) a Host header may carry besides loopback ones. They
  * widen what the server answers, so they need a token; with one, the address it listens on (unless
@@ -216,7 +221,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       tree,
       workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || "."),
       logger: logger.child({ part: "agent" }),
-      env,
+      // The model's settings only: the token stays with the HTTP layer, never a tool's to see.
+      env: withoutToken(env),
     });
     app = await buildApp({
       tree,

@@ -131,6 +131,32 @@ export function exportSuite(ctx: SuiteContext): void {
       expect((await getValue(tree, "/existing")).value).toEqual(str("kept"));
     });
 
+    it("leaves a read-only key alone unless forced, importing nothing and naming the line", async () => {
+      const tree = await ctx.open();
+      await tree.set("/ro/locked", str("policy"), { ro: true });
+      const before = tree.revision();
+      const lines = [
+        JSON.stringify({ key: "/ro/other", kind: "char/utf8", value: "x" }),
+        JSON.stringify({ key: "/ro/locked", kind: "char/utf8", value: "rewritten" }),
+      ];
+      const err = await expectTreeError(() => tree.import(lines), "TREE_READ_ONLY");
+      expect(err.message).toMatch(/line 2\b/);
+      expect(err.details).toMatchObject({ key: "/ro/locked", line: 2 });
+      expect(tree.revision()).toBe(before);
+      expect(await tree.get("/ro/other")).toBeUndefined();
+      expect((await getValue(tree, "/ro/locked")).value).toEqual(str("policy"));
+      // Forced: written, and a line without `ro` keeps the key's flag; a line's own `ro` is written.
+      await tree.import([...lines, JSON.stringify({ key: "/ro/new", kind: "int64", value: 1, ro: true })], {
+        force: true,
+      });
+      expect(await getValue(tree, "/ro/locked")).toMatchObject({ ro: true, value: str("rewritten") });
+      expect((await getValue(tree, "/ro/new")).ro).toBe(true);
+      await tree.import([JSON.stringify({ key: "/ro/new", kind: "int64", value: 2, ro: false })], {
+        force: true,
+      });
+      expect((await getValue(tree, "/ro/new")).ro).toBe(false);
+    });
+
     it("imports from an async iterable of lines", async () => {
       const tree = await ctx.open();
       async function* lines() {
