@@ -12,7 +12,7 @@ import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck, createBearerCheck } from "./auth.js";
 import { logFailure, loggedMs, mapClientError, mapError, ServerError } from "./errors.js";
-import { parseJsonBody } from "./exact-json.js";
+import { exactJson, parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
 import { revisionHeaders } from "./http-headers.js";
 import { createRequestGuard, sendRefusal } from "./request-guard.js";
@@ -68,6 +68,9 @@ export type App = Awaited<ReturnType<typeof buildApp>>;
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_WATCHES = 1000;
+
+/** Routes whose JSON bodies carry tree values, read with integers beyond 2^53 exact (server/wire.ts). */
+const VALUE_ROUTES: ReadonlySet<string> = new Set(["/v1/tree/*", "/v1/tree", "/v1/txn"]);
 
 /** What a write route accepts (import: NDJSON), said in every 415. */
 const ACCEPTED_TYPES = "send the body as application/json (POST /v1/import: application/x-ndjson)";
@@ -253,9 +256,12 @@ export async function buildApp(deps: AppDeps) {
   app.addContentTypeParser(
     "application/json",
     { parseAs: "string" },
-    function exactJsonBody(_req, text, done) {
+    function exactJsonBody(req, text, done) {
       try {
-        done(null, parseJson(text as string));
+        const body = parseJson(text as string);
+        // Only the routes that store values take a bigint (an exact int64); any other route gets
+        // plain JSON, an integer a double cannot hold refused with 400 (a tool's arguments, say).
+        done(null, VALUE_ROUTES.has(req.routeOptions.url ?? "") ? body : exactJson(body, "body"));
       } catch (err) {
         done(err as Error, undefined);
       }
