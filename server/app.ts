@@ -187,9 +187,8 @@ export async function buildApp(deps: AppDeps) {
       // fastify's own hook logs the requests it took; the guard logs the others.
       else refuse(req, res, err, { start, id: fastifyIds.get(req), written: () => req.socket.destroy() });
     }, bodyTimeoutMs);
-    const clear = () => clearTimeout(timer);
-    req.once("end", clear);
-    res.once("close", clear);
+    // One listener: a body that arrived and an answer still to come is left alone (req.complete).
+    res.once("close", () => clearTimeout(timer));
   }
 
   /** Answers a request refused before either path took it, with its log line; `then`: once written. */
