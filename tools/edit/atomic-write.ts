@@ -3,6 +3,7 @@ import { lstat, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../errors.js";
 import { errnoOf, fsError } from "./fs-errors.js";
+import { checkNotSpecial, DIR_FLAGS, openRegularFile } from "./regular-file.js";
 
 /** Temp files are `.<name>.byteseek-tmp-<pid>-<hex>` beside their target; the sweep recognises them by this. */
 export const TEMP_PATTERN = /^\..*\.byteseek-tmp-(\d+)-[0-9a-f]{12}$/;
@@ -41,6 +42,7 @@ export async function checkWritable(target: string, display: string) {
       details: { path: display },
     });
   }
+  if (st) checkNotSpecial(st, display);
   if (st && (st.mode & 0o200) === 0) {
     throw new ToolError(
       "permission_denied",
@@ -129,9 +131,9 @@ export async function writeFileAtomic(
  */
 export async function contentEquals(file: string, parts: readonly Uint8Array[]): Promise<boolean> {
   const total = parts.reduce((n, p) => n + p.byteLength, 0);
-  const fh = await open(file, "r");
+  const { fh, stats } = await openRegularFile(file, file);
   try {
-    if ((await fh.stat()).size !== total) return false;
+    if (stats.size !== total) return false;
     const block = Buffer.allocUnsafe(Math.min(READ_BACK_BLOCK, Math.max(total, 1)));
     for (let at = 0; at < total; ) {
       const { bytesRead } = await fh.read(block, 0, Math.min(block.length, total - at), at);
@@ -151,7 +153,7 @@ export async function contentEquals(file: string, parts: readonly Uint8Array[]):
 }
 
 async function syncDir(dir: string): Promise<void> {
-  const dh = await open(dir, "r").catch(() => undefined);
+  const dh = await open(dir, DIR_FLAGS).catch(() => undefined);
   if (!dh) return;
   await dh.sync().catch(() => undefined);
   await dh.close().catch(() => undefined);

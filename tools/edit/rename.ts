@@ -5,6 +5,7 @@ import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
 import { errnoOf, fsError } from "./fs-errors.js";
+import { checkNotSpecial } from "./regular-file.js";
 import { resolveWorkspaceEntry } from "./workspace-path.js";
 
 export const RenameArgs = z
@@ -61,7 +62,9 @@ export function createRenameTool(): BuiltinTool {
               },
             );
           }
+          checkNotSpecial(src, from.rel);
           const dst = await lstatOrUndefined(to.real, to.rel);
+          if (dst) checkNotSpecial(dst, to.rel);
           if (dst?.isDirectory()) {
             throw new ToolError(
               "is_directory",
