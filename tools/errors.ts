@@ -24,6 +24,7 @@ export type ToolErrorCode =
   | "file_not_found"
   | "is_directory"
   | "not_regular_file"
+  | "path_changed"
   | "not_a_directory"
   | "outside_root"
   | "invalid_path"

@@ -61,7 +61,9 @@ describe("shell.run", () => {
     expect(rows[0]).toBe("3001");
     expect(rows[1999]).toBe("5000");
     const bytes = Array.from({ length: 5000 }, (_, i) => String(i + 1).length + 1).reduce((a, b) => a + b);
-    expect(rows[2000]).toBe(`[Output truncated: showing the last 2000 of 5000 lines (${bytes} bytes in all).]`);
+    expect(rows[2000]).toBe(
+      `[Output truncated: showing the last 2000 of 5000 lines (${bytes} bytes in all).]`,
+    );
     expect(r.details).toMatchObject({ bytes, truncated: true });
   });
 
