@@ -23,8 +23,18 @@ export class OutputSpool extends Writable {
     super();
   }
 
+  /** The disk refused a write (full, gone): the output is still counted and drained, no longer kept. */
+  failed: Error | undefined;
+
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    this.append(chunk).then(() => done(), done);
+    // never fail the stream: a command blocked on a full pipe would hang until its timeout
+    this.append(chunk).then(
+      () => done(),
+      (err: Error) => {
+        this.failed ??= err;
+        done();
+      },
+    );
   }
 
   override _final(done: (err?: Error | null) => void): void {
@@ -37,9 +47,10 @@ export class OutputSpool extends Writable {
     this.bytes += chunk.length;
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) this.newlines++;
     if (chunk.length > 0) this.lastByte = chunk[chunk.length - 1]!;
+    if (this.failed) return;
     // a chunk larger than the cap keeps only its tail
     const data = chunk.length > this.capBytes ? chunk.subarray(chunk.length - this.capBytes) : chunk;
-    this.fh ??= await open(this.file, "w", 0o600);
+    this.fh ??= await open(this.file, "w+", 0o600);
     await this.fh.write(data, 0, data.length, this.size);
     this.size += data.length;
     if (this.size >= 2 * this.capBytes) await this.compact();
@@ -50,7 +61,7 @@ export class OutputSpool extends Writable {
     const old = this.fh!;
     const keep = Buffer.allocUnsafe(this.capBytes);
     const { bytesRead } = await old.read(keep, 0, this.capBytes, this.size - this.capBytes);
-    const next = await open(`${this.file}.next`, "w", 0o600);
+    const next = await open(`${this.file}.next`, "w+", 0o600);
     await next.write(keep, 0, bytesRead, 0);
     await rename(`${this.file}.next`, this.file);
     await old.close();
