@@ -61,9 +61,10 @@ export function checkOptionValues(
     if (!leading) continue;
     const filled = fillPlaceholders(leading[0], args);
     if (filled === undefined || !filled.startsWith("-")) continue;
+    // the first placeholder with a non-empty value put the "-" there
     const names = [...leading[0].matchAll(PLACEHOLDER)].map((m) => m[1] as string);
-    const name = names.find((n) => props[n]?.allowOptions !== true);
-    if (name === undefined) continue;
+    const name = names.find((n) => args[n] !== undefined && argText(args[n]) !== "");
+    if (name === undefined || props[name]?.allowOptions === true) continue;
     throw new ToolError(
       "invalid_args",
       `${name} may not begin with "-": the program would read ${JSON.stringify(filled.slice(0, 80))} as an option. Give a value that does not start with "-" (for a file, ./-name).`,
