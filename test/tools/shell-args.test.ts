@@ -74,7 +74,7 @@ describe("shell impl arguments stay arguments", () => {
     await writeFile(join(outside, "secret.txt"), "s3cret\n");
     for (const file of [
       join(outside, "secret.txt"),
-      "../" + join(outside.split("/").at(-1)!, "secret.txt"),
+      `../${join(outside.split("/").at(-1)!, "secret.txt")}`,
       "/etc/passwd",
     ]) {
       const r = await h.runtime.call("text.sort", { file }, { vid: "inject" });
