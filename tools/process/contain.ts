@@ -21,17 +21,18 @@ export async function markedProcesses(mark: string): Promise<number[]> {
     return []; // no /proc: the process-group kill is all there is
   }
   const found: number[] = [];
-  await Promise.all(
-    names.map(async function check(name) {
-      if (!/^[0-9]+$/.test(name)) return;
-      const pid = Number(name);
-      if (pid === process.pid) return;
-      // /proc files are not FIFOs: reading one never blocks a pool thread
+  const pids = names.filter((n) => /^[0-9]+$/.test(n) && Number(n) !== process.pid);
+  // two readers at a time: the scan leaves the rest of libuv's pool to the store's writes
+  async function reader(): Promise<void> {
+    for (let name = pids.pop(); name !== undefined; name = pids.pop()) {
+      // /proc files are not FIFOs: reading one never blocks a pool thread for long
       const environ = await readFile(`/proc/${name}/environ`).catch(() => undefined);
-      if (!environ) return;
-      if (environ.indexOf(needle) !== -1 || environ.subarray(0, first.length).equals(first)) found.push(pid);
-    }),
-  );
+      if (!environ) continue;
+      if (environ.indexOf(needle) !== -1 || environ.subarray(0, first.length).equals(first))
+        found.push(Number(name));
+    }
+  }
+  await Promise.all([reader(), reader()]);
   return found;
 }
 

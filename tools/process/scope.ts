@@ -55,6 +55,8 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
   const mark = randomBytes(12).toString("hex");
   let dir: Promise<string> | undefined;
   let used = false;
+  // the tool ended its processes itself once its command was over: no second scan is needed
+  let ended = false;
   function scratch(): Promise<string> {
     used = true;
     dir ??= options.root.path().then(async function makeCallDir(root) {
@@ -78,10 +80,14 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
         tmpdir: path.join(d, "tmp"),
       });
     },
-    endProcesses: (pgid) => endCallProcesses(pgid, mark),
+    async endProcesses(pgid) {
+      const n = await endCallProcesses(pgid, mark);
+      ended = true;
+      return n;
+    },
     async dispose() {
       if (!used) return;
-      await endCallProcesses(undefined, mark);
+      if (!ended) await endCallProcesses(undefined, mark);
       const d = await dir?.catch(() => undefined);
       if (d) await rm(d, { recursive: true, force: true });
     },
