@@ -2,7 +2,7 @@
  * The HTTP app: `buildApp(deps)` answers a fastify instance with every route registered, ready to
  * `inject` or `listen`. It owns no resources: the tree (and the runtime) are the caller's to close.
  */
-import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import { createServer, type IncomingMessage, STATUS_CODES } from "node:http";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
@@ -14,8 +14,9 @@ import { createAuthCheck, createBearerCheck } from "./auth.js";
 import { logFailure, loggedMs, mapClientError, mapError, ServerError } from "./errors.js";
 import { exactJson, parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
+import { createFrontDoor } from "./front-door.js";
 import { revisionHeaders } from "./http-headers.js";
-import { createRequestGuard, sendRefusal } from "./request-guard.js";
+import { createRequestGuard } from "./request-guard.js";
 import { agentRoutes } from "./routes/agent.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
@@ -77,12 +78,6 @@ const ACCEPTED_TYPES = "send the body as application/json (POST /v1/import: appl
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** Whether a request comes with a body (framed by a length or chunked). */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers["content-length"];
-  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
-}
-
 /** Builds the app; `await app.ready()` (or listen) before use. */
 export async function buildApp(deps: AppDeps) {
   const {
@@ -94,17 +89,22 @@ export async function buildApp(deps: AppDeps) {
     bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
     maxWatches = DEFAULT_MAX_WATCHES,
   } = deps;
-  const guard = createRequestGuard({
-    token: Boolean(token),
-    ...(deps.allowedHosts ? { allowedHosts: deps.allowedHosts } : {}),
-  });
   let counter = 0;
   const requestId = (req: IncomingMessage): string => {
     const given = req.headers["x-request-id"];
     return typeof given === "string" && REQUEST_ID.test(given) ? given : `r${(++counter).toString(36)}`;
   };
   let fastPath: FastPath | undefined;
-  const fastifyIds = new WeakMap<IncomingMessage, string>();
+  const door = createFrontDoor({
+    tree,
+    logger,
+    requestId,
+    bodyTimeoutMs,
+    guard: createRequestGuard({
+      token: Boolean(token),
+      ...(deps.allowedHosts ? { allowedHosts: deps.allowedHosts } : {}),
+    }),
+  });
   const app = Fastify({
     loggerInstance: logger,
     // Our own onResponse hook writes the one line per request.
@@ -113,10 +113,7 @@ export async function buildApp(deps: AppDeps) {
     routerOptions: { maxParamLength: 8192 },
     return503OnClosing: false,
     genReqId(req) {
-      const id = requestId(req);
-      // A request fastify reads a body for: its id, should the body time out (boundBody).
-      if (bodyTimeoutMs > 0 && hasBody(req)) fastifyIds.set(req, id);
-      return id;
+      return door.fastifyId(requestId(req), req);
     },
     // The server fastify would make, with the fast path in front of it.
     serverFactory(handler, options) {
@@ -128,11 +125,8 @@ export async function buildApp(deps: AppDeps) {
         maxRequestsPerSocket?: number;
       };
       const server = createServer((req, res) => {
-        // Other sites first, before either path: nothing runs for them (server/request-guard.ts).
-        const refused = guard(req);
-        if (refused) return refuse(req, res, refused);
-        if (bodyTimeoutMs > 0 && hasBody(req)) boundBody(req, res);
-        if (!fastPath?.(req, res)) handler(req, res);
+        // Other sites first, before either path: nothing runs for them (server/front-door.ts).
+        if (door.admit(req, res) && !fastPath?.(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout ?? 72_000;
       server.requestTimeout = o.requestTimeout ?? 0;
@@ -168,60 +162,6 @@ export async function buildApp(deps: AppDeps) {
       socket.destroy();
     },
   }).withTypeProvider<ZodTypeProvider>();
-
-  /**
-   * A body that has not fully arrived `bodyTimeoutMs` after its headers is cut: 408 (unless an
-   * answer has begun) and the socket closed. (Node's own requestTimeout stops counting once a
-   * request is handed to its handler, so a body that never ends would be waited for forever.)
-   */
-  function boundBody(req: IncomingMessage, res: ServerResponse) {
-    const start = performance.now();
-    const timer = setTimeout(function bodyTimedOut() {
-      if (req.complete) return;
-      const err = new ServerError(
-        "HTTP_REQUEST_TIMEOUT",
-        `the request body did not arrive within ${bodyTimeoutMs} ms (BYTESEEK_BODY_TIMEOUT): send it whole, promptly`,
-        { limitMs: bodyTimeoutMs },
-      );
-      if (res.headersSent) req.socket.destroy();
-      // fastify's own hook logs the requests it took; the guard logs the others.
-      else refuse(req, res, err, { start, id: fastifyIds.get(req), written: () => req.socket.destroy() });
-    }, bodyTimeoutMs);
-    // One listener: a body that arrived and an answer still to come is left alone (req.complete).
-    res.once("close", () => clearTimeout(timer));
-  }
-
-  /** Answers a request refused before either path took it, with its log line; `then`: once written. */
-  function refuse(
-    req: IncomingMessage,
-    res: ServerResponse,
-    err: ServerError,
-    o: { start?: number; id?: string | undefined; written?: () => void } = {},
-  ) {
-    const { start = performance.now(), written } = o;
-    const id = o.id ?? requestId(req);
-    const mapped = mapError(err);
-    sendRefusal(
-      res,
-      mapped.status,
-      JSON.stringify(mapped.body),
-      { ...revisionHeaders(tree), "x-request-id": id },
-      written,
-    );
-    if (o.id !== undefined) return;
-    const q = (req.url ?? "").indexOf("?");
-    logger.info(
-      {
-        reqId: id,
-        method: req.method,
-        url: q < 0 ? req.url : req.url!.slice(0, q),
-        status: mapped.status,
-        ms: loggedMs(performance.now() - start),
-        refused: mapped.body.error.code,
-      },
-      "request",
-    );
-  }
 
   // Every route as registered (the guard's test probes each one, so a new route cannot miss it).
   const routeTable: Array<{ method: string; url: string }> = [];

@@ -1,6 +1,6 @@
 /**
  * Requests from other sites are refused before anything runs: the guard sits in the node:http
- * server itself (server/app.ts), in front of the fast path and fastify's router alike, so every
+ * server itself (server/front-door.ts), in front of the fast path and fastify's router alike, so every
  * route — the API, server-sent events, the web page and its assets, /healthz, a 404, and any route
  * added later — passes the same two checks:
  *
