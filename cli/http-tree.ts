@@ -408,6 +408,13 @@ export function createHttpTree(options: HttpTreeOptions): Tree {
         },
       });
       const b = body!;
+      // The server lists a value over 64 KiB as a preview (server/listing.ts): the tree's list gives
+      // whole values, so those are read one by one (a key gone meanwhile keeps its preview's place).
+      for (const w of b.children)
+        if (w.value === undefined && w.kind !== "index" && o.values !== false && "preview" in w) {
+          const whole = await send<NodeWire>({ method: "GET", path: treePath(w.key) }, true);
+          if (whole.body !== undefined) Object.assign(w, whole.body);
+        }
       const out: ListResult = { key: b.key, children: b.children.map(childFromWire) };
       if (b.next !== undefined) out.next = b.next;
       return out;

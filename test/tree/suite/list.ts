@@ -50,6 +50,18 @@ export function listSuite(ctx: SuiteContext): void {
       ]);
     });
 
+    it("lists large values whole (over HTTP the server previews them, and the client reads them)", async () => {
+      const tree = await ctx.open();
+      const big = "v".repeat(200 * 1024);
+      await tree.set("/lb/a", str(`a${big}`));
+      await tree.set("/lb/b", int64(2));
+      const page = await tree.list("/lb/");
+      expect(page.children.map((c) => ("value" in c ? c.value : undefined))).toEqual([
+        str(`a${big}`),
+        int64(2),
+      ]);
+    });
+
     it("lists directories with a trailing '/', their count, and a value before a directory of the same name", async () => {
       const tree = await ctx.open();
       await tree.set("/l/a", str("value a"));
