@@ -6,7 +6,8 @@ import type { Tree, TreeNode } from "../tree/types.js";
 import { capText } from "./cap.js";
 import { compileParams, parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
 import { isToolError, ToolError, type ToolErrorCode, type ToolKind } from "./errors.js";
-import { checkPolicy } from "./gate.js";
+import { checkPolicy, netHosts } from "./gate.js";
+import { hashOf } from "./hash.js";
 import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
 import { builtinRegistry, runBuiltinImpl } from "./impl/builtin.js";
 import { runHttpImpl } from "./impl/http.js";
@@ -15,6 +16,7 @@ import { runShellImpl } from "./impl/shell.js";
 import { argProblems, signatureOf } from "./json-schema.js";
 import { createKeyedLock } from "./locks.js";
 import { createPolicyReader, type Policy } from "./policy.js";
+import { builtinPowers, grantOf, type Power } from "./powers.js";
 import { writeRecord } from "./records.js";
 import type { BuiltinTool, ToolContext, ToolOutput, ToolResult } from "./types.js";
 import { createUsageCounter } from "./usage.js";
@@ -63,7 +65,7 @@ export interface ValidTool {
   declaration: ToolDeclaration;
   /** The run that last wrote the declaration, when a run did (agent-written). */
   owner?: string;
-  /** Why every call would be denied by the policy as it stands (e.g. a forbidden impl kind). */
+  /** Why every call would be denied by the policy as it stands (a power the run lacks, a switched-off tool it wraps). */
   blocked?: string;
 }
 
@@ -81,17 +83,37 @@ export interface ToolCatalogue {
 export interface Runtime {
   /** The one call boundary (resolve → validate → gate → execute → after → record → result). Never throws. */
   call(name: string, args: unknown, options: CallOptions): Promise<ToolResult>;
-  /** Every declaration under /byteseek/tools/, valid ones by name, invalid ones with their problems. */
-  listTools(): Promise<ToolCatalogue>;
+  /**
+   * Every declaration under /byteseek/tools/, valid ones by name, invalid ones with their problems.
+   * With `vid`, a tool needing a power that run does not hold is `blocked` (else: the default grant).
+   */
+  listTools(vid?: string): Promise<ToolCatalogue>;
   /** Waits until the usage counters of every call answered so far are stored (before closing the tree). */
   flush(): Promise<void>;
   /** Real path of the workspace handed to the tools. */
   readonly workspace: string;
 }
 
+/** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
+export interface DeclRef {
+  key: string;
+  modRev: number;
+  hash: string;
+  /** The run that wrote it, or "person" (HTTP, the CLI, the seeder). */
+  writer: string;
+}
+
 type Resolved =
-  | { ok: true; key: string; declaration: ToolDeclaration; agentWritten: boolean }
-  | { ok: false; result: ToolResult };
+  | {
+      ok: true;
+      key: string;
+      declaration: ToolDeclaration;
+      agentWritten: boolean;
+      decl: DeclRef;
+      /** Set when a `builtin` alias wraps a declaration with confirm: true. */
+      inheritedConfirm?: string;
+    }
+  | { ok: false; result: ToolResult; decl?: DeclRef };
 
 /** Builds the tool runtime over a tree. */
 export function createRuntime(options: RuntimeOptions): Runtime {
@@ -109,6 +131,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const awaitUsage = options.usageWrites === "await";
   const fileLocks = createKeyedLock();
   const runLocks = createKeyedLock();
+  const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const parsed = new Map<string, { modRev: number; result: ReturnType<typeof parseDeclaration> }>();
 
   function parseNode(
@@ -147,9 +170,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           { key, problems: p.problems },
         ),
       };
+    const raw = node.kind === "json" ? node.value.value : undefined;
+    const decl: DeclRef = { key, modRev: node.modRev, hash: hashOf(raw), writer: node.vid ?? "person" };
     if (!p.declaration.enabled)
       return {
         ok: false,
+        decl,
         result: failure(
           "vet",
           "disabled_tool",
@@ -157,7 +183,47 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           { key },
         ),
       };
-    return { ok: true, key, declaration: p.declaration, agentWritten: node.vid !== undefined };
+    const wrapped = await wrappedRules(name, p.declaration);
+    if (wrapped.off)
+      return { ok: false, decl, result: failure("vet", "disabled_tool", wrapped.off, { key }) };
+    return {
+      ok: true,
+      key,
+      declaration: p.declaration,
+      agentWritten: node.vid !== undefined,
+      decl,
+      ...(wrapped.confirm ? { inheritedConfirm: wrapped.confirm } : {}),
+    };
+  }
+
+  /**
+   * A `builtin` alias (a declaration named other than the built-in it runs) takes the rules of the
+   * built-in's own declaration at /byteseek/tools/<ref>: switched off (or removed) there, the alias
+   * is off too; confirm there, confirm here. So a new name never launders a person's rule.
+   */
+  async function wrappedRules(
+    name: string,
+    decl: ToolDeclaration,
+  ): Promise<{ off?: string; confirm?: string }> {
+    if (decl.impl.kind !== "builtin" || decl.impl.ref === name) return {};
+    const ref = decl.impl.ref;
+    const baseKey = `${TOOLS_DIR}${ref}`;
+    const node = await tree.get(baseKey);
+    const base = node && node.kind !== "index" ? parseNode(baseKey, ref, node) : undefined;
+    return aliasRules(name, ref, base);
+  }
+
+  function aliasRules(
+    name: string,
+    ref: string,
+    base: ReturnType<typeof parseDeclaration> | undefined,
+  ): { off?: string; confirm?: string } {
+    const off = (why: string) =>
+      `${name} runs the built-in ${ref}, which ${why}, so ${name} is off too; use another tool, or ask the user`;
+    if (!base) return { off: off(`is not declared (${TOOLS_DIR}${ref} was removed)`) };
+    if (!base.ok) return { off: off(`has an invalid declaration at ${TOOLS_DIR}${ref}`) };
+    if (!base.declaration.enabled) return { off: off("is switched off") };
+    return base.declaration.confirm ? { confirm: `${ref}.confirm (inherited)` } : {};
   }
 
   async function unknownTool(name: string): Promise<ToolResult> {
@@ -178,10 +244,33 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // The catalogue as of one revision: nothing in the tree changed since, so neither did it.
   let listed: { rev: number; catalogue: ToolCatalogue } | undefined;
 
-  async function listTools(): Promise<ToolCatalogue> {
+  async function listTools(vid?: string): Promise<ToolCatalogue> {
     const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
     if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
-    return { valid: [...listed.catalogue.valid], invalid: [...listed.catalogue.invalid] };
+    const loaded = await readPolicy();
+    const valid = listed.catalogue.valid.map(function withGrant(t) {
+      if (t.blocked !== undefined || !loaded.ok) return t;
+      const lacking = lackingPowers(t.declaration, loaded.policy, vid ?? "");
+      return lacking ? { ...t, blocked: lacking } : t;
+    });
+    return { valid, invalid: [...listed.catalogue.invalid] };
+  }
+
+  /** The powers a tool needs whatever its arguments (not net, whose host may depend on them) that a run lacks. */
+  function lackingPowers(decl: ToolDeclaration, policy: Policy, vid: string): string | undefined {
+    const { grant, rule } = grantOf(policy.grants, vid);
+    const impl = decl.impl;
+    const needs: readonly Power[] =
+      impl.kind === "builtin"
+        ? powersOf(impl.ref)
+        : impl.kind === "shell"
+          ? ["exec"]
+          : impl.kind === "llm"
+            ? ["model"]
+            : [];
+    const missing = needs.filter((p) => p !== "tree" && p !== "net" && !grant[p]);
+    if (missing.length === 0) return undefined;
+    return `needs the power ${missing.map((p) => `"${p}"`).join(", ")}, which the policy does not grant (${rule})`;
   }
 
   async function readCatalogue(): Promise<ToolCatalogue> {
@@ -209,9 +298,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         }
         const tool: ValidTool = { name: child.name, key, declaration: p.declaration };
         if (node.vid !== undefined) tool.owner = node.vid;
+        const legacy = policyLoaded.ok ? policyLoaded.policy.agentImpls : undefined;
         if (!policyLoaded.ok) tool.blocked = "the policy at /byteseek/policy is invalid";
-        else if (node.vid !== undefined && !policyLoaded.policy.agentImpls.includes(p.declaration.impl.kind))
-          tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}"`;
+        else if (node.vid !== undefined && legacy && !legacy.includes(p.declaration.impl.kind))
+          tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}" (the policy's legacy agentImpls rule)`;
+        else {
+          const wrapped = await wrappedRules(child.name, p.declaration);
+          if (wrapped.off) tool.blocked = wrapped.off;
+        }
         valid.push(tool);
       }
       after = page.next;
@@ -219,7 +313,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return { valid, invalid };
   }
 
-  async function gate(call: ToolCall, policy: Policy): Promise<ToolResult | undefined> {
+  async function gate(
+    call: ToolCall,
+    policy: Policy,
+    inheritedConfirm: string | undefined,
+  ): Promise<{ result?: ToolResult; rule: string }> {
     for (const hook of hooks) {
       if (!hook.before) continue;
       // biome-ignore lint/suspicious/noConfusingVoidType: what a before-hook may answer.
@@ -228,29 +326,45 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         verdict = await hook.before(call);
       } catch (err) {
         logger.warn({ err, tool: call.name, vid: call.vid }, "a before-hook failed; denying the call");
-        return failure(
-          "denied",
-          "denied",
-          `${call.name} was refused: a check before the call failed (${(err as Error).message})`,
-          {},
-        );
+        return {
+          rule: "hook",
+          result: failure(
+            "denied",
+            "denied",
+            `${call.name} was refused: a check before the call failed (${(err as Error).message})`,
+            {},
+          ),
+        };
       }
       if (verdict?.deny)
-        return failure("denied", "denied", `${call.name} was refused: ${verdict.deny}`, {
-          reason: verdict.deny,
-        });
+        return {
+          rule: "hook",
+          result: failure("denied", "denied", `${call.name} was refused: ${verdict.deny}`, {
+            reason: verdict.deny,
+          }),
+        };
     }
-    const refusal = await checkPolicy({
+    const verdict = await checkPolicy({
       name: call.name,
       declaration: call.declaration,
       args: call.args,
+      vid: call.vid,
       agentWritten: call.agentWritten,
       approved: call.approved,
       policy,
       workspace,
+      builtinPowers: powersOf,
+      ...(inheritedConfirm ? { inheritedConfirm } : {}),
     });
-    if (refusal) return failure("denied", refusal.code, refusal.reason, { reason: refusal.reason });
-    return undefined;
+    if (verdict.allowed) return { rule: verdict.rule };
+    return {
+      rule: verdict.rule,
+      result: failure("denied", verdict.code, verdict.reason, {
+        reason: verdict.reason,
+        rule: verdict.rule,
+        ...(verdict.power ? { power: verdict.power } : {}),
+      }),
+    };
   }
 
   async function execute(
@@ -320,7 +434,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       case "shell":
         return runShellImpl(impl, call.args, ctx);
       case "http":
-        return runHttpImpl(impl, call.args, ctx, policy.httpHosts);
+        return runHttpImpl(impl, call.args, ctx, netHosts(policy, grantOf(policy.grants, call.vid).grant));
       case "llm":
         return runLlmImpl(impl, call.args, ctx, llm);
     }
@@ -349,9 +463,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return current;
   }
 
-  /** Steps 1–5: everything up to the record. */
-  async function answer(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
+  /** Steps 1–5: everything up to the record; `meta` is what the record says ran and why. */
+  async function answer(
+    name: string,
+    args: unknown,
+    options: CallOptions,
+    meta: RecordMeta,
+  ): Promise<ToolResult> {
     const resolved = await resolve(name);
+    if (resolved.decl) meta.decl = resolved.decl;
     if (!resolved.ok) return resolved.result;
     const { declaration: decl, key } = resolved;
 
@@ -401,7 +521,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         `No tool can run: the policy at /byteseek/policy is invalid (${loaded.problems.join("; ")}). Tell the user.`,
         { problems: loaded.problems },
       );
-    else result = await gate(call, loaded.policy);
+    else {
+      const gated = await gate(call, loaded.policy, resolved.inheritedConfirm);
+      meta.gate = { rule: gated.rule };
+      result = gated.result;
+    }
     if (!result && loaded.ok) {
       const policy = loaded.policy;
       result = decl.sequential
@@ -423,8 +547,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         {},
       );
     let result: ToolResult;
+    const meta: RecordMeta = {};
     try {
-      result = await answer(String(name), args, options);
+      result = await answer(String(name), args, options, meta);
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(
@@ -455,6 +580,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         details: result.details,
         ts,
         ms,
+        ...(meta.decl
+          ? {
+              decl: { key: meta.decl.key, modRev: meta.decl.modRev, hash: meta.decl.hash },
+              writer: meta.decl.writer,
+            }
+          : {}),
+        ...(meta.gate ? { gate: meta.gate } : {}),
       }),
       awaitUsage ? counted : undefined,
     ]);
@@ -466,6 +598,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   return { call, listTools, flush, workspace };
+}
+
+/** Filled while a call is answered, written with its record. */
+interface RecordMeta {
+  decl?: DeclRef;
+  gate?: { rule: string };
 }
 
 function success(output: ToolOutput): ToolResult {

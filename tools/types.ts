@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
 import type { ToolKind } from "./errors.js";
+import type { Power } from "./powers.js";
 
 /** What a tool's execute function answers on success. Failures are thrown as ToolError. */
 export interface ToolOutput {
@@ -34,6 +35,8 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
   ref: string;
   /** The declaration shipped with byteseek, written into the tree at first start. */
   declaration: ToolDeclarationInput;
+  /** The powers a call needs (powers.ts); default: the shipped table for byteseek's own refs, else none. */
+  powers?: readonly Power[];
   execute(args: Args, ctx: ToolContext): Promise<ToolOutput>;
 }
 

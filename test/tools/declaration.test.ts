@@ -94,14 +94,16 @@ describe("signatureOf", () => {
 });
 
 describe("the policy", () => {
-  it("has defaults: shell not allowed for agent-written tools, 120 s, no http hosts", () => {
+  it("has defaults: every run holds what the shipped tools do (files, exec, model, the tree), no hosts, 120 s", () => {
     expect(Policy.parse({})).toEqual({
       workspaceRoots: [],
       deny: [],
       denyKeys: ["/byteseek/llm/"],
       confirm: [],
-      agentImpls: ["builtin", "http", "llm"],
-      httpHosts: [],
+      grants: {
+        default: { read: true, write: true, exec: true, model: true, net: [], tree: ["/"] },
+        runs: [],
+      },
       defaultTimeoutMs: 120_000,
     });
     expect(Policy.safeParse({ agentImpl: ["shell"] }).success).toBe(false);
