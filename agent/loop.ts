@@ -45,6 +45,16 @@ export type AgentEvent =
   | { type: "step"; step: number }
   | Exclude<StreamEvent, { type: "done" }>
   | { type: "tool_start"; id: string; name: string; args: unknown }
+  /** The call waits for a person to decide the approval at `key` (`kvspace approve|deny <vid>/<n>`). */
+  | {
+      type: "approval_pending";
+      id: string;
+      name: string;
+      key: string;
+      args: unknown;
+      reason: string;
+      diff?: string;
+    }
   | {
       type: "tool_result";
       id: string;
@@ -180,6 +190,7 @@ export function createAgent(options: AgentOptions): Agent {
     call: ToolCall,
     o: TurnInput,
     signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
   ): Promise<ToolResult> {
     let args: unknown;
     try {
@@ -192,6 +203,8 @@ export function createAgent(options: AgentOptions): Agent {
       vid,
       signal,
       ...(o.approve ? { approve: true } : {}),
+      waitForApproval: true,
+      onApproval: (p) => emit({ type: "approval_pending", id: call.id, name: call.name, ...p }),
     });
     if (result.record) await tree.set(pcKey(vid), str(result.record), { vid });
     return result;
@@ -270,7 +283,7 @@ export function createAgent(options: AgentOptions): Agent {
           emit({ type: "tool_start", id: call.id, name: call.name, args });
           const r = truncated
             ? await recordSynthetic(vid, call, "truncated", "truncated", truncatedText)
-            : await runCall(vid, call, o, signal);
+            : await runCall(vid, call, o, signal, emit);
           if (r.isError) failed++;
           if (r.terminate) terminate = true;
           result.calls.push({

@@ -15,6 +15,7 @@ import { logFailure, loggedMs, mapClientError, mapError, ServerError } from "./e
 import { createFastPath, type FastPath } from "./fast-path.js";
 import { revisionHeaders } from "./http-headers.js";
 import { agentRoutes } from "./routes/agent.js";
+import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
 import { promptRoutes } from "./routes/prompt.js";
@@ -213,6 +214,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(transferRoutes, { tree, bodyLimit });
   await app.register(docsRoutes);
   if (deps.runtime) await app.register(toolsRoutes, { runtime: deps.runtime });
+  if (deps.runtime) await app.register(approvalRoutes, { approvals: deps.runtime.approvals });
   // Seams for the other parts, each its own route file registered here when it lands:
   // - server/routes/tools.ts (GET /v1/tools, POST /v1/tools/:name/call) and server/routes/prompt.ts
   //   (GET /v1/prompt), given `deps.runtime`;

@@ -48,11 +48,11 @@ export function netHosts(policy: Policy, grant: Grant): string[] {
 }
 
 /**
- * The policy's checks, in order: the legacy impl-kind rule, the powers the call needs against the
- * run's grant, confirmation (the declaration's, the one it inherits, the policy's by name or ref),
- * a URL an http tool can make, tree keys the policy denies (the tree tools' key, an llm tool's
- * prompt), and the roots and denied prefixes of the file tools' paths (decided on real paths, the
- * nearest existing parent for a new file).
+ * The policy's checks, in order: the legacy impl-kind rule, a URL an http tool can make, the powers
+ * the call needs against the run's grant, tree keys the policy denies (the tree tools' key, an llm
+ * tool's prompt), the roots and denied prefixes of the file tools' paths (decided on real paths,
+ * the nearest existing parent for a new file), and last confirmation (the declaration's, the one
+ * it inherits, the policy's by name or ref; satisfied by an approval or policy.approved).
  */
 export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
   const { declaration: decl, policy, args, name, vid } = input;
@@ -83,17 +83,6 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
       };
   }
   const ref = impl.kind === "builtin" ? impl.ref : undefined;
-  const confirmRule = decl.confirm
-    ? "declaration.confirm"
-    : input.inheritedConfirm
-      ? input.inheritedConfirm
-      : confirmIndex(policy, name, ref);
-  if (confirmRule !== undefined && !input.approved)
-    return refuse(
-      "needs_approval",
-      confirmRule,
-      `${name} needs the user's approval (rule: ${confirmRule}): ask the user, and call it again once they approve`,
-    );
   for (const key of keysRead(decl, args)) {
     const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
     if (hit >= 0) {
@@ -115,11 +104,26 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
     for (const arg of PATH_ARGS) {
       const value = args[arg];
       if (typeof value !== "string" || value.includes("\u0000")) continue;
-      const refusal = await checkPath(value, input.workspace, policy);
+      const refusal = await checkPath(value, input.workspace, policy, ref === "edit.rename");
       if (refusal) return { allowed: false, ...refusal };
     }
   }
-  return { allowed: true, rule: confirmRule !== undefined ? `${rule}, approved (${confirmRule})` : rule };
+  // Confirmation last: a person is asked only about a call every other rule lets through.
+  const confirmRule = decl.confirm
+    ? "declaration.confirm"
+    : input.inheritedConfirm
+      ? input.inheritedConfirm
+      : confirmIndex(policy, name, ref);
+  const standing = policy.approved.findIndex((a) => a === name || (ref !== undefined && a === ref));
+  if (confirmRule !== undefined && !input.approved && standing < 0)
+    return refuse(
+      "needs_approval",
+      confirmRule,
+      `${name} needs the user's approval (rule: ${confirmRule}): ask the user, and call it again once they approve`,
+    );
+  if (confirmRule === undefined) return { allowed: true, rule };
+  const by = input.approved ? "approved" : `approved[${standing}] (${policy.approved[standing]})`;
+  return { allowed: true, rule: `${rule}, ${by} (${confirmRule})` };
 }
 
 function refuse(code: GateRefusal["code"], rule: string, reason: string): GateVerdict {
@@ -161,7 +165,28 @@ function grantHint(need: Need, rule: string): string {
   return `set ${at}.${need.power} to true`;
 }
 
-async function checkPath(raw: string, workspace: string, policy: Policy): Promise<GateRefusal | undefined> {
+/** The real paths of the policy's extra roots and denied prefixes (for the file tools' context). */
+export async function policyPaths(
+  policy: Policy,
+  workspace: string,
+): Promise<{ roots: string[]; deny: string[] }> {
+  const [roots, deny] = await Promise.all([
+    Promise.all(policy.workspaceRoots.map((r) => realPathOf(r))),
+    Promise.all(policy.deny.map((d) => realPathOf(path.resolve(workspace, d)))),
+  ]);
+  return { roots, deny };
+}
+
+/**
+ * A path inside the roots and outside every denied prefix; with `moves` (rename), also no denied path
+ * inside it, so moving a folder never carries a denied file to a path the rule does not name.
+ */
+async function checkPath(
+  raw: string,
+  workspace: string,
+  policy: Policy,
+  moves: boolean,
+): Promise<GateRefusal | undefined> {
   const real = await realPathOf(path.resolve(workspace, raw));
   const roots = [workspace, ...(await Promise.all(policy.workspaceRoots.map((r) => realPathOf(r))))];
   if (!roots.some((root) => inside(real, root)))
@@ -177,6 +202,12 @@ async function checkPath(raw: string, workspace: string, policy: Policy): Promis
         code: "denied",
         rule: `deny[${i}] (${prefix})`,
         reason: `the policy denies access to ${prefix} (rule: deny[${i}])`,
+      };
+    if (moves && inside(denied, real))
+      return {
+        code: "denied",
+        rule: `deny[${i}] (${prefix})`,
+        reason: `${raw} holds ${prefix}, which the policy denies (rule: deny[${i}]): it cannot be moved`,
       };
   }
   return undefined;

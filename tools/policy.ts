@@ -34,6 +34,16 @@ export const Policy = z
       .array(z.string())
       .default([])
       .describe("Tool names or builtin refs that need an approval, besides declarations with confirm: true"),
+    approved: z
+      .array(z.string())
+      .default([])
+      .describe("Tool names or builtin refs a person approved for good (an approval with scope always)"),
+    approvalTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(600_000)
+      .describe("How long a call waits for a person's decision before it is denied with no answer"),
     grants: Grants.default({ default: DEFAULT_GRANT, runs: [] }).describe(
       "The powers each run holds: read, write, exec, model, net (hosts), tree (key prefixes)",
     ),

@@ -3,10 +3,12 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import type { Tree, TreeNode } from "../tree/types.js";
+import { applyChange, askPerson, type PendingApproval } from "./approval-flow.js";
+import { type Approvals, createApprovals, type ProposedChange } from "./approvals.js";
 import { capText } from "./cap.js";
 import { compileParams, parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
 import { isToolError, ToolError, type ToolErrorCode, type ToolKind } from "./errors.js";
-import { checkPolicy, netHosts } from "./gate.js";
+import { checkPolicy, netHosts, policyPaths } from "./gate.js";
 import { hashOf } from "./hash.js";
 import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
 import { builtinRegistry, runBuiltinImpl } from "./impl/builtin.js";
@@ -54,8 +56,16 @@ export interface CallOptions {
   vid: string;
   /** Aborting it stops the call (kind runtime, code aborted). */
   signal?: AbortSignal;
-  /** The user approved this call (tools that need confirmation). */
+  /** The user approved this call (a person calling a tool directly: `--approve`, `approve: true`). */
   approve?: boolean;
+  /**
+   * A person may be asked (the agent loop): a call that needs confirmation, or a change to what a
+   * person wrote, writes an approval entry and waits for the decision (policy.approvalTimeoutMs).
+   * Without it such a call answers `denied` (needs_approval) at once.
+   */
+  waitForApproval?: boolean;
+  /** Told when the call starts waiting for a person, with the approval key. */
+  onApproval?: (pending: PendingApproval) => void;
 }
 
 /** A declaration that parsed, as a model (and the prompt assembler) sees it. */
@@ -92,6 +102,8 @@ export interface Runtime {
   flush(): Promise<void>;
   /** Real path of the workspace handed to the tools. */
   readonly workspace: string;
+  /** The approvals kept in the tree (request, wait, decide), shared with every other caller. */
+  readonly approvals: Approvals;
 }
 
 /** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
@@ -131,6 +143,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const awaitUsage = options.usageWrites === "await";
   const fileLocks = createKeyedLock();
   const runLocks = createKeyedLock();
+  const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const parsed = new Map<string, { modRev: number; result: ReturnType<typeof parseDeclaration> }>();
 
@@ -317,8 +330,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     call: ToolCall,
     policy: Policy,
     inheritedConfirm: string | undefined,
+    runHooks = true,
   ): Promise<{ result?: ToolResult; rule: string }> {
-    for (const hook of hooks) {
+    for (const hook of runHooks ? hooks : []) {
       if (!hook.before) continue;
       // biome-ignore lint/suspicious/noConfusingVoidType: what a before-hook may answer.
       let verdict: HookVerdict | undefined | void;
@@ -385,6 +399,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       () => controller.abort(new ToolError("timeout", `${call.name} timed out after ${timeoutMs} ms`)),
       timeoutMs,
     );
+    const paths = await policyPaths(policy, workspace);
     const ctx: ToolContext = {
       vid: call.vid,
       signal: controller.signal,
@@ -393,6 +408,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       logger: logger.child({ tool: call.name, vid: call.vid }),
       locks: fileLocks,
       defaultTimeoutMs: policy.defaultTimeoutMs,
+      roots: paths.roots,
+      deny: paths.deny,
+      denyKeys: policy.denyKeys,
+      approved: call.approved,
     };
     try {
       if (controller.signal.aborted) return fromError(controller.signal.reason, call.name);
@@ -522,7 +541,23 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         { problems: loaded.problems },
       );
     else {
-      const gated = await gate(call, loaded.policy, resolved.inheritedConfirm);
+      let gated = await gate(call, loaded.policy, resolved.inheritedConfirm);
+      if (gated.result?.details.code === "needs_approval" && options.waitForApproval) {
+        const asked = await approvalOf(
+          call,
+          gated.rule,
+          gated.result.text,
+          resolved.decl,
+          loaded.policy,
+          options,
+        );
+        if (asked.key) meta.approval = asked.key;
+        if (asked.approved) {
+          call.approved = true;
+          gated = await gate(call, loaded.policy, resolved.inheritedConfirm, false);
+          gated.rule = `${gated.rule}; ${asked.rule}`;
+        } else gated = { rule: gated.rule, result: asked.refusal };
+      }
       meta.gate = { rule: gated.rule };
       result = gated.result;
     }
@@ -531,8 +566,91 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       result = decl.sequential
         ? await runLocks.run(options.vid, () => execute(call, policy, options.signal))
         : await execute(call, policy, options.signal);
+      const change = result.details.change as ProposedChange | undefined;
+      if (result.details.code === "needs_approval" && change && options.waitForApproval)
+        result = await changeApproval(call, change, result, resolved.decl, policy, options, meta);
     }
     return afterHooks(call, result as ToolResult);
+  }
+
+  /** A call that needs confirmation: a standing grant for the run, or a person's decision. */
+  async function approvalOf(
+    call: ToolCall,
+    rule: string,
+    reason: string,
+    decl: DeclRef,
+    policy: Policy,
+    options: CallOptions,
+  ): Promise<{ approved: boolean; rule: string; key?: string; refusal?: ToolResult }> {
+    if (await approvals.approvedForRun(call.vid, call.name))
+      return { approved: true, rule: `approved for run ${call.vid}` };
+    const outcome = await askPerson(
+      approvals,
+      {
+        vid: call.vid,
+        tool: call.name,
+        args: call.args,
+        decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+        reason,
+        rule,
+      },
+      { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(options) },
+    );
+    if (outcome.approved)
+      return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
+    return {
+      approved: false,
+      key: outcome.key,
+      rule,
+      refusal: failure(
+        "denied",
+        "denied",
+        `A person did not approve ${call.name} (${outcome.reason}); it did not run. Do not call it again unchanged: ask the user what to do instead.`,
+        { approval: outcome.key, reason: outcome.reason, rule },
+      ),
+    };
+  }
+
+  /** A change to what a person wrote, proposed by a tool: applied only if a person approves it. */
+  async function changeApproval(
+    call: ToolCall,
+    change: ProposedChange,
+    proposed: ToolResult,
+    decl: DeclRef,
+    policy: Policy,
+    options: CallOptions,
+    meta: RecordMeta,
+  ): Promise<ToolResult> {
+    const outcome = await askPerson(
+      approvals,
+      {
+        vid: call.vid,
+        tool: call.name,
+        args: call.args,
+        decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+        reason: proposed.text,
+        rule: "person-written",
+        change,
+      },
+      { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(options) },
+    );
+    meta.approval = outcome.key;
+    if (!outcome.approved)
+      return failure(
+        "denied",
+        "denied",
+        `A person did not approve the change to ${change.key} (${outcome.reason}); nothing was changed. Ask the user before trying again.`,
+        { approval: outcome.key, reason: outcome.reason, key: change.key },
+      );
+    const applied = await applyChange(tree, change);
+    return applied.ok
+      ? {
+          kind: "ok",
+          isError: false,
+          text: applied.text,
+          details: { key: change.key, approval: outcome.key },
+        }
+      : failure("runtime", "version_mismatch", applied.text, { key: change.key, approval: outcome.key });
   }
 
   async function call(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
@@ -587,6 +705,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
             }
           : {}),
         ...(meta.gate ? { gate: meta.gate } : {}),
+        ...(meta.approval ? { approval: meta.approval } : {}),
       }),
       awaitUsage ? counted : undefined,
     ]);
@@ -597,13 +716,24 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     while (pendingUsage.size > 0) await Promise.all(pendingUsage);
   }
 
-  return { call, listTools, flush, workspace };
+  return { call, listTools, flush, workspace, approvals };
 }
 
 /** Filled while a call is answered, written with its record. */
 interface RecordMeta {
   decl?: DeclRef;
   gate?: { rule: string };
+  approval?: string;
+}
+
+function optionalWait(options: CallOptions): {
+  signal?: AbortSignal;
+  onApproval?: (p: PendingApproval) => void;
+} {
+  return {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onApproval ? { onApproval: options.onApproval } : {}),
+  };
 }
 
 function success(output: ToolOutput): ToolResult {

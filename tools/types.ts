@@ -27,6 +27,14 @@ export interface ToolContext {
   locks: KeyedLock;
   /** The policy's default timeout for commands, in ms. */
   defaultTimeoutMs: number;
+  /** A person approved this call (directly, or by deciding its approval entry). */
+  approved?: boolean;
+  /** Real paths of the policy's extra workspace roots: file tools accept paths inside them too. */
+  roots?: readonly string[];
+  /** Real paths the policy denies: listings and searches skip what lies inside them. */
+  deny?: readonly string[];
+  /** Tree key prefixes the policy denies (and the policy itself): tree listings skip them. */
+  denyKeys?: readonly string[];
 }
 
 /** A built-in tool: a TypeScript function shipped with byteseek, bound by a factory. */

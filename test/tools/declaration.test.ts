@@ -100,6 +100,8 @@ describe("the policy", () => {
       deny: [],
       denyKeys: ["/byteseek/llm/"],
       confirm: [],
+      approved: [],
+      approvalTimeoutMs: 600_000,
       grants: {
         default: { read: true, write: true, exec: true, model: true, net: [], tree: ["/"] },
         runs: [],

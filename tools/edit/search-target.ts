@@ -11,8 +11,9 @@ export interface SearchTarget extends WorkspacePath {
 export async function resolveSearchTarget(
   workspace: string,
   input: string | undefined,
+  extraRoots: readonly string[] = [],
 ): Promise<SearchTarget> {
-  const target = await resolveWorkspacePath(workspace, input ?? ".");
+  const target = await resolveWorkspacePath(workspace, input ?? ".", extraRoots);
   try {
     return { ...target, stats: await stat(target.real) };
   } catch (err) {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { formatValue } from "../../tree/value.js";
 import { paramsFromZod } from "../json-schema.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { fromTreeError, guardKey } from "./common.js";
+import { fromTreeError, guardKey, hiddenKey } from "./common.js";
 
 export const TreeListArgs = z
   .object({
@@ -36,8 +36,10 @@ export function createTreeListTool(): BuiltinTool<TreeListArgs> {
       const page = await ctx.tree
         .list(dir, { limit: parsed.limit, ...(parsed.after ? { after: parsed.after } : {}) })
         .catch(fromTreeError);
-      if (page.children.length === 0) return { text: `${dir} is empty.`, details: { key: dir, count: 0 } };
-      const lines = page.children.map(function line(c) {
+      // the policy and denied keys are left out, so a listing never previews them
+      const shown = page.children.filter((c) => !hiddenKey(`${dir}${c.name}`, ctx.denyKeys));
+      if (shown.length === 0) return { text: `${dir} is empty.`, details: { key: dir, count: 0 } };
+      const lines = shown.map(function line(c) {
         if (c.kind === "index") return `${c.name}\tindex\t(${c.count} entries)`;
         const text = c.value ? formatValue(c.value).replace(/\s+/g, " ") : "";
         return `${c.name}\t${c.kind}\t${text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text}`;
@@ -45,7 +47,7 @@ export function createTreeListTool(): BuiltinTool<TreeListArgs> {
       const more = page.next ? `\n(more entries: call again with after=${JSON.stringify(page.next)})` : "";
       return {
         text: `${dir}\n${lines.join("\n")}${more}`,
-        details: { key: dir, count: page.children.length, ...(page.next ? { next: page.next } : {}) },
+        details: { key: dir, count: shown.length, ...(page.next ? { next: page.next } : {}) },
       };
     },
   };

@@ -6,7 +6,7 @@ import { paramsFromZod } from "../json-schema.js";
 import { POLICY_KEY, Policy } from "../policy.js";
 import { builtinPowers, grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { fromTreeError, guardKey } from "./common.js";
+import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
 export const TreeSetArgs = z
   .object({
@@ -60,6 +60,7 @@ export function createTreeSetTool(): BuiltinTool<TreeSetArgs> {
       } catch (err) {
         fromTreeError(err);
       }
+      await guardPersonWritten(ctx, key, "set", value);
       const res = await ctx.tree
         .set(key, value, {
           vid: ctx.vid,
