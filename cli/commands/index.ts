@@ -1,5 +1,6 @@
 import type { CommandSpec } from "../command.js";
 import { appendCommand } from "./append.js";
+import { approveCommand, denyCommand } from "./approve.js";
 import { callCommand } from "./call.js";
 import { clearCommand } from "./clear.js";
 import { delCommand } from "./del.js";
@@ -36,14 +37,18 @@ export const COMMANDS: readonly CommandSpec[] = [
   callCommand,
   toolsCommand,
   promptCommand,
+  approveCommand,
+  denyCommand,
 ];
 
 export {
   appendCommand,
+  approveCommand,
   callCommand,
   clearCommand,
   delCommand,
   deltreeCommand,
+  denyCommand,
   exportCommand,
   getCommand,
   headCommand,
