@@ -546,7 +546,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         const asked = await approvalOf(
           call,
           gated.rule,
-          gated.result.text,
+          `${name} needs a person's approval (rule: ${gated.rule})`,
           resolved.decl,
           loaded.policy,
           options,
