@@ -12,8 +12,8 @@ const SCOPES: readonly string[] = ["once", "run", "always"];
 function decisionCommand(decision: "approve" | "deny"): CommandSpec {
   const usage =
     decision === "approve"
-      ? "approve <vid>/<n> [--scope once|run|always] [--reason TEXT]"
-      : "deny <vid>/<n> [--reason TEXT]";
+      ? "approve <vid>/<n> [--scope once|run|always] [--reason R]"
+      : "deny <vid>/<n> [--reason R]";
   return defineCommand({
     name: decision,
     usage,
