@@ -32,6 +32,8 @@ export interface ByteseekOptions {
   providerDeps?: ProviderDeps;
   /** Remove temp files a killed writer left in the workspace (default true). */
   sweep?: boolean;
+  /** The embedded store's folder: no file tool touches it, even when it lies in the workspace. */
+  storePath?: string;
 }
 
 export interface Byteseek {
@@ -84,7 +86,14 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
       return reply.text;
     },
   };
-  const runtime = createRuntime({ tree, builtins, logger, workspace: options.workspace, llm });
+  const runtime = createRuntime({
+    tree,
+    builtins,
+    logger,
+    workspace: options.workspace,
+    llm,
+    ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
+  });
   const agent = createAgent({
     tree,
     runtime,

@@ -8,6 +8,7 @@
  * server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
  */
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Writable } from "node:stream";
 import { pino } from "pino";
@@ -113,6 +114,7 @@ async function openSession(): Promise<Session> {
       workspace: env.BYTESEEK_WORKSPACE || process.cwd(),
       logger,
       env,
+      storePath: resolve(process.cwd(), where),
     });
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),

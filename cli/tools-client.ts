@@ -56,7 +56,8 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
   const debug = env.KVSPACE_DEBUG !== undefined && env.KVSPACE_DEBUG !== "";
   const logger = pino({ level: debug ? "debug" : "silent" }, stderr);
   const workspace = resolve(cwd, env.BYTESEEK_WORKSPACE || ".");
-  const byteseek = await createByteseek({ tree, workspace, logger, env, sweep: false });
+  const storePath = resolve(cwd, storeLocation(env));
+  const byteseek = await createByteseek({ tree, workspace, logger, env, sweep: false, storePath });
   return {
     call: (name, args, { vid, approve, signal }) =>
       byteseek.runtime.call(name, args, {

@@ -159,6 +159,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || "."),
       logger: logger.child({ part: "agent" }),
       env,
+      ...(where.backend === "etcd" ? {} : { storePath: config.location }),
     });
     app = await buildApp({
       tree,

@@ -33,6 +33,8 @@ export interface GateInput {
   policy: Policy;
   /** Real path of the runtime's workspace. */
   workspace: string;
+  /** Real paths no file tool may touch whatever the policy says (the embedded store). */
+  hidden?: readonly string[];
   /** The powers a built-in needs, by ref. */
   builtinPowers: (ref: string) => readonly Power[];
   /** Confirmation inherited from the declaration a `builtin` alias wraps: where it comes from. */
@@ -104,7 +106,13 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
     for (const arg of PATH_ARGS) {
       const value = args[arg];
       if (typeof value !== "string" || value.includes("\u0000")) continue;
-      const refusal = await checkPath(value, input.workspace, policy, ref === "edit.rename");
+      const refusal = await checkPath(
+        value,
+        input.workspace,
+        policy,
+        ref === "edit.rename",
+        input.hidden ?? [],
+      );
       if (refusal) return { allowed: false, ...refusal };
     }
   }
@@ -186,6 +194,7 @@ async function checkPath(
   workspace: string,
   policy: Policy,
   moves: boolean,
+  hidden: readonly string[],
 ): Promise<GateRefusal | undefined> {
   const real = await realPathOf(path.resolve(workspace, raw));
   const roots = [workspace, ...(await Promise.all(policy.workspaceRoots.map((r) => realPathOf(r))))];
@@ -195,6 +204,13 @@ async function checkPath(
       rule: "workspaceRoots",
       reason: `${raw} is outside the workspace (${roots.join(", ")}); use a path inside it`,
     };
+  for (const store of hidden)
+    if (inside(real, store) || (moves && inside(store, real)))
+      return {
+        code: "denied",
+        rule: "store",
+        reason: `${raw} is ${inside(real, store) ? "inside" : "a folder holding"} byteseek's own store (${store}): no tool may touch it`,
+      };
   for (const [i, prefix] of policy.deny.entries()) {
     const denied = await realPathOf(path.resolve(workspace, prefix));
     if (inside(real, denied))

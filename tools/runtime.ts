@@ -41,6 +41,11 @@ export interface RuntimeOptions {
   workspace: string;
   /** The model, for `llm` tools; without it they answer "no model configured". */
   llm?: LlmClient;
+  /**
+   * Folders no file tool reads, writes, lists or searches whatever the policy says: the embedded
+   * store's folder (its files hold the policy and every denied key), when it lies in a root.
+   */
+  hiddenPaths?: readonly string[];
   /** Run in order around every resolved call; see ToolHooks for what they may do. */
   hooks?: ToolHooks | readonly ToolHooks[];
   /**
@@ -137,6 +142,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       : [options.hooks as ToolHooks]
     : [];
   const workspace = realWorkspace(options.workspace);
+  const hidden = (options.hiddenPaths ?? []).map(realWorkspace);
   const readPolicy = createPolicyReader(tree);
   const usage = createUsageCounter(tree, logger);
   const pendingUsage = new Set<Promise<void>>();
@@ -367,6 +373,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       approved: call.approved,
       policy,
       workspace,
+      hidden,
       builtinPowers: powersOf,
       ...(inheritedConfirm ? { inheritedConfirm } : {}),
     });
@@ -400,6 +407,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       timeoutMs,
     );
     const paths = await policyPaths(policy, workspace);
+    paths.deny.push(...hidden);
     const ctx: ToolContext = {
       vid: call.vid,
       signal: controller.signal,

@@ -94,6 +94,44 @@ describe("every rule applies everywhere", () => {
   });
 });
 
+describe("the embedded store inside the workspace", () => {
+  it("is never read, listed, searched, written or moved by a file tool, whatever the policy says", async () => {
+    const ws = await tempDir("byteseek-store-ws-");
+    const tree = await openTree({ backend: "memory" });
+    await seedTools({ tree, builtins });
+    const store = join(ws.path, "data");
+    await mkdir(store);
+    await writeFile(join(store, "000001.log"), "/byteseek/llm/key sk-secret\n");
+    await writeFile(join(ws.path, "notes.txt"), "sk-public\n");
+    for (const name of ["edit.grep", "edit.ls"]) {
+      const node = await tree.get(`/byteseek/tools/${name}`);
+      const value = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
+      await tree.set(`/byteseek/tools/${name}`, json({ ...value, enabled: true }));
+    }
+    const runtime = createRuntime({
+      tree,
+      builtins,
+      logger: silent,
+      workspace: ws.path,
+      hiddenPaths: [store],
+    });
+    try {
+      const read = await runtime.call("edit.read", { path: "data/000001.log" }, { vid: "r" });
+      expect(read).toMatchObject({ kind: "denied", details: { rule: "store" } });
+      const write = await runtime.call("edit.write", { path: "data/x", text: "x" }, { vid: "r" });
+      expect(write.kind).toBe("denied");
+      const grep = await runtime.call("edit.grep", { pattern: "sk-" }, { vid: "r" });
+      expect(grep.text).toContain("notes.txt");
+      expect(grep.text).not.toContain("sk-secret");
+      expect((await runtime.call("edit.ls", {}, { vid: "r" })).text).not.toContain("data");
+    } finally {
+      await runtime.flush();
+      await tree.close();
+      await ws.remove();
+    }
+  });
+});
+
 describe("runs are kept apart", () => {
   let tree: Tree;
   let runtime: Runtime;
