@@ -199,13 +199,25 @@ export function createAgent(options: AgentOptions): Agent {
       return recordSynthetic(vid, call, "vet", "invalid_json", await readPrompt(tree, "bad-json"));
     }
     await tree.set(pcKey(vid), json({ id: call.id, name: call.name, started: Date.now() }), { vid });
+    // While a person decides, the run's status says it waits (and for which approval).
+    let waited: Promise<unknown> | undefined;
     const result = await runtime.call(call.name, args, {
       vid,
       signal,
       ...(o.approve ? { approve: true } : {}),
       waitForApproval: true,
-      onApproval: (p) => emit({ type: "approval_pending", id: call.id, name: call.name, ...p }),
+      onApproval(p) {
+        // the event goes out once the status says so: whoever hears it reads the same state
+        waited = tree
+          .set(statusKey(vid), str(`waiting ${p.key}`), { vid })
+          .catch(() => undefined)
+          .then(() => emit({ type: "approval_pending", id: call.id, name: call.name, ...p }));
+      },
     });
+    if (waited) {
+      await waited;
+      await tree.set(statusKey(vid), str("running"), { vid });
+    }
     if (result.record) await tree.set(pcKey(vid), str(result.record), { vid });
     return result;
   }

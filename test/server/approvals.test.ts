@@ -91,6 +91,8 @@ describe("approvals through the HTTP agent turn", () => {
     const pending = await turn.pending;
     expect(pending.data).toMatchObject({ name: "shell.run", key: "/byteseek/approval/ap1/0" });
     expect(existsSync(join(workspace, "approved.txt"))).toBe(false);
+    const status = await request(`${url}/v1/tree/vthread/ap1/status`);
+    expect(((await status.body.json()) as { value: string }).value).toBe("waiting /byteseek/approval/ap1/0");
     const listed = await request(`${url}/v1/approvals`);
     const body = (await listed.body.json()) as { pending: Array<{ key: string }> };
     expect(body.pending.map((p) => p.key)).toEqual(["/byteseek/approval/ap1/0"]);
