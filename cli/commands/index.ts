@@ -12,6 +12,7 @@ import { historyCommand } from "./history.js";
 import { importCommand } from "./import.js";
 import { listCommand } from "./list.js";
 import { mkindexCommand } from "./mkindex.js";
+import { policyCommand } from "./policy.js";
 import { promptCommand } from "./prompt.js";
 import { setCommand } from "./set.js";
 import { toolsCommand } from "./tools.js";
@@ -39,6 +40,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   promptCommand,
   approveCommand,
   denyCommand,
+  policyCommand,
 ];
 
 export {
@@ -56,6 +58,7 @@ export {
   importCommand,
   listCommand,
   mkindexCommand,
+  policyCommand,
   promptCommand,
   setCommand,
   toolsCommand,
