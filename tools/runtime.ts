@@ -19,9 +19,10 @@ import { argProblems, signatureOf } from "./json-schema.js";
 import { createKeyedLock } from "./locks.js";
 import { createPolicyReader, type Policy } from "./policy.js";
 import { builtinPowers, grantOf, type Power } from "./powers.js";
+import { createCommandScope, createScratchRoot, type OwnedScope } from "./process/scope.js";
 import { writeRecord } from "./records.js";
 import type { BuiltinTool, ToolContext, ToolOutput, ToolResult } from "./types.js";
-import { createUsageCounter } from "./usage.js";
+import { createUsageCounter, UNKNOWN_TOOLS } from "./usage.js";
 
 /** Where declarations live: `/byteseek/tools/<name>`. */
 export const TOOLS_DIR = "/byteseek/tools/";
@@ -54,6 +55,13 @@ export interface RuntimeOptions {
    * `await`: a call answers only once its counters are stored too (one more store commit per call).
    */
   usageWrites?: "background" | "await";
+  /**
+   * The environment commands take their allow-listed variables (and the policy's passEnv) from: the
+   * server's, as read at start before its secrets were withdrawn. Default: process.env.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
+  scratchParent?: string;
 }
 
 export interface CallOptions {
@@ -105,6 +113,8 @@ export interface Runtime {
   listTools(vid?: string): Promise<ToolCatalogue>;
   /** Waits until the usage counters of every call answered so far are stored (before closing the tree). */
   flush(): Promise<void>;
+  /** flush(), then removes the server's folder of call output (every call's, at the latest now). */
+  close(): Promise<void>;
   /** Real path of the workspace handed to the tools. */
   readonly workspace: string;
   /** The approvals kept in the tree (request, wait, decide), shared with every other caller. */
@@ -152,6 +162,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const parsed = new Map<string, { modRev: number; result: ReturnType<typeof parseDeclaration> }>();
+  const commandEnv = options.env ?? process.env;
+  const scratchRoot = createScratchRoot(options.scratchParent);
 
   function parseNode(
     key: string,
@@ -392,11 +404,26 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     call: ToolCall,
     policy: Policy,
     callerSignal: AbortSignal | undefined,
+    scopes: OwnedScope[],
   ): Promise<ToolResult> {
     const decl = call.declaration;
     const impl = decl.impl;
-    const timeoutMs =
-      ("timeoutMs" in impl ? impl.timeoutMs : undefined) ?? decl.timeoutMs ?? policy.defaultTimeoutMs;
+    // a call that asks for its own timeout (shell.run) gets it; beyond the policy's maximum the tool refuses it
+    const asked = impl.kind === "builtin" ? registry.get(impl.ref)?.callTimeoutMs?.(call.args) : undefined;
+    const timeoutMs = Math.min(
+      asked ??
+        ("timeoutMs" in impl ? impl.timeoutMs : undefined) ??
+        decl.timeoutMs ??
+        policy.defaultTimeoutMs,
+      policy.maxTimeoutMs,
+    );
+    const commands = createCommandScope({
+      source: commandEnv,
+      passEnv: policy.passEnv,
+      outputCapBytes: policy.outputCapBytes,
+      root: scratchRoot,
+    });
+    scopes.push(commands);
     const controller = new AbortController();
     const onCallerAbort = () =>
       controller.abort(new ToolError("aborted", `${call.name} was aborted by the caller`));
@@ -415,7 +442,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       tree,
       logger: logger.child({ tool: call.name, vid: call.vid }),
       locks: fileLocks,
-      defaultTimeoutMs: policy.defaultTimeoutMs,
+      defaultTimeoutMs: Math.min(policy.defaultTimeoutMs, policy.maxTimeoutMs),
+      maxTimeoutMs: policy.maxTimeoutMs,
+      commands,
       roots: paths.roots,
       deny: paths.deny,
       denyKeys: policy.denyKeys,
@@ -459,7 +488,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       case "builtin":
         return runBuiltinImpl(impl, call.args, ctx, registry);
       case "shell":
-        return runShellImpl(impl, call.args, ctx);
+        return runShellImpl(impl, call.args, ctx, call.declaration.params);
       case "http":
         return runHttpImpl(impl, call.args, ctx, netHosts(policy, grantOf(policy.grants, call.vid).grant));
       case "llm":
@@ -496,6 +525,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     args: unknown,
     options: CallOptions,
     meta: RecordMeta,
+    scopes: OwnedScope[],
   ): Promise<ToolResult> {
     const resolved = await resolve(name);
     if (resolved.decl) meta.decl = resolved.decl;
@@ -572,8 +602,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (!result && loaded.ok) {
       const policy = loaded.policy;
       result = decl.sequential
-        ? await runLocks.run(options.vid, () => execute(call, policy, options.signal))
-        : await execute(call, policy, options.signal);
+        ? await runLocks.run(options.vid, () => execute(call, policy, options.signal, scopes))
+        : await execute(call, policy, options.signal, scopes);
       const change = result.details.change as ProposedChange | undefined;
       if (result.details.code === "needs_approval" && change && options.waitForApproval)
         result = await changeApproval(call, change, result, resolved.decl, policy, options, meta);
@@ -674,8 +704,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       );
     let result: ToolResult;
     const meta: RecordMeta = {};
+    const scopes: OwnedScope[] = [];
     try {
-      result = await answer(String(name), args, options, meta);
+      result = await answer(String(name), args, options, meta, scopes);
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(
@@ -689,11 +720,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (capped.truncated)
       result = { ...result, text: capped.text, details: { ...result.details, textTruncated: true } };
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
-    const counted = usage
-      .add(vid, { tool: String(name).slice(0, 100), kind: result.kind, ms })
-      .catch((err: unknown) => {
-        logger.error({ err, vid }, "cannot update the usage counters");
-      });
+    // made-up names share one counter: a run calling many cannot grow its usage node without bound
+    const tool = result.details.code === "unknown_tool" ? UNKNOWN_TOOLS : String(name);
+    const counted = usage.add(vid, { tool, kind: result.kind, ms }).catch((err: unknown) => {
+      logger.error({ err, vid }, "cannot update the usage counters");
+    });
     pendingUsage.add(counted);
     void counted.then(() => pendingUsage.delete(counted));
     const [record] = await Promise.all([
@@ -717,6 +748,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }),
       awaitUsage ? counted : undefined,
     ]);
+    // the record is written: what the call's processes left (output, temp files, stragglers) goes
+    await Promise.all(
+      scopes.map((s) =>
+        s.dispose().catch((err: unknown) => logger.warn({ err, vid }, "cannot clean up after a call")),
+      ),
+    );
     return record === undefined ? result : { ...result, record };
   }
 
@@ -724,7 +761,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     while (pendingUsage.size > 0) await Promise.all(pendingUsage);
   }
 
-  return { call, listTools, flush, workspace, approvals };
+  async function close(): Promise<void> {
+    await flush();
+    await scratchRoot.remove();
+  }
+
+  return { call, listTools, flush, close, workspace, approvals };
 }
 
 /** Filled while a call is answered, written with its record. */

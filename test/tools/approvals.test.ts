@@ -50,7 +50,7 @@ describe("approvals in the tree", () => {
     await personEdits("shell.run", { confirm: true });
   });
   afterEach(async () => {
-    await runtime.flush();
+    await runtime.close();
     await tree.close();
     await ws.remove();
   });

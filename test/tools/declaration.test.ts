@@ -94,7 +94,7 @@ describe("signatureOf", () => {
 });
 
 describe("the policy", () => {
-  it("has defaults: every run holds what the shipped tools do (files, exec, model, the tree), no hosts, 120 s", () => {
+  it("has defaults: every run holds what the shipped tools do (files, exec, model, the tree), no hosts, 120 s (1 h at most), no passed variables, 16 MiB of output", () => {
     expect(Policy.parse({})).toEqual({
       workspaceRoots: [],
       deny: [],
@@ -107,6 +107,9 @@ describe("the policy", () => {
         runs: [],
       },
       defaultTimeoutMs: 120_000,
+      maxTimeoutMs: 3_600_000,
+      passEnv: [],
+      outputCapBytes: 16 * 1024 * 1024,
     });
     expect(Policy.safeParse({ agentImpl: ["shell"] }).success).toBe(false);
   });

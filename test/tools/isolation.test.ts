@@ -41,7 +41,7 @@ describe("every rule applies everywhere", () => {
     await setPolicy({ deny: ["src/secrets"] });
   });
   afterEach(async () => {
-    await runtime.flush();
+    await runtime.close();
     await tree.close();
     await ws.remove();
     await extra.remove();
@@ -125,7 +125,7 @@ describe("the embedded store inside the workspace", () => {
       expect(grep.text).not.toContain("sk-secret");
       expect((await runtime.call("edit.ls", {}, { vid: "r" })).text).not.toContain("data");
     } finally {
-      await runtime.flush();
+      await runtime.close();
       await tree.close();
       await ws.remove();
     }
@@ -143,7 +143,7 @@ describe("runs are kept apart", () => {
     runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path });
   });
   afterEach(async () => {
-    await runtime.flush();
+    await runtime.close();
     await tree.close();
     await ws.remove();
   });

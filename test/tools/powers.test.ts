@@ -55,7 +55,7 @@ describe("powers and grants", () => {
     await writeFile(join(ws.path, "a.txt"), "alpha\n");
   });
   afterEach(async () => {
-    await runtime.flush();
+    await runtime.close();
     await tree.close();
     await ws.remove();
   });
@@ -158,7 +158,7 @@ describe("a declaration never launders a rule", () => {
     runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path });
   });
   afterEach(async () => {
-    await runtime.flush();
+    await runtime.close();
     await tree.close();
     await ws.remove();
   });
@@ -253,7 +253,7 @@ describe("records say what ran and why", () => {
         gate: { rule: "confirm[0] (text.wc)" },
       });
     } finally {
-      await runtime.flush();
+      await runtime.close();
       await tree.close();
       await ws.remove();
     }
@@ -298,7 +298,7 @@ describe("a policy written before grants", () => {
       const web = await runtime.call("web.get", { text: "x" }, { vid: "agent" });
       expect(web).toMatchObject({ kind: "runtime", details: { code: "failed" } });
     } finally {
-      await runtime.flush();
+      await runtime.close();
       await tree.close();
       await ws.remove();
     }

@@ -88,7 +88,7 @@ export async function startServer(
     dir,
     async close() {
       await app.close();
-      await runtime?.flush();
+      await runtime?.close();
       await tree.close();
     },
   };
