@@ -32,6 +32,8 @@ export interface ByteseekOptions {
   providerDeps?: ProviderDeps;
   /** Remove temp files a killed writer left in the workspace (default true). */
   sweep?: boolean;
+  /** The embedded store's folder: no file tool touches it, even when it lies in the workspace. */
+  storePath?: string;
 }
 
 export interface Byteseek {
@@ -94,6 +96,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     logger,
     workspace: options.workspace,
     llm,
+    ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
     env: options.env ?? process.env,
   });
   const agent = createAgent({

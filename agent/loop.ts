@@ -45,6 +45,16 @@ export type AgentEvent =
   | { type: "step"; step: number }
   | Exclude<StreamEvent, { type: "done" }>
   | { type: "tool_start"; id: string; name: string; args: unknown }
+  /** The call waits for a person to decide the approval at `key` (`kvspace approve|deny <vid>/<n>`). */
+  | {
+      type: "approval_pending";
+      id: string;
+      name: string;
+      key: string;
+      args: unknown;
+      reason: string;
+      diff?: string;
+    }
   | {
       type: "tool_result";
       id: string;
@@ -180,6 +190,7 @@ export function createAgent(options: AgentOptions): Agent {
     call: ToolCall,
     o: TurnInput,
     signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
   ): Promise<ToolResult> {
     let args: unknown;
     try {
@@ -188,11 +199,25 @@ export function createAgent(options: AgentOptions): Agent {
       return recordSynthetic(vid, call, "vet", "invalid_json", await readPrompt(tree, "bad-json"));
     }
     await tree.set(pcKey(vid), json({ id: call.id, name: call.name, started: Date.now() }), { vid });
+    // While a person decides, the run's status says it waits (and for which approval).
+    let waited: Promise<unknown> | undefined;
     const result = await runtime.call(call.name, args, {
       vid,
       signal,
       ...(o.approve ? { approve: true } : {}),
+      waitForApproval: true,
+      onApproval(p) {
+        // the event goes out once the status says so: whoever hears it reads the same state
+        waited = tree
+          .set(statusKey(vid), str(`waiting ${p.key}`), { vid })
+          .catch(() => undefined)
+          .then(() => emit({ type: "approval_pending", id: call.id, name: call.name, ...p }));
+      },
     });
+    if (waited) {
+      await waited;
+      await tree.set(statusKey(vid), str("running"), { vid });
+    }
     if (result.record) await tree.set(pcKey(vid), str(result.record), { vid });
     return result;
   }
@@ -270,7 +295,7 @@ export function createAgent(options: AgentOptions): Agent {
           emit({ type: "tool_start", id: call.id, name: call.name, args });
           const r = truncated
             ? await recordSynthetic(vid, call, "truncated", "truncated", truncatedText)
-            : await runCall(vid, call, o, signal);
+            : await runCall(vid, call, o, signal, emit);
           if (r.isError) failed++;
           if (r.terminate) terminate = true;
           result.calls.push({

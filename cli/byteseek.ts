@@ -8,6 +8,7 @@
  * server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
  */
+import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Writable } from "node:stream";
 import { pino } from "pino";
@@ -17,8 +18,10 @@ import type { AgentEvent, TurnResult } from "../agent/loop.js";
 import { newVid } from "../agent/loop.js";
 import { readSse } from "../agent/providers/sse.js";
 import { startServer } from "../server/main.js";
+import type { ApprovalDecision } from "../tools/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import type { Tree } from "../tree/types.js";
+import { decisionOf } from "./approval-answer.js";
 import { openStore, storeLocation } from "./open-store.js";
 
 const USAGE = `usage:
@@ -38,6 +41,8 @@ type RunTurn = (
 
 interface Session {
   runTurn: RunTurn;
+  /** A person's decision on an approval key (the inline question on a terminal). */
+  decide(key: string, decision: ApprovalDecision): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,6 +77,13 @@ function createPrinter(stream: Writable): (e: AgentEvent) => void {
       case "retry":
         line(`(model call failed, retrying in ${e.delayMs} ms: ${e.reason})`);
         break;
+      case "approval_pending": {
+        const id = e.key.replace("/byteseek/approval/", "");
+        line(`  waiting for approval ${e.key}: ${shorten(e.reason.split("\n")[0] ?? "", 160)}`);
+        if (e.diff) write(`${e.diff.endsWith("\n") ? e.diff : `${e.diff}\n`}`);
+        line(`  decide with: kvspace approve ${id} [--scope once|run|always]  |  kvspace deny ${id}`);
+        break;
+      }
       case "turn_end":
         if (!atLineStart) write("\n");
         break;
@@ -105,9 +117,13 @@ async function openSession(): Promise<Session> {
       workspace: env.BYTESEEK_WORKSPACE || process.cwd(),
       logger,
       env,
+      storePath: resolve(process.cwd(), where),
     });
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
+      async decide(key, decision) {
+        await bs.runtime.approvals.decide(key, decision, "person (terminal)");
+      },
       async close() {
         await bs.close();
         await tree.close();
@@ -155,6 +171,20 @@ function remoteSession(base: URL): Session {
       if (!result) throw new Error(`${url.origin} ended the stream before the turn ended`);
       return result;
     },
+    async decide(key, decision) {
+      const id = key.replace("/byteseek/approval/", "");
+      const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(env.BYTESEEK_TOKEN ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` } : {}),
+        },
+        body: JSON.stringify(decision),
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200)
+        throw new Error(`${url.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`);
+    },
     async close() {},
   };
 }
@@ -201,17 +231,51 @@ function interrupts(): { signal(): AbortSignal; dispose(): void } {
   };
 }
 
+/**
+ * On a terminal, a call waiting for approval is asked about inline (y = once, r = this run,
+ * a = always, n = no); elsewhere the printer's line says how to decide it from another shell.
+ */
+function withInlineApprovals(
+  print: (e: AgentEvent) => void,
+  session: Session,
+  ask: ((question: string) => Promise<string>) | undefined,
+): (e: AgentEvent) => void {
+  return function onEvent(e: AgentEvent) {
+    print(e);
+    if (e.type !== "approval_pending" || !ask) return;
+    void ask(`approve ${e.name}? [y]es once, [r] for this run, [a]lways, [n]o: `)
+      .then(async (answer) => {
+        const decision = decisionOf(answer);
+        if (decision) await session.decide(e.key, decision);
+      })
+      .catch((error: unknown) => {
+        // decided elsewhere meanwhile (409), or the server went away: the turn says how it ended
+        err.write(`byteseek: ${(error as Error).message}\n`);
+      });
+  };
+}
+
 async function run(args: string[]): Promise<number> {
   const { vid = newVid(), rest } = parse(args);
   const task = rest.join(" ").trim();
   if (task === "") throw new UsageError('byteseek run needs a task: byteseek run "what to do"');
   const session = await openSession();
   const sig = interrupts();
+  const rl = process.stdin.isTTY
+    ? createInterface({ input: process.stdin, output: out, terminal: true })
+    : undefined;
+  const ask = rl ? (q: string) => new Promise<string>((res) => rl.question(q, res)) : undefined;
   try {
     err.write(`vid ${vid}\n`);
-    const result = await session.runTurn(task, vid, sig.signal(), createPrinter(out));
+    const result = await session.runTurn(
+      task,
+      vid,
+      sig.signal(),
+      withInlineApprovals(createPrinter(out), session, ask),
+    );
     return report(result);
   } finally {
+    rl?.close();
     sig.dispose();
     await session.close();
   }
@@ -224,7 +288,10 @@ async function chat(args: string[]): Promise<number> {
   const session = await openSession();
   const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
   rl.setPrompt("byteseek> ");
-  const print = createPrinter(out);
+  const ask = process.stdin.isTTY
+    ? (q: string) => new Promise<string>((res) => rl.question(q, res))
+    : undefined;
+  const print = withInlineApprovals(createPrinter(out), session, ask);
   let turn: AbortController | undefined;
   let status = 0;
   rl.on("SIGINT", () => {

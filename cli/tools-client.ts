@@ -10,6 +10,7 @@ import { Pool } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
 import { type ToolsJson, toolToJson } from "../server/routes/tools.js";
+import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
@@ -27,6 +28,12 @@ export interface ToolsClient {
   list(signal?: AbortSignal): Promise<ToolsJson>;
   /** What the model would get next for `vid`. */
   prompt(vid: string, signal?: AbortSignal): Promise<BuiltPrompt>;
+  /** A person's decision on the approval `<vid>/<n>` (as `POST /v1/approvals/<vid>/<n>` answers it). */
+  decide(
+    id: string,
+    decision: ApprovalDecision,
+    signal?: AbortSignal,
+  ): Promise<{ key: string; entry: ApprovalEntry }>;
   close(): Promise<void>;
 }
 
@@ -49,7 +56,8 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
   const debug = env.KVSPACE_DEBUG !== undefined && env.KVSPACE_DEBUG !== "";
   const logger = pino({ level: debug ? "debug" : "silent" }, stderr);
   const workspace = resolve(cwd, env.BYTESEEK_WORKSPACE || ".");
-  const byteseek = await createByteseek({ tree, workspace, logger, env, sweep: false });
+  const storePath = resolve(cwd, storeLocation(env));
+  const byteseek = await createByteseek({ tree, workspace, logger, env, sweep: false, storePath });
   return {
     call: (name, args, { vid, approve, signal }) =>
       byteseek.runtime.call(name, args, {
@@ -62,6 +70,10 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
       return { tools: valid.map(toolToJson), invalid };
     },
     prompt: (vid) => byteseek.prompt(vid),
+    async decide(id, decision) {
+      const key = approvalKey(id);
+      return { key, entry: await byteseek.runtime.approvals.decide(key, decision, "person (cli)") };
+    },
     async close() {
       // The usage counters are written just after each call: store them before the tree closes.
       await byteseek.runtime.flush();
@@ -135,6 +147,11 @@ function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
     list: (signal) => send<ToolsJson>("GET", "/v1/tools", undefined, signal),
     prompt: (vid, signal) =>
       send<BuiltPrompt>("GET", `/v1/prompt?vid=${encodeURIComponent(vid)}`, undefined, signal),
+    decide(id, decision, signal) {
+      const key = approvalKey(id);
+      const [vid, n] = key.slice(APPROVAL_DIR.length).split("/") as [string, string];
+      return send("POST", `/v1/approvals/${encodeURIComponent(vid)}/${n}`, decision, signal);
+    },
     close: () => pool.close(),
   };
 }

@@ -44,7 +44,7 @@ export async function buildPrompt(options: BuildPromptOptions): Promise<BuiltPro
   const { tree, runtime, vid } = options;
   const [template, catalogue, memory, previous, headers] = await Promise.all([
     readPrompt(tree, "system"),
-    runtime.listTools(),
+    runtime.listTools(vid),
     recallMemory(tree, options.input ?? "", options.memoryLines ?? 20),
     previousFailures(tree, vid),
     Promise.all(SECTIONS.map((s) => readPrompt(tree, `${s}-header`))),

@@ -8,6 +8,7 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
 import type { Agent } from "../agent/loop.js";
+import { createApprovals } from "../tools/approvals.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck, createBearerCheck } from "./auth.js";
@@ -18,6 +19,7 @@ import { createFrontDoor } from "./front-door.js";
 import { revisionHeaders } from "./http-headers.js";
 import { createRequestGuard } from "./request-guard.js";
 import { agentRoutes } from "./routes/agent.js";
+import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
 import { promptRoutes } from "./routes/prompt.js";
@@ -298,6 +300,9 @@ export async function buildApp(deps: AppDeps) {
   await app.register(transferRoutes, { tree, bodyLimit });
   await app.register(docsRoutes);
   if (deps.runtime) await app.register(toolsRoutes, { runtime: deps.runtime });
+  // Approvals need only the tree: a server without a runtime (or beside another process's, on etcd)
+  // still lists and decides them, and the page's panel never meets a 404.
+  await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
   // Seams for the other parts, each its own route file registered here when it lands:
   // - server/routes/tools.ts (GET /v1/tools, POST /v1/tools/:name/call) and server/routes/prompt.ts
   //   (GET /v1/prompt), given `deps.runtime`;

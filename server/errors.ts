@@ -6,6 +6,7 @@ import type { FastifyError } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import type { LogFn } from "pino";
 import { type AgentErrorCode, isAgentError } from "../agent/errors.js";
+import { type ApprovalErrorCode, isApprovalError } from "../tools/errors.js";
 import { isTreeError, type TreeErrorCode } from "../tree/errors.js";
 import { valueToJson } from "../tree/value.js";
 import { nodeToJson } from "./wire.js";
@@ -37,7 +38,7 @@ export type ServerErrorCode =
   /** The server's configuration (environment) is wrong; raised before listening, never over HTTP. */
   | "SERVER_CONFIG";
 
-export type ErrorCode = ServerErrorCode | TreeErrorCode | AgentErrorCode;
+export type ErrorCode = ServerErrorCode | TreeErrorCode | AgentErrorCode | ApprovalErrorCode;
 
 /** An error raised by the HTTP layer itself (not by the tree). */
 export class ServerError extends Error {
@@ -105,6 +106,9 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   LLM_BAD_RESPONSE: 502,
   LLM_ABORTED: 499,
   AGENT_INVALID_VID: 400,
+  APPROVAL_INVALID: 400,
+  APPROVAL_NOT_FOUND: 404,
+  APPROVAL_DECIDED: 409,
 };
 
 /** The body every error answers with. */
@@ -149,6 +153,7 @@ export function mapError(err: unknown): MappedError {
   if (isTreeError(err)) return made(err.code, err.message, jsonDetails(err.details));
   if (err instanceof ServerError) return made(err.code, err.message, err.details);
   if (isAgentError(err)) return made(err.code, err.message, err.details);
+  if (isApprovalError(err)) return made(err.code, err.message, err.details);
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issues = err.validation.map((v) => ({
       path: v.instancePath || "/",

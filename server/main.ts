@@ -227,6 +227,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       logger: logger.child({ part: "agent" }),
       // The model's settings only: the token stays with the HTTP layer, never a tool's to see.
       env: withoutToken(env),
+      ...(where.backend === "etcd" ? {} : { storePath: config.location }),
     });
     app = await buildApp({
       tree,

@@ -76,3 +76,23 @@ export class ToolError extends Error {
 export function isToolError(err: unknown): err is ToolError {
   return err instanceof ToolError;
 }
+
+/** Codes of the approvals API (tools/approvals.ts), for its callers: HTTP maps them to statuses. */
+export type ApprovalErrorCode = "APPROVAL_NOT_FOUND" | "APPROVAL_DECIDED" | "APPROVAL_INVALID";
+
+/** A decision that cannot be made: no such approval, already decided, or malformed. */
+export class ApprovalError extends Error {
+  override readonly name = "ApprovalError";
+  readonly code: ApprovalErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ApprovalErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isApprovalError(err: unknown): err is ApprovalError {
+  return err instanceof ApprovalError;
+}

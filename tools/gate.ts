@@ -2,89 +2,229 @@ import { realpath } from "node:fs/promises";
 import path from "node:path";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
-import { hostAllowed, type Policy } from "./policy.js";
+import { powersNeeded } from "./needs.js";
+import { hostAllowed, POLICY_KEY, type Policy } from "./policy.js";
+import { type Grant, grantOf, type Need, POWER_MEANING, type Power } from "./powers.js";
 
 /** Argument names that hold file paths in the file tools (`edit.*`). */
 const PATH_ARGS = ["path", "from", "to"] as const;
 
-/** Why the policy refuses a call, or undefined when it lets it through. */
+/** Why the policy refuses a call: the code, a reason written for the model, and the rule. */
 export interface GateRefusal {
   code: "denied" | "needs_approval" | "outside_root";
   reason: string;
+  /** The policy rule (or declaration field) that refused, e.g. `grants.default.exec`, `deny[0] (secrets/)`. */
+  rule: string;
+  /** The power the call lacked, when that was why. */
+  power?: Power;
 }
+
+/** The gate's answer: allowed by a rule (the run's grant), or refused. */
+export type GateVerdict = { allowed: true; rule: string } | ({ allowed: false } & GateRefusal);
 
 export interface GateInput {
   name: string;
   declaration: ToolDeclaration;
   args: Record<string, unknown>;
+  /** The run making the call: its grant is the one that applies. */
+  vid: string;
   agentWritten: boolean;
   approved: boolean;
   policy: Policy;
   /** Real path of the runtime's workspace. */
   workspace: string;
+  /** Real paths no file tool may touch whatever the policy says (the embedded store). */
+  hidden?: readonly string[];
+  /** The powers a built-in needs, by ref. */
+  builtinPowers: (ref: string) => readonly Power[];
+  /** Confirmation inherited from the declaration a `builtin` alias wraps: where it comes from. */
+  inheritedConfirm?: string;
+}
+
+const HOW_TO_GRANT =
+  "A person grants it in /byteseek/policy (kvspace get /byteseek/policy, then kvspace set /byteseek/policy 'json:{…}' ro --force)";
+
+/** Every host a run may reach: its grant's `net` and the legacy `httpHosts`. */
+export function netHosts(policy: Policy, grant: Grant): string[] {
+  return [...grant.net, ...(policy.httpHosts ?? [])];
 }
 
 /**
- * The policy's checks, in order: impl kind of an agent-written declaration, confirmation, http
- * hosts, tree keys the tree tools may not touch, and the roots and denied prefixes of the file
- * tools' paths (decided on real paths, the nearest existing parent for a new file).
+ * The policy's checks, in order: the legacy impl-kind rule, a URL an http tool can make, the powers
+ * the call needs against the run's grant, tree keys the policy denies (the tree tools' key, an llm
+ * tool's prompt), the roots and denied prefixes of the file tools' paths (decided on real paths,
+ * the nearest existing parent for a new file), and last confirmation (the declaration's, the one
+ * it inherits, the policy's by name or ref; satisfied by an approval or policy.approved).
  */
-export async function checkPolicy(input: GateInput): Promise<GateRefusal | undefined> {
-  const { declaration: decl, policy, args, name } = input;
+export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
+  const { declaration: decl, policy, args, name, vid } = input;
   const impl = decl.impl;
-  if (input.agentWritten && !policy.agentImpls.includes(impl.kind))
-    return {
-      code: "denied",
-      reason: `${name} was declared by an agent with an impl of kind "${impl.kind}", which the policy does not allow for agent-written tools (allowed: ${policy.agentImpls.join(", ") || "none"}); use an existing tool instead`,
-    };
-  const ref = impl.kind === "builtin" ? impl.ref : undefined;
-  const needsApproval =
-    decl.confirm || policy.confirm.includes(name) || (ref !== undefined && policy.confirm.includes(ref));
-  if (needsApproval && !input.approved)
-    return {
-      code: "needs_approval",
-      reason: `${name} needs the user's approval: ask the user, and call it again once they approve`,
-    };
+  if (input.agentWritten && policy.agentImpls && !policy.agentImpls.includes(impl.kind))
+    return refuse(
+      "denied",
+      "agentImpls",
+      `${name} was declared by an agent with an impl of kind "${impl.kind}", which the policy's legacy agentImpls rule does not allow (allowed: ${policy.agentImpls.join(", ") || "none"}). ${HOW_TO_GRANT} by removing agentImpls (grants decide instead). Until then use an existing tool.`,
+    );
+  const { grant, rule } = grantOf(policy.grants, vid);
   if (impl.kind === "http") {
-    let url: URL;
     try {
-      url = httpUrl(impl, args);
+      httpUrl(impl, args);
     } catch {
-      return { code: "denied", reason: `${name}: the arguments do not make a valid URL` };
+      return refuse("denied", "impl.url", `${name}: the arguments do not make a valid URL`);
     }
-    if (!hostAllowed(url, policy.httpHosts))
+  }
+  for (const need of powersNeeded(decl, args, input.builtinPowers)) {
+    const missing = lacking(need, grant, policy);
+    if (missing !== undefined)
       return {
+        allowed: false,
         code: "denied",
-        reason: `the policy does not allow http tools to reach ${url.host} (allowed hosts: ${policy.httpHosts.join(", ") || "none"})`,
+        power: need.power,
+        rule: `${rule}.${need.power}`,
+        reason: `${name} needs the power "${need.power}" (${POWER_MEANING[need.power]}${missing}), which run ${vid} does not hold (rule: ${rule}.${need.power}). ${HOW_TO_GRANT}: ${grantHint(need, rule)}. Until then use another tool, or ask the user.`,
       };
   }
-  if (ref?.startsWith("tree.") && typeof args.key === "string") {
-    const key = args.key;
-    const hit = policy.denyKeys.find((p) => key.startsWith(p) || `${key}/`.startsWith(p));
-    if (hit) return { code: "denied", reason: `the policy denies the tree tools access to ${hit}` };
+  const ref = impl.kind === "builtin" ? impl.ref : undefined;
+  for (const key of keysRead(decl, args)) {
+    const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
+    if (hit >= 0) {
+      const prefix = policy.denyKeys[hit] as string;
+      return refuse(
+        "denied",
+        `denyKeys[${hit}] (${prefix})`,
+        `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
+      );
+    }
+    if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
+      return refuse(
+        "denied",
+        "policy",
+        `${key} is the gate policy: no tool may read or change it; ask the user`,
+      );
   }
   if (ref?.startsWith("edit.")) {
     for (const arg of PATH_ARGS) {
       const value = args[arg];
       if (typeof value !== "string" || value.includes("\u0000")) continue;
-      const refusal = await checkPath(value, input.workspace, policy);
-      if (refusal) return refusal;
+      const refusal = await checkPath(
+        value,
+        input.workspace,
+        policy,
+        ref === "edit.rename",
+        input.hidden ?? [],
+      );
+      if (refusal) return { allowed: false, ...refusal };
     }
   }
-  return undefined;
+  // Confirmation last: a person is asked only about a call every other rule lets through.
+  const confirmRule = decl.confirm
+    ? "declaration.confirm"
+    : input.inheritedConfirm
+      ? input.inheritedConfirm
+      : confirmIndex(policy, name, ref);
+  const standing = policy.approved.findIndex((a) => a === name || (ref !== undefined && a === ref));
+  if (confirmRule !== undefined && !input.approved && standing < 0)
+    return refuse(
+      "needs_approval",
+      confirmRule,
+      `${name} needs the user's approval (rule: ${confirmRule}): ask the user, and call it again once they approve`,
+    );
+  if (confirmRule === undefined) return { allowed: true, rule };
+  const by = input.approved ? "approved" : `approved[${standing}] (${policy.approved[standing]})`;
+  return { allowed: true, rule: `${rule}, ${by} (${confirmRule})` };
 }
 
-async function checkPath(raw: string, workspace: string, policy: Policy): Promise<GateRefusal | undefined> {
+function refuse(code: GateRefusal["code"], rule: string, reason: string): GateVerdict {
+  return { allowed: false, code, rule, reason };
+}
+
+/** The tree keys a call names: the tree tools' `key`, an llm tool's prompt. */
+function keysRead(decl: ToolDeclaration, args: Record<string, unknown>): string[] {
+  const impl = decl.impl;
+  if (impl.kind === "llm") return [impl.prompt];
+  if (impl.kind === "builtin" && impl.ref.startsWith("tree.") && typeof args.key === "string")
+    return [args.key];
+  return [];
+}
+
+function confirmIndex(policy: Policy, name: string, ref: string | undefined): string | undefined {
+  const i = policy.confirm.findIndex((c) => c === name || (ref !== undefined && c === ref));
+  return i < 0 ? undefined : `confirm[${i}] (${policy.confirm[i]})`;
+}
+
+/** Why `grant` does not cover `need` (a suffix for the message), or undefined when it does. */
+function lacking(need: Need, grant: Grant, policy: Policy): string | undefined {
+  switch (need.power) {
+    case "net":
+      return hostAllowed(need.url, netHosts(policy, grant)) ? undefined : ` to ${need.url.host}`;
+    case "tree":
+      return grant.tree.some((p) => need.key.startsWith(p) || `${need.key}/`.startsWith(p))
+        ? undefined
+        : ` on ${need.key}`;
+    default:
+      return grant[need.power] ? undefined : "";
+  }
+}
+
+function grantHint(need: Need, rule: string): string {
+  const at = rule === "grants.default" ? "grants.default" : `the matching entry of grants.runs`;
+  if (need.power === "net") return `add "${need.url.host}" to ${at}.net`;
+  if (need.power === "tree") return `add a prefix of ${need.key} to ${at}.tree`;
+  return `set ${at}.${need.power} to true`;
+}
+
+/** The real paths of the policy's extra roots and denied prefixes (for the file tools' context). */
+export async function policyPaths(
+  policy: Policy,
+  workspace: string,
+): Promise<{ roots: string[]; deny: string[] }> {
+  const [roots, deny] = await Promise.all([
+    Promise.all(policy.workspaceRoots.map((r) => realPathOf(r))),
+    Promise.all(policy.deny.map((d) => realPathOf(path.resolve(workspace, d)))),
+  ]);
+  return { roots, deny };
+}
+
+/**
+ * A path inside the roots and outside every denied prefix; with `moves` (rename), also no denied path
+ * inside it, so moving a folder never carries a denied file to a path the rule does not name.
+ */
+async function checkPath(
+  raw: string,
+  workspace: string,
+  policy: Policy,
+  moves: boolean,
+  hidden: readonly string[],
+): Promise<GateRefusal | undefined> {
   const real = await realPathOf(path.resolve(workspace, raw));
   const roots = [workspace, ...(await Promise.all(policy.workspaceRoots.map((r) => realPathOf(r))))];
   if (!roots.some((root) => inside(real, root)))
     return {
       code: "outside_root",
+      rule: "workspaceRoots",
       reason: `${raw} is outside the workspace (${roots.join(", ")}); use a path inside it`,
     };
-  for (const prefix of policy.deny) {
+  for (const store of hidden)
+    if (inside(real, store) || (moves && inside(store, real)))
+      return {
+        code: "denied",
+        rule: "store",
+        reason: `${raw} is ${inside(real, store) ? "inside" : "a folder holding"} byteseek's own store (${store}): no tool may touch it`,
+      };
+  for (const [i, prefix] of policy.deny.entries()) {
     const denied = await realPathOf(path.resolve(workspace, prefix));
-    if (inside(real, denied)) return { code: "denied", reason: `the policy denies access to ${prefix}` };
+    if (inside(real, denied))
+      return {
+        code: "denied",
+        rule: `deny[${i}] (${prefix})`,
+        reason: `the policy denies access to ${prefix} (rule: deny[${i}])`,
+      };
+    if (moves && inside(denied, real))
+      return {
+        code: "denied",
+        rule: `deny[${i}] (${prefix})`,
+        reason: `${raw} holds ${prefix}, which the policy denies (rule: deny[${i}]): it cannot be moved`,
+      };
   }
   return undefined;
 }

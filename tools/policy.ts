@@ -1,14 +1,20 @@
 import { z } from "zod";
 import type { Tree } from "../tree/types.js";
 import { IMPL_KINDS } from "./declaration.js";
+import { DEFAULT_GRANT, Grants } from "./powers.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
 export const POLICY_KEY = "/byteseek/policy";
 
 /**
- * The gate's policy. "Agent-written" means the declaration node has an owner `vid`: the tree
- * records it when a run writes the node through `tree.set` (people writing over HTTP or the CLI,
- * and the seeder, write without one).
+ * The gate's policy. `grants` says which powers (powers.ts) each run holds; the other rules
+ * apply to every call whatever tool makes it. "Agent-written" means the declaration node has an
+ * owner `vid`: the tree records it when a run writes the node through `tree.set` (people writing
+ * over HTTP or the CLI, and the seeder, write without one).
+ *
+ * `agentImpls` and `httpHosts` are the rules of policies written before powers: still read
+ * (`httpHosts` adds hosts to every run's `net`; `agentImpls`, when present, still refuses
+ * agent-written declarations of other impl kinds), never written by byteseek.
  */
 export const Policy = z
   .object({
@@ -28,14 +34,27 @@ export const Policy = z
       .array(z.string())
       .default([])
       .describe("Tool names or builtin refs that need an approval, besides declarations with confirm: true"),
+    approved: z
+      .array(z.string())
+      .default([])
+      .describe("Tool names or builtin refs a person approved for good (an approval with scope always)"),
+    approvalTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(600_000)
+      .describe("How long a call waits for a person's decision before it is denied with no answer"),
+    grants: Grants.default({ default: DEFAULT_GRANT, runs: [] }).describe(
+      "The powers each run holds: read, write, exec, model, net (hosts), tree (key prefixes)",
+    ),
     agentImpls: z
       .array(z.enum(IMPL_KINDS))
-      .default(["builtin", "http", "llm"])
-      .describe("The impl kinds an agent-written declaration may use"),
+      .optional()
+      .describe("Legacy (before grants): the impl kinds an agent-written declaration may use"),
     httpHosts: z
       .array(z.string().min(1))
-      .default([])
-      .describe("Hosts http tools may reach: host, host:port, or *.domain"),
+      .optional()
+      .describe("Legacy (before grants): hosts every run's http tools may reach, added to grants' net"),
     defaultTimeoutMs: z
       .number()
       .int()
@@ -73,6 +92,21 @@ export type PolicyInput = z.input<typeof Policy>;
 export function defaultPolicy(): Policy {
   return Policy.parse({});
 }
+
+/**
+ * The policy byteseek shipped before grants, exactly as the seeder wrote it. A stored policy
+ * equal to it was never changed by a person, so the seeder replaces it with today's default;
+ * any other stored policy is a person's and is kept (its legacy fields are read as above).
+ */
+export const LEGACY_DEFAULT_POLICY = {
+  workspaceRoots: [],
+  deny: [],
+  denyKeys: ["/byteseek/llm/"],
+  confirm: [],
+  agentImpls: ["builtin", "http", "llm"],
+  httpHosts: [],
+  defaultTimeoutMs: 120_000,
+} as const;
 
 export type LoadedPolicy = { ok: true; policy: Policy } | { ok: false; problems: string[] };
 

@@ -19,6 +19,14 @@ export interface ToolRecord {
   ts: number;
   /** Duration of the call up to its result, in milliseconds. */
   ms: number;
+  /** The declaration the call ran: its key, the revision read, and the sha-256 of its canonical JSON. */
+  decl?: { key: string; modRev: number; hash: string };
+  /** Who wrote that declaration: a run id, or "person". */
+  writer?: string;
+  /** The policy rule (or grant) that allowed or refused the call. */
+  gate?: { rule: string };
+  /** The approval entry that let the call run, when one did. */
+  approval?: string;
 }
 
 /** Above this, the arguments and details of a record are shortened (a huge `edit.write` text). */

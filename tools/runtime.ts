@@ -3,10 +3,13 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import type { Tree, TreeNode } from "../tree/types.js";
+import { applyChange, askPerson, type PendingApproval } from "./approval-flow.js";
+import { type Approvals, createApprovals, type ProposedChange } from "./approvals.js";
 import { capText } from "./cap.js";
 import { compileParams, parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
 import { isToolError, ToolError, type ToolErrorCode, type ToolKind } from "./errors.js";
-import { checkPolicy } from "./gate.js";
+import { checkPolicy, netHosts, policyPaths } from "./gate.js";
+import { hashOf } from "./hash.js";
 import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
 import { builtinRegistry, runBuiltinImpl } from "./impl/builtin.js";
 import { runHttpImpl } from "./impl/http.js";
@@ -15,6 +18,7 @@ import { runShellImpl } from "./impl/shell.js";
 import { argProblems, signatureOf } from "./json-schema.js";
 import { createKeyedLock } from "./locks.js";
 import { createPolicyReader, type Policy } from "./policy.js";
+import { builtinPowers, grantOf, type Power } from "./powers.js";
 import { createCommandScope, createScratchRoot, type OwnedScope } from "./process/scope.js";
 import { writeRecord } from "./records.js";
 import type { BuiltinTool, ToolContext, ToolOutput, ToolResult } from "./types.js";
@@ -38,6 +42,11 @@ export interface RuntimeOptions {
   workspace: string;
   /** The model, for `llm` tools; without it they answer "no model configured". */
   llm?: LlmClient;
+  /**
+   * Folders no file tool reads, writes, lists or searches whatever the policy says: the embedded
+   * store's folder (its files hold the policy and every denied key), when it lies in a root.
+   */
+  hiddenPaths?: readonly string[];
   /** Run in order around every resolved call; see ToolHooks for what they may do. */
   hooks?: ToolHooks | readonly ToolHooks[];
   /**
@@ -60,8 +69,16 @@ export interface CallOptions {
   vid: string;
   /** Aborting it stops the call (kind runtime, code aborted). */
   signal?: AbortSignal;
-  /** The user approved this call (tools that need confirmation). */
+  /** The user approved this call (a person calling a tool directly: `--approve`, `approve: true`). */
   approve?: boolean;
+  /**
+   * A person may be asked (the agent loop): a call that needs confirmation, or a change to what a
+   * person wrote, writes an approval entry and waits for the decision (policy.approvalTimeoutMs).
+   * Without it such a call answers `denied` (needs_approval) at once.
+   */
+  waitForApproval?: boolean;
+  /** Told when the call starts waiting for a person, with the approval key. */
+  onApproval?: (pending: PendingApproval) => void;
 }
 
 /** A declaration that parsed, as a model (and the prompt assembler) sees it. */
@@ -71,7 +88,7 @@ export interface ValidTool {
   declaration: ToolDeclaration;
   /** The run that last wrote the declaration, when a run did (agent-written). */
   owner?: string;
-  /** Why every call would be denied by the policy as it stands (e.g. a forbidden impl kind). */
+  /** Why every call would be denied by the policy as it stands (a power the run lacks, a switched-off tool it wraps). */
   blocked?: string;
 }
 
@@ -89,19 +106,41 @@ export interface ToolCatalogue {
 export interface Runtime {
   /** The one call boundary (resolve → validate → gate → execute → after → record → result). Never throws. */
   call(name: string, args: unknown, options: CallOptions): Promise<ToolResult>;
-  /** Every declaration under /byteseek/tools/, valid ones by name, invalid ones with their problems. */
-  listTools(): Promise<ToolCatalogue>;
+  /**
+   * Every declaration under /byteseek/tools/, valid ones by name, invalid ones with their problems.
+   * With `vid`, a tool needing a power that run does not hold is `blocked` (else: the default grant).
+   */
+  listTools(vid?: string): Promise<ToolCatalogue>;
   /** Waits until the usage counters of every call answered so far are stored (before closing the tree). */
   flush(): Promise<void>;
   /** flush(), then removes the server's folder of call output (every call's, at the latest now). */
   close(): Promise<void>;
   /** Real path of the workspace handed to the tools. */
   readonly workspace: string;
+  /** The approvals kept in the tree (request, wait, decide), shared with every other caller. */
+  readonly approvals: Approvals;
+}
+
+/** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
+export interface DeclRef {
+  key: string;
+  modRev: number;
+  hash: string;
+  /** The run that wrote it, or "person" (HTTP, the CLI, the seeder). */
+  writer: string;
 }
 
 type Resolved =
-  | { ok: true; key: string; declaration: ToolDeclaration; agentWritten: boolean }
-  | { ok: false; result: ToolResult };
+  | {
+      ok: true;
+      key: string;
+      declaration: ToolDeclaration;
+      agentWritten: boolean;
+      decl: DeclRef;
+      /** Set when a `builtin` alias wraps a declaration with confirm: true. */
+      inheritedConfirm?: string;
+    }
+  | { ok: false; result: ToolResult; decl?: DeclRef };
 
 /** Builds the tool runtime over a tree. */
 export function createRuntime(options: RuntimeOptions): Runtime {
@@ -113,12 +152,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       : [options.hooks as ToolHooks]
     : [];
   const workspace = realWorkspace(options.workspace);
+  const hidden = (options.hiddenPaths ?? []).map(realWorkspace);
   const readPolicy = createPolicyReader(tree);
   const usage = createUsageCounter(tree, logger);
   const pendingUsage = new Set<Promise<void>>();
   const awaitUsage = options.usageWrites === "await";
   const fileLocks = createKeyedLock();
   const runLocks = createKeyedLock();
+  const approvals = createApprovals(tree);
+  const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const parsed = new Map<string, { modRev: number; result: ReturnType<typeof parseDeclaration> }>();
   const commandEnv = options.env ?? process.env;
   const scratchRoot = createScratchRoot(options.scratchParent);
@@ -159,9 +201,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           { key, problems: p.problems },
         ),
       };
+    const raw = node.kind === "json" ? node.value.value : undefined;
+    const decl: DeclRef = { key, modRev: node.modRev, hash: hashOf(raw), writer: node.vid ?? "person" };
     if (!p.declaration.enabled)
       return {
         ok: false,
+        decl,
         result: failure(
           "vet",
           "disabled_tool",
@@ -169,7 +214,47 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           { key },
         ),
       };
-    return { ok: true, key, declaration: p.declaration, agentWritten: node.vid !== undefined };
+    const wrapped = await wrappedRules(name, p.declaration);
+    if (wrapped.off)
+      return { ok: false, decl, result: failure("vet", "disabled_tool", wrapped.off, { key }) };
+    return {
+      ok: true,
+      key,
+      declaration: p.declaration,
+      agentWritten: node.vid !== undefined,
+      decl,
+      ...(wrapped.confirm ? { inheritedConfirm: wrapped.confirm } : {}),
+    };
+  }
+
+  /**
+   * A `builtin` alias (a declaration named other than the built-in it runs) takes the rules of the
+   * built-in's own declaration at /byteseek/tools/<ref>: switched off (or removed) there, the alias
+   * is off too; confirm there, confirm here. So a new name never launders a person's rule.
+   */
+  async function wrappedRules(
+    name: string,
+    decl: ToolDeclaration,
+  ): Promise<{ off?: string; confirm?: string }> {
+    if (decl.impl.kind !== "builtin" || decl.impl.ref === name) return {};
+    const ref = decl.impl.ref;
+    const baseKey = `${TOOLS_DIR}${ref}`;
+    const node = await tree.get(baseKey);
+    const base = node && node.kind !== "index" ? parseNode(baseKey, ref, node) : undefined;
+    return aliasRules(name, ref, base);
+  }
+
+  function aliasRules(
+    name: string,
+    ref: string,
+    base: ReturnType<typeof parseDeclaration> | undefined,
+  ): { off?: string; confirm?: string } {
+    const off = (why: string) =>
+      `${name} runs the built-in ${ref}, which ${why}, so ${name} is off too; use another tool, or ask the user`;
+    if (!base) return { off: off(`is not declared (${TOOLS_DIR}${ref} was removed)`) };
+    if (!base.ok) return { off: off(`has an invalid declaration at ${TOOLS_DIR}${ref}`) };
+    if (!base.declaration.enabled) return { off: off("is switched off") };
+    return base.declaration.confirm ? { confirm: `${ref}.confirm (inherited)` } : {};
   }
 
   async function unknownTool(name: string): Promise<ToolResult> {
@@ -190,10 +275,33 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   // The catalogue as of one revision: nothing in the tree changed since, so neither did it.
   let listed: { rev: number; catalogue: ToolCatalogue } | undefined;
 
-  async function listTools(): Promise<ToolCatalogue> {
+  async function listTools(vid?: string): Promise<ToolCatalogue> {
     const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
     if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
-    return { valid: [...listed.catalogue.valid], invalid: [...listed.catalogue.invalid] };
+    const loaded = await readPolicy();
+    const valid = listed.catalogue.valid.map(function withGrant(t) {
+      if (t.blocked !== undefined || !loaded.ok) return t;
+      const lacking = lackingPowers(t.declaration, loaded.policy, vid ?? "");
+      return lacking ? { ...t, blocked: lacking } : t;
+    });
+    return { valid, invalid: [...listed.catalogue.invalid] };
+  }
+
+  /** The powers a tool needs whatever its arguments (not net, whose host may depend on them) that a run lacks. */
+  function lackingPowers(decl: ToolDeclaration, policy: Policy, vid: string): string | undefined {
+    const { grant, rule } = grantOf(policy.grants, vid);
+    const impl = decl.impl;
+    const needs: readonly Power[] =
+      impl.kind === "builtin"
+        ? powersOf(impl.ref)
+        : impl.kind === "shell"
+          ? ["exec"]
+          : impl.kind === "llm"
+            ? ["model"]
+            : [];
+    const missing = needs.filter((p) => p !== "tree" && p !== "net" && !grant[p]);
+    if (missing.length === 0) return undefined;
+    return `needs the power ${missing.map((p) => `"${p}"`).join(", ")}, which the policy does not grant (${rule})`;
   }
 
   async function readCatalogue(): Promise<ToolCatalogue> {
@@ -221,9 +329,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         }
         const tool: ValidTool = { name: child.name, key, declaration: p.declaration };
         if (node.vid !== undefined) tool.owner = node.vid;
+        const legacy = policyLoaded.ok ? policyLoaded.policy.agentImpls : undefined;
         if (!policyLoaded.ok) tool.blocked = "the policy at /byteseek/policy is invalid";
-        else if (node.vid !== undefined && !policyLoaded.policy.agentImpls.includes(p.declaration.impl.kind))
-          tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}"`;
+        else if (node.vid !== undefined && legacy && !legacy.includes(p.declaration.impl.kind))
+          tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}" (the policy's legacy agentImpls rule)`;
+        else {
+          const wrapped = await wrappedRules(child.name, p.declaration);
+          if (wrapped.off) tool.blocked = wrapped.off;
+        }
         valid.push(tool);
       }
       after = page.next;
@@ -231,8 +344,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return { valid, invalid };
   }
 
-  async function gate(call: ToolCall, policy: Policy): Promise<ToolResult | undefined> {
-    for (const hook of hooks) {
+  async function gate(
+    call: ToolCall,
+    policy: Policy,
+    inheritedConfirm: string | undefined,
+    runHooks = true,
+  ): Promise<{ result?: ToolResult; rule: string }> {
+    for (const hook of runHooks ? hooks : []) {
       if (!hook.before) continue;
       // biome-ignore lint/suspicious/noConfusingVoidType: what a before-hook may answer.
       let verdict: HookVerdict | undefined | void;
@@ -240,29 +358,46 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         verdict = await hook.before(call);
       } catch (err) {
         logger.warn({ err, tool: call.name, vid: call.vid }, "a before-hook failed; denying the call");
-        return failure(
-          "denied",
-          "denied",
-          `${call.name} was refused: a check before the call failed (${(err as Error).message})`,
-          {},
-        );
+        return {
+          rule: "hook",
+          result: failure(
+            "denied",
+            "denied",
+            `${call.name} was refused: a check before the call failed (${(err as Error).message})`,
+            {},
+          ),
+        };
       }
       if (verdict?.deny)
-        return failure("denied", "denied", `${call.name} was refused: ${verdict.deny}`, {
-          reason: verdict.deny,
-        });
+        return {
+          rule: "hook",
+          result: failure("denied", "denied", `${call.name} was refused: ${verdict.deny}`, {
+            reason: verdict.deny,
+          }),
+        };
     }
-    const refusal = await checkPolicy({
+    const verdict = await checkPolicy({
       name: call.name,
       declaration: call.declaration,
       args: call.args,
+      vid: call.vid,
       agentWritten: call.agentWritten,
       approved: call.approved,
       policy,
       workspace,
+      hidden,
+      builtinPowers: powersOf,
+      ...(inheritedConfirm ? { inheritedConfirm } : {}),
     });
-    if (refusal) return failure("denied", refusal.code, refusal.reason, { reason: refusal.reason });
-    return undefined;
+    if (verdict.allowed) return { rule: verdict.rule };
+    return {
+      rule: verdict.rule,
+      result: failure("denied", verdict.code, verdict.reason, {
+        reason: verdict.reason,
+        rule: verdict.rule,
+        ...(verdict.power ? { power: verdict.power } : {}),
+      }),
+    };
   }
 
   async function execute(
@@ -298,6 +433,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       () => controller.abort(new ToolError("timeout", `${call.name} timed out after ${timeoutMs} ms`)),
       timeoutMs,
     );
+    const paths = await policyPaths(policy, workspace);
+    paths.deny.push(...hidden);
     const ctx: ToolContext = {
       vid: call.vid,
       signal: controller.signal,
@@ -308,6 +445,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       defaultTimeoutMs: Math.min(policy.defaultTimeoutMs, policy.maxTimeoutMs),
       maxTimeoutMs: policy.maxTimeoutMs,
       commands,
+      roots: paths.roots,
+      deny: paths.deny,
+      denyKeys: policy.denyKeys,
+      approved: call.approved,
     };
     try {
       if (controller.signal.aborted) return fromError(controller.signal.reason, call.name);
@@ -349,7 +490,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       case "shell":
         return runShellImpl(impl, call.args, ctx, call.declaration.params);
       case "http":
-        return runHttpImpl(impl, call.args, ctx, policy.httpHosts);
+        return runHttpImpl(impl, call.args, ctx, netHosts(policy, grantOf(policy.grants, call.vid).grant));
       case "llm":
         return runLlmImpl(impl, call.args, ctx, llm);
     }
@@ -378,14 +519,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return current;
   }
 
-  /** Steps 1–5: everything up to the record. */
+  /** Steps 1–5: everything up to the record; `meta` is what the record says ran and why. */
   async function answer(
     name: string,
     args: unknown,
     options: CallOptions,
+    meta: RecordMeta,
     scopes: OwnedScope[],
   ): Promise<ToolResult> {
     const resolved = await resolve(name);
+    if (resolved.decl) meta.decl = resolved.decl;
     if (!resolved.ok) return resolved.result;
     const { declaration: decl, key } = resolved;
 
@@ -435,14 +578,117 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         `No tool can run: the policy at /byteseek/policy is invalid (${loaded.problems.join("; ")}). Tell the user.`,
         { problems: loaded.problems },
       );
-    else result = await gate(call, loaded.policy);
+    else {
+      let gated = await gate(call, loaded.policy, resolved.inheritedConfirm);
+      if (gated.result?.details.code === "needs_approval" && options.waitForApproval) {
+        const asked = await approvalOf(
+          call,
+          gated.rule,
+          `${name} needs a person's approval (rule: ${gated.rule})`,
+          resolved.decl,
+          loaded.policy,
+          options,
+        );
+        if (asked.key) meta.approval = asked.key;
+        if (asked.approved) {
+          call.approved = true;
+          gated = await gate(call, loaded.policy, resolved.inheritedConfirm, false);
+          gated.rule = `${gated.rule}; ${asked.rule}`;
+        } else gated = { rule: gated.rule, result: asked.refusal };
+      }
+      meta.gate = { rule: gated.rule };
+      result = gated.result;
+    }
     if (!result && loaded.ok) {
       const policy = loaded.policy;
       result = decl.sequential
         ? await runLocks.run(options.vid, () => execute(call, policy, options.signal, scopes))
         : await execute(call, policy, options.signal, scopes);
+      const change = result.details.change as ProposedChange | undefined;
+      if (result.details.code === "needs_approval" && change && options.waitForApproval)
+        result = await changeApproval(call, change, result, resolved.decl, policy, options, meta);
     }
     return afterHooks(call, result as ToolResult);
+  }
+
+  /** A call that needs confirmation: a standing grant for the run, or a person's decision. */
+  async function approvalOf(
+    call: ToolCall,
+    rule: string,
+    reason: string,
+    decl: DeclRef,
+    policy: Policy,
+    options: CallOptions,
+  ): Promise<{ approved: boolean; rule: string; key?: string; refusal?: ToolResult }> {
+    if (await approvals.approvedForRun(call.vid, call.name))
+      return { approved: true, rule: `approved for run ${call.vid}` };
+    const outcome = await askPerson(
+      approvals,
+      {
+        vid: call.vid,
+        tool: call.name,
+        args: call.args,
+        decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+        reason,
+        rule,
+      },
+      { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(options) },
+    );
+    if (outcome.approved)
+      return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
+    return {
+      approved: false,
+      key: outcome.key,
+      rule,
+      refusal: failure(
+        "denied",
+        "denied",
+        `A person did not approve ${call.name} (${outcome.reason}); it did not run. Do not call it again unchanged: ask the user what to do instead.`,
+        { approval: outcome.key, reason: outcome.reason, rule },
+      ),
+    };
+  }
+
+  /** A change to what a person wrote, proposed by a tool: applied only if a person approves it. */
+  async function changeApproval(
+    call: ToolCall,
+    change: ProposedChange,
+    proposed: ToolResult,
+    decl: DeclRef,
+    policy: Policy,
+    options: CallOptions,
+    meta: RecordMeta,
+  ): Promise<ToolResult> {
+    const outcome = await askPerson(
+      approvals,
+      {
+        vid: call.vid,
+        tool: call.name,
+        args: call.args,
+        decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+        reason: proposed.text,
+        rule: "person-written",
+        change,
+      },
+      { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(options) },
+    );
+    meta.approval = outcome.key;
+    if (!outcome.approved)
+      return failure(
+        "denied",
+        "denied",
+        `A person did not approve the change to ${change.key} (${outcome.reason}); nothing was changed. Ask the user before trying again.`,
+        { approval: outcome.key, reason: outcome.reason, key: change.key },
+      );
+    const applied = await applyChange(tree, change);
+    return applied.ok
+      ? {
+          kind: "ok",
+          isError: false,
+          text: applied.text,
+          details: { key: change.key, approval: outcome.key },
+        }
+      : failure("runtime", "version_mismatch", applied.text, { key: change.key, approval: outcome.key });
   }
 
   async function call(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
@@ -457,9 +703,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         {},
       );
     let result: ToolResult;
+    const meta: RecordMeta = {};
     const scopes: OwnedScope[] = [];
     try {
-      result = await answer(String(name), args, options, scopes);
+      result = await answer(String(name), args, options, meta, scopes);
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(
@@ -490,6 +737,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         details: result.details,
         ts,
         ms,
+        ...(meta.decl
+          ? {
+              decl: { key: meta.decl.key, modRev: meta.decl.modRev, hash: meta.decl.hash },
+              writer: meta.decl.writer,
+            }
+          : {}),
+        ...(meta.gate ? { gate: meta.gate } : {}),
+        ...(meta.approval ? { approval: meta.approval } : {}),
       }),
       awaitUsage ? counted : undefined,
     ]);
@@ -511,7 +766,24 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     await scratchRoot.remove();
   }
 
-  return { call, listTools, flush, close, workspace };
+  return { call, listTools, flush, close, workspace, approvals };
+}
+
+/** Filled while a call is answered, written with its record. */
+interface RecordMeta {
+  decl?: DeclRef;
+  gate?: { rule: string };
+  approval?: string;
+}
+
+function optionalWait(options: CallOptions): {
+  signal?: AbortSignal;
+  onApproval?: (p: PendingApproval) => void;
+} {
+  return {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onApproval ? { onApproval: options.onApproval } : {}),
+  };
 }
 
 function success(output: ToolOutput): ToolResult {

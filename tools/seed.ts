@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
 import { parseDeclaration } from "./declaration.js";
-import { defaultPolicy, POLICY_KEY } from "./policy.js";
+import { hashOf } from "./hash.js";
+import { defaultPolicy, LEGACY_DEFAULT_POLICY, POLICY_KEY } from "./policy.js";
 import { TOOLS_DIR } from "./runtime.js";
 import type { BuiltinTool } from "./types.js";
 
@@ -22,13 +22,16 @@ export interface SeedReport {
   unchanged: string[];
   /** Whether the default policy was written (it was absent). */
   policyWritten: boolean;
+  /** Whether a stored policy equal to the one shipped before grants was replaced by today's default. */
+  policyMigrated: boolean;
 }
 
 /**
  * Writes the shipped declarations at first start and on upgrade. For each tool the hash of what
  * was shipped is kept at `/byteseek/tools/‥shipped/<name>`; an entry whose hash still matches
  * that marker is untouched by anyone and may be updated, anything else is someone's change and is
- * kept — a deleted entry stays deleted. Writes the default policy (read-only) when it is absent.
+ * kept — a deleted entry stays deleted. Writes the default policy (read-only) when it is absent,
+ * and replaces one equal to the policy shipped before grants (nobody changed it) with it.
  */
 export async function seedTools(options: {
   tree: Tree;
@@ -36,7 +39,14 @@ export async function seedTools(options: {
   logger?: Logger;
 }): Promise<SeedReport> {
   const { tree, builtins, logger } = options;
-  const report: SeedReport = { written: [], updated: [], kept: [], unchanged: [], policyWritten: false };
+  const report: SeedReport = {
+    written: [],
+    updated: [],
+    kept: [],
+    unchanged: [],
+    policyWritten: false,
+    policyMigrated: false,
+  };
   for (const builtin of builtins) {
     const decl = builtin.declaration;
     const checked = parseDeclaration(decl);
@@ -96,6 +106,7 @@ export async function seedTools(options: {
     report.policyWritten = true;
   } catch (err) {
     if (!isTreeError(err, "TREE_EXISTS")) throw err;
+    report.policyMigrated = await migratePolicy(tree);
   }
   logger?.info(
     { written: report.written.length, updated: report.updated.length, kept: report.kept },
@@ -104,18 +115,21 @@ export async function seedTools(options: {
   return report;
 }
 
-/** sha256 of the canonical JSON (keys sorted), so stored key order never matters. */
-export function hashOf(value: unknown): string {
-  return createHash("sha256").update(canonical(value)).digest("hex");
+/** Replaces a stored policy that is exactly the legacy shipped default, unless someone wrote it meanwhile. */
+async function migratePolicy(tree: Tree): Promise<boolean> {
+  const node = await tree.get(POLICY_KEY);
+  if (node?.kind !== "json" || hashOf(node.value.value) !== hashOf(LEGACY_DEFAULT_POLICY)) return false;
+  try {
+    await tree.set(POLICY_KEY, json(defaultPolicy() as unknown as Json), {
+      ifVersion: node.version,
+      ro: true,
+      force: true,
+    });
+    return true;
+  } catch (err) {
+    if (!isTreeError(err, "TREE_VERSION_MISMATCH")) throw err;
+    return false;
+  }
 }
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
+export { hashOf };

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
 import type { ToolKind } from "./errors.js";
+import type { Power } from "./powers.js";
 import type { CommandScope } from "./process/scope.js";
 
 /** What a tool's execute function answers on success. Failures are thrown as ToolError. */
@@ -27,6 +28,14 @@ export interface ToolContext {
   locks: KeyedLock;
   /** The policy's default timeout for commands, in ms. */
   defaultTimeoutMs: number;
+  /** A person approved this call (directly, or by deciding its approval entry). */
+  approved?: boolean;
+  /** Real paths of the policy's extra workspace roots: file tools accept paths inside them too. */
+  roots?: readonly string[];
+  /** Real paths the policy denies: listings and searches skip what lies inside them. */
+  deny?: readonly string[];
+  /** Tree key prefixes the policy denies (and the policy itself): tree listings skip them. */
+  denyKeys?: readonly string[];
   /** The policy's longest timeout, in ms: a call asking for more is refused (kind arg). */
   maxTimeoutMs: number;
   /** Everything a process this call starts needs: its environment, its mark, its folder, its end. */
@@ -39,6 +48,8 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
   ref: string;
   /** The declaration shipped with byteseek, written into the tree at first start. */
   declaration: ToolDeclarationInput;
+  /** The powers a call needs (powers.ts); default: the shipped table for byteseek's own refs, else none. */
+  powers?: readonly Power[];
   execute(args: Args, ctx: ToolContext): Promise<ToolOutput>;
   /** The timeout a call asks for in its own arguments (shell.run's `timeout`), in ms: the boundary waits that long. */
   callTimeoutMs?(args: Record<string, unknown>): number | undefined;

@@ -1,5 +1,6 @@
 import type { CommandSpec } from "../command.js";
 import { appendCommand } from "./append.js";
+import { approveCommand, denyCommand } from "./approve.js";
 import { callCommand } from "./call.js";
 import { clearCommand } from "./clear.js";
 import { delCommand } from "./del.js";
@@ -11,6 +12,7 @@ import { historyCommand } from "./history.js";
 import { importCommand } from "./import.js";
 import { listCommand } from "./list.js";
 import { mkindexCommand } from "./mkindex.js";
+import { policyCommand } from "./policy.js";
 import { promptCommand } from "./prompt.js";
 import { setCommand } from "./set.js";
 import { toolsCommand } from "./tools.js";
@@ -36,14 +38,19 @@ export const COMMANDS: readonly CommandSpec[] = [
   callCommand,
   toolsCommand,
   promptCommand,
+  approveCommand,
+  denyCommand,
+  policyCommand,
 ];
 
 export {
   appendCommand,
+  approveCommand,
   callCommand,
   clearCommand,
   delCommand,
   deltreeCommand,
+  denyCommand,
   exportCommand,
   getCommand,
   headCommand,
@@ -51,6 +58,7 @@ export {
   importCommand,
   listCommand,
   mkindexCommand,
+  policyCommand,
   promptCommand,
   setCommand,
   toolsCommand,

@@ -29,7 +29,7 @@ const decl = (name: string, extra: Record<string, unknown> = {}) =>
     description: `the ${name} tool`,
     snippet: `${name} — a test tool`,
     params: { type: "object", properties: {} },
-    impl: { kind: "builtin", ref: "edit.ls" },
+    impl: { kind: "builtin", ref: "edit.read" },
     ...extra,
   });
 

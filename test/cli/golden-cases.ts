@@ -372,7 +372,7 @@ const errors: GoldenCase[] = [
     args: [],
     stdout: "",
     stderr:
-      "usage: kvspace <subcommand> [args]\n  get <key>...                                              print values\n  set <key> <literal> [ro|rw] [--force]                     write a value (nil: deletes)\n  head <key>...                                             print metadata\n  del <key>... [--force]                                    delete keys\n  deltree <dir/> [--force]                                  delete a directory and everything under it\n  mkindex <dir/>                                            create a directory\n  clear                                                     empty the whole store\n  list|ls [--kind=false] <dir/>                             list a directory's children\n  tree [--kind] <dir/>                                      draw a directory's subtree\n  append <dir/> <literal>                                   add the next numbered child\n  watch <dir/> [--from REV]                                 print changes as they happen, until interrupted\n  history <key>                                             print a value's retained previous versions\n  export [<dir/>]                                           write the store or a directory as NDJSON to stdout\n  import <file|-> [--force]                                 load NDJSON (as export writes it) from a file or stdin\n  call <name> [<json args>] [--vid V] [--approve] [--json]  call a tool through the runtime (exit 3 unless ok)\n  tools [--check]                                           list the tool catalogue; --check: the invalid declarations (exit 3 if any)\n  prompt [--vid V]                                          print the system prompt and tool schemas the model would get next\n\nThe store is KVSPACE: a folder (default ./data) or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)\n",
+      "usage: kvspace <subcommand> [args]\n  get <key>...                                              print values\n  set <key> <literal> [ro|rw] [--force]                     write a value (nil: deletes)\n  head <key>...                                             print metadata\n  del <key>... [--force]                                    delete keys\n  deltree <dir/> [--force]                                  delete a directory and everything under it\n  mkindex <dir/>                                            create a directory\n  clear                                                     empty the whole store\n  list|ls [--kind=false] <dir/>                             list a directory's children\n  tree [--kind] <dir/>                                      draw a directory's subtree\n  append <dir/> <literal>                                   add the next numbered child\n  watch <dir/> [--from REV]                                 print changes as they happen, until interrupted\n  history <key>                                             print a value's retained previous versions\n  export [<dir/>]                                           write the store or a directory as NDJSON to stdout\n  import <file|-> [--force]                                 load NDJSON (as export writes it) from a file or stdin\n  call <name> [<json args>] [--vid V] [--approve] [--json]  call a tool through the runtime (exit 3 unless ok)\n  tools [--check]                                           list the tool catalogue; --check: the invalid declarations (exit 3 if any)\n  prompt [--vid V]                                          print the system prompt and tool schemas the model would get next\n  approve <vid>/<n> [--scope once|run|always] [--reason R]  approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny <vid>/<n> [--reason R]                               deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy [--vid V]                                          print the powers the policy grants a run, and its other rules\n\nThe store is KVSPACE: a folder (default ./data) or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)\n",
     code: 2,
   },
   {
@@ -380,7 +380,7 @@ const errors: GoldenCase[] = [
     args: ["frobnicate", "/x"],
     stdout: "",
     stderr:
-      "unknown subcommand: frobnicate\nusage: kvspace <get|set|head|del|deltree|mkindex|clear|list|tree|append|watch|history|export|import|call|tools|prompt> [args]\n",
+      "unknown subcommand: frobnicate\nusage: kvspace <get|set|head|del|deltree|mkindex|clear|list|tree|append|watch|history|export|import|call|tools|prompt|approve|deny|policy> [args]\n",
     code: 2,
   },
   { name: "get without a key", args: ["get"], stdout: "", stderr: "usage: kvspace get <key>...\n", code: 2 },
@@ -619,7 +619,8 @@ const tools: GoldenCase[] = [
   {
     name: "denied: confirmation needed",
     args: ["call", "text.gated", "{}"],
-    stdout: "text.gated needs the user's approval: ask the user, and call it again once they approve\n",
+    stdout:
+      "text.gated needs the user's approval (rule: declaration.confirm): ask the user, and call it again once they approve\n",
     code: 3,
   },
   { name: "ok: --approve", args: ["call", "text.gated", "--approve"], stdout: "approved\n" },
@@ -634,8 +635,14 @@ const tools: GoldenCase[] = [
     name: "--json prints the result object on one line; --vid names the run",
     args: ["call", "--json", "text.gated", "--vid", "run-1"],
     stdout:
-      '{"kind":"denied","isError":true,"text":"text.gated needs the user\'s approval: ask the user, and call it again once they approve","details":{"code":"needs_approval","reason":"text.gated needs the user\'s approval: ask the user, and call it again once they approve"},"record":"/byteseek/tool/run-1/0"}\n',
+      '{"kind":"denied","isError":true,"text":"text.gated needs the user\'s approval (rule: declaration.confirm): ask the user, and call it again once they approve","details":{"code":"needs_approval","reason":"text.gated needs the user\'s approval (rule: declaration.confirm): ask the user, and call it again once they approve","rule":"declaration.confirm"},"record":"/byteseek/tool/run-1/0"}\n',
     code: 3,
+  },
+  {
+    name: "policy prints what the default grant holds and the other rules",
+    args: ["policy", "--vid", "run-1"],
+    stdout:
+      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\n",
   },
   {
     name: "bad JSON arguments are a usage error",

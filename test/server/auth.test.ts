@@ -45,6 +45,9 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "GET", path: "/v1/tools", ok: 200 },
   { method: "POST", path: "/v1/tools/no-such-tool/call", ...json({ args: {} }), ok: "any" },
   { method: "GET", path: "/v1/prompt", ok: 200 },
+  { method: "GET", path: "/v1/approvals", ok: 200 },
+  // No such approval: the 404 shows the token let it through.
+  { method: "POST", path: "/v1/approvals/auth/0", ...json({ decision: "approve" }), ok: 404 },
   // No model is configured here: any answer but 401 shows the token let it through.
   { method: "POST", path: "/v1/agent/turn", ...json({ message: "hi" }), ok: "any" },
   { method: "GET", path: "/openapi.json", ok: 200 },
@@ -145,7 +148,8 @@ describe("BYTESEEK_TOKEN", () => {
     const shape = (path: string) =>
       path
         .replace(/^\/v1\/(tree|watch|export)\/.*$/, "/v1/$1/*")
-        .replace(/^\/v1\/tools\/[^/]+\/call$/, "/v1/tools/:name/call");
+        .replace(/^\/v1\/tools\/[^/]+\/call$/, "/v1/tools/:name/call")
+        .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n");
     const covered = new Set([...API.map((c) => `${c.method} ${shape(c.path)}`), "GET /healthz"]);
     const missing = listed.filter((op) => {
       const [method, path] = op.split(" ") as [string, string];

@@ -94,14 +94,18 @@ describe("signatureOf", () => {
 });
 
 describe("the policy", () => {
-  it("has defaults: shell not allowed for agent-written tools, 120 s (1 h at most), no http hosts, no passed variables, 16 MiB of output", () => {
+  it("has defaults: every run holds what the shipped tools do (files, exec, model, the tree), no hosts, 120 s (1 h at most), no passed variables, 16 MiB of output", () => {
     expect(Policy.parse({})).toEqual({
       workspaceRoots: [],
       deny: [],
       denyKeys: ["/byteseek/llm/"],
       confirm: [],
-      agentImpls: ["builtin", "http", "llm"],
-      httpHosts: [],
+      approved: [],
+      approvalTimeoutMs: 600_000,
+      grants: {
+        default: { read: true, write: true, exec: true, model: true, net: [], tree: ["/"] },
+        runs: [],
+      },
       defaultTimeoutMs: 120_000,
       maxTimeoutMs: 3_600_000,
       passEnv: [],

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_GRANT } from "../../tools/powers.js";
 import { declare, type Harness, harness, recordAt, setPolicy, tempDir } from "./helpers.js";
 
 const text = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
@@ -208,7 +209,7 @@ describe("shell impl", () => {
     expect(await waitGone(pid)).toBe(true);
   });
 
-  it("denies an agent-written shell declaration by default, and runs it once the policy allows shell", async () => {
+  it("runs an agent-written shell declaration under the shipped policy, and denies it once exec is taken away", async () => {
     await declare(
       h.tree,
       {
@@ -219,16 +220,22 @@ describe("shell impl", () => {
       },
       "agent-1",
     );
-    const denied = await h.runtime.call("text.wc", { text: "x" }, { vid: "agent-1" });
-    expect(denied).toMatchObject({ kind: "denied", details: { code: "denied" } });
-    expect(denied.text).toContain('impl of kind "shell"');
-    const listed = (await h.runtime.listTools()).valid.find((t) => t.name === "text.wc");
-    expect(listed?.owner).toBe("agent-1");
-    expect(listed?.blocked).toContain("shell");
-    await setPolicy(h.tree, { agentImpls: ["builtin", "shell"] });
     expect(await h.runtime.call("text.wc", { text: "x" }, { vid: "agent-1" })).toMatchObject({
       kind: "ok",
       text: "x",
     });
+    const listed = (await h.runtime.listTools("agent-1")).valid.find((t) => t.name === "text.wc");
+    expect(listed?.owner).toBe("agent-1");
+    expect(listed?.blocked).toBeUndefined();
+    await setPolicy(h.tree, { grants: { default: { ...DEFAULT_GRANT, exec: false } } });
+    const denied = await h.runtime.call("text.wc", { text: "x" }, { vid: "agent-1" });
+    expect(denied).toMatchObject({
+      kind: "denied",
+      details: { code: "denied", power: "exec", rule: "grants.default.exec" },
+    });
+    expect(denied.text).toContain('needs the power "exec"');
+    expect(denied.text).toContain("set grants.default.exec to true");
+    const blocked = (await h.runtime.listTools("agent-1")).valid.find((t) => t.name === "text.wc");
+    expect(blocked?.blocked).toContain('"exec"');
   });
 });

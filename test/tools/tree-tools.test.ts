@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { POLICY_KEY } from "../../tools/policy.js";
+import { DEFAULT_GRANT } from "../../tools/powers.js";
 import { json, str } from "../../tree/value.js";
 import { BACKENDS, type Harness, harness, setPolicy } from "./helpers.js";
 
@@ -120,30 +121,40 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
     expect((await h.runtime.call("tree.del", { key: "/full/" }, { vid: "r1" })).kind).toBe("runtime");
   });
 
-  it("lets an agent declare a tool with tree.set: listed at once, callable once the policy allows its impl kind", async () => {
+  it("lets an agent declare a shell tool with tree.set under the shipped policy: listed and callable at once", async () => {
     const set = await h.runtime.call(
       "tree.set",
       { key: "/byteseek/tools/text.wc", value: wc },
       { vid: "agent" },
     );
     expect(set.kind).toBe("ok");
-    expect(set.text).toContain('does not allow tools declared by an agent to use impl kind "shell"');
-    const listed = (await h.runtime.listTools()).valid.find((t) => t.name === "text.wc");
+    expect(set.text).toContain("text.wc can be called now");
+    const listed = (await h.runtime.listTools("agent")).valid.find((t) => t.name === "text.wc");
     expect(listed?.owner).toBe("agent");
     expect(listed?.declaration.snippet).toBe(wc.snippet);
-    const denied = await h.runtime.call("text.wc", { text: "one two three" }, { vid: "agent" });
-    expect(denied.kind).toBe("denied");
-
-    await setPolicy(h.tree, { agentImpls: ["builtin", "shell"] });
-    const again = await h.runtime.call(
-      "tree.set",
-      { key: "/byteseek/tools/text.wc", value: wc },
-      { vid: "agent" },
-    );
-    expect(again.text).toContain("text.wc can be called now");
     const r = await h.runtime.call("text.wc", { text: "one two three" }, { vid: "agent" });
     expect(r).toMatchObject({ kind: "ok" });
     expect(r.text.trim()).toBe("3");
+  });
+
+  it("warns an agent declaring a shell tool its run may not call, and the call is denied", async () => {
+    await setPolicy(h.tree, {
+      grants: { default: DEFAULT_GRANT, runs: [{ vid: "sandbox-*", grant: { exec: false } }] },
+    });
+    const set = await h.runtime.call(
+      "tree.set",
+      { key: "/byteseek/tools/text.wc", value: wc },
+      { vid: "sandbox-1" },
+    );
+    expect(set.text).toContain(
+      'needs the power "exec", which this run does not hold (grants.runs[0] (sandbox-*))',
+    );
+    const denied = await h.runtime.call("text.wc", { text: "one two" }, { vid: "sandbox-1" });
+    expect(denied).toMatchObject({
+      kind: "denied",
+      details: { power: "exec", rule: "grants.runs[0] (sandbox-*).exec" },
+    });
+    expect((await h.runtime.call("text.wc", { text: "one two" }, { vid: "other" })).kind).toBe("ok");
   });
 
   it("warns when an agent writes a broken declaration, which is then reported by listTools", async () => {

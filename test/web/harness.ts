@@ -46,6 +46,8 @@ export async function ensureWebBuilt(): Promise<void> {
 export interface TestServer {
   url: string;
   tree: Tree;
+  /** The tool runtime, when started with `tools`. */
+  runtime?: ReturnType<typeof createRuntime>;
   dir: string;
   close(): Promise<void>;
 }
@@ -82,9 +84,11 @@ export async function startServer(
   return {
     url: `http://127.0.0.1:${port}`,
     tree,
+    ...(runtime ? { runtime } : {}),
     dir,
     async close() {
       await app.close();
+      await runtime?.close();
       await tree.close();
     },
   };

@@ -24,7 +24,7 @@ export interface EditFileRequest {
  * atomically, read back and compare. Every error leaves the file as it was.
  */
 export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<ToolOutput> {
-  const target = await resolveWorkspacePath(ctx.workspace, req.path);
+  const target = await resolveWorkspacePath(ctx.workspace, req.path, ctx.roots);
   const display = target.rel;
   return ctx.locks.run(target.real, async function editLocked() {
     ctx.signal.throwIfAborted();

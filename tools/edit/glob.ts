@@ -7,6 +7,7 @@ import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
 import { relTo, resolveSearchTarget } from "./search-target.js";
 import { walkFiles } from "./walker.js";
+import { isDeniedPath } from "./workspace-path.js";
 
 export const GlobArgs = z
   .object({
@@ -54,7 +55,7 @@ export function createGlobTool(): BuiltinTool {
           },
         );
       }
-      const target = await resolveSearchTarget(ctx.workspace, a.path);
+      const target = await resolveSearchTarget(ctx.workspace, a.path, ctx.roots);
       if (!target.stats.isDirectory()) {
         throw new ToolError(
           "not_a_directory",
@@ -65,7 +66,9 @@ export function createGlobTool(): BuiltinTool {
         );
       }
       const walk = await walkFiles(target.real, { root: target.root, signal: ctx.signal });
-      const hits = walk.files.filter((f) => isMatch(path.relative(target.real, f).split(path.sep).join("/")));
+      const hits = walk.files.filter(
+        (f) => !isDeniedPath(ctx.deny, f) && isMatch(path.relative(target.real, f).split(path.sep).join("/")),
+      );
       const stamped = await Promise.all(
         hits.map(async (f) => ({ f, t: (await lstat(f).catch(() => undefined))?.mtimeMs ?? 0 })),
       );

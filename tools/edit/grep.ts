@@ -16,6 +16,7 @@ import { readRegularFile } from "./regular-file.js";
 import { requiredLiteral } from "./required-literal.js";
 import { relTo, resolveSearchTarget } from "./search-target.js";
 import { walkFiles } from "./walker.js";
+import { isDeniedPath } from "./workspace-path.js";
 
 export const GrepArgs = z
   .object({
@@ -120,7 +121,7 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
       const pattern = compile(a);
       const limit = a.limit ?? 100;
       const context = a.context ?? 0;
-      const target = await resolveSearchTarget(ctx.workspace, a.path);
+      const target = await resolveSearchTarget(ctx.workspace, a.path, ctx.roots);
       const root = target.root;
       // a byte search for text every match must hold skips most files before any decoding
       const literal = a.ignoreCase ? undefined : a.literal ? a.pattern : requiredLiteral(a.pattern);
@@ -157,7 +158,9 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
         return !capped;
       }
       let ignored = 0;
-      const keep = globFilter(a.glob, target.real);
+      const glob = globFilter(a.glob, target.real);
+      // what the policy denies is never searched, whatever folder names it
+      const keep = (f: string) => !isDeniedPath(ctx.deny, f) && glob(f);
       const dir = target.stats.isDirectory();
       // a regular expression can run for ever (`(a+)+$`): it runs in a worker, which the call's
       // timeout or abort terminates, for one file as for a folder

@@ -5,7 +5,7 @@ import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
 import { fsError } from "./fs-errors.js";
-import { resolveWorkspacePath } from "./workspace-path.js";
+import { isDeniedPath, resolveWorkspacePath } from "./workspace-path.js";
 
 export const LsArgs = z
   .object({
@@ -42,7 +42,7 @@ export function createLsTool(): BuiltinTool {
     }),
     async execute(args, ctx: ToolContext): Promise<ToolOutput> {
       const a = parseArgs(LsArgs, args, name);
-      const target = await resolveWorkspacePath(ctx.workspace, a.path ?? ".");
+      const target = await resolveWorkspacePath(ctx.workspace, a.path ?? ".", ctx.roots);
       const display = target.rel;
       const st = await stat(target.real).catch((err: unknown) => {
         throw fsError(err, display);
@@ -59,8 +59,10 @@ export function createLsTool(): BuiltinTool {
       const entries = await readdir(target.real, { withFileTypes: true }).catch((err: unknown) => {
         throw fsError(err, display);
       });
+      // what the policy denies is not listed
+      const visible = entries.filter((e) => !isDeniedPath(ctx.deny, path.join(target.real, e.name)));
       const rows = await Promise.all(
-        entries.map(async (e) => {
+        visible.map(async (e) => {
           if (e.isDirectory()) return { name: e.name, row: `${e.name}/` };
           if (!e.isSymbolicLink()) return { name: e.name, row: e.name };
           const full = path.join(target.real, e.name);

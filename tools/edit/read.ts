@@ -157,7 +157,7 @@ export function createReadTool(): BuiltinTool {
     }),
     async execute(args, ctx: ToolContext): Promise<ToolOutput> {
       const a = parseArgs(ReadArgs, args, name);
-      const target = await resolveWorkspacePath(ctx.workspace, a.path);
+      const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
       const display = target.rel;
       const offset = a.offset ?? 1;
       const want = Math.min(a.limit ?? MAX_LINES, MAX_LINES);

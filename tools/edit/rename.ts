@@ -42,8 +42,8 @@ export function createRenameTool(): BuiltinTool {
     }),
     async execute(args, ctx: ToolContext): Promise<ToolOutput> {
       const a = parseArgs(RenameArgs, args, name);
-      const from = await resolveWorkspaceEntry(ctx.workspace, a.from);
-      const to = await resolveWorkspaceEntry(ctx.workspace, a.to);
+      const from = await resolveWorkspaceEntry(ctx.workspace, a.from, ctx.roots);
+      const to = await resolveWorkspaceEntry(ctx.workspace, a.to, ctx.roots);
       if (from.real === to.real) {
         throw new ToolError("no_change", `from and to both name ${from.rel}; nothing to rename.`, {
           details: { from: from.rel, to: to.rel },

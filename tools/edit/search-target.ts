@@ -12,8 +12,9 @@ export interface SearchTarget extends WorkspacePath {
 export async function resolveSearchTarget(
   workspace: string,
   input: string | undefined,
+  extraRoots: readonly string[] = [],
 ): Promise<SearchTarget> {
-  const target = await resolveWorkspacePath(workspace, input ?? ".");
+  const target = await resolveWorkspacePath(workspace, input ?? ".", extraRoots);
   let stats: Stats;
   try {
     stats = await stat(target.real);

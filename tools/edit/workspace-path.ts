@@ -90,10 +90,15 @@ function outside(input: string, real: string, root: string): ToolError {
 }
 
 /**
- * Resolves a path the model gave (relative to the workspace root, or absolute inside it) to its real path and
- * checks containment. Throws `invalid_path` or `outside_root` (kind `denied`).
+ * Resolves a path the model gave (relative to the workspace root, or absolute inside it or inside one of the
+ * policy's extra roots, given as real paths) to its real path and checks containment. A path in an extra root
+ * is shown absolute. Throws `invalid_path` or `outside_root` (kind `denied`).
  */
-export async function resolveWorkspacePath(workspace: string, input: string): Promise<WorkspacePath> {
+export async function resolveWorkspacePath(
+  workspace: string,
+  input: string,
+  extraRoots: readonly string[] = [],
+): Promise<WorkspacePath> {
   checkPathSyntax(input);
   const root = await rootOf(workspace);
   const lexical = path.resolve(root, input === "" ? "." : input);
@@ -103,17 +108,25 @@ export async function resolveWorkspacePath(workspace: string, input: string): Pr
   } catch (err) {
     throw fsError(err, input);
   }
-  if (!isInside(root, real)) throw outside(input, real, root);
-  return { input, real, rel: toRel(root, real), root };
+  if (isInside(root, real)) return { input, real, rel: toRel(root, real), root };
+  const extra = extraRoots.find((r) => isInside(r, real));
+  if (extra === undefined) throw outside(input, real, root);
+  return { input, real, rel: real, root: extra };
 }
 
 /**
  * Resolves a directory entry itself rather than what it points to (for rename: a symlink is moved, not its
  * target): the real path of the parent plus the last name. The entry must not be the root.
  */
-export async function resolveWorkspaceEntry(workspace: string, input: string): Promise<WorkspacePath> {
+export async function resolveWorkspaceEntry(
+  workspace: string,
+  input: string,
+  extraRoots: readonly string[] = [],
+): Promise<WorkspacePath> {
   checkPathSyntax(input);
-  const root = await rootOf(workspace);
+  const lexicalIn = path.resolve(await rootOf(workspace), input === "" ? "." : input);
+  const inExtra = extraRoots.find((r) => isInside(r, lexicalIn) && lexicalIn !== r);
+  const root = inExtra ?? (await rootOf(workspace));
   const lexical = path.resolve(root, input === "" ? "." : input);
   let parent: string;
   try {
@@ -130,5 +143,10 @@ export async function resolveWorkspaceEntry(workspace: string, input: string): P
     }
     throw outside(input, real, root);
   }
-  return { input, real, rel: toRel(root, real), root };
+  return { input, real, rel: inExtra ? real : toRel(root, real), root };
+}
+
+/** True when `real` lies inside a path the policy denies (real paths, from the tool context). */
+export function isDeniedPath(deny: readonly string[] | undefined, real: string): boolean {
+  return deny?.some((d) => isInside(d, real)) ?? false;
 }

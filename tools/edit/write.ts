@@ -60,7 +60,7 @@ export function createWriteTool(): BuiltinTool {
     }),
     async execute(args, ctx: ToolContext): Promise<ToolOutput> {
       const a = parseArgs(WriteArgs, args, name);
-      const target = await resolveWorkspacePath(ctx.workspace, a.path);
+      const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
       const display = target.rel;
       return ctx.locks.run(target.real, async function writeLocked() {
         ctx.signal.throwIfAborted();

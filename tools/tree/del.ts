@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { paramsFromZod } from "../json-schema.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { fromTreeError, guardKey } from "./common.js";
+import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
 export const TreeDelArgs = z
   .object({
@@ -29,6 +29,7 @@ export function createTreeDelTool(): BuiltinTool<TreeDelArgs> {
     async execute(args: TreeDelArgs, ctx: ToolContext): Promise<ToolOutput> {
       const parsed = TreeDelArgs.parse(args);
       guardKey(parsed.key, "delete");
+      await guardPersonWritten(ctx, parsed.key, "del");
       const res = await ctx.tree
         .del(parsed.key, parsed.ifVersion !== undefined ? { ifVersion: parsed.ifVersion } : {})
         .catch(fromTreeError);

@@ -3,7 +3,7 @@ import type { ListChild } from "../../tree/types.js";
 import { formatValue } from "../../tree/value.js";
 import { paramsFromZod } from "../json-schema.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { fromTreeError, guardKey } from "./common.js";
+import { fromTreeError, guardKey, hiddenKey } from "./common.js";
 
 export const TreeListArgs = z
   .object({
@@ -61,7 +61,8 @@ export function createTreeListTool(): BuiltinTool<TreeListArgs> {
             ...(after ? { after } : {}),
           })
           .catch(fromTreeError);
-        for (const c of page.children) lines.push(line(c));
+        // the policy and denied keys are left out, so a listing never previews them
+        for (const c of page.children) if (!hiddenKey(`${dir}${c.name}`, ctx.denyKeys)) lines.push(line(c));
         next = page.next;
         if (next === undefined || lines.length >= parsed.limit) break;
         after = next;

@@ -4,8 +4,9 @@ import { inferValue, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
 import { parseDeclaration } from "../declaration.js";
 import { paramsFromZod } from "../json-schema.js";
 import { POLICY_KEY, Policy } from "../policy.js";
+import { builtinPowers, grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { fromTreeError, guardKey } from "./common.js";
+import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
 export const TreeSetArgs = z
   .object({
@@ -59,6 +60,7 @@ export function createTreeSetTool(): BuiltinTool<TreeSetArgs> {
       } catch (err) {
         fromTreeError(err);
       }
+      await guardPersonWritten(ctx, key, "set", value);
       const res = await ctx.tree
         .set(key, value, {
           vid: ctx.vid,
@@ -83,7 +85,24 @@ async function declarationNote(name: string, value: TreeValue, ctx: ToolContext)
     return ` Warning: this declaration is invalid, so ${name} cannot be called until it is fixed:\n- ${parsed.problems.join("\n- ")}`;
   const node = await ctx.tree.get(POLICY_KEY);
   const policy = Policy.safeParse(node && node.kind === "json" ? node.value.value : {});
-  if (policy.success && !policy.data.agentImpls.includes(parsed.declaration.impl.kind))
-    return ` Warning: the policy does not allow tools declared by an agent to use impl kind "${parsed.declaration.impl.kind}" (allowed: ${policy.data.agentImpls.join(", ") || "none"}), so calls to ${name} will be denied.`;
+  if (!policy.success)
+    return ` Warning: the policy at ${POLICY_KEY} is invalid, so no tool can be called; tell the user.`;
+  const kind = parsed.declaration.impl.kind;
+  const legacy = policy.data.agentImpls;
+  if (legacy && !legacy.includes(kind))
+    return ` Warning: the policy's legacy agentImpls rule does not allow tools declared by an agent to use impl kind "${kind}" (allowed: ${legacy.join(", ") || "none"}), so calls to ${name} will be denied.`;
+  const impl = parsed.declaration.impl;
+  const needs: readonly Power[] =
+    impl.kind === "builtin"
+      ? builtinPowers(impl.ref)
+      : impl.kind === "shell"
+        ? ["exec"]
+        : impl.kind === "llm"
+          ? ["model"]
+          : [];
+  const { grant, rule } = grantOf(policy.data.grants, ctx.vid);
+  const missing = needs.filter((p) => p !== "tree" && p !== "net" && !grant[p]);
+  if (missing.length)
+    return ` Warning: ${name} needs the power ${missing.map((p) => `"${p}"`).join(", ")}, which this run does not hold (${rule}), so calls to it will be denied.`;
   return ` ${name} can be called now.`;
 }

@@ -81,6 +81,20 @@ export interface ApiOptions {
 
 export type Api = ReturnType<typeof createApi>;
 
+/** A call (or a change) waiting at /byteseek/approval/<vid>/<n>, as GET /v1/approvals lists it. */
+export interface PendingApproval {
+  key: string;
+  entry: {
+    vid: string;
+    tool: string;
+    args: unknown;
+    reason: string;
+    rule: string;
+    ts: number;
+    change?: { key: string; diff: string };
+  };
+}
+
 /** The HTTP API of byteseek (DESIGN.md "Interfaces"), as the page uses it. */
 export function createApi(options: ApiOptions) {
   async function request(path: string, init: RequestInit = {}): Promise<Response> {
@@ -166,6 +180,12 @@ export function createApi(options: ApiOptions) {
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
     tools: () => json<unknown>("/v1/tools"),
+    approvals: () => json<{ pending: PendingApproval[] }>("/v1/approvals"),
+    decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>
+      json<unknown>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
+        method: "POST",
+        body: JSON.stringify({ decision, ...(decision === "approve" ? { scope } : {}) }),
+      }),
     /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
     prompt: (vid?: string) => json<unknown>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
     call: (name: string, body: { args: unknown; vid?: string; approve?: boolean }) =>

@@ -1,4 +1,5 @@
 import { createApi } from "./api.js";
+import { createApprovalsPanel } from "./approvals-view.js";
 import { askToken, storedToken, toast } from "./dialogs.js";
 import { byId, replace } from "./dom.js";
 import { parseRoute, type Route, routeUrl } from "./keys.js";
@@ -20,6 +21,8 @@ function start(): void {
   });
   const main = byId("main");
   const treePane = createTreePane(api, byId("tree-pane"));
+  const approvals = createApprovalsPanel(api, byId("approvals"));
+  approvals.reload();
   let view: View | null = null;
   /** The address of the view on screen. */
   let shownPath = "";
@@ -111,10 +114,12 @@ function start(): void {
         changes(changes) {
           treePane.onChanges(changes);
           view?.onChanges?.(changes);
+          approvals.onChanges(changes);
         },
         relist() {
           treePane.reloadAll();
           view?.reload?.();
+          approvals.reload();
           toast("The change history was compacted: the page re-read what it shows.");
         },
         state: showState,

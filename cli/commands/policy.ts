@@ -1,0 +1,48 @@
+import { POLICY_KEY, Policy } from "../../tools/policy.js";
+import { grantOf } from "../../tools/powers.js";
+import { defineCommand, writeLine } from "../command.js";
+import { CliError } from "../errors.js";
+
+/**
+ * `kvspace policy [--vid V]`: what the policy grants run V (default: a run no entry of
+ * grants.runs names) and the rules every call meets, one `name<TAB>value` line each; lists are
+ * comma-separated, `-` when empty. The policy itself is `kvspace get /byteseek/policy`.
+ */
+export const policyCommand = defineCommand({
+  name: "policy",
+  usage: "policy [--vid V]",
+  summary: "print the powers the policy grants a run, and its other rules",
+  args: { min: 0, max: 0 },
+  flags: { vid: "value" },
+  async run({ flags }, { tree, stdout }) {
+    const node = await tree.get(POLICY_KEY);
+    const parsed = Policy.safeParse(node?.kind === "json" ? node.value.value : {});
+    if (!parsed.success)
+      throw new CliError(
+        "CLI_INPUT",
+        `the policy at ${POLICY_KEY} is invalid, so every call is denied: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      );
+    const policy = parsed.data;
+    const vid = typeof flags.vid === "string" ? flags.vid : "";
+    const { grant, rule } = grantOf(policy.grants, vid);
+    const list = (items: readonly string[] | undefined) => (items?.length ? items.join(",") : "-");
+    const lines: Array<[string, string]> = [
+      ["grant", rule],
+      ["read", String(grant.read)],
+      ["write", String(grant.write)],
+      ["exec", String(grant.exec)],
+      ["model", String(grant.model)],
+      ["net", list([...grant.net, ...(policy.httpHosts ?? [])])],
+      ["tree", list(grant.tree)],
+      ["confirm", list(policy.confirm)],
+      ["approved", list(policy.approved)],
+      ["deny", list(policy.deny)],
+      ["denyKeys", list(policy.denyKeys)],
+      ["workspaceRoots", list(policy.workspaceRoots)],
+      ["approvalTimeoutMs", String(policy.approvalTimeoutMs)],
+    ];
+    if (policy.agentImpls) lines.push(["agentImpls", list(policy.agentImpls)]);
+    for (const [k, v] of lines) await writeLine(stdout, `${k}\t${v}`);
+    return 0;
+  },
+});

@@ -1,0 +1,81 @@
+/**
+ * `GET /v1/approvals` (the pending approvals, oldest run first) and
+ * `POST /v1/approvals/<vid>/<n> {"decision": "approve"|"deny", "scope"?, "reason"?}`: a person's
+ * decision on a call (or a change) waiting at `/byteseek/approval/<vid>/<n>`. Answers the decided
+ * entry; 404 when there is none, 409 when it was already decided.
+ */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import { ApprovalDecision, type ApprovalEntry, type Approvals, approvalKey } from "../../tools/approvals.js";
+import { ErrorJson } from "../schemas.js";
+
+export interface ApprovalRoutesOptions {
+  approvals: Approvals;
+}
+
+const EntryJson = z
+  .object({
+    state: z.enum(["pending", "approved", "denied"]),
+    vid: z.string(),
+    tool: z.string(),
+    args: z.unknown(),
+    reason: z.string(),
+    rule: z.string(),
+    ts: z.number(),
+  })
+  .passthrough()
+  .describe("an approval entry: the call, why it needs a person, and the decision once made");
+
+const Params = z.object({
+  vid: z.string().describe("the run"),
+  n: z.string().describe("the approval's number in that run"),
+});
+
+export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = async function approvalRoutes(
+  app,
+  { approvals },
+) {
+  app.get(
+    "/v1/approvals",
+    {
+      schema: {
+        summary: "The approvals waiting for a person",
+        response: {
+          200: z.object({ pending: z.array(z.object({ key: z.string(), entry: EntryJson })) }),
+          401: ErrorJson,
+        },
+      },
+    },
+    async function listPending() {
+      return { pending: (await approvals.pending()).map((p) => ({ key: p.key, entry: entryJson(p.entry) })) };
+    },
+  );
+
+  app.post(
+    "/v1/approvals/:vid/:n",
+    {
+      schema: {
+        summary: "Approve or deny a call waiting at /byteseek/approval/<vid>/<n>",
+        params: Params,
+        body: ApprovalDecision,
+        response: {
+          200: z.object({ key: z.string(), entry: EntryJson }),
+          400: ErrorJson,
+          401: ErrorJson,
+          404: ErrorJson,
+          409: ErrorJson,
+        },
+      },
+    },
+    async function decide(req) {
+      const key = approvalKey(`${req.params.vid}/${req.params.n}`);
+      const entry = await approvals.decide(key, req.body, "person (http)");
+      return { key, entry: entryJson(entry) };
+    },
+  );
+};
+
+/** The entry as the response schema types it (an interface has no index signature; the shape is the same). */
+function entryJson(e: ApprovalEntry): z.infer<typeof EntryJson> {
+  return e as unknown as z.infer<typeof EntryJson>;
+}

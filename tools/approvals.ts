@@ -1,0 +1,282 @@
+/**
+ * Approvals kept in the tree: a call (or a change to what a person wrote) that needs a person's
+ * yes waits at `/byteseek/approval/<vid>/<n>` until someone decides it — from the CLI, HTTP, the
+ * web page, a terminal, or any other caller of `decide`. The entries are read-only and written by
+ * byteseek only (the tree tools refuse the folder), so an agent can never approve itself.
+ *
+ * The three functions other callers use (an MCP server, say):
+ * - `requestApproval(req)` writes a pending entry and answers its key;
+ * - `awaitDecision(key, {signal, timeoutMs})` waits (watching the key) for the decision, and
+ *   decides `denied` "no answer" itself when the time runs out;
+ * - `decide(key, decision)` approves or denies a pending entry (a person's act), with a scope:
+ *   `once` (this call), `run` (this tool for the rest of the run), `always` (a rule in the policy).
+ */
+import { z } from "zod";
+import { isTreeError } from "../tree/errors.js";
+import type { Tree } from "../tree/types.js";
+import { type Json, json } from "../tree/value.js";
+import { ApprovalError } from "./errors.js";
+import { POLICY_KEY } from "./policy.js";
+
+export const APPROVAL_DIR = "/byteseek/approval/";
+export const approvalDir = (vid: string): string => `${APPROVAL_DIR}${vid}/`;
+/** The tools a person approved for the rest of a run (scope `run`): a hidden entry beside the approvals. */
+export const runApprovalsKey = (vid: string): string => `${approvalDir(vid)}‥run`;
+
+/** Ten minutes: how long a call waits for a person unless the policy says otherwise. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
+
+export const ApprovalScope = z.enum(["once", "run", "always"]);
+export type ApprovalScope = z.infer<typeof ApprovalScope>;
+
+/** A person's answer, as `POST /v1/approvals/<vid>/<n>` takes it. */
+export const ApprovalDecision = z
+  .object({
+    decision: z.enum(["approve", "deny"]),
+    scope: ApprovalScope.default("once").describe(
+      "once: this call; run: this tool for the rest of the run; always: a rule in the policy",
+    ),
+    reason: z.string().max(2000).optional().describe("Why; shown to the model on a denial"),
+  })
+  .strict();
+export type ApprovalDecision = z.input<typeof ApprovalDecision>;
+
+/** A change to a declaration or prompt a person wrote, applied only once a person approves it. */
+export interface ProposedChange {
+  key: string;
+  action: "set" | "del";
+  /** The new value (kind and JSON form), for `set`. */
+  value?: { kind: string; value: Json };
+  /** The version the change was proposed against: a later write makes the approval stale. */
+  ifVersion: number;
+  /** Unified diff of the old and new text. */
+  diff: string;
+}
+
+/** What is stored at `/byteseek/approval/<vid>/<n>`. */
+export interface ApprovalEntry {
+  state: "pending" | "approved" | "denied";
+  vid: string;
+  tool: string;
+  args: unknown;
+  decl?: { key: string; modRev: number; hash: string };
+  /** Why it needs a person: the rule, in words the person reads. */
+  reason: string;
+  rule: string;
+  ts: number;
+  change?: ProposedChange;
+  decision?: { scope: ApprovalScope; reason?: string; by: string; ts: number };
+}
+
+export type ApprovalRequest = Omit<ApprovalEntry, "state" | "ts" | "decision">;
+
+/** How a wait ended: approved (with the scope) or denied (with why). */
+export interface ApprovalOutcome {
+  key: string;
+  approved: boolean;
+  scope?: ApprovalScope;
+  reason: string;
+}
+
+export interface Approvals {
+  requestApproval(req: ApprovalRequest): Promise<string>;
+  awaitDecision(key: string, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ApprovalOutcome>;
+  decide(key: string, decision: ApprovalDecision, by?: string): Promise<ApprovalEntry>;
+  /** The entry at `key`, or undefined. */
+  read(key: string): Promise<ApprovalEntry | undefined>;
+  /** Pending entries, oldest run first (bounded by `limit`). */
+  pending(limit?: number): Promise<Array<{ key: string; entry: ApprovalEntry }>>;
+  /** Whether a person approved `tool` for the rest of run `vid`. */
+  approvedForRun(vid: string, tool: string): Promise<boolean>;
+}
+
+/** The key of an approval named `<vid>/<n>` (as the CLI and the route take it), or an ApprovalError. */
+export function approvalKey(id: string): string {
+  const m = /^([A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127})\/([0-9]{1,15})$/.exec(
+    id.replace(/^\/?byteseek\/approval\//, ""),
+  );
+  if (!m)
+    throw new ApprovalError(
+      "APPROVAL_INVALID",
+      `"${id}" does not name an approval: give <vid>/<n>, e.g. r1abc/0`,
+    );
+  return `${approvalDir(m[1] as string)}${m[2]}`;
+}
+
+export function createApprovals(tree: Tree): Approvals {
+  async function read(key: string): Promise<ApprovalEntry | undefined> {
+    const node = await tree.get(key);
+    return node?.kind === "json" ? (node.value.value as unknown as ApprovalEntry) : undefined;
+  }
+
+  async function requestApproval(req: ApprovalRequest): Promise<string> {
+    const entry: ApprovalEntry = { ...req, state: "pending", ts: Date.now() };
+    const res = await tree.append(approvalDir(req.vid), json(entry as unknown as Json), { ro: true });
+    return res.key;
+  }
+
+  /** Writes a decision on a pending entry (compare-and-set: exactly one decision wins). */
+  async function settle(
+    key: string,
+    state: "approved" | "denied",
+    decision: NonNullable<ApprovalEntry["decision"]>,
+  ): Promise<ApprovalEntry> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const node = await tree.get(key);
+      if (node?.kind !== "json")
+        throw new ApprovalError(
+          "APPROVAL_NOT_FOUND",
+          `there is no approval at ${key}; list them with kvspace list ${APPROVAL_DIR}`,
+        );
+      const entry = node.value.value as unknown as ApprovalEntry;
+      if (entry.state !== "pending")
+        throw new ApprovalError("APPROVAL_DECIDED", `${key} was already ${entry.state}`, {
+          state: entry.state,
+        });
+      const next: ApprovalEntry = { ...entry, state, decision };
+      try {
+        await tree.set(key, json(next as unknown as Json), {
+          ifVersion: node.version,
+          ro: true,
+          force: true,
+        });
+        return next;
+      } catch (err) {
+        if (!isTreeError(err, "TREE_VERSION_MISMATCH")) throw err;
+      }
+    }
+    throw new ApprovalError("APPROVAL_DECIDED", `${key} is being decided by someone else; read it again`);
+  }
+
+  async function decide(key: string, input: ApprovalDecision, by = "person"): Promise<ApprovalEntry> {
+    const parsed = ApprovalDecision.safeParse(input);
+    if (!parsed.success)
+      throw new ApprovalError(
+        "APPROVAL_INVALID",
+        `a decision is {"decision": "approve"|"deny", "scope"?: "once"|"run"|"always", "reason"?}: ${parsed.error.issues.map((i) => i.message).join("; ")}`,
+      );
+    const d = parsed.data;
+    const decision = { scope: d.scope, by, ts: Date.now(), ...(d.reason ? { reason: d.reason } : {}) };
+    const entry = await settle(key, d.decision === "approve" ? "approved" : "denied", decision);
+    // A change to what a person wrote is approved once: a standing grant makes no sense for it.
+    if (d.decision === "approve" && !entry.change) {
+      if (d.scope === "run") await addToList(runApprovalsKey(entry.vid), undefined, entry.tool);
+      if (d.scope === "always") await addToList(POLICY_KEY, "approved", entry.tool);
+    }
+    return entry;
+  }
+
+  /** Adds `item` to a JSON list (the whole value, or `field` of an object), read-only, forced: a person's write. */
+  async function addToList(key: string, field: string | undefined, item: string): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const node = await tree.get(key);
+      const value = node?.kind === "json" ? node.value.value : field ? {} : [];
+      const list = field ? (value as Record<string, Json>)[field] : value;
+      const items = Array.isArray(list) ? (list as Json[]) : [];
+      if (items.includes(item)) return;
+      const nextList = [...items, item];
+      const next = field ? { ...(value as Record<string, Json>), [field]: nextList } : nextList;
+      try {
+        await tree.set(key, json(next), {
+          ifVersion: node && node.kind !== "index" ? node.version : 0,
+          ro: true,
+          force: true,
+        });
+        return;
+      } catch (err) {
+        if (!isTreeError(err, "TREE_VERSION_MISMATCH") && !isTreeError(err, "TREE_EXISTS")) throw err;
+      }
+    }
+  }
+
+  async function approvedForRun(vid: string, tool: string): Promise<boolean> {
+    const node = await tree.get(runApprovalsKey(vid));
+    return node?.kind === "json" && Array.isArray(node.value.value) && node.value.value.includes(tool);
+  }
+
+  async function awaitDecision(
+    key: string,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<ApprovalOutcome> {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop.abort();
+    }, options.timeoutMs);
+    try {
+      const node = await tree.get(key);
+      if (node?.kind !== "json") return { key, approved: false, reason: "the approval entry is gone" };
+      let entry = node.value.value as unknown as ApprovalEntry;
+      if (entry.state === "pending") {
+        try {
+          for await (const batch of tree.watch(key, { fromRev: node.modRev + 1, signal: stop.signal })) {
+            const ev = batch.events.find((e) => e.key === key);
+            if (!ev) continue;
+            if (ev.type !== "put" || ev.value?.kind !== "json")
+              return { key, approved: false, reason: "the approval entry was removed" };
+            entry = ev.value.value as unknown as ApprovalEntry;
+            if (entry.state !== "pending") break;
+          }
+        } catch (err) {
+          if (!stop.signal.aborted) throw err;
+        }
+      }
+      if (entry.state === "pending") {
+        if (!timedOut)
+          return { key, approved: false, reason: "the call was aborted while it waited for a person" };
+        try {
+          entry = await settle(key, "denied", {
+            scope: "once",
+            by: "byteseek",
+            reason: "no answer",
+            ts: Date.now(),
+          });
+        } catch (err) {
+          // decided at the last moment: that decision stands
+          if (!(err instanceof ApprovalError)) throw err;
+          entry = (await read(key)) ?? entry;
+        }
+      }
+      const why = entry.decision?.reason;
+      return entry.state === "approved"
+        ? { key, approved: true, scope: entry.decision?.scope ?? "once", reason: why ?? "approved" }
+        : { key, approved: false, reason: why ?? "denied" };
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async function pending(limit = 200): Promise<Array<{ key: string; entry: ApprovalEntry }>> {
+    const out: Array<{ key: string; entry: ApprovalEntry }> = [];
+    let runs: Awaited<ReturnType<Tree["list"]>>;
+    try {
+      runs = await tree.list(APPROVAL_DIR, { limit: 1000 });
+    } catch (err) {
+      if (isTreeError(err, "TREE_NOT_FOUND")) return out;
+      throw err;
+    }
+    for (const run of runs.children) {
+      if (run.kind !== "index") continue;
+      const dir = `${APPROVAL_DIR}${run.name.replace(/\/$/, "")}/`;
+      let after: string | undefined;
+      do {
+        const page = await tree.list(dir, { limit: 500, ...(after ? { after } : {}) });
+        for (const c of page.children) {
+          if (c.kind !== "json") continue;
+          const entry = c.value ? (c.value.value as unknown as ApprovalEntry) : await read(`${dir}${c.name}`);
+          if (!entry) continue;
+          if (entry.state === "pending") out.push({ key: `${dir}${c.name}`, entry });
+          if (out.length >= limit) return out;
+        }
+        after = page.next;
+      } while (after);
+    }
+    return out;
+  }
+
+  return { requestApproval, awaitDecision, decide, read, pending, approvedForRun };
+}
