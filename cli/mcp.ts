@@ -28,6 +28,14 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
   if (/^https?:\/\//i.test(where)) {
     const tree = await openHttpTree(new URL(where), env);
     const tools = await openToolsClient({ tree, env, cwd, stderr: process.stderr });
+    try {
+      // The tree's check reaches an open route: make sure the token opens the tool routes too.
+      await tools.list();
+    } catch (err) {
+      await tools.close();
+      await tree.close();
+      throw err;
+    }
     return {
       source: {
         tree,

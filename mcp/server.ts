@@ -7,7 +7,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import {
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  type ClientCapabilities,
   createRequestStateCodec,
+  type Implementation,
   type InputRequiredResult,
   ProtocolError,
   ProtocolErrorCode,
@@ -111,14 +115,21 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       },
     );
     const instance: McpInstance = { server, era: options.era, subscriptions: new Set() };
-    const vidOf = () => options.vid ?? clientVid(server.getClientVersion()?.name);
+    // 2026 era: who the client is and what it can do ride on each request; 2025 era: on initialize.
+    const envelope = (ctx: ServerContext) => ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    const clientInfo = (ctx: ServerContext) =>
+      (envelope(ctx)?.[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.getClientVersion();
+    const clientCaps = (ctx: ServerContext) =>
+      (envelope(ctx)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ??
+      server.getClientCapabilities();
+    const vidOf = (ctx: ServerContext) => options.vid ?? clientVid(clientInfo(ctx)?.name);
 
     async function callThrough(
       name: string,
       args: unknown,
       ctx: ServerContext,
     ): Promise<CallToolResult | InputRequiredResult> {
-      const vid = vidOf();
+      const vid = vidOf(ctx);
       const signal = ctx.mcpReq.signal;
       const bound = fingerprint(vid, name, args);
       let answer = approvalAnswer(ctx.mcpReq.inputResponses);
@@ -133,7 +144,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         name,
         args,
         answer,
-        canAsk: server.getClientCapabilities()?.elicitation !== undefined,
+        canAsk: clientCaps(ctx)?.elicitation !== undefined,
         requestState: await codec.mint({ call: bound }),
       });
       if (step.step === "ask") return step.result;
@@ -174,9 +185,9 @@ export function createMcpFactory(deps: McpFactoryDeps) {
 
     server.setRequestHandler("prompts/list", async () => ({ prompts: await listPrompts(tree) }));
 
-    server.setRequestHandler("prompts/get", async (request) => {
+    server.setRequestHandler("prompts/get", async (request, ctx) => {
       const { name } = request.params;
-      if (name === SYSTEM_PROMPT) return systemPromptResult(await source.systemPrompt(vidOf()));
+      if (name === SYSTEM_PROMPT) return systemPromptResult(await source.systemPrompt(vidOf(ctx)));
       const answer = await getTemplate(tree, name, request.params.arguments ?? {});
       if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
       return answer.result;
