@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../server/helpers.js";
 import {
@@ -210,6 +211,27 @@ describe("the live catalogue over Streamable HTTP", () => {
     expect(await record(server, "/byteseek/tool/live-v1/1")).toMatchObject({ name: "text.echo", kind: "ok" });
     const found = await client.callTool({ name: "byteseek_find", arguments: { query: "echo" } });
     expect(textOf(found)).toContain('"name":"text.echo"');
+  });
+
+  it("tells a 2025-era client subscribed to a resource when its key is written", async () => {
+    const client = track(await connectV1Http(server.url, { vid: "live-res" }));
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
+      updated.push(n.params.uri);
+    });
+    const uri = "byteseek://tree/byteseek/memory/lang";
+    await client.subscribeResource({ uri });
+    const put = (value: string) =>
+      fetch(`${server.url}/v1/tree/byteseek/memory/${value === "x" ? "other" : "lang"}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ kind: "char/utf8", value }),
+      });
+    await put("x");
+    await put("typescript");
+    await eventually(() => updated.length > 0, "notifications/resources/updated");
+    expect(updated).toEqual([uri]);
+    expect((await client.readResource({ uri })).contents[0]).toMatchObject({ text: "typescript" });
   });
 
   it("tells a 2026-era client on its listen stream when the policy changes", async () => {
