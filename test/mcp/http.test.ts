@@ -298,6 +298,37 @@ describe("the /mcp endpoint's gate", () => {
     }
   });
 
+  it("answers malformed MCP requests with a 4xx and an error body, never a 500", async () => {
+    const server = await startMcpServer();
+    try {
+      const cases: Array<[string, string | undefined, Record<string, string>]> = [
+        ["POST", "{}", { "content-type": "application/json" }],
+        ["POST", "[]", { "content-type": "application/json" }],
+        ["POST", "{bad", { "content-type": "application/json" }],
+        ["POST", "hello", { "content-type": "text/plain" }],
+        [
+          "POST",
+          JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+          { "content-type": "application/json" },
+        ],
+        ["GET", undefined, { "mcp-session-id": "no-such-session" }],
+        ["DELETE", undefined, {}],
+      ];
+      for (const [method, body, headers] of cases) {
+        const res = await fetch(`${server.url}/mcp`, {
+          method,
+          ...(body === undefined ? {} : { body }),
+          headers: { accept: "application/json, text/event-stream", ...headers },
+        });
+        expect(res.status, `${method} ${body}`).toBeGreaterThanOrEqual(400);
+        expect(res.status, `${method} ${body}`).toBeLessThan(500);
+        expect(await res.json()).toHaveProperty("error");
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it("refuses a malformed vid with a 400 and an error body", async () => {
     const server = await startMcpServer();
     try {
