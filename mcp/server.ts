@@ -152,14 +152,14 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       return toCallResult(await source.call(name, args, { vid, signal, approve: true }));
     }
 
-    server.setRequestHandler("tools/list", async () => ({
-      tools: buildCatalogue(await source.tools()).tools,
+    server.setRequestHandler("tools/list", async (_request, ctx) => ({
+      tools: buildCatalogue(await source.tools(vidOf(ctx))).tools,
     }));
 
     server.setRequestHandler("tools/call", async (request, ctx) => {
       const { name } = request.params;
       const args = request.params.arguments ?? {};
-      const catalogue = buildCatalogue(await source.tools());
+      const catalogue = buildCatalogue(await source.tools(vidOf(ctx)));
       if (name === FIND_TOOL) {
         const query = typeof args.query === "string" ? args.query : "";
         return { content: [{ type: "text", text: capText(findTools(catalogue, query), 49_000).text }] };

@@ -34,8 +34,8 @@ export interface SourceCallOptions {
 
 export interface McpSource {
   tree: Tree;
-  /** Every valid declaration. */
-  tools(): Promise<ToolInfo[]>;
+  /** Every valid declaration, as run `vid` sees them. */
+  tools(vid: string): Promise<ToolInfo[]>;
   /** One call through the boundary (validate, gate, execute, record, result). Never throws for a tool's failure. */
   call(name: string, args: unknown, options: SourceCallOptions): Promise<ToolResult>;
   /** The system prompt of `vid`'s next turn, exactly as `kvspace prompt` prints it. */
