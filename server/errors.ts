@@ -15,6 +15,8 @@ export type ServerErrorCode =
   | "HTTP_INVALID_JSON"
   | "HTTP_INVALID_HEADER"
   | "HTTP_UNAUTHORIZED"
+  /** The Origin header names another site. */
+  | "HTTP_FORBIDDEN_ORIGIN"
   | "HTTP_NOT_FOUND"
   | "HTTP_METHOD_NOT_ALLOWED"
   | "HTTP_BODY_TOO_LARGE"
@@ -69,6 +71,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   HTTP_INVALID_JSON: 400,
   HTTP_INVALID_HEADER: 400,
   HTTP_UNAUTHORIZED: 401,
+  HTTP_FORBIDDEN_ORIGIN: 403,
   HTTP_NOT_FOUND: 404,
   HTTP_METHOD_NOT_ALLOWED: 405,
   HTTP_BODY_TOO_LARGE: 413,

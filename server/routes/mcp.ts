@@ -17,6 +17,7 @@ import { createMcpFactory, VID } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { Tree } from "../../tree/types.js";
+import { ServerError } from "../errors.js";
 
 export interface McpRoutesOptions {
   tree: Tree;
@@ -34,6 +35,17 @@ const McpQuery = z.object({
 
 /** Hop-by-hop and body framing headers: the SDK gets the parsed body, not the bytes. */
 const SKIPPED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "upgrade"]);
+
+/** Whether `origin` is `http(s)://<the Host the request named>`. */
+function sameSite(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    const o = new URL(origin);
+    return (o.protocol === "http:" || o.protocol === "https:") && o.host === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
 
 function toWebRequest(req: FastifyRequest): Request {
   const headers = new Headers();
@@ -55,6 +67,21 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
   app.addHook("preClose", async function closeMcp() {
     await mcp.close();
     live.close();
+  });
+
+  // MCP's Streamable HTTP requires the endpoint to refuse other sites' pages (DNS rebinding): an
+  // Origin, when sent, must be this server's own. (A request-level guard for every route may
+  // refuse first; this keeps /mcp safe on its own.)
+  app.addHook("onRequest", function sameOrigin(req, _reply, done) {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !sameSite(origin, req.headers.host))
+      return done(
+        new ServerError(
+          "HTTP_FORBIDDEN_ORIGIN",
+          `requests from ${origin.slice(0, 100)} may not reach /mcp: MCP clients send no Origin, and pages of other sites are refused`,
+        ),
+      );
+    done();
   });
 
   app.route({

@@ -293,6 +293,10 @@ describe("the /mcp endpoint's gate", () => {
         }),
       });
       expect(res.status).toBe(403);
+      // The server's own origin (its web page) is let through.
+      const own = await connectV1Http(server.url, { headers: { origin: server.url } });
+      expect((await own.listTools()).tools.length).toBeGreaterThan(2);
+      await own.close();
     } finally {
       await server.close();
     }
