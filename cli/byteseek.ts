@@ -4,6 +4,7 @@
  *   byteseek serve                    the HTTP server (server/main.ts reads the environment)
  *   byteseek run "task" [--vid V]     one agent turn, streaming the answer and each tool call
  *   byteseek chat [--vid V]           turns read from a `byteseek> ` prompt; `exit` leaves
+ *   byteseek mcp [--vid V]            an MCP server on stdio (cli/mcp.ts)
  * `run` and `chat` work on the embedded store at KVSPACE (default ./data), or through a byteseek
  * server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
@@ -17,17 +18,21 @@ import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/loop.js";
 import { newVid } from "../agent/loop.js";
 import { readSse } from "../agent/providers/sse.js";
+import { VID } from "../mcp/server.js";
 import { startServer } from "../server/main.js";
 import type { ApprovalDecision } from "../tools/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import type { Tree } from "../tree/types.js";
 import { decisionOf } from "./approval-answer.js";
+import { runMcp } from "./mcp.js";
 import { openStore, storeLocation } from "./open-store.js";
 
 const USAGE = `usage:
   byteseek serve                  run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT, BYTESEEK_TOKEN)
   byteseek run "task" [--vid V]   one agent turn on the store at KVSPACE (a folder, or a server's http:// URL)
   byteseek chat [--vid V]         an interactive loop with a "byteseek> " prompt; "exit" leaves
+  byteseek mcp [--vid V]          an MCP server on stdio, on the store at KVSPACE (a folder, etcd://…, or a server's http:// URL);
+                                  calls are recorded under /byteseek/tool/V/ (default mcp-<client name>)
 the model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL, BYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY
 `;
 
@@ -331,6 +336,16 @@ async function serve(args: string[]): Promise<number> {
   return 0;
 }
 
+async function mcp(args: string[]): Promise<number> {
+  const { vid, rest } = parse(args);
+  if (rest.length > 0) throw new UsageError(`byteseek mcp takes no arguments besides --vid (got ${rest[0]})`);
+  if (vid !== undefined && !VID.test(vid))
+    throw new UsageError(
+      `--vid ${JSON.stringify(vid)} is not a run id: letters, digits and _.:@- (at most 128)`,
+    );
+  return runMcp({ env, cwd: process.cwd(), ...(vid === undefined ? {} : { vid }) });
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   try {
@@ -341,6 +356,8 @@ async function main(argv: string[]): Promise<number> {
         return await run(args);
       case "chat":
         return await chat(args);
+      case "mcp":
+        return await mcp(args);
       case "help":
       case "--help":
       case "-h":

@@ -22,6 +22,7 @@ import { agentRoutes } from "./routes/agent.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
+import { mcpRoutes } from "./routes/mcp.js";
 import { promptRoutes } from "./routes/prompt.js";
 import { toolsRoutes } from "./routes/tools.js";
 import { transferRoutes } from "./routes/transfer.js";
@@ -308,6 +309,7 @@ export async function buildApp(deps: AppDeps) {
   //   (GET /v1/prompt), given `deps.runtime`;
   // - server/routes/agent.ts (POST /v1/agent/turn), given `deps.agent`.
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
+  if (deps.runtime) await app.register(mcpRoutes, { tree, runtime: deps.runtime, logger });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
   if (deps.web !== false) await app.register(webRoutes, deps.web ?? {});
 

@@ -86,10 +86,22 @@ export const ParamsSchema = z.record(z.string(), z.unknown()).superRefine(functi
   }
 });
 
+/** MCP's tool annotations: hints a host uses to decide how to present and confirm a call. */
+export const ToolAnnotations = z
+  .object({
+    readOnlyHint: z.boolean().optional().describe("The tool changes nothing"),
+    destructiveHint: z.boolean().optional().describe("The tool may overwrite or delete"),
+    idempotentHint: z.boolean().optional().describe("Calling it twice with the same arguments does no more"),
+    openWorldHint: z.boolean().optional().describe("The tool reaches beyond byteseek (network, commands)"),
+  })
+  .strict();
+export type ToolAnnotations = z.infer<typeof ToolAnnotations>;
+
 /** A tool declaration, as stored at `/byteseek/tools/<name>` (see DESIGN.md "Tools"). */
 export const ToolDeclaration = z
   .object({
     name: ToolName,
+    title: z.string().min(1).max(200).optional().describe("A human-readable name hosts show (MCP)"),
     description: z.string().min(1).max(8000),
     snippet: z
       .string()
@@ -104,6 +116,9 @@ export const ToolDeclaration = z
     confirm: z.boolean().default(false).describe("Denied unless the call carries an approval"),
     enabled: z.boolean().default(true),
     timeoutMs: TimeoutMs.optional(),
+    annotations: ToolAnnotations.optional().describe(
+      "What the tool does, for MCP hosts; absent hints are derived from the impl",
+    ),
     impl: ToolImpl,
   })
   .strict()

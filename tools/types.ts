@@ -58,6 +58,7 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
 /** The shape of a declaration as written (defaults not yet applied); the zod schema lives in declaration.ts. */
 export interface ToolDeclarationInput {
   name: string;
+  title?: string;
   description: string;
   snippet?: string;
   guidelines?: string[];
@@ -67,6 +68,12 @@ export interface ToolDeclarationInput {
   enabled?: boolean;
   /** Milliseconds before the boundary stops the call; default: the policy's defaultTimeoutMs. */
   timeoutMs?: number;
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
   impl: Record<string, unknown> & { kind: string };
 }
 

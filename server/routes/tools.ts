@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { IMPL_KINDS } from "../../tools/declaration.js";
+import { IMPL_KINDS, ToolAnnotations } from "../../tools/declaration.js";
 import type { Runtime, ValidTool } from "../../tools/runtime.js";
 import { ErrorJson } from "../schemas.js";
 
@@ -19,6 +19,7 @@ const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
 export const ToolJson = z
   .object({
     name: z.string().describe("family.verb"),
+    title: z.string().optional().describe("a human-readable name hosts show"),
     key: z.string().describe("where the declaration lives"),
     description: z.string(),
     snippet: z.string().optional().describe("the line in the system prompt's tool list; absent: not listed"),
@@ -28,6 +29,8 @@ export const ToolJson = z
     sequential: z.boolean(),
     confirm: z.boolean().describe("denied unless the call carries an approval"),
     impl: z.enum(IMPL_KINDS).describe("how the tool runs"),
+    ref: z.string().optional().describe("the built-in function a builtin impl names"),
+    annotations: ToolAnnotations.optional().describe("what the declaration states the tool does (MCP hints)"),
     owner: z.string().optional().describe("the run that wrote the declaration (agent-written)"),
     blocked: z.string().optional().describe("why the policy as it stands denies every call"),
   })
@@ -79,6 +82,7 @@ export function toolToJson(t: ValidTool): ToolJson {
   const d = t.declaration;
   return {
     name: t.name,
+    ...(d.title === undefined ? {} : { title: d.title }),
     key: t.key,
     description: d.description,
     ...(d.snippet === undefined ? {} : { snippet: d.snippet }),
@@ -88,6 +92,8 @@ export function toolToJson(t: ValidTool): ToolJson {
     sequential: d.sequential,
     confirm: d.confirm,
     impl: d.impl.kind,
+    ...(d.impl.kind === "builtin" ? { ref: d.impl.ref } : {}),
+    ...(d.annotations === undefined ? {} : { annotations: d.annotations }),
     ...(t.owner === undefined ? {} : { owner: t.owner }),
     ...(t.blocked === undefined ? {} : { blocked: t.blocked }),
   };

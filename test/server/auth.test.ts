@@ -50,6 +50,10 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "POST", path: "/v1/approvals/auth/0", ...json({ decision: "approve" }), ok: 404 },
   // No model is configured here: any answer but 401 shows the token let it through.
   { method: "POST", path: "/v1/agent/turn", ...json({ message: "hi" }), ok: "any" },
+  // MCP: a JSON-RPC answer (4xx for these bare requests) shows the token let it through.
+  { method: "POST", path: "/mcp", ...json({ jsonrpc: "2.0", id: 1, method: "tools/list" }), ok: "any" },
+  { method: "GET", path: "/mcp", ok: "any" },
+  { method: "DELETE", path: "/mcp", ok: "any" },
   { method: "GET", path: "/openapi.json", ok: 200 },
   { method: "GET", path: "/docs", ok: 200 },
   // No route: still behind the token, so an unknown path reveals nothing.

@@ -1,0 +1,87 @@
+/**
+ * The confirm flow over MCP. A call the gate refuses with `needs_approval` is put to the person
+ * through elicitation when the client can ask (2026 era: an input_required result; 2025 era: the
+ * SDK's shim turns it into `elicitation/create`); on yes the call is made again with the approval,
+ * on no — or with a client that cannot ask — it answers `denied`, saying how to approve otherwise.
+ *
+ * `decideApproval` is the one decision point: when approvals kept in the tree land
+ * (/byteseek/approval/<vid>/<n>), this is where a pending entry is written and its decision read.
+ */
+import type { InputRequiredResult } from "@modelcontextprotocol/server";
+import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
+
+/** The key of our one embedded request in `inputRequests` / `inputResponses`. */
+export const APPROVAL_KEY = "byteseek_approval";
+
+/** What the person answered, if they were asked. */
+export type ApprovalAnswer = "approved" | "declined" | "cancelled" | undefined;
+
+export type ApprovalStep =
+  | { step: "call"; approve: true }
+  | { step: "ask"; result: InputRequiredResult }
+  | { step: "deny"; text: string };
+
+export interface ApprovalInput {
+  name: string;
+  args: unknown;
+  /** The answer carried by this round, if any. */
+  answer: ApprovalAnswer;
+  /** The client declared form elicitation. */
+  canAsk: boolean;
+  /** Integrity-protected state naming this call, echoed back by the client with its answer. */
+  requestState?: string;
+}
+
+/** Reads the person's answer from a retried request's `inputResponses`. */
+export function approvalAnswer(responses: Record<string, unknown> | undefined): ApprovalAnswer {
+  const view = inputResponse(responses, APPROVAL_KEY);
+  if (view.kind !== "elicit") return undefined;
+  if (view.action === "decline") return "declined";
+  if (view.action === "cancel") return "cancelled";
+  const content = (view as { content?: Record<string, unknown> }).content;
+  return content?.approve === true ? "approved" : "declined";
+}
+
+/** Decides what a call that needs approval does next. */
+export function decideApproval(input: ApprovalInput): ApprovalStep {
+  const { name, answer } = input;
+  if (answer === "approved") return { step: "call", approve: true };
+  if (answer === "declined" || answer === "cancelled")
+    return {
+      step: "deny",
+      text: `${name} was not run: the person ${answer === "declined" ? "declined" : "dismissed"} it when asked. Do not call it again unless they ask you to. ${howToApprove(name, input.args)}`,
+    };
+  if (!input.canAsk)
+    return {
+      step: "deny",
+      text: `${name} needs the person's approval, and this MCP client cannot ask them (it declared no elicitation). ${howToApprove(name, input.args)}`,
+    };
+  return {
+    step: "ask",
+    result: inputRequired({
+      inputRequests: {
+        [APPROVAL_KEY]: inputRequired.elicit({
+          mode: "form",
+          message: `byteseek: run ${name} ${preview(input.args)}?`,
+          requestedSchema: {
+            type: "object",
+            properties: { approve: { type: "boolean", title: `Run ${name}`, default: false } },
+            required: ["approve"],
+          },
+        }),
+      },
+      ...(input.requestState === undefined ? {} : { requestState: input.requestState }),
+    }),
+  };
+}
+
+function howToApprove(name: string, args: unknown): string {
+  const json = JSON.stringify(args ?? {});
+  const shown = json.length > 200 ? "'<args>'" : `'${json.replaceAll("'", "'\\''")}'`;
+  return `To run it, the person approves it outside this chat: kvspace call ${name} ${shown} --approve (or POST /v1/tools/${name}/call with "approve": true).`;
+}
+
+function preview(args: unknown): string {
+  const json = JSON.stringify(args ?? {});
+  return json.length > 300 ? `${json.slice(0, 299)}…` : json;
+}

@@ -1,0 +1,39 @@
+/**
+ * Change events → notifications on the instances that hold a connection (stdio connections and
+ * 2025-era HTTP sessions). 2026-era HTTP requests get theirs through the handler's listen streams
+ * (mcp/http.ts). A notification that cannot be sent (a connection going away) is dropped.
+ */
+import type { TreeChange } from "./live.js";
+import { keyToUri } from "./resources.js";
+import type { McpInstance } from "./server.js";
+
+export function notifyInstances(instances: Iterable<McpInstance>, change: TreeChange): void {
+  const uris = change.keys.map((k) => [k, keyToUri(k)] as const);
+  for (const { server, era, subscriptions } of instances) {
+    if (!server.transport) continue;
+    if (change.tools) send(() => server.sendToolListChanged());
+    if (change.prompts) send(() => server.sendPromptListChanged());
+    if (change.resources) send(() => server.sendResourceListChanged());
+    for (const [key, uri] of uris) {
+      // 2025 era: only what the client subscribed to (a deleted directory covers what was under it).
+      // 2026 era: the SDK's listen stream filters by the client's subscription list.
+      const targets =
+        era === "modern"
+          ? [uri]
+          : key.endsWith("/")
+            ? [...subscriptions].filter((s) => s.startsWith(uri))
+            : subscriptions.has(uri)
+              ? [uri]
+              : [];
+      for (const t of targets) send(() => server.sendResourceUpdated({ uri: t }));
+    }
+  }
+}
+
+function send(notification: () => Promise<void>): void {
+  try {
+    notification().catch(() => {});
+  } catch {
+    // not connected (any more): nothing to tell
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Tree values as MCP resources: `byteseek://tree/<key>` (each key segment percent-encoded), a
+ * resource template for any key, and `resources/list` for the memory entries. What a run may not
+ * read is no resource: the policy, the model settings (/byteseek/llm/), the policy's denyKeys and
+ * system entries.
+ */
+import type { ListResourceTemplatesResult, ReadResourceResult, Resource } from "@modelcontextprotocol/server";
+import { MEMORY_DIR } from "../prompts/build.js";
+import { type LoadedPolicy, POLICY_KEY } from "../tools/policy.js";
+import { isTreeError } from "../tree/errors.js";
+import { isSystemName } from "../tree/path.js";
+import type { Tree } from "../tree/types.js";
+import { formatValue } from "../tree/value.js";
+
+export const URI_PREFIX = "byteseek://tree/";
+
+export const TREE_TEMPLATE: ListResourceTemplatesResult["resourceTemplates"][number] = {
+  name: "tree",
+  title: "A byteseek tree key",
+  uriTemplate: `${URI_PREFIX}{+key}`,
+  description:
+    "Any key of the byteseek tree the run may read, without its leading '/': byteseek://tree/byteseek/memory/x. A directory ends with '/'.",
+};
+
+/** Keys no run reads, whatever the policy says. */
+const ALWAYS_DENIED = ["/byteseek/llm/", POLICY_KEY];
+
+export function keyToUri(key: string): string {
+  return URI_PREFIX + key.slice(1).split("/").map(encodeURIComponent).join("/");
+}
+
+/** The key a `byteseek://tree/…` URI names, or undefined when it names none. */
+export function uriToKey(uri: string): string | undefined {
+  if (!uri.startsWith(URI_PREFIX)) return undefined;
+  try {
+    return `/${uri
+      .slice(URI_PREFIX.length)
+      .split("/")
+      .map((s) => decodeURIComponent(s))
+      .join("/")}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a run may read `key` under `loaded` (an invalid policy lets nothing be read). */
+export function readable(key: string, loaded: LoadedPolicy): boolean {
+  if (!loaded.ok) return false;
+  const denied = [...ALWAYS_DENIED, ...loaded.policy.denyKeys];
+  if (denied.some((p) => key === p || key.startsWith(p) || `${key}/`.startsWith(p))) return false;
+  return !key.split("/").some((s) => isSystemName(s));
+}
+
+/** One page of memory entries the run may read. */
+export async function listMemory(
+  tree: Tree,
+  loaded: LoadedPolicy,
+  cursor: string | undefined,
+): Promise<{ resources: Resource[]; nextCursor?: string }> {
+  let page: Awaited<ReturnType<Tree["list"]>>;
+  try {
+    page = await tree.list(MEMORY_DIR, { limit: 200, ...(cursor ? { after: cursor } : {}) });
+  } catch (err) {
+    if (isTreeError(err, "TREE_NOT_FOUND")) return { resources: [] };
+    throw err;
+  }
+  const resources: Resource[] = [];
+  for (const c of page.children) {
+    if (c.kind === "index") continue;
+    const key = `${MEMORY_DIR}${c.name}`;
+    if (!readable(key, loaded)) continue;
+    resources.push({
+      uri: keyToUri(key),
+      name: c.name,
+      title: `memory: ${c.name}`,
+      mimeType: c.kind === "json" ? "application/json" : "text/plain",
+    });
+  }
+  return { resources, ...(page.next ? { nextCursor: page.next } : {}) };
+}
+
+/** The contents of a key: a value as text (json pretty-printed), a directory as its children's names. */
+export async function readKey(
+  tree: Tree,
+  uri: string,
+  key: string,
+): Promise<ReadResourceResult["contents"] | undefined> {
+  const node = await tree.get(key);
+  if (!node) return undefined;
+  if (node.kind === "index") {
+    const page = await tree.list(key, { limit: 1000, values: false });
+    const names = page.children.map((c) => c.name);
+    if (page.next) names.push(`… (more after ${page.next})`);
+    return [{ uri, mimeType: "text/plain", text: names.join("\n") }];
+  }
+  const text = node.kind === "json" ? JSON.stringify(node.value.value, null, 2) : formatValue(node.value);
+  return [{ uri, mimeType: node.kind === "json" ? "application/json" : "text/plain", text }];
+}

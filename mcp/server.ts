@@ -1,0 +1,254 @@
+/**
+ * `createMcpFactory(deps)`: builds the MCP server instances both transports serve — one per
+ * stdio connection, one per 2025-era HTTP session, one per 2026-era HTTP request. An instance
+ * holds nothing but its run id and resource subscriptions: the tool list, prompts and resources
+ * are read from the tree on every request, and every call goes through the source's boundary.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import {
+  type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  type ClientCapabilities,
+  createRequestStateCodec,
+  type Implementation,
+  type InputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import type { Logger } from "pino";
+import { capText } from "../tools/cap.js";
+import { createPolicyReader } from "../tools/policy.js";
+import type { ToolResult } from "../tools/types.js";
+import { approvalAnswer, decideApproval } from "./approval.js";
+import { buildCatalogue, findTools } from "./catalogue.js";
+import { CALL_TOOL, FIND_TOOL } from "./names.js";
+import { getTemplate, listPrompts, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
+import { listMemory, readable, readKey, TREE_TEMPLATE, uriToKey } from "./resources.js";
+import type { McpSource } from "./source.js";
+
+/** What hosts keep of a tool result, at most (characters). */
+export const HOST_TEXT_LIMIT = 50_000;
+
+/** A run id: one tree key segment (the runtime's rule). */
+export const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
+
+export interface McpFactoryDeps {
+  source: McpSource;
+  logger: Logger;
+  /** byteseek's version, as the server tells clients. */
+  version?: string;
+  /** Signs the state that ties an approval to the call it was asked for (default: random per process). */
+  stateKey?: Uint8Array;
+}
+
+export interface InstanceOptions {
+  era: "legacy" | "modern";
+  /** The run the calls belong to; absent: `mcp-<client name>`. */
+  vid?: string;
+  /** Keep it among the instances change notifications go to (default true; not for one-request instances). */
+  track?: boolean;
+}
+
+/** A live instance and what the change events need of it. */
+export interface McpInstance {
+  server: Server;
+  era: "legacy" | "modern";
+  /** Resource URIs a 2025-era client subscribed to (`resources/subscribe`). */
+  subscriptions: Set<string>;
+}
+
+/** `mcp-<client name>`, made a valid run id. */
+export function clientVid(clientName: string | undefined): string {
+  const name = (clientName ?? "").replace(/[^A-Za-z0-9_.:@-]+/g, "-").slice(0, 124);
+  return `mcp-${name || "client"}`;
+}
+
+/** A result as hosts take it: the model-facing text (kept under their limit), the kind and record in `_meta`. */
+export function toCallResult(r: ToolResult): CallToolResult {
+  const text = r.text.length > HOST_TEXT_LIMIT ? capText(r.text, HOST_TEXT_LIMIT - 1000).text : r.text;
+  return {
+    content: [{ type: "text", text }],
+    isError: r.isError,
+    _meta: { "byteseek/kind": r.kind, ...(r.record === undefined ? {} : { "byteseek/record": r.record }) },
+  };
+}
+
+function deniedResult(text: string): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true, _meta: { "byteseek/kind": "denied" } };
+}
+
+interface ApprovalState {
+  call: string;
+}
+
+export function createMcpFactory(deps: McpFactoryDeps) {
+  const { source, logger } = deps;
+  const { tree } = source;
+  const readPolicy = createPolicyReader(tree);
+  const codec = createRequestStateCodec<ApprovalState>({
+    key: deps.stateKey ?? randomBytes(32),
+    ttlSeconds: 3600,
+  });
+  const instances = new Set<McpInstance>();
+
+  /** The fingerprint an approval is bound to: this run, this tool, these arguments. */
+  const fingerprint = (vid: string, name: string, args: unknown): string =>
+    createHash("sha256")
+      .update(JSON.stringify([vid, name, args ?? {}]))
+      .digest("base64url");
+
+  function create(options: InstanceOptions): McpInstance {
+    const server = new Server(
+      { name: "byteseek", version: deps.version ?? "0.1.0" },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          prompts: { listChanged: true },
+          resources: { subscribe: true, listChanged: true },
+        },
+        instructions:
+          "byteseek's tools edit files exactly and are recorded in its tree. The tool list follows the tree: if a tool you expect is missing, byteseek_find lists what exists now and byteseek_call calls it.",
+        requestState: { verify: codec.verify },
+      },
+    );
+    const instance: McpInstance = { server, era: options.era, subscriptions: new Set() };
+    // 2026 era: who the client is and what it can do ride on each request; 2025 era: on initialize.
+    const envelope = (ctx: ServerContext) => ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    const clientInfo = (ctx: ServerContext) =>
+      (envelope(ctx)?.[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.getClientVersion();
+    const clientCaps = (ctx: ServerContext) =>
+      (envelope(ctx)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ??
+      server.getClientCapabilities();
+    const vidOf = (ctx: ServerContext) => options.vid ?? clientVid(clientInfo(ctx)?.name);
+
+    async function callThrough(
+      name: string,
+      args: unknown,
+      ctx: ServerContext,
+    ): Promise<CallToolResult | InputRequiredResult> {
+      const vid = vidOf(ctx);
+      const signal = ctx.mcpReq.signal;
+      const bound = fingerprint(vid, name, args);
+      let answer = approvalAnswer(ctx.mcpReq.inputResponses);
+      // An answer counts only for the call it was asked for (the state we signed says which).
+      if (answer !== undefined && ctx.mcpReq.requestState<ApprovalState>()?.call !== bound)
+        answer = undefined;
+      if (answer === undefined) {
+        const result = await source.call(name, args, { vid, signal });
+        if (result.details.code !== "needs_approval") return toCallResult(result);
+      }
+      const step = decideApproval({
+        name,
+        args,
+        answer,
+        canAsk: clientCaps(ctx)?.elicitation !== undefined,
+        requestState: await codec.mint({ call: bound }),
+      });
+      if (step.step === "ask") return step.result;
+      if (step.step === "deny") return deniedResult(step.text);
+      return toCallResult(await source.call(name, args, { vid, signal, approve: true }));
+    }
+
+    server.setRequestHandler("tools/list", async (_request, ctx) => ({
+      tools: buildCatalogue(await source.tools(vidOf(ctx))).tools,
+    }));
+
+    server.setRequestHandler("tools/call", async (request, ctx) => {
+      const { name } = request.params;
+      const args = request.params.arguments ?? {};
+      const catalogue = buildCatalogue(await source.tools(vidOf(ctx)));
+      if (name === FIND_TOOL) {
+        const query = typeof args.query === "string" ? args.query : "";
+        return { content: [{ type: "text", text: capText(findTools(catalogue, query), 49_000).text }] };
+      }
+      if (name === CALL_TOOL) {
+        const target = typeof args.name === "string" ? args.name : "";
+        if (target === "" || target === FIND_TOOL || target === CALL_TOOL)
+          return {
+            content: [
+              {
+                type: "text",
+                text: `${CALL_TOOL} needs "name": a byteseek tool's tree name (e.g. edit.read), and "args": its arguments. byteseek_find lists them.`,
+              },
+            ],
+            isError: true,
+            _meta: { "byteseek/kind": "arg" },
+          };
+        return callThrough(catalogue.names.toTree.get(target) ?? target, args.args ?? {}, ctx);
+      }
+      // A name not offered still goes through the boundary, which says what exists (and records it).
+      return callThrough(catalogue.names.toTree.get(name) ?? name, args, ctx);
+    });
+
+    server.setRequestHandler("prompts/list", async () => ({ prompts: await listPrompts(tree) }));
+
+    server.setRequestHandler("prompts/get", async (request, ctx) => {
+      const { name } = request.params;
+      if (name === SYSTEM_PROMPT) return systemPromptResult(await source.systemPrompt(vidOf(ctx)));
+      const answer = await getTemplate(tree, name, request.params.arguments ?? {});
+      if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
+      return answer.result;
+    });
+
+    server.setRequestHandler("resources/list", async (request) => {
+      const cursor = request.params?.cursor;
+      return listMemory(tree, await readPolicy(), cursor);
+    });
+
+    server.setRequestHandler("resources/templates/list", async () => ({
+      resourceTemplates: [TREE_TEMPLATE],
+    }));
+
+    server.setRequestHandler("resources/read", async (request) => {
+      const { uri } = request.params;
+      const key = uriToKey(uri);
+      const loaded = await readPolicy();
+      if (key === undefined || !readable(key, loaded))
+        throw new ProtocolError(
+          ProtocolErrorCode.ResourceNotFound,
+          key === undefined
+            ? `${uri} is not a byteseek resource: use byteseek://tree/<key>`
+            : `${uri} is not readable: the policy keeps ${key} from runs`,
+        );
+      let contents: Awaited<ReturnType<typeof readKey>>;
+      try {
+        contents = await readKey(tree, uri, key);
+      } catch (err) {
+        if ((err as { code?: string }).code === "TREE_INVALID_KEY")
+          throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `${uri} names no valid key`);
+        throw err;
+      }
+      if (!contents) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `${key} does not exist`);
+      return { contents };
+    });
+
+    server.setRequestHandler("resources/subscribe", async (request) => {
+      instance.subscriptions.add(request.params.uri);
+      return {};
+    });
+    server.setRequestHandler("resources/unsubscribe", async (request) => {
+      instance.subscriptions.delete(request.params.uri);
+      return {};
+    });
+
+    server.onerror = (err) => logger.debug({ err }, "MCP protocol error");
+    if (options.track !== false) instances.add(instance);
+    const prevClose = server.onclose;
+    server.onclose = () => {
+      instances.delete(instance);
+      prevClose?.();
+    };
+    return instance;
+  }
+
+  return {
+    create,
+    /** Instances currently connected (stdio connections, 2025-era sessions). */
+    instances: instances as ReadonlySet<McpInstance>,
+  };
+}
+
+export type McpFactory = ReturnType<typeof createMcpFactory>;

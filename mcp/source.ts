@@ -1,0 +1,73 @@
+/**
+ * What the MCP server serves from: the tree (prompts, resources, the watch that keeps the
+ * catalogue live), the catalogue, the call boundary and the system prompt. In-process it is the
+ * runtime itself (`runtimeSource`); `byteseek mcp` on `KVSPACE=http://…` hands in one made of the
+ * server's routes, so a call crosses the same boundary and lands in the same records either way.
+ */
+import { buildPrompt } from "../prompts/build.js";
+import type { ImplKind, ToolAnnotations } from "../tools/declaration.js";
+import type { Runtime, ValidTool } from "../tools/runtime.js";
+import type { ToolResult } from "../tools/types.js";
+import type { Tree } from "../tree/types.js";
+
+/** A declaration as the MCP list needs it (the fields `GET /v1/tools` answers). */
+export interface ToolInfo {
+  name: string;
+  title?: string;
+  description: string;
+  params: Record<string, unknown>;
+  enabled: boolean;
+  confirm: boolean;
+  impl: ImplKind;
+  /** The built-in a builtin impl names. */
+  ref?: string;
+  annotations?: ToolAnnotations;
+  /** Why the policy as it stands denies every call. */
+  blocked?: string;
+}
+
+export interface SourceCallOptions {
+  vid: string;
+  approve?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface McpSource {
+  tree: Tree;
+  /** Every valid declaration, as run `vid` sees them. */
+  tools(vid: string): Promise<ToolInfo[]>;
+  /** One call through the boundary (validate, gate, execute, record, result). Never throws for a tool's failure. */
+  call(name: string, args: unknown, options: SourceCallOptions): Promise<ToolResult>;
+  /** The system prompt of `vid`'s next turn, exactly as `kvspace prompt` prints it. */
+  systemPrompt(vid: string): Promise<string>;
+}
+
+export function toolInfo(t: ValidTool): ToolInfo {
+  const d = t.declaration;
+  return {
+    name: t.name,
+    ...(d.title === undefined ? {} : { title: d.title }),
+    description: d.description,
+    params: d.params,
+    enabled: d.enabled,
+    confirm: d.confirm,
+    impl: d.impl.kind,
+    ...(d.impl.kind === "builtin" ? { ref: d.impl.ref } : {}),
+    ...(d.annotations === undefined ? {} : { annotations: d.annotations }),
+    ...(t.blocked === undefined ? {} : { blocked: t.blocked }),
+  };
+}
+
+/** The source over an in-process runtime (the server's, or `byteseek mcp` on a folder or etcd). */
+export function runtimeSource(tree: Tree, runtime: Runtime): McpSource {
+  return {
+    tree,
+    async tools() {
+      return (await runtime.listTools()).valid.map(toolInfo);
+    },
+    call: (name, args, options) => runtime.call(name, args, options),
+    async systemPrompt(vid) {
+      return (await buildPrompt({ tree, runtime, vid })).system;
+    },
+  };
+}

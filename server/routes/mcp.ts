@@ -1,0 +1,107 @@
+/**
+ * `/mcp`: the MCP endpoint (Streamable HTTP, both protocol eras; mcp/http.ts). It is an ordinary
+ * route, so the app's hooks — the token, and the request checks every route gets — run before
+ * it; the request is handed to the SDK as a web Request (fastify parsed the JSON body already)
+ * and its Response streamed back through the reply, so headers and the request's log line are
+ * the app's as for every route.
+ */
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import type { FastifyRequest } from "fastify";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import type { Logger } from "pino";
+import { z } from "zod";
+import { createMcpHttp } from "../../mcp/http.js";
+import { createLiveTree } from "../../mcp/live.js";
+import { createMcpFactory, VID } from "../../mcp/server.js";
+import { runtimeSource } from "../../mcp/source.js";
+import type { Runtime } from "../../tools/runtime.js";
+import type { Tree } from "../../tree/types.js";
+import { ServerError } from "../errors.js";
+
+export interface McpRoutesOptions {
+  tree: Tree;
+  runtime: Runtime;
+  logger: Logger;
+}
+
+const McpQuery = z.object({
+  vid: z
+    .string()
+    .regex(VID, "a vid is letters, digits and _.:@- (at most 128)")
+    .optional()
+    .describe("the run the calls belong to (default mcp-<client name>)"),
+});
+
+/** Hop-by-hop and body framing headers: the SDK gets the parsed body, not the bytes. */
+const SKIPPED = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "upgrade"]);
+
+/** Whether `origin` is `http(s)://<the Host the request named>`. */
+function sameSite(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    const o = new URL(origin);
+    return (o.protocol === "http:" || o.protocol === "https:") && o.host === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+function toWebRequest(req: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || SKIPPED.has(name)) continue;
+    headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  }
+  return new Request(`http://${req.host}${req.url}`, { method: req.method, headers });
+}
+
+export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function mcpRoutes(
+  app,
+  { tree, runtime, logger: parent },
+) {
+  const logger = parent.child({ part: "mcp" });
+  const live = createLiveTree(tree, logger);
+  const factory = createMcpFactory({ source: runtimeSource(tree, runtime), logger });
+  const mcp = createMcpHttp({ factory, live, logger });
+  app.addHook("preClose", async function closeMcp() {
+    await mcp.close();
+    live.close();
+  });
+
+  // MCP's Streamable HTTP requires the endpoint to refuse other sites' pages (DNS rebinding): an
+  // Origin, when sent, must be this server's own. (A request-level guard for every route may
+  // refuse first; this keeps /mcp safe on its own.)
+  app.addHook("onRequest", function sameOrigin(req, _reply, done) {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !sameSite(origin, req.headers.host))
+      return done(
+        new ServerError(
+          "HTTP_FORBIDDEN_ORIGIN",
+          `requests from ${origin.slice(0, 100)} may not reach /mcp: MCP clients send no Origin, and pages of other sites are refused`,
+        ),
+      );
+    done();
+  });
+
+  app.route({
+    method: ["GET", "POST", "DELETE"],
+    url: "/mcp",
+    schema: {
+      summary:
+        "MCP (Streamable HTTP, 2025 sessions and the stateless 2026-07-28 revision): byteseek's tools, prompts and tree",
+      querystring: McpQuery,
+    },
+    async handler(req, reply) {
+      const res = await mcp.handle(toWebRequest(req), req.body, req.query.vid);
+      reply.code(res.status);
+      res.headers.forEach((value, name) => {
+        if (name !== "content-length") reply.header(name, value);
+      });
+      if (res.body === null) return reply.send();
+      if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream"))
+        return reply.send(Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>));
+      return reply.send(Buffer.from(await res.arrayBuffer()));
+    },
+  });
+};

@@ -1,0 +1,212 @@
+/**
+ * Builders for the MCP suites: a real byteseek server (classic-level in a temp folder, the runtime
+ * on a temp workspace, fastify on an ephemeral loopback port), and the official MCP clients — the
+ * 1.x SDK (2025 era: initialize, sessions) and the 2.x client pinned to 2026-07-28 — over Streamable
+ * HTTP or over stdio to the real `dist/cli/byteseek.js mcp`.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpTransportV2,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioTransportV2 } from "@modelcontextprotocol/client/stdio";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport as StdioTransportV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import pino from "pino";
+import { createByteseek } from "../../agent/byteseek.js";
+import { type App, buildApp } from "../../server/app.js";
+import { openTree } from "../../tree/index.js";
+import type { Tree } from "../../tree/types.js";
+import { tempDir } from "../server/helpers.js";
+
+export const BYTESEEK_BIN = fileURLToPath(new URL("../../dist/cli/byteseek.js", import.meta.url));
+
+/** A declaration that needs approval: reads a tree key (tree.get) once the person says yes. */
+export const CONFIRMED_TOOL = {
+  name: "demo.confirmed",
+  description: "Read a tree key, once the person approves",
+  params: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+  confirm: true,
+  impl: { kind: "builtin", ref: "tree.get" },
+};
+
+export interface McpTestServer {
+  app: App;
+  tree: Tree;
+  url: string;
+  workspace: string;
+  close(): Promise<void>;
+}
+
+/** A real byteseek server with its runtime, on 127.0.0.1 port 0; the workspace holds `dup.txt`. */
+export async function startMcpServer(options: { token?: string } = {}): Promise<McpTestServer> {
+  const store = await tempDir("byteseek-mcp-store-");
+  const ws = await tempDir("byteseek-mcp-ws-");
+  await writeFile(join(ws.path, "dup.txt"), "same\nother\nsame\n");
+  await mkdir(join(ws.path, "sub"));
+  const tree = await openTree({ backend: "classic", location: store.path });
+  const logger = pino({ level: "silent" });
+  const bs = await createByteseek({ tree, workspace: ws.path, logger, env: {}, sweep: false });
+  const app = await buildApp({
+    tree,
+    logger,
+    runtime: bs.runtime,
+    web: false,
+    ...(options.token ? { token: options.token } : {}),
+  });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    app,
+    tree,
+    url,
+    workspace: ws.path,
+    async close() {
+      await app.close();
+      await bs.close();
+      await tree.close();
+      await store.remove();
+      await ws.remove();
+    },
+  };
+}
+
+export type Answer = "accept" | "decline";
+
+export interface ClientOptions {
+  name?: string;
+  /** Declare elicitation and answer every question so; absent: no elicitation capability. */
+  elicit?: Answer;
+  /** Called on notifications/tools/list_changed. */
+  onToolsChanged?: () => void;
+  token?: string;
+  /** Extra headers on every HTTP request. */
+  headers?: Record<string, string>;
+  /** `?vid=` on the endpoint. */
+  vid?: string;
+}
+
+/** What the person is asked, collected by the clients' elicitation handlers. */
+export const asked: string[] = [];
+
+function answerOf(answer: Answer) {
+  return answer === "accept"
+    ? { action: "accept" as const, content: { approve: true } }
+    : { action: "decline" as const };
+}
+
+function endpoint(url: string, vid?: string): URL {
+  return new URL(`${url}/mcp${vid ? `?vid=${encodeURIComponent(vid)}` : ""}`);
+}
+
+function headersOf(o: ClientOptions): Record<string, string> {
+  return { ...(o.token ? { authorization: `Bearer ${o.token}` } : {}), ...o.headers };
+}
+
+/** The 1.x SDK client (2025 era). */
+export function clientV1(o: ClientOptions = {}): ClientV1 {
+  const client = new ClientV1(
+    { name: o.name ?? "v1 test", version: "1.0.0" },
+    { capabilities: o.elicit ? { elicitation: {} } : {} },
+  );
+  if (o.elicit) {
+    const answer = o.elicit;
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(req.params.message);
+      return answerOf(answer);
+    });
+  }
+  if (o.onToolsChanged) {
+    const on = o.onToolsChanged;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => on());
+  }
+  return client;
+}
+
+export async function connectV1Http(url: string, o: ClientOptions = {}): Promise<ClientV1> {
+  const client = clientV1(o);
+  await client.connect(new HttpTransportV1(endpoint(url, o.vid), { requestInit: { headers: headersOf(o) } }));
+  return client;
+}
+
+export async function connectV1Stdio(
+  env: Record<string, string>,
+  o: ClientOptions = {},
+  args: string[] = [],
+) {
+  const client = clientV1(o);
+  await client.connect(
+    new StdioTransportV1({
+      command: process.execPath,
+      args: [BYTESEEK_BIN, "mcp", ...args],
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stderr: "pipe",
+    }),
+  );
+  return client;
+}
+
+/** The 2.x client, pinned to the 2026-07-28 revision (stateless; notifications on a listen stream). */
+export function clientV2(o: ClientOptions = {}): ClientV2 {
+  const client = new ClientV2(
+    { name: o.name ?? "v2 test", version: "2.0.0" },
+    {
+      capabilities: o.elicit ? { elicitation: { form: {} } } : {},
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+    },
+  );
+  if (o.elicit) {
+    const answer = o.elicit;
+    client.setRequestHandler("elicitation/create", async (req) => {
+      asked.push(req.params.message);
+      return answerOf(answer);
+    });
+  }
+  if (o.onToolsChanged) {
+    const on = o.onToolsChanged;
+    client.setNotificationHandler("notifications/tools/list_changed", async () => on());
+  }
+  return client;
+}
+
+export async function connectV2Http(url: string, o: ClientOptions = {}): Promise<ClientV2> {
+  const client = clientV2(o);
+  await client.connect(new HttpTransportV2(endpoint(url, o.vid), { requestInit: { headers: headersOf(o) } }));
+  return client;
+}
+
+export async function connectV2Stdio(env: Record<string, string>, o: ClientOptions = {}) {
+  const client = clientV2(o);
+  await client.connect(
+    new StdioTransportV2({
+      command: process.execPath,
+      args: [BYTESEEK_BIN, "mcp"],
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stderr: "pipe",
+    }),
+  );
+  return client;
+}
+
+/** The text of a tool result's first content block. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
+  return content[0]?.text ?? "";
+}
+
+/** Writes a declaration over the tree's HTTP API (as a person would). */
+export async function declareOverHttp(
+  url: string,
+  decl: Record<string, unknown>,
+  token?: string,
+): Promise<void> {
+  const res = await fetch(`${url}/v1/tree/byteseek/tools/${decl.name as string}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ kind: "json", value: decl }),
+  });
+  if (res.status >= 300) throw new Error(`PUT answered ${res.status}: ${await res.text()}`);
+}
