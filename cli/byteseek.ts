@@ -4,8 +4,8 @@
  *   byteseek serve                    the HTTP server (server/main.ts reads the environment)
  *   byteseek run "task" [--vid V]     one agent turn, streaming the answer and each tool call
  *   byteseek chat [--vid V]           turns read from a `byteseek> ` prompt; `exit` leaves
- * `run` and `chat` work on the embedded store at KVSPACE (default ./data), or through a byteseek
- * server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
+ * `run` and `chat` work on the store at KVSPACE (a folder, default ./data, or etcd://…), or through
+ * a byteseek server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
  */
 import { createInterface } from "node:readline";
@@ -18,11 +18,11 @@ import { newVid } from "../agent/loop.js";
 import { readSse } from "../agent/providers/sse.js";
 import { startServer } from "../server/main.js";
 import type { Tree } from "../tree/types.js";
-import { openStore, storeLocation } from "./open-store.js";
+import { openStore, storeSpec } from "./open-store.js";
 
 const USAGE = `usage:
   byteseek serve                  run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT, BYTESEEK_TOKEN)
-  byteseek run "task" [--vid V]   one agent turn on the store at KVSPACE (a folder, or a server's http:// URL)
+  byteseek run "task" [--vid V]   one agent turn on the store at KVSPACE (a folder, etcd://…, or a server's http:// URL)
   byteseek chat [--vid V]         an interactive loop with a "byteseek> " prompt; "exit" leaves
 the model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL, BYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY
 `;
@@ -92,8 +92,8 @@ function report(r: TurnResult): number {
 }
 
 async function openSession(): Promise<Session> {
-  const where = storeLocation(env);
-  if (/^https?:\/\//i.test(where)) return remoteSession(new URL(where));
+  const spec = storeSpec(env);
+  if (spec.backend === "http") return remoteSession(new URL(spec.url));
   const logger = pino({ level: env.BYTESEEK_LOG_LEVEL || "warn" }, pino.destination(2));
   const tree: Tree = await openStore({ env, cwd: process.cwd(), logger: logger.child({ part: "tree" }) });
   try {

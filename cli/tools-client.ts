@@ -13,7 +13,7 @@ import { type ToolsJson, toolToJson } from "../server/routes/tools.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
-import { storeLocation } from "./open-store.js";
+import { storeSpec } from "./open-store.js";
 
 export interface ToolCallOptions {
   vid: string;
@@ -40,8 +40,8 @@ export interface OpenToolsOptions {
 
 /** The client for the store `KVSPACE` names: a server's routes for an http(s) URL, else in-process. */
 export async function openToolsClient(options: OpenToolsOptions): Promise<ToolsClient> {
-  const where = storeLocation(options.env);
-  if (/^https?:\/\//i.test(where)) return remoteTools(new URL(where), options.env);
+  const spec = storeSpec(options.env, options.cwd);
+  if (spec.backend === "http") return remoteTools(new URL(spec.url), options.env);
   return embeddedTools(options);
 }
 

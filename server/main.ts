@@ -2,39 +2,27 @@
  * `startServer({env})`: the only place that reads the environment and listens. Used by
  * `byteseek serve` and `npm start`.
  *
- * KVSPACE (store folder, default ./data), BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411),
- * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_SYNC (always|never, default never),
- * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_CACHE (node cache size,
- * default 32 MiB), BYTESEEK_HISTORY (previous versions kept per value: a count, or
- * dir=count pairs; default /byteseek/=10, none elsewhere), BYTESEEK_WORKSPACE (the root the
+ * The store: KVSPACE (a folder, default ./data, or etcd://…) with BYTESEEK_SYNC, BYTESEEK_CACHE and
+ * BYTESEEK_HISTORY, read by the tree's `resolveStore` (tree/store-config.ts), as the CLI reads them.
+ * BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411), BYTESEEK_TOKEN (required beyond loopback),
+ * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
  * file tools may touch, default the current folder), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
-import {
-  DEFAULT_HISTORY_LIMIT,
-  type HistoryLimit,
-  isTreeError,
-  openTree,
-  parseHistoryLimit,
-  parseStoreUrl,
-} from "../tree/index.js";
+import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { type App, buildApp, DEFAULT_BODY_LIMIT } from "./app.js";
 import { ServerError } from "./errors.js";
 
 export interface ServerConfig {
-  location: string;
+  /** The store KVSPACE and the store settings name (never a server's URL). */
+  store: Exclude<StoreSpec, { backend: "http" }>;
   host: string;
   port: number;
   token?: string;
-  sync: "always" | "never";
   bodyLimit: number;
-  /** Memory for recently read nodes (the embedded store), bytes; 0 turns the cache off. */
-  cacheBytes: number;
-  /** Previous versions kept per value for history(): a count, or counts by directory. */
-  historyLimit: HistoryLimit;
 }
 
 export interface StartServerOptions {
@@ -73,39 +61,33 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     throw configError(
       `refusing to listen on ${host} without a token: anyone who can reach it could read and change the store. Set BYTESEEK_TOKEN, or listen on 127.0.0.1`,
     );
-  const sync = env.BYTESEEK_SYNC || "never";
-  if (sync !== "always" && sync !== "never")
-    throw configError(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`);
+  const store = readStore(env, cwd);
   const config: ServerConfig = {
-    location: /^etcd:\/\//i.test(env.KVSPACE ?? "")
-      ? (env.KVSPACE ?? "")
-      : resolve(cwd, env.KVSPACE || "./data"),
+    store,
     host,
     port: Number(portText),
-    sync,
     bodyLimit: env.BYTESEEK_BODY_LIMIT
       ? parseSize("BYTESEEK_BODY_LIMIT", env.BYTESEEK_BODY_LIMIT)
       : DEFAULT_BODY_LIMIT,
-    cacheBytes: env.BYTESEEK_CACHE
-      ? parseSize("BYTESEEK_CACHE", env.BYTESEEK_CACHE, true)
-      : DEFAULT_CACHE_BYTES,
-    historyLimit: env.BYTESEEK_HISTORY ? readHistory(env.BYTESEEK_HISTORY) : DEFAULT_HISTORY_LIMIT,
   };
   if (token) config.token = token;
-  if (/^https?:\/\//i.test(env.KVSPACE ?? ""))
-    throw configError(`KVSPACE=${env.KVSPACE} is a server's URL; the server needs a store folder`);
   return config;
 }
 
-const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
-
-function readHistory(text: string): HistoryLimit {
+/** The store settings, read as everything else reads them; a refusal is a SERVER_CONFIG error. */
+function readStore(env: NodeJS.ProcessEnv, cwd: string): ServerConfig["store"] {
+  let store: StoreSpec;
   try {
-    return parseHistoryLimit(text, "BYTESEEK_HISTORY");
+    store = resolveStore(env, cwd);
   } catch (err) {
     if (isTreeError(err, "TREE_INVALID_OPTION")) throw configError(err.message);
     throw err;
   }
+  if (store.backend === "http")
+    throw configError(
+      `KVSPACE=${env.KVSPACE} is a server's URL; the server needs a store folder or etcd://…`,
+    );
+  return store;
 }
 
 function parseSize(name: string, text: string, zeroAllowed = false): number {
@@ -137,20 +119,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const { env = process.env, cwd = process.cwd(), handleSignals = true } = options;
   const config = readConfig(env, cwd);
   const logger = options.logger ?? defaultLogger(env);
-  // KVSPACE is a folder (the embedded store) or etcd://host:2379[,host2…][/prefix].
-  const where = parseStoreUrl(env.KVSPACE || "./data");
-  const tree = await openTree({
-    ...(where.backend === "etcd"
-      ? {
-          backend: "etcd" as const,
-          endpoints: where.endpoints,
-          ...(where.prefix ? { prefix: where.prefix } : {}),
-        }
-      : { backend: "classic" as const, location: config.location, cacheBytes: config.cacheBytes }),
-    sync: config.sync,
-    historyLimit: config.historyLimit,
-    logger: logger.child({ part: "tree" }),
-  });
+  const tree = await openTree({ ...config.store, logger: logger.child({ part: "tree" }) });
   let app: App;
   let byteseek: Byteseek | undefined;
   try {
@@ -179,7 +148,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const hostPart =
     config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
   const url = `http://${hostPart}:${port}`;
-  logger.info({ url, store: config.location, sync: config.sync, auth: Boolean(config.token) }, "listening");
+  const sync = config.store.backend === "classic" ? { sync: config.store.sync } : {};
+  logger.info({ url, store: describeStore(config.store), ...sync, auth: Boolean(config.token) }, "listening");
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
