@@ -210,13 +210,16 @@ export function createOps(cfg: OpsConfig) {
           key,
         },
       );
-    await ensureDir(m, parentOf(key)!);
+    // An existing value's directory exists while the value does (its compare says so): an
+    // overwrite relies on nothing else, so it conflicts with no write to another key.
+    if (!prev) await ensureDir(m, parentOf(key)!);
     m.bump();
     const rec: EtcdRecord = {
       k: value.kind,
       v: valueToJson(value),
       ver: (prev?.rec.ver ?? 0) + 1,
       mt: m.now,
+      pr: prev?.mr ?? 0,
     };
     if (o.ro ?? prev?.rec.ro === 1) rec.ro = 1;
     const vid = o.vid ?? prev?.rec.vid;
