@@ -10,10 +10,10 @@
  * a new key, its node and its directory's record (the child count it changes).
  */
 import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
+import { NODE } from "../encoding.js";
 import { compareCodePoints } from "../path.js";
 import type { EventRecord } from "../record.js";
 import { headerRev, isCompactedError, kvNum } from "./client.js";
-import { NODE } from "../encoding.js";
 import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
 import { type EtcdRecord, nodeSk } from "./layout.js";
 
@@ -222,7 +222,12 @@ export class Attempt {
     guards.push(...this.#rangeReads);
     const merged = guards.length > maxCompares - compare.length ? mergeRanges(guards, maxCompares) : guards;
     for (const g of merged) {
-      const c: ICompare = { key: enc(this.prefix + g.gte), target: "Mod", result: "Less", mod_revision: next };
+      const c: ICompare = {
+        key: enc(this.prefix + g.gte),
+        target: "Mod",
+        result: "Less",
+        mod_revision: next,
+      };
       if (g.lt !== `${g.gte}\0`) c.range_end = enc(this.prefix + g.lt);
       compare.push(c);
     }
@@ -235,8 +240,10 @@ export class Attempt {
     const puts: StagedPut[] = [];
     for (const sk of localKeys) {
       const e = this.#local.get(sk);
-      if (e === null || e === undefined) success.push({ request_delete_range: { key: enc(this.prefix + sk) } });
-      else if (sk.startsWith(NODE)) puts.push({ sk, rec: JSON.parse(e.raw) as EtcdRecord, created: e.cr === PENDING });
+      if (e === null || e === undefined)
+        success.push({ request_delete_range: { key: enc(this.prefix + sk) } });
+      else if (sk.startsWith(NODE))
+        puts.push({ sk, rec: JSON.parse(e.raw) as EtcdRecord, created: e.cr === PENDING });
     }
     const marker = puts[0];
     if (marker) {

@@ -11,6 +11,7 @@ import { TreeError } from "../errors.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, parseImport } from "../ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import type { EventRecord } from "../record.js";
 import { histFromRecord } from "../record.js";
 import type {
   ExportEntry,
@@ -35,7 +36,6 @@ import {
   kvNum,
   treeErrorOf,
 } from "./client.js";
-import type { EventRecord } from "../record.js";
 import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
 import { checkSize, createOps } from "./ops.js";
 import { upgradeEtcdLayout } from "./upgrade.js";
@@ -438,8 +438,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   /** Imports in as few transactions as etcd's limits allow, halving a chunk that is too big. */
   async function importChunk(items: Awaited<ReturnType<typeof parseImport>>): Promise<WriteResult> {
     try {
-      return await write(
-        async (m) => {
+      return await write(async (m) => {
         for (const e of items) {
           if (e.dir) await ops.mkindex(m, e.key);
           else await ops.set(m, e.key, e.value, { force: true, ro: e.ro, ...(e.vid ? { vid: e.vid } : {}) });
@@ -479,21 +478,21 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       o?.fromRev !== undefined && o.fromRev < firstRev
         ? beforeUpgrade(o.fromRev)
         : watchTree(
-        {
-          client,
-          prefix,
-          ...(logger ? { logger } : {}),
-          closers,
-          isClosed: () => closed,
-          onRev: seeRev,
-          onCompacted: (rev) => {
-            if (rev > compacted) compacted = rev;
-          },
-          valueAt,
-        },
-        prefixKey,
-        o,
-      ),
+            {
+              client,
+              prefix,
+              ...(logger ? { logger } : {}),
+              closers,
+              isClosed: () => closed,
+              onRev: seeRev,
+              onCompacted: (rev) => {
+                if (rev > compacted) compacted = rev;
+              },
+              valueAt,
+            },
+            prefixKey,
+            o,
+          ),
     history,
     export: (dir = "/") => exportSnapshot(dir),
     async import(entries): Promise<ImportResult> {

@@ -46,7 +46,10 @@ export async function upgradeEtcdLayout(client: Etcd3, prefix: string, logger?: 
     });
     if (upgrade.succeeded) {
       const rev = formatKv ? kvNum(formatKv, "create_revision") : headerRev(upgrade.header);
-      logger?.info({ prefix, rev }, "etcd tree upgraded: the change-log key is gone; watches resume from here");
+      logger?.info(
+        { prefix, rev },
+        "etcd tree upgraded: the change-log key is gone; watches resume from here",
+      );
       return rev;
     }
   }

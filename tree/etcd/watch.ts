@@ -8,6 +8,7 @@
  */
 import type { Etcd3, IEvent, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
+import { NODE } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { parseKey } from "../path.js";
 import { eventFromRecord } from "../record.js";
@@ -16,7 +17,6 @@ import type { TreeValue } from "../value.js";
 import { AsyncQueue, filterBatch } from "../watch-hub.js";
 import { PENDING } from "./attempt.js";
 import { headerRev } from "./client.js";
-import { NODE } from "../encoding.js";
 import { eventsOfPuts, type StagedPut } from "./events.js";
 import type { EtcdRecord } from "./layout.js";
 
