@@ -35,6 +35,7 @@ export type StoreSpec =
       backend: "etcd";
       endpoints: string[];
       prefix?: string;
+      cacheBytes: number;
       historyLimit?: HistoryLimit;
     }
   | { backend: "http"; url: string };
@@ -50,14 +51,13 @@ export interface StoreSettings {
 /** Which engines take each setting (KVSPACE chooses the engine). */
 const ENGINES_OF: Record<Exclude<keyof StoreSettings, "KVSPACE">, ReadonlyArray<StoreSpec["backend"]>> = {
   BYTESEEK_SYNC: ["classic"],
-  BYTESEEK_CACHE: ["classic"],
+  BYTESEEK_CACHE: ["classic", "etcd"],
   BYTESEEK_HISTORY: ["classic", "etcd"],
 };
 
 const WHY_NOT: Record<string, string> = {
   "BYTESEEK_SYNC/etcd":
     "etcd fsyncs every write to its own log (its --unsafe-no-fsync says otherwise); unset BYTESEEK_SYNC",
-  "BYTESEEK_CACHE/etcd": "the etcd store keeps no node cache; unset BYTESEEK_CACHE",
 };
 
 const invalid = (message: string, details: Record<string, unknown> = {}) =>
@@ -141,7 +141,7 @@ export function resolveStore(settings: StoreSettings, cwd: string = process.cwd(
   const history = settings.BYTESEEK_HISTORY
     ? { historyLimit: parseHistoryLimit(settings.BYTESEEK_HISTORY, "BYTESEEK_HISTORY") }
     : {};
-  if (where.backend === "etcd") return { ...where, ...history };
+  if (where.backend === "etcd") return { ...where, cacheBytes, ...history };
   const sync = settings.BYTESEEK_SYNC || "never";
   if (sync !== "always" && sync !== "never")
     throw invalid(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`, { sync });

@@ -184,7 +184,11 @@ describe("a tree written in the older layout (with a change-log key)", () => {
       ]);
       const before = (await a.get("/byteseek/p"))?.modRev;
       const w = await b.set("/byteseek/p", str("v3"));
-      expect(await a.get("/byteseek/p")).toMatchObject({ value: str("v3"), version: 3, modRev: w.rev });
+      expect(await a.get("/byteseek/p", { consistency: "linearizable" })).toMatchObject({
+        value: str("v3"),
+        version: 3,
+        modRev: w.rev,
+      });
       const err = await (async () => {
         try {
           for await (const _ of a.watch("/", { fromRev: v1 })) break;

@@ -95,6 +95,7 @@ describe("resolveStore", () => {
       backend: "etcd",
       endpoints: ["h1:2379", "h2:2400"],
       prefix: "t/",
+      cacheBytes: 32 * 1024 * 1024,
       historyLimit: 3,
     });
     expect(refusal(() => resolveStore({ KVSPACE: "etcd://h1", BYTESEEK_SYNC: "never" })).message).toBe(

@@ -138,6 +138,7 @@ describe("readConfig", () => {
       backend: "etcd",
       endpoints: ["10.0.0.1:2379", "10.0.0.2:2400"],
       prefix: "team/",
+      cacheBytes: 32 * 1024 * 1024,
       historyLimit: 2,
     });
     const err = await configError(() =>

@@ -37,6 +37,7 @@ import {
   treeErrorOf,
 } from "./client.js";
 import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
+import { startLocalReads } from "./local-reads.js";
 import { checkSize, createOps } from "./ops.js";
 import { upgradeEtcdLayout } from "./upgrade.js";
 import { watchTree } from "./watch.js";
@@ -64,6 +65,11 @@ export interface EtcdTreeOptions {
   unavailableAfterMs?: number;
   /** Most operations etcd accepts in one transaction (its --max-txn-ops; default 128). */
   maxTxnOps?: number;
+  /**
+   * Memory for the nodes this server read, kept current by etcd's watch and answered without a
+   * round trip when current (local-reads.ts); default 32 MiB, 0 sends every read to etcd.
+   */
+  cacheBytes?: number;
 }
 
 /** Values larger than this are not copied into a write's events; a watcher reads them at their revision. */
@@ -295,19 +301,28 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     if (target > compacted) compacted = target;
   }
 
-  async function getNode(key: string, atRev?: number): Promise<TreeNode | undefined> {
+  /** A node: from the local cache when it is current (unless pinned or linearizable), else from etcd. */
+  async function getNode(key: string, atRev?: number, linearizable = false): Promise<TreeNode | undefined> {
     parseKey(key);
+    if (atRev === undefined && !linearizable) {
+      ensureOpen();
+      const hit = local.get(key);
+      if (hit) return hit;
+    }
     return read("get", async () => {
       const res = await client.kv.range({ key: enc(nodeSk(key)), ...(atRev ? { revision: atRev } : {}) });
-      seeRev(headerRev(res.header));
+      const rev = headerRev(res.header);
+      seeRev(rev);
       const kv = res.kvs[0];
       if (!kv) return key === "/" ? emptyRoot() : undefined;
-      return nodeOf(
+      const raw = kv.value.toString("utf8");
+      const node = nodeOf(
         key,
-        JSON.parse(kv.value.toString("utf8")) as EtcdRecord,
+        JSON.parse(raw) as EtcdRecord,
         kvNum(kv, "create_revision"),
         kvNum(kv, "mod_revision"),
       );
+      return atRev === undefined ? local.remember(key, node, rev, raw.length) : node;
     });
   }
 
@@ -466,7 +481,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   }
 
   const tree: Tree = {
-    get: getNode,
+    get: (key, o) => getNode(key, undefined, o?.consistency === "linearizable"),
     set: (key, value, o) => write((m) => ops.set(m, key, value, o), laneOf(key)),
     del: (key, o) => write((m) => ops.del(m, key, o), laneOf(key)),
     deltree: (dir, o) => write((m) => ops.deltree(m, dir, o), laneOf(dir)),
@@ -515,11 +530,19 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      local.close();
       for (const stop of closers) stop();
       if (!options.client) client.close();
     },
   };
 
+  const local = startLocalReads({
+    client,
+    prefix,
+    cacheBytes: options.cacheBytes ?? 32 * 1024 * 1024,
+    known: () => lastRev,
+    ...(logger ? { logger } : {}),
+  });
   // Upgrade an older layout, and learn the current revision (and that etcd answers), before
   // handing the tree out.
   try {
@@ -529,6 +552,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       seeRev(headerRev((await client.kv.range({ key: enc(nodeSk("/")) })).header)),
     );
   } catch (err) {
+    local.close();
     if (!options.client) client.close();
     throw treeErrorOf(err, `open ${options.endpoints.join(",")}`);
   }
