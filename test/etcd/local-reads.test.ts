@@ -21,12 +21,14 @@ afterAll(async () => {
   await etcd?.remove();
 });
 
-/** How many range requests etcd has served, from its metrics. */
-async function etcdRanges(): Promise<number> {
+/** How many calls of a gRPC method (Range, Txn) etcd has answered, from its metrics. */
+async function etcdCalls(method: "Range" | "Txn"): Promise<number> {
   const text = await (await fetch(`${etcd.members[0]!.clientUrl}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith("etcd_debugging_mvcc_range_total"));
-  if (!line) throw new Error("etcd's metrics have no range counter");
-  return Number(line.split(" ").pop());
+  let n = 0;
+  for (const line of text.split("\n"))
+    if (line.startsWith("grpc_server_handled_total") && line.includes(`grpc_method="${method}"`))
+      n += Number(line.split(" ").pop());
+  return n;
 }
 
 /** Polls `read` until it answers `want` (bounded); answers how many polls it took. */
@@ -44,9 +46,10 @@ describe("reads served locally on etcd", () => {
   it("answers repeated gets of a key from the cache, without asking etcd", async () => {
     await a.set("/hot/k", str("v"));
     await until(async () => (await a.get("/hot/k"))?.version, 1);
-    const before = await etcdRanges();
+    const before = (await etcdCalls("Range")) + (await etcdCalls("Txn"));
+    expect(before).toBeGreaterThan(0); // the metrics count what this tree asked
     for (let i = 0; i < 50; i++) expect(await a.get("/hot/k")).toMatchObject({ value: str("v") });
-    expect((await etcdRanges()) - before).toBeLessThan(5);
+    expect((await etcdCalls("Range")) + (await etcdCalls("Txn")) - before).toBeLessThan(5);
   });
 
   it("shows a server its own writes on its next read (read-your-writes)", async () => {
@@ -69,6 +72,29 @@ describe("reads served locally on etcd", () => {
     expect(await until(async () => (await b.get("/other/k"))?.modRev, w.rev)).toBe(w.rev);
     await a.del("/other/k");
     expect(await until(async () => (await b.get("/other/k")) ?? null, null)).toBeNull();
+  });
+
+  it("overwrites a value it wrote without reading etcd first (the commit's compare is the check)", async () => {
+    await a.set("/w/k", str("0"));
+    const [ranges, txns] = [await etcdCalls("Range"), await etcdCalls("Txn")];
+    for (let i = 1; i <= 20; i++) await a.set("/w/k", str(String(i)));
+    expect((await etcdCalls("Range")) - ranges).toBe(0);
+    expect((await etcdCalls("Txn")) - txns).toBe(20); // the commits alone
+    expect(await b.get("/w/k", { consistency: "linearizable" })).toMatchObject({
+      value: str("20"),
+      version: 21,
+    });
+  });
+
+  it("counts every version when two servers overwrite one key from their cached records at once", async () => {
+    await a.set("/both/k", str("start"));
+    await b.set("/both/k", str("b"));
+    const writes = Array.from({ length: 40 }, (_v, i) =>
+      (i % 2 === 0 ? a : b).set("/both/k", str(String(i))),
+    );
+    const versions = (await Promise.all(writes)).map((w) => w.version).sort((x, y) => x - y);
+    expect(versions).toEqual(Array.from({ length: 40 }, (_v, i) => i + 3));
+    expect(await a.get("/both/k", { consistency: "linearizable" })).toMatchObject({ version: 42 });
   });
 
   it("keeps directories' counts current in the cache as children come and go", async () => {

@@ -61,11 +61,37 @@ export class Attempt {
   readonly #local = new Map<string, Entry | null>();
   readonly #delRanges: Range[] = [];
 
+  /** Keys this attempt took from the record cache instead of etcd. */
+  readonly fromCache = new Set<string>();
+
   constructor(
     private readonly client: Etcd3,
     private readonly prefix: string,
     private readonly onRev: (rev: number) => void,
+    /**
+     * The records this server last read or wrote (local-reads.ts), taken instead of reading etcd:
+     * each one used is compared at commit like any read, so one that is out of date only costs a
+     * conflict (and the retry reads etcd).
+     */
+    private readonly records?: { record(sk: string): Entry | undefined },
   ) {}
+
+  /** Whether the record cache holds `sk` (a write that finds its node there needs nothing else read first). */
+  cached(sk: string): boolean {
+    return this.records?.record(sk) !== undefined;
+  }
+
+  /** What a successful commit wrote: node records put (raw, create revision or PENDING) and deleted. */
+  written(): { puts: Array<{ sk: string; raw: string; cr: number }>; dels: string[]; ranges: boolean } {
+    const puts: Array<{ sk: string; raw: string; cr: number }> = [];
+    const dels: string[] = [];
+    for (const [sk, e] of this.#local) {
+      if (!sk.startsWith(NODE)) continue;
+      if (e === null) dels.push(sk);
+      else puts.push({ sk, raw: e.raw, cr: e.cr });
+    }
+    return { puts, dels, ranges: this.#delRanges.length > 0 };
+  }
 
   bump(): void {
     this.writes = true;
@@ -80,8 +106,18 @@ export class Attempt {
   }
 
   /** Reads these keys from etcd (into the cache) in one round trip. */
-  async fetch(sks: string[]): Promise<void> {
-    const want = [...new Set(sks)].filter((sk) => !this.#cache.has(sk) && !this.#local.has(sk));
+  async fetch(sks: string[], fromEtcd = false): Promise<void> {
+    let want = [...new Set(sks)].filter((sk) => !this.#cache.has(sk) && !this.#local.has(sk));
+    if (!fromEtcd && this.records) {
+      const records = this.records;
+      want = want.filter((sk) => {
+        const e = records.record(sk);
+        if (!e) return true;
+        this.#cache.set(sk, e);
+        this.fromCache.add(sk);
+        return false;
+      });
+    }
     if (want.length === 0) return;
     let kvs: Array<IKeyValue | undefined>;
     if (this.readRev === 0) {
@@ -156,7 +192,7 @@ export class Attempt {
     lt: string,
     keysOnly: boolean,
   ): Promise<Array<{ sk: string; raw?: string; mr: number }>> {
-    if (this.readRev === 0) await this.fetch([gte]);
+    if (this.readRev === 0) await this.fetch([gte], true);
     const range = { gte, lt };
     this.#rangeReads.push(range);
     const out = new Map<string, { raw?: string; mr: number }>();

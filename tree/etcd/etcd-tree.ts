@@ -214,7 +214,8 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     try {
       for (let attempt = 0; ; attempt++) {
         ensureOpen();
-        const m = new Attempt(client, prefix, seeRev);
+        // After a conflict, read etcd: what the record cache held may be what conflicted.
+        const m = new Attempt(client, prefix, seeRev, conflicts === 0 ? local : undefined);
         const id = `${base}.${attempt}`;
         let value: T;
         let outcome: "conflict" | "unavailable";
@@ -242,9 +243,11 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
           const rev = headerRev(res.header);
           seeRev(rev);
           if (res.succeeded) {
+            remember(m, rev);
             await compactIfDue(rev);
             return fixRevs(value, rev);
           }
+          local.dropRecords(m.fromCache);
           outcome = "conflict";
         } catch (err) {
           if (err instanceof Conflict) outcome = "conflict";
@@ -276,6 +279,14 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     } finally {
       release?.();
     }
+  }
+
+  /** Keeps what a commit wrote in the record cache, so this server's next write of it reads nothing. */
+  function remember(m: Attempt, rev: number): void {
+    const { puts, dels, ranges } = m.written();
+    if (ranges) local.dropRecords();
+    else local.dropRecords(dels);
+    for (const p of puts) local.noteRecord(p.sk, { raw: p.raw, cr: p.cr === PENDING ? rev : p.cr, mr: rev });
   }
 
   function inlineOrLazy(ev: EventRecord & { lz?: 1 }): EventRecord & { lz?: 1 } {
@@ -458,7 +469,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
           if (e.dir) await ops.mkindex(m, e.key);
           else await ops.set(m, e.key, e.value, { force: true, ro: e.ro, ...(e.vid ? { vid: e.vid } : {}) });
         }
-        return { key: "/", rev: m.writes ? PENDING : m.readRev, version: 0 };
+        return { key: "/", rev: PENDING, version: 0 };
       }, "");
     } catch (err) {
       if (!(err instanceof TooManyOps) || items.length === 1) throw err;

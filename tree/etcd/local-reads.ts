@@ -17,6 +17,7 @@ import type { Etcd3, IWatchRequest, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
 import { keyFromNodeKey, NODE } from "../encoding.js";
 import { NodeCache } from "../node-cache.js";
+import { SizedCache } from "../sized-cache.js";
 import type { TreeNode } from "../types.js";
 import { headerRev, kvNum } from "./client.js";
 import { type EtcdRecord, nodeOf } from "./layout.js";
@@ -31,7 +32,23 @@ export interface LocalReadsOptions {
   logger?: Logger;
 }
 
+/** A node record as stored in etcd, with its key's revisions. */
+export interface CachedRecord {
+  raw: string;
+  cr: number;
+  mr: number;
+}
+
 export interface LocalReads {
+  /**
+   * The record of node `sk` as this server last read or wrote it, for the write path (whose
+   * commit compares it, so it may be out of date): kept with nodes, fed by the same watch.
+   */
+  record(sk: string): CachedRecord | undefined;
+  /** Records read from etcd or written by a commit; never replaces a newer one. */
+  noteRecord(sk: string, rec: CachedRecord): void;
+  /** Forgets records (a commit's compares found them out of date; a range was deleted: all). */
+  dropRecords(sks?: Iterable<string>): void;
   /** The cached node, when the cache may answer now; undefined: ask etcd. */
   get(key: string): TreeNode | undefined;
   /** A node read from etcd at `rev` (raw record length for the cache's budget). */
@@ -43,6 +60,11 @@ export interface LocalReads {
 
 export function startLocalReads(o: LocalReadsOptions): LocalReads {
   let cache = new NodeCache(o.cacheBytes);
+  let records = new SizedCache<CachedRecord>(o.cacheBytes);
+  const noteRecord = (sk: string, rec: CachedRecord) => {
+    const had = records.get(sk);
+    if (!had || had.mr < rec.mr) records.set(sk, rec, rec.raw.length);
+  };
   let fed = 0;
   let live = false;
   let stopped = false;
@@ -61,6 +83,7 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
     fed = 0;
     write = undefined;
     cache = new NodeCache(o.cacheBytes);
+    records = new SizedCache<CachedRecord>(o.cacheBytes);
     cancel?.();
     cancel = undefined;
     o.logger?.warn({ err: why }, "etcd feed of the node cache lost; reads go to etcd until it is back");
@@ -70,9 +93,18 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
 
   const apply = (res: IWatchResponse) => {
     for (const ev of res.events) {
-      const key = keyFromNodeKey(ev.kv.key.toString("utf8").slice(o.prefix.length));
-      if (ev.type === "Delete") cache.forget(key);
-      else if (cache.get(key) !== undefined) {
+      const sk = ev.kv.key.toString("utf8").slice(o.prefix.length);
+      const key = keyFromNodeKey(sk);
+      const rev = kvNum(ev.kv, "mod_revision");
+      if (ev.type === "Delete") {
+        cache.forget(key);
+        const had = records.get(sk);
+        if (had && had.mr < rev) records.delete(sk);
+        continue;
+      }
+      if (records.has(sk))
+        noteRecord(sk, { raw: ev.kv.value.toString("utf8"), cr: kvNum(ev.kv, "create_revision"), mr: rev });
+      if (cache.get(key) !== undefined) {
         // Kept current only for nodes read here: a stream of new keys would only fill the cache.
         const raw = ev.kv.value.toString("utf8");
         const node = nodeOf(
@@ -125,6 +157,14 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
   void connect();
 
   return {
+    record: (sk) => (o.cacheBytes === 0 ? undefined : records.get(sk)),
+    noteRecord: (sk, rec) => {
+      if (o.cacheBytes > 0) noteRecord(sk, rec);
+    },
+    dropRecords(sks) {
+      if (sks === undefined) records = new SizedCache<CachedRecord>(o.cacheBytes);
+      else for (const sk of sks) records.delete(sk);
+    },
     get(key) {
       if (!live) return undefined;
       if (fed < o.known()) {
