@@ -112,24 +112,33 @@ function etcdV3Target(url: string, pid: number | undefined): Target {
   };
 }
 
-/** Writes the KEYS keys once, 32 at a time, checking every answer. */
+/**
+ * Writes the KEYS keys once, 32 at a time, checking every answer; then reads each once, so every
+ * server has seen every key before it is measured (byteseek on etcd answers GETs from the nodes
+ * it has read).
+ */
 async function prefill(target: Target): Promise<void> {
+  await eachKey(target, "put");
+  await eachKey(target, "get");
+}
+
+async function eachKey(target: Target, op: "get" | "put"): Promise<void> {
   const pool = new Pool(target.url, { connections: 32 });
   try {
     let next = 0;
     await Promise.all(
       Array.from({ length: 32 }, async () => {
         for (let i = next++; i < KEYS; i = next++) {
-          const r = target.put(i);
+          const r = target[op](i);
           const res = await pool.request({
             method: r.method,
             path: r.path,
-            body: r.body,
+            ...(r.body === undefined ? {} : { body: r.body }),
             headers: { ...r.headers },
           });
           const text = await res.body.text();
           if (res.statusCode >= 300)
-            throw new Error(`${target.name}: prefill ${r.path} answered ${res.statusCode}: ${text}`);
+            throw new Error(`${target.name}: prefill ${op} ${r.path} answered ${res.statusCode}: ${text}`);
         }
       }),
     );
@@ -301,7 +310,7 @@ interface Measured {
  */
 async function measureAll(all: Measured[], seconds: number, rounds: number): Promise<Row[]> {
   for (const { target } of all) {
-    await prefill(target);
+    for (const part of target.parts ?? [target]) await prefill(part);
     await load(target, "get", 32, 1); // warm-up, not recorded
   }
   const samples = new Map<string, Figure[]>();
