@@ -97,6 +97,20 @@ describe("reads served locally on etcd", () => {
     expect(await a.get("/both/k", { consistency: "linearizable" })).toMatchObject({ version: 42 });
   });
 
+  it("judges a compare-and-set on what etcd holds, not on a cached record another server changed", async () => {
+    for (let i = 0; i < 10; i++) {
+      const key = `/cas/k${i}`;
+      await a.set(key, str("a")); // A now holds the record (version 1)
+      const w = await b.set(key, str("b")); // version 2, which A may not have heard of yet
+      expect(await a.set(key, str("c"), { ifVersion: w.version })).toMatchObject({ version: 3 });
+      await expect(a.set(key, str("d"), { ifVersion: w.version })).rejects.toMatchObject({
+        code: "TREE_VERSION_MISMATCH",
+      });
+      await b.set(key, str("e"), { ro: true });
+      await expect(a.set(key, str("f"))).rejects.toMatchObject({ code: "TREE_READ_ONLY" });
+    }
+  });
+
   it("keeps directories' counts current in the cache as children come and go", async () => {
     await a.mkindex("/dir/");
     await until(async () => (await b.get("/dir/"))?.kind, "index");

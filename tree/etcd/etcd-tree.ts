@@ -251,7 +251,11 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
           outcome = "conflict";
         } catch (err) {
           if (err instanceof Conflict) outcome = "conflict";
-          else if (err instanceof TreeError) {
+          else if (err instanceof TreeError && m.fromCache.size > 0 && !(err instanceof TooManyOps)) {
+            // A refusal (version mismatch, exists, read-only…) judged on cached records: they may
+            // be a watch delay old, so judge again on what etcd holds before answering it.
+            outcome = "conflict";
+          } else if (err instanceof TreeError) {
             // A refusal read after a lost answer may be caused by that very commit.
             const found = await resolvePending(m).catch(() => undefined);
             if (found !== undefined) return found;
