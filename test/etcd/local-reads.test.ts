@@ -111,6 +111,16 @@ describe("reads served locally on etcd", () => {
     }
   });
 
+  it("answers a write that changes nothing on what etcd holds, not on a cached record", async () => {
+    for (let i = 0; i < 10; i++) {
+      const dir = `/gone${i}/`;
+      await a.mkindex(dir); // A holds the directory's record
+      await b.deltree(dir);
+      await a.mkindex(dir); // must make it again, not answer from the record of the removed one
+      expect(await b.get(dir, { consistency: "linearizable" })).toMatchObject({ kind: "index" });
+    }
+  });
+
   it("keeps directories' counts current in the cache as children come and go", async () => {
     await a.mkindex("/dir/");
     await until(async () => (await b.get("/dir/"))?.kind, "index");

@@ -224,7 +224,13 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
           value = await run(m);
           const found = await resolvePending(m);
           if (found !== undefined) return found;
-          if (!m.writes) return fixRevs(value, m.readRev || lastRev);
+          if (!m.writes) {
+            if (m.fromCache.size === 0) return fixRevs(value, m.readRev || lastRev);
+            // Nothing to commit, so no compare checks the cached records the answer rests on
+            // (a mkindex of a directory another server just removed): answer from etcd instead.
+            conflicts++;
+            continue;
+          }
           const txn = m.build(id, maxTxnOps, inlineOrLazy);
           if (txn.success.length > maxTxnOps)
             throw new TooManyOps(
