@@ -41,7 +41,10 @@ export interface Byteseek {
   builtins: readonly BuiltinTool[];
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
-  /** Stores pending usage counters and closes the model connections (not the tree: its opener closes it). */
+  /**
+   * Stores pending usage counters, removes the folder of call output and closes the model
+   * connections (not the tree: its opener closes it).
+   */
   close(): Promise<void>;
 }
 
@@ -84,7 +87,15 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
       return reply.text;
     },
   };
-  const runtime = createRuntime({ tree, builtins, logger, workspace: options.workspace, llm });
+  // commands take their allow-listed variables from the environment handed in (the server's, secrets included)
+  const runtime = createRuntime({
+    tree,
+    builtins,
+    logger,
+    workspace: options.workspace,
+    llm,
+    env: options.env ?? process.env,
+  });
   const agent = createAgent({
     tree,
     runtime,
@@ -99,7 +110,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     builtins,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
     async close() {
-      await runtime.flush();
+      await runtime.close();
       await current?.provider.close();
     },
   };

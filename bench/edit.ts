@@ -16,6 +16,7 @@ import pino from "pino";
 import { createGrepTool, createReadTool, createReplaceTool } from "../tools/edit/index.js";
 import { walkFiles } from "../tools/edit/walker.js";
 import { createKeyedLock } from "../tools/locks.js";
+import { createCommandScope, createScratchRoot } from "../tools/process/scope.js";
 import type { ToolContext } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 
@@ -46,6 +47,14 @@ function contextFor(root: string): ToolContext {
     logger: pino({ level: "silent" }),
     locks: createKeyedLock(),
     defaultTimeoutMs: 120_000,
+    maxTimeoutMs: 3_600_000,
+    // the edit tools start no processes
+    commands: createCommandScope({
+      source: {},
+      passEnv: [],
+      outputCapBytes: 16 * 1024 * 1024,
+      root: createScratchRoot(root),
+    }),
   };
 }
 

@@ -17,6 +17,7 @@ import type { AgentEvent, TurnResult } from "../agent/loop.js";
 import { newVid } from "../agent/loop.js";
 import { readSse } from "../agent/providers/sse.js";
 import { startServer } from "../server/main.js";
+import { withdrawSecrets } from "../tools/process/secrets.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";
 
@@ -42,7 +43,9 @@ interface Session {
 
 const out = process.stdout;
 const err = process.stderr;
-const env = process.env;
+// the token and model keys stay with byteseek: out of its process environment (and /proc/<pid>/environ)
+// before anything can start a command; the settings are read from this copy
+const env = withdrawSecrets().env;
 
 /** Prints a turn as it happens: the answer's text, and one line per tool call with its kind. */
 function createPrinter(stream: Writable): (e: AgentEvent) => void {

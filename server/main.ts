@@ -11,6 +11,7 @@
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
+import { withdrawSecrets } from "../tools/process/secrets.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { type App, buildApp, DEFAULT_BODY_LIMIT } from "./app.js";
@@ -26,6 +27,7 @@ export interface ServerConfig {
 }
 
 export interface StartServerOptions {
+  /** The configuration; default: this process's environment, its secrets withdrawn (tools/process/secrets.ts). */
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /** Defaults to pino JSON on stdout (pretty when stdout is a terminal). */
@@ -116,7 +118,9 @@ function defaultLogger(env: NodeJS.ProcessEnv): Logger {
 
 /** Opens the store, builds the app and listens. */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
-  const { env = process.env, cwd = process.cwd(), handleSignals = true } = options;
+  const { cwd = process.cwd(), handleSignals = true } = options;
+  // without an environment handed in, this process's is read, and its secrets withdrawn from it first
+  const env = options.env ?? withdrawSecrets().env;
   const config = readConfig(env, cwd);
   const logger = options.logger ?? defaultLogger(env);
   const tree = await openTree({ ...config.store, logger: logger.child({ part: "tree" }) });

@@ -23,6 +23,8 @@ export type ToolErrorCode =
   | "empty_old"
   | "file_not_found"
   | "is_directory"
+  | "not_regular_file"
+  | "path_changed"
   | "not_a_directory"
   | "outside_root"
   | "invalid_path"

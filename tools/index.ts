@@ -19,6 +19,10 @@ export type { LlmClient } from "./impl/llm.js";
 export { type ArgProblem, paramsFromZod, signatureOf } from "./json-schema.js";
 export { createKeyedLock } from "./locks.js";
 export { defaultPolicy, POLICY_KEY, Policy, type PolicyInput } from "./policy.js";
+export { endCallProcesses, killGroup, markedProcesses } from "./process/contain.js";
+export { buildCommandEnv, CALL_MARK, type CommandEnvOptions, ENV_ALLOW } from "./process/env.js";
+export { type CommandScope, createCommandScope, createScratchRoot } from "./process/scope.js";
+export { SECRET_NAME, type WithdrawnEnv, withdrawSecrets } from "./process/secrets.js";
 export { recordsDir, type ToolRecord, writeRecord } from "./records.js";
 export {
   type CallOptions,
@@ -44,4 +48,4 @@ export type {
   ToolOutput,
   ToolResult,
 } from "./types.js";
-export { type ToolUsage, usageKey } from "./usage.js";
+export { type ToolUsage, UNKNOWN_TOOLS, usageKey } from "./usage.js";

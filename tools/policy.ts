@@ -42,6 +42,27 @@ export const Policy = z
       .positive()
       .default(120_000)
       .describe("Timeout of a call whose declaration sets none"),
+    maxTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(2 ** 31 - 1)
+      .default(3_600_000)
+      .describe(
+        "The longest a call may run: a timeout asked for beyond it is refused, a declaration's is cut to it",
+      ),
+    passEnv: z
+      .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"))
+      .default([])
+      .describe(
+        "Server environment variables commands get besides the allow-list (PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TERM, TZ, TMPDIR)",
+      ),
+    outputCapBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(16 * 1024 * 1024)
+      .describe("Bytes of a command's output kept on disk while it runs (the last ones)"),
   })
   .strict();
 

@@ -15,9 +15,10 @@ import { runShellImpl } from "./impl/shell.js";
 import { argProblems, signatureOf } from "./json-schema.js";
 import { createKeyedLock } from "./locks.js";
 import { createPolicyReader, type Policy } from "./policy.js";
+import { createCommandScope, createScratchRoot, type OwnedScope } from "./process/scope.js";
 import { writeRecord } from "./records.js";
 import type { BuiltinTool, ToolContext, ToolOutput, ToolResult } from "./types.js";
-import { createUsageCounter } from "./usage.js";
+import { createUsageCounter, UNKNOWN_TOOLS } from "./usage.js";
 
 /** Where declarations live: `/byteseek/tools/<name>`. */
 export const TOOLS_DIR = "/byteseek/tools/";
@@ -45,6 +46,13 @@ export interface RuntimeOptions {
    * `await`: a call answers only once its counters are stored too (one more store commit per call).
    */
   usageWrites?: "background" | "await";
+  /**
+   * The environment commands take their allow-listed variables (and the policy's passEnv) from: the
+   * server's, as read at start before its secrets were withdrawn. Default: process.env.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
+  scratchParent?: string;
 }
 
 export interface CallOptions {
@@ -85,6 +93,8 @@ export interface Runtime {
   listTools(): Promise<ToolCatalogue>;
   /** Waits until the usage counters of every call answered so far are stored (before closing the tree). */
   flush(): Promise<void>;
+  /** flush(), then removes the server's folder of call output (every call's, at the latest now). */
+  close(): Promise<void>;
   /** Real path of the workspace handed to the tools. */
   readonly workspace: string;
 }
@@ -110,6 +120,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const fileLocks = createKeyedLock();
   const runLocks = createKeyedLock();
   const parsed = new Map<string, { modRev: number; result: ReturnType<typeof parseDeclaration> }>();
+  const commandEnv = options.env ?? process.env;
+  const scratchRoot = createScratchRoot(options.scratchParent);
 
   function parseNode(
     key: string,
@@ -257,11 +269,26 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     call: ToolCall,
     policy: Policy,
     callerSignal: AbortSignal | undefined,
+    scopes: OwnedScope[],
   ): Promise<ToolResult> {
     const decl = call.declaration;
     const impl = decl.impl;
-    const timeoutMs =
-      ("timeoutMs" in impl ? impl.timeoutMs : undefined) ?? decl.timeoutMs ?? policy.defaultTimeoutMs;
+    // a call that asks for its own timeout (shell.run) gets it; beyond the policy's maximum the tool refuses it
+    const asked = impl.kind === "builtin" ? registry.get(impl.ref)?.callTimeoutMs?.(call.args) : undefined;
+    const timeoutMs = Math.min(
+      asked ??
+        ("timeoutMs" in impl ? impl.timeoutMs : undefined) ??
+        decl.timeoutMs ??
+        policy.defaultTimeoutMs,
+      policy.maxTimeoutMs,
+    );
+    const commands = createCommandScope({
+      source: commandEnv,
+      passEnv: policy.passEnv,
+      outputCapBytes: policy.outputCapBytes,
+      root: scratchRoot,
+    });
+    scopes.push(commands);
     const controller = new AbortController();
     const onCallerAbort = () =>
       controller.abort(new ToolError("aborted", `${call.name} was aborted by the caller`));
@@ -278,7 +305,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       tree,
       logger: logger.child({ tool: call.name, vid: call.vid }),
       locks: fileLocks,
-      defaultTimeoutMs: policy.defaultTimeoutMs,
+      defaultTimeoutMs: Math.min(policy.defaultTimeoutMs, policy.maxTimeoutMs),
+      maxTimeoutMs: policy.maxTimeoutMs,
+      commands,
     };
     try {
       if (controller.signal.aborted) return fromError(controller.signal.reason, call.name);
@@ -318,7 +347,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       case "builtin":
         return runBuiltinImpl(impl, call.args, ctx, registry);
       case "shell":
-        return runShellImpl(impl, call.args, ctx);
+        return runShellImpl(impl, call.args, ctx, call.declaration.params);
       case "http":
         return runHttpImpl(impl, call.args, ctx, policy.httpHosts);
       case "llm":
@@ -350,7 +379,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   /** Steps 1–5: everything up to the record. */
-  async function answer(name: string, args: unknown, options: CallOptions): Promise<ToolResult> {
+  async function answer(
+    name: string,
+    args: unknown,
+    options: CallOptions,
+    scopes: OwnedScope[],
+  ): Promise<ToolResult> {
     const resolved = await resolve(name);
     if (!resolved.ok) return resolved.result;
     const { declaration: decl, key } = resolved;
@@ -405,8 +439,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (!result && loaded.ok) {
       const policy = loaded.policy;
       result = decl.sequential
-        ? await runLocks.run(options.vid, () => execute(call, policy, options.signal))
-        : await execute(call, policy, options.signal);
+        ? await runLocks.run(options.vid, () => execute(call, policy, options.signal, scopes))
+        : await execute(call, policy, options.signal, scopes);
     }
     return afterHooks(call, result as ToolResult);
   }
@@ -423,8 +457,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         {},
       );
     let result: ToolResult;
+    const scopes: OwnedScope[] = [];
     try {
-      result = await answer(String(name), args, options);
+      result = await answer(String(name), args, options, scopes);
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(
@@ -438,11 +473,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     if (capped.truncated)
       result = { ...result, text: capped.text, details: { ...result.details, textTruncated: true } };
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
-    const counted = usage
-      .add(vid, { tool: String(name).slice(0, 100), kind: result.kind, ms })
-      .catch((err: unknown) => {
-        logger.error({ err, vid }, "cannot update the usage counters");
-      });
+    // made-up names share one counter: a run calling many cannot grow its usage node without bound
+    const tool = result.details.code === "unknown_tool" ? UNKNOWN_TOOLS : String(name);
+    const counted = usage.add(vid, { tool, kind: result.kind, ms }).catch((err: unknown) => {
+      logger.error({ err, vid }, "cannot update the usage counters");
+    });
     pendingUsage.add(counted);
     void counted.then(() => pendingUsage.delete(counted));
     const [record] = await Promise.all([
@@ -458,6 +493,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }),
       awaitUsage ? counted : undefined,
     ]);
+    // the record is written: what the call's processes left (output, temp files, stragglers) goes
+    await Promise.all(
+      scopes.map((s) =>
+        s.dispose().catch((err: unknown) => logger.warn({ err, vid }, "cannot clean up after a call")),
+      ),
+    );
     return record === undefined ? result : { ...result, record };
   }
 
@@ -465,7 +506,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     while (pendingUsage.size > 0) await Promise.all(pendingUsage);
   }
 
-  return { call, listTools, flush, workspace };
+  async function close(): Promise<void> {
+    await flush();
+    await scratchRoot.remove();
+  }
+
+  return { call, listTools, flush, close, workspace };
 }
 
 function success(output: ToolOutput): ToolResult {

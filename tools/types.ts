@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
 import type { ToolKind } from "./errors.js";
+import type { CommandScope } from "./process/scope.js";
 
 /** What a tool's execute function answers on success. Failures are thrown as ToolError. */
 export interface ToolOutput {
@@ -26,6 +27,10 @@ export interface ToolContext {
   locks: KeyedLock;
   /** The policy's default timeout for commands, in ms. */
   defaultTimeoutMs: number;
+  /** The policy's longest timeout, in ms: a call asking for more is refused (kind arg). */
+  maxTimeoutMs: number;
+  /** Everything a process this call starts needs: its environment, its mark, its folder, its end. */
+  commands: CommandScope;
 }
 
 /** A built-in tool: a TypeScript function shipped with byteseek, bound by a factory. */
@@ -35,6 +40,8 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
   /** The declaration shipped with byteseek, written into the tree at first start. */
   declaration: ToolDeclarationInput;
   execute(args: Args, ctx: ToolContext): Promise<ToolOutput>;
+  /** The timeout a call asks for in its own arguments (shell.run's `timeout`), in ms: the boundary waits that long. */
+  callTimeoutMs?(args: Record<string, unknown>): number | undefined;
 }
 
 /** The shape of a declaration as written (defaults not yet applied); the zod schema lives in declaration.ts. */

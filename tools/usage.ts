@@ -7,6 +7,9 @@ import type { ToolKind } from "./errors.js";
 /** The accounting node of a run. Other parts (the agent loop's token counts) add their own fields. */
 export const usageKey = (vid: string): string => `/byteseek/usage/${vid}`;
 
+/** The one counter calls to names that name no tool share (in `tools`). */
+export const UNKNOWN_TOOLS = "(unknown)";
+
 /** One call's contribution to its run's counters. */
 export interface UsageDelta {
   tool: string;

@@ -10,7 +10,7 @@ import { failure, makeWorkspace, type TestWorkspace } from "./workspace.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The sources the compiled grep worker runs. */
-const WORKER_SOURCES = ["grep-worker", "grep-search", "walker", "gitignore-rules"].map((n) =>
+const WORKER_SOURCES = ["grep-worker", "grep-search", "walker", "gitignore-rules", "regular-file"].map((n) =>
   path.join(ROOT, "tools", "edit", `${n}.ts`),
 );
 

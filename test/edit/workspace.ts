@@ -5,6 +5,7 @@ import pino from "pino";
 import { expect } from "vitest";
 import { ToolError, type ToolErrorCode } from "../../tools/errors.js";
 import { createKeyedLock } from "../../tools/locks.js";
+import { createCommandScope, createScratchRoot } from "../../tools/process/scope.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
 
@@ -19,7 +20,16 @@ export interface TestWorkspace {
   cleanup(): Promise<void>;
 }
 
-export async function makeWorkspace(options: { defaultTimeoutMs?: number } = {}): Promise<TestWorkspace> {
+export interface WorkspaceOptions {
+  defaultTimeoutMs?: number;
+  maxTimeoutMs?: number;
+  /** The environment commands take allowed variables from (default process.env). */
+  env?: Record<string, string | undefined>;
+  passEnv?: string[];
+  outputCapBytes?: number;
+}
+
+export async function makeWorkspace(options: WorkspaceOptions = {}): Promise<TestWorkspace> {
   const dir = await mkdtemp(path.join(tmpdir(), "byteseek-edit-"));
   const root = path.join(dir, "root");
   await mkdir(root);
@@ -33,6 +43,13 @@ export async function makeWorkspace(options: { defaultTimeoutMs?: number } = {})
     logger: pino({ level: "silent" }),
     locks: createKeyedLock(),
     defaultTimeoutMs: options.defaultTimeoutMs ?? 120_000,
+    maxTimeoutMs: options.maxTimeoutMs ?? 3_600_000,
+    commands: createCommandScope({
+      source: options.env ?? process.env,
+      passEnv: options.passEnv ?? [],
+      outputCapBytes: options.outputCapBytes ?? 16 * 1024 * 1024,
+      root: createScratchRoot(dir),
+    }),
   };
   return {
     dir,

@@ -94,7 +94,7 @@ describe("signatureOf", () => {
 });
 
 describe("the policy", () => {
-  it("has defaults: shell not allowed for agent-written tools, 120 s, no http hosts", () => {
+  it("has defaults: shell not allowed for agent-written tools, 120 s (1 h at most), no http hosts, no passed variables, 16 MiB of output", () => {
     expect(Policy.parse({})).toEqual({
       workspaceRoots: [],
       deny: [],
@@ -103,6 +103,9 @@ describe("the policy", () => {
       agentImpls: ["builtin", "http", "llm"],
       httpHosts: [],
       defaultTimeoutMs: 120_000,
+      maxTimeoutMs: 3_600_000,
+      passEnv: [],
+      outputCapBytes: 16 * 1024 * 1024,
     });
     expect(Policy.safeParse({ agentImpl: ["shell"] }).success).toBe(false);
   });

@@ -35,7 +35,7 @@ describe("the gate on file paths", () => {
     await writeFile(join(ws.path, "src", "a.ts"), "x");
   });
   afterEach(async () => {
-    await runtime.flush();
+    await runtime.close();
     await tree.close();
     await ws.remove();
     await outside.remove();

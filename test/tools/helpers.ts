@@ -128,7 +128,7 @@ export async function harness(
     workspace: runtime.workspace,
     probe,
     async dispose() {
-      await runtime.flush();
+      await runtime.close();
       await tree.close();
       await ws.remove();
       await store?.remove();

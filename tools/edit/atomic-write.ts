@@ -3,6 +3,8 @@ import { lstat, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../errors.js";
 import { errnoOf, fsError } from "./fs-errors.js";
+import { pinDir } from "./pinned-dir.js";
+import { checkNotSpecial, openRegularFile } from "./regular-file.js";
 
 /** Temp files are `.<name>.byteseek-tmp-<pid>-<hex>` beside their target; the sweep recognises them by this. */
 export const TEMP_PATTERN = /^\..*\.byteseek-tmp-(\d+)-[0-9a-f]{12}$/;
@@ -41,6 +43,7 @@ export async function checkWritable(target: string, display: string) {
       details: { path: display },
     });
   }
+  if (st) checkNotSpecial(st, display);
   if (st && (st.mode & 0o200) === 0) {
     throw new ToolError(
       "permission_denied",
@@ -87,7 +90,10 @@ export async function writeFileAtomic(
   const parts = data instanceof Uint8Array ? [data] : data;
   const total = parts.reduce((n, p) => n + p.byteLength, 0);
   const existing = await checkWritable(target, display);
-  const temp = tempNameFor(target);
+  // the temp file and the rename go through the folder as opened and checked, whatever its path names later
+  const dir = await pinDir(path.dirname(target), display);
+  const temp = dir.join(path.basename(tempNameFor(target)));
+  const final = dir.join(path.basename(target));
   let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
     fh = await open(temp, "wx", existing ? existing.mode & 0o7777 : 0o666);
@@ -104,10 +110,12 @@ export async function writeFileAtomic(
     await fh.close();
     fh = undefined;
     options.signal?.throwIfAborted();
-    await rename(temp, target);
+    await dir.check();
+    await rename(temp, final);
   } catch (err) {
     await fh?.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
+    await dir.close();
     if (options.signal?.aborted) {
       throw new ToolError(
         "aborted",
@@ -120,7 +128,8 @@ export async function writeFileAtomic(
     }
     throw fsError(err, display);
   }
-  await syncDir(path.dirname(target));
+  await dir.sync();
+  await dir.close();
 }
 
 /**
@@ -129,9 +138,9 @@ export async function writeFileAtomic(
  */
 export async function contentEquals(file: string, parts: readonly Uint8Array[]): Promise<boolean> {
   const total = parts.reduce((n, p) => n + p.byteLength, 0);
-  const fh = await open(file, "r");
+  const { fh, stats } = await openRegularFile(file, file);
   try {
-    if ((await fh.stat()).size !== total) return false;
+    if (stats.size !== total) return false;
     const block = Buffer.allocUnsafe(Math.min(READ_BACK_BLOCK, Math.max(total, 1)));
     for (let at = 0; at < total; ) {
       const { bytesRead } = await fh.read(block, 0, Math.min(block.length, total - at), at);
@@ -148,13 +157,6 @@ export async function contentEquals(file: string, parts: readonly Uint8Array[]):
   } finally {
     await fh.close();
   }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const dh = await open(dir, "r").catch(() => undefined);
-  if (!dh) return;
-  await dh.sync().catch(() => undefined);
-  await dh.close().catch(() => undefined);
 }
 
 /** For tests and the sweep: is this an abandoned temp file of ours (its writer process is gone)? */

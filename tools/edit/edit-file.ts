@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { ToolError } from "../errors.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkWritable, contentEquals, writeFileAtomic } from "./atomic-write.js";
@@ -6,6 +6,7 @@ import { type ByteEdit, type BytePlan, planOnBytes } from "./byte-plan.js";
 import { compactDiff } from "./compact-diff.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { type EditSpec, planEdits } from "./plan-edits.js";
+import { checkNotSpecial, readRegularFile } from "./regular-file.js";
 import { checkText, hasBom } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
@@ -46,10 +47,9 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
         },
       );
     }
+    checkNotSpecial(st, display);
     await checkWritable(target.real, display);
-    const buf = await readFile(target.real, { signal: ctx.signal }).catch((err: unknown) => {
-      throw fsError(err, display);
-    });
+    const buf = await readRegularFile(target.real, display, ctx.signal);
     checkText(buf, display);
     const textStart = hasBom(buf) ? 3 : 0;
     const plan =

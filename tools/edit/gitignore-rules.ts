@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { closeSync, readFileSync } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { openRegularSync, readRegularFile } from "./regular-file.js";
 
 /** The rules of one `.gitignore`, anchored at the directory that holds it. */
 interface RuleSet {
@@ -28,17 +28,26 @@ function withRules(stack: RuleStack, dir: string, ig: Ignore | undefined): RuleS
 
 /** Adds the rules of `dir/.gitignore` (if any) to the stack. */
 export async function pushRules(stack: RuleStack, dir: string): Promise<RuleStack> {
-  const text = await readFile(path.join(dir, ".gitignore"), "utf8").catch(() => undefined);
+  const file = path.join(dir, ".gitignore");
+  const text = await readRegularFile(file, file).then(
+    (b) => b.toString("utf8"),
+    () => undefined,
+  );
   return withRules(stack, dir, text === undefined ? undefined : parse(text));
 }
 
 /** pushRules with a synchronous read, for walks in worker threads. */
 export function pushRulesSync(stack: RuleStack, dir: string): RuleStack {
   let text: string | undefined;
-  try {
-    text = readFileSync(path.join(dir, ".gitignore"), "utf8");
-  } catch {
-    text = undefined;
+  const fd = openRegularSync(path.join(dir, ".gitignore"));
+  if (fd !== undefined) {
+    try {
+      text = readFileSync(fd, "utf8");
+    } catch {
+      text = undefined;
+    } finally {
+      closeSync(fd);
+    }
   }
   return withRules(stack, dir, text === undefined ? undefined : parse(text));
 }

@@ -77,6 +77,8 @@ export interface ParallelGrep {
   spec: SearchSpec;
   /** The folder to walk (a real path) and the workspace root whose `.gitignore` files apply. */
   start: string;
+  /** Search exactly these files instead of walking `start` (one file named by the call). */
+  files?: string[];
   root: string;
   /** Which walked files to search (the glob filter). */
   keep: (file: string) => boolean;
@@ -177,8 +179,16 @@ export function grepInWorkers(o: ParallelGrep): Promise<{ ignored: number }> {
       const l = listeners[i]!;
       w.on("message", l.message).on("error", l.error).on("exit", l.exit);
       send(w, { kind: "job", spec: o.spec });
-      if (i === 0) send(w, { kind: "walk", start: o.start, root: o.root });
+      if (i === 0 && !o.files) send(w, { kind: "walk", start: o.start, root: o.root });
       else for (let s = 0; s < SLOTS; s++) free.push(w);
     });
+    if (o.files) {
+      // nothing to walk: the files are the batches
+      walked = true;
+      pending = o.files.filter(o.keep);
+      cutBatches(true);
+      pump();
+      drain();
+    }
   });
 }

@@ -1,5 +1,6 @@
 import { isAscii } from "node:buffer";
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { openRegularSync } from "./regular-file.js";
 
 /** What every thread needs to search a file the same way; plain data, so it can be posted to a worker. */
 export interface SearchSpec {
@@ -107,12 +108,9 @@ export function createFileSearcher(spec: SearchSpec) {
    * open, one read, close for a file that fits the head. Unreadable files answer undefined.
    */
   function searchFileSync(file: string, shownPath: string): FileResult | undefined {
-    let fd: number;
-    try {
-      fd = openSync(file, "r");
-    } catch {
-      return undefined;
-    }
+    // non-blocking, and only a regular file: a FIFO put in a folder never holds the thread
+    const fd = openRegularSync(file);
+    if (fd === undefined) return undefined;
     try {
       let len = readSync(fd, scratch, 0, HEAD, 0);
       if (len === HEAD) {

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
@@ -13,6 +12,7 @@ import {
   grepWorkerUrl,
 } from "./grep-pool.js";
 import { createFileSearcher, type FileResult, type SearchSpec } from "./grep-search.js";
+import { readRegularFile } from "./regular-file.js";
 import { requiredLiteral } from "./required-literal.js";
 import { relTo, resolveSearchTarget } from "./search-target.js";
 import { walkFiles } from "./walker.js";
@@ -159,15 +159,18 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
       let ignored = 0;
       const keep = globFilter(a.glob, target.real);
       const dir = target.stats.isDirectory();
-      const workers = dir ? poolOf() : undefined;
+      // a regular expression can run for ever (`(a+)+$`): it runs in a worker, which the call's
+      // timeout or abort terminates, for one file as for a folder
+      const workers = poolOf();
       if (workers) {
         const walk = await grepInWorkers({
           pool: workers,
-          threads,
+          threads: dir ? threads : 1,
           spec,
           start: target.real,
+          ...(dir ? {} : { files: [target.real] }),
           root,
-          keep,
+          keep: dir ? keep : () => true,
           shown: (f) => relTo(root, f),
           signal: ctx.signal,
           consume,
@@ -184,7 +187,7 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
         for (let i = 0; i < files.length && !capped; i += BATCH) {
           ctx.signal.throwIfAborted();
           const batch = files.slice(i, i + BATCH);
-          const bufs = await Promise.all(batch.map((f) => readFile(f).catch(() => undefined)));
+          const bufs = await Promise.all(batch.map((f) => readRegularFile(f, f).catch(() => undefined)));
           for (let j = 0; j < batch.length; j++) {
             const buf = bufs[j];
             const result = buf ? searcher.searchBuffer(buf, relTo(root, batch[j]!)) : undefined;

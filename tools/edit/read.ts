@@ -1,10 +1,11 @@
-import { type FileHandle, open } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
 import { fsError } from "./fs-errors.js";
 import { decodeLines, readLinesBackward, readLinesForward } from "./line-window.js";
+import { openRegularFile } from "./regular-file.js";
 import { decodeText } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
@@ -160,23 +161,20 @@ export function createReadTool(): BuiltinTool {
       const display = target.rel;
       const offset = a.offset ?? 1;
       const want = Math.min(a.limit ?? MAX_LINES, MAX_LINES);
-      let fh: FileHandle;
-      try {
-        fh = await open(target.real, "r");
-      } catch (err) {
-        throw fsError(err, display);
-      }
-      try {
-        const st = await fh.stat();
-        if (st.isDirectory()) {
-          throw new ToolError(
+      // stat before open: a FIFO, socket or device is refused without holding a pool thread
+      const { fh, stats: st } = await openRegularFile(
+        target.real,
+        display,
+        () =>
+          new ToolError(
             "is_directory",
             `${display} is a directory. List it with edit.ls, or name a file in it.`,
             {
               details: { path: display },
             },
-          );
-        }
+          ),
+      );
+      try {
         if (st.size === 0) {
           if (offset > 1) throw outOfRange(display, offset, 0);
           return { text: `${display} is empty (0 bytes).`, details: { path: display, lines: 0, bytes: 0 } };

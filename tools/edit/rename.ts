@@ -5,6 +5,8 @@ import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
 import { errnoOf, fsError } from "./fs-errors.js";
+import { pinDir } from "./pinned-dir.js";
+import { checkNotSpecial } from "./regular-file.js";
 import { resolveWorkspaceEntry } from "./workspace-path.js";
 
 export const RenameArgs = z
@@ -61,7 +63,9 @@ export function createRenameTool(): BuiltinTool {
               },
             );
           }
+          checkNotSpecial(src, from.rel);
           const dst = await lstatOrUndefined(to.real, to.rel);
+          if (dst) checkNotSpecial(dst, to.rel);
           if (dst?.isDirectory()) {
             throw new ToolError(
               "is_directory",
@@ -111,10 +115,21 @@ export function createRenameTool(): BuiltinTool {
             }
             throw fsError(err, to.rel);
           }
+          // both folders as opened and checked: one swapped for a symlink meanwhile cannot redirect the move
+          const fromDir = await pinDir(path.dirname(from.real), from.rel);
           try {
-            await rename(from.real, to.real);
+            const toDir = await pinDir(path.dirname(to.real), to.rel);
+            try {
+              await fromDir.check();
+              await toDir.check();
+              await rename(fromDir.join(path.basename(from.real)), toDir.join(path.basename(to.real)));
+            } finally {
+              await toDir.close();
+            }
           } catch (err) {
             throw fsError(err, `${from.rel} -> ${to.rel}`);
+          } finally {
+            await fromDir.close();
           }
           return {
             text: `Renamed ${from.rel} to ${to.rel}${dst ? " (replacing the old file)" : ""}.`,

@@ -1,6 +1,7 @@
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { fsError } from "./fs-errors.js";
+import { checkNotSpecial } from "./regular-file.js";
 import { resolveWorkspacePath, type WorkspacePath } from "./workspace-path.js";
 
 /** Where grep and glob look: a folder (walked) or one file. */
@@ -13,11 +14,15 @@ export async function resolveSearchTarget(
   input: string | undefined,
 ): Promise<SearchTarget> {
   const target = await resolveWorkspacePath(workspace, input ?? ".");
+  let stats: Stats;
   try {
-    return { ...target, stats: await stat(target.real) };
+    stats = await stat(target.real);
   } catch (err) {
     throw fsError(err, target.rel);
   }
+  // a FIFO, socket or device is never searched (opening one could block)
+  checkNotSpecial(stats, target.rel);
+  return { ...target, stats };
 }
 
 /** A path below the root as shown to the model: relative, `/`-separated. */

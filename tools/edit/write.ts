@@ -1,4 +1,4 @@
-import { mkdir, open, stat } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { ToolError } from "../errors.js";
@@ -6,6 +6,7 @@ import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { declareBuiltin, parseArgs } from "./declare.js";
 import { errnoOf, fsError } from "./fs-errors.js";
+import { checkNotSpecial, openRegularFile } from "./regular-file.js";
 import { UTF8_BOM } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
@@ -19,8 +20,11 @@ export const WriteArgs = z
   .strict();
 export type WriteArgs = z.infer<typeof WriteArgs>;
 
-async function hasBom(file: string): Promise<boolean> {
-  const fh = await open(file, "r").catch(() => undefined);
+async function hasBom(file: string, display: string): Promise<boolean> {
+  const fh = await openRegularFile(file, display).then(
+    (r) => r.fh,
+    () => undefined,
+  );
   if (!fh) return false;
   try {
     const b = Buffer.alloc(3);
@@ -77,6 +81,7 @@ export function createWriteTool(): BuiltinTool {
             details: { path: display },
           });
         }
+        if (existing) checkNotSpecial(existing, display);
         if (!existing) {
           try {
             await mkdir(path.dirname(target.real), { recursive: true });
@@ -93,7 +98,8 @@ export function createWriteTool(): BuiltinTool {
           }
         }
         // a BOM the file had is kept (edit.read hides it, so a rewrite would otherwise drop it)
-        const keepBom = existing !== undefined && !a.text.startsWith(UTF8_BOM) && (await hasBom(target.real));
+        const keepBom =
+          existing !== undefined && !a.text.startsWith(UTF8_BOM) && (await hasBom(target.real, display));
         const bytes = Buffer.from(keepBom ? UTF8_BOM + a.text : a.text, "utf8");
         await writeFileAtomic(target.real, bytes, { display, signal: ctx.signal });
         const lines = countLines(a.text);

@@ -4,17 +4,17 @@ import path from "node:path";
 import type { z } from "zod";
 import { createTailBuffer } from "../cap.js";
 import type { ShellImpl } from "../declaration.js";
+import { resolveWorkspacePath } from "../edit/workspace-path.js";
 import { ToolError } from "../errors.js";
 import type { ToolContext, ToolOutput } from "../types.js";
-import { fillPlaceholders } from "./placeholders.js";
+import { checkOptionValues, fillPlaceholders, pathParams } from "./placeholders.js";
 
 type ShellImplSpec = z.infer<typeof ShellImpl>;
 
-// Variables that look like credentials are not handed to commands an agent may have declared.
-const SECRET_ENV = /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|^BYTESEEK_LLM_/i;
-
 /** How long a process group gets between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 2000;
+/** Once the command has exited and its processes are ended, how long its output may still drain. */
+const DRAIN_MS = 2000;
 
 /**
  * Runs a `shell` impl: argv with `{param}` placeholders replaced by whole argument values, spawned
@@ -25,14 +25,21 @@ export async function runShellImpl(
   impl: ShellImplSpec,
   args: Record<string, unknown>,
   ctx: ToolContext,
+  params: Record<string, unknown> = {},
 ): Promise<ToolOutput> {
+  checkOptionValues(impl.argv, args, params);
   const argv = impl.argv.map((a) => fillPlaceholders(a, args)).filter((a): a is string => a !== undefined);
   const [file, ...rest] = argv;
   if (!file) throw new ToolError("failed", "the command is empty after filling its placeholders");
   const cwd = await resolveCwd(impl.cwd ? (fillPlaceholders(impl.cwd, args) ?? ".") : ".", ctx.workspace);
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET_ENV.test(k)) env[k] = v;
-  for (const [k, v] of Object.entries(impl.env ?? {})) env[k] = fillPlaceholders(v, args) ?? "";
+  // a path parameter names a place in the workspace, seen from where the command runs
+  for (const name of pathParams(params)) {
+    const value = args[name];
+    if (typeof value === "string") await resolveWorkspacePath(ctx.workspace, path.resolve(cwd, value));
+  }
+  const declared: Record<string, string> = {};
+  for (const [k, v] of Object.entries(impl.env ?? {})) declared[k] = fillPlaceholders(v, args) ?? "";
+  const env = await ctx.commands.env(declared);
   ctx.signal.throwIfAborted();
 
   const out = createTailBuffer();
@@ -57,24 +64,25 @@ export async function runShellImpl(
   }
   ctx.signal.addEventListener("abort", onAbort, { once: true });
 
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
     function wait(resolve) {
       child.once("error", (error) => resolve({ code: null, signal: null, error }));
-      child.once("close", (code, signal) => resolve({ code, signal }));
-      // A grandchild that left the group may hold the pipes open: once our child has exited
-      // after an abort, stop waiting for them.
-      child.once("exit", (code, signal) => {
-        if (!ctx.signal.aborted) return;
-        child.stdout.destroy();
-        child.stderr.destroy();
-        resolve({ code, signal });
-      });
+      child.once("exit", (code, signal) => resolve({ code, signal }));
     },
   );
   ctx.signal.removeEventListener("abort", onAbort);
   if (killTimer) clearTimeout(killTimer);
-  // Whatever the child left running in its group goes with it.
-  if (ended.code === null || ctx.signal.aborted) killGroup("SIGKILL");
+  // Nothing it started outlives the call: its group, and whatever left the group, by its mark.
+  await ctx.commands.endProcesses(child.pid);
+  if (!ended.error) {
+    // what is still in the pipes drains; a process that escaped the mark may hold them, so not forever
+    let late: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((r) => (late = setTimeout(r, DRAIN_MS)))]);
+    clearTimeout(late);
+    child.stdout.destroy();
+    child.stderr.destroy();
+  }
 
   const { text: output, truncated, bytes, lines } = out.text();
   const details = { argv, cwd, exitCode: ended.code, signal: ended.signal, bytes, lines, truncated };

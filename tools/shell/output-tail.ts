@@ -1,4 +1,5 @@
 import { open } from "node:fs/promises";
+import { errnoOf } from "../edit/fs-errors.js";
 
 export interface Tail {
   /** The last lines of the output, decoded leniently (it is output, not a file to edit). */
@@ -8,45 +9,38 @@ export interface Tail {
   /** Lines in the whole output. */
   totalLines: number;
   shownLines: number;
+  /** Bytes in the whole output. */
   bytes: number;
 }
 
-const CHUNK = 1024 * 1024;
-
-async function countLines(file: string, size: number): Promise<number> {
-  const fh = await open(file, "r");
-  try {
-    const buf = Buffer.allocUnsafe(CHUNK);
-    let n = 0;
-    let last = 10;
-    for (let pos = 0; pos < size; ) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
-      if (bytesRead === 0) break;
-      for (let i = buf.indexOf(10); i !== -1 && i < bytesRead; i = buf.indexOf(10, i + 1)) n++;
-      last = buf[bytesRead - 1]!;
-      pos += bytesRead;
+/**
+ * The last `maxLines` lines / `maxBytes` bytes of a spooled output file (which holds the tail of
+ * the output, `totals` counting all of it), without reading the rest into memory.
+ */
+export async function readTail(
+  file: string,
+  maxLines: number,
+  maxBytes: number,
+  totals: { bytes: number; lines: number },
+): Promise<Tail> {
+  let raw = Buffer.alloc(0);
+  let size = 0;
+  const fh = await open(file, "r").catch((err: unknown) => {
+    if (errnoOf(err) === "ENOENT") return undefined; // the command wrote nothing
+    throw err;
+  });
+  if (fh) {
+    try {
+      size = (await fh.stat()).size;
+      const len = Math.min(size, maxBytes);
+      raw = Buffer.alloc(len);
+      await fh.read(raw, 0, len, size - len);
+    } finally {
+      await fh.close();
     }
-    return last === 10 ? n : n + 1;
-  } finally {
-    await fh.close();
   }
-}
-
-/** The last `maxLines` lines / `maxBytes` bytes of an output file, without reading the rest into memory. */
-export async function readTail(file: string, maxLines: number, maxBytes: number): Promise<Tail> {
-  const fh = await open(file, "r");
-  let raw: Buffer;
-  let size: number;
-  try {
-    size = (await fh.stat()).size;
-    const len = Math.min(size, maxBytes);
-    raw = Buffer.alloc(len);
-    await fh.read(raw, 0, len, size - len);
-  } finally {
-    await fh.close();
-  }
-  let cutByBytes = raw.length < size;
-  if (cutByBytes) {
+  let truncated = raw.length < totals.bytes;
+  if (truncated) {
     // start at a whole line when the window has one
     const nl = raw.indexOf(10);
     if (nl !== -1 && nl < raw.length - 1) raw = raw.subarray(nl + 1);
@@ -56,9 +50,13 @@ export async function readTail(file: string, maxLines: number, maxBytes: number)
   let lines = text === "" ? [] : text.split("\n");
   if (lines.length > maxLines) {
     lines = lines.slice(lines.length - maxLines);
-    cutByBytes = true;
+    truncated = true;
   }
-  const truncated = cutByBytes;
-  const totalLines = truncated ? await countLines(file, size) : lines.length;
-  return { text: lines.join("\n"), truncated, totalLines, shownLines: lines.length, bytes: size };
+  return {
+    text: lines.join("\n"),
+    truncated,
+    totalLines: truncated ? totals.lines : lines.length,
+    shownLines: lines.length,
+    bytes: totals.bytes,
+  };
 }

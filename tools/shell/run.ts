@@ -1,11 +1,10 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { open, unlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { declareBuiltin, parseArgs } from "../edit/declare.js";
 import { ToolError } from "../errors.js";
+import { killGroup } from "../process/contain.js";
+import { OutputSpool } from "../process/output-spool.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { readTail } from "./output-tail.js";
 
@@ -14,10 +13,10 @@ export const RunArgs = z
     command: z.string().min(1).describe("Bash command line, run with bash -c in the workspace root."),
     timeout: z
       .number()
-      .positive()
+      .min(0.001)
       .optional()
       .describe(
-        "Timeout in seconds (default from the policy, 120). On timeout the whole process group is killed.",
+        "Timeout in seconds, from 0.001 to the policy's maximum (default from the policy, 120). On timeout every process the command started is killed.",
       ),
   })
   .strict();
@@ -27,35 +26,39 @@ const MAX_LINES = 2000;
 const MAX_BYTES = 50 * 1024;
 /** After SIGTERM, the group gets this long before SIGKILL. */
 const GRACE_MS = 1000;
+/** Once the command has exited and its processes are ended, how long its output may still drain. */
+const DRAIN_MS = 2000;
 
 type Ending = { code: number | null; signal: NodeJS.Signals | null; stop?: "timeout" | "aborted" };
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // the group is already gone
-  }
-}
+const timeoutOf = (a: { timeout?: number | undefined }) =>
+  a.timeout === undefined ? undefined : Math.max(1, Math.round(a.timeout * 1000));
 
-/** Runs bash -c in its own process group, output (stdout and stderr interleaved) going to `logFile`. */
-async function runToLog(
+/**
+ * Runs bash -c in its own process group, with the call's environment, stdout and stderr on one
+ * pipe (so they interleave as written) into a capped spool; when it exits — or is stopped — every
+ * process it started is ended (the group, and the ones that left it, by their mark).
+ */
+async function runContained(
   command: string,
-  cwd: string,
-  logFile: string,
+  ctx: ToolContext,
+  spool: OutputSpool,
   timeoutMs: number,
-  signal: AbortSignal,
-) {
-  const log = await open(logFile, "w", 0o600);
-  let child: ReturnType<typeof spawn>;
-  try {
-    child = spawn("bash", ["-c", command], { cwd, detached: true, stdio: ["ignore", log.fd, log.fd] });
-  } catch (err) {
-    await log.close();
-    throw err;
-  }
-  // Listen before anything else is awaited: a fast command can exit during the next await.
-  const ending = new Promise<Ending>((resolve, reject) => {
+): Promise<Ending> {
+  const env = await ctx.commands.env();
+  // the inner bash gets the command exactly as bash -c would, with stderr joined to stdout
+  const child = spawn("bash", ["-c", 'exec bash -c "$1" 2>&1', "bash", command], {
+    cwd: ctx.workspace,
+    env,
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  child.stdout.pipe(spool);
+  const drained = new Promise<void>((resolve) => {
+    spool.once("finish", resolve);
+    spool.once("error", () => resolve());
+  });
+  const ending = await new Promise<Ending>((resolve, reject) => {
     let stop: Ending["stop"];
     let hardKill: NodeJS.Timeout | undefined;
     const halt = (why: "timeout" | "aborted") => {
@@ -65,13 +68,16 @@ async function runToLog(
       hardKill = setTimeout(() => killGroup(child.pid!, "SIGKILL"), GRACE_MS);
     };
     const timer = setTimeout(() => halt("timeout"), timeoutMs);
-    const onAbort = () => halt("aborted");
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
+    const onAbort = () => {
+      const reason: unknown = ctx.signal.reason;
+      halt(reason instanceof ToolError && reason.code === "timeout" ? "timeout" : "aborted");
+    };
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener("abort", onAbort, { once: true });
     const done = () => {
       clearTimeout(timer);
       clearTimeout(hardKill);
-      signal.removeEventListener("abort", onAbort);
+      ctx.signal.removeEventListener("abort", onAbort);
     };
     child.once("error", (err) => {
       done();
@@ -79,13 +85,26 @@ async function runToLog(
     });
     child.once("exit", (code, sig) => {
       done();
-      // what is left of a stopped group goes now
-      if (stop && child.pid !== undefined) killGroup(child.pid, "SIGKILL");
       resolve({ code, signal: sig, ...(stop ? { stop } : {}) });
     });
   });
-  // The child holds its own copy of the descriptor; ours can go now.
-  await log.close();
+  // nothing the command started outlives the call: background jobs, setsid, daemons
+  await ctx.commands.endProcesses(child.pid);
+  let late: NodeJS.Timeout | undefined;
+  await Promise.race([
+    drained,
+    new Promise<void>((resolve) => {
+      late = setTimeout(() => {
+        // a process that escaped the mark (env -i) still holds the pipe: stop reading it
+        child.stdout.unpipe(spool);
+        child.stdout.destroy();
+        spool.end();
+        resolve();
+      }, DRAIN_MS);
+    }),
+  ]);
+  clearTimeout(late);
+  await drained;
   return ending;
 }
 
@@ -97,37 +116,44 @@ export function createRunTool(): BuiltinTool {
     declaration: declareBuiltin({
       name,
       description:
-        "Run a bash command in the workspace root. Output (stdout and stderr interleaved) is cut to its last 2000 lines or 50 KB, with the full output kept in a temp file; the exit code is reported, and a non-zero exit is an error.",
+        "Run a bash command in the workspace root. Output (stdout and stderr interleaved) is cut to its last 2000 lines or 50 KB, with the byte count of all of it; the exit code is reported, and a non-zero exit is an error. Every process the command starts ends with the call, background ones included.",
       snippet: "run a bash command in the workspace (tests, builds, git, …)",
       guidelines: [
         "Use shell.run for builds, tests and git; use the edit tools to read and change files, not cat, sed or echo.",
-        "Give long-running commands a timeout in seconds; a command that does not finish in time is killed with its whole process group.",
+        "Give long-running commands a timeout in seconds; a command that does not finish in time is killed with every process it started.",
       ],
       schema: RunArgs,
       sequential: true,
     }),
+    callTimeoutMs: (args) => timeoutOf(args as { timeout?: number }),
     async execute(args, ctx: ToolContext): Promise<ToolOutput> {
       const a = parseArgs(RunArgs, args, name);
-      const timeoutMs = a.timeout !== undefined ? Math.round(a.timeout * 1000) : ctx.defaultTimeoutMs;
-      const logFile = path.join(tmpdir(), `byteseek-shell-${randomBytes(8).toString("hex")}.log`);
+      const asked = timeoutOf(a);
+      if (asked !== undefined && asked > ctx.maxTimeoutMs)
+        throw new ToolError(
+          "invalid_args",
+          `timeout ${a.timeout} s is beyond the policy's maximum of ${ctx.maxTimeoutMs / 1000} s; give a timeout from 0.001 to ${ctx.maxTimeoutMs / 1000} seconds.`,
+          { details: { timeout: a.timeout, maxTimeoutMs: ctx.maxTimeoutMs } },
+        );
+      const timeoutMs = asked ?? ctx.defaultTimeoutMs;
+      const logFile = path.join(await ctx.commands.scratch(), "output.log");
+      const spool = new OutputSpool(logFile, ctx.commands.outputCapBytes);
       const started = Date.now();
       let end: Ending;
       try {
-        end = await runToLog(a.command, ctx.workspace, logFile, timeoutMs, ctx.signal);
+        end = await runContained(a.command, ctx, spool, timeoutMs);
       } catch (err) {
-        await unlink(logFile).catch(() => undefined);
         throw new ToolError("failed", `The command could not be started: ${(err as Error).message}.`, {
           details: { command: a.command },
           cause: err,
         });
       }
       const ms = Date.now() - started;
-      const tail = await readTail(logFile, MAX_LINES, MAX_BYTES);
-      if (!tail.truncated) await unlink(logFile).catch(() => undefined);
+      const tail = await readTail(logFile, MAX_LINES, MAX_BYTES, { bytes: spool.bytes, lines: spool.lines });
       const parts = [tail.text === "" ? "(no output)" : tail.text];
       if (tail.truncated) {
         parts.push(
-          `[Output truncated: showing the last ${tail.shownLines} of ${tail.totalLines} lines (${tail.bytes} bytes in all). Full output: ${logFile}]`,
+          `[Output truncated: showing the last ${tail.shownLines} of ${tail.totalLines} lines (${tail.bytes} bytes in all).]`,
         );
       }
       const details: Record<string, unknown> = {
@@ -135,17 +161,17 @@ export function createRunTool(): BuiltinTool {
         exitCode: end.code,
         signal: end.signal,
         ms,
+        bytes: tail.bytes,
         truncated: tail.truncated,
-        ...(tail.truncated ? { fullOutput: logFile } : {}),
       };
       if (end.stop === "timeout") {
         parts.push(
-          `Command timed out after ${timeoutMs / 1000} s and was killed with its whole process group. Give a larger timeout, or make the command finish sooner.`,
+          `Command timed out after ${timeoutMs} ms and was killed with every process it started. Give a larger timeout, or make the command finish sooner.`,
         );
         throw new ToolError("timeout", parts.join("\n"), { details: { ...details, timeoutMs } });
       }
       if (end.stop === "aborted") {
-        parts.push("Command was stopped because the call was aborted; its process group was killed.");
+        parts.push("Command was stopped because the call was aborted; every process it started was killed.");
         throw new ToolError("aborted", parts.join("\n"), { details });
       }
       if (end.signal) {

@@ -1,0 +1,60 @@
+import { readdir, readFile } from "node:fs/promises";
+import { CALL_MARK } from "./env.js";
+
+/** Sends `signal` to the process group `pgid`; a group already gone is fine. */
+export function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // the group is already gone
+  }
+}
+
+/** The pids whose initial environment carries `BYTESEEK_CALL=<mark>` (this user's processes: others' are unreadable). */
+export async function markedProcesses(mark: string): Promise<number[]> {
+  const needle = Buffer.from(`\0${CALL_MARK}=${mark}\0`);
+  const first = Buffer.from(`${CALL_MARK}=${mark}\0`);
+  let names: string[];
+  try {
+    names = await readdir("/proc");
+  } catch {
+    return []; // no /proc: the process-group kill is all there is
+  }
+  const found: number[] = [];
+  const pids = names.filter((n) => /^[0-9]+$/.test(n) && Number(n) !== process.pid);
+  // two readers at a time: the scan leaves the rest of libuv's pool to the store's writes
+  async function reader(): Promise<void> {
+    for (let name = pids.pop(); name !== undefined; name = pids.pop()) {
+      // /proc files are not FIFOs: reading one never blocks a pool thread for long
+      const environ = await readFile(`/proc/${name}/environ`).catch(() => undefined);
+      if (!environ) continue;
+      if (environ.indexOf(needle) !== -1 || environ.subarray(0, first.length).equals(first))
+        found.push(Number(name));
+    }
+  }
+  await Promise.all([reader(), reader()]);
+  return found;
+}
+
+/**
+ * Ends every process a call started: its process group, then — for those that left it with
+ * `setsid` or by daemonizing — every process whose environment carries the call's mark, scanning
+ * /proc until a scan finds none (a fork loop is outpaced within `rounds` scans).
+ */
+export async function endCallProcesses(pgid: number | undefined, mark: string, rounds = 20): Promise<number> {
+  let killed = 0;
+  if (pgid !== undefined) killGroup(pgid, "SIGKILL");
+  for (let i = 0; i < rounds; i++) {
+    const pids = await markedProcesses(mark);
+    if (pids.length === 0) break;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+        killed++;
+      } catch {
+        // gone already
+      }
+    }
+  }
+  return killed;
+}

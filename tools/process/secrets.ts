@@ -1,0 +1,58 @@
+import { closeSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+
+/** Variables that look like credentials: the server keeps them to itself. */
+export const SECRET_NAME =
+  /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|_PAT$|^BYTESEEK_LLM_KEY$/i;
+
+export interface WithdrawnEnv {
+  /** The whole environment as it was, secrets included: hand it to the parts that read settings. */
+  env: Record<string, string | undefined>;
+  /** The names taken out of the process's environment. */
+  withdrawn: string[];
+}
+
+/**
+ * Takes the server's secrets out of its own process, once, at start: `BYTESEEK_TOKEN`,
+ * `BYTESEEK_LLM_KEY`, provider keys and anything else named like a credential (`SECRET_NAME`,
+ * plus `names`) are deleted from `process.env`, and their bytes are wiped from the block the kernel
+ * shows as `/proc/<pid>/environ` (the process's own memory, written through `/proc/self/mem`), so a
+ * command that reads its parent's environ finds none of them. Answers a copy of the environment
+ * taken before, for the configuration to read. Where `/proc` is missing, only `process.env` is cleaned.
+ */
+export function withdrawSecrets(names: readonly string[] = []): WithdrawnEnv {
+  const env: Record<string, string | undefined> = { ...process.env };
+  const extra = new Set(names);
+  const withdrawn = Object.keys(env).filter((k) => extra.has(k) || SECRET_NAME.test(k));
+  for (const name of withdrawn) delete process.env[name];
+  if (withdrawn.length > 0) wipeInitialEnviron(withdrawn);
+  return { env, withdrawn };
+}
+
+/** Zeroes `NAME=value` for each name in the initial environment block (fields 50-51 of /proc/self/stat). */
+function wipeInitialEnviron(names: readonly string[]): void {
+  let fd: number | undefined;
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    // fields after the command name, which is in parentheses and may hold spaces; field 3 comes first
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const start = Number(fields[50 - 3]);
+    const end = Number(fields[51 - 3]);
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end <= start) return;
+    fd = openSync("/proc/self/mem", "r+");
+    const block = Buffer.alloc(end - start);
+    readSync(fd, block, 0, block.length, start);
+    for (let at = 0; at < block.length; ) {
+      let stop = block.indexOf(0, at);
+      if (stop === -1) stop = block.length;
+      const entry = block.toString("utf8", at, stop);
+      const eq = entry.indexOf("=");
+      if (eq > 0 && names.includes(entry.slice(0, eq)))
+        writeSync(fd, Buffer.alloc(stop - at), 0, stop - at, start + at);
+      at = stop + 1;
+    }
+  } catch {
+    // no /proc (not Linux) or no access to our own memory: process.env is clean all the same
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
