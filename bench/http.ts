@@ -3,7 +3,8 @@
  * values over 10,000 pre-written keys, GET and PUT at 1 and 32 connections, against
  * - byteseek on classic-level (`byteseek serve`, BYTESEEK_SYNC=never, and a second one with always
  *   for PUT),
- * - byteseek on the etcd backend (KVSPACE=etcd://…/bench),
+ * - byteseek on the etcd backend (`byteseek serve`, KVSPACE=etcd://…/bench), alone and as two
+ *   servers on the same tree loaded together (PUT: do two servers write at least as fast as one?),
  * - etcd's own v2 keys API and v3 JSON gateway (Debian's etcd, started here, data dir on disk),
  * - the issue's reference: a bare fastify + classic-level server that stores a PUT's body under
  *   its path and answers it to a GET, nothing more (no revisions, no change log, no directories),
@@ -11,14 +12,15 @@
  * Every server runs in a child process, so the load generator never shares its event loop; all of
  * them run through the whole bench, and the rows are measured round after round with the servers of
  * a row one after another (see measureAll). Prints a Markdown table of the medians with our/etcd
- * ratios, then issue 3's bars marked met / MISSED.
+ * ratios, then issue 3's and issue 19's bars marked met / MISSED.
  *
- *   npm run build && node dist/bench/http.js [--duration S] [--rounds N] [--quick] [--profile DIR] [--driver builtin]
+ *   npm run build && node dist/bench/http.js [--duration S] [--rounds N] [--quick] [--profile DIR] [--driver builtin] [--etcd]
  *
  * Defaults: 5 rounds of 10 s per row; `--quick` is 1 round of 3 s. `--profile DIR` writes a
  * `--cpu-prof` profile of each byteseek server into DIR; `--driver builtin` loads with
  * bench/load.ts instead of autocannon (a driver that spends far less of the two shared cores: see
- * there). `--serve` and `--toy` are internal: the etcd-backed server's and the toy's child process.
+ * there). `--etcd` runs only the etcd rows (byteseek on etcd, two of them, the v3 gateway). `--toy` is
+ * internal: the toy's child process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -28,10 +30,7 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { ClassicLevel } from "classic-level";
 import Fastify from "fastify";
-import pino from "pino";
 import { Pool } from "undici";
-import { buildApp } from "../server/app.js";
-import { openTree, parseStoreUrl } from "../tree/index.js";
 import { freePort, startEtcd } from "./etcd-process.js";
 import { runLoad } from "./load.js";
 import { fmt, median, pairedRatio, printTable } from "./report.js";
@@ -49,6 +48,13 @@ interface Target {
   pid: number | undefined;
   get(i: number): { method: "GET" | "POST"; path: string; body?: string; headers?: Record<string, string> };
   put(i: number): { method: "PUT" | "POST"; path: string; body: string; headers: Record<string, string> };
+  /** Servers loaded together as one (their connections split evenly, their figures summed). */
+  parts?: Target[];
+}
+
+/** Several servers of one store loaded as one: what a load balancer in front of them would see. */
+function together(name: string, parts: Target[]): Target {
+  return { ...parts[0]!, name, parts };
 }
 
 interface Figure {
@@ -106,24 +112,33 @@ function etcdV3Target(url: string, pid: number | undefined): Target {
   };
 }
 
-/** Writes the KEYS keys once, 32 at a time, checking every answer. */
+/**
+ * Writes the KEYS keys once, 32 at a time, checking every answer; then reads each once, so every
+ * server has seen every key before it is measured (byteseek on etcd answers GETs from the nodes
+ * it has read).
+ */
 async function prefill(target: Target): Promise<void> {
+  await eachKey(target, "put");
+  await eachKey(target, "get");
+}
+
+async function eachKey(target: Target, op: "get" | "put"): Promise<void> {
   const pool = new Pool(target.url, { connections: 32 });
   try {
     let next = 0;
     await Promise.all(
       Array.from({ length: 32 }, async () => {
         for (let i = next++; i < KEYS; i = next++) {
-          const r = target.put(i);
+          const r = target[op](i);
           const res = await pool.request({
             method: r.method,
             path: r.path,
-            body: r.body,
+            ...(r.body === undefined ? {} : { body: r.body }),
             headers: { ...r.headers },
           });
           const text = await res.body.text();
           if (res.statusCode >= 300)
-            throw new Error(`${target.name}: prefill ${r.path} answered ${res.statusCode}: ${text}`);
+            throw new Error(`${target.name}: prefill ${op} ${r.path} answered ${res.statusCode}: ${text}`);
         }
       }),
     );
@@ -151,6 +166,17 @@ async function load(
   connections: number,
   seconds: number,
 ): Promise<Figure> {
+  if (target.parts) {
+    const each = Math.max(1, Math.floor(connections / target.parts.length));
+    const figures = await Promise.all(target.parts.map((p) => load(p, op, each, seconds)));
+    const rps = figures.reduce((n, f) => n + f.rps, 0);
+    return {
+      rps,
+      p99: Math.max(...figures.map((f) => f.p99)),
+      errors: figures.reduce((n, f) => n + f.errors, 0),
+      cpuUs: figures.reduce((n, f) => n + f.cpuUs * f.rps, 0) / Math.max(rps, 1),
+    };
+  }
   // Requests prepared up front so the generator spends its time sending, not building.
   const prepared = Array.from({ length: KEYS }, (_, i) => target[op](i));
   const cpu0 = cpuTicks(target.pid);
@@ -284,7 +310,7 @@ interface Measured {
  */
 async function measureAll(all: Measured[], seconds: number, rounds: number): Promise<Row[]> {
   for (const { target } of all) {
-    await prefill(target);
+    for (const part of target.parts ?? [target]) await prefill(part);
     await load(target, "get", 32, 1); // warm-up, not recorded
   }
   const samples = new Map<string, Figure[]>();
@@ -322,19 +348,6 @@ async function measureAll(all: Measured[], seconds: number, rounds: number): Pro
   return rows;
 }
 
-/** `--serve`: byteseek's app on the store KVSPACE names (here: etcd), as `byteseek serve` builds it. */
-async function serve(): Promise<void> {
-  const location = parseStoreUrl(process.env.KVSPACE);
-  if (location.backend === "http") throw new Error("--serve needs a store, not a server's URL");
-  const logger = pino();
-  const tree = await openTree({ ...location, logger: logger.child({ part: "tree" }) });
-  const app = await buildApp({ tree, logger, web: false });
-  await app.listen({ host: "127.0.0.1", port: Number(process.env.BYTESEEK_PORT) });
-  process.once("SIGTERM", () => {
-    void app.close().then(() => tree.close());
-  });
-}
-
 /** `--toy`: the issue's reference server, a bare fastify + classic-level at KVSPACE. */
 async function serveToy(): Promise<void> {
   const db = new ClassicLevel<string, string>(process.env.KVSPACE ?? "", {
@@ -362,6 +375,7 @@ async function serveToy(): Promise<void> {
 const OURS = "byteseek (sync never)";
 const OURS_SYNC = "byteseek (sync always)";
 const OURS_ETCD = "byteseek on etcd";
+const OURS_ETCD_2 = "2 byteseek servers on one etcd";
 const V2 = "etcd v2 keys";
 const V3 = "etcd v3 gateway";
 const TOY = "fastify + classic-level toy";
@@ -393,7 +407,7 @@ function printFigures(rows: Row[], seconds: number, rounds: number): void {
   const table: string[][] = [];
   for (const op of ["GET", "PUT"])
     for (const c of CONNECTIONS) {
-      for (const t of [OURS, OURS_SYNC, OURS_ETCD, TOY, V2, V3]) {
+      for (const t of [OURS, OURS_SYNC, OURS_ETCD, OURS_ETCD_2, TOY, V2, V3]) {
         const f = find(op, c, t);
         if (!f) continue;
         const mine = t !== V2 && t !== V3;
@@ -445,8 +459,25 @@ function printFigures(rows: Row[], seconds: number, rounds: number): void {
   bar("GET vs etcd v3", "GET", OURS, V3, 2.5);
   bar("PUT (sync never) vs etcd v2", "PUT", OURS, V2, 1.5);
   bar("PUT (sync always) vs etcd v2", "PUT", OURS_SYNC, V2, 1.0);
-  console.log("\nBars at 32 connections (issue 3)");
-  printTable(["bar", "measured", "needed", ""], bars);
+  if (bars.length > 0) {
+    console.log("\nBars at 32 connections (issue 3)");
+    printTable(["bar", "measured", "needed", ""], bars);
+  }
+  bars.length = 0;
+  const ratioBar = (label: string, op: string, ours: string, theirs: string, need: number) => {
+    const a = row(op, 32, ours);
+    const b = row(op, 32, theirs);
+    if (!a || !b) return;
+    const r = rowRatio(a, b);
+    bars.push([label, `${r.toFixed(2)}x`, `${need.toFixed(1)}x`, r >= need ? "met" : "MISSED"]);
+  };
+  ratioBar("PUT on etcd vs etcd v3 gateway", "PUT", OURS_ETCD, V3, 0.8);
+  ratioBar("GET on etcd vs etcd v3 gateway", "GET", OURS_ETCD, V3, 2.0);
+  ratioBar("PUT, 2 servers on one etcd vs 1", "PUT", OURS_ETCD_2, OURS_ETCD, 1.0);
+  if (bars.length > 0) {
+    console.log("\nBars at 32 connections (issue 19: byteseek on etcd)");
+    printTable(["bar", "measured", "needed", ""], bars);
+  }
   const toyGet = versus("GET", 32, TOY, V2);
   const toyPut = versus("PUT", 32, TOY, V2);
   if (toyGet !== undefined && toyPut !== undefined)
@@ -467,6 +498,8 @@ function flag(name: string): string | undefined {
  * runs on both cores, takes up the freed CPU; byteseek's one event loop cannot (see RESULTS.md).
  */
 const DRIVER = flag("--driver") ?? "autocannon";
+/** `--etcd`: only the rows of byteseek on etcd and the etcd v3 gateway they are held to (issue 19). */
+const ETCD_ONLY = process.argv.includes("--etcd");
 if (DRIVER !== "builtin" && DRIVER !== "autocannon")
   throw new Error(`--driver takes builtin or autocannon, got ${JSON.stringify(DRIVER)}`);
 
@@ -497,6 +530,31 @@ async function main(): Promise<void> {
       servers.push(server);
       return server;
     };
+    const onEtcd = await started([cli, "serve"], {
+      KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
+      BYTESEEK_WORKSPACE: dir,
+    });
+    const onEtcdToo = await started([cli, "serve"], {
+      KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
+      BYTESEEK_WORKSPACE: dir,
+    });
+    const etcdUrl = etcd.members[0]!.clientUrl;
+    const etcdPid = etcd.members[0]!.pid;
+    const etcdRows: Measured[] = [
+      { target: etcdV3Target(etcdUrl, etcdPid), ops: ["get", "put"] },
+      { target: byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), ops: ["get", "put"] },
+      {
+        target: together(OURS_ETCD_2, [
+          byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid),
+          byteseekTarget(OURS_ETCD, onEtcdToo.url, onEtcdToo.pid),
+        ]),
+        ops: ["put"],
+      },
+    ];
+    if (ETCD_ONLY) {
+      rows = await measureAll(etcdRows, seconds, rounds);
+      return;
+    }
     const never = await started([cli, "serve"], {
       KVSPACE: join(dir, "classic-never"),
       BYTESEEK_SYNC: "never",
@@ -507,20 +565,13 @@ async function main(): Promise<void> {
       BYTESEEK_SYNC: "always",
       BYTESEEK_WORKSPACE: dir,
     });
-    // server/main.ts opens a folder only, so the etcd-backed server is this script's `--serve`.
-    const onEtcd = await started([fileURLToPath(import.meta.url), "--serve"], {
-      KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
-    });
     const toy = await started([fileURLToPath(import.meta.url), "--toy"], { KVSPACE: join(dir, "toy") });
-    const etcdUrl = etcd.members[0]!.clientUrl;
-    const etcdPid = etcd.members[0]!.pid;
     rows = await measureAll(
       [
         { target: byteseekTarget(OURS, never.url, never.pid), ops: ["get", "put"] },
         { target: byteseekTarget(OURS_SYNC, always.url, always.pid), ops: ["put"] },
         { target: etcdV2Target(etcdUrl, etcdPid), ops: ["get", "put"] },
-        { target: etcdV3Target(etcdUrl, etcdPid), ops: ["get", "put"] },
-        { target: byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), ops: ["get", "put"] },
+        ...etcdRows,
         { target: byteseekTarget(TOY, toy.url, toy.pid), ops: ["get", "put"] },
       ],
       seconds,
@@ -535,6 +586,5 @@ async function main(): Promise<void> {
   printFigures(rows, seconds, rounds);
 }
 
-if (process.argv.includes("--serve")) await serve();
-else if (process.argv.includes("--toy")) await serveToy();
+if (process.argv.includes("--toy")) await serveToy();
 else await main();

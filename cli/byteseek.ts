@@ -5,11 +5,10 @@
  *   byteseek run "task" [--vid V]     one agent turn, streaming the answer and each tool call
  *   byteseek chat [--vid V]           turns read from a `byteseek> ` prompt; `exit` leaves
  *   byteseek mcp [--vid V]            an MCP server on stdio (cli/mcp.ts)
- * `run` and `chat` work on the embedded store at KVSPACE (default ./data), or through a byteseek
- * server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
+ * `run` and `chat` work on the store at KVSPACE (a folder, default ./data, or etcd://…), or through
+ * a byteseek server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
  */
-import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Writable } from "node:stream";
 import { pino } from "pino";
@@ -25,11 +24,11 @@ import { withdrawSecrets } from "../tools/process/secrets.js";
 import type { Tree } from "../tree/types.js";
 import { decisionOf } from "./approval-answer.js";
 import { runMcp } from "./mcp.js";
-import { openStore, storeLocation } from "./open-store.js";
+import { openStore, storeSpec } from "./open-store.js";
 
 const USAGE = `usage:
   byteseek serve                  run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT, BYTESEEK_TOKEN)
-  byteseek run "task" [--vid V]   one agent turn on the store at KVSPACE (a folder, or a server's http:// URL)
+  byteseek run "task" [--vid V]   one agent turn on the store at KVSPACE (a folder, etcd://…, or a server's http:// URL)
   byteseek chat [--vid V]         an interactive loop with a "byteseek> " prompt; "exit" leaves
   byteseek mcp [--vid V]          an MCP server on stdio, on the store at KVSPACE (a folder, etcd://…, or a server's http:// URL);
                                   calls are recorded under /byteseek/tool/V/ (default mcp-<client name>)
@@ -112,8 +111,8 @@ function report(r: TurnResult): number {
 }
 
 async function openSession(): Promise<Session> {
-  const where = storeLocation(env);
-  if (/^https?:\/\//i.test(where)) return remoteSession(new URL(where));
+  const spec = storeSpec(env);
+  if (spec.backend === "http") return remoteSession(new URL(spec.url));
   const logger = pino({ level: env.BYTESEEK_LOG_LEVEL || "warn" }, pino.destination(2));
   const tree: Tree = await openStore({ env, cwd: process.cwd(), logger: logger.child({ part: "tree" }) });
   try {
@@ -122,7 +121,7 @@ async function openSession(): Promise<Session> {
       workspace: env.BYTESEEK_WORKSPACE || process.cwd(),
       logger,
       env,
-      storePath: resolve(process.cwd(), where),
+      ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),

@@ -12,10 +12,9 @@ import { createLiveTree } from "../mcp/live.js";
 import { createMcpFactory } from "../mcp/server.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
-import { openTree, parseHistoryLimit, parseStoreUrl } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { openHttpTree } from "./http-tree.js";
-import { openStore, storeLocation } from "./open-store.js";
+import { openStore, storeSpec } from "./open-store.js";
 import { openToolsClient } from "./tools-client.js";
 
 interface Opened {
@@ -24,9 +23,9 @@ interface Opened {
 }
 
 async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): Promise<Opened> {
-  const where = storeLocation(env);
-  if (/^https?:\/\//i.test(where)) {
-    const tree = await openHttpTree(new URL(where), env);
+  const spec = storeSpec(env, cwd);
+  if (spec.backend === "http") {
+    const tree = await openHttpTree(new URL(spec.url), env);
     const tools = await openToolsClient({ tree, env, cwd, stderr: process.stderr });
     try {
       // The tree's check reaches an open route: make sure the token opens the tool routes too.
@@ -53,25 +52,14 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
       },
     };
   }
-  const location = parseStoreUrl(where);
-  const tree: Tree =
-    location.backend === "etcd"
-      ? await openTree({
-          backend: "etcd",
-          endpoints: location.endpoints,
-          ...(location.prefix ? { prefix: location.prefix } : {}),
-          ...(env.BYTESEEK_HISTORY
-            ? { historyLimit: parseHistoryLimit(env.BYTESEEK_HISTORY, "BYTESEEK_HISTORY") }
-            : {}),
-          logger: logger.child({ part: "tree" }),
-        })
-      : await openStore({ env, cwd, logger: logger.child({ part: "tree" }) });
+  const tree: Tree = await openStore({ env, cwd, logger: logger.child({ part: "tree" }) });
   try {
     const bs = await createByteseek({
       tree,
       workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || "."),
       logger,
       env,
+      ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
     return {
       source: runtimeSource(tree, bs.runtime),

@@ -1,7 +1,6 @@
-import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { isTreeError } from "../tree/errors.js";
-import { openTree, parseHistoryLimit } from "../tree/index.js";
+import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
 
@@ -16,37 +15,30 @@ export interface OpenStoreOptions {
   remote?: RemoteTreeFactory;
 }
 
-/** The store `KVSPACE` names: a folder (default `./data`) or, later, a server's URL. */
-export function storeLocation(env: NodeJS.ProcessEnv): string {
-  return env.KVSPACE === undefined || env.KVSPACE === "" ? "./data" : env.KVSPACE;
+/** The store `KVSPACE` and the store settings name (TREE_INVALID_OPTION when one is malformed or misplaced). */
+export function storeSpec(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): StoreSpec {
+  return resolveStore(env, cwd);
 }
 
 /**
- * Opens the store `KVSPACE` names. A folder opens the embedded classic-level store; a folder
- * locked by another process (a running server) fails with `CLI_STORE_LOCKED` saying how to go
- * through the server instead.
+ * Opens the store `KVSPACE` names: the embedded classic-level store in a folder, a tree on etcd,
+ * or a server through `remote`. A folder locked by another process (a running server) fails with
+ * `CLI_STORE_LOCKED` saying how to go through the server instead.
  */
 export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
   const { env = process.env, cwd = process.cwd(), logger, remote } = options;
-  const where = storeLocation(env);
-  if (/^https?:\/\//i.test(where)) {
+  const spec = storeSpec(env, cwd);
+  if (spec.backend === "http") {
     if (remote === undefined)
       throw new CliError(
         "CLI_STORE_UNSUPPORTED",
-        `KVSPACE=${where}: reaching a byteseek server over HTTP is not supported yet; set KVSPACE to a store folder`,
+        `KVSPACE=${spec.url}: reaching a byteseek server over HTTP is not supported here; set KVSPACE to a store folder or etcd://…`,
       );
-    return remote(new URL(where), env);
+    return remote(new URL(spec.url), env);
   }
-  const location = resolve(cwd, where);
+  const location = describeStore(spec);
   try {
-    return await openTree({
-      backend: "classic",
-      location,
-      ...(env.BYTESEEK_HISTORY
-        ? { historyLimit: parseHistoryLimit(env.BYTESEEK_HISTORY, "BYTESEEK_HISTORY") }
-        : {}),
-      ...(logger ? { logger } : {}),
-    });
+    return await openTree({ ...spec, ...(logger ? { logger } : {}) });
   } catch (err) {
     if (isLockedError(err))
       throw new CliError(

@@ -133,7 +133,7 @@ function overview(commands: readonly CommandSpec[]): string {
     "usage: kvspace <subcommand> [args]",
     ...lines,
     "",
-    "The store is KVSPACE: a folder (default ./data) or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
+    "The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
     "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)",
     "",
   ].join("\n");

@@ -14,7 +14,7 @@ import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } 
 import type { ToolResult } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
-import { storeLocation } from "./open-store.js";
+import { storeSpec } from "./open-store.js";
 
 export interface ToolCallOptions {
   vid: string;
@@ -47,8 +47,8 @@ export interface OpenToolsOptions {
 
 /** The client for the store `KVSPACE` names: a server's routes for an http(s) URL, else in-process. */
 export async function openToolsClient(options: OpenToolsOptions): Promise<ToolsClient> {
-  const where = storeLocation(options.env);
-  if (/^https?:\/\//i.test(where)) return remoteTools(new URL(where), options.env);
+  const spec = storeSpec(options.env, options.cwd);
+  if (spec.backend === "http") return remoteTools(new URL(spec.url), options.env);
   return embeddedTools(options);
 }
 
@@ -56,8 +56,15 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
   const debug = env.KVSPACE_DEBUG !== undefined && env.KVSPACE_DEBUG !== "";
   const logger = pino({ level: debug ? "debug" : "silent" }, stderr);
   const workspace = resolve(cwd, env.BYTESEEK_WORKSPACE || ".");
-  const storePath = resolve(cwd, storeLocation(env));
-  const byteseek = await createByteseek({ tree, workspace, logger, env, sweep: false, storePath });
+  const spec = storeSpec(env, cwd);
+  const byteseek = await createByteseek({
+    tree,
+    workspace,
+    logger,
+    env,
+    sweep: false,
+    ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
+  });
   return {
     call: (name, args, { vid, approve, signal }) =>
       byteseek.runtime.call(name, args, {

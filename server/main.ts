@@ -2,27 +2,20 @@
  * `startServer({env})`: the only place that reads the environment and listens. Used by
  * `byteseek serve` and `npm start`.
  *
- * KVSPACE (store folder, default ./data), BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411),
- * BYTESEEK_TOKEN (required beyond loopback), BYTESEEK_ALLOWED_HOSTS (host names besides loopback
- * ones, with a token), BYTESEEK_SYNC (always|never, default always), BYTESEEK_BODY_TIMEOUT (ms to
- * receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000),
- * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_CACHE (node cache size,
- * default 32 MiB), BYTESEEK_HISTORY (previous versions kept per value: a count, or
- * dir=count pairs; default /byteseek/=10, none elsewhere), BYTESEEK_WORKSPACE (the root the
+ * The store: KVSPACE (a folder, default ./data, or etcd://…) with BYTESEEK_SYNC, BYTESEEK_CACHE and
+ * BYTESEEK_HISTORY, read by the tree's `resolveStore` (tree/store-config.ts), as the CLI reads them.
+ * The server's BYTESEEK_SYNC defaults to always (the CLI's to never).
+ * BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411), BYTESEEK_TOKEN (required beyond loopback),
+ * BYTESEEK_ALLOWED_HOSTS (host names besides loopback ones, with a token), BYTESEEK_BODY_TIMEOUT (ms
+ * to receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000),
+ * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
  * file tools may touch, default the current folder), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
-import {
-  DEFAULT_HISTORY_LIMIT,
-  type HistoryLimit,
-  isTreeError,
-  openTree,
-  parseHistoryLimit,
-  parseStoreUrl,
-} from "../tree/index.js";
+import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import {
   type App,
@@ -35,16 +28,12 @@ import { ServerError } from "./errors.js";
 import { hostName } from "./request-guard.js";
 
 export interface ServerConfig {
-  location: string;
+  /** The store KVSPACE and the store settings name (never a server's URL). */
+  store: Exclude<StoreSpec, { backend: "http" }>;
   host: string;
   port: number;
   token?: string;
-  sync: "always" | "never";
   bodyLimit: number;
-  /** Memory for recently read nodes (the embedded store), bytes; 0 turns the cache off. */
-  cacheBytes: number;
-  /** Previous versions kept per value for history(): a count, or counts by directory. */
-  historyLimit: HistoryLimit;
   /** Host names a request may name besides loopback ones (needs a token). */
   allowedHosts: string[];
   /** Time to receive a whole request, ms; 0: no bound. */
@@ -90,24 +79,14 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     throw configError(
       `refusing to listen on ${host} without a token: anyone who can reach it could read and change the store. Set BYTESEEK_TOKEN, or listen on 127.0.0.1`,
     );
-  // Acknowledged writes survive a power cut unless a person opts out (etcd and ZooKeeper do the same).
-  const sync = env.BYTESEEK_SYNC || "always";
-  if (sync !== "always" && sync !== "never")
-    throw configError(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`);
+  const store = readStore(env, cwd);
   const config: ServerConfig = {
-    location: /^etcd:\/\//i.test(env.KVSPACE ?? "")
-      ? (env.KVSPACE ?? "")
-      : resolve(cwd, env.KVSPACE || "./data"),
+    store,
     host,
     port: Number(portText),
-    sync,
     bodyLimit: env.BYTESEEK_BODY_LIMIT
       ? parseSize("BYTESEEK_BODY_LIMIT", env.BYTESEEK_BODY_LIMIT)
       : DEFAULT_BODY_LIMIT,
-    cacheBytes: env.BYTESEEK_CACHE
-      ? parseSize("BYTESEEK_CACHE", env.BYTESEEK_CACHE, true)
-      : DEFAULT_CACHE_BYTES,
-    historyLimit: env.BYTESEEK_HISTORY ? readHistory(env.BYTESEEK_HISTORY) : DEFAULT_HISTORY_LIMIT,
     allowedHosts: readAllowedHosts(env.BYTESEEK_ALLOWED_HOSTS, token, host),
     bodyTimeoutMs: readCount(
       "BYTESEEK_BODY_TIMEOUT",
@@ -118,12 +97,8 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     maxWatches: readCount("BYTESEEK_MAX_WATCHES", env.BYTESEEK_MAX_WATCHES, DEFAULT_MAX_WATCHES, false),
   };
   if (token) config.token = token;
-  if (/^https?:\/\//i.test(env.KVSPACE ?? ""))
-    throw configError(`KVSPACE=${env.KVSPACE} is a server's URL; the server needs a store folder`);
   return config;
 }
-
-const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 
 function withoutToken(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const { BYTESEEK_TOKEN: _token, ...rest } = env;
@@ -164,13 +139,22 @@ function readCount(name: string, text: string | undefined, fallback: number, zer
   return Number(t);
 }
 
-function readHistory(text: string): HistoryLimit {
+/** The store settings, read as everything else reads them; a refusal is a SERVER_CONFIG error. */
+function readStore(env: NodeJS.ProcessEnv, cwd: string): ServerConfig["store"] {
+  let store: StoreSpec;
   try {
-    return parseHistoryLimit(text, "BYTESEEK_HISTORY");
+    store = resolveStore(env, cwd);
   } catch (err) {
     if (isTreeError(err, "TREE_INVALID_OPTION")) throw configError(err.message);
     throw err;
   }
+  if (store.backend === "http")
+    throw configError(
+      `KVSPACE=${env.KVSPACE} is a server's URL; the server needs a store folder or etcd://…`,
+    );
+  // Acknowledged writes survive a power cut unless a person opts out (etcd and ZooKeeper do the same).
+  if (store.backend === "classic" && !env.BYTESEEK_SYNC) return { ...store, sync: "always" };
+  return store;
 }
 
 function parseSize(name: string, text: string, zeroAllowed = false): number {
@@ -204,20 +188,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const env = options.env ?? withdrawSecrets().env;
   const config = readConfig(env, cwd);
   const logger = options.logger ?? defaultLogger(env);
-  // KVSPACE is a folder (the embedded store) or etcd://host:2379[,host2…][/prefix].
-  const where = parseStoreUrl(env.KVSPACE || "./data");
-  const tree = await openTree({
-    ...(where.backend === "etcd"
-      ? {
-          backend: "etcd" as const,
-          endpoints: where.endpoints,
-          ...(where.prefix ? { prefix: where.prefix } : {}),
-        }
-      : { backend: "classic" as const, location: config.location, cacheBytes: config.cacheBytes }),
-    sync: config.sync,
-    historyLimit: config.historyLimit,
-    logger: logger.child({ part: "tree" }),
-  });
+  const tree = await openTree({ ...config.store, logger: logger.child({ part: "tree" }) });
   let app: App;
   let byteseek: Byteseek | undefined;
   try {
@@ -227,7 +198,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       logger: logger.child({ part: "agent" }),
       // The model's settings only: the token stays with the HTTP layer, never a tool's to see.
       env: withoutToken(env),
-      ...(where.backend === "etcd" ? {} : { storePath: config.location }),
+      ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
     });
     app = await buildApp({
       tree,
@@ -251,7 +222,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const hostPart =
     config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
   const url = `http://${hostPart}:${port}`;
-  logger.info({ url, store: config.location, sync: config.sync, auth: Boolean(config.token) }, "listening");
+  const sync = config.store.backend === "classic" ? { sync: config.store.sync } : {};
+  logger.info({ url, store: describeStore(config.store), ...sync, auth: Boolean(config.token) }, "listening");
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -111,6 +111,12 @@ export const TreeQuery = z.object({
   empty: Flag.describe(
     "DELETE of a directory: only if it is empty (409 TREE_NOT_EMPTY otherwise), not the whole subtree",
   ),
+  consistency: z
+    .enum(["local", "linearizable"])
+    .optional()
+    .describe(
+      "GET of a value on etcd: `local` (default) may be answered from this server's cache (its own writes, others' within a watch delay); `linearizable` is a quorum read",
+    ),
 });
 export type TreeQuery = z.infer<typeof TreeQuery>;
 

@@ -26,6 +26,16 @@ export {
   parseValueKey,
   SYSTEM_PREFIX,
 } from "./path.js";
+export {
+  DEFAULT_CACHE_BYTES,
+  describeStore,
+  parseSize,
+  parseStoreUrl,
+  resolveStore,
+  type StoreLocation,
+  type StoreSettings,
+  type StoreSpec,
+} from "./store-config.js";
 export { MAX_TXN_OPS } from "./txn.js";
 export type * from "./types.js";
 export {
@@ -53,35 +63,6 @@ export type OpenTreeOptions = TreeOptions &
     | { backend: "classic"; location: string }
     | { backend: "etcd"; endpoints: string[]; prefix?: string }
   );
-
-/** Where `KVSPACE` says the store is: a folder, an etcd cluster, or a byteseek server. */
-export type StoreLocation =
-  | { backend: "classic"; location: string }
-  | { backend: "etcd"; endpoints: string[]; prefix?: string }
-  | { backend: "http"; url: string };
-
-/**
- * Reads `KVSPACE`: `etcd://host:2379[,host2:2379…][/prefix]` (port 2379 when omitted; the prefix
- * of the tree's keys in etcd, default `byteseek/`), an `http(s)://` URL, or else a folder.
- */
-export function parseStoreUrl(kvspace = "./data"): StoreLocation {
-  if (/^https?:\/\//i.test(kvspace)) return { backend: "http", url: kvspace.replace(/\/+$/, "") };
-  const etcd = /^etcd:\/\/([^/]*)(\/.*)?$/i.exec(kvspace);
-  if (!etcd) return { backend: "classic", location: kvspace };
-  const endpoints = (etcd[1] ?? "").split(",").map((h) => h.trim());
-  for (const h of endpoints)
-    if (!/^(\[[0-9a-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$/i.test(h))
-      throw new TreeError(
-        "TREE_UNAVAILABLE",
-        `invalid etcd endpoint ${JSON.stringify(h)} in KVSPACE=${kvspace}`,
-      );
-  const path = (etcd[2] ?? "").replace(/^\/+|\/+$/g, "");
-  return {
-    backend: "etcd",
-    endpoints: endpoints.map((h) => (/:[0-9]+$/.test(h) ? h : `${h}:2379`)),
-    ...(path === "" ? {} : { prefix: `${path}/` }),
-  };
-}
 
 /** Opens a tree: classic-level in a folder, memory-level, or etcd (loaded only when asked for). */
 export async function openTree(options: OpenTreeOptions): Promise<Tree> {

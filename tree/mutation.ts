@@ -183,7 +183,9 @@ export class Mutation {
     let hist: number[];
     if (prev) {
       hist = [...(prev.h ?? [])];
-      if (limit > 0) {
+      // A version this same operation wrote (a txn setting a key twice) was never visible at any
+      // revision: nothing to keep.
+      if (limit > 0 && prev.mr !== this.rev) {
         this.write(histKey(key, prev.mr), toHist(prev, false));
         hist.push(prev.mr);
       }
@@ -208,14 +210,16 @@ export class Mutation {
     if (rec?.hk === 1) this.markHistoryBelow(parentOf(dir)!);
   }
 
-  /** Deletes a value node, keeping its last value in history. */
+  /**
+   * Deletes a value node, keeping its last value in history: as it was, at its own modRev (the
+   * delete's revision is the event's), unless this same operation wrote it.
+   */
   deleteValue(key: string, prev: NodeRecord): void {
     const limit = this.options.history.limitFor(key);
     const hist = [...(prev.h ?? [])];
-    if (limit > 0) {
-      const rev = this.bump();
-      this.write(histKey(key, rev), { ...toHist(prev, true), mr: rev });
-      hist.push(rev);
+    if (limit > 0 && prev.mr !== this.bump()) {
+      this.write(histKey(key, prev.mr), toHist(prev, true));
+      hist.push(prev.mr);
     }
     while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
     this.write(histListKey(key), hist.length > 0 ? hist : null);

@@ -173,13 +173,23 @@ export interface HistoryEntry {
   deleted?: boolean;
 }
 
+export interface GetOptions {
+  /**
+   * `local` (default): a server sharing the tree (etcd) may answer from its cache, which holds
+   * every write it made and others' within one watch delay; `linearizable`: a quorum read, as
+   * fresh as any write acknowledged anywhere before it started. The embedded store is always
+   * linearizable (one process owns it).
+   */
+  consistency?: "local" | "linearizable";
+}
+
 /**
  * The tree. Every operation validates its keys (TREE_INVALID_KEY) and is atomic; writes are
  * totally ordered by the global revision.
  */
 export interface Tree {
   /** A value or directory node, or undefined when absent. Works on system entries. */
-  get(key: string): Promise<TreeNode | undefined>;
+  get(key: string, options?: GetOptions): Promise<TreeNode | undefined>;
   /** Writes a value, creating missing parent directories. */
   set(key: string, value: TreeValue, options?: SetOptions): Promise<WriteResult>;
   del(key: string, options?: DelOptions): Promise<DelResult>;

@@ -106,7 +106,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           if (history.length === 0 && (await tree.get(key)) === undefined) throw notFound(key);
           return { key, history: history.map(historyToJson) };
         }
-        const node = await tree.get(key);
+        const node = await tree.get(key, q.consistency ? { consistency: q.consistency } : undefined);
         if (!node) throw notFound(key);
         const etag = nodeEtag(node);
         reply.header("etag", etag);

@@ -18,6 +18,8 @@ export function cliEnv(store: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
     BYTESEEK_TOKEN: _token,
     BYTESEEK_WORKSPACE: _ws,
     BYTESEEK_HISTORY: _history,
+    BYTESEEK_SYNC: _sync,
+    BYTESEEK_CACHE: _cache,
     ...env
   } = process.env;
   return { ...env, KVSPACE: store, ...extra };

@@ -84,6 +84,24 @@ describe("two byteseek servers on one etcd", () => {
     expect(JSON.stringify(changes)).toContain("/byteseek/tools/demo.echo");
   });
 
+  it("answers ?consistency=linearizable with a quorum read, and says which revision answered", async () => {
+    const [a, b] = servers as [(typeof servers)[0], (typeof servers)[0]];
+    const put = (value: string) =>
+      fetch(`${a.url}/v1/tree/consistency/key`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(value),
+      }).then(async (r) => (await r.json()) as { rev: number });
+    await put("first");
+    expect((await fetch(`${b.url}/v1/tree/consistency/key`)).status).toBe(200); // now in B's cache
+    const second = await put("second");
+    const res = await fetch(`${b.url}/v1/tree/consistency/key?consistency=linearizable`);
+    expect(await res.json()).toMatchObject({ value: "second", modRev: second.rev });
+    expect(Number(res.headers.get("x-byteseek-revision"))).toBeGreaterThanOrEqual(second.rev);
+    const bad = await fetch(`${b.url}/v1/tree/consistency/key?consistency=eventual`);
+    expect(bad.status).toBe(400);
+  });
+
   it("answers 503 TREE_UNAVAILABLE while etcd is down, and serves again once it is back", async () => {
     const [a, b] = servers as [(typeof servers)[0], (typeof servers)[0]];
     await fetch(`${a.url}/v1/tree/outage/key`, {

@@ -91,6 +91,9 @@ describe("two trees on one etcd", () => {
       }
     };
     await Promise.all(Array.from({ length: 8 }, (_v, i) => writer(i % 2 === 0 ? a : b)));
-    expect(await b.get("/counter")).toMatchObject({ value: int64(80n), version: 81 });
+    expect(await b.get("/counter", { consistency: "linearizable" })).toMatchObject({
+      value: int64(80n),
+      version: 81,
+    });
   });
 });

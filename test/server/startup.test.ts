@@ -37,18 +37,15 @@ afterEach(async () => {
 describe("readConfig", () => {
   it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request and 1,000 watches", () => {
     expect(readConfig({}, "/srv")).toEqual({
-      location: "/srv/data",
+      store: { backend: "classic", location: "/srv/data", sync: "always", cacheBytes: 32 * 1024 * 1024 },
       host: "127.0.0.1",
       port: 7411,
-      sync: "always",
       bodyLimit: 8 * 1024 * 1024,
-      cacheBytes: 32 * 1024 * 1024,
-      historyLimit: { "/byteseek/": 10 },
       allowedHosts: [],
       bodyTimeoutMs: 60_000,
       maxWatches: 1000,
     });
-    expect(readConfig({ BYTESEEK_SYNC: "never" }).sync).toBe("never");
+    expect(readConfig({ BYTESEEK_SYNC: "never" }).store).toMatchObject({ sync: "never" });
   });
 
   it("reads BYTESEEK_ALLOWED_HOSTS only with a token, and the bounds as whole numbers", async () => {
@@ -70,9 +67,9 @@ describe("readConfig", () => {
   });
 
   it("reads BYTESEEK_HISTORY as a count or dir=count pairs, and refuses anything else", async () => {
-    expect(readConfig({ BYTESEEK_HISTORY: "3" }).historyLimit).toBe(3);
-    expect(readConfig({ BYTESEEK_HISTORY: "0" }).historyLimit).toBe(0);
-    expect(readConfig({ BYTESEEK_HISTORY: " /byteseek/=10, /notes/ = 3,/=1" }).historyLimit).toEqual({
+    expect(readConfig({ BYTESEEK_HISTORY: "3" }).store.historyLimit).toBe(3);
+    expect(readConfig({ BYTESEEK_HISTORY: "0" }).store.historyLimit).toBe(0);
+    expect(readConfig({ BYTESEEK_HISTORY: " /byteseek/=10, /notes/ = 3,/=1" }).store.historyLimit).toEqual({
       "/byteseek/": 10,
       "/notes/": 3,
       "/": 1,
@@ -98,8 +95,8 @@ describe("readConfig", () => {
   });
 
   it("reads BYTESEEK_CACHE as a size, 0 turning the cache off, and refuses anything else", async () => {
-    expect(readConfig({ BYTESEEK_CACHE: "256m" }).cacheBytes).toBe(256 * 1024 * 1024);
-    expect(readConfig({ BYTESEEK_CACHE: "0" }).cacheBytes).toBe(0);
+    expect(readConfig({ BYTESEEK_CACHE: "256m" }).store).toMatchObject({ cacheBytes: 256 * 1024 * 1024 });
+    expect(readConfig({ BYTESEEK_CACHE: "0" }).store).toMatchObject({ cacheBytes: 0 });
     for (const size of ["lots", "-1", "1g"])
       expect((await configError(() => readConfig({ BYTESEEK_CACHE: size }))).message).toBe(
         `BYTESEEK_CACHE must be a size in bytes (or with k/m), got ${JSON.stringify(size)}`,
@@ -138,7 +135,7 @@ describe("readConfig", () => {
       const err = await configError(() => readConfig({ BYTESEEK_SYNC: sync }));
       expect(err.message).toBe(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`);
     }
-    expect(readConfig({ BYTESEEK_SYNC: "always" }).sync).toBe("always");
+    expect(readConfig({ BYTESEEK_SYNC: "always" }).store).toMatchObject({ sync: "always" });
   });
 
   it("reads BYTESEEK_BODY_LIMIT in bytes or with k/m, and refuses anything else", async () => {
@@ -154,6 +151,29 @@ describe("readConfig", () => {
   it("refuses a server URL as the store", async () => {
     const err = await configError(() => readConfig({ KVSPACE: "http://127.0.0.1:7411" }));
     expect(err.message).toMatch(/is a server's URL; the server needs a store folder/);
+  });
+
+  it("takes an etcd URL as the store, and refuses settings only the embedded store has", async () => {
+    expect(
+      readConfig({ KVSPACE: "etcd://10.0.0.1,10.0.0.2:2400/team", BYTESEEK_HISTORY: "2" }).store,
+    ).toEqual({
+      backend: "etcd",
+      endpoints: ["10.0.0.1:2379", "10.0.0.2:2400"],
+      prefix: "team/",
+      cacheBytes: 32 * 1024 * 1024,
+      historyLimit: 2,
+    });
+    const err = await configError(() =>
+      readConfig({ KVSPACE: "etcd://127.0.0.1:2379", BYTESEEK_SYNC: "always" }),
+    );
+    expect(err.message).toMatch(/^BYTESEEK_SYNC does not apply to a store on etcd .*unset BYTESEEK_SYNC$/);
+  });
+
+  it("refuses a KVSPACE that looks like a URL it cannot open, instead of making a folder of it", async () => {
+    for (const kvspace of ["htp://x", "etcd:", "etcd://", "etcd:/host", "http://", "s3://bucket/tree"])
+      expect((await configError(() => readConfig({ KVSPACE: kvspace }, "/srv"))).message).toMatch(
+        /^KVSPACE=/,
+      );
   });
 });
 

@@ -1,17 +1,20 @@
 /**
  * One try of one tree write against etcd (optimistic concurrency).
  *
- * Reads all happen at one revision R (the first read picks it; later ones are pinned to it), and
- * each key or range read is remembered. Writes stay local. The commit is one etcd transaction that
- * applies the writes only if nothing read has changed since R (`mod_revision < R+1` on every key
- * and range read: a key absent at R must still be absent), so the read-modify-write of several
- * keys — a value, its parents' child counts, a directory's append sequence — is atomic across any
- * number of clients. When a compare fails the caller runs the operation again from fresh reads.
+ * Reads happen at one revision R (the first read picks it; later ones are pinned to it). Writes
+ * stay local. The commit is one etcd transaction that applies the writes only if every key whose
+ * state the write relied on is as it was read — `mod_revision == mr` for a key that existed,
+ * `version == 0` for one that did not — and no range it scanned changed since R. Keys fetched
+ * ahead but never looked at (a set of an existing value prefetches its parents) are not
+ * compared, so writes to different keys never conflict: an overwrite compares its own node only;
+ * a new key, its node and its directory's record (the child count it changes).
  */
 import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
+import { NODE } from "../encoding.js";
 import { compareCodePoints } from "../path.js";
 import type { EventRecord } from "../record.js";
 import { headerRev, isCompactedError, kvNum } from "./client.js";
+import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
 import { type EtcdRecord, nodeSk } from "./layout.js";
 
 /** A revision not known until the commit: the commit's own. */
@@ -52,16 +55,43 @@ export class Attempt {
   readonly events: EventRecord[] = [];
   readonly now = Date.now();
   readonly #cache = new Map<string, Entry | null>();
-  readonly #reads = new Set<string>();
+  /** Keys whose state this attempt relied on: each becomes a compare. */
+  readonly #used = new Set<string>();
   readonly #rangeReads: Range[] = [];
   readonly #local = new Map<string, Entry | null>();
   readonly #delRanges: Range[] = [];
+
+  /** Keys this attempt took from the record cache instead of etcd. */
+  readonly fromCache = new Set<string>();
 
   constructor(
     private readonly client: Etcd3,
     private readonly prefix: string,
     private readonly onRev: (rev: number) => void,
+    /**
+     * The records this server last read or wrote (local-reads.ts), taken instead of reading etcd:
+     * each one used is compared at commit like any read, so one that is out of date only costs a
+     * conflict (and the retry reads etcd).
+     */
+    private readonly records?: { record(sk: string): Entry | undefined },
   ) {}
+
+  /** Whether the record cache holds `sk` (a write that finds its node there needs nothing else read first). */
+  cached(sk: string): boolean {
+    return this.records?.record(sk) !== undefined;
+  }
+
+  /** What a successful commit wrote: node records put (raw, create revision or PENDING) and deleted. */
+  written(): { puts: Array<{ sk: string; raw: string; cr: number }>; dels: string[]; ranges: boolean } {
+    const puts: Array<{ sk: string; raw: string; cr: number }> = [];
+    const dels: string[] = [];
+    for (const [sk, e] of this.#local) {
+      if (!sk.startsWith(NODE)) continue;
+      if (e === null) dels.push(sk);
+      else puts.push({ sk, raw: e.raw, cr: e.cr });
+    }
+    return { puts, dels, ranges: this.#delRanges.length > 0 };
+  }
 
   bump(): void {
     this.writes = true;
@@ -76,8 +106,18 @@ export class Attempt {
   }
 
   /** Reads these keys from etcd (into the cache) in one round trip. */
-  async fetch(sks: string[]): Promise<void> {
-    const want = [...new Set(sks)].filter((sk) => !this.#cache.has(sk) && !this.#local.has(sk));
+  async fetch(sks: string[], fromEtcd = false): Promise<void> {
+    let want = [...new Set(sks)].filter((sk) => !this.#cache.has(sk) && !this.#local.has(sk));
+    if (!fromEtcd && this.records) {
+      const records = this.records;
+      want = want.filter((sk) => {
+        const e = records.record(sk);
+        if (!e) return true;
+        this.#cache.set(sk, e);
+        this.fromCache.add(sk);
+        return false;
+      });
+    }
     if (want.length === 0) return;
     let kvs: Array<IKeyValue | undefined>;
     if (this.readRev === 0) {
@@ -103,7 +143,6 @@ export class Attempt {
     }
     want.forEach((sk, i) => {
       const kv = kvs[i];
-      this.#reads.add(sk);
       this.#cache.set(sk, kv ? entryOf(kv) : null);
     });
   }
@@ -113,6 +152,7 @@ export class Attempt {
     if (this.#local.has(sk)) return this.#local.get(sk) ?? undefined;
     if (this.#deleted(sk)) return undefined;
     if (!this.#cache.has(sk)) await this.fetch([sk]);
+    this.#used.add(sk);
     return this.#cache.get(sk) ?? undefined;
   }
 
@@ -121,8 +161,15 @@ export class Attempt {
     return e ? { rec: JSON.parse(e.raw) as EtcdRecord, cr: e.cr, mr: e.mr } : undefined;
   }
 
+  /** Stages a put; `cr` is PENDING for a key this write creates. */
   put(sk: string, value: unknown, meta: { cr: number } = { cr: PENDING }): void {
-    this.#local.set(sk, { raw: JSON.stringify(value), cr: meta.cr, mr: PENDING });
+    let stored = value;
+    if (sk.startsWith(NODE)) {
+      // A record copied from one read carries that write's id and events: they are not this one's.
+      const { w: _id, x: _events, ...rec } = value as EtcdRecord;
+      stored = rec;
+    }
+    this.#local.set(sk, { raw: JSON.stringify(stored), cr: meta.cr, mr: PENDING });
   }
 
   del(sk: string): void {
@@ -145,7 +192,7 @@ export class Attempt {
     lt: string,
     keysOnly: boolean,
   ): Promise<Array<{ sk: string; raw?: string; mr: number }>> {
-    if (this.readRev === 0) await this.fetch([gte]);
+    if (this.readRev === 0) await this.fetch([gte], true);
     const range = { gte, lt };
     this.#rangeReads.push(range);
     const out = new Map<string, { raw?: string; mr: number }>();
@@ -181,19 +228,36 @@ export class Attempt {
   }
 
   /**
-   * The etcd transaction that commits this attempt: compares on everything read (merged into at
-   * most `maxCompares` ranges), then the writes, then the change-log record.
+   * The etcd transaction that commits this attempt: compares on everything relied on (merged into
+   * at most `maxCompares`), the deletes, then the puts in the order they were first staged. The
+   * first node put is the write's marker: it carries the write's id (`w`, so a commit whose answer
+   * was lost can be found), and its events (`x`) unless a watcher rebuilds them from the node
+   * puts alone (see events.ts). Answers the marker's storage key too.
    */
   build(
-    logSk: string,
-    logValue: string,
+    id: string,
     maxCompares: number,
-  ): { compare: ICompare[]; success: IRequestOp[] } {
+    lazy: (ev: EventRecord) => EventRecord,
+  ): { compare: ICompare[]; success: IRequestOp[]; marker: string } {
     const next = String(this.readRev + 1);
-    const points = [...this.#reads].sort(compareCodePoints).map((sk) => ({ gte: sk, lt: `${sk}\0` }));
-    let guards: Range[] = [...points, ...this.#rangeReads];
-    if (guards.length > maxCompares) guards = mergeRanges(guards, maxCompares);
-    const compare: ICompare[] = guards.map((g) => {
+    const compare: ICompare[] = [];
+    const used = [...this.#used].sort(compareCodePoints);
+    const guards: Range[] = [];
+    if (used.length + this.#rangeReads.length > maxCompares) {
+      // Too many for etcd: nothing read may have changed since R (more conflicts, never fewer).
+      for (const sk of used) guards.push({ gte: sk, lt: `${sk}\0` });
+    } else
+      for (const sk of used) {
+        const e = this.#cache.get(sk);
+        compare.push(
+          e
+            ? { key: enc(this.prefix + sk), target: "Mod", result: "Equal", mod_revision: String(e.mr) }
+            : { key: enc(this.prefix + sk), target: "Version", result: "Equal", version: "0" },
+        );
+      }
+    guards.push(...this.#rangeReads);
+    const merged = guards.length > maxCompares - compare.length ? mergeRanges(guards, maxCompares) : guards;
+    for (const g of merged) {
       const c: ICompare = {
         key: enc(this.prefix + g.gte),
         target: "Mod",
@@ -201,22 +265,34 @@ export class Attempt {
         mod_revision: next,
       };
       if (g.lt !== `${g.gte}\0`) c.range_end = enc(this.prefix + g.lt);
-      return c;
-    });
+      compare.push(c);
+    }
     const success: IRequestOp[] = [];
-    const localKeys = [...this.#local.keys()].sort(compareCodePoints);
-    for (const r of splitRanges(this.#delRanges, localKeys))
+    const localKeys = [...this.#local.keys()];
+    for (const r of splitRanges(this.#delRanges, [...localKeys].sort(compareCodePoints)))
       success.push({
         request_delete_range: { key: enc(this.prefix + r.gte), range_end: enc(this.prefix + r.lt) },
       });
+    const puts: StagedPut[] = [];
     for (const sk of localKeys) {
       const e = this.#local.get(sk);
       if (e === null || e === undefined)
         success.push({ request_delete_range: { key: enc(this.prefix + sk) } });
-      else success.push({ request_put: { key: enc(this.prefix + sk), value: enc(e.raw) } });
+      else if (sk.startsWith(NODE))
+        puts.push({ sk, rec: JSON.parse(e.raw) as EtcdRecord, created: e.cr === PENDING });
     }
-    success.push({ request_put: { key: enc(this.prefix + logSk), value: enc(logValue) } });
-    return { compare, success };
+    const marker = puts[0];
+    if (marker) {
+      marker.rec.w = id;
+      if (!sameEvents(this.events, eventsOfPuts(puts))) marker.rec.x = this.events.map(lazy);
+    }
+    for (const sk of localKeys) {
+      const e = this.#local.get(sk);
+      if (e === null || e === undefined) continue;
+      const raw = sk === marker?.sk ? JSON.stringify(marker.rec) : e.raw;
+      success.push({ request_put: { key: enc(this.prefix + sk), value: enc(raw) } });
+    }
+    return { compare, success, marker: marker?.sk ?? "" };
   }
 }
 

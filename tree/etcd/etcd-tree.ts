@@ -11,6 +11,7 @@ import { TreeError } from "../errors.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, importReadOnly, parseImport } from "../ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import type { EventRecord } from "../record.js";
 import { histFromRecord } from "../record.js";
 import type {
   ExportEntry,
@@ -21,6 +22,7 @@ import type {
   ListResult,
   Tree,
   TreeNode,
+  WatchBatch,
   WriteResult,
 } from "../types.js";
 import type { TreeValue } from "../value.js";
@@ -34,8 +36,10 @@ import {
   kvNum,
   treeErrorOf,
 } from "./client.js";
-import { type EtcdRecord, histListSk, histSk, LOG_SK, type LogRecord, nodeOf, nodeSk } from "./layout.js";
+import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
+import { startLocalReads } from "./local-reads.js";
 import { checkSize, createOps } from "./ops.js";
+import { upgradeEtcdLayout } from "./upgrade.js";
 import { watchTree } from "./watch.js";
 
 export interface EtcdTreeOptions {
@@ -61,9 +65,14 @@ export interface EtcdTreeOptions {
   unavailableAfterMs?: number;
   /** Most operations etcd accepts in one transaction (its --max-txn-ops; default 128). */
   maxTxnOps?: number;
+  /**
+   * Memory for the nodes this server read, kept current by etcd's watch and answered without a
+   * round trip when current (local-reads.ts); default 32 MiB, 0 sends every read to etcd.
+   */
+  cacheBytes?: number;
 }
 
-/** Values larger than this are not copied into the change log; a watcher reads them at their revision. */
+/** Values larger than this are not copied into a write's events; a watcher reads them at their revision. */
 const INLINE_LOG_VALUE = 64 * 1024;
 const CONFLICT_GIVE_UP_MS = 30_000;
 
@@ -94,6 +103,8 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   let closed = false;
   let lastRev = 0;
   let compacted = 1;
+  /** The first revision a watch can replay (after an upgrade from the format with a log key). */
+  let firstRev = 0;
   const lanes = new Map<string, { tail: Promise<void>; holders: number }>();
 
   const seeRev = (rev: number) => {
@@ -146,47 +157,54 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     }
   }
 
-  /** Finds whether one of the commits whose answer was lost was applied (its id is in the log). */
+  /**
+   * Finds whether one of the commits whose answer was lost was applied: its marker record (the
+   * first node it put) carries its id, so the marker key's versions since the attempt read are
+   * looked through, newest first.
+   */
   async function findCommit(
-    pending: Array<{ id: string; fromRev: number }>,
+    pending: Array<{ id: string; fromRev: number; marker: string }>,
     upTo: number,
   ): Promise<{ id: string; rev: number } | undefined> {
-    const from = Math.min(...pending.map((p) => p.fromRev));
-    for (let r = upTo; r >= from; ) {
-      let res: Awaited<ReturnType<Etcd3["kv"]["range"]>>;
-      try {
-        res = await client.kv.range({ key: enc(LOG_SK), revision: r });
-      } catch (err) {
-        if (isCompactedError(err))
-          throw new TreeError(
-            "TREE_UNAVAILABLE",
-            "etcd was unavailable and whether the write was applied is unknown",
-          );
-        throw err;
+    for (const p of pending) {
+      for (let r = upTo; r >= p.fromRev; ) {
+        let res: Awaited<ReturnType<Etcd3["kv"]["range"]>>;
+        try {
+          res = await client.kv.range({ key: enc(p.marker), revision: r });
+        } catch (err) {
+          if (isCompactedError(err))
+            throw new TreeError(
+              "TREE_UNAVAILABLE",
+              "etcd was unavailable and whether the write was applied is unknown",
+            );
+          throw err;
+        }
+        const kv = res.kvs[0];
+        if (!kv) break;
+        const mr = kvNum(kv, "mod_revision");
+        if (mr < p.fromRev) break;
+        if ((JSON.parse(kv.value.toString("utf8")) as EtcdRecord).w === p.id) return { id: p.id, rev: mr };
+        r = mr - 1;
       }
-      const kv = res.kvs[0];
-      if (!kv) return undefined;
-      const mr = kvNum(kv, "mod_revision");
-      if (mr < from) return undefined;
-      const id = (JSON.parse(kv.value.toString("utf8")) as LogRecord).id;
-      if (pending.some((p) => p.id === id)) return { id, rev: mr };
-      r = mr - 1;
     }
     return undefined;
   }
 
   /**
    * Runs one write: attempts from fresh reads until a commit's compares hold. A commit whose
-   * answer was lost (etcd went away) is looked up in the change log by its id before anything
-   * is retried or refused, so no write is applied twice or reported as failed when it was done.
+   * answer was lost (etcd went away) is looked up by its id before anything is retried or
+   * refused, so no write is applied twice or reported as failed when it was done. Appends to one
+   * directory queue in this process (they all change its sequence); other writes retry a
+   * conflict after a short random wait, and queue by directory only if they keep conflicting.
    */
-  async function write<T>(run: (m: Attempt) => Promise<T>, laneKey = ""): Promise<T> {
+  async function write<T>(run: (m: Attempt) => Promise<T>, laneKey: string, queueFirst = false): Promise<T> {
     ensureOpen();
     const base = randomBytes(8).toString("hex");
     const started = Date.now();
-    const pending: Array<{ id: string; fromRev: number; value: T }> = [];
-    let release = lanes.has(laneKey) ? await takeLane(laneKey) : undefined;
+    const pending: Array<{ id: string; fromRev: number; marker: string; value: T }> = [];
+    let release = queueFirst ? await takeLane(laneKey) : undefined;
     let outage = 0;
+    let conflicts = 0;
     const resolvePending = async (m: Attempt): Promise<T | undefined> => {
       if (pending.length === 0 || m.readRev === 0) return undefined;
       const hit = await findCommit(pending, m.readRev);
@@ -196,7 +214,8 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     try {
       for (let attempt = 0; ; attempt++) {
         ensureOpen();
-        const m = new Attempt(client, prefix, seeRev);
+        // After a conflict, read etcd: what the record cache held may be what conflicted.
+        const m = new Attempt(client, prefix, seeRev, conflicts === 0 ? local : undefined);
         const id = `${base}.${attempt}`;
         let value: T;
         let outcome: "conflict" | "unavailable";
@@ -205,9 +224,14 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
           value = await run(m);
           const found = await resolvePending(m);
           if (found !== undefined) return found;
-          if (!m.writes) return fixRevs(value, m.readRev || lastRev);
-          const log: LogRecord = { id, ev: m.events.map(inlineOrLazy) };
-          const txn = m.build(LOG_SK, JSON.stringify(log), maxTxnOps);
+          if (!m.writes) {
+            if (m.fromCache.size === 0) return fixRevs(value, m.readRev || lastRev);
+            // Nothing to commit, so no compare checks the cached records the answer rests on
+            // (a mkindex of a directory another server just removed): answer from etcd instead.
+            conflicts++;
+            continue;
+          }
+          const txn = m.build(id, maxTxnOps, inlineOrLazy);
           if (txn.success.length > maxTxnOps)
             throw new TooManyOps(
               "TREE_TXN_INVALID",
@@ -216,22 +240,28 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             );
           let res: Awaited<ReturnType<Etcd3["kv"]["txn"]>>;
           try {
-            res = await client.kv.txn(txn);
+            res = await client.kv.txn({ compare: txn.compare, success: txn.success });
           } catch (err) {
             if (isEtcdRefusal(err)) throw treeErrorOf(err, "commit");
-            pending.push({ id, fromRev: m.readRev + 1, value });
+            pending.push({ id, fromRev: m.readRev + 1, marker: txn.marker, value });
             throw err;
           }
           const rev = headerRev(res.header);
           seeRev(rev);
           if (res.succeeded) {
+            remember(m, rev);
             await compactIfDue(rev);
             return fixRevs(value, rev);
           }
+          local.dropRecords(m.fromCache);
           outcome = "conflict";
         } catch (err) {
           if (err instanceof Conflict) outcome = "conflict";
-          else if (err instanceof TreeError) {
+          else if (err instanceof TreeError && m.fromCache.size > 0 && !(err instanceof TooManyOps)) {
+            // A refusal (version mismatch, exists, read-only…) judged on cached records: they may
+            // be a watch delay old, so judge again on what etcd holds before answering it.
+            outcome = "conflict";
+          } else if (err instanceof TreeError) {
             // A refusal read after a lost answer may be caused by that very commit.
             const found = await resolvePending(m).catch(() => undefined);
             if (found !== undefined) return found;
@@ -252,15 +282,24 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             "TREE_UNAVAILABLE",
             "too much contention: the write kept conflicting; retry later",
           );
-        if (!release) release = await takeLane(laneKey);
-        else await sleep(Math.random() * Math.min(attempt, 5));
+        conflicts++;
+        if (!release && conflicts >= 3) release = await takeLane(laneKey);
+        else await sleep(Math.random() * Math.min(2 ** conflicts, 8));
       }
     } finally {
       release?.();
     }
   }
 
-  function inlineOrLazy(ev: LogRecord["ev"][number]): LogRecord["ev"][number] {
+  /** Keeps what a commit wrote in the record cache, so this server's next write of it reads nothing. */
+  function remember(m: Attempt, rev: number): void {
+    const { puts, dels, ranges } = m.written();
+    if (ranges) local.dropRecords();
+    else local.dropRecords(dels);
+    for (const p of puts) local.noteRecord(p.sk, { raw: p.raw, cr: p.cr === PENDING ? rev : p.cr, mr: rev });
+  }
+
+  function inlineOrLazy(ev: EventRecord & { lz?: 1 }): EventRecord & { lz?: 1 } {
     if (ev.v === undefined) return ev;
     const size = typeof ev.v === "string" ? ev.v.length : JSON.stringify(ev.v).length;
     if (size <= INLINE_LOG_VALUE) return ev;
@@ -283,19 +322,28 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     if (target > compacted) compacted = target;
   }
 
-  async function getNode(key: string, atRev?: number): Promise<TreeNode | undefined> {
+  /** A node: from the local cache when it is current (unless pinned or linearizable), else from etcd. */
+  async function getNode(key: string, atRev?: number, linearizable = false): Promise<TreeNode | undefined> {
     parseKey(key);
+    if (atRev === undefined && !linearizable) {
+      ensureOpen();
+      const hit = local.get(key);
+      if (hit) return hit;
+    }
     return read("get", async () => {
       const res = await client.kv.range({ key: enc(nodeSk(key)), ...(atRev ? { revision: atRev } : {}) });
-      seeRev(headerRev(res.header));
+      const rev = headerRev(res.header);
+      seeRev(rev);
       const kv = res.kvs[0];
       if (!kv) return key === "/" ? emptyRoot() : undefined;
-      return nodeOf(
+      const raw = kv.value.toString("utf8");
+      const node = nodeOf(
         key,
-        JSON.parse(kv.value.toString("utf8")) as EtcdRecord,
+        JSON.parse(raw) as EtcdRecord,
         kvNum(kv, "create_revision"),
         kvNum(kv, "mod_revision"),
       );
+      return atRev === undefined ? local.remember(key, node, rev, raw.length) : node;
     });
   }
 
@@ -436,8 +484,8 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
               ...(e.vid ? { vid: e.vid } : {}),
             });
         }
-        return { key: "/", rev: m.writes ? PENDING : m.readRev, version: 0 };
-      });
+        return { key: "/", rev: PENDING, version: 0 };
+      }, "");
     } catch (err) {
       if (!(err instanceof TooManyOps) || items.length === 1) throw err;
       const half = Math.ceil(items.length / 2);
@@ -446,32 +494,46 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     }
   }
 
+  async function* beforeUpgrade(fromRev: number): AsyncGenerator<WatchBatch> {
+    const current = await read("watch", async () => {
+      seeRev(headerRev((await client.kv.range({ key: enc(nodeSk("/")), keys_only: true })).header));
+      return lastRev;
+    });
+    throw new TreeError(
+      "TREE_COMPACTED",
+      `revision ${fromRev} is before this tree's upgrade at ${firstRev}; re-list, then watch from revision ${current + 1}`,
+      { compactRev: firstRev, currentRev: current, relistFrom: current + 1 },
+    );
+  }
+
   const tree: Tree = {
-    get: getNode,
+    get: (key, o) => getNode(key, undefined, o?.consistency === "linearizable"),
     set: (key, value, o) => write((m) => ops.set(m, key, value, o), laneOf(key)),
     del: (key, o) => write((m) => ops.del(m, key, o), laneOf(key)),
     deltree: (dir, o) => write((m) => ops.deltree(m, dir, o), laneOf(dir)),
     mkindex: (dir) => write((m) => ops.mkindex(m, dir), laneOf(dir)),
     list,
-    append: (dir, value, o) => write((m) => ops.append(m, dir, value, o), dir),
-    txn: (req) => write((m) => ops.txn(m, req)),
+    append: (dir, value, o) => write((m) => ops.append(m, dir, value, o), dir, true),
+    txn: (req) => write((m) => ops.txn(m, req), ""),
     watch: (prefixKey, o) =>
-      watchTree(
-        {
-          client,
-          prefix,
-          ...(logger ? { logger } : {}),
-          closers,
-          isClosed: () => closed,
-          onRev: seeRev,
-          onCompacted: (rev) => {
-            if (rev > compacted) compacted = rev;
-          },
-          valueAt,
-        },
-        prefixKey,
-        o,
-      ),
+      o?.fromRev !== undefined && o.fromRev < firstRev
+        ? beforeUpgrade(o.fromRev)
+        : watchTree(
+            {
+              client,
+              prefix,
+              ...(logger ? { logger } : {}),
+              closers,
+              isClosed: () => closed,
+              onRev: seeRev,
+              onCompacted: (rev) => {
+                if (rev > compacted) compacted = rev;
+              },
+              valueAt,
+            },
+            prefixKey,
+            o,
+          ),
     history,
     export: (dir = "/") => exportSnapshot(dir),
     async import(entries, io = {}): Promise<ImportResult> {
@@ -484,12 +546,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       for (let i = 0; i < parsed.length; i += 64) rev = (await importChunk(parsed.slice(i, i + 64))).rev;
       return { imported: parsed.length, rev };
     },
-    clear: () => write((m) => ops.clear(m)),
+    clear: () => write((m) => ops.clear(m), ""),
     revision: () => lastRev,
     // Other servers write this etcd too: ask it (one small read) before trusting lastRev.
     syncRevision: () =>
       read("revision", async () => {
-        const res = await client.kv.range({ key: enc(LOG_SK), keys_only: true });
+        const res = await client.kv.range({ key: enc(nodeSk("/")), keys_only: true });
         seeRev(headerRev(res.header));
         return lastRev;
       }),
@@ -497,17 +559,29 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      local.close();
       for (const stop of closers) stop();
       if (!options.client) client.close();
     },
   };
 
-  // Learn the current revision (and that etcd answers) before handing the tree out.
+  const local = startLocalReads({
+    client,
+    prefix,
+    cacheBytes: options.cacheBytes ?? 32 * 1024 * 1024,
+    known: () => lastRev,
+    ...(logger ? { logger } : {}),
+  });
+  // Upgrade an older layout, and learn the current revision (and that etcd answers), before
+  // handing the tree out.
   try {
+    firstRev = await read("open", () => upgradeEtcdLayout(client, prefix, logger));
+    if (firstRev > compacted) compacted = firstRev;
     await read("open", async () =>
       seeRev(headerRev((await client.kv.range({ key: enc(nodeSk("/")) })).header)),
     );
   } catch (err) {
+    local.close();
     if (!options.client) client.close();
     throw treeErrorOf(err, `open ${options.endpoints.join(",")}`);
   }

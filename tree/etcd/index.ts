@@ -1,3 +1,3 @@
 export { connectEtcd, type EtcdClientOptions } from "./client.js";
 export { createEtcdTree, type EtcdTreeOptions } from "./etcd-tree.js";
-export { type EtcdRecord, LOG_SK, type LogRecord } from "./layout.js";
+export type { EtcdRecord } from "./layout.js";

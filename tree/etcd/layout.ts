@@ -6,12 +6,14 @@
  *   <prefix>n<depth><parent><sortName>\0(v|d)  a node: JSON EtcdRecord
  *   <prefix>h<key>\0<rev>                      a retained previous version of a value
  *   <prefix>H<key>                             the retained versions of a deleted value
- *   <prefix>L                                  the change log: one JSON LogRecord per revision
  *
  * Revisions are etcd's: a value's createRev and modRev are its etcd key's create_revision and
- * mod_revision, and every tree write is one etcd transaction, so one etcd revision. The change log
- * is a single key rewritten by every write; its MVCC history (etcd watch from a revision) is the
- * tree's change history, compacted with etcd's.
+ * mod_revision, and every tree write is one etcd transaction, so one etcd revision. A write
+ * touches only the keys it changes; the change feed is etcd's watch of the node keys (events.ts).
+ *
+ * Format 1 (before) also kept a change log in one key, `<prefix>L`, rewritten by every write: a
+ * global hot key. A tree in that format is upgraded when it opens (upgrade.ts): the log key goes,
+ * and `<prefix>F` marks the revision from which the watch can replay.
  */
 import { histKey, histListKey, nodeKey } from "../encoding.js";
 import type { EventRecord } from "../record.js";
@@ -32,15 +34,18 @@ export interface EtcdRecord {
   s?: number;
   /** Values: modRevs of retained previous versions, oldest first. */
   h?: number[];
+  /** Values: the modRev of the version this one replaced (0: created), for the watch's prevRev. */
+  pr?: number;
+  /** The id of the write that put this record, on the first node record a write puts. */
+  w?: string;
+  /** That write's events, when a watcher cannot rebuild them from its node puts (events.ts). */
+  x?: Array<EventRecord & { lz?: 1 }>;
 }
 
-/** One revision of the change log. `id` names the write, so an ambiguous commit can be found. */
-export interface LogRecord {
-  id: string;
-  ev: Array<EventRecord & { lz?: 1 }>;
-}
-
-export const LOG_SK = "L";
+/** The change-log key of format 1, removed by the upgrade. */
+export const OLD_LOG_SK = "L";
+/** Created by the upgrade from format 1: its create_revision is where the watchable history starts. */
+export const FORMAT_SK = "F";
 export const nodeSk = nodeKey;
 export const histSk = histKey;
 export const histListSk = histListKey;

@@ -51,8 +51,9 @@ function ancestors(key: string): string[] {
   return out;
 }
 
-function result(m: Attempt, key: string, version: number): WriteResult {
-  return { key, rev: m.writes ? PENDING : m.readRev, version };
+/** A write's answer; its revision (the commit's, or the one read at when nothing was written) is filled in by the caller. */
+function result(key: string, version: number): WriteResult {
+  return { key, rev: PENDING, version };
 }
 
 function versionMismatch(key: string, want: number, prev: NodeEntry | undefined): TreeError {
@@ -196,7 +197,9 @@ export function createOps(cfg: OpsConfig) {
   async function set(m: Attempt, key: string, value: TreeValue, o: SetOptions = {}): Promise<WriteResult> {
     parseValueKey(key);
     checkSize(value, cfg.maxValueBytes);
-    await m.fetch([nodeSk(key), histListSk(key), ...ancestors(key).map(nodeSk)]);
+    // An overwrite of a value this server has the record of reads nothing else: prefetch the
+    // rest (history kept by a delete, the parents) only when the key may be new.
+    if (!m.cached(nodeSk(key))) await m.fetch([nodeSk(key), histListSk(key), ...ancestors(key).map(nodeSk)]);
     const prev = await m.readNode(key);
     if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
       throw versionMismatch(key, o.ifVersion, prev);
@@ -210,13 +213,16 @@ export function createOps(cfg: OpsConfig) {
           key,
         },
       );
-    await ensureDir(m, parentOf(key)!);
+    // An existing value's directory exists while the value does (its compare says so): an
+    // overwrite relies on nothing else, so it conflicts with no write to another key.
+    if (!prev) await ensureDir(m, parentOf(key)!);
     m.bump();
     const rec: EtcdRecord = {
       k: value.kind,
       v: valueToJson(value),
       ver: (prev?.rec.ver ?? 0) + 1,
       mt: m.now,
+      pr: prev?.mr ?? 0,
     };
     if (o.ro ?? prev?.rec.ro === 1) rec.ro = 1;
     const vid = o.vid ?? prev?.rec.vid;
@@ -224,7 +230,7 @@ export function createOps(cfg: OpsConfig) {
     await putValue(m, key, rec, prev);
     if (!prev) await adjustCount(m, parentOf(key)!, +1);
     m.emit({ t: "put", key, k: value.kind, v: valueToJson(value), p: prev?.mr ?? 0, ver: rec.ver });
-    return result(m, key, rec.ver);
+    return result(key, rec.ver);
   }
 
   async function del(m: Attempt, key: string, o: DelOptions = {}): Promise<DelResult> {
@@ -233,7 +239,7 @@ export function createOps(cfg: OpsConfig) {
     const prev = await m.readNode(key);
     if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
       throw versionMismatch(key, o.ifVersion, prev);
-    if (!prev) return { ...result(m, key, 0), deleted: false };
+    if (!prev) return { ...result(key, 0), deleted: false };
     if (prev.rec.ro && !o.force)
       throw new TreeError(
         "TREE_READ_ONLY",
@@ -263,7 +269,7 @@ export function createOps(cfg: OpsConfig) {
     }
     await adjustCount(m, parentOf(key)!, -1);
     m.emit({ t: "delete", key, k: prev.rec.k, p: prev.mr });
-    return { ...result(m, key, 0), deleted: true };
+    return { ...result(key, 0), deleted: true };
   }
 
   async function deltree(
@@ -276,20 +282,20 @@ export function createOps(cfg: OpsConfig) {
     const prev = await m.readNode(dir);
     if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
       throw versionMismatch(dir, o.ifVersion, prev);
-    if (!prev && dir !== "/") return { ...result(m, dir, 0), removed: 0 };
+    if (!prev && dir !== "/") return { ...result(dir, 0), removed: 0 };
     if (prev?.rec.ro && !o.force)
       throw new TreeError("TREE_READ_ONLY", `${dir} is read-only; force the delete`, { key: dir });
     m.bump();
     const removed = await removeSubtree(m, dir, o.force === true);
     m.emit({ t: "deltree", key: dir, k: "index", p: prev && dir !== "/" ? prev.cr : 0 });
-    return { ...result(m, dir, 0), removed };
+    return { ...result(dir, 0), removed };
   }
 
   async function mkindex(m: Attempt, dir: string): Promise<WriteResult> {
     parseDirKey(dir);
     await m.fetch([nodeSk(dir), ...ancestors(dir).map(nodeSk)]);
     const e = await ensureDir(m, dir);
-    return result(m, dir, e.rec.ver);
+    return result(dir, e.rec.ver);
   }
 
   async function append(
@@ -366,7 +372,7 @@ export function createOps(cfg: OpsConfig) {
     for (const c of compare) if (!(await holds(m, c))) ok = false;
     const results: TxnResult["results"] = [];
     for (const op of ok ? success : failure) results.push(await runTxnOp(m, op));
-    return { succeeded: ok, rev: m.writes ? PENDING : m.readRev, results };
+    return { succeeded: ok, rev: PENDING, results };
   }
 
   async function clear(m: Attempt): Promise<WriteResult> {
@@ -379,7 +385,7 @@ export function createOps(cfg: OpsConfig) {
     const root = await m.readNode("/");
     if (root) m.put(nodeSk("/"), { ...root.rec, n: 0 }, { cr: root.cr });
     m.emit({ t: "deltree", key: "/", k: "index", p: 0 });
-    return result(m, "/", 0);
+    return result("/", 0);
   }
 
   return { set, del, deltree, mkindex, append, txn, clear };

@@ -1,12 +1,14 @@
 /**
- * watch() on etcd: an etcd watch of the change-log key. Each of its versions is one tree revision
- * (all its events, so a revision is never split); etcd replays them from any revision it still
+ * watch() on etcd: an etcd watch of the tree's node keys. Every tree write is one etcd revision,
+ * whose node puts and deletes etcd delivers together (it never splits a revision); they are
+ * turned back into the tree's events (events.ts). etcd replays them from any revision it still
  * retains, then follows live, and answers a compacted one with its compact revision. A dropped
  * stream is re-created from the revision after the last one received, so nothing is missed or
  * seen twice while etcd is away.
  */
-import type { Etcd3, IKeyValue, IWatchResponse } from "etcd3";
+import type { Etcd3, IEvent, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
+import { NODE } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { parseKey } from "../path.js";
 import { eventFromRecord } from "../record.js";
@@ -15,7 +17,8 @@ import type { TreeValue } from "../value.js";
 import { AsyncQueue, filterBatch } from "../watch-hub.js";
 import { PENDING } from "./attempt.js";
 import { headerRev } from "./client.js";
-import { LOG_SK, type LogRecord } from "./layout.js";
+import { eventsOfPuts, type StagedPut } from "./events.js";
+import type { EtcdRecord } from "./layout.js";
 
 export interface WatchDeps {
   client: Etcd3;
@@ -40,7 +43,8 @@ export async function* watchTree(
   if (deps.isClosed()) throw new TreeError("TREE_CLOSED", "the tree is closed");
   if (o.signal?.aborted) return;
   const queue = new AsyncQueue<Item>();
-  const logKey = Buffer.from(deps.prefix + LOG_SK, "utf8");
+  const nodes = Buffer.from(deps.prefix + NODE, "utf8");
+  const nodesEnd = Buffer.from(deps.prefix + String.fromCharCode(NODE.charCodeAt(0) + 1), "utf8");
   // Where the next (re)connection starts; undefined: live from when it is created.
   let next = o.fromRev === undefined ? undefined : Math.max(1, o.fromRev);
   let stopped = false;
@@ -91,7 +95,11 @@ export async function* watchTree(
       stream.on("error", (err: unknown) => reconnect(gen, err));
       stream.on("end", () => reconnect(gen, "stream ended"));
       stream.write({
-        create_request: { key: logKey, ...(next === undefined ? {} : { start_revision: next }) },
+        create_request: {
+          key: nodes,
+          range_end: nodesEnd,
+          ...(next === undefined ? {} : { start_revision: next }),
+        },
       });
     } catch (err) {
       reconnect(gen, err);
@@ -125,9 +133,8 @@ export async function* watchTree(
           {},
           item.error,
         );
-      for (const ev of item.res.events) {
-        if (!ev.kv) continue;
-        const batch = await decode(deps, prefix, ev.kv);
+      for (const group of byRevision(item.res.events)) {
+        const batch = await decode(deps, prefix, group);
         if (batch && !stopped) yield batch;
       }
     }
@@ -138,20 +145,47 @@ export async function* watchTree(
   }
 }
 
-async function decode(deps: WatchDeps, prefix: string, kv: IKeyValue): Promise<WatchBatch | undefined> {
-  const rev = Number(kv.mod_revision);
-  const log = JSON.parse(kv.value.toString("utf8")) as LogRecord;
+/** A watch response's events, one group per revision, in order. */
+function byRevision(events: IEvent[]): IEvent[][] {
+  const groups: IEvent[][] = [];
+  let rev = -1;
+  for (const ev of events) {
+    if (!ev.kv) continue;
+    const r = Number(ev.kv.mod_revision);
+    if (r !== rev) groups.push([]);
+    rev = r;
+    groups[groups.length - 1]!.push(ev);
+  }
+  return groups;
+}
+
+/** One revision's node changes as the tree's events (those under `prefix`). */
+async function decode(deps: WatchDeps, prefix: string, group: IEvent[]): Promise<WatchBatch | undefined> {
+  const rev = Number(group[0]!.kv.mod_revision);
+  const puts: StagedPut[] = [];
+  let carried: EtcdRecord["x"];
+  for (const ev of group) {
+    if (ev.type !== "Put") continue;
+    const rec = JSON.parse(ev.kv.value.toString("utf8")) as EtcdRecord;
+    if (rec.x) carried = rec.x;
+    puts.push({
+      sk: ev.kv.key.toString("utf8").slice(deps.prefix.length),
+      rec,
+      created: Number(ev.kv.version) === 1,
+    });
+  }
+  const records = carried ?? eventsOfPuts(puts);
   const batch = filterBatch(prefix, {
     rev,
-    events: log.ev.map((r) => {
+    events: records.map((r) => {
       const ev = eventFromRecord(rev, r);
       if (ev.prevRev === PENDING) ev.prevRev = rev;
       return ev;
     }),
   });
-  if (!batch) return undefined;
+  if (!batch || !carried) return batch;
   for (const [i, ev] of batch.events.entries()) {
-    const rec = log.ev.find((r) => r.key === ev.key && r.lz === 1);
+    const rec = carried.find((r) => r.key === ev.key && r.lz === 1);
     if (rec && ev.type === "put" && ev.value === undefined) {
       const value = await deps.valueAt(ev.key, rev);
       if (value !== undefined) batch.events[i] = { ...ev, value };

@@ -106,6 +106,47 @@ export function historySuite(ctx: SuiteContext): void {
       expect((await tree.get("/byteseek/tools/x"))?.version).toBe(1);
     });
 
+    it("records a deleted value's entry at the value's own last modRev, not the delete's", async () => {
+      // Every entry describes a version as it was: its version, its modRev, its mtime (etcd's
+      // previous key-value has its own mod_revision); the delete's revision is the event's.
+      const tree = await ctx.open({ historyLimit: 10 });
+      const w1 = await tree.set("/d/x", str("one"));
+      const w2 = await tree.set("/d/x", str("two"));
+      const gone = await tree.del("/d/x");
+      expect(gone.rev).toBeGreaterThan(w2.rev);
+      expect((await tree.history("/d/x")).map((h) => [h.version, h.modRev, h.deleted === true])).toEqual([
+        [2, w2.rev, true],
+        [1, w1.rev, false],
+      ]);
+      // Made again and deleted again: each deleted version keeps its own modRev.
+      const w3 = await tree.set("/d/x", str("three"));
+      await tree.del("/d/x");
+      expect((await tree.history("/d/x")).map((h) => [h.version, h.modRev, h.deleted === true])).toEqual([
+        [1, w3.rev, true],
+        [2, w2.rev, true],
+        [1, w1.rev, false],
+      ]);
+    });
+
+    it("keeps no version that was written and replaced within one transaction (no revision ever held it)", async () => {
+      const tree = await ctx.open({ historyLimit: 10 });
+      const w0 = await tree.set("/t/x", str("v0"));
+      const txn = await tree.txn({
+        success: [
+          { op: "set", key: "/t/x", value: str("v1") },
+          { op: "set", key: "/t/x", value: str("v2") },
+          { op: "set", key: "/t/fresh", value: str("f1") },
+          { op: "del", key: "/t/fresh" },
+        ],
+      });
+      expect(await tree.get("/t/x")).toMatchObject({ value: str("v2"), version: 3, modRev: txn.rev });
+      expect((await tree.history("/t/x")).map((h) => [h.value, h.version, h.modRev])).toEqual([
+        [str("v0"), 1, w0.rev],
+      ]);
+      expect(await tree.history("/t/fresh")).toEqual([]);
+      expect(await tree.get("/t/fresh")).toBeUndefined();
+    });
+
     it("hands a key made again after its delete the history the delete kept", async () => {
       const tree = await ctx.open({ historyLimit: 10 });
       await tree.set("/d/x", str("one"));

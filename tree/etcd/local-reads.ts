@@ -1,0 +1,192 @@
+/**
+ * Reads served locally: a cache of the nodes this server read, kept current by one etcd watch of
+ * the tree's node keys (the feed), applied in revision order.
+ *
+ * The rule that keeps it correct is one comparison: a read is answered from the cache only while
+ * the feed has applied every revision this server knows of (`fedRev >= known()`, where `known` is
+ * the highest revision any answer from etcd carried, this server's own writes included). Then the
+ * cache holds exactly the store as of that revision, so a local answer is as fresh as a quorum
+ * read made at that revision; a server's own write raises `known` at once, so its next read goes
+ * to etcd until the feed has applied it (read-your-writes); another server's write reaches this
+ * one's reads within one watch delay. A read that misses goes to etcd (a linearizable range) and
+ * is kept only if the feed had not yet passed the revision it was read at (the feed then applies
+ * every later change to it). While the feed is down nothing is answered locally and the cache is
+ * dropped; it starts again empty from the revision its new stream is created at.
+ */
+import type { Etcd3, IWatchRequest, IWatchResponse } from "etcd3";
+import type { Logger } from "pino";
+import { keyFromNodeKey, NODE } from "../encoding.js";
+import { NodeCache } from "../node-cache.js";
+import { SizedCache } from "../sized-cache.js";
+import type { TreeNode } from "../types.js";
+import { headerRev, kvNum } from "./client.js";
+import { type EtcdRecord, nodeOf } from "./layout.js";
+
+export interface LocalReadsOptions {
+  client: Etcd3;
+  prefix: string;
+  /** Memory for cached nodes, bytes (0: every read goes to etcd). */
+  cacheBytes: number;
+  /** The highest revision this server has seen (its writes and etcd's answers). */
+  known(): number;
+  logger?: Logger;
+}
+
+/** A node record as stored in etcd, with its key's revisions. */
+export interface CachedRecord {
+  raw: string;
+  cr: number;
+  mr: number;
+}
+
+export interface LocalReads {
+  /**
+   * The record of node `sk` as this server last read or wrote it, for the write path (whose
+   * commit compares it, so it may be out of date): kept with nodes, fed by the same watch.
+   */
+  record(sk: string): CachedRecord | undefined;
+  /** Records read from etcd or written by a commit; never replaces a newer one. */
+  noteRecord(sk: string, rec: CachedRecord): void;
+  /** Forgets records (a commit's compares found them out of date; a range was deleted: all). */
+  dropRecords(sks?: Iterable<string>): void;
+  /** The cached node, when the cache may answer now; undefined: ask etcd. */
+  get(key: string): TreeNode | undefined;
+  /** A node read from etcd at `rev` (raw record length for the cache's budget). */
+  remember(key: string, node: TreeNode, rev: number, rawLength: number): TreeNode;
+  /** The revision the feed has applied everything up to (0 while it is down). */
+  fedRev(): number;
+  close(): void;
+}
+
+export function startLocalReads(o: LocalReadsOptions): LocalReads {
+  let cache = new NodeCache(o.cacheBytes);
+  let records = new SizedCache<CachedRecord>(o.cacheBytes);
+  const noteRecord = (sk: string, rec: CachedRecord) => {
+    const had = records.get(sk);
+    if (!had || had.mr < rec.mr) records.set(sk, rec, rec.raw.length);
+  };
+  let fed = 0;
+  let live = false;
+  let stopped = false;
+  let generation = 0;
+  let backoff = 100;
+  let cancel: (() => void) | undefined;
+  let askedProgress = false;
+  let write: ((req: IWatchRequest) => void) | undefined;
+  const from = Buffer.from(o.prefix + NODE, "utf8");
+  const to = Buffer.from(o.prefix + String.fromCharCode(NODE.charCodeAt(0) + 1), "utf8");
+
+  const down = (gen: number, why: unknown) => {
+    if (stopped || gen !== generation) return;
+    generation++;
+    live = false;
+    fed = 0;
+    write = undefined;
+    cache = new NodeCache(o.cacheBytes);
+    records = new SizedCache<CachedRecord>(o.cacheBytes);
+    cancel?.();
+    cancel = undefined;
+    o.logger?.warn({ err: why }, "etcd feed of the node cache lost; reads go to etcd until it is back");
+    setTimeout(() => void connect(), backoff);
+    backoff = Math.min(backoff * 2, 2000);
+  };
+
+  const apply = (res: IWatchResponse) => {
+    for (const ev of res.events) {
+      const sk = ev.kv.key.toString("utf8").slice(o.prefix.length);
+      const key = keyFromNodeKey(sk);
+      const rev = kvNum(ev.kv, "mod_revision");
+      if (ev.type === "Delete") {
+        cache.forget(key);
+        const had = records.get(sk);
+        if (had && had.mr < rev) records.delete(sk);
+        continue;
+      }
+      if (records.has(sk))
+        noteRecord(sk, { raw: ev.kv.value.toString("utf8"), cr: kvNum(ev.kv, "create_revision"), mr: rev });
+      if (cache.get(key) !== undefined) {
+        // Kept current only for nodes read here: a stream of new keys would only fill the cache.
+        const raw = ev.kv.value.toString("utf8");
+        const node = nodeOf(
+          key,
+          JSON.parse(raw) as EtcdRecord,
+          kvNum(ev.kv, "create_revision"),
+          kvNum(ev.kv, "mod_revision"),
+        );
+        cache.remember(key, node, raw.length);
+      }
+    }
+    // etcd sends a watcher every event up to a response's header revision before that response.
+    const rev = headerRev(res.header);
+    if (rev > fed) fed = rev;
+    askedProgress = false;
+  };
+
+  const connect = async () => {
+    if (stopped || o.cacheBytes === 0) return;
+    const gen = generation;
+    try {
+      const stream = await o.client.watchClient.watch();
+      stream.on("error", () => {});
+      if (stopped || gen !== generation) {
+        stream.cancel();
+        return;
+      }
+      cancel = () => stream.cancel();
+      stream.on("data", (res: IWatchResponse) => {
+        if (gen !== generation) return;
+        if (res.canceled) return down(gen, res.cancel_reason || "etcd cancelled the watch");
+        if (res.created) {
+          // From now on: the cache is empty, so there is nothing older to apply.
+          backoff = 100;
+          live = true;
+          fed = headerRev(res.header);
+          return;
+        }
+        apply(res);
+      });
+      stream.on("error", (err: unknown) => down(gen, err));
+      stream.on("end", () => down(gen, "stream ended"));
+      write = (req) => stream.write(req);
+      stream.write({ create_request: { key: from, range_end: to } });
+    } catch (err) {
+      down(gen, err);
+    }
+  };
+
+  void connect();
+
+  return {
+    record: (sk) => (o.cacheBytes === 0 ? undefined : records.get(sk)),
+    noteRecord: (sk, rec) => {
+      if (o.cacheBytes > 0) noteRecord(sk, rec);
+    },
+    dropRecords(sks) {
+      if (sks === undefined) records = new SizedCache<CachedRecord>(o.cacheBytes);
+      else for (const sk of sks) records.delete(sk);
+    },
+    get(key) {
+      if (!live) return undefined;
+      if (fed < o.known()) {
+        // Behind what this server knows of: ask etcd where the stream is (it answers once every
+        // event up to its current revision has been sent), and read from etcd meanwhile.
+        if (!askedProgress && write) {
+          askedProgress = true;
+          write({ progress_request: {} });
+        }
+        return undefined;
+      }
+      return cache.get(key);
+    },
+    remember(key, node, rev, rawLength) {
+      if (!live || fed > rev) return node;
+      return cache.remember(key, node, rawLength);
+    },
+    fedRev: () => (live ? fed : 0),
+    close() {
+      stopped = true;
+      generation++;
+      cancel?.();
+    },
+  };
+}
