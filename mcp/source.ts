@@ -62,8 +62,8 @@ export function toolInfo(t: ValidTool): ToolInfo {
 export function runtimeSource(tree: Tree, runtime: Runtime): McpSource {
   return {
     tree,
-    async tools() {
-      return (await runtime.listTools()).valid.map(toolInfo);
+    async tools(vid) {
+      return (await runtime.listTools(vid)).valid.map(toolInfo);
     },
     call: (name, args, options) => runtime.call(name, args, options),
     async systemPrompt(vid) {
