@@ -10,7 +10,7 @@ import { readSse } from "../../agent/providers/sse.js";
 import { type App, buildApp } from "../../server/app.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
-import { formatValue } from "../../tree/value.js";
+import { formatValue, type Json, json } from "../../tree/value.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
 
@@ -272,6 +272,47 @@ describe("the byteseek CLI", () => {
     } finally {
       await tree.close();
     }
+  });
+
+  it("byteseek run on a terminal asks about a call waiting for approval inline, and y runs it once", async () => {
+    const { fake, env, store, workspace } = await setup();
+    // A person makes shell.run ask first (seeded by a first open, then changed as a person would).
+    const seeded = await openTree({ backend: "classic", location: store });
+    try {
+      const bs = await createByteseek({ tree: seeded, workspace, logger: silent, env: {} });
+      await bs.close();
+      const node = await seeded.get("/byteseek/tools/shell.run");
+      const decl = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
+      await seeded.set("/byteseek/tools/shell.run", json({ ...decl, confirm: true }));
+    } finally {
+      await seeded.close();
+    }
+    fake.script(
+      { toolCalls: [{ name: "shell.run", args: { command: "touch asked.txt" } }] },
+      { text: "done" },
+    );
+    // `script` gives the CLI a real terminal; what the test writes reaches it as typed keys.
+    const child = spawn(
+      "script",
+      ["-qfec", `${process.execPath} ${BYTESEEK_BIN} run "make the file" --vid tty1`, "/dev/null"],
+      { env: { ...env, TERM: "dumb" }, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    let screen = "";
+    const asked = new Promise<void>((resolve) => {
+      child.stdout.setEncoding("utf8").on("data", (c: string) => {
+        screen += c;
+        if (screen.includes("[y]es once")) resolve();
+      });
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    await asked;
+    expect(existsSync(join(workspace, "asked.txt"))).toBe(false);
+    child.stdin.write("y\r");
+    expect(await closed).toBe(0);
+    child.stdin.destroy();
+    expect(existsSync(join(workspace, "asked.txt"))).toBe(true);
+    expect(screen).toMatch(/approve shell\.run\? \[y\]es once, \[r\] for this run, \[a\]lways, \[n\]o/);
+    expect(screen).toContain("done");
   });
 
   it("byteseek chat answers each line at a byteseek> prompt until exit", async () => {
