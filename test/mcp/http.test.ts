@@ -342,7 +342,9 @@ describe("the /mcp endpoint's gate", () => {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       });
       expect(res.status).toBe(400);
-      expect(((await res.json()) as { error: { code: string } }).error.code).toBeTruthy();
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("HTTP_BAD_REQUEST");
+      expect(body.error.message).toMatch(/vid/);
     } finally {
       await server.close();
     }
