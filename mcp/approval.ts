@@ -4,8 +4,8 @@
  * SDK's shim turns it into `elicitation/create`); on yes the call is made again with the approval,
  * on no — or with a client that cannot ask — it answers `denied`, saying how to approve otherwise.
  *
- * `decideApproval` is the one decision point: when approvals kept in the tree land
- * (/byteseek/approval/<vid>/<n>), this is where a pending entry is written and its decision read.
+ * `decideApproval` is the one decision point. A yes is kept in the tree like every other approval
+ * (/byteseek/approval/<vid>/<n>, decided `once` by the person in the host: see `McpSource.call`).
  */
 import type { InputRequiredResult } from "@modelcontextprotocol/server";
 import { inputRequired, inputResponse } from "@modelcontextprotocol/server";

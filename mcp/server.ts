@@ -149,7 +149,8 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       });
       if (step.step === "ask") return step.result;
       if (step.step === "deny") return deniedResult(step.text);
-      return toCallResult(await source.call(name, args, { vid, signal, approve: true }));
+      const approvedBy = `person (MCP host ${clientInfo(ctx)?.name ?? "client"})`;
+      return toCallResult(await source.call(name, args, { vid, signal, approve: true, approvedBy }));
     }
 
     server.setRequestHandler("tools/list", async (_request, ctx) => ({

@@ -29,6 +29,12 @@ export interface ToolInfo {
 export interface SourceCallOptions {
   vid: string;
   approve?: boolean;
+  /**
+   * The person approved this call through the MCP host (elicitation), as `who`: in-process, the
+   * approval is kept in the tree like every other (/byteseek/approval/<vid>/<n>, decided `once`),
+   * and the call's record names it. Through a server's routes it is the `approve` flag.
+   */
+  approvedBy?: string;
   signal?: AbortSignal;
 }
 
@@ -65,7 +71,25 @@ export function runtimeSource(tree: Tree, runtime: Runtime): McpSource {
     async tools(vid) {
       return (await runtime.listTools(vid)).valid.map(toolInfo);
     },
-    call: (name, args, options) => runtime.call(name, args, options),
+    call(name, args, { approvedBy, approve, ...options }) {
+      if (approvedBy === undefined)
+        return runtime.call(name, args, { ...options, ...(approve === undefined ? {} : { approve }) });
+      return runtime.call(name, args, {
+        ...options,
+        waitForApproval: true,
+        onApproval(pending) {
+          runtime.approvals
+            .decide(
+              pending.key,
+              { decision: "approve", scope: "once", reason: "approved in the MCP host" },
+              approvedBy,
+            )
+            .catch(() => {
+              // decided elsewhere meanwhile: that decision stands, and the call follows it
+            });
+        },
+      });
+    },
     async systemPrompt(vid) {
       return (await buildPrompt({ tree, runtime, vid })).system;
     },

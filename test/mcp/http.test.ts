@@ -117,7 +117,16 @@ describe.each([
     expect(textOf(result)).toContain("/byteseek/prompt/system");
     // The refusal pending the approval, then the approved call: both crossed the boundary.
     expect(await record(server, `/byteseek/tool/${vid}/0`)).toMatchObject({ kind: "denied" });
-    expect(await record(server, `/byteseek/tool/${vid}/1`)).toMatchObject({ kind: "ok" });
+    expect(await record(server, `/byteseek/tool/${vid}/1`)).toMatchObject({
+      kind: "ok",
+      approval: `/byteseek/approval/${vid}/0`,
+    });
+    // The yes is kept in the tree like every other approval, and says who gave it.
+    expect(await record(server, `/byteseek/approval/${vid}/0`)).toMatchObject({
+      state: "approved",
+      tool: "demo.confirmed",
+      decision: { scope: "once", by: expect.stringMatching(/^person \(MCP host /) },
+    });
   });
 
   it("answers denied, saying how to approve otherwise, when the person says no", async () => {
