@@ -2,6 +2,17 @@ import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type ValueKind, valueFromJson } from "../tree/value.js";
 import type { ApprovalOutcome, ApprovalRequest, Approvals, ProposedChange } from "./approvals.js";
+import type { DeclRef } from "./catalogue.js";
+import type { ToolCall } from "./hooks.js";
+import type { Policy } from "./policy.js";
+import { failure } from "./results.js";
+import type { ToolResult } from "./types.js";
+
+/** What of a call's options the wait for a person uses. */
+interface WaitOptions {
+  signal?: AbortSignal;
+  onApproval?: (pending: PendingApproval) => void;
+}
 
 /** What a caller hears when a call starts waiting for a person. */
 export interface PendingApproval {
@@ -67,4 +78,92 @@ export async function applyChange(
       };
     throw err;
   }
+}
+
+/** A call that needs confirmation: a standing grant for the run, or a person's decision. */
+export async function approvalOf(
+  approvals: Approvals,
+  call: ToolCall,
+  rule: string,
+  reason: string,
+  decl: DeclRef,
+  policy: Policy,
+  callOptions: WaitOptions,
+): Promise<{ approved: boolean; rule: string; key?: string; refusal?: ToolResult }> {
+  if (await approvals.approvedForRun(call.vid, call.name))
+    return { approved: true, rule: `approved for run ${call.vid}` };
+  const outcome = await askPerson(
+    approvals,
+    {
+      vid: call.vid,
+      tool: call.name,
+      args: call.args,
+      decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+      reason,
+      rule,
+    },
+    { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(callOptions) },
+  );
+  if (outcome.approved)
+    return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
+  return {
+    approved: false,
+    key: outcome.key,
+    rule,
+    refusal: failure(
+      "denied",
+      "denied",
+      `A person did not approve ${call.name} (${outcome.reason}); it did not run. Do not call it again unchanged: ask the user what to do instead.`,
+      { approval: outcome.key, reason: outcome.reason, rule },
+    ),
+  };
+}
+
+/** A change to what a person wrote, proposed by a tool: applied only if a person approves it. */
+export async function changeApproval(
+  approvals: Approvals,
+  tree: Tree,
+  call: ToolCall,
+  change: ProposedChange,
+  proposed: ToolResult,
+  decl: DeclRef,
+  policy: Policy,
+  callOptions: WaitOptions,
+  meta: { approval?: string },
+): Promise<ToolResult> {
+  const outcome = await askPerson(
+    approvals,
+    {
+      vid: call.vid,
+      tool: call.name,
+      args: call.args,
+      decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+      reason: proposed.text,
+      rule: "person-written",
+      change,
+    },
+    { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(callOptions) },
+  );
+  meta.approval = outcome.key;
+  if (!outcome.approved)
+    return failure(
+      "denied",
+      "denied",
+      `A person did not approve the change to ${change.key} (${outcome.reason}); nothing was changed. Ask the user before trying again.`,
+      { approval: outcome.key, reason: outcome.reason, key: change.key },
+    );
+  const applied = await applyChange(tree, change);
+  return applied.ok
+    ? { kind: "ok", isError: false, text: applied.text, details: { key: change.key, approval: outcome.key } }
+    : failure("runtime", "version_mismatch", applied.text, { key: change.key, approval: outcome.key });
+}
+
+function optionalWait(options: WaitOptions): {
+  signal?: AbortSignal;
+  onApproval?: (p: PendingApproval) => void;
+} {
+  return {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onApproval ? { onApproval: options.onApproval } : {}),
+  };
 }

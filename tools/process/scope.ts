@@ -24,11 +24,16 @@ export interface OwnedScope extends CommandScope {
   dispose(): Promise<void>;
 }
 
+export interface ScratchRoot {
+  path(): Promise<string>;
+  remove(): Promise<void>;
+}
+
 /**
  * The folder the server keeps command output and call temp folders in: private (0700) to the
  * server, made on first use, removed whole when the runtime closes.
  */
-export function createScratchRoot(parent: string = tmpdir()) {
+export function createScratchRoot(parent: string = tmpdir()): ScratchRoot {
   let made: Promise<string> | undefined;
   return {
     path(): Promise<string> {
@@ -48,7 +53,7 @@ export interface ScopeOptions {
   source: Readonly<Record<string, string | undefined>>;
   passEnv: readonly string[];
   outputCapBytes: number;
-  root: ReturnType<typeof createScratchRoot>;
+  root: ScratchRoot;
 }
 
 export function createCommandScope(options: ScopeOptions): OwnedScope {

@@ -1,0 +1,341 @@
+/**
+ * The call pipeline: resolve → validate → gate (hooks, policy, a person's approval) → execute →
+ * after-hooks → record. `call` never throws: every outcome is a result, and every call is recorded.
+ */
+import { performance } from "node:perf_hooks";
+import type { Logger } from "pino";
+import type { Tree } from "../tree/types.js";
+import { approvalOf, changeApproval, type PendingApproval } from "./approval-flow.js";
+import type { Approvals, ProposedChange } from "./approvals.js";
+import { capText } from "./cap.js";
+import type { Catalogue, DeclRef } from "./catalogue.js";
+import { compileParams } from "./declaration.js";
+import type { Execute } from "./execute.js";
+import { checkPolicy } from "./gate.js";
+import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
+import { argProblems, signatureOf } from "./json-schema.js";
+import type { LoadedPolicy, Policy } from "./policy.js";
+import type { Power } from "./powers.js";
+import type { OwnedScope } from "./process/scope.js";
+import { writeRecord } from "./records.js";
+import { failure } from "./results.js";
+import { isRunId, RUN_ID_RULE } from "./run-id.js";
+import type { KeyedLock, ToolResult } from "./types.js";
+import { createUsageCounter, UNKNOWN_TOOLS } from "./usage.js";
+
+export interface CallOptions {
+  /** The run making the call: its records go to /byteseek/tool/<vid>/. */
+  vid: string;
+  /** Aborting it stops the call (kind runtime, code aborted). */
+  signal?: AbortSignal;
+  /** The user approved this call (a person calling a tool directly: `--approve`, `approve: true`). */
+  approve?: boolean;
+  /**
+   * A person may be asked (the agent loop): a call that needs confirmation, or a change to what a
+   * person wrote, writes an approval entry and waits for the decision (policy.approvalTimeoutMs).
+   * Without it such a call answers `denied` (needs_approval) at once.
+   */
+  waitForApproval?: boolean;
+  /** Told when the call starts waiting for a person, with the approval key. */
+  onApproval?: (pending: PendingApproval) => void;
+}
+
+export interface PipelineOptions {
+  tree: Tree;
+  logger: Logger;
+  hooks: readonly ToolHooks[];
+  catalogue: Catalogue;
+  readPolicy: () => Promise<LoadedPolicy>;
+  execute: Execute;
+  approvals: Approvals;
+  workspace: string;
+  hidden: readonly string[];
+  powersOf: (ref: string) => readonly Power[];
+  runLocks: KeyedLock;
+  /** See RuntimeOptions.usageWrites. */
+  awaitUsage: boolean;
+}
+
+export interface CallPipeline {
+  call(name: string, args: unknown, options: CallOptions): Promise<ToolResult>;
+  /** Waits until the usage counters of every call answered so far are stored. */
+  flush(): Promise<void>;
+}
+
+/** Filled while a call is answered, written with its record. */
+interface RecordMeta {
+  decl?: DeclRef;
+  gate?: { rule: string };
+  approval?: string;
+}
+
+export function createCallPipeline(options: PipelineOptions): CallPipeline {
+  const { tree, logger, hooks, catalogue, readPolicy, execute, approvals, workspace, hidden, powersOf } =
+    options;
+  const usage = createUsageCounter(tree, logger);
+  const pendingUsage = new Set<Promise<void>>();
+
+  async function gate(
+    call: ToolCall,
+    policy: Policy,
+    inheritedConfirm: string | undefined,
+    runHooks = true,
+  ): Promise<{ result?: ToolResult; rule: string }> {
+    for (const hook of runHooks ? hooks : []) {
+      if (!hook.before) continue;
+      // biome-ignore lint/suspicious/noConfusingVoidType: what a before-hook may answer.
+      let verdict: HookVerdict | undefined | void;
+      try {
+        verdict = await hook.before(call);
+      } catch (err) {
+        logger.warn({ err, tool: call.name, vid: call.vid }, "a before-hook failed; denying the call");
+        return {
+          rule: "hook",
+          result: failure(
+            "denied",
+            "denied",
+            `${call.name} was refused: a check before the call failed (${(err as Error).message})`,
+            {},
+          ),
+        };
+      }
+      if (verdict?.deny)
+        return {
+          rule: "hook",
+          result: failure("denied", "denied", `${call.name} was refused: ${verdict.deny}`, {
+            reason: verdict.deny,
+          }),
+        };
+    }
+    const verdict = await checkPolicy({
+      name: call.name,
+      declaration: call.declaration,
+      args: call.args,
+      vid: call.vid,
+      agentWritten: call.agentWritten,
+      approved: call.approved,
+      policy,
+      workspace,
+      hidden,
+      builtinPowers: powersOf,
+      ...(inheritedConfirm ? { inheritedConfirm } : {}),
+    });
+    if (verdict.allowed) return { rule: verdict.rule };
+    return {
+      rule: verdict.rule,
+      result: failure("denied", verdict.code, verdict.reason, {
+        reason: verdict.reason,
+        rule: verdict.rule,
+        ...(verdict.power ? { power: verdict.power } : {}),
+      }),
+    };
+  }
+
+  async function afterHooks(call: ToolCall, result: ToolResult): Promise<ToolResult> {
+    let current = result;
+    for (const hook of hooks) {
+      if (!hook.after) continue;
+      try {
+        const next = await hook.after(call, current);
+        if (next) {
+          const kind = next.kind ?? current.kind;
+          current = {
+            ...current,
+            ...next,
+            kind,
+            isError: kind !== "ok",
+            details: next.details ?? current.details,
+          };
+        }
+      } catch (err) {
+        logger.warn({ err, tool: call.name, vid: call.vid }, "an after-hook failed; result kept");
+      }
+    }
+    return current;
+  }
+
+  /** The arguments as an object the declaration's schema accepts, or the result refusing them. */
+  function validateArgs(
+    name: string,
+    args: unknown,
+    params: Record<string, unknown>,
+  ): { args: Record<string, unknown> } | { refusal: ToolResult } {
+    const signature = signatureOf(name, params);
+    if (args === undefined || args === null) args = {};
+    if (typeof args !== "object" || Array.isArray(args))
+      return {
+        refusal: failure(
+          "arg",
+          "invalid_args",
+          `${name} takes an object of named arguments. Signature: ${signature}`,
+          { signature },
+        ),
+      };
+    const validated = structuredClone(args) as Record<string, unknown>;
+    const validate = compileParams(params);
+    if (validate(validated)) return { args: validated };
+    const problems = argProblems(validate.errors, validated);
+    const lines = problems.map(
+      (p) =>
+        `- ${p.field === "/" ? "the arguments" : p.field.slice(1).replaceAll("/", ".")}: expected ${p.expected}${p.got ? `, got ${p.got}` : ""}`,
+    );
+    return {
+      refusal: failure(
+        "arg",
+        "invalid_args",
+        `Invalid arguments for ${name}:\n${lines.join("\n")}\nSignature: ${signature}\nFix the arguments and call again.`,
+        { problems, signature },
+      ),
+    };
+  }
+
+  /** Everything up to the record; `meta` is what the record says ran and why. */
+  async function answer(
+    name: string,
+    args: unknown,
+    callOptions: CallOptions,
+    meta: RecordMeta,
+    scopes: OwnedScope[],
+  ): Promise<ToolResult> {
+    const resolved = await catalogue.resolve(name);
+    if (resolved.decl) meta.decl = resolved.decl;
+    if (!resolved.ok) return resolved.result;
+    const { declaration: decl, key } = resolved;
+    const valid = validateArgs(name, args, decl.params);
+    if ("refusal" in valid) return valid.refusal;
+
+    const call: ToolCall = {
+      name,
+      args: valid.args,
+      vid: callOptions.vid,
+      key,
+      declaration: decl,
+      agentWritten: resolved.agentWritten,
+      approved: callOptions.approve === true,
+      signal: callOptions.signal ?? new AbortController().signal,
+    };
+    const loaded = await readPolicy();
+    let result: ToolResult | undefined;
+    if (!loaded.ok)
+      result = failure(
+        "denied",
+        "denied",
+        `No tool can run: the policy at /byteseek/policy is invalid (${loaded.problems.join("; ")}). Tell the user.`,
+        { problems: loaded.problems },
+      );
+    else {
+      let gated = await gate(call, loaded.policy, resolved.inheritedConfirm);
+      if (gated.result?.details.code === "needs_approval" && callOptions.waitForApproval) {
+        const asked = await approvalOf(
+          approvals,
+          call,
+          gated.rule,
+          `${name} needs a person's approval (rule: ${gated.rule})`,
+          resolved.decl,
+          loaded.policy,
+          callOptions,
+        );
+        if (asked.key) meta.approval = asked.key;
+        if (asked.approved) {
+          call.approved = true;
+          gated = await gate(call, loaded.policy, resolved.inheritedConfirm, false);
+          gated.rule = `${gated.rule}; ${asked.rule}`;
+        } else gated = { rule: gated.rule, result: asked.refusal };
+      }
+      meta.gate = { rule: gated.rule };
+      result = gated.result;
+    }
+    if (!result && loaded.ok) {
+      const policy = loaded.policy;
+      result = decl.sequential
+        ? await options.runLocks.run(callOptions.vid, () => execute(call, policy, callOptions.signal, scopes))
+        : await execute(call, policy, callOptions.signal, scopes);
+      const change = result.details.change as ProposedChange | undefined;
+      if (result.details.code === "needs_approval" && change && callOptions.waitForApproval)
+        result = await changeApproval(
+          approvals,
+          tree,
+          call,
+          change,
+          result,
+          resolved.decl,
+          policy,
+          callOptions,
+          meta,
+        );
+    }
+    return afterHooks(call, result as ToolResult);
+  }
+
+  async function call(name: string, args: unknown, callOptions: CallOptions): Promise<ToolResult> {
+    const ts = Date.now();
+    const started = performance.now();
+    const vid = callOptions?.vid;
+    if (!isRunId(vid))
+      return failure(
+        "arg",
+        "invalid_args",
+        `the run id (vid) ${JSON.stringify(vid)} is not valid: ${RUN_ID_RULE}`,
+        {},
+      );
+    let result: ToolResult;
+    const meta: RecordMeta = {};
+    const scopes: OwnedScope[] = [];
+    try {
+      result = await answer(String(name), args, callOptions, meta, scopes);
+    } catch (err) {
+      logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
+      result = failure(
+        "runtime",
+        "failed",
+        `${name} failed inside byteseek: ${(err as Error)?.message ?? String(err)}. Try again, or use another tool.`,
+        {},
+      );
+    }
+    const capped = capText(result.text);
+    if (capped.truncated)
+      result = { ...result, text: capped.text, details: { ...result.details, textTruncated: true } };
+    const ms = Math.round((performance.now() - started) * 1000) / 1000;
+    // made-up names share one counter: a run calling many cannot grow its usage node without bound
+    const tool = result.details.code === "unknown_tool" ? UNKNOWN_TOOLS : String(name);
+    const counted = usage.add(vid, { tool, kind: result.kind, ms }).catch((err: unknown) => {
+      logger.error({ err, vid }, "cannot update the usage counters");
+    });
+    pendingUsage.add(counted);
+    void counted.then(() => pendingUsage.delete(counted));
+    const [record] = await Promise.all([
+      writeRecord(tree, logger, vid, {
+        name: String(name),
+        args: args ?? {},
+        kind: result.kind,
+        isError: result.isError,
+        text: result.text,
+        details: result.details,
+        ts,
+        ms,
+        ...(meta.decl
+          ? {
+              decl: { key: meta.decl.key, modRev: meta.decl.modRev, hash: meta.decl.hash },
+              writer: meta.decl.writer,
+            }
+          : {}),
+        ...(meta.gate ? { gate: meta.gate } : {}),
+        ...(meta.approval ? { approval: meta.approval } : {}),
+      }),
+      options.awaitUsage ? counted : undefined,
+    ]);
+    // the record is written: what the call's processes left (output, temp files, stragglers) goes
+    await Promise.all(
+      scopes.map((s) =>
+        s.dispose().catch((err: unknown) => logger.warn({ err, vid }, "cannot clean up after a call")),
+      ),
+    );
+    return record === undefined ? result : { ...result, record };
+  }
+
+  async function flush(): Promise<void> {
+    while (pendingUsage.size > 0) await Promise.all(pendingUsage);
+  }
+
+  return { call, flush };
+}

@@ -1,0 +1,243 @@
+/**
+ * The catalogue: which tools exist, as declared under /byteseek/tools/. `resolve` answers one name
+ * for a call (or the result that refuses it); `listTools` answers every declaration, valid ones by
+ * name, invalid ones with their problems. Parsed declarations are memoised by revision.
+ */
+import type { Tree, TreeNode } from "../tree/types.js";
+import { parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
+import { hashOf } from "./hash.js";
+import { runnerOf } from "./impl/kinds.js";
+import type { LoadedPolicy, Policy } from "./policy.js";
+import { grantOf, type Power } from "./powers.js";
+import { failure } from "./results.js";
+import type { BuiltinTool, ToolResult } from "./types.js";
+
+/** Where declarations live: `/byteseek/tools/<name>`. */
+export const TOOLS_DIR = "/byteseek/tools/";
+
+/** A declaration that parsed, as a model (and the prompt assembler) sees it. */
+export interface ValidTool {
+  name: string;
+  key: string;
+  declaration: ToolDeclaration;
+  /** The run that last wrote the declaration, when a run did (agent-written). */
+  owner?: string;
+  /** Why every call would be denied by the policy as it stands (a power the run lacks, a switched-off tool it wraps). */
+  blocked?: string;
+}
+
+export interface InvalidTool {
+  name: string;
+  key: string;
+  problems: string[];
+}
+
+export interface ToolCatalogue {
+  valid: ValidTool[];
+  invalid: InvalidTool[];
+}
+
+/** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
+export interface DeclRef {
+  key: string;
+  modRev: number;
+  hash: string;
+  /** The run that wrote it, or "person" (HTTP, the CLI, the seeder). */
+  writer: string;
+}
+
+export type Resolved =
+  | {
+      ok: true;
+      key: string;
+      declaration: ToolDeclaration;
+      agentWritten: boolean;
+      decl: DeclRef;
+      /** Set when a `builtin` alias wraps a declaration with confirm: true. */
+      inheritedConfirm?: string;
+    }
+  | { ok: false; result: ToolResult; decl?: DeclRef };
+
+export interface Catalogue {
+  resolve(name: string): Promise<Resolved>;
+  listTools(vid?: string): Promise<ToolCatalogue>;
+}
+
+export interface CatalogueOptions {
+  tree: Tree;
+  registry: ReadonlyMap<string, BuiltinTool>;
+  readPolicy: () => Promise<LoadedPolicy>;
+  powersOf: (ref: string) => readonly Power[];
+}
+
+type Parsed = ReturnType<typeof parseDeclaration>;
+
+export function createCatalogue({ tree, registry, readPolicy, powersOf }: CatalogueOptions): Catalogue {
+  const parsed = new Map<string, { modRev: number; result: Parsed }>();
+
+  function parseNode(
+    key: string,
+    name: string,
+    node: TreeNode | { kind: string; modRev: number; value?: unknown },
+  ): Parsed {
+    const hit = parsed.get(key);
+    if (hit && hit.modRev === node.modRev) return hit.result;
+    let result: Parsed;
+    if (node.kind !== "json")
+      result = { ok: false, problems: [`a declaration must be a json value, not ${node.kind}`] };
+    else {
+      const raw = (node as { value?: { value: unknown } }).value?.value;
+      result = parseDeclaration(raw, { builtins: registry, name });
+    }
+    // Sized above the tool counts we expect (1,000 declared tools must not thrash it).
+    if (parsed.size > 20_000) parsed.clear();
+    parsed.set(key, { modRev: node.modRev, result });
+    return result;
+  }
+
+  async function resolve(name: string): Promise<Resolved> {
+    if (!ToolName.safeParse(name).success) return { ok: false, result: await unknownTool(name) };
+    const key = `${TOOLS_DIR}${name}`;
+    const node = await tree.get(key);
+    if (!node || node.kind === "index") return { ok: false, result: await unknownTool(name) };
+    const p = parseNode(key, name, node);
+    if (!p.ok)
+      return {
+        ok: false,
+        result: failure(
+          "vet",
+          "invalid_declaration",
+          `${name} cannot be called: its declaration at ${key} is invalid:\n- ${p.problems.join("\n- ")}\nFix the declaration (tree.set ${key}) or use another tool.`,
+          { key, problems: p.problems },
+        ),
+      };
+    const raw = node.kind === "json" ? node.value.value : undefined;
+    const decl: DeclRef = { key, modRev: node.modRev, hash: hashOf(raw), writer: node.vid ?? "person" };
+    if (!p.declaration.enabled)
+      return {
+        ok: false,
+        decl,
+        result: failure(
+          "vet",
+          "disabled_tool",
+          `${name} is switched off (enabled: false in ${key}); use another tool, or ask the user to switch it on`,
+          { key },
+        ),
+      };
+    const wrapped = await wrappedRules(name, p.declaration);
+    if (wrapped.off)
+      return { ok: false, decl, result: failure("vet", "disabled_tool", wrapped.off, { key }) };
+    return {
+      ok: true,
+      key,
+      declaration: p.declaration,
+      agentWritten: node.vid !== undefined,
+      decl,
+      ...(wrapped.confirm ? { inheritedConfirm: wrapped.confirm } : {}),
+    };
+  }
+
+  /**
+   * A `builtin` alias (a declaration named other than the built-in it runs) takes the rules of the
+   * built-in's own declaration at /byteseek/tools/<ref>: switched off (or removed) there, the alias
+   * is off too; confirm there, confirm here. So a new name never launders a person's rule.
+   */
+  async function wrappedRules(
+    name: string,
+    decl: ToolDeclaration,
+  ): Promise<{ off?: string; confirm?: string }> {
+    if (decl.impl.kind !== "builtin" || decl.impl.ref === name) return {};
+    const ref = decl.impl.ref;
+    const baseKey = `${TOOLS_DIR}${ref}`;
+    const node = await tree.get(baseKey);
+    const base = node && node.kind !== "index" ? parseNode(baseKey, ref, node) : undefined;
+    const off = (why: string) =>
+      `${name} runs the built-in ${ref}, which ${why}, so ${name} is off too; use another tool, or ask the user`;
+    if (!base) return { off: off(`is not declared (${TOOLS_DIR}${ref} was removed)`) };
+    if (!base.ok) return { off: off(`has an invalid declaration at ${TOOLS_DIR}${ref}`) };
+    if (!base.declaration.enabled) return { off: off("is switched off") };
+    return base.declaration.confirm ? { confirm: `${ref}.confirm (inherited)` } : {};
+  }
+
+  async function unknownTool(name: string): Promise<ToolResult> {
+    let known: string[] = [];
+    try {
+      known = (await listTools()).valid.filter((t) => t.declaration.enabled).map((t) => t.name);
+    } catch {
+      // The list is only a hint.
+    }
+    const family = name.split(".")[0];
+    const near = known.filter((n) => n.startsWith(`${family}.`));
+    const hint = known.length
+      ? ` Available tools: ${(near.length ? near : known).slice(0, 40).join(", ")}.`
+      : "";
+    return failure("vet", "unknown_tool", `There is no tool named "${name}".${hint}`, { name });
+  }
+
+  // The catalogue as of one revision: nothing in the tree changed since, so neither did it.
+  let listed: { rev: number; catalogue: ToolCatalogue } | undefined;
+
+  async function listTools(vid?: string): Promise<ToolCatalogue> {
+    const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
+    if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
+    const loaded = await readPolicy();
+    const valid = listed.catalogue.valid.map(function withGrant(t) {
+      if (t.blocked !== undefined || !loaded.ok) return t;
+      const lacking = lackingPowers(t.declaration, loaded.policy, vid ?? "");
+      return lacking ? { ...t, blocked: lacking } : t;
+    });
+    return { valid, invalid: [...listed.catalogue.invalid] };
+  }
+
+  /** The powers a tool needs whatever its arguments (not net, whose host may depend on them) that a run lacks. */
+  function lackingPowers(decl: ToolDeclaration, policy: Policy, vid: string): string | undefined {
+    const { grant, rule } = grantOf(policy.grants, vid);
+    const impl = decl.impl;
+    const needs = runnerOf(impl).needs(impl, powersOf);
+    const missing = needs.filter((p) => p !== "tree" && p !== "net" && !grant[p]);
+    if (missing.length === 0) return undefined;
+    return `needs the power ${missing.map((p) => `"${p}"`).join(", ")}, which the policy does not grant (${rule})`;
+  }
+
+  async function readCatalogue(): Promise<ToolCatalogue> {
+    const valid: ValidTool[] = [];
+    const invalid: InvalidTool[] = [];
+    const policyLoaded = await readPolicy();
+    let after: string | undefined;
+    do {
+      let page: Awaited<ReturnType<Tree["list"]>>;
+      try {
+        page = await tree.list(TOOLS_DIR, { limit: 500, ...(after ? { after } : {}) });
+      } catch (err) {
+        if ((err as { code?: string }).code === "TREE_NOT_FOUND") break;
+        throw err;
+      }
+      for (const child of page.children) {
+        if (child.kind === "index") continue;
+        const key = `${TOOLS_DIR}${child.name}`;
+        const node = child.value === undefined ? await tree.get(key) : child;
+        if (!node) continue;
+        const p = parseNode(key, child.name, node);
+        if (!p.ok) {
+          invalid.push({ name: child.name, key, problems: p.problems });
+          continue;
+        }
+        const tool: ValidTool = { name: child.name, key, declaration: p.declaration };
+        if (node.vid !== undefined) tool.owner = node.vid;
+        const legacy = policyLoaded.ok ? policyLoaded.policy.agentImpls : undefined;
+        if (!policyLoaded.ok) tool.blocked = "the policy at /byteseek/policy is invalid";
+        else if (node.vid !== undefined && legacy && !legacy.includes(p.declaration.impl.kind))
+          tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}" (the policy's legacy agentImpls rule)`;
+        else {
+          const wrapped = await wrappedRules(child.name, p.declaration);
+          if (wrapped.off) tool.blocked = wrapped.off;
+        }
+        valid.push(tool);
+      }
+      after = page.next;
+    } while (after);
+    return { valid, invalid };
+  }
+
+  return { resolve, listTools };
+}

@@ -1,0 +1,119 @@
+/**
+ * Execution of one call that passed the gate: its timeout, its abort, the context a tool gets, and
+ * the impl kind's runner (impl/kinds.ts). Whatever the tool does, this answers a result.
+ */
+import type { Logger } from "pino";
+import type { Tree } from "../tree/types.js";
+import { isToolError, ToolError } from "./errors.js";
+import { policyPaths } from "./gate.js";
+import type { ToolCall } from "./hooks.js";
+import { type ImplEnv, runImpl } from "./impl/kinds.js";
+import type { LlmClient } from "./impl/llm.js";
+import type { Policy } from "./policy.js";
+import { createCommandScope, type OwnedScope, type ScratchRoot } from "./process/scope.js";
+import { fromError, success } from "./results.js";
+import type { BuiltinTool, KeyedLock, ToolContext, ToolResult } from "./types.js";
+
+/** How long an aborted tool gets to wind down (and report its own output) before the boundary answers. */
+const ABORT_GRACE_MS = 3000;
+
+export interface ExecutorOptions {
+  tree: Tree;
+  logger: Logger;
+  registry: ReadonlyMap<string, BuiltinTool>;
+  llm?: LlmClient | undefined;
+  workspace: string;
+  hidden: readonly string[];
+  commandEnv: Readonly<Record<string, string | undefined>>;
+  scratchRoot: ScratchRoot;
+  fileLocks: KeyedLock;
+}
+
+export type Execute = (
+  call: ToolCall,
+  policy: Policy,
+  callerSignal: AbortSignal | undefined,
+  scopes: OwnedScope[],
+) => Promise<ToolResult>;
+
+export function createExecutor(options: ExecutorOptions): Execute {
+  const { tree, logger, registry, llm, workspace, hidden, commandEnv, scratchRoot, fileLocks } = options;
+
+  return async function execute(call, policy, callerSignal, scopes) {
+    const decl = call.declaration;
+    const impl = decl.impl;
+    // a call that asks for its own timeout (shell.run) gets it; beyond the policy's maximum the tool refuses it
+    const asked = impl.kind === "builtin" ? registry.get(impl.ref)?.callTimeoutMs?.(call.args) : undefined;
+    const timeoutMs = Math.min(
+      asked ??
+        ("timeoutMs" in impl ? impl.timeoutMs : undefined) ??
+        decl.timeoutMs ??
+        policy.defaultTimeoutMs,
+      policy.maxTimeoutMs,
+    );
+    const commands = createCommandScope({
+      source: commandEnv,
+      passEnv: policy.passEnv,
+      outputCapBytes: policy.outputCapBytes,
+      root: scratchRoot,
+    });
+    scopes.push(commands);
+    const controller = new AbortController();
+    const onCallerAbort = () =>
+      controller.abort(new ToolError("aborted", `${call.name} was aborted by the caller`));
+    if (callerSignal?.aborted) onCallerAbort();
+    else callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
+    const timer = setTimeout(
+      () => controller.abort(new ToolError("timeout", `${call.name} timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const paths = await policyPaths(policy, workspace);
+    paths.deny.push(...hidden);
+    const ctx: ToolContext = {
+      vid: call.vid,
+      signal: controller.signal,
+      workspace,
+      tree,
+      logger: logger.child({ tool: call.name, vid: call.vid }),
+      locks: fileLocks,
+      defaultTimeoutMs: Math.min(policy.defaultTimeoutMs, policy.maxTimeoutMs),
+      maxTimeoutMs: policy.maxTimeoutMs,
+      commands,
+      roots: paths.roots,
+      deny: paths.deny,
+      denyKeys: policy.denyKeys,
+      approved: call.approved,
+    };
+    const env: ImplEnv = { registry, policy, llm };
+    try {
+      if (controller.signal.aborted) return fromError(controller.signal.reason, call.name);
+      const work = runImpl(call, ctx, env);
+      const settled = work.then(
+        (output) => ({ output }),
+        (error: unknown) => ({ error }),
+      );
+      const aborted = new Promise<"aborted">((res) => {
+        controller.signal.addEventListener("abort", () => res("aborted"), { once: true });
+      });
+      let outcome = await Promise.race([settled, aborted]);
+      if (outcome === "aborted") {
+        // Give the tool a moment to stop and say what it had done (a command's output so far).
+        let grace: NodeJS.Timeout | undefined;
+        const late = await Promise.race([
+          settled,
+          new Promise<"late">((res) => {
+            grace = setTimeout(() => res("late"), ABORT_GRACE_MS);
+          }),
+        ]);
+        clearTimeout(grace);
+        outcome = late === "late" ? { error: controller.signal.reason } : late;
+        if ("error" in outcome && !isToolError(outcome.error)) outcome = { error: controller.signal.reason };
+      }
+      if ("error" in outcome) return fromError(outcome.error, call.name);
+      return success(outcome.output);
+    } finally {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener("abort", onCallerAbort);
+    }
+  };
+}
