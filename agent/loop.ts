@@ -16,6 +16,7 @@ import { buildPrompt, lastTurnKey } from "../prompts/build.js";
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
 import type { ToolKind } from "../tools/errors.js";
 import { writeRecord } from "../tools/records.js";
+import { isRunId } from "../tools/run-id.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { ToolResult } from "../tools/types.js";
 import { usageKey } from "../tools/usage.js";
@@ -33,8 +34,6 @@ export const sessionDir = (vid: string): string => `/byteseek/session/${vid}/`;
 export const statusKey = (vid: string): string => `/vthread/${vid}/status`;
 export const reasonKey = (vid: string): string => `/vthread/${vid}/reason`;
 export const pcKey = (vid: string): string => `/vthread/${vid}/‥pc`;
-
-const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
 
 /** Why a turn ended. */
 export type StopReason = "done" | "terminated" | "max_steps" | "repair_exhausted" | "aborted" | "model_error";
@@ -224,7 +223,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function runTurn(o: TurnInput): Promise<TurnResult> {
     const vid = o.vid ?? newVid();
-    if (!VID.test(vid))
+    if (!isRunId(vid))
       throw new AgentError(
         "AGENT_INVALID_VID",
         `invalid vid ${JSON.stringify(vid)}: use letters, digits, _ . : @ -`,

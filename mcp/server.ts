@@ -21,6 +21,7 @@ import {
 import type { Logger } from "pino";
 import { capText } from "../tools/cap.js";
 import { createPolicyReader } from "../tools/policy.js";
+import { RUN_ID } from "../tools/run-id.js";
 import type { ToolResult } from "../tools/types.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
 import { buildCatalogue, findTools } from "./catalogue.js";
@@ -33,7 +34,7 @@ import type { McpSource } from "./source.js";
 export const HOST_TEXT_LIMIT = 50_000;
 
 /** A run id: one tree key segment (the runtime's rule). */
-export const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
+export const VID = RUN_ID;
 
 export interface McpFactoryDeps {
   source: McpSource;

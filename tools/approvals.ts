@@ -17,6 +17,10 @@ import type { Tree } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
 import { ApprovalError } from "./errors.js";
 import { POLICY_KEY } from "./policy.js";
+import { RUN_ID_PART } from "./run-id.js";
+
+/** An approval named `<vid>/<n>`. */
+const APPROVAL_ID = new RegExp(`^(${RUN_ID_PART})\\/([0-9]{1,15})$`);
 
 export const APPROVAL_DIR = "/byteseek/approval/";
 export const approvalDir = (vid: string): string => `${APPROVAL_DIR}${vid}/`;
@@ -92,9 +96,7 @@ export interface Approvals {
 
 /** The key of an approval named `<vid>/<n>` (as the CLI and the route take it), or an ApprovalError. */
 export function approvalKey(id: string): string {
-  const m = /^([A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127})\/([0-9]{1,15})$/.exec(
-    id.replace(/^\/?byteseek\/approval\//, ""),
-  );
+  const m = APPROVAL_ID.exec(id.replace(/^\/?byteseek\/approval\//, ""));
   if (!m)
     throw new ApprovalError(
       "APPROVAL_INVALID",

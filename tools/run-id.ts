@@ -1,16 +1,10 @@
-import { z } from "zod";
-
 /** The one rule for a run id (vid): a tree key segment, so it can name /byteseek/tool/<vid>/. */
-export const RUN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
-
-/** The same rule as a regular-expression source, for patterns that embed a run id (approval keys). */
 export const RUN_ID_PART = "[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}";
+
+export const RUN_ID = new RegExp(`^${RUN_ID_PART}$`);
 
 /** What a person or model is told when a run id breaks the rule. */
 export const RUN_ID_RULE = "use letters, digits and _.:@- (at most 128)";
-
-/** The run id as a zod schema, for wire formats. */
-export const RunId = z.string().regex(RUN_ID, "a vid is letters, digits and _.:@- (at most 128)");
 
 export function isRunId(vid: unknown): vid is string {
   return typeof vid === "string" && RUN_ID.test(vid);

@@ -1,5 +1,7 @@
 import type { Logger } from "pino";
+import type { z } from "zod";
 import type { Tree } from "../tree/types.js";
+import type { ToolDeclaration } from "./declaration.js";
 import type { ToolKind } from "./errors.js";
 import type { Power } from "./powers.js";
 import type { CommandScope } from "./process/scope.js";
@@ -55,27 +57,8 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
   callTimeoutMs?(args: Record<string, unknown>): number | undefined;
 }
 
-/** The shape of a declaration as written (defaults not yet applied); the zod schema lives in declaration.ts. */
-export interface ToolDeclarationInput {
-  name: string;
-  title?: string;
-  description: string;
-  snippet?: string;
-  guidelines?: string[];
-  params: Record<string, unknown>;
-  sequential?: boolean;
-  confirm?: boolean;
-  enabled?: boolean;
-  /** Milliseconds before the boundary stops the call; default: the policy's defaultTimeoutMs. */
-  timeoutMs?: number;
-  annotations?: {
-    readOnlyHint?: boolean;
-    destructiveHint?: boolean;
-    idempotentHint?: boolean;
-    openWorldHint?: boolean;
-  };
-  impl: Record<string, unknown> & { kind: string };
-}
+/** A declaration as written (defaults not yet applied): the input side of the zod schema. */
+export type ToolDeclarationInput = z.input<typeof ToolDeclaration>;
 
 /** What a call through the boundary answers. It never throws. */
 export interface ToolResult {

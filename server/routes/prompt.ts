@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { newVid } from "../../agent/loop.js";
 import { buildPrompt } from "../../prompts/build.js";
+import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { Tree } from "../../tree/types.js";
 import { ErrorJson } from "../schemas.js";
@@ -19,7 +20,7 @@ export interface PromptRoutesOptions {
 const PromptQuery = z.object({
   vid: z
     .string()
-    .regex(/^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/, "a vid is letters, digits and _ . : @ -")
+    .regex(RUN_ID, "a vid is letters, digits and _ . : @ -")
     .optional()
     .describe("The run whose next turn to show (its failed calls are listed); absent: a new run"),
   input: z.string().optional().describe("The user's input, for memory recall"),

@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { IMPL_KINDS, ToolAnnotations } from "../../tools/declaration.js";
+import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ValidTool } from "../../tools/runtime.js";
 import { ErrorJson } from "../schemas.js";
 
@@ -14,7 +15,6 @@ export interface ToolsRoutesOptions {
 }
 
 /** A run id: one tree key segment (the runtime's own rule). */
-const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
 
 export const ToolJson = z
   .object({
@@ -56,7 +56,7 @@ export const ToolCallBody = z
     args: z.unknown().optional().describe("the arguments, checked against the tool's params (default {})"),
     vid: z
       .string()
-      .regex(VID, "a vid is letters, digits and _.:@- (at most 128)")
+      .regex(RUN_ID, "a vid is letters, digits and _.:@- (at most 128)")
       .optional()
       .describe("the run the call belongs to: its record lands at /byteseek/tool/<vid>/<n> (default http)"),
     approve: z.boolean().optional().describe("the user approved this call (tools that need confirmation)"),

@@ -1,9 +1,9 @@
 import path from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { declareBuiltin, parseArgs } from "./declare.js";
 import {
   createGrepPool,
   defaultGrepThreads,

@@ -1,9 +1,9 @@
 import { readdir, readlink, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { declareBuiltin, parseArgs } from "./declare.js";
 import { fsError } from "./fs-errors.js";
 import { isDeniedPath, resolveWorkspacePath } from "./workspace-path.js";
 

@@ -1,8 +1,8 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { declareBuiltin, parseArgs } from "./declare.js";
 import { fsError } from "./fs-errors.js";
 import { decodeLines, readLinesBackward, readLinesForward } from "./line-window.js";
 import { openRegularFile } from "./regular-file.js";

@@ -1,9 +1,9 @@
 import { lstat, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
-import { declareBuiltin, parseArgs } from "./declare.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { pinDir } from "./pinned-dir.js";
 import { checkNotSpecial } from "./regular-file.js";

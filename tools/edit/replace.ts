@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
-import { declareBuiltin, parseArgs } from "./declare.js";
 import { editFile } from "./edit-file.js";
 
 export const ReplaceArgs = z

@@ -1,10 +1,10 @@
 import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { declareBuiltin, parseArgs } from "./declare.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { checkNotSpecial, openRegularFile } from "./regular-file.js";
 import { UTF8_BOM } from "./text.js";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../edit/declare.js";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import { ToolError } from "../errors.js";
 import { killGroup } from "../process/contain.js";
 import { OutputSpool } from "../process/output-spool.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { paramsFromZod } from "../json-schema.js";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
@@ -12,22 +12,21 @@ export const TreeDelArgs = z
 export type TreeDelArgs = z.infer<typeof TreeDelArgs>;
 
 /** `tree.del`: deletes one value or one empty directory; never whole subtrees, never read-only keys. */
-export function createTreeDelTool(): BuiltinTool<TreeDelArgs> {
+export function createTreeDelTool(): BuiltinTool {
   return {
     ref: "tree.del",
-    declaration: {
+    declaration: declareBuiltin({
       name: "tree.del",
       description:
         "Delete one value (or one empty directory) of the byteseek tree. Deleting /byteseek/tools/<name> removes that tool. Read-only keys and the policy cannot be deleted.",
       snippet: "delete a tree value, e.g. a tool you declared",
       guidelines: ["Delete only what you wrote yourself; tree.get it first to be sure of what you remove."],
-      params: paramsFromZod(TreeDelArgs),
+      schema: TreeDelArgs,
       sequential: true,
       confirm: false,
-      impl: { kind: "builtin", ref: "tree.del" },
-    },
-    async execute(args: TreeDelArgs, ctx: ToolContext): Promise<ToolOutput> {
-      const parsed = TreeDelArgs.parse(args);
+    }),
+    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
+      const parsed = parseArgs(TreeDelArgs, args, "tree.del");
       guardKey(parsed.key, "delete");
       await guardPersonWritten(ctx, parsed.key, "del");
       const res = await ctx.tree

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { formatValue } from "../../tree/value.js";
-import { paramsFromZod } from "../json-schema.js";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";
 
@@ -12,10 +12,10 @@ export const TreeGetArgs = z
 export type TreeGetArgs = z.infer<typeof TreeGetArgs>;
 
 /** `tree.get`: one value (kind, version, flags and the value itself) or a directory's size. */
-export function createTreeGetTool(): BuiltinTool<TreeGetArgs> {
+export function createTreeGetTool(): BuiltinTool {
   return {
     ref: "tree.get",
-    declaration: {
+    declaration: declareBuiltin({
       name: "tree.get",
       description:
         "Read one key of the byteseek tree: its value with its kind, version and flags. Tool declarations live at /byteseek/tools/<name>, prompts at /byteseek/prompt/<name>.",
@@ -24,12 +24,11 @@ export function createTreeGetTool(): BuiltinTool<TreeGetArgs> {
         "Read a tool's declaration with tree.get /byteseek/tools/<name> before changing it with tree.set.",
         "Use tree.list on a directory (key ending in '/') to see what exists before guessing keys.",
       ],
-      params: paramsFromZod(TreeGetArgs),
+      schema: TreeGetArgs,
       sequential: false,
-      impl: { kind: "builtin", ref: "tree.get" },
-    },
-    async execute(args: TreeGetArgs, ctx: ToolContext): Promise<ToolOutput> {
-      const { key } = TreeGetArgs.parse(args);
+    }),
+    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
+      const { key } = parseArgs(TreeGetArgs, args, "tree.get");
       guardKey(key, "read");
       const node = await ctx.tree.get(key).catch(fromTreeError);
       if (!node) {

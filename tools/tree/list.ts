@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ListChild } from "../../tree/types.js";
 import { formatValue } from "../../tree/value.js";
-import { paramsFromZod } from "../json-schema.js";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { fromTreeError, guardKey, hiddenKey } from "./common.js";
 
@@ -34,21 +34,20 @@ function line(c: ListChild): string {
 }
 
 /** `tree.list`: a directory's children, one per line: name, kind, and a preview of the value. */
-export function createTreeListTool(): BuiltinTool<TreeListArgs> {
+export function createTreeListTool(): BuiltinTool {
   return {
     ref: "tree.list",
-    declaration: {
+    declaration: declareBuiltin({
       name: "tree.list",
       description:
         "List the children of a directory of the byteseek tree: one line per entry with its kind and the start of its value; directories end with '/'.",
       snippet: "list a tree directory, e.g. /byteseek/tools/",
       guidelines: ["List /byteseek/tools/ to see every declared tool, including ones you cannot call."],
-      params: paramsFromZod(TreeListArgs),
+      schema: TreeListArgs,
       sequential: false,
-      impl: { kind: "builtin", ref: "tree.list" },
-    },
-    async execute(args: TreeListArgs, ctx: ToolContext): Promise<ToolOutput> {
-      const parsed = TreeListArgs.parse(args);
+    }),
+    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
+      const parsed = parseArgs(TreeListArgs, args, "tree.list");
       const dir = parsed.key.endsWith("/") ? parsed.key : `${parsed.key}/`;
       guardKey(dir, "read");
       const lines: string[] = [];

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
 import { parseDeclaration } from "../declaration.js";
-import { paramsFromZod } from "../json-schema.js";
+import { declareBuiltin, parseArgs } from "../declare.js";
 import { POLICY_KEY, Policy } from "../policy.js";
 import { builtinPowers, grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
@@ -34,10 +34,10 @@ const TOOLS_DIR = "/byteseek/tools/";
  * `tree.set`: writes one value, recording the calling run as its owner — which is how the gate
  * knows a declaration is agent-written. Never the policy, never a read-only key.
  */
-export function createTreeSetTool(): BuiltinTool<TreeSetArgs> {
+export function createTreeSetTool(): BuiltinTool {
   return {
     ref: "tree.set",
-    declaration: {
+    declaration: declareBuiltin({
       name: "tree.set",
       description:
         "Write one value in the byteseek tree. Writing a declaration at /byteseek/tools/<family.verb> adds (or changes) a tool: it can be called right away and appears in the next tool list. Read-only keys and the policy cannot be written.",
@@ -46,12 +46,11 @@ export function createTreeSetTool(): BuiltinTool<TreeSetArgs> {
         'To add a tool, tree.set /byteseek/tools/<family.verb> with {name, description, snippet, params (a JSON Schema object), impl}; a shell impl is {"kind": "shell", "argv": ["wc", "-l", "{path}"]} where {param} is replaced by the argument.',
         "Pass ifVersion (from tree.get) when changing an existing key, so you never overwrite someone else's change.",
       ],
-      params: paramsFromZod(TreeSetArgs),
+      schema: TreeSetArgs,
       sequential: true,
-      impl: { kind: "builtin", ref: "tree.set" },
-    },
-    async execute(args: TreeSetArgs, ctx: ToolContext): Promise<ToolOutput> {
-      const parsed = TreeSetArgs.parse(args);
+    }),
+    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
+      const parsed = parseArgs(TreeSetArgs, args, "tree.set");
       const { key } = parsed;
       guardKey(key, "write");
       let value: TreeValue;

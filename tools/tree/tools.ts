@@ -6,11 +6,5 @@ import { createTreeSetTool } from "./set.js";
 
 /** The tree family: `tree.get`, `tree.set`, `tree.list`, `tree.del`. */
 export function createTreeTools(): BuiltinTool[] {
-  // Each factory is typed on its own arguments; the registry holds them under the common shape.
-  return [
-    createTreeGetTool(),
-    createTreeSetTool(),
-    createTreeListTool(),
-    createTreeDelTool(),
-  ] as unknown as BuiltinTool[];
+  return [createTreeGetTool(), createTreeSetTool(), createTreeListTool(), createTreeDelTool()];
 }

@@ -1,33 +1,34 @@
-import { z } from "zod";
-import { ToolError } from "../errors.js";
-import type { ToolDeclarationInput } from "../types.js";
+import type { z } from "zod";
+import { ToolError } from "./errors.js";
+import { paramsFromZod } from "./json-schema.js";
+import type { ToolDeclarationInput } from "./types.js";
 
+/** What a built-in tool states about itself; the rest of its declaration follows from it. */
 export interface DeclareOptions {
   name: string;
   description: string;
-  snippet: string;
+  snippet?: string;
   guidelines: string[];
+  /** The arguments: `params` is derived from it (input side, so fields with defaults are optional). */
   schema: z.ZodType;
   sequential?: boolean;
+  confirm?: boolean;
   enabled?: boolean;
 }
 
 /**
- * A built-in tool's declaration, its `params` derived from the zod schema (input side, so fields with
- * defaults are optional). The `$schema` URL is left out so any JSON Schema validator accepts it.
+ * The declaration every built-in family (edit, shell, tree) ships: `impl` runs the built-in of
+ * the same name, `params` comes from the zod schema the tool also parses its arguments with.
  */
 export function declareBuiltin(options: DeclareOptions): ToolDeclarationInput {
-  const { $schema: _drop, ...params } = z.toJSONSchema(options.schema, { io: "input" }) as Record<
-    string,
-    unknown
-  >;
   return {
     name: options.name,
     description: options.description,
-    snippet: options.snippet,
+    ...(options.snippet !== undefined ? { snippet: options.snippet } : {}),
     guidelines: options.guidelines,
-    params,
+    params: paramsFromZod(options.schema),
     sequential: options.sequential ?? false,
+    ...(options.confirm !== undefined ? { confirm: options.confirm } : {}),
     enabled: options.enabled ?? true,
     impl: { kind: "builtin", ref: options.name },
   };
