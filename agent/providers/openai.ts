@@ -141,8 +141,9 @@ async function readStream(
   let finish: string | undefined;
   let done = false;
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  // The provider's call index → ours (they are equal unless a server skips indexes).
-  const calls = new Map<number, number>();
+  // The provider's call index → ours and the id it started with. They are equal unless a server
+  // skips indexes, or streams parallel calls under one index told apart by id (Ollama does).
+  const calls = new Map<number, { index: number; id: string }>();
 
   for await (const event of readSse(chunks)) {
     if (done) continue; // Read on to the end so the connection can be reused.
@@ -163,12 +164,14 @@ async function readStream(
     if (choice.delta?.content) out.text(choice.delta.content);
     for (const [position, tc] of (choice.delta?.tool_calls ?? []).entries()) {
       const key = tc.index ?? position;
-      let index = calls.get(key);
-      if (index === undefined) {
-        index = out.startCall(tc.id || `call_${key}`, tc.function?.name ?? "");
-        calls.set(key, index);
+      let call = calls.get(key);
+      // a new non-empty id on a known index is a new call, not more of the last one
+      if (call === undefined || (tc.id && tc.id !== call.id)) {
+        const id = tc.id || `call_${key}`;
+        call = { index: out.startCall(id, tc.function?.name ?? ""), id };
+        calls.set(key, call);
       }
-      if (tc.function?.arguments) out.callDelta(index, tc.function.arguments);
+      if (tc.function?.arguments) out.callDelta(call.index, tc.function.arguments);
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }

@@ -229,6 +229,26 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       }
     });
 
+    it("starts a new call when a new id arrives on an index already in use (parallel calls under one index)", async () => {
+      const provider = await providerFor(api);
+      fake.script({
+        chunkSize: 5,
+        sharedCallIndex: true,
+        toolCalls: [
+          { id: "call_a", name: "tree.get", args: { key: "/a" } },
+          { id: "call_b", name: "edit.replace", args: { path: "n.md", old: "x", new: "y" } },
+        ],
+      });
+
+      const { response, events } = await ask(provider);
+
+      expect(response.toolCalls).toEqual([
+        { id: "call_a", name: "tree.get", argsText: '{"key":"/a"}' },
+        { id: "call_b", name: "edit.replace", argsText: '{"path":"n.md","old":"x","new":"y"}' },
+      ]);
+      expect(deltasOf(events, 1).join("")).toBe('{"path":"n.md","old":"x","new":"y"}');
+    });
+
     it("keeps a half-written call as text when the reply stops for length", async () => {
       const provider = await providerFor(api);
       const half = '{"path": "src/main.ts", "old": "function ma';

@@ -15,7 +15,8 @@ export function openAiStream(request: FakeRequest, reply: Planned): EncodedStrea
     data({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
   const content = [chunk({ role: "assistant", content: "" })];
   for (const piece of pieces(reply.text, reply.chunkSize)) content.push(chunk({ content: piece }));
-  for (const [index, call] of reply.calls.entries()) {
+  for (const [position, call] of reply.calls.entries()) {
+    const index = reply.sharedCallIndex ? 0 : position;
     content.push(
       chunk({
         tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }],

@@ -173,6 +173,7 @@ function plan(request: FakeRequest, reply: FakeReplyObject, bodyBytes: number): 
     calls,
     stop,
     chunkSize: Math.max(1, reply.chunkSize ?? 4),
+    sharedCallIndex: reply.sharedCallIndex === true,
     usage: reply.usage ?? {
       inputTokens: Math.ceil(bodyBytes / 4),
       outputTokens: Math.max(1, Math.ceil(outputChars / 4)),

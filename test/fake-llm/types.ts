@@ -36,6 +36,11 @@ export interface FakeReplyObject {
   hold?: "headers" | "body";
   /** Send this body verbatim (a malformed reply). */
   raw?: string;
+  /**
+   * OpenAI streams only: send every tool call under `index` 0, told apart by its id alone — as
+   * Ollama streams parallel calls.
+   */
+  sharedCallIndex?: boolean;
 }
 
 /** A reply, or a function of the request that makes one (to answer what the request carried). */
@@ -99,6 +104,7 @@ export interface Planned {
   stop: "stop" | "length" | "tool_calls";
   chunkSize: number;
   usage: { inputTokens: number; outputTokens: number };
+  sharedCallIndex: boolean;
 }
 
 /** Encoded SSE events: the content, and the events that end the reply. */
