@@ -46,6 +46,34 @@ describe("edit.glob", () => {
     expect((await ws.call(glob, { pattern: "src/**/*.ts" })).text).toBe("src/a/x.ts");
   });
 
+  it("returns the files of an ignored folder the pattern names, as ripgrep and fd do", async () => {
+    await put(".gitignore", "node_modules/\n");
+    await put("node_modules/pkg/index.js");
+    await put("node_modules/pkg/lib/util.js");
+    await put("node_modules/pkg/README.md");
+    await put("src/app.js");
+    const named = await ws.call(glob, { pattern: "node_modules/**/*.js" });
+    expect(named.text.split("\n").sort()).toEqual([
+      "node_modules/pkg/index.js",
+      "node_modules/pkg/lib/util.js",
+    ]);
+    const deeper = await ws.call(glob, { pattern: "node_modules/pkg/lib/*.js" });
+    expect(deeper.text).toBe("node_modules/pkg/lib/util.js");
+    // a pattern that does not name the folder still leaves it out
+    const anywhere = await ws.call(glob, { pattern: "**/*.js" });
+    expect(anywhere.text.split("\n")[0]).toBe("src/app.js");
+    expect(anywhere.text).not.toContain("node_modules/pkg");
+  });
+
+  it("does not follow a symlinked folder the pattern names out of the workspace", async () => {
+    const outside = path.join(path.dirname(ws.root), "outside");
+    await mkdir(outside, { recursive: true });
+    await writeFile(path.join(outside, "secret.js"), "x\n");
+    await symlink(outside, at("link"));
+    const r = await ws.call(glob, { pattern: "link/**/*.js" });
+    expect(r.text).toBe('No files match "link/**/*.js" in ..');
+  });
+
   it("says when nothing matches, and refuses a file as path", async () => {
     await put("a.txt");
     expect((await ws.call(glob, { pattern: "*.md" })).text).toBe('No files match "*.md" in ..');

@@ -27,6 +27,26 @@ export type GlobArgs = z.infer<typeof GlobArgs>;
 
 const MAX_FILES = 1000;
 
+/**
+ * The folder a pattern names before its first wildcard (`node_modules` in `node_modules/**\/*.js`),
+ * when it is a real folder below `dir`: the walk starts there, so a folder `.gitignore` leaves out
+ * is searched when the pattern names it, as ripgrep and fd do with a path given explicitly.
+ * Anything else (no such folder, a symlink, a way out of `dir`) walks all of `dir`.
+ */
+async function namedFolder(dir: string, pattern: string): Promise<string> {
+  if (!pattern.includes("/")) return dir;
+  const { base } = picomatch.scan(pattern);
+  if (base === "" || base.split("/").some((s) => s === ".." || s === "." || s === "")) return dir;
+  let folder = dir;
+  // each step checked without following links, as the walk itself never follows one
+  for (const segment of base.split("/")) {
+    folder = path.join(folder, segment);
+    const stats = await lstat(folder).catch(() => undefined);
+    if (!stats?.isDirectory()) return dir;
+  }
+  return folder;
+}
+
 /** edit.glob: files matching a glob, newest first. */
 export function createGlobTool(): BuiltinTool {
   const name = "edit.glob";
@@ -65,7 +85,8 @@ export function createGlobTool(): BuiltinTool {
           },
         );
       }
-      const walk = await walkFiles(target.real, { root: target.root, signal: ctx.signal });
+      const start = await namedFolder(target.real, a.pattern);
+      const walk = await walkFiles(start, { root: target.root, signal: ctx.signal });
       const hits = walk.files.filter(
         (f) => !isDeniedPath(ctx.deny, f) && isMatch(path.relative(target.real, f).split(path.sep).join("/")),
       );
