@@ -3,7 +3,8 @@
  * holding 1,000 declared tools, 10,000 call records and 1,000 memory entries (classic-level).
  * - median (and p95) ms per build, the previous turn having 5 failing calls (bar: median ≤ 5 ms);
  * - the same right after a write (the revision moved, so the revision-keyed caches miss);
- * - the first build (cold: every declaration parsed once).
+ * - the first build (cold: every declaration parsed once);
+ * - the schema bytes of the default tool list (what a fresh store offers), its file tools beside pi's.
  *
  * Run: npm run build && node dist/bench/prompt.js [--quick]
  */
@@ -17,6 +18,7 @@ import { lastTurnKey } from "../prompts/build.js";
 import { openTree } from "../tree/index.js";
 import { json } from "../tree/value.js";
 import { median, percentile, printTable } from "./report.js";
+import { isFileTool, PI_FILE_TOOL_BYTES, schemaBytes } from "./schema-bytes.js";
 
 const quick = process.argv.includes("--quick");
 const BUILDS = quick ? 50 : 300;
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     const workspace = join(dir, "ws");
     await mkdir(workspace);
     const bs = await createByteseek({ tree, workspace, logger, env: {} });
+    const defaults = (await bs.prompt("fresh", "")).tools;
 
     const filled = performance.now();
     await inBatches(TOOLS, (i) =>
@@ -123,6 +126,12 @@ async function main(): Promise<void> {
         ["first build (cold), ms", coldMs.toFixed(1), ""],
         ["system prompt, characters", String(first.system.length), ""],
         ["tool schemas offered", String(first.tools.length), ""],
+        ["default tool list, schema bytes", String(schemaBytes(defaults)), `${defaults.length} tools`],
+        [
+          "default file tools, schema bytes",
+          String(schemaBytes(defaults.filter(isFileTool))),
+          `pi's read, write, edit: ${PI_FILE_TOOL_BYTES.toLocaleString("en")}`,
+        ],
         ["filling the tree, s", (fillMs / 1000).toFixed(1), ""],
       ],
     );

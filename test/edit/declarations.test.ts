@@ -20,6 +20,13 @@ describe("edit and shell declarations", () => {
     for (const t of tools) {
       expect(t.declaration.name).toBe(t.ref);
       expect(t.declaration.impl).toEqual({ kind: "builtin", ref: t.ref });
+      expect(t.declaration.params).toMatchObject({ type: "object", properties: expect.any(Object) });
+      expect(t.declaration.params).not.toHaveProperty("$schema");
+      // edit.multi is edit.replace's edits under its older name: callable, never offered (no snippet)
+      if (t.ref === "edit.multi") {
+        expect(t.declaration.snippet).toBeUndefined();
+        continue;
+      }
       // One line for the prompt's tool list, which prefixes the name itself.
       expect(t.declaration.snippet).toMatch(/^[a-z][^\n]{5,100}$/);
       expect(t.declaration.snippet).not.toContain(t.ref);
@@ -37,8 +44,8 @@ describe("edit and shell declarations", () => {
   it("describes each parameter for the model", () => {
     const replace = tools.find((t) => t.ref === "edit.replace")!;
     const props = replace.declaration.params.properties as Record<string, { description?: string }>;
-    expect(Object.keys(props)).toEqual(["path", "old", "new", "dry"]);
+    expect(Object.keys(props)).toEqual(["path", "old", "new", "edits", "dry"]);
     for (const p of Object.values(props)) expect(p.description).toBeTruthy();
-    expect(replace.declaration.params.required).toEqual(["path", "old", "new"]);
+    expect(replace.declaration.params.required).toEqual(["path"]);
   });
 });

@@ -1,13 +1,16 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createMultiTool } from "../../tools/edit/index.js";
+import { createMultiTool, createReplaceTool } from "../../tools/edit/index.js";
 import { failure, makeWorkspace, type TestWorkspace } from "./workspace.js";
 
-const multi = createMultiTool();
 const ORIGINAL = "alpha\nbeta\ngamma\ndelta\n";
 
-describe("edit.multi", () => {
+// edit.replace with edits is the shape offered to the model; edit.multi keeps it under its older name
+describe.each([
+  ["edit.multi", createMultiTool()],
+  ["edit.replace with edits", createReplaceTool()],
+])("%s", (_name, multi) => {
   let ws: TestWorkspace;
   const content = () => readFile(path.join(ws.root, "f.txt"), "utf8");
   beforeEach(async () => {

@@ -82,6 +82,15 @@ describe("edit.replace", () => {
     expect(e.details.count).toBe(2);
   });
 
+  it("takes either old and new or edits, refusing both, neither, or old without new", async () => {
+    await failure(
+      ws.call(replace, { path: "f.txt", old: "a", new: "b", edits: [{ old: "c", new: "d" }] }),
+      "invalid_args",
+    );
+    await failure(ws.call(replace, { path: "f.txt" }), "invalid_args");
+    await failure(ws.call(replace, { path: "f.txt", old: "a" }), "invalid_args");
+  });
+
   it("refuses old equal to new (no_change) and empty old (empty_old)", async () => {
     await put("f.txt", "same\n");
     await failsUnchanged({ path: "f.txt", old: "same", new: "same" }, "no_change");

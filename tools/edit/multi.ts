@@ -26,7 +26,7 @@ export const MultiArgs = z
   .strict();
 export type MultiArgs = z.infer<typeof MultiArgs>;
 
-/** edit.multi: several unique replacements in one file, all or nothing. */
+/** edit.multi: several unique replacements in one file, all or nothing (edit.replace with edits, under its older name). */
 export function createMultiTool(): BuiltinTool {
   const name = "edit.multi";
   return {
@@ -35,10 +35,8 @@ export function createMultiTool(): BuiltinTool {
       name,
       description:
         "Make several replacements in one file at once. Every edit is matched against the original file, must be unique and must not overlap another; if any edit fails, nothing is written.",
-      snippet: "several unique replacements in one file, all or nothing",
-      guidelines: [
-        "Use edit.multi for several changes in the same file in one call; merge changes that touch the same lines into one edit.",
-      ],
+      // no snippet: not offered to the model, where edit.replace's edits do the same; still callable by name
+      guidelines: [],
       schema: MultiArgs,
       sequential: true,
     }),

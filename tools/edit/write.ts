@@ -53,7 +53,7 @@ export function createWriteTool(): BuiltinTool {
         "Create a file, or replace a file's whole content, with exactly the given text. Missing parent folders are created; the write is atomic and keeps the file's mode.",
       snippet: "create a new file or rewrite a file completely",
       guidelines: [
-        "Use edit.write only for new files or complete rewrites; to change part of an existing file use edit.replace or edit.multi.",
+        "Use edit.write only for new files or complete rewrites; to change part of an existing file use edit.replace.",
       ],
       schema: WriteArgs,
       sequential: true,

@@ -1,0 +1,64 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createByteseek } from "../../agent/byteseek.js";
+import { defaultToolList, isFileTool, PI_FILE_TOOL_BYTES, schemaBytes } from "../../bench/schema-bytes.js";
+import { openTree } from "../../tree/index.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "byteseek-default-tools-"));
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+describe("the default tool list", () => {
+  it("offers the file tools in no more schema bytes than pi's read, write and edit", async () => {
+    const tools = await defaultToolList(dir);
+    expect(tools.filter(isFileTool).map((t) => t.name)).toEqual(["edit.read", "edit.replace", "edit.write"]);
+    expect(schemaBytes(tools.filter(isFileTool))).toBeLessThanOrEqual(PI_FILE_TOOL_BYTES);
+  });
+
+  it("still runs edit.multi and edit.replace's one-edit shape by name, though only edit.replace is offered", async () => {
+    const tree = await openTree({ backend: "memory" });
+    const bs = await createByteseek({ tree, workspace: dir, logger: pino({ level: "silent" }), env: {} });
+    try {
+      await writeFile(join(dir, "f.txt"), "one\ntwo\nthree\n");
+      const multi = await bs.runtime.call(
+        "edit.multi",
+        {
+          path: "f.txt",
+          edits: [
+            { old: "one", new: "1" },
+            { old: "three", new: "3" },
+          ],
+        },
+        { vid: "r1" },
+      );
+      expect(multi.kind).toBe("ok");
+      const single = await bs.runtime.call(
+        "edit.replace",
+        { path: "f.txt", old: "two", new: "2" },
+        { vid: "r1" },
+      );
+      expect(single.kind).toBe("ok");
+      const several = await bs.runtime.call(
+        "edit.replace",
+        {
+          path: "f.txt",
+          edits: [
+            { old: "1", new: "uno" },
+            { old: "3", new: "tres" },
+          ],
+        },
+        { vid: "r1" },
+      );
+      expect(several.kind).toBe("ok");
+      expect(await readFile(join(dir, "f.txt"), "utf8")).toBe("uno\n2\ntres\n");
+    } finally {
+      await bs.close();
+      await tree.close();
+    }
+  });
+});
