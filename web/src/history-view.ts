@@ -2,8 +2,8 @@ import { type Api, ApiError, type HistoryEntry, type ValueNode } from "./api.js"
 import { toast } from "./dialogs.js";
 import { diffLines } from "./diff.js";
 import { formatTime, h, preview, replace } from "./dom.js";
-import { diffBlock } from "./node-view.js";
 import { valueText } from "./value-editor.js";
+import { diffBlock } from "./view-parts.js";
 
 /**
  * The retained previous versions of a value (newest first): each with a diff against the

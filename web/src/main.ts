@@ -3,10 +3,11 @@ import { createApprovalsPanel } from "./approvals-view.js";
 import { askToken, storedToken, toast } from "./dialogs.js";
 import { byId, replace } from "./dom.js";
 import { parseRoute, type Route, routeUrl } from "./keys.js";
-import { createNodeView, type View } from "./node-view.js";
+import { createNodeView } from "./node-view.js";
 import { createSearch } from "./search.js";
 import { createRecordsView, createToolsView, createToolView } from "./tools-view.js";
 import { createTreePane } from "./tree-pane.js";
+import type { View } from "./view-parts.js";
 import { startWatch, type WatchState } from "./watch.js";
 
 /** The page: a tree pane, a main area showing the route's view, and a live watch of the tree. */

@@ -1,8 +1,8 @@
 import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, preview, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
-import type { Navigate, View } from "./node-view.js";
 import { createSchemaForm, type JsonSchema } from "./schema-form.js";
+import type { Navigate, View } from "./view-parts.js";
 import type { Change } from "./watch.js";
 
 /** A declared tool as the panel shows it, whatever shape `GET /v1/tools` gave it. */

@@ -1,0 +1,295 @@
+import { type Api, ApiError, type Listing } from "./api.js";
+import { confirmDialog, toast } from "./dialogs.js";
+import { formatTime, h, preview, replace } from "./dom.js";
+import { createKindValueInput } from "./forms.js";
+import { parentOf, routeUrl } from "./keys.js";
+import { valueText } from "./value-editor.js";
+import { breadcrumb, errorText, metaList, type Navigate, recordsVid, type View } from "./view-parts.js";
+
+const PAGE = 100;
+
+/** A directory: its listing, paged, and its actions. */
+export function createDirView(api: Api, key: string, navigate: Navigate): View {
+  const el = h("section", { class: "node", "aria-labelledby": "node-title" });
+  const tbody = h("tbody");
+  const meta = h("div", { class: "dir-meta" });
+  const more = h("div", { class: "more" });
+  const status = h("p", { class: "notice", role: "status", "aria-live": "polite" });
+  const msg = h("p", { class: "error", role: "alert" });
+  let shown: Listing["children"] = [];
+  let next: string | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  async function load(appendPage = false): Promise<void> {
+    if (!appendPage) void loadMeta();
+    try {
+      const page =
+        appendPage && next !== null
+          ? await api.list(key, { limit: PAGE, after: next })
+          : await api.list(key, { limit: Math.max(PAGE, shown.length) });
+      shown = appendPage ? [...shown, ...page.children] : page.children;
+      next = page.next ?? null;
+      renderRows();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        shown = [];
+        next = null;
+        replace(
+          tbody,
+          h(
+            "tr",
+            {},
+            h(
+              "td",
+              { colspan: 5, class: "muted" },
+              "This directory does not exist (yet): create a key in it below.",
+            ),
+          ),
+        );
+        replace(more);
+        return;
+      }
+      replace(msg, errorText(err));
+    }
+  }
+
+  async function loadMeta(): Promise<void> {
+    try {
+      const n = await api.dirNode(key);
+      replace(
+        meta,
+        metaList([
+          ["entries", String(n.count ?? "?")],
+          ["version", String(n.version)],
+          ["created at revision", String(n.createRev)],
+          ["modified at revision", String(n.modRev)],
+          ["modified", formatTime(n.mtime)],
+        ]),
+      );
+    } catch {
+      // A missing directory says so in the listing.
+      replace(meta);
+    }
+  }
+
+  function renderRows(): void {
+    if (!shown.length) replace(tbody, h("tr", {}, h("td", { colspan: 5, class: "muted" }, "(empty)")));
+    else
+      replace(
+        tbody,
+        ...shown.map((c) => {
+          const childKey = key + c.name;
+          return h(
+            "tr",
+            {},
+            h("td", {}, h("a", { href: routeUrl({ view: "tree", key: childKey }) }, c.name)),
+            h("td", {}, c.kind),
+            h(
+              "td",
+              { class: "value-cell" },
+              c.kind === "index" ? `${c.count ?? "?"} entries` : preview(valueText(c.kind, c.value)),
+            ),
+            h("td", { class: "num" }, c.version !== undefined ? String(c.version) : ""),
+            h("td", {}, formatTime(c.mtime)),
+          );
+        }),
+      );
+    replace(
+      more,
+      next !== null
+        ? h("button", { type: "button", onclick: () => void load(true) }, `Load more (after ${next})`)
+        : null,
+    );
+  }
+
+  const newKey = createKindValueInput("new-key");
+  const newName = h("input", {
+    id: "new-key-name",
+    required: true,
+    autocomplete: "off",
+    spellcheck: "false",
+  });
+  const newDirName = h("input", {
+    id: "new-dir-name",
+    required: true,
+    autocomplete: "off",
+    spellcheck: "false",
+  });
+  const appendInput = createKindValueInput("append");
+
+  async function act(what: () => Promise<void>): Promise<void> {
+    replace(msg);
+    try {
+      await what();
+    } catch (err) {
+      replace(msg, errorText(err));
+    }
+  }
+
+  const vid = recordsVid(key);
+  replace(
+    el,
+    breadcrumb(key),
+    h("h1", { id: "node-title" }, h("code", {}, key)),
+    meta,
+    vid && key === `/byteseek/tool/${vid}/`
+      ? h(
+          "p",
+          { class: "related" },
+          h("a", { href: routeUrl({ view: "runs", vid }) }, `Show the records of ${vid} as a table`),
+        )
+      : null,
+    key === "/byteseek/tools/"
+      ? h("p", { class: "related" }, h("a", { href: routeUrl({ view: "tools" }) }, "Open the tools panel"))
+      : null,
+    status,
+    h(
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { class: "listing" },
+        h("caption", { class: "visually-hidden" }, `Children of ${key}`),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col" }, "Name"),
+            h("th", { scope: "col" }, "Kind"),
+            h("th", { scope: "col" }, "Value"),
+            h("th", { scope: "col" }, "Version"),
+            h("th", { scope: "col" }, "Modified"),
+          ),
+        ),
+        tbody,
+      ),
+    ),
+    more,
+    msg,
+    h(
+      "div",
+      { class: "dir-actions" },
+      h(
+        "details",
+        {},
+        h("summary", {}, "New key"),
+        h(
+          "form",
+          {
+            id: "new-key-form",
+            onsubmit: (e: Event) => {
+              e.preventDefault();
+              const r = newKey.read();
+              if (!r.ok) return;
+              const child = key + newName.value.trim();
+              void act(async () => {
+                await api.put(child, { kind: r.kind, value: r.value }, { create: true });
+                toast(`Created ${child}`);
+                navigate({ view: "tree", key: child });
+              });
+            },
+          },
+          h("label", { for: newName.id }, "Name"),
+          newName,
+          newKey.el,
+          h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Create key")),
+        ),
+      ),
+      h(
+        "details",
+        {},
+        h("summary", {}, "New directory"),
+        h(
+          "form",
+          {
+            id: "new-dir-form",
+            onsubmit: (e: Event) => {
+              e.preventDefault();
+              const child = `${key}${newDirName.value.trim().replace(/\/+$/, "")}/`;
+              void act(async () => {
+                await api.mkdir(child);
+                toast(`Created ${child}`);
+                navigate({ view: "tree", key: child });
+              });
+            },
+          },
+          h("label", { for: newDirName.id }, "Name"),
+          newDirName,
+          h(
+            "div",
+            { class: "actions" },
+            h("button", { type: "submit", class: "primary" }, "Create directory"),
+          ),
+        ),
+      ),
+      h(
+        "details",
+        {},
+        h("summary", {}, "Append"),
+        h(
+          "form",
+          {
+            id: "append-form",
+            onsubmit: (e: Event) => {
+              e.preventDefault();
+              const r = appendInput.read();
+              if (!r.ok) return;
+              void act(async () => {
+                const added = await api.append(key, { kind: r.kind, value: r.value });
+                toast(`Appended ${added}`);
+                replace(status, `Appended ${added}`);
+              });
+            },
+          },
+          h("p", { class: "muted" }, `Adds the next numbered child of ${key} (0, 1, 2, …).`),
+          appendInput.el,
+          h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Append")),
+        ),
+      ),
+      key === "/"
+        ? null
+        : h(
+            "button",
+            {
+              type: "button",
+              class: "danger",
+              id: "deltree",
+              onclick: () =>
+                void act(async () => {
+                  const n = await api.dirNode(key).catch(() => null);
+                  const count = n?.count ?? shown.length + (next !== null ? "+" : "");
+                  const ok = await confirmDialog(
+                    `Delete ${key}?`,
+                    `Delete the directory ${key} and everything under it (${count} direct children)? This cannot be undone.`,
+                    "Delete everything",
+                  );
+                  if (!ok) return;
+                  const r = await api.del(key);
+                  toast(`Deleted ${key} (${(r as { removed?: number }).removed ?? "all"} keys)`);
+                  navigate({ view: "tree", key: parentOf(key) });
+                }),
+            },
+            "Delete directory…",
+          ),
+    ),
+  );
+
+  void load();
+
+  return {
+    el,
+    reload: () => void load(),
+    onChanges(changes) {
+      const relevant = changes.some(
+        (c) => c.key.startsWith(key) || (c.type === "deltree" && key.startsWith(c.key)),
+      );
+      if (!relevant || timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        void load();
+      }, 50);
+    },
+  };
+}
