@@ -4,8 +4,8 @@ import { defineCommand, writeLine } from "../command.js";
  * `kvspace tools` → the catalogue, one line per valid declaration:
  * `name<TAB>state<TAB>impl<TAB>snippet`, state `enabled`, `disabled` or `blocked` (the policy
  * denies every call; the reason follows the snippet), snippet `-` when there is none (not listed
- * in the prompt). `--check` → the invalid declarations instead, `name<TAB>problem` per problem,
- * exit 3 when there is any.
+ * in the prompt). `--check` → the invalid declarations instead, `name<TAB>problem` per problem
+ * (exit 3 when there is any), then the enabled tools the model is not offered, and why.
  */
 export const toolsCommand = defineCommand({
   name: "tools",
@@ -18,6 +18,13 @@ export const toolsCommand = defineCommand({
     if (flags.check === true) {
       for (const bad of catalogue.invalid)
         for (const problem of bad.problems) await writeLine(stdout, `${bad.name}\t${problem}`);
+      // the prompt offers a tool only when it is enabled, has a snippet and is not blocked
+      for (const t of catalogue.tools) {
+        if (!t.enabled) continue;
+        const why =
+          t.blocked ?? (t.snippet === undefined ? "it has no snippet (still callable by name)" : undefined);
+        if (why !== undefined) await writeLine(stdout, `${t.name}\tnot offered to the model: ${why}`);
+      }
       return catalogue.invalid.length > 0 ? 3 : 0;
     }
     for (const t of catalogue.tools) {

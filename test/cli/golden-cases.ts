@@ -549,6 +549,10 @@ const input: GoldenCase[] = [
   },
 ];
 
+/** What `tools --check` says of the enabled tools below (and edit.multi) that have no snippet. */
+const NOT_OFFERED =
+  "edit.multi\tnot offered to the model: it has no snippet (still callable by name)\ntext.fail\tnot offered to the model: it has no snippet (still callable by name)\ntext.gated\tnot offered to the model: it has no snippet (still callable by name)\n";
+
 /** Declarations a person writes with `kvspace set`, for the tool calls below. */
 const DECLARE = {
   echo: {
@@ -597,7 +601,11 @@ const tools: GoldenCase[] = [
   declare("fail"),
   declare("gated"),
   declare("off"),
-  { name: "the shipped catalogue is valid", args: ["tools", "--check"], stdout: "" },
+  {
+    name: "the shipped catalogue is valid; enabled tools without a snippet are named as not offered",
+    args: ["tools", "--check"],
+    stdout: NOT_OFFERED,
+  },
   {
     name: "ok: a hostile argument is just a string",
     args: ["call", "text.echo", '{"text":"hi; $(rm -rf /) `x`"}'],
@@ -664,7 +672,8 @@ const tools: GoldenCase[] = [
     name: "tools --check lists the problems and exits 3",
     args: ["tools", "--check"],
     stdout:
-      "text.broken\tdescription: Invalid input: expected string, received undefined\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm'\n",
+      "text.broken\tdescription: Invalid input: expected string, received undefined\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm'\n" +
+      NOT_OFFERED,
     code: 3,
   },
   {
