@@ -107,6 +107,25 @@ describe("docs/TOOLS.md examples", () => {
     }
   });
 
+  it("in the commands that write the policy validate too (kvspace set and the HTTP body)", () => {
+    const written: unknown[] = [];
+    for (const file of docFiles()) {
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(/kvspace set \/byteseek\/policy 'json:(\{[^']*\})' ro --force/g))
+        if (m[1] !== "{…}") written.push(JSON.parse(m[1] as string)); // `{…}` stands for "the policy"
+      for (const m of text.matchAll(/v1\/tree\/byteseek\/policy\?force=1'[\s\S]*?-d '(\{[^']*\})'/g)) {
+        const body = JSON.parse(m[1] as string) as { kind: string; ro: boolean; value: unknown };
+        expect(body).toMatchObject({ kind: "json", ro: true });
+        written.push(body.value);
+      }
+    }
+    expect(written.length).toBeGreaterThanOrEqual(2);
+    for (const policy of written) {
+      const parsed = Policy.safeParse(policy);
+      expect(parsed.success ? [] : parsed.error.issues, JSON.stringify(policy)).toEqual([]);
+    }
+  });
+
   it("include the whole default policy, as the code writes it", () => {
     const { policies } = examples();
     expect(policies).toContainEqual(JSON.parse(JSON.stringify(Policy.parse({}))));
