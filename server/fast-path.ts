@@ -12,12 +12,13 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import { writeToJson } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { logFailure, loggedMs, mapError } from "./errors.js";
 import { etagOf, nodeEtag, revisionHeaders } from "./http-headers.js";
 import { keyFromUrl } from "./key-path.js";
 import { notFound, TREE_PREFIX } from "./routes/tree.js";
-import { nodeBody, setFromBody, writeToJson } from "./wire.js";
+import { nodeBody, setFromBody } from "./wire.js";
 
 export interface FastPathDeps {
   tree: Tree;

@@ -7,13 +7,13 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { isTreeError } from "../../tree/errors.js";
+import { batchToJson } from "../../tree/http/index.js";
 import { parseKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError, ServerError } from "../errors.js";
 import { keyFromUrl } from "../key-path.js";
 import { ErrorJson, RootParams, TreeParams, WatchQuery, WatchStream } from "../schemas.js";
 import { formatEvent, writeSse } from "../sse.js";
-import { batchToJson } from "../wire.js";
 
 export const WATCH_PREFIX = "/v1/watch";
 

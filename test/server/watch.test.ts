@@ -1,6 +1,6 @@
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpTree } from "../../cli/http-tree.js";
+import { createHttpTree } from "../../tree/http/index.js";
 import type { WatchBatch } from "../../tree/types.js";
 import { int64, str } from "../../tree/value.js";
 import { eventually, startTestServer, type TestServer } from "./helpers.js";
