@@ -12,7 +12,8 @@ import { createApprovals } from "../tools/approvals.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { createAuthCheck, createBearerCheck } from "./auth.js";
-import { logFailure, loggedMs, mapClientError, mapError, ServerError } from "./errors.js";
+import { answerHeaders, requestLine } from "./answer.js";
+import { logFailure, mapClientError, mapError, ServerError } from "./errors.js";
 import { exactJson, parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
 import { createFrontDoor } from "./front-door.js";
@@ -142,8 +143,7 @@ export async function buildApp(deps: AppDeps) {
       const mapped = mapError(err);
       (reply as unknown as FastifyReply)
         .code(mapped.status)
-        .headers(revisionHeaders(tree))
-        .header("x-request-id", req.id)
+        .headers(answerHeaders(tree, req.id, false))
         .send(mapped.body);
     },
     // A request the HTTP parser refused never reaches the router: answer it in the error shape too.
@@ -236,24 +236,13 @@ export async function buildApp(deps: AppDeps) {
     }
     done();
   });
+  // The fast path does these hooks' work itself (server/answer.ts lists them).
   app.addHook("onSend", function stamp(req, reply, payload, done) {
-    reply.headers(revisionHeaders(tree));
-    reply.header("x-request-id", req.id);
-    if (closing) reply.header("connection", "close");
+    reply.headers(answerHeaders(tree, req.id, closing));
     done(null, payload);
   });
-  // One line per request, after it is answered: never bodies, headers or the query (it may hold values).
   app.addHook("onResponse", function logRequest(req, reply, done) {
-    const q = req.url.indexOf("?");
-    req.log.info(
-      {
-        method: req.method,
-        url: q < 0 ? req.url : req.url.slice(0, q),
-        status: reply.statusCode,
-        ms: loggedMs(reply.elapsedTime),
-      },
-      "request",
-    );
+    req.log.info(requestLine(req.method, req.url, reply.statusCode, reply.elapsedTime), "request");
     done();
   });
   app.addHook("preClose", async function stopWatches() {

@@ -1,7 +1,7 @@
 /**
  * The fast path: GET and PUT of one value by its key, what clients send most, answered on node:http
- * directly, beside fastify's router, hook runner, body-parser plumbing and reply pipeline (which cost
- * a GET about as much CPU as the tree's own work: see bench/RESULTS.md).
+ * directly, beside fastify's router, hook runner, body-parser plumbing and reply pipeline (whose
+ * cost bench/RESULTS.md measures).
  *
  * It takes only the plain shape of those requests: a key of unreserved URL characters (nothing to
  * percent-decode), no query, no condition or Expect header, and for PUT a JSON body of a declared
@@ -14,8 +14,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { writeToJson } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
-import { logFailure, loggedMs, mapError } from "./errors.js";
-import { etagOf, nodeEtag, revisionHeaders } from "./http-headers.js";
+import { answerHeaders, requestLine } from "./answer.js";
+import { logFailure, mapError } from "./errors.js";
+import { etagOf, nodeEtag } from "./http-headers.js";
 import { keyFromUrl } from "./key-path.js";
 import { notFound, TREE_PREFIX } from "./routes/tree.js";
 import { nodeBody, setFromBody } from "./wire.js";
@@ -53,7 +54,8 @@ interface Exchange {
 
 export function createFastPath(d: FastPathDeps): FastPath {
   /**
-   * Writes the answer with the headers fastify's route and hooks give it, and the request's log line.
+   * Writes the answer with the headers fastify's route and hooks give it (server/answer.ts, which
+   * fastify's hooks use too), and the request's log line. It never runs while closing.
    * `extra`: an ETag, or `connection: close` after a body fastify's parser refused (as fastify does).
    */
   function send(
@@ -65,13 +67,12 @@ export function createFastPath(d: FastPathDeps): FastPath {
     x.res.writeHead(status, {
       "content-type": JSON_UTF8,
       "content-length": Buffer.byteLength(body),
-      ...revisionHeaders(d.tree),
-      "x-request-id": x.id,
+      ...answerHeaders(d.tree, x.id, false),
       ...extra,
     });
     x.res.end(body);
-    const ms = loggedMs(performance.now() - x.start);
-    d.logger.info({ reqId: x.id, method: x.req.method, url: x.req.url, status, ms }, "request");
+    const line = requestLine(x.req.method, x.req.url ?? "", status, performance.now() - x.start);
+    d.logger.info({ reqId: x.id, ...line }, "request");
   }
 
   /** Answers an error as fastify's error handler does (server/app.ts: answerError). */

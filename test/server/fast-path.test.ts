@@ -7,6 +7,7 @@
 
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
+import { HOOKS_THE_FAST_PATH_DOES } from "../../server/answer.js";
 import { startTestServer, type TestServer } from "./helpers.js";
 
 interface Case {
@@ -299,5 +300,55 @@ describe("the fast path for plain GET and PUT", () => {
       expect(a.status).toBe(auth?.toLowerCase().endsWith("s3cret") ? 200 : 401);
       expect(fast.seen.count - before).toBe(taken ? 0 : 1);
     }
+  });
+
+  it("knows every per-request hook fastify runs: a new one fails here until the fast path does its work", async () => {
+    const PER_REQUEST = [
+      "onRequest",
+      "preParsing",
+      "preValidation",
+      "preHandler",
+      "preSerialization",
+      "onSend",
+      "onResponse",
+      "onError",
+      "onTimeout",
+      "onRequestAbort",
+    ];
+    const symbol = (o: object, name: string) =>
+      Object.getOwnPropertySymbols(o).find((x) => x.description === name);
+    /** Every per-request hook of the app and of every plugin in it, as `type:function name`. */
+    const hooksOf = (app: object): string[] => {
+      const found = new Set<string>();
+      const walk = (instance: object) => {
+        const hooks = (instance as Record<symbol, Record<string, Array<{ name: string }>>>)[
+          symbol(instance, "fastify.hooks")!
+        ]!;
+        for (const type of PER_REQUEST) for (const fn of hooks[type] ?? []) found.add(`${type}:${fn.name}`);
+        for (const child of (instance as Record<symbol, object[]>)[symbol(instance, "fastify.children")!] ??
+          [])
+          walk(child);
+      };
+      walk(app);
+      return [...found].sort();
+    };
+    const known = Object.entries(HOOKS_THE_FAST_PATH_DOES).flatMap(([type, names]) =>
+      names.map((n) => `${type}:${n}`),
+    );
+    const plain = await startTestServer({ listen: false });
+    servers.push(plain);
+    expect(hooksOf(plain.app)).toEqual(known.sort());
+    // The walk sees a hook a plugin adds, as a new one in server/ would be.
+    const probed = await startTestServer({
+      listen: false,
+      prepare: (app) =>
+        void app.register(async (child) => {
+          child.addHook("preHandler", function probe(_req, _reply, done) {
+            done();
+          });
+        }),
+    });
+    servers.push(probed);
+    expect(hooksOf(probed.app)).toContain("preHandler:probe");
   });
 });
