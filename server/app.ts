@@ -293,10 +293,6 @@ export async function buildApp(deps: AppDeps) {
   // Approvals need only the tree: a server without a runtime (or beside another process's, on etcd)
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
-  // Seams for the other parts, each its own route file registered here when it lands:
-  // - server/routes/tools.ts (GET /v1/tools, POST /v1/tools/:name/call) and server/routes/prompt.ts
-  //   (GET /v1/prompt), given `deps.runtime`;
-  // - server/routes/agent.ts (POST /v1/agent/turn), given `deps.agent`.
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
   if (deps.runtime) await app.register(mcpRoutes, { tree, runtime: deps.runtime, logger });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
