@@ -47,13 +47,7 @@ export function createFrontDoor(d: FrontDoorDeps): FrontDoor {
     const { start = performance.now(), written } = o;
     const id = o.id ?? d.requestId(req);
     const mapped = mapError(err);
-    sendRefusal(
-      res,
-      mapped.status,
-      JSON.stringify(mapped.body),
-      answerHeaders(d.tree, id, false),
-      written,
-    );
+    sendRefusal(res, mapped.status, JSON.stringify(mapped.body), answerHeaders(d.tree, id, false), written);
     if (o.id !== undefined) return;
     d.logger.info(
       {
