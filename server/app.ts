@@ -179,7 +179,7 @@ export async function buildApp(deps: AppDeps) {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // JSON bodies: fastify's own parser for the common case, an exact one when a number may not fit
-  // a double, and a depth limit (server/exact-json.ts). The fast path parses with the same function.
+  // a double, and a depth limit (server/exact-json.ts).
   const { onProtoPoisoning = "error", onConstructorPoisoning = "error" } = app.initialConfig;
   const defaultJson = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
   function plainJson(text: string): unknown {
@@ -217,11 +217,9 @@ export async function buildApp(deps: AppDeps) {
     fastPath = createFastPath({
       tree,
       logger,
-      bodyLimit,
       authorized: token ? createBearerCheck(token) : undefined,
       requestId,
       closing: () => closing,
-      parseJson,
     });
   }
 
