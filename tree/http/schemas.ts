@@ -4,7 +4,6 @@
  * web page imports the types (this file depends on nothing Node-only, so web/tsconfig reaches it).
  */
 import { z } from "zod";
-import { TREE_ERROR_CODES } from "../errors.js";
 import { VALUE_KINDS } from "../kinds.js";
 
 export const ValueKind = z.enum(VALUE_KINDS).describe("the kind of a value");
@@ -82,9 +81,6 @@ export const DeleteJson = WriteJson.extend({
   removed: z.number().int().optional().describe("deltree: how many keys were removed"),
 });
 export type DeleteJson = z.infer<typeof DeleteJson>;
-
-/** The tree's own error codes; other parts (auth, tools…) answer with codes of their own. */
-export const TreeErrorCodeJson = z.enum(TREE_ERROR_CODES);
 
 export const ErrorJson = z
   .object({
@@ -182,15 +178,6 @@ export type WatchProgressJson = z.infer<typeof WatchProgressJson>;
 
 export const ImportResultJson = z.object({ imported: z.number().int(), rev: z.number().int() });
 export type ImportResultJson = z.infer<typeof ImportResultJson>;
-
-/** One line of an export (and of an import). */
-export const ExportLineJson = z.object({
-  key: z.string(),
-  kind: NodeKind,
-  value: JsonValue.optional(),
-  ro: z.boolean().optional(),
-  vid: z.string().optional(),
-});
 
 export const HealthJson = z.object({
   ok: z.boolean(),
