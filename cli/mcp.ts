@@ -12,8 +12,8 @@ import { createLiveTree } from "../mcp/live.js";
 import { createMcpFactory } from "../mcp/server.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
+import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
-import { openHttpTree } from "./http-tree.js";
 import { openStore, storeSpec } from "./open-store.js";
 import { openToolsClient } from "./tools-client.js";
 

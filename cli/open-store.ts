@@ -11,7 +11,7 @@ export interface OpenStoreOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   logger?: Logger;
-  /** How to reach a server when `KVSPACE` is an `http(s)://` URL; absent: not supported yet. */
+  /** How to reach a server when `KVSPACE` is an `http(s)://` URL; absent: such a URL is refused. */
   remote?: RemoteTreeFactory;
 }
 

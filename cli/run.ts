@@ -1,11 +1,11 @@
 import type { Readable, Writable } from "node:stream";
 import { isTreeError } from "../tree/errors.js";
+import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { parseArgs } from "./args.js";
 import type { CommandContext, CommandSpec } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
 import { isCliError } from "./errors.js";
-import { openHttpTree } from "./http-tree.js";
 import { openStore } from "./open-store.js";
 import { openToolsClient, type ToolsClient } from "./tools-client.js";
 

@@ -11,8 +11,9 @@ import type { Agent } from "../agent/loop.js";
 import { createApprovals } from "../tools/approvals.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
+import { answerHeaders, requestLine } from "./answer.js";
 import { createAuthCheck, createBearerCheck } from "./auth.js";
-import { logFailure, loggedMs, mapClientError, mapError, ServerError } from "./errors.js";
+import { logFailure, mapClientError, mapError, ServerError } from "./errors.js";
 import { exactJson, parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
 import { createFrontDoor } from "./front-door.js";
@@ -142,8 +143,7 @@ export async function buildApp(deps: AppDeps) {
       const mapped = mapError(err);
       (reply as unknown as FastifyReply)
         .code(mapped.status)
-        .headers(revisionHeaders(tree))
-        .header("x-request-id", req.id)
+        .headers(answerHeaders(tree, req.id, false))
         .send(mapped.body);
     },
     // A request the HTTP parser refused never reaches the router: answer it in the error shape too.
@@ -179,7 +179,7 @@ export async function buildApp(deps: AppDeps) {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   // JSON bodies: fastify's own parser for the common case, an exact one when a number may not fit
-  // a double, and a depth limit (server/exact-json.ts). The fast path parses with the same function.
+  // a double, and a depth limit (server/exact-json.ts).
   const { onProtoPoisoning = "error", onConstructorPoisoning = "error" } = app.initialConfig;
   const defaultJson = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
   function plainJson(text: string): unknown {
@@ -217,11 +217,9 @@ export async function buildApp(deps: AppDeps) {
     fastPath = createFastPath({
       tree,
       logger,
-      bodyLimit,
       authorized: token ? createBearerCheck(token) : undefined,
       requestId,
       closing: () => closing,
-      parseJson,
     });
   }
 
@@ -236,24 +234,13 @@ export async function buildApp(deps: AppDeps) {
     }
     done();
   });
+  // The fast path does these hooks' work itself (server/answer.ts lists them).
   app.addHook("onSend", function stamp(req, reply, payload, done) {
-    reply.headers(revisionHeaders(tree));
-    reply.header("x-request-id", req.id);
-    if (closing) reply.header("connection", "close");
+    reply.headers(answerHeaders(tree, req.id, closing));
     done(null, payload);
   });
-  // One line per request, after it is answered: never bodies, headers or the query (it may hold values).
   app.addHook("onResponse", function logRequest(req, reply, done) {
-    const q = req.url.indexOf("?");
-    req.log.info(
-      {
-        method: req.method,
-        url: q < 0 ? req.url : req.url.slice(0, q),
-        status: reply.statusCode,
-        ms: loggedMs(reply.elapsedTime),
-      },
-      "request",
-    );
+    req.log.info(requestLine(req.method, req.url, reply.statusCode, reply.elapsedTime), "request");
     done();
   });
   app.addHook("preClose", async function stopWatches() {
@@ -304,10 +291,6 @@ export async function buildApp(deps: AppDeps) {
   // Approvals need only the tree: a server without a runtime (or beside another process's, on etcd)
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
-  // Seams for the other parts, each its own route file registered here when it lands:
-  // - server/routes/tools.ts (GET /v1/tools, POST /v1/tools/:name/call) and server/routes/prompt.ts
-  //   (GET /v1/prompt), given `deps.runtime`;
-  // - server/routes/agent.ts (POST /v1/agent/turn), given `deps.agent`.
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
   if (deps.runtime) await app.register(mcpRoutes, { tree, runtime: deps.runtime, logger });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });

@@ -8,8 +8,8 @@ import type { LogFn } from "pino";
 import { type AgentErrorCode, isAgentError } from "../agent/errors.js";
 import { type ApprovalErrorCode, isApprovalError } from "../tools/errors.js";
 import { isTreeError, type TreeErrorCode } from "../tree/errors.js";
+import { nodeToJson } from "../tree/http/index.js";
 import { valueToJson } from "../tree/value.js";
-import { nodeToJson } from "./wire.js";
 
 export type ServerErrorCode =
   | "HTTP_BAD_REQUEST"

@@ -1,35 +1,34 @@
 /**
- * The fast path: GET and PUT of one value by its key, what clients send most, answered on node:http
- * directly, beside fastify's router, hook runner, body-parser plumbing and reply pipeline (which cost
- * a GET about as much CPU as the tree's own work: see bench/RESULTS.md).
+ * The fast path: a GET of one value by its key, what clients send most, answered on node:http
+ * directly, beside fastify's router, hook runner and reply pipeline (whose cost bench/RESULTS.md
+ * measures). PUT goes through fastify: a paired A/B did not show the fast path paying for it there
+ * (a write's cost is the store's, not the framework's).
  *
- * It takes only the plain shape of those requests: a key of unreserved URL characters (nothing to
- * percent-decode), no query, no condition or Expect header, and for PUT a JSON body of a declared
- * length within the limit; and only while the server is not closing and the token, if one is set,
- * holds. Anything else goes to fastify untouched. What it answers (status, headers, body, the log
- * line) is what fastify's route answers to the same request: the route's own helpers build it, and
- * test/server/fast-path.test.ts sends every case both ways and compares.
+ * It takes only the plain shape of a GET: a key of unreserved URL characters (nothing to
+ * percent-decode), no query, no condition header; and only while the server is not closing and the
+ * token, if one is set, holds. Anything else goes to fastify untouched. What it answers (status,
+ * headers, body, the log line) is what fastify's route answers to the same request: the route's own
+ * helpers and server/answer.ts build it, and test/server/fast-path.test.ts sends every case both
+ * ways and compares.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
-import { logFailure, loggedMs, mapError } from "./errors.js";
-import { etagOf, nodeEtag, revisionHeaders } from "./http-headers.js";
+import { answerHeaders, requestLine } from "./answer.js";
+import { logFailure, mapError } from "./errors.js";
+import { nodeEtag } from "./http-headers.js";
 import { keyFromUrl } from "./key-path.js";
 import { notFound, TREE_PREFIX } from "./routes/tree.js";
-import { nodeBody, setFromBody, writeToJson } from "./wire.js";
+import { nodeBody } from "./wire.js";
 
 export interface FastPathDeps {
   tree: Tree;
   logger: Logger;
-  bodyLimit: number;
   /** Whether an Authorization header holds the server's token; undefined when none is needed. */
   authorized: ((header: string | undefined) => boolean) | undefined;
   /** The id fastify would give the request (one counter for both paths). */
   requestId(req: IncomingMessage): string;
   closing(): boolean;
-  /** fastify's own JSON body parser: a bad body fails with the very error it fails with there. */
-  parseJson(text: string): unknown;
 }
 
 /** Answers the request and says true, or says false having touched nothing: fastify's turn. */
@@ -37,7 +36,6 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 // Nothing to decode, nothing the router treats specially: unreserved characters, sub-delims and '/'.
 const PLAIN_KEY_URL = /^\/v1\/tree\/[A-Za-z0-9._~!$&'()*+,=:@/-]+$/;
-const JSON_TYPE = /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i;
 // Keys are at most 4 KiB: a longer URL is refused, and fastify says how.
 const MAX_URL = TREE_PREFIX.length + 1 + 4096;
 const JSON_UTF8 = "application/json; charset=utf-8";
@@ -52,32 +50,26 @@ interface Exchange {
 
 export function createFastPath(d: FastPathDeps): FastPath {
   /**
-   * Writes the answer with the headers fastify's route and hooks give it, and the request's log line.
-   * `extra`: an ETag, or `connection: close` after a body fastify's parser refused (as fastify does).
+   * Writes the answer with the headers fastify's route and hooks give it (server/answer.ts, which
+   * fastify's hooks use too), and the request's log line. It never runs while closing.
    */
-  function send(
-    x: Exchange,
-    status: number,
-    body: string,
-    extra?: { etag: string } | { connection: "close" },
-  ) {
+  function send(x: Exchange, status: number, body: string, extra?: { etag: string }) {
     x.res.writeHead(status, {
       "content-type": JSON_UTF8,
       "content-length": Buffer.byteLength(body),
-      ...revisionHeaders(d.tree),
-      "x-request-id": x.id,
+      ...answerHeaders(d.tree, x.id, false),
       ...extra,
     });
     x.res.end(body);
-    const ms = loggedMs(performance.now() - x.start);
-    d.logger.info({ reqId: x.id, method: x.req.method, url: x.req.url, status, ms }, "request");
+    const line = requestLine(x.req.method, x.req.url ?? "", status, performance.now() - x.start);
+    d.logger.info({ reqId: x.id, ...line }, "request");
   }
 
   /** Answers an error as fastify's error handler does (server/app.ts: answerError). */
-  function fail(x: Exchange, err: unknown, close = false) {
+  function fail(x: Exchange, err: unknown) {
     const mapped = mapError(err);
     logFailure(d.logger.child({ reqId: x.id }), err, mapped);
-    send(x, mapped.status, JSON.stringify(mapped.body), close ? { connection: "close" } : undefined);
+    send(x, mapped.status, JSON.stringify(mapped.body));
   }
 
   async function get(x: Exchange, key: string) {
@@ -85,22 +77,6 @@ export function createFastPath(d: FastPathDeps): FastPath {
       const node = await d.tree.get(key);
       if (!node) throw notFound(key);
       send(x, 200, nodeBody(node), { etag: nodeEtag(node) });
-    } catch (err) {
-      fail(x, err);
-    }
-  }
-
-  async function put(x: Exchange, key: string, text: string) {
-    let body: unknown;
-    try {
-      body = d.parseJson(text);
-    } catch (err) {
-      return fail(x, err, true);
-    }
-    try {
-      const { value, options } = setFromBody(body);
-      const written = await d.tree.set(key, value, options);
-      send(x, 200, JSON.stringify(writeToJson(written)), { etag: etagOf(written.version) });
     } catch (err) {
       fail(x, err);
     }
@@ -116,21 +92,6 @@ export function createFastPath(d: FastPathDeps): FastPath {
       void get({ req, res, id: d.requestId(req), start: performance.now() }, keyFromUrl(url, TREE_PREFIX));
       return true;
     }
-    if (req.method !== "PUT") return false;
-    if (h["if-match"] !== undefined || h["if-none-match"] !== undefined || h.expect !== undefined)
-      return false;
-    if (h["transfer-encoding"] !== undefined || !JSON_TYPE.test(h["content-type"] ?? "")) return false;
-    const length = Number(h["content-length"]);
-    if (!(length > 0 && length <= d.bodyLimit)) return false;
-    const x: Exchange = { req, res, id: d.requestId(req), start: performance.now() };
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    // Content-Length frames the body: 'end' comes after exactly `length` bytes, or never (the
-    // client went away, and there is no one to answer).
-    req.on("end", () => {
-      const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8");
-      void put(x, keyFromUrl(url, TREE_PREFIX), text);
-    });
-    return true;
+    return false;
   };
 }

@@ -6,8 +6,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
-import { loggedMs, mapError, ServerError } from "./errors.js";
-import { revisionHeaders } from "./http-headers.js";
+import { answerHeaders, requestLine } from "./answer.js";
+import { mapError, ServerError } from "./errors.js";
 import { type RequestGuard, sendRefusal } from "./request-guard.js";
 
 export interface FrontDoorDeps {
@@ -47,22 +47,12 @@ export function createFrontDoor(d: FrontDoorDeps): FrontDoor {
     const { start = performance.now(), written } = o;
     const id = o.id ?? d.requestId(req);
     const mapped = mapError(err);
-    sendRefusal(
-      res,
-      mapped.status,
-      JSON.stringify(mapped.body),
-      { ...revisionHeaders(d.tree), "x-request-id": id },
-      written,
-    );
+    sendRefusal(res, mapped.status, JSON.stringify(mapped.body), answerHeaders(d.tree, id, false), written);
     if (o.id !== undefined) return;
-    const q = (req.url ?? "").indexOf("?");
     d.logger.info(
       {
         reqId: id,
-        method: req.method,
-        url: q < 0 ? req.url : req.url!.slice(0, q),
-        status: mapped.status,
-        ms: loggedMs(performance.now() - start),
+        ...requestLine(req.method, req.url ?? "", mapped.status, performance.now() - start),
         refused: mapped.body.error.code,
       },
       "request",

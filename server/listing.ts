@@ -6,9 +6,10 @@
  * LIST_CHUNK children at a time, so at most that many whole values are held at once (600 values
  * of 1 MiB once took the server to 1.4 GB and a 500).
  */
+
+import { childToJson } from "../tree/http/index.js";
 import type { ListChild, ListOptions, ListResult, Tree } from "../tree/types.js";
 import type { NodeJson } from "./schemas.js";
-import { childToJson } from "./wire.js";
 
 /** A value whose JSON text is longer than this (characters) is listed as a preview. */
 export const LIST_PREVIEW_OVER = 64 * 1024;

@@ -1,5 +1,21 @@
 /** Writing server-sent events to a raw response, respecting backpressure. */
 import type { ServerResponse } from "node:http";
+import type { Tree } from "../tree/index.js";
+import { answerHeaders } from "./answer.js";
+
+/**
+ * The head of an event stream: the headers every answer carries (server/answer.ts), which a
+ * hijacked reply does not get from the onSend hook, and those that keep proxies from buffering.
+ */
+export function sseHead(tree: Tree, requestId: string): Record<string, string> {
+  return {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-transform",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+    ...answerHeaders(tree, requestId, false),
+  };
+}
 
 /** One event in the text/event-stream format. `data` is JSON-encoded on one line. */
 export function formatEvent(event: string, data: unknown, id?: number): string {

@@ -53,7 +53,8 @@ export function findWebRoot(from: string = dirname(fileURLToPath(import.meta.url
 export const webRoutes: FastifyPluginAsync<WebRoutesOptions> = async function webRoutes(app, options) {
   const root = options.root ?? findWebRoot();
   const staticDir = join(root, "web", "static");
-  const distDir = join(root, "web", "dist");
+  // The page's tsconfig reaches tree/http for the wire types, so its scripts land under web/src/.
+  const distDir = join(root, "web", "dist", "web", "src");
   if (!existsSync(join(distDir, "main.js")))
     app.log.warn({ distDir }, "the web page's scripts are not built: run `tsc -p web/tsconfig.json`");
 

@@ -1,33 +1,20 @@
 /**
- * The JSON form of tree objects on the wire (values as `valueToJson` gives them: int64 as a number
- * when safe, else a decimal string), and the reading of request bodies into typed values.
+ * What only the server does with the wire format (tree/http holds the shapes and converters it
+ * shares with the client): a node's JSON text kept per version, and the reading of request bodies
+ * into typed values with exact integers.
  */
 import { TreeError } from "../tree/errors.js";
-import type {
-  HistoryEntry,
-  ListChild,
-  SetOptions,
-  TreeNode,
-  TxnCompare,
-  TxnOp,
-  TxnRequest,
-  TxnResult,
-  WatchBatch,
-  WatchEvent,
-  WriteResult,
-} from "../tree/types.js";
-import { inferValue, type Json, type TreeValue, valueFromJson, valueToJson } from "../tree/value.js";
+import {
+  ETCD_RESULTS,
+  ETCD_TARGETS,
+  nodeToJson,
+  type TxnCompareJson,
+  type TxnJson,
+  type TxnOpJson,
+} from "../tree/http/index.js";
+import type { SetOptions, TreeNode, TxnCompare, TxnOp, TxnRequest } from "../tree/index.js";
+import { inferValue, type Json, type TreeValue, valueFromJson } from "../tree/value.js";
 import { checkInexactDouble, exactInt64, exactJson } from "./exact-json.js";
-import type {
-  HistoryJson,
-  NodeJson,
-  TxnCompareJson,
-  TxnJson,
-  TxnOpJson,
-  TxnResultJson,
-  WatchBatchJson,
-  WatchEventJson,
-} from "./schemas.js";
 
 /**
  * The JSON text a GET of `node` answers. The tree hands out the same frozen node until the key
@@ -42,64 +29,6 @@ export function nodeBody(node: TreeNode): string {
   return body;
 }
 const nodeBodies = new WeakMap<TreeNode, string>();
-
-export function nodeToJson(node: TreeNode): NodeJson {
-  const out: NodeJson = {
-    key: node.key,
-    kind: node.kind,
-    version: node.version,
-    createRev: node.createRev,
-    modRev: node.modRev,
-    mtime: node.mtime,
-    ro: node.ro,
-  };
-  if (node.kind === "index") out.count = node.count;
-  else out.value = valueToJson(node.value);
-  if (node.vid !== undefined) out.vid = node.vid;
-  return out;
-}
-
-/** A child of a listing: its node's JSON form plus `name` (relative to the listed directory). */
-export function childToJson(child: ListChild, name: string = child.name): NodeJson & { name: string } {
-  const out: NodeJson & { name: string } = {
-    name,
-    key: child.key,
-    kind: child.kind,
-    version: child.version,
-    createRev: child.createRev,
-    modRev: child.modRev,
-    mtime: child.mtime,
-    ro: child.ro,
-  };
-  if (child.kind === "index") out.count = child.count;
-  else if (child.value !== undefined) out.value = valueToJson(child.value);
-  if (child.vid !== undefined) out.vid = child.vid;
-  return out;
-}
-
-export function historyToJson(h: HistoryEntry): HistoryJson {
-  const out: HistoryJson = {
-    kind: h.kind,
-    value: valueToJson(h.value),
-    version: h.version,
-    modRev: h.modRev,
-    mtime: h.mtime,
-  };
-  if (h.deleted) out.deleted = true;
-  return out;
-}
-
-export function eventToJson(e: WatchEvent): WatchEventJson {
-  const out: WatchEventJson = { type: e.type, key: e.key, rev: e.rev, prevRev: e.prevRev };
-  if (e.kind !== undefined) out.kind = e.kind;
-  if (e.value !== undefined) out.value = valueToJson(e.value);
-  if (e.version !== undefined) out.version = e.version;
-  return out;
-}
-
-export function batchToJson(b: WatchBatch): WatchBatchJson {
-  return { rev: b.rev, events: b.events.map(eventToJson) };
-}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -164,16 +93,28 @@ function txnValue(kind: string | undefined, value: unknown): TreeValue {
   return exactValue(kind, value);
 }
 
+/**
+ * A compare, read in our spelling or etcd's (`"target": "MOD"`, `"result": "NOT_EQUAL"`). Both an
+ * `op` and a `result` that disagree are refused rather than one silently winning.
+ */
 function compareFromJson(c: TxnCompareJson): TxnCompare {
+  const target = c.target in ETCD_TARGETS ? ETCD_TARGETS[c.target as keyof typeof ETCD_TARGETS] : c.target;
+  const fromResult = c.result === undefined ? undefined : ETCD_RESULTS[c.result];
+  if (c.op !== undefined && fromResult !== undefined && c.op !== fromResult)
+    throw new TreeError(
+      "TREE_TXN_INVALID",
+      `compare on ${c.key} gives op "${c.op}" and result "${c.result}", which disagree: give one of the two`,
+    );
+  const op = c.op ?? fromResult;
   const value: TxnCompare["value"] =
-    c.target === "value"
+    target === "value"
       ? txnValue(c.kind, c.value)
       : typeof c.value === "bigint"
         ? Number(c.value)
         : (c.value as number | boolean);
-  return c.op === undefined
-    ? { key: c.key, target: c.target, value }
-    : { key: c.key, target: c.target, op: c.op, value };
+  const out: TxnCompare = { key: c.key, target: target as TxnCompare["target"], value };
+  if (op !== undefined) out.op = op;
+  return out;
 }
 
 function opFromJson(o: TxnOpJson): TxnOp {
@@ -202,24 +143,6 @@ export function txnFromJson(t: TxnJson): TxnRequest {
   };
 }
 
-export function txnResultToJson(r: TxnResult): TxnResultJson {
-  return {
-    succeeded: r.succeeded,
-    rev: r.rev,
-    results: r.results.map((x) => {
-      if (x === null || x === undefined) return null;
-      if ("createRev" in x) return nodeToJson(x);
-      // del and deltree results say what they removed.
-      const extra = x as { deleted?: boolean; removed?: number };
-      return {
-        ...writeToJson(x),
-        ...(extra.deleted === undefined ? {} : { deleted: extra.deleted }),
-        ...(extra.removed === undefined ? {} : { removed: extra.removed }),
-      };
-    }),
-  };
-}
-
 /** A PUT of a value: its body read into the value and the set options the body carries (ro, vid). */
 export function setFromBody(body: unknown): { value: TreeValue; options: SetOptions } {
   const { value, ro, vid } = valueFromBody(body);
@@ -227,8 +150,4 @@ export function setFromBody(body: unknown): { value: TreeValue; options: SetOpti
   if (ro !== undefined) options.ro = ro;
   if (vid !== undefined) options.vid = vid;
   return { value, options };
-}
-
-export function writeToJson(w: WriteResult): { key: string; rev: number; version: number } {
-  return { key: w.key, rev: w.rev, version: w.version };
 }

@@ -6,8 +6,8 @@
  * to its batch, not 32. (A record holding a bare event list is the older one-revision layout; it is
  * still read.) Retention is by revision count: the batch that writes a group's record also deletes
  * the records wholly older than the last `retain` revisions (a few at a time), so the log is
- * trimmed as it grows, in the writes it already makes. (A range clear every thousand revisions, as
- * before, was a write of its own that the commits queued behind: set with 32 callers +5–9% without.)
+ * trimmed as it grows, in the writes it already makes, rather than by a write of its own that
+ * the commits would queue behind.
  */
 import type { AbstractChainedBatch, AbstractSnapshot } from "abstract-level";
 import { LOG, logKey } from "./encoding.js";

@@ -2,23 +2,25 @@
  * The tree's error catalogue. Every failure of a tree operation is a `TreeError` with one of
  * these codes; the HTTP layer maps codes to statuses in one place (`server/errors.ts`).
  */
-export type TreeErrorCode =
-  | "TREE_INVALID_KEY"
-  | "TREE_INVALID_VALUE"
-  | "TREE_VALUE_TOO_LARGE"
-  | "TREE_NOT_FOUND"
-  | "TREE_NOT_A_DIRECTORY"
-  | "TREE_NOT_EMPTY"
-  | "TREE_READ_ONLY"
-  | "TREE_VERSION_MISMATCH"
-  | "TREE_EXISTS"
-  | "TREE_TXN_INVALID"
-  | "TREE_COMPACTED"
-  | "TREE_IMPORT_FAILED"
-  | "TREE_LOCKED"
-  | "TREE_CLOSED"
-  | "TREE_UNAVAILABLE"
-  | "TREE_INVALID_OPTION";
+export const TREE_ERROR_CODES = [
+  "TREE_INVALID_KEY",
+  "TREE_INVALID_VALUE",
+  "TREE_VALUE_TOO_LARGE",
+  "TREE_NOT_FOUND",
+  "TREE_NOT_A_DIRECTORY",
+  "TREE_NOT_EMPTY",
+  "TREE_READ_ONLY",
+  "TREE_VERSION_MISMATCH",
+  "TREE_EXISTS",
+  "TREE_TXN_INVALID",
+  "TREE_COMPACTED",
+  "TREE_IMPORT_FAILED",
+  "TREE_LOCKED",
+  "TREE_CLOSED",
+  "TREE_UNAVAILABLE",
+  "TREE_INVALID_OPTION",
+] as const;
+export type TreeErrorCode = (typeof TREE_ERROR_CODES)[number];
 
 export class TreeError extends Error {
   override readonly name = "TreeError";

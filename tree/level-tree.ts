@@ -148,10 +148,9 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
       while (queue.length > 0) {
         // Turns of the event loop first, while the queue still grows (three at most): writers
         // whose requests are already in (an HTTP server's sockets) join this group instead of the
-        // next. Behind an HTTP server at 32 connections that makes groups of ~20 instead of ~10
-        // with one turn, and PUT +5% (sync never) and +15% (sync always, one fsync a group); up to
-        // three turns, another +7% with sync never. A lone writer (the last group was its own
-        // write alone, and nobody else is queued) does not wait: set with one caller +5%.
+        // next, so a group shares one write (one fsync with sync always). A lone writer (the last
+        // group was its own write alone, and nobody else is queued) does not wait. The figures are
+        // in bench/RESULTS.md.
         const lone = lastGroup === 1 && queue.length === 1;
         for (let turn = 0, seen = lone ? queue.length : -1; turn < 3 && queue.length !== seen; turn++) {
           seen = queue.length;

@@ -11,7 +11,7 @@ import type { HistoryRule } from "./history-limit.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import { type EventRecord, type HistRecord, type NodeRecord, STORE_FORMAT } from "./record.js";
 import { SizedCache } from "./sized-cache.js";
-import type { TreeNode, WatchEvent } from "./types.js";
+import type { TreeNode } from "./types.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: abstract-level's format parameter differs per backend; only string keys and values are used.
 export type Db = AbstractLevel<any, string, string>;
@@ -301,6 +301,4 @@ function corrupt(key: string): TreeError {
   return new TreeError("TREE_NOT_A_DIRECTORY", `${key} is not a directory`);
 }
 
-/** The event shape handed to watchers, built once per commit. */
-export type CommittedEvent = WatchEvent;
 export type { TreeNode };

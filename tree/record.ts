@@ -55,11 +55,6 @@ export interface EventRecord {
   ver?: number;
 }
 
-export function decodeNode(key: string, raw: string): TreeNode {
-  const r = JSON.parse(raw) as NodeRecord;
-  return nodeFromRecord(key, r);
-}
-
 export function nodeFromRecord(key: string, r: NodeRecord): TreeNode {
   // Built field by field, no spreads: every GET and listed child comes through here.
   const node: Record<string, unknown> = {

@@ -3,8 +3,8 @@
  * instead of a recency list: entries go into the young map; once it holds half the budget it
  * becomes the old one (the previous old one is dropped whole), and a hit in the old map moves the
  * entry back to the young one. Every operation is O(1): no list to maintain, and no scan past the
- * holes a Map keeps after deletions (evicting by `keys().next()` one entry at a time measured 25%
- * off a write-heavy loop).
+ * holes a Map keeps after deletions (which evicting by `keys().next()` one entry at a time would
+ * walk on every write).
  */
 interface Entry<V> {
   value: V;

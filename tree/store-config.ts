@@ -10,8 +10,13 @@
  * whose store settings are its own (the CLI's environment often serves both).
  */
 import { resolve } from "node:path";
+import { ClassicLevel } from "classic-level";
+import { MemoryLevel } from "memory-level";
 import { TreeError } from "./errors.js";
 import { type HistoryLimit, parseHistoryLimit } from "./history-limit.js";
+import { createLevelTree, type TreeOptions } from "./level-tree.js";
+import type { Db } from "./mutation.js";
+import type { Tree } from "./types.js";
 
 /** The default size of the cache of nodes read lately, per server. */
 export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
@@ -164,4 +169,51 @@ export function describeStore(spec: StoreSpec): string {
   if (spec.backend === "classic") return spec.location;
   if (spec.backend === "http") return spec.url;
   return `etcd://${spec.endpoints.join(",")}/${spec.prefix ?? "byteseek/"}`;
+}
+
+export type OpenTreeOptions = TreeOptions &
+  (
+    | { backend: "memory" }
+    | { backend: "classic"; location: string }
+    | { backend: "etcd"; endpoints: string[]; prefix?: string }
+  );
+
+/** Opens a tree: classic-level in a folder, memory-level, or etcd (loaded only when asked for). */
+export async function openTree(options: OpenTreeOptions): Promise<Tree> {
+  if (options.backend === "etcd") {
+    const { createEtcdTree } = await import("./etcd/index.js");
+    const { sync: _embeddedOnly, onClose, ...rest } = options;
+    const tree = await createEtcdTree(rest);
+    if (!onClose) return tree;
+    return { ...tree, close: () => tree.close().then(onClose) };
+  }
+  let db: Db;
+  if (options.backend === "memory") {
+    db = new MemoryLevel<string, string>({ keyEncoding: "utf8", valueEncoding: "utf8" });
+  } else {
+    db = new ClassicLevel<string, string>(options.location, { keyEncoding: "utf8", valueEncoding: "utf8" });
+  }
+  try {
+    await db.open();
+  } catch (err) {
+    throw openError(err, options.backend === "classic" ? options.location : "memory");
+  }
+  return createLevelTree(db, options);
+}
+
+function openError(err: unknown, location: string): TreeError {
+  const cause = (err as { cause?: { code?: string } }).cause;
+  if (cause?.code === "LEVEL_LOCKED")
+    return new TreeError(
+      "TREE_LOCKED",
+      `the store at ${location} is in use by another process (a running byteseek server?); stop it, or reach the store through it with KVSPACE=http://127.0.0.1:7411`,
+      { location },
+      err,
+    );
+  return new TreeError(
+    "TREE_UNAVAILABLE",
+    `cannot open the store at ${location}: ${(err as Error).message}`,
+    { location },
+    err,
+  );
 }

@@ -1,12 +1,7 @@
 import { TreeError } from "./errors.js";
+import { type Json, type NodeKind, VALUE_KINDS, type ValueKind } from "./kinds.js";
 
-/** The kinds a value may have. `index` is a directory's kind: it has children, not a value. */
-export const VALUE_KINDS = ["int64", "float64", "bool", "char/utf8", "json"] as const;
-export type ValueKind = (typeof VALUE_KINDS)[number];
-export type NodeKind = ValueKind | "index";
-
-/** A JSON value as parsed by JSON.parse. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export { type Json, type NodeKind, VALUE_KINDS, type ValueKind };
 
 /** A typed value. int64 is a bigint so the whole signed 64-bit range is exact. */
 export type TreeValue =

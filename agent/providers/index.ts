@@ -18,7 +18,6 @@ export { ANTHROPIC_VERSION, createAnthropicProvider } from "./anthropic.js";
 export type { ProviderDeps } from "./connection.js";
 export { createOpenAiProvider } from "./openai.js";
 export { backoffDelay, parseRetryAfter, type RetryOptions } from "./retry.js";
-export { createSseParser, readSse, type SseEvent, type SseParser } from "./sse.js";
 export { createToolNameMap, SAFE_TOOL_NAME, type ToolNameMap } from "./tool-names.js";
 export type {
   AssistantMessage,

@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { readSse } from "../../tree/http/index.js";
 import { AgentError } from "../errors.js";
 import type { LlmConfig } from "../llm-config.js";
 import { type Assembler, createAssembler } from "./assembler.js";
 import { openConnection, type ProviderDeps } from "./connection.js";
-import { readSse } from "./sse.js";
 import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
 import type { ChatRequest, ChatResponse, CompleteOptions, Provider, StopReason, Usage } from "./types.js";
 import { collect, parse } from "./wire.js";

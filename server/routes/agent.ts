@@ -13,7 +13,7 @@ import type { Agent, AgentEvent, TurnResult } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
 import { ErrorJson } from "../schemas.js";
-import { formatEvent, writeSse } from "../sse.js";
+import { formatEvent, sseHead, writeSse } from "../sse.js";
 
 export interface AgentRoutesOptions {
   tree: Tree;
@@ -84,14 +84,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
         }
         const res = reply.raw;
         reply.hijack();
-        res.writeHead(200, {
-          "content-type": "text/event-stream; charset=utf-8",
-          "cache-control": "no-cache, no-transform",
-          connection: "keep-alive",
-          "x-accel-buffering": "no",
-          "x-request-id": req.id,
-          "x-byteseek-revision": String(tree.revision()),
-        });
+        res.writeHead(200, sseHead(tree, req.id));
         // Events come synchronously from the loop; they are written in order, minding backpressure.
         let written = Promise.resolve();
         const send = (name: string, data: unknown) => {

@@ -7,6 +7,7 @@ import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { TreeError } from "../../tree/errors.js";
+import { historyToJson, writeToJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
@@ -25,7 +26,7 @@ import {
   WriteJson,
 } from "../schemas.js";
 import { listSubtree } from "../subtree.js";
-import { historyToJson, nodeBody, setFromBody, valueFromBody, writeToJson } from "../wire.js";
+import { nodeBody, setFromBody, valueFromBody } from "../wire.js";
 
 export const TREE_PREFIX = "/v1/tree";
 const MAX_DEPTH_LEVELS = 64;

@@ -1,10 +1,11 @@
 /** `POST /v1/txn`: etcd's compare / success / failure transaction, at most 128 operations. */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { TreeError } from "../../tree/errors.js";
+import { txnResultToJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
 import { ErrorJson, TxnJson, TxnResultJson } from "../schemas.js";
-import { txnFromJson, txnResultToJson } from "../wire.js";
+import { txnFromJson } from "../wire.js";
 
 export interface TxnRoutesOptions {
   tree: Tree;

@@ -7,13 +7,13 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { isTreeError } from "../../tree/errors.js";
+import { batchToJson } from "../../tree/http/index.js";
 import { parseKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError, ServerError } from "../errors.js";
 import { keyFromUrl } from "../key-path.js";
 import { ErrorJson, RootParams, TreeParams, WatchQuery, WatchStream } from "../schemas.js";
-import { formatEvent, writeSse } from "../sse.js";
-import { batchToJson } from "../wire.js";
+import { formatEvent, sseHead, writeSse } from "../sse.js";
 
 export const WATCH_PREFIX = "/v1/watch";
 
@@ -69,14 +69,7 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
         const res = reply.raw;
         res.on("close", () => ac.abort());
         reply.hijack();
-        res.writeHead(200, {
-          "content-type": "text/event-stream; charset=utf-8",
-          "cache-control": "no-cache, no-transform",
-          connection: "keep-alive",
-          "x-accel-buffering": "no",
-          "x-request-id": req.id,
-          "x-byteseek-revision": String(tree.revision()),
-        });
+        res.writeHead(200, sseHead(tree, req.id));
         const progress = () => writeSse(res, formatEvent("progress", { rev: tree.revision() }), signal);
         await writeSse(res, "retry: 1000\n\n", signal);
         await progress();

@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterAll } from "vitest";
-import { createHttpTree } from "../../cli/http-tree.js";
 import { type App, buildApp } from "../../server/app.js";
+import { createHttpTree } from "../../tree/http/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { describeTreeSuite } from "../tree/conformance.js";

@@ -405,6 +405,61 @@ describe("POST /v1/txn", () => {
   });
 });
 
+describe("POST /v1/txn reads etcd's spelling and refuses what it does not know", () => {
+  it("takes etcd's result NOT_EQUAL as != (the write does not go through when the value is equal)", async () => {
+    await put("/v1/tree/etcd/a", 1);
+    const r = await call("POST", "/v1/txn", {
+      payload: {
+        compare: [{ key: "/etcd/a", target: "VALUE", result: "NOT_EQUAL", value: 1 }],
+        success: [{ op: "set", key: "/etcd/a", value: 2 }],
+        failure: [{ op: "get", key: "/etcd/a" }],
+      },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.succeeded).toBe(false);
+    expect(r.body.results[0]).toMatchObject({ key: "/etcd/a", value: 1 });
+    const mod = await call("POST", "/v1/txn", {
+      payload: {
+        compare: [{ key: "/etcd/a", target: "MOD", result: "GREATER", value: 0 }],
+        success: [{ op: "get", key: "/etcd/a" }],
+      },
+    });
+    expect(mod.body.succeeded).toBe(true);
+  });
+
+  it("refuses a typo'd field (sucess) with 400 naming it, and writes nothing", async () => {
+    const r = await call("POST", "/v1/txn", {
+      payload: { sucess: [{ op: "set", key: "/etcd/typo", value: 1 }] },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("TREE_TXN_INVALID");
+    expect(r.body.error.message).toMatch(/sucess/);
+    expect((await call("GET", "/v1/tree/etcd/typo")).status).toBe(404);
+  });
+
+  it("refuses an unknown field in a compare or an operation, and an unknown operator", async () => {
+    for (const payload of [
+      { compare: [{ key: "/etcd/a", target: "value", value: 1, resutl: "EQUAL" }] },
+      { success: [{ op: "set", key: "/etcd/b", value: 1, foce: true }] },
+      { compare: [{ key: "/etcd/a", target: "value", op: "=~", value: 1 }] },
+      { compare: [{ key: "/etcd/a", target: "value", result: "ALMOST", value: 1 }] },
+    ]) {
+      const r = await call("POST", "/v1/txn", { payload });
+      expect({ payload, status: r.status }).toEqual({ payload, status: 400 });
+      expect(r.body.error.code).toBe("TREE_TXN_INVALID");
+    }
+    expect((await call("GET", "/v1/tree/etcd/b")).status).toBe(404);
+  });
+
+  it("refuses an op and a result that disagree rather than pick one", async () => {
+    const r = await call("POST", "/v1/txn", {
+      payload: { compare: [{ key: "/etcd/a", target: "version", op: "==", result: "LESS", value: 1 }] },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/disagree/);
+  });
+});
+
 describe("export and import", () => {
   it("exports a directory as NDJSON and imports it back elsewhere", async () => {
     await put("/v1/tree/exp/a", { kind: "int64", value: "-9223372036854775808" });

@@ -1,6 +1,6 @@
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpTree } from "../../cli/http-tree.js";
+import { createHttpTree } from "../../tree/http/index.js";
 import type { WatchBatch } from "../../tree/types.js";
 import { int64, str } from "../../tree/value.js";
 import { eventually, startTestServer, type TestServer } from "./helpers.js";
@@ -64,6 +64,8 @@ describe("GET /v1/watch/<prefix>", () => {
     expect(w.res.statusCode).toBe(200);
     expect(w.res.headers["content-type"]).toMatch(/text\/event-stream/);
     expect(w.res.headers["x-byteseek-revision"]).toBeDefined();
+    expect(w.res.headers["x-byteseek-compacted-revision"]).toBe(String(s.tree.compactedRev()));
+    expect(w.res.headers["x-request-id"]).toBeDefined();
     await eventually(() => w.events.some((e) => e.event === "progress"), "the first progress event");
     await s.tree.set("/w/a", int64(1));
     await s.tree.set("/elsewhere", int64(1));

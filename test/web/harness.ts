@@ -29,7 +29,7 @@ export const ARTIFACTS = join(ROOT, "test-artifacts", "web");
  */
 export async function ensureWebBuilt(): Promise<void> {
   const src = join(ROOT, "web", "src");
-  const built = await stat(join(ROOT, "web", "dist", "main.js")).then(
+  const built = await stat(join(ROOT, "web", "dist", "web", "src", "main.js")).then(
     (s) => s.mtimeMs,
     () => 0,
   );

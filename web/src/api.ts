@@ -1,4 +1,5 @@
 import { treeUrl } from "./keys.js";
+import type { ChildJson, HistoryJson, HistoryListJson, ListJson, NodeJson, WriteJson } from "./wire.js";
 
 /** The value kinds of the tree; `index` is a directory. */
 export const VALUE_KINDS = ["char/utf8", "json", "int64", "float64", "bool"] as const;
@@ -8,53 +9,13 @@ export type NodeKind = ValueKind | "index";
 /** A value in its JSON form: int64 beyond 2^53 arrives as a decimal string. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
-export interface NodeMeta {
-  key: string;
-  kind: NodeKind;
-  version: number;
-  createRev: number;
-  modRev: number;
-  mtime: number;
-  ro: boolean;
-  vid?: string;
-}
-
-export interface ValueNode extends NodeMeta {
-  kind: ValueKind;
-  value: JsonValue;
-}
-
-export interface Child {
-  name: string;
-  kind: NodeKind;
-  value?: JsonValue;
-  version?: number;
-  modRev?: number;
-  mtime?: number;
-  ro?: boolean;
-  count?: number;
-}
-
-export interface Listing {
-  key: string;
-  children: Child[];
-  next?: string | null;
-}
-
-export interface HistoryEntry {
-  kind: ValueKind;
-  value: JsonValue;
-  version: number;
-  modRev: number;
-  mtime: number;
-  deleted?: boolean;
-}
-
-export interface WriteAnswer {
-  key?: string;
-  version?: number;
-  rev?: number;
-}
+// The server's answers, typed from its wire schemas (./wire.ts); values read as JsonValue.
+export type NodeMeta = Omit<NodeJson, "value" | "preview" | "size" | "count">;
+export type ValueNode = NodeMeta & { kind: ValueKind; value: JsonValue };
+export type Child = Omit<ChildJson, "value"> & { value?: JsonValue };
+export type Listing = Omit<ListJson, "children"> & { children: Child[] };
+export type HistoryEntry = Omit<HistoryJson, "value"> & { value: JsonValue };
+export type WriteAnswer = WriteJson;
 
 /** An error answer: `{"error": {"code", "message", ...}}`, with the status. */
 export class ApiError extends Error {
@@ -143,10 +104,8 @@ export function createApi(options: ApiOptions) {
       const qs = q.toString();
       return json<Listing>(treeUrl(dir) + (qs ? `?${qs}` : ""));
     },
-    history: async (key: string): Promise<HistoryEntry[]> => {
-      const body = await json<unknown>(`${treeUrl(key)}?history=1`);
-      return historyEntries(body);
-    },
+    history: async (key: string): Promise<HistoryEntry[]> =>
+      (await json<HistoryListJson>(`${treeUrl(key)}?history=1`)).history as HistoryEntry[],
     /** Writes a value; `ifMatch` is the version the edit started from, `create` refuses to overwrite. */
     put: (
       key: string,
@@ -161,19 +120,8 @@ export function createApi(options: ApiOptions) {
     /** Creates a directory (and missing parents): PUT on a key ending in `/`. */
     mkdir: (dir: string) => json<WriteAnswer>(treeUrl(dir), { method: "PUT" }),
     /** Appends the next `<n>` child; answers the new key. */
-    append: async (dir: string, value: { kind: ValueKind; value: JsonValue }): Promise<string> => {
-      const res = await request(treeUrl(dir), { method: "POST", body: JSON.stringify(value) });
-      const text = await res.text();
-      const body = text ? (JSON.parse(text) as { key?: string }) : {};
-      if (!res.ok) throw toError(res.status, body);
-      const location = res.headers.get("location");
-      if (body.key) return body.key;
-      if (location)
-        return decodeURIComponent(
-          new URL(location, window.location.href).pathname.replace(/^\/v1\/tree/, ""),
-        );
-      return dir;
-    },
+    append: async (dir: string, value: { kind: ValueKind; value: JsonValue }): Promise<string> =>
+      (await json<WriteJson>(treeUrl(dir), { method: "POST", body: JSON.stringify(value) })).key,
     del: (key: string, opts: { ifMatch?: number } = {}) => {
       const headers: Record<string, string> = {};
       if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
@@ -202,23 +150,8 @@ function toError(status: number, body: unknown): ApiError {
   return new ApiError(status, err?.code ?? `HTTP_${status}`, message, body);
 }
 
-/** `?history=1` answers a list, or an object holding one; both are read. */
-function historyEntries(body: unknown): HistoryEntry[] {
-  if (Array.isArray(body)) return body as HistoryEntry[];
-  const b = body as Record<string, unknown> | undefined;
-  for (const field of ["history", "versions", "entries", "items"]) {
-    const v = b?.[field];
-    if (Array.isArray(v)) return v as HistoryEntry[];
-  }
-  return [];
-}
-
-/** The current node a 412 carries, wherever the server put it. */
+/** The current node a 412 carries (`error.current`, server/errors.ts). */
 export function conflictNode(err: ApiError): ValueNode | undefined {
-  const b = err.body as Record<string, unknown> | undefined;
-  const e = b?.error as Record<string, unknown> | undefined;
-  for (const c of [e?.current, e?.node, b?.current, b?.node, b]) {
-    if (c && typeof c === "object" && "version" in c && "kind" in c) return c as ValueNode;
-  }
-  return undefined;
+  const current = (err.body as { error?: { current?: unknown } } | undefined)?.error?.current;
+  return current && typeof current === "object" && "version" in current ? (current as ValueNode) : undefined;
 }
