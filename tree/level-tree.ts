@@ -520,17 +520,20 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     return res;
   }
 
-  async function history(key: string): Promise<HistoryEntry[]> {
+  async function history(key: string, snapshot?: AbstractSnapshot): Promise<HistoryEntry[]> {
     checkOpen();
     parseValueKey(key);
-    const raw = readRaw(db, nodeKey(key));
+    const raw = readRaw(db, nodeKey(key), snapshot);
     let revs: number[] = [];
     if (raw !== undefined) revs = (JSON.parse(raw) as NodeRecord).h ?? [];
     else {
-      const kept = readRaw(db, histListKey(key));
+      const kept = readRaw(db, histListKey(key), snapshot);
       if (kept !== undefined) revs = JSON.parse(kept) as number[];
     }
-    const values = await db.getMany(revs.map((r) => histKey(key, r)));
+    const values = await db.getMany(
+      revs.map((r) => histKey(key, r)),
+      snapshot ? { snapshot } : {},
+    );
     const out: HistoryEntry[] = [];
     for (const v of values) if (v !== undefined) out.push(histFromRecord(key, v));
     return out.reverse();
@@ -605,13 +608,20 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     append: (dir, value, o) => enqueue((m) => doAppend(m, dir, value, o)),
     txn: (req) => enqueue((m) => doTxn(m, req)),
     watch,
-    history,
+    history: (key) => history(key),
     async *export(dir = "/") {
       checkOpen();
       // One snapshot for the whole walk: writes made meanwhile are not seen, half or whole.
       const snapshot = db.snapshot();
       try {
-        yield* exportTree({ get: (k) => getNode(k, snapshot), list: (d, o) => list(d, o, snapshot) }, dir);
+        yield* exportTree(
+          {
+            get: (k) => getNode(k, snapshot),
+            list: (d, o) => list(d, o, snapshot),
+            history: (k) => history(k, snapshot),
+          },
+          dir,
+        );
       } finally {
         await snapshot.close();
       }
@@ -628,6 +638,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
               ...(e.ro === undefined ? {} : { ro: e.ro }),
               ...(e.vid ? { vid: e.vid } : {}),
             });
+            if (e.restore) m.restoreValue(e.key, e.restore);
           }
         }
         return { imported: parsed.length, rev: m.rev === 0 ? nextRev - 1 : m.rev };

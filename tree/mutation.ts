@@ -8,6 +8,7 @@ import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
 import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
 import { TreeError } from "./errors.js";
 import type { HistoryRule } from "./history-limit.js";
+import { type Restore, restoredEvent, restoredHistory } from "./ndjson.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import { type EventRecord, type HistRecord, type NodeRecord, STORE_FORMAT } from "./record.js";
 import { SizedCache } from "./sized-cache.js";
@@ -201,6 +202,23 @@ export class Mutation {
     if (hist.length > 0) rec.h = hist;
     else delete rec.h;
     this.write(nodeKey(key), rec);
+  }
+
+  /**
+   * Rewrites the value this operation just wrote at `key` as an import line describes it: its
+   * version and retained versions (in place of any the key had here).
+   */
+  restoreValue(key: string, r: Restore): void {
+    const rec = this.readNode(key)!;
+    const next: NodeRecord = { ...rec };
+    if (r.version !== undefined) next.ver = r.version;
+    for (const s of rec.h ?? []) this.write(histKey(key, s), null);
+    const kept = restoredHistory(r.history ?? [], this.options.history.limitFor(key));
+    for (const { suffix, rec: h } of kept) this.write(histKey(key, suffix), h);
+    if (kept.length > 0) next.h = kept.map((k) => k.suffix);
+    else delete next.h;
+    this.write(nodeKey(key), next);
+    restoredEvent(this.events, key, next.ver);
   }
 
   /** Removes directory `dir`: history kept below it is now below its parent, which must say so. */

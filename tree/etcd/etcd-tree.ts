@@ -428,16 +428,17 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     });
   }
 
-  async function history(key: string): Promise<HistoryEntry[]> {
+  async function history(key: string, atRev?: number): Promise<HistoryEntry[]> {
     parseValueKey(key);
     return read("history", async () => {
+      const at = atRev ? { revision: atRev } : {};
       const first = await client.kv.txn({
         success: [
-          { request_range: { key: enc(nodeSk(key)) } },
-          { request_range: { key: enc(histListSk(key)) } },
+          { request_range: { key: enc(nodeSk(key)), ...at } },
+          { request_range: { key: enc(histListSk(key)), ...at } },
         ],
       });
-      const rev = headerRev(first.header);
+      const rev = atRev ?? headerRev(first.header);
       seeRev(rev);
       const node = first.responses[0]?.response_range?.kvs[0];
       const kept = first.responses[1]?.response_range?.kvs[0];
@@ -476,6 +477,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       ...tree,
       get: (k: string) => getNode(k, rev),
       list: (d: string, o?: ListOptions) => list(d, o, rev),
+      history: (k: string) => history(k, rev),
     };
     yield* exportTree(pinned, dir);
   }
@@ -486,12 +488,14 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       return await write(async (m) => {
         for (const e of items) {
           if (e.dir) await ops.mkindex(m, e.key);
-          else
+          else {
             await ops.set(m, e.key, e.value, {
               force: true,
               ...(e.ro === undefined ? {} : { ro: e.ro }),
               ...(e.vid ? { vid: e.vid } : {}),
             });
+            if (e.restore) await ops.restore(m, e.key, e.restore);
+          }
         }
         return { key: "/", rev: PENDING, version: 0 };
       }, "");
@@ -543,7 +547,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             prefixKey,
             o,
           ),
-    history,
+    history: (key) => history(key),
     export: (dir = "/") => exportSnapshot(dir),
     async import(entries, io = {}): Promise<ImportResult> {
       ensureOpen();

@@ -7,6 +7,7 @@
 import { depthOf, keyFromNodeKey, subtreeRangeAt, upperBound } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import type { HistoryRule } from "../history-limit.js";
+import { type Restore, restoredEvent, restoredHistory } from "../ndjson.js";
 import { MAX_DEPTH, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type { HistRecord } from "../record.js";
 import { checkTxnSize, compareHolds } from "../txn.js";
@@ -322,6 +323,23 @@ export function createOps(cfg: OpsConfig) {
     return res;
   }
 
+  /**
+   * Rewrites the value this write just put at `key` as an import line describes it: its version
+   * and retained versions (in place of any the key had here).
+   */
+  async function restore(m: Attempt, key: string, r: Restore): Promise<void> {
+    const e = (await m.readNode(key))!;
+    const rec: EtcdRecord = { ...e.rec };
+    if (r.version !== undefined) rec.ver = r.version;
+    for (const s of e.rec.h ?? []) m.del(histSk(key, s));
+    const kept = restoredHistory(r.history ?? [], cfg.history.limitFor(key));
+    for (const { suffix, rec: h } of kept) m.put(histSk(key, suffix), h);
+    if (kept.length > 0) rec.h = kept.map((k) => k.suffix);
+    else delete rec.h;
+    m.put(nodeSk(key), rec, { cr: e.cr });
+    restoredEvent(m.events, key, rec.ver);
+  }
+
   async function holds(m: Attempt, c: TxnCompare): Promise<boolean> {
     parseKey(c.key);
     const e = await m.readNode(c.key);
@@ -388,5 +406,5 @@ export function createOps(cfg: OpsConfig) {
     return result("/", 0);
   }
 
-  return { set, del, deltree, mkindex, append, txn, clear };
+  return { set, del, deltree, mkindex, append, txn, clear, restore };
 }
