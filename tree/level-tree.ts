@@ -27,6 +27,7 @@ import { exportTree, importReadOnly, parseImport } from "./ndjson.js";
 import { NodeCache } from "./node-cache.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
 import { eventFromRecord, histFromRecord, type NodeRecord, nodeFromRecord, storedValue } from "./record.js";
+import { checkValueSize, judgeDel, judgeDeltree, judgeSet } from "./rules.js";
 import { checkTxnSize, compareHolds } from "./txn.js";
 import type {
   DelOptions,
@@ -50,7 +51,7 @@ import type {
   WriteResult,
 } from "./types.js";
 import { upgradeLayout } from "./upgrade.js";
-import { checkValue, type TreeValue, valueSize } from "./value.js";
+import type { TreeValue } from "./value.js";
 import { AsyncQueue, filterBatch, WatchHub } from "./watch-hub.js";
 
 export interface TreeOptions {
@@ -250,29 +251,15 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     for (const { p, value } of done) p.resolve(value);
   }
 
-  function checkSize(value: TreeValue): void {
-    checkValue(value);
-    const size = valueSize(value);
-    if (size > maxValueBytes)
-      throw new TreeError(
-        "TREE_VALUE_TOO_LARGE",
-        `value is ${size} bytes, over the limit of ${maxValueBytes} bytes; store it in smaller pieces`,
-        { size, limit: maxValueBytes },
-      );
-  }
+  const checkSize = (value: TreeValue) => checkValueSize(value, maxValueBytes);
 
   function result(m: Mutation, key: string, version: number): WriteResult {
     return { key, rev: m.rev === 0 ? nextRev - 1 : m.rev, version };
   }
 
-  function versionMismatch(key: string, want: number, rec: NodeRecord | undefined): TreeError {
-    const current = rec ? nodeFromRecord(key, rec) : undefined;
-    return new TreeError(
-      "TREE_VERSION_MISMATCH",
-      `version mismatch on ${key}: expected ${want}, found ${rec ? rec.ver : 0} (${rec ? "it was changed" : "it does not exist"}); read it again and retry`,
-      { key, expected: want, actual: rec ? rec.ver : 0, current },
-    );
-  }
+  /** The node a record is, for the details of a version mismatch. */
+  const nodeOf = (key: string, rec: NodeRecord | undefined) => () =>
+    rec ? nodeFromRecord(key, rec) : undefined;
 
   // ---- write operations, each run inside a Mutation ----
 
@@ -280,16 +267,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     parseValueKey(key);
     checkSize(value);
     const prev = m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(key, o.ifVersion, prev);
-    if (o.create && prev)
-      throw new TreeError("TREE_EXISTS", `${key} already exists (create-only write)`, { key });
-    if (prev?.ro && !o.force)
-      throw new TreeError(
-        "TREE_READ_ONLY",
-        `${key} is read-only; force the write or mark it writable first`,
-        { key },
-      );
+    judgeSet(key, prev, o, nodeOf(key, prev));
     const parent = parentOf(key)!;
     const parentRec = m.ensureDir(parent);
     const rev = m.bump();
@@ -313,27 +291,8 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   function doDel(m: Mutation, key: string, o: DelOptions = {}): DelResult {
     const parsed = parseKey(key);
     const prev = m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(key, o.ifVersion, prev);
-    if (!prev) return { ...result(m, key, 0), deleted: false };
-    if (prev.ro && !o.force)
-      throw new TreeError(
-        "TREE_READ_ONLY",
-        `${key} is read-only; force the delete or mark it writable first`,
-        { key },
-      );
+    if (!judgeDel(key, prev, o, nodeOf(key, prev)) || !prev) return { ...result(m, key, 0), deleted: false };
     if (parsed.dir) {
-      if (key === "/")
-        throw new TreeError("TREE_NOT_EMPTY", "the root cannot be deleted; use clear to empty the store");
-      if ((prev.n ?? 0) > 0)
-        throw new TreeError(
-          "TREE_NOT_EMPTY",
-          `${key} is not empty (${prev.n} children); use deltree to remove it`,
-          {
-            key,
-            count: prev.n,
-          },
-        );
       m.bump();
       m.removeDir(key);
     } else {
@@ -352,11 +311,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   ): Promise<DeltreeResult> {
     parseDirKey(dir);
     const prev = m.readNode(dir);
-    if (o.ifVersion !== undefined && (prev?.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(dir, o.ifVersion, prev);
-    if (!prev && dir !== "/") return { ...result(m, dir, 0), removed: 0 };
-    if (prev?.ro && !o.force)
-      throw new TreeError("TREE_READ_ONLY", `${dir} is read-only; force the delete`, { key: dir });
+    if (!judgeDeltree(dir, prev, o, nodeOf(dir, prev))) return { ...result(m, dir, 0), removed: 0 };
     m.bump();
     const removed = await m.removeSubtree(dir, o.force === true);
     m.emit({ t: "deltree", key: dir, k: "index", p: prev?.mr ?? 0 });

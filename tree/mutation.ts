@@ -6,11 +6,11 @@
  */
 import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
 import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
-import { TreeError } from "./errors.js";
 import type { HistoryRule } from "./history-limit.js";
 import { type Restore, restoredEvent, restoredHistory } from "./ndjson.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import { type EventRecord, type HistRecord, type NodeRecord, STORE_FORMAT } from "./record.js";
+import { notADirectory, readOnlyBelow } from "./rules.js";
 import { SizedCache } from "./sized-cache.js";
 import type { TreeNode, WatchEvent } from "./types.js";
 
@@ -259,12 +259,7 @@ export class Mutation {
       if (keys.length === 0) break;
       for (const sk of keys) {
         const rec = this.read<NodeRecord>(sk)!;
-        if (rec.ro && !force)
-          throw new TreeError(
-            "TREE_READ_ONLY",
-            `${keyFromNodeKey(sk)} is read-only, so ${dir} cannot be removed; force the deltree or mark it writable first`,
-            { key: keyFromNodeKey(sk) },
-          );
+        if (rec.ro && !force) throw readOnlyBelow(keyFromNodeKey(sk), dir);
         doomed.push({ sk, rec });
       }
     }
@@ -315,9 +310,7 @@ function toHist(rec: NodeRecord, deleted: boolean): HistRecord {
   return h;
 }
 
-function corrupt(key: string): TreeError {
-  return new TreeError("TREE_NOT_A_DIRECTORY", `${key} is not a directory`);
-}
+const corrupt = notADirectory;
 
 /** The event shape handed to watchers, built once per commit. */
 export type CommittedEvent = WatchEvent;
