@@ -27,6 +27,7 @@ import { exportTree, importReadOnly, parseImport } from "./ndjson.js";
 import { NodeCache } from "./node-cache.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
 import { eventFromRecord, histFromRecord, type NodeRecord, nodeFromRecord, storedValue } from "./record.js";
+import { checkValueSize, judgeDel, judgeDeltree, judgeSet } from "./rules.js";
 import { checkTxnSize, compareHolds } from "./txn.js";
 import type {
   DelOptions,
@@ -50,7 +51,7 @@ import type {
   WriteResult,
 } from "./types.js";
 import { upgradeLayout } from "./upgrade.js";
-import { checkValue, type TreeValue, valueSize } from "./value.js";
+import type { TreeValue } from "./value.js";
 import { AsyncQueue, filterBatch, WatchHub } from "./watch-hub.js";
 
 export interface TreeOptions {
@@ -249,29 +250,15 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     for (const { p, value } of done) p.resolve(value);
   }
 
-  function checkSize(value: TreeValue): void {
-    checkValue(value);
-    const size = valueSize(value);
-    if (size > maxValueBytes)
-      throw new TreeError(
-        "TREE_VALUE_TOO_LARGE",
-        `value is ${size} bytes, over the limit of ${maxValueBytes} bytes; store it in smaller pieces`,
-        { size, limit: maxValueBytes },
-      );
-  }
+  const checkSize = (value: TreeValue) => checkValueSize(value, maxValueBytes);
 
   function result(m: Mutation, key: string, version: number): WriteResult {
     return { key, rev: m.rev === 0 ? nextRev - 1 : m.rev, version };
   }
 
-  function versionMismatch(key: string, want: number, rec: NodeRecord | undefined): TreeError {
-    const current = rec ? nodeFromRecord(key, rec) : undefined;
-    return new TreeError(
-      "TREE_VERSION_MISMATCH",
-      `version mismatch on ${key}: expected ${want}, found ${rec ? rec.ver : 0} (${rec ? "it was changed" : "it does not exist"}); read it again and retry`,
-      { key, expected: want, actual: rec ? rec.ver : 0, current },
-    );
-  }
+  /** The node a record is, for the details of a version mismatch. */
+  const nodeOf = (key: string, rec: NodeRecord | undefined) => () =>
+    rec ? nodeFromRecord(key, rec) : undefined;
 
   // ---- write operations, each run inside a Mutation ----
 
@@ -279,16 +266,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     parseValueKey(key);
     checkSize(value);
     const prev = m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(key, o.ifVersion, prev);
-    if (o.create && prev)
-      throw new TreeError("TREE_EXISTS", `${key} already exists (create-only write)`, { key });
-    if (prev?.ro && !o.force)
-      throw new TreeError(
-        "TREE_READ_ONLY",
-        `${key} is read-only; force the write or mark it writable first`,
-        { key },
-      );
+    judgeSet(key, prev, o, nodeOf(key, prev));
     const parent = parentOf(key)!;
     const parentRec = m.ensureDir(parent);
     const rev = m.bump();
@@ -312,27 +290,8 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   function doDel(m: Mutation, key: string, o: DelOptions = {}): DelResult {
     const parsed = parseKey(key);
     const prev = m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(key, o.ifVersion, prev);
-    if (!prev) return { ...result(m, key, 0), deleted: false };
-    if (prev.ro && !o.force)
-      throw new TreeError(
-        "TREE_READ_ONLY",
-        `${key} is read-only; force the delete or mark it writable first`,
-        { key },
-      );
+    if (!judgeDel(key, prev, o, nodeOf(key, prev)) || !prev) return { ...result(m, key, 0), deleted: false };
     if (parsed.dir) {
-      if (key === "/")
-        throw new TreeError("TREE_NOT_EMPTY", "the root cannot be deleted; use clear to empty the store");
-      if ((prev.n ?? 0) > 0)
-        throw new TreeError(
-          "TREE_NOT_EMPTY",
-          `${key} is not empty (${prev.n} children); use deltree to remove it`,
-          {
-            key,
-            count: prev.n,
-          },
-        );
       m.bump();
       m.removeDir(key);
     } else {
@@ -351,11 +310,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   ): Promise<DeltreeResult> {
     parseDirKey(dir);
     const prev = m.readNode(dir);
-    if (o.ifVersion !== undefined && (prev?.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(dir, o.ifVersion, prev);
-    if (!prev && dir !== "/") return { ...result(m, dir, 0), removed: 0 };
-    if (prev?.ro && !o.force)
-      throw new TreeError("TREE_READ_ONLY", `${dir} is read-only; force the delete`, { key: dir });
+    if (!judgeDeltree(dir, prev, o, nodeOf(dir, prev))) return { ...result(m, dir, 0), removed: 0 };
     m.bump();
     const removed = await m.removeSubtree(dir, o.force === true);
     m.emit({ t: "deltree", key: dir, k: "index", p: prev?.mr ?? 0 });
@@ -519,17 +474,20 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     return res;
   }
 
-  async function history(key: string): Promise<HistoryEntry[]> {
+  async function history(key: string, snapshot?: AbstractSnapshot): Promise<HistoryEntry[]> {
     checkOpen();
     parseValueKey(key);
-    const raw = readRaw(db, nodeKey(key));
+    const raw = readRaw(db, nodeKey(key), snapshot);
     let revs: number[] = [];
     if (raw !== undefined) revs = (JSON.parse(raw) as NodeRecord).h ?? [];
     else {
-      const kept = readRaw(db, histListKey(key));
+      const kept = readRaw(db, histListKey(key), snapshot);
       if (kept !== undefined) revs = JSON.parse(kept) as number[];
     }
-    const values = await db.getMany(revs.map((r) => histKey(key, r)));
+    const values = await db.getMany(
+      revs.map((r) => histKey(key, r)),
+      snapshot ? { snapshot } : {},
+    );
     const out: HistoryEntry[] = [];
     for (const v of values) if (v !== undefined) out.push(histFromRecord(key, v));
     return out.reverse();
@@ -604,13 +562,20 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     append: (dir, value, o) => enqueue((m) => doAppend(m, dir, value, o)),
     txn: (req) => enqueue((m) => doTxn(m, req)),
     watch,
-    history,
+    history: (key) => history(key),
     async *export(dir = "/") {
       checkOpen();
       // One snapshot for the whole walk: writes made meanwhile are not seen, half or whole.
       const snapshot = db.snapshot();
       try {
-        yield* exportTree({ get: (k) => getNode(k, snapshot), list: (d, o) => list(d, o, snapshot) }, dir);
+        yield* exportTree(
+          {
+            get: (k) => getNode(k, snapshot),
+            list: (d, o) => list(d, o, snapshot),
+            history: (k) => history(k, snapshot),
+          },
+          dir,
+        );
       } finally {
         await snapshot.close();
       }
@@ -627,6 +592,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
               ...(e.ro === undefined ? {} : { ro: e.ro }),
               ...(e.vid ? { vid: e.vid } : {}),
             });
+            if (e.restore) m.restoreValue(e.key, e.restore);
           }
         }
         return { imported: parsed.length, rev: m.rev === 0 ? nextRev - 1 : m.rev };

@@ -6,10 +6,11 @@
  */
 import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
 import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
-import { TreeError } from "./errors.js";
 import type { HistoryRule } from "./history-limit.js";
+import { type Restore, restoredEvent, restoredHistory } from "./ndjson.js";
 import { MAX_DEPTH, parentOf } from "./path.js";
 import { type EventRecord, type HistRecord, type NodeRecord, STORE_FORMAT } from "./record.js";
+import { notADirectory, readOnlyBelow } from "./rules.js";
 import { SizedCache } from "./sized-cache.js";
 import type { TreeNode } from "./types.js";
 
@@ -203,6 +204,23 @@ export class Mutation {
     this.write(nodeKey(key), rec);
   }
 
+  /**
+   * Rewrites the value this operation just wrote at `key` as an import line describes it: its
+   * version and retained versions (in place of any the key had here).
+   */
+  restoreValue(key: string, r: Restore): void {
+    const rec = this.readNode(key)!;
+    const next: NodeRecord = { ...rec };
+    if (r.version !== undefined) next.ver = r.version;
+    for (const s of rec.h ?? []) this.write(histKey(key, s), null);
+    const kept = restoredHistory(r.history ?? [], this.options.history.limitFor(key));
+    for (const { suffix, rec: h } of kept) this.write(histKey(key, suffix), h);
+    if (kept.length > 0) next.h = kept.map((k) => k.suffix);
+    else delete next.h;
+    this.write(nodeKey(key), next);
+    restoredEvent(this.events, key, next.ver);
+  }
+
   /** Removes directory `dir`: history kept below it is now below its parent, which must say so. */
   removeDir(dir: string): void {
     const rec = this.readNode(dir);
@@ -241,12 +259,7 @@ export class Mutation {
       if (keys.length === 0) break;
       for (const sk of keys) {
         const rec = this.read<NodeRecord>(sk)!;
-        if (rec.ro && !force)
-          throw new TreeError(
-            "TREE_READ_ONLY",
-            `${keyFromNodeKey(sk)} is read-only, so ${dir} cannot be removed; force the deltree or mark it writable first`,
-            { key: keyFromNodeKey(sk) },
-          );
+        if (rec.ro && !force) throw readOnlyBelow(keyFromNodeKey(sk), dir);
         doomed.push({ sk, rec });
       }
     }
@@ -297,8 +310,6 @@ function toHist(rec: NodeRecord, deleted: boolean): HistRecord {
   return h;
 }
 
-function corrupt(key: string): TreeError {
-  return new TreeError("TREE_NOT_A_DIRECTORY", `${key} is not a directory`);
-}
+const corrupt = notADirectory;
 
 export type { TreeNode };

@@ -143,13 +143,30 @@ export interface WatchBatch {
   events: WatchEvent[];
 }
 
-/** One line of an export: a value or an (empty or not) directory. */
+/**
+ * One line of an export: a value or an (empty or not) directory. A value carries its version
+ * (when above 1) and its retained previous versions (oldest first), so an import restores it as it
+ * was; revisions and the value's mtime are the exporting store's and are not carried (an import
+ * is a write).
+ */
 export interface ExportEntry {
   key: string;
   kind: NodeKind;
   value?: Json;
   ro?: boolean;
   vid?: string;
+  version?: number;
+  history?: ExportedVersion[];
+}
+
+/** A retained previous version in an export line. */
+export interface ExportedVersion {
+  kind: ValueKind;
+  value: Json;
+  version: number;
+  mtime: number;
+  /** The value as it was when it was deleted (it was created again since). */
+  deleted?: boolean;
 }
 
 export interface ImportOptions {

@@ -149,9 +149,11 @@ async function* exactEntries(lines: AsyncIterable<string>): AsyncGenerator<Expor
     try {
       const e = parseJsonBody(text, JSON.parse) as Record<string, unknown> | null;
       if (e !== null && typeof e === "object" && !Array.isArray(e)) {
-        if (typeof e.value === "bigint")
-          e.value = e.kind === "float64" ? Number(e.value) : exactInt64(e.value).toString();
-        else e.value = exactJson(e.value);
+        exactValueOf(e);
+        // The previous versions a line carries are values too.
+        if (Array.isArray(e.history))
+          for (const h of e.history)
+            if (h !== null && typeof h === "object" && !Array.isArray(h)) exactValueOf(h);
       }
       yield e as unknown as ExportEntry;
     } catch (err) {
@@ -162,4 +164,11 @@ async function* exactEntries(lines: AsyncIterable<string>): AsyncGenerator<Expor
       );
     }
   }
+}
+
+/** An entry's value read as the tree's other writes are: int64 exactly, float64 as a number. */
+function exactValueOf(e: Record<string, unknown>): void {
+  if (typeof e.value === "bigint")
+    e.value = e.kind === "float64" ? Number(e.value) : exactInt64(e.value).toString();
+  else e.value = exactJson(e.value);
 }

@@ -234,11 +234,7 @@ export class Attempt {
    * was lost can be found), and its events (`x`) unless a watcher rebuilds them from the node
    * puts alone (see events.ts). Answers the marker's storage key too.
    */
-  build(
-    id: string,
-    maxCompares: number,
-    lazy: (ev: EventRecord) => EventRecord,
-  ): { compare: ICompare[]; success: IRequestOp[]; marker: string } {
+  build(id: string, maxCompares: number, lazy: (ev: EventRecord) => EventRecord): BuiltTxn {
     const next = String(this.readRev + 1);
     const compare: ICompare[] = [];
     const used = [...this.#used].sort(compareCodePoints);
@@ -292,8 +288,27 @@ export class Attempt {
       const raw = sk === marker?.sk ? JSON.stringify(marker.rec) : e.raw;
       success.push({ request_put: { key: enc(this.prefix + sk), value: enc(raw) } });
     }
-    return { compare, success, marker: marker?.sk ?? "" };
+    // A write that scanned or deleted a range, or puts no node (its events have nowhere to go),
+    // commits in a transaction of its own; any other names the keys it read and wrote, so group
+    // commit can put it beside writes it cannot interfere with.
+    const alone = !marker || guards.length > 0 || this.#delRanges.length > 0;
+    return {
+      compare,
+      success,
+      marker: marker?.sk ?? "",
+      ...(alone ? {} : { touched: { reads: used, writes: localKeys } }),
+    };
   }
+}
+
+/** An attempt's commit as one etcd transaction. */
+export interface BuiltTxn {
+  compare: ICompare[];
+  success: IRequestOp[];
+  /** The storage key of the write's marker record ("" when it puts no node). */
+  marker: string;
+  /** The storage keys it compares and writes; absent when it must commit alone. */
+  touched?: { reads: string[]; writes: string[] };
 }
 
 function entryOf(kv: IKeyValue): Entry {

@@ -36,6 +36,7 @@ import {
   kvNum,
   treeErrorOf,
 } from "./client.js";
+import { type Committed, createGroupCommit } from "./group-commit.js";
 import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
 import { startLocalReads } from "./local-reads.js";
 import { checkSize, createOps } from "./ops.js";
@@ -98,11 +99,13 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
     });
   const ops = createOps({ history: versionsKept, maxValueBytes, maxTxnOps });
+  const group = createGroupCommit({ client, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
   let closed = false;
   let lastRev = 0;
   let compacted = 1;
+  let compacting: Promise<void> | undefined;
   /** The first revision a watch can replay (after an upgrade from the format with a log key). */
   let firstRev = 0;
   const lanes = new Map<string, { tail: Promise<void>; holders: number }>();
@@ -238,15 +241,15 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
               `this write needs ${txn.success.length} etcd operations, over etcd's limit of ${maxTxnOps}; split it into smaller transactions`,
               { etcdOps: txn.success.length, limit: maxTxnOps },
             );
-          let res: Awaited<ReturnType<Etcd3["kv"]["txn"]>>;
+          let res: Committed;
           try {
-            res = await client.kv.txn({ compare: txn.compare, success: txn.success });
+            res = await group.commit(txn);
           } catch (err) {
             if (isEtcdRefusal(err)) throw treeErrorOf(err, "commit");
             pending.push({ id, fromRev: m.readRev + 1, marker: txn.marker, value });
             throw err;
           }
-          const rev = headerRev(res.header);
+          const rev = res.rev;
           seeRev(rev);
           if (res.succeeded) {
             remember(m, rev);
@@ -307,19 +310,25 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     return { ...rest, lz: 1 };
   }
 
-  async function compactIfDue(rev: number): Promise<void> {
+  /** Compacts etcd when `retain` more revisions went by; the writes of one batch share one call. */
+  function compactIfDue(rev: number): Promise<void> | undefined {
     const target = rev - retain + 1;
-    if (target - compacted < compactStep) return;
-    try {
-      await client.kv.compact({ revision: target });
-    } catch (err) {
-      // Another process compacted further already: fine. Anything else waits for the next write.
-      if (!isCompactedError(err)) {
-        logger?.warn({ err }, "etcd compaction failed");
-        return;
+    if (target - compacted < compactStep) return undefined;
+    compacting ??= (async () => {
+      try {
+        await client.kv.compact({ revision: target });
+      } catch (err) {
+        // Another process compacted further already: fine. Anything else waits for the next write.
+        if (!isCompactedError(err)) {
+          logger?.warn({ err }, "etcd compaction failed");
+          return;
+        }
       }
-    }
-    if (target > compacted) compacted = target;
+      if (target > compacted) compacted = target;
+    })().finally(() => {
+      compacting = undefined;
+    });
+    return compacting;
   }
 
   /** A node: from the local cache when it is current (unless pinned or linearizable), else from etcd. */
@@ -419,16 +428,17 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     });
   }
 
-  async function history(key: string): Promise<HistoryEntry[]> {
+  async function history(key: string, atRev?: number): Promise<HistoryEntry[]> {
     parseValueKey(key);
     return read("history", async () => {
+      const at = atRev ? { revision: atRev } : {};
       const first = await client.kv.txn({
         success: [
-          { request_range: { key: enc(nodeSk(key)) } },
-          { request_range: { key: enc(histListSk(key)) } },
+          { request_range: { key: enc(nodeSk(key)), ...at } },
+          { request_range: { key: enc(histListSk(key)), ...at } },
         ],
       });
-      const rev = headerRev(first.header);
+      const rev = atRev ?? headerRev(first.header);
       seeRev(rev);
       const node = first.responses[0]?.response_range?.kvs[0];
       const kept = first.responses[1]?.response_range?.kvs[0];
@@ -467,6 +477,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       ...tree,
       get: (k: string) => getNode(k, rev),
       list: (d: string, o?: ListOptions) => list(d, o, rev),
+      history: (k: string) => history(k, rev),
     };
     yield* exportTree(pinned, dir);
   }
@@ -477,12 +488,14 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       return await write(async (m) => {
         for (const e of items) {
           if (e.dir) await ops.mkindex(m, e.key);
-          else
+          else {
             await ops.set(m, e.key, e.value, {
               force: true,
               ...(e.ro === undefined ? {} : { ro: e.ro }),
               ...(e.vid ? { vid: e.vid } : {}),
             });
+            if (e.restore) await ops.restore(m, e.key, e.restore);
+          }
         }
         return { key: "/", rev: PENDING, version: 0 };
       }, "");
@@ -534,7 +547,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             prefixKey,
             o,
           ),
-    history,
+    history: (key) => history(key),
     export: (dir = "/") => exportSnapshot(dir),
     async import(entries, io = {}): Promise<ImportResult> {
       ensureOpen();

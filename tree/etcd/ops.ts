@@ -7,8 +7,10 @@
 import { depthOf, keyFromNodeKey, subtreeRangeAt, upperBound } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import type { HistoryRule } from "../history-limit.js";
+import { type Restore, restoredEvent, restoredHistory } from "../ndjson.js";
 import { MAX_DEPTH, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type { HistRecord } from "../record.js";
+import { checkValueSize, judgeDel, judgeDeltree, judgeSet, notADirectory, readOnlyBelow } from "../rules.js";
 import { checkTxnSize, compareHolds } from "../txn.js";
 import type {
   DelOptions,
@@ -22,7 +24,7 @@ import type {
   TxnResult,
   WriteResult,
 } from "../types.js";
-import { checkValue, type TreeValue, valueSize, valueToJson } from "../value.js";
+import { type TreeValue, valueToJson } from "../value.js";
 import { type Attempt, type NodeEntry, PENDING } from "./attempt.js";
 import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
 
@@ -33,16 +35,7 @@ export interface OpsConfig {
   maxTxnOps: number;
 }
 
-export function checkSize(value: TreeValue, maxValueBytes: number): void {
-  checkValue(value);
-  const size = valueSize(value);
-  if (size > maxValueBytes)
-    throw new TreeError(
-      "TREE_VALUE_TOO_LARGE",
-      `value is ${size} bytes, over the limit of ${maxValueBytes} bytes; store it in smaller pieces`,
-      { size, limit: maxValueBytes },
-    );
-}
+export const checkSize = checkValueSize;
 
 /** Every ancestor directory of `key`, nearest first, down to `/`. */
 function ancestors(key: string): string[] {
@@ -56,22 +49,15 @@ function result(key: string, version: number): WriteResult {
   return { key, rev: PENDING, version };
 }
 
-function versionMismatch(key: string, want: number, prev: NodeEntry | undefined): TreeError {
-  const current = prev ? nodeOf(key, prev.rec, prev.cr, prev.mr) : undefined;
-  const have = prev ? prev.rec.ver : 0;
-  return new TreeError(
-    "TREE_VERSION_MISMATCH",
-    `version mismatch on ${key}: expected ${want}, found ${have} (${prev ? "it was changed" : "it does not exist"}); read it again and retry`,
-    { key, expected: want, actual: have, current },
-  );
-}
+/** The node an entry is, for the details of a version mismatch. */
+const current = (key: string, e: NodeEntry | undefined) => () =>
+  e ? nodeOf(key, e.rec, e.cr, e.mr) : undefined;
 
 export function createOps(cfg: OpsConfig) {
   async function ensureDir(m: Attempt, dir: string): Promise<NodeEntry> {
     const existing = await m.readNode(dir);
     if (existing) {
-      if (existing.rec.k !== "index")
-        throw new TreeError("TREE_NOT_A_DIRECTORY", `${dir} is not a directory`);
+      if (existing.rec.k !== "index") throw notADirectory(dir);
       return existing;
     }
     const rec: EtcdRecord = { k: "index", ver: 1, mt: m.now, n: 0, s: 0 };
@@ -163,14 +149,7 @@ export function createOps(cfg: OpsConfig) {
       for (const e of entries) {
         if (e.raw === undefined) continue;
         const rec = JSON.parse(e.raw) as EtcdRecord;
-        if (!force && rec.ro === 1)
-          throw new TreeError(
-            "TREE_READ_ONLY",
-            `${dir} holds a read-only key; force the delete or mark it writable first`,
-            {
-              key: dir,
-            },
-          );
+        if (!force && rec.ro === 1) throw readOnlyBelow(keyFromNodeKey(e.sk), dir);
         if (keep && rec.k !== "index")
           values.push({ key: keyFromNodeKey(e.sk), prev: { rec, cr: 0, mr: e.mr } });
       }
@@ -201,18 +180,7 @@ export function createOps(cfg: OpsConfig) {
     // rest (history kept by a delete, the parents) only when the key may be new.
     if (!m.cached(nodeSk(key))) await m.fetch([nodeSk(key), histListSk(key), ...ancestors(key).map(nodeSk)]);
     const prev = await m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(key, o.ifVersion, prev);
-    if (o.create && prev)
-      throw new TreeError("TREE_EXISTS", `${key} already exists (create-only write)`, { key });
-    if (prev?.rec.ro && !o.force)
-      throw new TreeError(
-        "TREE_READ_ONLY",
-        `${key} is read-only; force the write or mark it writable first`,
-        {
-          key,
-        },
-      );
+    judgeSet(key, prev?.rec, o, current(key, prev));
     // An existing value's directory exists while the value does (its compare says so): an
     // overwrite relies on nothing else, so it conflicts with no write to another key.
     if (!prev) await ensureDir(m, parentOf(key)!);
@@ -237,30 +205,9 @@ export function createOps(cfg: OpsConfig) {
     const parsed = parseKey(key);
     await m.fetch([nodeSk(key), ...(parentOf(key) ? [nodeSk(parentOf(key)!)] : [])]);
     const prev = await m.readNode(key);
-    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(key, o.ifVersion, prev);
-    if (!prev) return { ...result(key, 0), deleted: false };
-    if (prev.rec.ro && !o.force)
-      throw new TreeError(
-        "TREE_READ_ONLY",
-        `${key} is read-only; force the delete or mark it writable first`,
-        {
-          key,
-        },
-      );
+    if (!judgeDel(key, prev?.rec, o, current(key, prev)) || !prev)
+      return { ...result(key, 0), deleted: false };
     if (parsed.dir) {
-      if (key === "/")
-        throw new TreeError("TREE_NOT_EMPTY", "the root cannot be deleted; use clear to empty the store");
-      const n = prev.rec.n ?? 0;
-      if (n > 0)
-        throw new TreeError(
-          "TREE_NOT_EMPTY",
-          `${key} is not empty (${n} children); use deltree to remove it`,
-          {
-            key,
-            count: n,
-          },
-        );
       m.bump();
       m.del(nodeSk(key));
     } else {
@@ -280,11 +227,7 @@ export function createOps(cfg: OpsConfig) {
     parseDirKey(dir);
     await m.fetch([nodeSk(dir), ...ancestors(dir).slice(0, 1).map(nodeSk)]);
     const prev = await m.readNode(dir);
-    if (o.ifVersion !== undefined && (prev?.rec.ver ?? 0) !== o.ifVersion)
-      throw versionMismatch(dir, o.ifVersion, prev);
-    if (!prev && dir !== "/") return { ...result(dir, 0), removed: 0 };
-    if (prev?.rec.ro && !o.force)
-      throw new TreeError("TREE_READ_ONLY", `${dir} is read-only; force the delete`, { key: dir });
+    if (!judgeDeltree(dir, prev?.rec, o, current(dir, prev))) return { ...result(dir, 0), removed: 0 };
     m.bump();
     const removed = await removeSubtree(m, dir, o.force === true);
     m.emit({ t: "deltree", key: dir, k: "index", p: prev && dir !== "/" ? prev.cr : 0 });
@@ -320,6 +263,23 @@ export function createOps(cfg: OpsConfig) {
     const d = (await m.readNode(dir))!;
     m.put(nodeSk(dir), { ...d.rec, s: n + 1 }, { cr: d.cr });
     return res;
+  }
+
+  /**
+   * Rewrites the value this write just put at `key` as an import line describes it: its version
+   * and retained versions (in place of any the key had here).
+   */
+  async function restore(m: Attempt, key: string, r: Restore): Promise<void> {
+    const e = (await m.readNode(key))!;
+    const rec: EtcdRecord = { ...e.rec };
+    if (r.version !== undefined) rec.ver = r.version;
+    for (const s of e.rec.h ?? []) m.del(histSk(key, s));
+    const kept = restoredHistory(r.history ?? [], cfg.history.limitFor(key));
+    for (const { suffix, rec: h } of kept) m.put(histSk(key, suffix), h);
+    if (kept.length > 0) rec.h = kept.map((k) => k.suffix);
+    else delete rec.h;
+    m.put(nodeSk(key), rec, { cr: e.cr });
+    restoredEvent(m.events, key, rec.ver);
   }
 
   async function holds(m: Attempt, c: TxnCompare): Promise<boolean> {
@@ -388,5 +348,5 @@ export function createOps(cfg: OpsConfig) {
     return result("/", 0);
   }
 
-  return { set, del, deltree, mkindex, append, txn, clear };
+  return { set, del, deltree, mkindex, append, txn, clear, restore };
 }

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { NODE } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { parseKey } from "../path.js";
-import { eventFromRecord } from "../record.js";
+import { type EventRecord, eventFromRecord } from "../record.js";
 import type { WatchBatch, WatchOptions } from "../types.js";
 import type { TreeValue } from "../value.js";
 import { AsyncQueue, filterBatch } from "../watch-hub.js";
@@ -159,22 +159,37 @@ function byRevision(events: IEvent[]): IEvent[][] {
   return groups;
 }
 
-/** One revision's node changes as the tree's events (those under `prefix`). */
+/**
+ * One revision's node changes as the tree's events (those under `prefix`). A revision holds one
+ * write, or several committed together (group-commit.ts); each write's node puts start with its
+ * marker (the record carrying its id `w`), so the puts are cut there and each write's events are
+ * the ones it carries or the ones its own puts rebuild.
+ */
 async function decode(deps: WatchDeps, prefix: string, group: IEvent[]): Promise<WatchBatch | undefined> {
   const rev = Number(group[0]!.kv.mod_revision);
-  const puts: StagedPut[] = [];
-  let carried: EtcdRecord["x"];
+  const writes: StagedPut[][] = [];
   for (const ev of group) {
     if (ev.type !== "Put") continue;
     const rec = JSON.parse(ev.kv.value.toString("utf8")) as EtcdRecord;
-    if (rec.x) carried = rec.x;
-    puts.push({
+    const put = {
       sk: ev.kv.key.toString("utf8").slice(deps.prefix.length),
       rec,
       created: Number(ev.kv.version) === 1,
-    });
+    };
+    if (rec.w !== undefined || writes.length === 0) writes.push([put]);
+    else writes[writes.length - 1]!.push(put);
   }
-  const records = carried ?? eventsOfPuts(puts);
+  const records: EventRecord[] = [];
+  const lazy = new Set<string>();
+  for (const puts of writes) {
+    const carried = puts.find((p) => p.rec.x)?.rec.x;
+    if (!carried) records.push(...eventsOfPuts(puts));
+    else
+      for (const r of carried) {
+        records.push(r);
+        if (r.lz === 1) lazy.add(r.key);
+      }
+  }
   const batch = filterBatch(prefix, {
     rev,
     events: records.map((r) => {
@@ -183,10 +198,9 @@ async function decode(deps: WatchDeps, prefix: string, group: IEvent[]): Promise
       return ev;
     }),
   });
-  if (!batch || !carried) return batch;
+  if (!batch || lazy.size === 0) return batch;
   for (const [i, ev] of batch.events.entries()) {
-    const rec = carried.find((r) => r.key === ev.key && r.lz === 1);
-    if (rec && ev.type === "put" && ev.value === undefined) {
+    if (lazy.has(ev.key) && ev.type === "put" && ev.value === undefined) {
       const value = await deps.valueAt(ev.key, rev);
       if (value !== undefined) batch.events[i] = { ...ev, value };
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ExportEntry, Tree } from "../../../tree/types.js";
-import { int64, type Json, str, type TreeValue, valueToJson } from "../../../tree/value.js";
+import type { ExportEntry, HistoryEntry, Tree } from "../../../tree/types.js";
+import { int64, type Json, json, str, type TreeValue, valueToJson } from "../../../tree/value.js";
 import type { SuiteContext } from "../context.js";
 import { expectTreeError, getValue, listAll } from "../helpers.js";
 import { sampleValues } from "./values.js";
@@ -155,6 +155,82 @@ export function exportSuite(ctx: SuiteContext): void {
         force: true,
       });
       expect((await getValue(tree, "/ro/new")).ro).toBe(false);
+    });
+
+    it("keeps each value's version, ro flag and history (a deleted version too) through export and import", async () => {
+      const source = await ctx.open();
+      const p = "/byteseek/prompt/p";
+      const gone = "/byteseek/prompt/gone";
+      await source.set(p, str("v1"));
+      await source.set(p, json({ v: 2 }));
+      await source.set(p, str("v3"), { ro: true });
+      await source.set(gone, str("g1"));
+      await source.del(gone);
+      await source.set(gone, str("g2"));
+      const lines = (await exportAll(source)).map((e) => JSON.stringify(e));
+      expect(lines.find((l) => l.includes(`"${p}"`))).toContain('"history"');
+      const target = await ctx.open();
+      // The key had a past here too: the line's replaces it.
+      await target.set(p, str("here 1"));
+      await target.set(p, str("here 2"));
+      await target.import(lines);
+      const withoutRev = (h: HistoryEntry[]) => h.map(({ modRev: _r, ...rest }) => rest);
+      for (const key of [p, gone]) {
+        const { createRev: _c, modRev: _m, mtime: _t, ...was } = await getValue(source, key);
+        expect(await getValue(target, key)).toMatchObject(was);
+        expect(withoutRev(await target.history(key))).toEqual(withoutRev(await source.history(key)));
+        // Revisions are the exporting store's: an imported version says it came from before this one.
+        expect((await target.history(key)).map((h) => h.modRev)).toEqual(
+          (await source.history(key)).map(() => 0),
+        );
+      }
+      expect((await target.history(gone))[0]).toMatchObject({ value: str("g1"), deleted: true });
+      expect((await exportAll(target)).sort(byKey)).toEqual((await exportAll(source)).sort(byKey));
+      // Writes go on from the imported version, and history grows on top of the imported one.
+      const next = await target.set(p, str("v4"), { force: true, ifVersion: 3 });
+      expect(next.version).toBe(4);
+      expect((await target.history(p)).map((h) => [h.version, h.modRev > 0])).toEqual([
+        [3, true],
+        [2, false],
+        [1, false],
+      ]);
+    });
+
+    it("keeps only as many imported versions as this store keeps for the key", async () => {
+      const tree = await ctx.open({ historyLimit: 2 });
+      const history = [1, 2, 3, 4].map((v) => ({ kind: "int64", value: v, version: v, mtime: 1000 + v }));
+      await tree.import([JSON.stringify({ key: "/h/k", kind: "int64", value: 5, version: 5, history })]);
+      expect(await getValue(tree, "/h/k")).toMatchObject({ version: 5, value: int64(5n) });
+      expect((await tree.history("/h/k")).map((h) => h.version)).toEqual([4, 3]);
+    });
+
+    it.each([
+      ["a version that is not a positive integer", { version: 0 }],
+      ["history that is not a list", { version: 2, history: "v1" }],
+      [
+        "a previous version numbered 0",
+        { version: 2, history: [{ kind: "bool", value: true, version: 0, mtime: 1 }] },
+      ],
+      [
+        "a previous version of an unknown kind",
+        { version: 2, history: [{ kind: "text", value: "x", version: 1, mtime: 1 }] },
+      ],
+      [
+        "a previous value wrong for its kind",
+        { version: 2, history: [{ kind: "bool", value: "yes", version: 1, mtime: 1 }] },
+      ],
+    ])("imports nothing and names the line and field when a line has %s", async (_what, extra) => {
+      const tree = await ctx.open();
+      const before = tree.revision();
+      const lines = [
+        JSON.stringify({ key: "/imp/1", kind: "char/utf8", value: "one" }),
+        JSON.stringify({ key: "/imp/2", kind: "bool", value: false, ...extra }),
+      ];
+      const err = await expectTreeError(() => tree.import(lines), "TREE_IMPORT_FAILED");
+      expect(err.message).toMatch(/line 2\b/);
+      expect(err.message).toMatch(/version|history/);
+      expect(tree.revision()).toBe(before);
+      expect(await tree.get("/imp/1")).toBeUndefined();
     });
 
     it("imports from an async iterable of lines", async () => {

@@ -142,7 +142,12 @@ export function metaSuite(ctx: SuiteContext): void {
       const tree = await ctx.open();
       await tree.set("/d/plain", str("p"));
       await tree.set("/d/sub/locked", str("l"), { ro: true });
-      await expectTreeError(() => tree.deltree("/d/"), "TREE_READ_ONLY");
+      const err = await expectTreeError(() => tree.deltree("/d/"), "TREE_READ_ONLY");
+      // Every engine names the read-only key it found, and says what to do.
+      expect(err.message).toBe(
+        "/d/sub/locked is read-only, so /d/ cannot be removed; force the deltree or mark it writable first",
+      );
+      expect(err.details).toEqual({ key: "/d/sub/locked" });
       expect(await tree.get("/d/plain")).toBeDefined();
       expect(await tree.get("/d/sub/locked")).toBeDefined();
       const res = await tree.deltree("/d/", { force: true });

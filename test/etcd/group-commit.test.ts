@@ -1,0 +1,147 @@
+import type { Etcd3 } from "etcd3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BuiltTxn } from "../../tree/etcd/attempt.js";
+import { createGroupCommit } from "../../tree/etcd/group-commit.js";
+import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
+import type { Tree, WatchBatch } from "../../tree/types.js";
+import { str } from "../../tree/value.js";
+import { type EtcdCluster, startEtcd } from "./etcd-process.js";
+
+let etcd: EtcdCluster;
+let client: Etcd3;
+let n = 0;
+
+beforeAll(async () => {
+  etcd = await startEtcd();
+  client = connectEtcd({ endpoints: etcd.endpoints });
+}, 60_000);
+
+afterAll(async () => {
+  client?.close();
+  await etcd?.remove();
+});
+
+const buf = (s: string) => Buffer.from(s, "utf8");
+
+/** A transaction putting `keys` (under a test prefix), guarded by `version == 0` on `guard` if given. */
+function putTxn(keys: string[], guard?: { key: string; version: number }): BuiltTxn {
+  return {
+    compare: guard
+      ? [{ key: buf(guard.key), target: "Version", result: "Equal", version: String(guard.version) }]
+      : [],
+    success: keys.map((k) => ({ request_put: { key: buf(k), value: buf("x") } })),
+    marker: keys[0] ?? "",
+    touched: { reads: guard ? [guard.key] : [], writes: keys },
+  };
+}
+
+async function take(tree: Tree, fromRev: number, events: number): Promise<WatchBatch[]> {
+  const out: WatchBatch[] = [];
+  let seen = 0;
+  for await (const batch of tree.watch("/", { fromRev })) {
+    out.push(batch);
+    seen += batch.events.length;
+    if (seen >= events) break;
+  }
+  return out;
+}
+
+describe("group commit on etcd", () => {
+  it("commits concurrent overwrites of different keys together, each with its own version and watch event", async () => {
+    const tree = await createEtcdTree({ endpoints: etcd.endpoints, client, prefix: `gc${++n}/` });
+    try {
+      const keys = Array.from({ length: 32 }, (_v, i) => `/g/k${i}`);
+      for (const k of keys) await tree.set(k, str("first"));
+      const from = tree.revision() + 1;
+      const watched = take(tree, from, 32);
+      const results = await Promise.all(keys.map((k, i) => tree.set(k, str(`second ${i}`))));
+      // One round trip carried several writes: they share its revision.
+      expect(new Set(results.map((r) => r.rev)).size).toBeLessThan(32);
+      const events = (await watched).flatMap((b) => b.events.map((e) => ({ ...e, batchRev: b.rev })));
+      expect(events).toHaveLength(32);
+      for (const [i, res] of results.entries()) {
+        expect(res.version).toBe(2);
+        expect(events.filter((e) => e.key === keys[i])).toEqual([
+          expect.objectContaining({
+            type: "put",
+            rev: res.rev,
+            batchRev: res.rev,
+            version: 2,
+            value: str(`second ${i}`),
+          }),
+        ]);
+        expect(await tree.get(keys[i]!, { consistency: "linearizable" })).toMatchObject({
+          version: 2,
+          modRev: res.rev,
+          value: str(`second ${i}`),
+        });
+      }
+    } finally {
+      await tree.close();
+    }
+  });
+
+  it("delivers every write's events when deletes and sets commit in one revision", async () => {
+    const tree = await createEtcdTree({ endpoints: etcd.endpoints, client, prefix: `gc${++n}/` });
+    try {
+      const dirs = Array.from({ length: 16 }, (_v, i) => `/d${i}/`);
+      for (const d of dirs) await tree.set(`${d}v`, str("v1"));
+      const from = tree.revision() + 1;
+      const watched = take(tree, from, 16);
+      // Each write in its own directory, so none of them shares a key with another.
+      const results = await Promise.all(
+        dirs.map((d, i) => (i % 2 === 0 ? tree.del(`${d}v`) : tree.set(`${d}v`, str("v2")))),
+      );
+      expect(new Set(results.map((r) => r.rev)).size).toBeLessThan(16);
+      const events = (await watched).flatMap((b) => b.events);
+      expect(events.map((e) => `${e.type} ${e.key}`).sort()).toEqual(
+        dirs.map((d, i) => `${i % 2 === 0 ? "delete" : "put"} ${d}v`).sort(),
+      );
+      for (const [i, d] of dirs.entries()) {
+        const node = await tree.get(`${d}v`, { consistency: "linearizable" });
+        if (i % 2 === 0) expect(node).toBeUndefined();
+        else expect(node).toMatchObject({ version: 2, value: str("v2") });
+        expect(await tree.get(d, { consistency: "linearizable" })).toMatchObject({
+          count: i % 2 === 0 ? 0 : 1,
+        });
+      }
+    } finally {
+      await tree.close();
+    }
+  });
+
+  it("fails only the write whose compare does not hold; the others in its batch commit", async () => {
+    const p = `gc${++n}/`;
+    const group = createGroupCommit({ client, maxTxnOps: 128 });
+    await client.kv.put({ key: buf(`${p}taken`), value: buf("already") });
+    const outcomes = await Promise.all([
+      group.commit(putTxn([`${p}a0`])),
+      ...Array.from({ length: 8 }, (_v, i) =>
+        group.commit(putTxn([`${p}b${i}`], i === 3 ? { key: `${p}taken`, version: 0 } : undefined)),
+      ),
+    ]);
+    expect(outcomes.map((o) => o.succeeded)).toEqual([true, true, true, true, false, true, true, true, true]);
+    // The eight after the first went together.
+    expect(new Set(outcomes.slice(1).map((o) => o.rev)).size).toBe(1);
+    const got = await client.kv.range({ key: buf(`${p}b`), range_end: buf(`${p}c`) });
+    expect(got.kvs.map((kv) => kv.key.toString())).toEqual([0, 1, 2, 4, 5, 6, 7].map((i) => `${p}b${i}`));
+  });
+
+  it("sends a batch etcd refuses again write by write, so each write gets its own outcome", async () => {
+    const p = `gc${++n}/`;
+    // The tree's limit says more than this etcd accepts (1024 operations): a batch of one big write
+    // and 30 small ones goes over what etcd leaves a nested transaction.
+    const group = createGroupCommit({ client, maxTxnOps: 4096, maxBatchBytes: 64 * 1024 * 1024 });
+    const big = Array.from({ length: 1000 }, (_v, i) => `${p}big/${i}`);
+    const outcomes = await Promise.all([
+      group.commit(putTxn([`${p}first`])),
+      group.commit(putTxn(big)),
+      ...Array.from({ length: 30 }, (_v, i) => group.commit(putTxn([`${p}small/${i}`]))),
+    ]);
+    expect(outcomes.every((o) => o.succeeded)).toBe(true);
+    const count = async (from: string, to: string) =>
+      Number((await client.kv.range({ key: buf(from), range_end: buf(to), count_only: true })).count);
+    expect(await count(`${p}big/`, `${p}big0`)).toBe(1000);
+    expect(await count(`${p}small/`, `${p}small0`)).toBe(30);
+  });
+});
