@@ -62,7 +62,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
 ) {
   const logger = parent.child({ part: "mcp" });
   const live = createLiveTree(tree, logger);
-  const factory = createMcpFactory({ source: runtimeSource(tree, runtime), logger });
+  const factory = createMcpFactory({ source: runtimeSource(tree, runtime), logger, live });
   const mcp = createMcpHttp({ factory, live, logger });
   app.addHook("preClose", async function closeMcp() {
     await mcp.close();

@@ -222,6 +222,33 @@ describe("the live catalogue over Streamable HTTP", () => {
     expect(textOf(found)).toContain('"name":"text.echo"');
   });
 
+  it("maps a call's name by the tools as they are now: one written a moment ago is callable at once, and a removed one's name passes to the next in line", async () => {
+    let changed = 0;
+    const client = track(
+      await connectV1Http(server.url, { vid: "names-v1", onToolsChanged: () => changed++ }),
+    );
+    const tool = (name: string) => ({ ...CONFIRMED_TOOL, name, confirm: false });
+    const key = { key: "/byteseek/prompt/system" };
+    // Both map to the MCP name demo_a_b: demo.a_b comes first in name order and holds it.
+    await declareOverHttp(server.url, tool("demo.a_b"));
+    await declareOverHttp(server.url, tool("demo_a.b"));
+    expect((await client.callTool({ name: "demo_a_b", arguments: key })).isError).toBe(false);
+    expect(await record(server, "/byteseek/tool/names-v1/0")).toMatchObject({ name: "demo.a_b", kind: "ok" });
+    // Called before any notification could tell of it.
+    await declareOverHttp(server.url, tool("demo.fresh"));
+    expect((await client.callTool({ name: "demo_fresh", arguments: key })).isError).toBe(false);
+    expect(await record(server, "/byteseek/tool/names-v1/1")).toMatchObject({
+      name: "demo.fresh",
+      kind: "ok",
+    });
+    changed = 0;
+    const del = await fetch(`${server.url}/v1/tree/byteseek/tools/demo.a_b`, { method: "DELETE" });
+    expect(del.status).toBe(200);
+    await eventually(() => changed > 0, "notifications/tools/list_changed");
+    expect((await client.callTool({ name: "demo_a_b", arguments: key })).isError).toBe(false);
+    expect(await record(server, "/byteseek/tool/names-v1/2")).toMatchObject({ name: "demo_a.b", kind: "ok" });
+  });
+
   it("tells a 2025-era client subscribed to a resource when its key is written", async () => {
     const client = track(await connectV1Http(server.url, { vid: "live-res" }));
     const updated: string[] = [];
