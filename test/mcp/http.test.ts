@@ -369,6 +369,26 @@ describe("the /mcp endpoint's gate", () => {
     }
   });
 
+  it("answers a method Streamable HTTP does not use with 405, naming the ones it does", async () => {
+    const server = await startMcpServer();
+    try {
+      for (const method of ["PUT", "PATCH"]) {
+        const res = await fetch(`${server.url}/mcp`, {
+          method,
+          headers: { "content-type": "text/plain" },
+          body: "x",
+        });
+        expect(res.status, method).toBe(405);
+        expect(res.headers.get("allow"), method).toBe("GET, POST, DELETE");
+        const body = (await res.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe("HTTP_METHOD_NOT_ALLOWED");
+        expect(body.error.message).toMatch(/POST/);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it("refuses a malformed vid with a 400 and an error body", async () => {
     const server = await startMcpServer();
     try {
@@ -383,6 +403,69 @@ describe("the /mcp endpoint's gate", () => {
       expect(body.error.message).toMatch(/vid/);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("2025-era sessions without DELETE", () => {
+  const IDLE_MS = 300;
+  let server: McpTestServer;
+  beforeAll(async () => {
+    server = await startMcpServer({ mcpSessionIdleMs: IDLE_MS });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  const post = (body: unknown, session?: string) =>
+    fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+        ...(session ? { "mcp-session-id": session } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+
+  it("closes a session left idle beyond the bound: its id then answers 404, saying to initialize again", async () => {
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    expect(init.status).toBe(200);
+    const session = init.headers.get("mcp-session-id");
+    expect(session).toBeTruthy();
+    await init.text();
+    expect((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session!)).status).toBe(202);
+    const list = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, session!);
+    expect(list.status).toBe(200);
+    expect(await list.text()).toContain("byteseek_find");
+    // Nothing open on it now: it ends once idle, without a DELETE. (Each look is a request, which
+    // makes it busy again: so look only after twice the bound of quiet.)
+    let gone: Response | undefined;
+    await eventually(async () => {
+      await new Promise((res) => setTimeout(res, IDLE_MS * 2));
+      gone = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, session!);
+      if (gone.status === 200) await gone.text();
+      return gone.status === 404;
+    }, "the idle session closed");
+    expect(((await gone!.json()) as { error: { message: string } }).error.message).toMatch(
+      /initialize again/,
+    );
+  });
+
+  it("keeps a session whose client listens on its GET stream, however long it is quiet", async () => {
+    const client = await connectV1Http(server.url, { vid: "idle-listening" });
+    try {
+      await new Promise((res) => setTimeout(res, IDLE_MS * 4));
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain("tree_get");
+    } finally {
+      await client.close();
     }
   });
 });
