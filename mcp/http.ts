@@ -51,6 +51,12 @@ export interface McpHttp {
   close(): Promise<void>;
 }
 
+/** Whether an initialize request declares that its client can be asked (elicitation). */
+function canBeAsked(initialize: unknown): boolean {
+  const params = (initialize as { params?: { capabilities?: { elicitation?: unknown } } }).params;
+  return params?.capabilities?.elicitation !== undefined;
+}
+
 function rpcError(status: number, code: number, message: string): Response {
   return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
     status,
@@ -176,6 +182,10 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     const instance = factory.create({ era: "legacy", ...(vid ? { vid } : {}) });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // The only message byteseek sends in the middle of a call is elicitation/create: a client that
+      // cannot be asked gets each answer as one JSON body (the spec's other shape), not an SSE stream.
+      // Notifications still reach it on its GET stream.
+      enableJsonResponse: !canBeAsked(parsedBody),
       onsessioninitialized(id) {
         sessions.set(id, session);
         startSweeping();

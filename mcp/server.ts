@@ -184,10 +184,12 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     ): Promise<CallToolResult | InputRequiredResult> {
       const vid = vidOf(ctx);
       const signal = ctx.mcpReq.signal;
-      const bound = fingerprint(vid, name, args);
       let answer = approvalAnswer(ctx.mcpReq.inputResponses);
       // An answer counts only for the call it was asked for (the state we signed says which).
-      if (answer !== undefined && ctx.mcpReq.requestState<ApprovalState>()?.call !== bound)
+      if (
+        answer !== undefined &&
+        ctx.mcpReq.requestState<ApprovalState>()?.call !== fingerprint(vid, name, args)
+      )
         answer = undefined;
       if (answer === undefined) {
         const result = await source.call(name, args, { vid, signal });
@@ -198,7 +200,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         args,
         answer,
         canAsk: clientCaps(ctx)?.elicitation !== undefined,
-        requestState: await codec.mint({ call: bound }),
+        requestState: await codec.mint({ call: fingerprint(vid, name, args) }),
       });
       if (step.step === "ask") return step.result;
       if (step.step === "deny") return deniedResult(step.text);

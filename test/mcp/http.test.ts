@@ -429,6 +429,37 @@ describe("2025-era sessions without DELETE", () => {
       body: JSON.stringify(body),
     });
 
+  it("answers a client that cannot be asked with one JSON body per request, and streams to one that can (it may be asked mid-call)", async () => {
+    const initialize = (capabilities: Record<string, unknown>) =>
+      post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities, clientInfo: { name: "raw", version: "1" } },
+      });
+    const plain = await initialize({});
+    expect(plain.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(
+      ((await plain.json()) as { result: { serverInfo: { name: string } } }).result.serverInfo.name,
+    ).toBe("byteseek");
+    const session = plain.headers.get("mcp-session-id")!;
+    await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
+    const call = await post(
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "tree_get", arguments: { key: "/byteseek/prompt/system" } },
+      },
+      session,
+    );
+    expect(call.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(((await call.json()) as { result: { isError: boolean } }).result.isError).toBe(false);
+    const asking = await initialize({ elicitation: {} });
+    expect(asking.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    await asking.text();
+  });
+
   it("closes a session left idle beyond the bound: its id then answers 404, saying to initialize again", async () => {
     const init = await post({
       jsonrpc: "2.0",
