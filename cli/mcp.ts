@@ -85,7 +85,7 @@ export async function runMcp(options: {
   });
   const opened = await openSource(env, cwd, logger);
   const live = createLiveTree(opened.source.tree, logger);
-  const factory = createMcpFactory({ source: opened.source, logger });
+  const factory = createMcpFactory({ source: opened.source, logger, live });
   const stdio = serveMcpStdio({ factory, live, logger, ...(vid === undefined ? {} : { vid }) });
   await new Promise<void>((done) => {
     const stop = () => done();

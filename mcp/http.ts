@@ -5,8 +5,10 @@
  *   instance per request; list changes reach clients on their `subscriptions/listen` streams.
  * - 2025-era traffic (initialize, then `Mcp-Session-Id`) gets a session: one instance and one
  *   transport each, so `notifications/*_changed` reach the client on its GET stream and
- *   elicitation (`elicitation/create`) can ask mid-call. Sessions end on DELETE, or the least
- *   recently used one is closed when `maxSessions` are open.
+ *   elicitation (`elicitation/create`) can ask mid-call. Sessions end on DELETE; a session idle
+ *   for `sessionIdleMs` (no request, and no response or notification stream open — a host
+ *   listening on its GET stream is not idle) is closed, as hosts often go without DELETE; and the
+ *   least recently used one is closed when `maxSessions` are open.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -27,11 +29,19 @@ export interface McpHttpOptions {
   logger: Logger;
   /** 2025-era sessions kept open at once (default 256). */
   maxSessions?: number;
+  /** A 2025-era session idle this long (ms) is closed (default 30 minutes; 0: only DELETE or the LRU bound end one). */
+  sessionIdleMs?: number;
 }
+
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   instance: McpInstance;
+  /** When its last request came or its last stream ended (ms, monotonic). */
+  usedAt: number;
+  /** Requests being answered and response streams still open. */
+  open: number;
 }
 
 export interface McpHttp {
@@ -39,6 +49,12 @@ export interface McpHttp {
   handle(request: Request, parsedBody: unknown, vid?: string): Promise<Response>;
   /** Ends every session and stream. */
   close(): Promise<void>;
+}
+
+/** Whether an initialize request declares that its client can be asked (elicitation). */
+function canBeAsked(initialize: unknown): boolean {
+  const params = (initialize as { params?: { capabilities?: { elicitation?: unknown } } }).params;
+  return params?.capabilities?.elicitation !== undefined;
 }
 
 function rpcError(status: number, code: number, message: string): Response {
@@ -51,6 +67,7 @@ function rpcError(status: number, code: number, message: string): Response {
 export function createMcpHttp(options: McpHttpOptions): McpHttp {
   const { factory, live, logger } = options;
   const maxSessions = options.maxSessions ?? 256;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   // Insertion order is use order: a session is moved to the end each time it is used.
   const sessions = new Map<string, Session>();
   const onerror = (err: Error) => logger.debug({ err }, "MCP request refused");
@@ -64,6 +81,85 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     { legacy: "reject", onerror },
   );
   let unsubscribe: (() => void) | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
+
+  function endSession(id: string, s: Session, why: string) {
+    sessions.delete(id);
+    logger.info({ session: id }, why);
+    void s.transport.close();
+  }
+
+  /** Closes the sessions idle beyond the bound; runs while any session is open. */
+  function sweep() {
+    const now = performance.now();
+    for (const [id, s] of sessions)
+      if (s.open === 0 && now - s.usedAt >= idleMs)
+        endSession(id, s, `closing an MCP session idle for ${Math.round(idleMs / 1000)} s`);
+    if (sessions.size === 0) stopSweeping();
+  }
+
+  function startSweeping() {
+    if (idleMs > 0 && sweeper === undefined)
+      sweeper = setInterval(sweep, Math.min(Math.max(idleMs / 4, 10), 60_000)).unref();
+  }
+
+  function stopSweeping() {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+
+  /** Counts `s` busy until `res`'s body (an SSE stream, or nothing) is done. */
+  function tracked(s: Session, res: Response): Response {
+    const done = () => {
+      s.open--;
+      s.usedAt = performance.now();
+    };
+    if (res.body === null) {
+      done();
+      return res;
+    }
+    const reader = res.body.getReader();
+    let finished = false;
+    const finish = () => {
+      if (!finished) {
+        finished = true;
+        done();
+      }
+    };
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done: end, value } = await reader.read();
+          if (end) {
+            finish();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (err) {
+          finish();
+          controller.error(err);
+        }
+      },
+      cancel(reason) {
+        finish();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  /** Answers `request` on session `s`, keeping it busy meanwhile. */
+  async function onSession(s: Session, request: Request, parsedBody: unknown): Promise<Response> {
+    s.open++;
+    s.usedAt = performance.now();
+    let res: Response;
+    try {
+      res = await s.transport.handleRequest(request, { parsedBody });
+    } catch (err) {
+      s.open--;
+      throw err;
+    }
+    return tracked(s, res);
+  }
 
   function follow() {
     unsubscribe ??= live.subscribe(function onTreeChange(change) {
@@ -81,15 +177,18 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
   async function openSession(request: Request, parsedBody: unknown, vid?: string): Promise<Response> {
     if (sessions.size >= maxSessions) {
       const [oldest, s] = sessions.entries().next().value as [string, Session];
-      sessions.delete(oldest);
-      logger.info({ session: oldest }, "closing the least recently used MCP session");
-      void s.transport.close();
+      endSession(oldest, s, "closing the least recently used MCP session");
     }
     const instance = factory.create({ era: "legacy", ...(vid ? { vid } : {}) });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // The only message byteseek sends in the middle of a call is elicitation/create: a client that
+      // cannot be asked gets each answer as one JSON body (the spec's other shape), not an SSE stream.
+      // Notifications still reach it on its GET stream.
+      enableJsonResponse: !canBeAsked(parsedBody),
       onsessioninitialized(id) {
-        sessions.set(id, { transport, instance });
+        sessions.set(id, session);
+        startSweeping();
       },
       onsessionclosed(id) {
         sessions.delete(id);
@@ -98,8 +197,16 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
+    const session: Session = { transport, instance, usedAt: performance.now(), open: 1 };
     await instance.server.connect(transport);
-    return transport.handleRequest(request, { parsedBody });
+    let res: Response;
+    try {
+      res = await transport.handleRequest(request, { parsedBody });
+    } catch (err) {
+      session.open--;
+      throw err;
+    }
+    return tracked(session, res);
   }
 
   return {
@@ -118,7 +225,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
           );
         sessions.delete(sid);
         sessions.set(sid, session);
-        return session.transport.handleRequest(request, { parsedBody });
+        return onSession(session, request, parsedBody);
       }
       if (request.method === "POST" && isInitializeRequest(parsedBody))
         return openSession(request, parsedBody, vid);
@@ -131,6 +238,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     async close() {
       unsubscribe?.();
       unsubscribe = undefined;
+      stopSweeping();
       const open = [...sessions.values()];
       sessions.clear();
       await Promise.allSettled(open.map((s) => s.transport.close()));

@@ -3,6 +3,13 @@
  * stdio connection, one per 2025-era HTTP session, one per 2026-era HTTP request. An instance
  * holds nothing but its run id and resource subscriptions: the tool list, prompts and resources
  * are read from the tree on every request, and every call goes through the source's boundary.
+ *
+ * A call needs the catalogue only to map its MCP name back to a tree name, so `tools/call` uses
+ * the catalogue kept per run (the last one built for it), dropped whenever the watch sees the
+ * tools or the policy change: reading every declaration per call would cost more than the call
+ * (each call's record moves the tree's revision, so the runtime's own cache never holds). A name
+ * the kept catalogue does not know is looked up afresh, so a tool written a moment ago is
+ * callable before the watch tells; a name it maps is checked again by the boundary anyway.
  */
 import { createHash, randomBytes } from "node:crypto";
 import {
@@ -24,7 +31,8 @@ import { createPolicyReader } from "../tools/policy.js";
 import { RUN_ID } from "../tools/run-id.js";
 import type { ToolResult } from "../tools/types.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
-import { buildCatalogue, findTools } from "./catalogue.js";
+import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
+import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
 import { getTemplate, listPrompts, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
 import { listMemory, readable, readKey, TREE_TEMPLATE, uriToKey } from "./resources.js";
@@ -43,7 +51,16 @@ export interface McpFactoryDeps {
   version?: string;
   /** Signs the state that ties an approval to the call it was asked for (default: random per process). */
   stateKey?: Uint8Array;
+  /**
+   * The tree's change events: with them, calls map names through a kept catalogue, dropped when the
+   * tools or the policy change (in the same tick as the transports notify, so no request sees a
+   * notification before the drop). Without them every call reads the catalogue afresh.
+   */
+  live?: LiveTree;
 }
+
+/** Runs whose catalogue is kept at once; the oldest is dropped beyond it. */
+const KEPT_CATALOGUES = 64;
 
 export interface InstanceOptions {
   era: "legacy" | "modern";
@@ -95,6 +112,42 @@ export function createMcpFactory(deps: McpFactoryDeps) {
   });
   const instances = new Set<McpInstance>();
 
+  // The catalogue kept per run, and a generation bumped by every tools/policy change so a build
+  // that started before a change is not kept after it.
+  const kept = new Map<string, McpCatalogue>();
+  let generation = 0;
+  let following = false;
+
+  /** The catalogue as the tree holds it now (and kept for `vid`'s calls). */
+  async function freshCatalogue(vid: string): Promise<McpCatalogue> {
+    // The watch starts with the first catalogue kept, not with the server: no MCP client, no watch.
+    if (deps.live && !following) {
+      following = true;
+      deps.live.subscribe(function dropCatalogues(change) {
+        if (!change.tools) return;
+        generation++;
+        kept.clear();
+      });
+    }
+    const started = generation;
+    const catalogue = buildCatalogue(await source.tools(vid));
+    if (deps.live && started === generation) {
+      kept.delete(vid);
+      if (kept.size >= KEPT_CATALOGUES) kept.delete(kept.keys().next().value as string);
+      kept.set(vid, catalogue);
+    }
+    return catalogue;
+  }
+
+  /** The tree name an MCP tool name stands for in `vid`'s catalogue (a tree name stands for itself). */
+  async function treeName(vid: string, name: string): Promise<string> {
+    // MCP names hold no dot (names.ts): a name with one is a tree name already.
+    if (name.includes(".")) return name;
+    const hit = kept.get(vid)?.names.toTree.get(name);
+    if (hit !== undefined) return hit;
+    return (await freshCatalogue(vid)).names.toTree.get(name) ?? name;
+  }
+
   /** The fingerprint an approval is bound to: this run, this tool, these arguments. */
   const fingerprint = (vid: string, name: string, args: unknown): string =>
     createHash("sha256")
@@ -132,10 +185,12 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     ): Promise<CallToolResult | InputRequiredResult> {
       const vid = vidOf(ctx);
       const signal = ctx.mcpReq.signal;
-      const bound = fingerprint(vid, name, args);
       let answer = approvalAnswer(ctx.mcpReq.inputResponses);
       // An answer counts only for the call it was asked for (the state we signed says which).
-      if (answer !== undefined && ctx.mcpReq.requestState<ApprovalState>()?.call !== bound)
+      if (
+        answer !== undefined &&
+        ctx.mcpReq.requestState<ApprovalState>()?.call !== fingerprint(vid, name, args)
+      )
         answer = undefined;
       if (answer === undefined) {
         const result = await source.call(name, args, { vid, signal });
@@ -146,7 +201,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         args,
         answer,
         canAsk: clientCaps(ctx)?.elicitation !== undefined,
-        requestState: await codec.mint({ call: bound }),
+        requestState: await codec.mint({ call: fingerprint(vid, name, args) }),
       });
       if (step.step === "ask") return step.result;
       if (step.step === "deny") return deniedResult(step.text);
@@ -155,15 +210,15 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     }
 
     server.setRequestHandler("tools/list", async (_request, ctx) => ({
-      tools: buildCatalogue(await source.tools(vidOf(ctx))).tools,
+      tools: (await freshCatalogue(vidOf(ctx))).tools,
     }));
 
     server.setRequestHandler("tools/call", async (request, ctx) => {
       const { name } = request.params;
       const args = request.params.arguments ?? {};
-      const catalogue = buildCatalogue(await source.tools(vidOf(ctx)));
       if (name === FIND_TOOL) {
         const query = typeof args.query === "string" ? args.query : "";
+        const catalogue = await freshCatalogue(vidOf(ctx));
         return { content: [{ type: "text", text: capText(findTools(catalogue, query), 49_000).text }] };
       }
       if (name === CALL_TOOL) {
@@ -179,10 +234,10 @@ export function createMcpFactory(deps: McpFactoryDeps) {
             isError: true,
             _meta: { "byteseek/kind": "arg" },
           };
-        return callThrough(catalogue.names.toTree.get(target) ?? target, args.args ?? {}, ctx);
+        return callThrough(await treeName(vidOf(ctx), target), args.args ?? {}, ctx);
       }
       // A name not offered still goes through the boundary, which says what exists (and records it).
-      return callThrough(catalogue.names.toTree.get(name) ?? name, args, ctx);
+      return callThrough(await treeName(vidOf(ctx), name), args, ctx);
     });
 
     server.setRequestHandler("prompts/list", async () => ({ prompts: await listPrompts(tree) }));

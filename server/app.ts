@@ -65,6 +65,8 @@ export interface AppDeps {
   bodyTimeoutMs?: number;
   /** Concurrent watches (SSE) at most (default 1,000); beyond, 503 with Retry-After. */
   maxWatches?: number;
+  /** An MCP 2025-era session idle this long (ms) is closed (default 30 minutes; 0: never). */
+  mcpSessionIdleMs?: number;
 }
 
 /** The app `buildApp` answers. */
@@ -292,7 +294,13 @@ export async function buildApp(deps: AppDeps) {
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
-  if (deps.runtime) await app.register(mcpRoutes, { tree, runtime: deps.runtime, logger });
+  if (deps.runtime)
+    await app.register(mcpRoutes, {
+      tree,
+      runtime: deps.runtime,
+      logger,
+      ...(deps.mcpSessionIdleMs === undefined ? {} : { sessionIdleMs: deps.mcpSessionIdleMs }),
+    });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
   if (deps.web !== false) await app.register(webRoutes, deps.web ?? {});
 

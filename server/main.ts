@@ -7,7 +7,8 @@
  * The server's BYTESEEK_SYNC defaults to always (the CLI's to never).
  * BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411), BYTESEEK_TOKEN (required beyond loopback),
  * BYTESEEK_ALLOWED_HOSTS (host names besides loopback ones, with a token), BYTESEEK_BODY_TIMEOUT (ms
- * to receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000),
+ * to receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000), BYTESEEK_MCP_SESSION_IDLE
+ * (ms an MCP 2025-era session may sit idle before it is closed, default 1800000; 0: never),
  * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
  * file tools may touch, default ./workspace, made at start), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
@@ -15,6 +16,7 @@ import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
+import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
@@ -45,6 +47,8 @@ export interface ServerConfig {
   defaultWorkspace: boolean;
   /** Concurrent watches at most. */
   maxWatches: number;
+  /** An idle MCP 2025-era session is closed after this long, ms; 0: never. */
+  mcpSessionIdleMs: number;
 }
 
 export interface StartServerOptions {
@@ -107,6 +111,12 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       true,
     ),
     maxWatches: readCount("BYTESEEK_MAX_WATCHES", env.BYTESEEK_MAX_WATCHES, DEFAULT_MAX_WATCHES, false),
+    mcpSessionIdleMs: readCount(
+      "BYTESEEK_MCP_SESSION_IDLE",
+      env.BYTESEEK_MCP_SESSION_IDLE,
+      DEFAULT_SESSION_IDLE_MS,
+      true,
+    ),
     workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || DEFAULT_WORKSPACE),
     defaultWorkspace: !env.BYTESEEK_WORKSPACE,
   };
@@ -224,6 +234,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       allowedHosts: config.allowedHosts,
       bodyTimeoutMs: config.bodyTimeoutMs,
       maxWatches: config.maxWatches,
+      mcpSessionIdleMs: config.mcpSessionIdleMs,
       ...(config.token ? { token: config.token } : {}),
     });
     await app.listen({ host: config.host, port: config.port });

@@ -23,6 +23,8 @@ export interface McpRoutesOptions {
   tree: Tree;
   runtime: Runtime;
   logger: Logger;
+  /** A 2025-era session idle this long (ms) is closed (mcp/http.ts; default 30 minutes, 0: never). */
+  sessionIdleMs?: number;
 }
 
 const McpQuery = z.object({
@@ -58,12 +60,17 @@ function toWebRequest(req: FastifyRequest): Request {
 
 export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function mcpRoutes(
   app,
-  { tree, runtime, logger: parent },
+  { tree, runtime, logger: parent, sessionIdleMs },
 ) {
   const logger = parent.child({ part: "mcp" });
   const live = createLiveTree(tree, logger);
-  const factory = createMcpFactory({ source: runtimeSource(tree, runtime), logger });
-  const mcp = createMcpHttp({ factory, live, logger });
+  const factory = createMcpFactory({ source: runtimeSource(tree, runtime), logger, live });
+  const mcp = createMcpHttp({
+    factory,
+    live,
+    logger,
+    ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
+  });
   app.addHook("preClose", async function closeMcp() {
     await mcp.close();
     live.close();
@@ -82,6 +89,23 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
         ),
       );
     done();
+  });
+
+  // Streamable HTTP is GET, POST and DELETE: any other method is told which (before its body is read).
+  app.route({
+    method: ["PUT", "PATCH"],
+    url: "/mcp",
+    schema: { hide: true },
+    onRequest(_req, reply, done) {
+      reply.header("allow", "GET, POST, DELETE");
+      done(
+        new ServerError(
+          "HTTP_METHOD_NOT_ALLOWED",
+          "/mcp answers GET, POST and DELETE (MCP's Streamable HTTP): send JSON-RPC messages with POST",
+        ),
+      );
+    },
+    handler: async () => undefined,
   });
 
   app.route({

@@ -43,7 +43,9 @@ export interface McpTestServer {
 }
 
 /** A real byteseek server with its runtime, on 127.0.0.1 port 0; the workspace holds `dup.txt`. */
-export async function startMcpServer(options: { token?: string } = {}): Promise<McpTestServer> {
+export async function startMcpServer(
+  options: { token?: string; mcpSessionIdleMs?: number } = {},
+): Promise<McpTestServer> {
   const store = await tempDir("byteseek-mcp-store-");
   const ws = await tempDir("byteseek-mcp-ws-");
   await writeFile(join(ws.path, "dup.txt"), "same\nother\nsame\n");
@@ -57,6 +59,7 @@ export async function startMcpServer(options: { token?: string } = {}): Promise<
     runtime: bs.runtime,
     web: false,
     ...(options.token ? { token: options.token } : {}),
+    ...(options.mcpSessionIdleMs === undefined ? {} : { mcpSessionIdleMs: options.mcpSessionIdleMs }),
   });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   return {

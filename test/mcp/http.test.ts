@@ -222,6 +222,33 @@ describe("the live catalogue over Streamable HTTP", () => {
     expect(textOf(found)).toContain('"name":"text.echo"');
   });
 
+  it("maps a call's name by the tools as they are now: one written a moment ago is callable at once, and a removed one's name passes to the next in line", async () => {
+    let changed = 0;
+    const client = track(
+      await connectV1Http(server.url, { vid: "names-v1", onToolsChanged: () => changed++ }),
+    );
+    const tool = (name: string) => ({ ...CONFIRMED_TOOL, name, confirm: false });
+    const key = { key: "/byteseek/prompt/system" };
+    // Both map to the MCP name demo_a_b: demo.a_b comes first in name order and holds it.
+    await declareOverHttp(server.url, tool("demo.a_b"));
+    await declareOverHttp(server.url, tool("demo_a.b"));
+    expect((await client.callTool({ name: "demo_a_b", arguments: key })).isError).toBe(false);
+    expect(await record(server, "/byteseek/tool/names-v1/0")).toMatchObject({ name: "demo.a_b", kind: "ok" });
+    // Called before any notification could tell of it.
+    await declareOverHttp(server.url, tool("demo.fresh"));
+    expect((await client.callTool({ name: "demo_fresh", arguments: key })).isError).toBe(false);
+    expect(await record(server, "/byteseek/tool/names-v1/1")).toMatchObject({
+      name: "demo.fresh",
+      kind: "ok",
+    });
+    changed = 0;
+    const del = await fetch(`${server.url}/v1/tree/byteseek/tools/demo.a_b`, { method: "DELETE" });
+    expect(del.status).toBe(200);
+    await eventually(() => changed > 0, "notifications/tools/list_changed");
+    expect((await client.callTool({ name: "demo_a_b", arguments: key })).isError).toBe(false);
+    expect(await record(server, "/byteseek/tool/names-v1/2")).toMatchObject({ name: "demo_a.b", kind: "ok" });
+  });
+
   it("tells a 2025-era client subscribed to a resource when its key is written", async () => {
     const client = track(await connectV1Http(server.url, { vid: "live-res" }));
     const updated: string[] = [];
@@ -342,6 +369,26 @@ describe("the /mcp endpoint's gate", () => {
     }
   });
 
+  it("answers a method Streamable HTTP does not use with 405, naming the ones it does", async () => {
+    const server = await startMcpServer();
+    try {
+      for (const method of ["PUT", "PATCH"]) {
+        const res = await fetch(`${server.url}/mcp`, {
+          method,
+          headers: { "content-type": "text/plain" },
+          body: "x",
+        });
+        expect(res.status, method).toBe(405);
+        expect(res.headers.get("allow"), method).toBe("GET, POST, DELETE");
+        const body = (await res.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe("HTTP_METHOD_NOT_ALLOWED");
+        expect(body.error.message).toMatch(/POST/);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it("refuses a malformed vid with a 400 and an error body", async () => {
     const server = await startMcpServer();
     try {
@@ -356,6 +403,100 @@ describe("the /mcp endpoint's gate", () => {
       expect(body.error.message).toMatch(/vid/);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("2025-era sessions without DELETE", () => {
+  const IDLE_MS = 300;
+  let server: McpTestServer;
+  beforeAll(async () => {
+    server = await startMcpServer({ mcpSessionIdleMs: IDLE_MS });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  const post = (body: unknown, session?: string) =>
+    fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+        ...(session ? { "mcp-session-id": session } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+
+  it("answers a client that cannot be asked with one JSON body per request, and streams to one that can (it may be asked mid-call)", async () => {
+    const initialize = (capabilities: Record<string, unknown>) =>
+      post({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities, clientInfo: { name: "raw", version: "1" } },
+      });
+    const plain = await initialize({});
+    expect(plain.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(
+      ((await plain.json()) as { result: { serverInfo: { name: string } } }).result.serverInfo.name,
+    ).toBe("byteseek");
+    const session = plain.headers.get("mcp-session-id")!;
+    await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
+    const call = await post(
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "tree_get", arguments: { key: "/byteseek/prompt/system" } },
+      },
+      session,
+    );
+    expect(call.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(((await call.json()) as { result: { isError: boolean } }).result.isError).toBe(false);
+    const asking = await initialize({ elicitation: {} });
+    expect(asking.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    await asking.text();
+  });
+
+  it("closes a session left idle beyond the bound: its id then answers 404, saying to initialize again", async () => {
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    expect(init.status).toBe(200);
+    const session = init.headers.get("mcp-session-id");
+    expect(session).toBeTruthy();
+    await init.text();
+    expect((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session!)).status).toBe(202);
+    const list = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, session!);
+    expect(list.status).toBe(200);
+    expect(await list.text()).toContain("byteseek_find");
+    // Nothing open on it now: it ends once idle, without a DELETE. (Each look is a request, which
+    // makes it busy again: so look only after twice the bound of quiet.)
+    let gone: Response | undefined;
+    await eventually(async () => {
+      await new Promise((res) => setTimeout(res, IDLE_MS * 2));
+      gone = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, session!);
+      if (gone.status === 200) await gone.text();
+      return gone.status === 404;
+    }, "the idle session closed");
+    expect(((await gone!.json()) as { error: { message: string } }).error.message).toMatch(
+      /initialize again/,
+    );
+  });
+
+  it("keeps a session whose client listens on its GET stream, however long it is quiet", async () => {
+    const client = await connectV1Http(server.url, { vid: "idle-listening" });
+    try {
+      await new Promise((res) => setTimeout(res, IDLE_MS * 4));
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain("tree_get");
+    } finally {
+      await client.close();
     }
   });
 });

@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 describe("readConfig", () => {
-  it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request, 1,000 watches and ./workspace", () => {
+  it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request, 1,000 watches, ./workspace and 30 minutes before an idle MCP session is closed", () => {
     expect(readConfig({}, "/srv")).toEqual({
       store: { backend: "classic", location: "/srv/data", sync: "always", cacheBytes: 32 * 1024 * 1024 },
       host: "127.0.0.1",
@@ -44,6 +44,7 @@ describe("readConfig", () => {
       allowedHosts: [],
       bodyTimeoutMs: 60_000,
       maxWatches: 1000,
+      mcpSessionIdleMs: 30 * 60_000,
       workspace: "/srv/workspace",
       defaultWorkspace: true,
     });
@@ -63,10 +64,13 @@ describe("readConfig", () => {
     expect(
       (await configError(() => readConfig({ BYTESEEK_ALLOWED_HOSTS: "kv.example.com" }))).message,
     ).toMatch(/needs BYTESEEK_TOKEN/);
-    expect(readConfig({ BYTESEEK_BODY_TIMEOUT: "0", BYTESEEK_MAX_WATCHES: "5" })).toMatchObject({
-      bodyTimeoutMs: 0,
-      maxWatches: 5,
-    });
+    expect(
+      readConfig({ BYTESEEK_BODY_TIMEOUT: "0", BYTESEEK_MAX_WATCHES: "5", BYTESEEK_MCP_SESSION_IDLE: "0" }),
+    ).toMatchObject({ bodyTimeoutMs: 0, maxWatches: 5, mcpSessionIdleMs: 0 });
+    expect(readConfig({ BYTESEEK_MCP_SESSION_IDLE: "60000" }).mcpSessionIdleMs).toBe(60_000);
+    expect((await configError(() => readConfig({ BYTESEEK_MCP_SESSION_IDLE: "30m" }))).message).toMatch(
+      /BYTESEEK_MCP_SESSION_IDLE must be a whole number/,
+    );
     expect((await configError(() => readConfig({ BYTESEEK_MAX_WATCHES: "0" }))).message).toMatch(
       /BYTESEEK_MAX_WATCHES must be a whole number above 0/,
     );
