@@ -27,8 +27,8 @@ import { createUsageCounter, UNKNOWN_TOOLS } from "./usage.js";
 /** Where declarations live: `/byteseek/tools/<name>`. */
 export const TOOLS_DIR = "/byteseek/tools/";
 
-/** A run id: one tree key segment. */
-const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
+/** A run id: one tree key segment (letters, digits and _.:@-, at most 128). */
+export const VID = /^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,127}$/;
 
 /** How long an aborted tool gets to wind down (and report its own output) before the boundary answers. */
 const ABORT_GRACE_MS = 3000;

@@ -17,13 +17,18 @@ export interface GoldenCase {
   stderr?: string;
   /** Default: 0. */
   code?: number;
+  /** Settings of this case beyond the script's (e.g. BYTESEEK_SEED). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface GoldenScript {
   name: string;
   /** The cases do not depend on each other: each may run on a fresh store, concurrently. */
   independent?: boolean;
-  /** Calls tools: a server for it ships the built-in declarations and prompts (as `byteseek serve`). */
+  /**
+   * Calls tools: the store holds the shipped declarations, prompts and policy (as every entry point
+   * writes them on open). Other scripts run with BYTESEEK_SEED=0, on a store that starts empty.
+   */
   seeded?: boolean;
   cases: GoldenCase[];
 }
@@ -724,12 +729,14 @@ export const CONTRACT: GoldenCase[] = [
     stdout: "1\tput\t/c/\tindex\n1\tput\t/c/n\tint64:1\n2\tput\t/c/ro\tchar/utf8:x\n",
   },
   {
-    name: "call ok: exit 0",
+    name: "call ok: exit 0 (the store seeded on open)",
+    env: { BYTESEEK_SEED: "1" },
     args: ["call", "tree.get", '{"key":"/c/n"}'],
     stdout: "/c/n (int64, version 1):\n1\n",
   },
   {
     name: "call failing: exit 3",
+    env: { BYTESEEK_SEED: "1" },
     args: ["call", "tree.get", "{}"],
     stdout:
       "Invalid arguments for tree.get:\n- key: expected a value (this argument is required)\nSignature: tree.get(key: string)\nFix the arguments and call again.\n",

@@ -26,7 +26,7 @@ function expectCase(result: CliResult, c: GoldenCase): void {
 
 function runOptions(c: GoldenCase, env: NodeJS.ProcessEnv) {
   return {
-    env,
+    env: { ...env, ...c.env },
     cwd: REPO,
     ...(c.stdin === undefined ? {} : { stdin: c.stdin }),
     ...(c.interruptAfterLines === undefined ? {} : { interruptAfterLines: c.interruptAfterLines }),
@@ -67,7 +67,14 @@ for (const mode of ["embedded", "http"] as const) {
           expectCase(
             await runInProcess(
               c.args,
-              runOptions(c, cliEnv(where, { BYTESEEK_WORKSPACE: workspace, BYTESEEK_HISTORY: HISTORY })),
+              runOptions(
+                c,
+                cliEnv(where, {
+                  BYTESEEK_WORKSPACE: workspace,
+                  BYTESEEK_HISTORY: HISTORY,
+                  ...(script.seeded ? {} : { BYTESEEK_SEED: "0" }),
+                }),
+              ),
             ),
             c,
           );
@@ -88,7 +95,10 @@ describe("kvspace contract (child processes)", () => {
 
   for (const c of CONTRACT) {
     it(`${c.name}: kvspace ${c.args.join(" ")}`, async () => {
-      const result = await runCli(c.args, runOptions(c, cliEnv(store, { BYTESEEK_WORKSPACE: workspace })));
+      const result = await runCli(
+        c.args,
+        runOptions(c, cliEnv(store, { BYTESEEK_WORKSPACE: workspace, BYTESEEK_SEED: "0" })),
+      );
       expectCase(result, c);
     });
   }
