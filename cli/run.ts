@@ -6,7 +6,7 @@ import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
-import { CliError, isCliError } from "./errors.js";
+import { CliError, isCliError, usageError } from "./errors.js";
 import { openHttpTree } from "./http-tree.js";
 import { openStore, storeSpec } from "./open-store.js";
 import { openToolsClient, type ToolsClient } from "./tools-client.js";
@@ -72,18 +72,20 @@ export async function runKvspace(
   let tools: Promise<ToolsClient> | undefined;
   let code: number;
   try {
+    const seeding = seedWanted(io.env); // a malformed setting is refused before the store is touched
     const opened = await open(io);
     tree = opened;
     const seed = deps.seed ?? defaultSeed;
     const ask = deps.confirm ?? (io.stdin.isTTY ? terminalConfirm : undefined);
-    if (seedWanted(io.env) && !isRemote(io)) await seed(opened, io);
+    // through a server, the server seeded the store when it started
+    if (seeding && !isRemote(io)) await seed(opened, io);
     code =
       (await command.run(input, {
         ...io,
         tree,
         tools: () => (tools ??= openTools(opened, io)),
         ...(ask ? { confirm: (question: string) => ask(question, io) } : {}),
-        ...(seedWanted(io.env) ? { seed: () => seed(opened, io) } : {}),
+        ...(seeding ? { seed: () => seed(opened, io) } : {}),
       })) ?? 0;
   } catch (err) {
     code = report(err, io);
@@ -112,17 +114,23 @@ function buildProgram(
   off: readonly string[],
   select: (command: CommandSpec, input: ParsedArgs) => void,
 ): Command {
-  const output = {
+  // commander's "error: …" becomes "kvspace <command>: …", as the CLI's own usage errors read
+  const output = (name: string) => ({
     writeOut: (text: string) => void io.stdout.write(text),
     writeErr: (text: string) => void io.stderr.write(text),
-  };
+    outputError: (text: string, write: (text: string) => void) =>
+      write(
+        text.replace(/^error: /, `${name}: `) +
+          (text.startsWith("error: unknown command") ? "(kvspace --help lists the commands)\n" : ""),
+      ),
+  });
   const program = new Command("kvspace")
     .description("inspect and edit the byteseek tree, and call its tools")
     .usage("<command> [args]")
     .version(packageVersion(), "-V, --version", "print the version")
     .helpOption("-h, --help", "print help")
     .helpCommand("help [command]", "print help for a command")
-    .configureOutput(output)
+    .configureOutput(output("kvspace"))
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureHelp({ subcommandTerm: (cmd) => [cmd.name(), ...cmd.aliases()].join("|") })
@@ -134,7 +142,7 @@ function buildProgram(
       .usage(spec.usage.replace(/^\S+ /, ""))
       .allowExcessArguments(true)
       .helpOption("-h, --help", "print help")
-      .configureOutput(output)
+      .configureOutput(output(`kvspace ${spec.name}`))
       .exitOverride()
       .showHelpAfterError(`usage: kvspace ${spec.usage}\n(kvspace ${spec.name} --help for more)`);
     if (spec.aliases) command.aliases([...spec.aliases]);
@@ -177,10 +185,11 @@ function normalizeBoolFlags(
       out.push(...rest.slice(i));
       break;
     }
-    const m = /^--([a-z][a-z0-9-]*)=(true|false)$/.exec(token);
+    const m = /^--([a-z][a-z0-9-]*)=(.*)$/.exec(token);
     if (m && spec.flags?.[m[1] as string] === "bool") {
       if (m[2] === "true") out.push(`--${m[1]}`);
-      else off.push(m[1] as string);
+      else if (m[2] === "false") off.push(m[1] as string);
+      else throw usageError(spec.usage, `--${m[1]} takes true or false, got '${m[2]}'`);
     } else out.push(token);
   }
   return { args: out, off };

@@ -16,10 +16,11 @@ import { assertBuilt, runCli } from "./run-cli.js";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const temps = tempDirs("kvspace-golden-");
 
-function expectCase(result: CliResult, c: GoldenCase): void {
+/** `{store}` in an expected output stands for where the store is (a folder, or the server's URL). */
+function expectCase(result: CliResult, c: GoldenCase, store: string): void {
   expect({ stdout: result.stdout, stderr: result.stderr, code: result.code }).toEqual({
-    stdout: c.stdout,
-    stderr: c.stderr ?? "",
+    stdout: c.stdout.replaceAll("{store}", store),
+    stderr: (c.stderr ?? "").replaceAll("{store}", store),
     code: c.code ?? 0,
   });
 }
@@ -77,6 +78,7 @@ for (const mode of ["embedded", "http"] as const) {
               ),
             ),
             c,
+            where,
           );
         });
       }
@@ -99,7 +101,7 @@ describe("kvspace contract (child processes)", () => {
         c.args,
         runOptions(c, cliEnv(store, { BYTESEEK_WORKSPACE: workspace, BYTESEEK_SEED: "0" })),
       );
-      expectCase(result, c);
+      expectCase(result, c, store);
     });
   }
 });
