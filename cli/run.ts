@@ -118,6 +118,11 @@ function buildProgram(
   const output = (name: string) => ({
     writeOut: (text: string) => void io.stdout.write(text),
     writeErr: (text: string) => void io.stderr.write(text),
+    // the width of the io's own streams (80 when not a terminal), never the test runner's
+    getOutHelpWidth: () => widthOf(io.stdout),
+    getErrHelpWidth: () => widthOf(io.stderr),
+    getOutHasColors: () => false,
+    getErrHasColors: () => false,
     outputError: (text: string, write: (text: string) => void) =>
       write(
         text.replace(/^error: /, `${name}: `) +
@@ -264,4 +269,9 @@ function report(err: unknown, io: KvspaceIo): number {
 function describe(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** A stream's columns when it is a terminal, else 80. */
+function widthOf(stream: object & { isTTY?: boolean; columns?: number }): number {
+  return stream.isTTY && stream.columns ? stream.columns : 80;
 }
