@@ -885,7 +885,8 @@ export const CONTRACT: GoldenCase[] = [
     name: "a typo: exit 2, the nearest command suggested",
     args: ["lst", "/"],
     stdout: "",
-    stderr: "kvspace: unknown command 'lst'\n(Did you mean one of list, ls?)\n(kvspace --help lists the commands)\n",
+    stderr:
+      "kvspace: unknown command 'lst'\n(Did you mean one of list, ls?)\n(kvspace --help lists the commands)\n",
     code: 2,
   },
   {
