@@ -86,13 +86,12 @@ describe("kvspace on the embedded store", () => {
 
   it("seeds a fresh folder on open, so the tour's first command shows byteseek's tree", async () => {
     const store = join(await temps.make(), "store");
-    expect(await runInProcess(["tree", "--depth", "1", "/byteseek/"], { env: cliEnv(store) })).toEqual({
-      stdout:
-        '/byteseek/\n├── policy\t{"workspaceRoots":[],"deny":[],"denyKeys":["/byteseek/llm/"…\n├── prompt/\t(8)\n└── tools/\t(14)\n',
-      stderr: "",
-      code: 0,
-      signal: null,
-    });
+    const result = await runInProcess(["tree", "--depth", "1", "/byteseek/"], { env: cliEnv(store) });
+    expect(result).toMatchObject({ stderr: "", code: 0 });
+    // the counts follow what ships (prompt parts, tools): only their presence is pinned here
+    expect(result.stdout).toMatch(
+      /^\/byteseek\/\n├── policy\t\{"workspaceRoots":\[\],"deny":\[\],"denyKeys":\["\/byteseek\/llm\/"…\n├── prompt\/\t\([1-9][0-9]*\)\n└── tools\/\t\([1-9][0-9]*\)\n$/,
+    );
   });
 
   it("clear --yes leaves a reseeded /byteseek/, and says so", async () => {
