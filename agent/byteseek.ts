@@ -14,6 +14,7 @@ import { createShellTools } from "../tools/shell/index.js";
 import { createTreeTools } from "../tools/tree/tools.js";
 import type { BuiltinTool } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
+import { AgentError } from "./errors.js";
 import { resolveLlmConfig } from "./llm-config.js";
 import { type Agent, createAgent } from "./loop.js";
 import { createProvider, type ProviderDeps } from "./providers/index.js";
@@ -26,7 +27,7 @@ export interface ByteseekOptions {
   logger: Logger;
   /** The environment the model settings are read from (BYTESEEK_LLM_*); the tree is the fallback. */
   env?: NodeJS.ProcessEnv;
-  /** Write the shipped declarations and prompts (default true). */
+  /** Write the shipped declarations, prompts and policy (default: as `BYTESEEK_SEED` in `env` says, on). */
   seed?: boolean;
   maxSteps?: number;
   providerDeps?: ProviderDeps;
@@ -54,14 +55,41 @@ export function createBuiltins(): BuiltinTool[] {
   return [...createEditTools(), ...createShellTools(), ...createTreeTools()];
 }
 
+/**
+ * Whether an entry point seeds the store it opens: `BYTESEEK_SEED` unset, empty or `1` (the
+ * default) seeds, `0` does not (a tree used as a plain key-value store, as upstream kvspace's
+ * scripts expect). Anything else is refused, naming the variable.
+ */
+export function seedWanted(env: NodeJS.ProcessEnv): boolean {
+  const value = env.BYTESEEK_SEED;
+  if (value === undefined || value === "" || value === "1") return true;
+  if (value === "0") return false;
+  throw new AgentError(
+    "AGENT_BAD_SETTING",
+    `BYTESEEK_SEED must be 1 (write the shipped prompts, tools and policy into the store on open) or 0 (do not), got ${JSON.stringify(value)}`,
+    { setting: "BYTESEEK_SEED" },
+  );
+}
+
+/**
+ * Writes what byteseek ships into the tree: the tool declarations and the default policy (as
+ * `seedTools` upgrades them), and every prompt part that is absent. Idempotent; every entry point
+ * (server, `byteseek run|chat|mcp`, `kvspace`) runs it on open.
+ */
+export async function seedStore(
+  tree: Tree,
+  options: { builtins?: readonly BuiltinTool[]; logger?: Logger } = {},
+): Promise<void> {
+  const { builtins = createBuiltins(), logger } = options;
+  await seedTools({ tree, builtins, ...(logger ? { logger } : {}) });
+  await seedPrompts(tree);
+}
+
 export async function createByteseek(options: ByteseekOptions): Promise<Byteseek> {
   const { tree, logger } = options;
   const env = options.env ?? {};
   const builtins = createBuiltins();
-  if (options.seed !== false) {
-    await seedTools({ tree, builtins, logger });
-    await seedPrompts(tree);
-  }
+  if (options.seed ?? seedWanted(env)) await seedStore(tree, { builtins, logger });
   // A long-lived process sweeps once at start; a one-shot CLI call skips the walk of the workspace.
   const removed = options.sweep === false ? 0 : await sweepTempFiles(options.workspace).catch(() => 0);
   if (removed > 0) logger.info({ removed }, "removed temp files left by an interrupted write");

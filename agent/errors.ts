@@ -25,7 +25,9 @@ export type AgentErrorCode =
   /** The provider answered something that is not its wire format. */
   | "LLM_BAD_RESPONSE"
   /** A run id that cannot be a tree key segment. */
-  | "AGENT_INVALID_VID";
+  | "AGENT_INVALID_VID"
+  /** A setting of the agent's own (not the model's) is malformed: the message names it. */
+  | "AGENT_BAD_SETTING";
 
 export class AgentError extends Error {
   override readonly name = "AgentError";

@@ -23,17 +23,9 @@ import { withdrawSecrets } from "../tools/process/secrets.js";
 import { readSse } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { decisionOf } from "./approval-answer.js";
+import { ByteseekUsageError, runByteseekCli } from "./byteseek-program.js";
 import { runMcp } from "./mcp.js";
 import { openStore, storeSpec } from "./open-store.js";
-
-const USAGE = `usage:
-  byteseek serve                  run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT, BYTESEEK_TOKEN)
-  byteseek run "task" [--vid V]   one agent turn on the store at KVSPACE (a folder, etcd://…, or a server's http:// URL)
-  byteseek chat [--vid V]         an interactive loop with a "byteseek> " prompt; "exit" leaves
-  byteseek mcp [--vid V]          an MCP server on stdio, on the store at KVSPACE (a folder, etcd://…, or a server's http:// URL);
-                                  calls are recorded under /byteseek/tool/V/ (default mcp-<client name>)
-the model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL, BYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY
-`;
 
 /** One turn, wherever it runs: events are shown as they come, the result answered at the end. */
 type RunTurn = (
@@ -193,27 +185,6 @@ function remoteSession(base: URL): Session {
   };
 }
 
-/** Flags: `--vid V` or `--vid=V`; everything else is positional. */
-function parse(argv: string[]): { vid?: string; rest: string[] } {
-  const rest: string[] = [];
-  let vid: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if (a === "--vid") {
-      vid = argv[++i];
-      if (vid === undefined) throw new UsageError("--vid needs a value");
-    } else if (a.startsWith("--vid=")) vid = a.slice(6);
-    else if (a === "--") {
-      rest.push(...argv.slice(i + 1));
-      break;
-    } else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
-    else rest.push(a);
-  }
-  return { rest, ...(vid !== undefined ? { vid } : {}) };
-}
-
-class UsageError extends Error {}
-
 /** Aborts the turn in progress on SIGINT/SIGTERM; a second signal exits at once. */
 function interrupts(): { signal(): AbortSignal; dispose(): void } {
   let current = new AbortController();
@@ -259,10 +230,7 @@ function withInlineApprovals(
   };
 }
 
-async function run(args: string[]): Promise<number> {
-  const { vid = newVid(), rest } = parse(args);
-  const task = rest.join(" ").trim();
-  if (task === "") throw new UsageError('byteseek run needs a task: byteseek run "what to do"');
+async function run(task: string, { vid = newVid() }: { vid?: string }): Promise<number> {
   const session = await openSession();
   const sig = interrupts();
   const rl = process.stdin.isTTY
@@ -285,10 +253,7 @@ async function run(args: string[]): Promise<number> {
   }
 }
 
-async function chat(args: string[]): Promise<number> {
-  const { vid = newVid(), rest } = parse(args);
-  if (rest.length > 0)
-    throw new UsageError(`byteseek chat takes no arguments besides --vid (got ${rest[0]})`);
+async function chat({ vid = newVid() }: { vid?: string }): Promise<number> {
   const session = await openSession();
   const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
   rl.setPrompt("byteseek> ");
@@ -329,51 +294,21 @@ async function chat(args: string[]): Promise<number> {
   }
 }
 
-async function serve(args: string[]): Promise<number> {
-  if (args.length > 0) throw new UsageError("byteseek serve takes no arguments; configure it by environment");
+async function serve(): Promise<number> {
   await startServer({ env });
   return 0;
 }
 
-async function mcp(args: string[]): Promise<number> {
-  const { vid, rest } = parse(args);
-  if (rest.length > 0) throw new UsageError(`byteseek mcp takes no arguments besides --vid (got ${rest[0]})`);
+async function mcp({ vid }: { vid?: string }): Promise<number> {
   if (vid !== undefined && !VID.test(vid))
-    throw new UsageError(
+    throw new ByteseekUsageError(
       `--vid ${JSON.stringify(vid)} is not a run id: letters, digits and _.:@- (at most 128)`,
     );
   return runMcp({ env, cwd: process.cwd(), ...(vid === undefined ? {} : { vid }) });
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
-  try {
-    switch (command) {
-      case "serve":
-        return await serve(args);
-      case "run":
-        return await run(args);
-      case "chat":
-        return await chat(args);
-      case "mcp":
-        return await mcp(args);
-      case "help":
-      case "--help":
-      case "-h":
-        out.write(USAGE);
-        return 0;
-      default:
-        err.write(command === undefined ? USAGE : `unknown command: ${command}\n${USAGE}`);
-        return 2;
-    }
-  } catch (e) {
-    if (e instanceof UsageError) {
-      err.write(`byteseek: ${e.message}\n${USAGE}`);
-      return 2;
-    }
-    err.write(`byteseek: ${(e as Error).message ?? String(e)}\n`);
-    return 1;
-  }
-}
-
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await runByteseekCli(
+  process.argv.slice(2),
+  { stdout: out, stderr: err },
+  { serve, run, chat, mcp },
+);

@@ -1,7 +1,7 @@
 /**
  * The shape of a kvspace subcommand. A subcommand declares its usage, its positional arity and
- * its flags; the dispatcher (run.ts) parses the arguments against that declaration, opens the
- * store only once they are valid, and hands both to `run`.
+ * its flags; the dispatcher (run.ts) builds a commander command from that declaration, parses the
+ * arguments with it, opens the store only once they are valid, and hands both to `run`.
  */
 import type { Readable, Writable } from "node:stream";
 import type { Tree } from "../tree/types.js";
@@ -28,6 +28,13 @@ export interface CommandContext {
   cwd: string;
   /** Aborted on SIGINT/SIGTERM: long commands (watch, export, import) stop. */
   signal: AbortSignal;
+  /**
+   * Asks a person a yes/no question on the terminal; resolves false on anything but y/yes.
+   * Absent when stdin is not a terminal: destructive commands then need `--yes`.
+   */
+  confirm?: (question: string) => Promise<boolean>;
+  /** Writes the shipped prompts, tools and policy into the tree; absent when seeding is off. */
+  seed?: () => Promise<void>;
   /** The tool runtime (in-process, or the server's): opened on first use, closed by the dispatcher. */
   tools(): Promise<ToolsClient>;
 }
@@ -35,13 +42,22 @@ export interface CommandContext {
 export interface CommandSpec {
   name: string;
   aliases?: readonly string[];
-  /** After `usage: kvspace `, e.g. `get <key>...`. */
+  /** After `usage: kvspace `, e.g. `get <key>...`; its `<…>`/`[…]` operands name missing arguments. */
   usage: string;
   /** One line for the subcommand list. */
   summary: string;
+  /** More for `kvspace <name> --help`: what it prints, examples. */
+  help?: string;
   /** Positional arity. */
   args: { min: number; max?: number };
   flags?: Readonly<Record<string, FlagType>>;
+  /** One line per flag for `--help`. */
+  flagHelp?: Readonly<Record<string, string>>;
+  /**
+   * Says what an argument beyond `args.max` is meant to be, when a typo is likely (an unquoted
+   * value with spaces); absent: "unexpected argument".
+   */
+  extraArgument?(extra: string, positionals: readonly string[]): string;
   /** Runs the subcommand; resolves to the exit code (0 when nothing is returned). */
   run(input: ParsedArgs, ctx: CommandContext): Promise<number | undefined>;
 }

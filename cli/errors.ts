@@ -9,6 +9,8 @@ export type CliErrorCode =
   | "CLI_STORE_UNSUPPORTED"
   | "CLI_STORE_UNAVAILABLE"
   | "CLI_INPUT"
+  /** A destructive command with no terminal to ask on and no --yes, or a person said no. */
+  | "CLI_NOT_CONFIRMED"
   | "CLI_INTERRUPTED";
 
 export class CliError extends Error {
@@ -23,9 +25,13 @@ export class CliError extends Error {
   }
 }
 
-/** A usage error: printed as `usage: kvspace <usage>`, exit code 2. */
-export function usageError(usage: string): CliError {
-  return new CliError("CLI_USAGE", `usage: kvspace ${usage}`);
+/** A usage error: printed as `[what is wrong]` then `usage: kvspace <usage>`, exit code 2. */
+export function usageError(usage: string, problem?: string): CliError {
+  const command = usage.split(" ")[0]?.split("|")[0];
+  return new CliError(
+    "CLI_USAGE",
+    `${problem === undefined ? "" : `kvspace ${command}: ${problem}\n`}usage: kvspace ${usage}`,
+  );
 }
 
 export function isCliError(err: unknown, code?: CliErrorCode): err is CliError {

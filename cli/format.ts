@@ -79,18 +79,39 @@ export function compareTreeNames(a: string, b: string): number {
   return compareNames(da ? a.slice(0, -1) : a, db ? b.slice(0, -1) : b) || Number(da) - Number(db);
 }
 
-/** One line of `tree`: the indent, the branch, the name and (for a value) the value, kinds optional. */
+/** How many characters of a value `tree` shows before `…` (without `--full`). */
+export const TREE_VALUE_WIDTH = 60;
+
+/**
+ * A value as one line: line breaks shown as `↵` (a drawing never breaks), and unless `full`, cut
+ * to `width` characters (code points) ending with `…`.
+ */
+export function oneLine(text: string, options: { full?: boolean; width?: number } = {}): string {
+  const { full = false, width = TREE_VALUE_WIDTH } = options;
+  const flat = text.replace(/\r\n|\r|\n/g, "↵");
+  if (full) return flat;
+  const chars = [...flat];
+  return chars.length > width ? `${chars.slice(0, width - 1).join("")}…` : flat;
+}
+
+/**
+ * One line of `tree`: the indent, the branch, the name and (for a value) the value on one line,
+ * kinds optional; a directory not descended into (`--depth`) shows its count.
+ */
 export function formatTreeLine(
   indent: string,
   last: boolean,
-  node: Pick<TreeDrawNode, "name" | "kind" | "value">,
-  options: { kind?: boolean } = {},
+  node: Pick<TreeDrawNode, "name" | "kind" | "value"> & { count?: number },
+  options: { kind?: boolean; full?: boolean; cut?: boolean } = {},
 ): string {
   const head = `${indent}${last ? "└── " : "├── "}${node.name}`;
-  if (node.kind === "index" || node.value === undefined) return head;
-  return options.kind
-    ? tabLine(head, node.kind, formatValue(node.value))
-    : tabLine(head, formatValue(node.value));
+  if (node.kind === "index")
+    return options.cut && node.count !== undefined && node.count > 0
+      ? tabLine(head, formatCount(node.count))
+      : head;
+  if (node.value === undefined) return head;
+  const value = oneLine(formatValue(node.value), { full: options.full === true });
+  return options.kind ? tabLine(head, node.kind, value) : tabLine(head, value);
 }
 
 /** The indent under a child: `│   ` below a child that has siblings after it, four spaces below the last. */

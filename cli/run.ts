@@ -1,17 +1,20 @@
+import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
+import { Command, CommanderError } from "commander";
+import { seedStore, seedWanted } from "../agent/byteseek.js";
 import { isTreeError } from "../tree/errors.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
-import { parseArgs } from "./args.js";
-import type { CommandContext, CommandSpec } from "./command.js";
+import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
-import { isCliError } from "./errors.js";
-import { openStore } from "./open-store.js";
+import { CliError, isCliError, usageError } from "./errors.js";
+import { openStore, storeSpec } from "./open-store.js";
 import { openToolsClient, type ToolsClient } from "./tools-client.js";
+import { packageVersion } from "./version.js";
 
 /** The process around a kvspace run: streams, environment, and a signal aborted on SIGINT/SIGTERM. */
 export interface KvspaceIo {
-  stdin: Readable;
+  stdin: Readable & { isTTY?: boolean };
   stdout: Writable;
   stderr: CommandContext["stderr"];
   env: NodeJS.ProcessEnv;
@@ -25,12 +28,26 @@ export interface KvspaceDeps {
   openStore?: (io: KvspaceIo) => Promise<Tree>;
   /** Opens the tool runtime for `call|tools|prompt` (default: in-process, or the server's routes). */
   openTools?: (tree: Tree, io: KvspaceIo) => Promise<ToolsClient>;
+  /**
+   * Writes what byteseek ships into a store just opened (default: the shipped prompts, tools and
+   * policy, unless `BYTESEEK_SEED=0`; through a server, whose own start seeded it, only on demand).
+   */
+  seed?: (tree: Tree, io: KvspaceIo) => Promise<void>;
+  /** Asks a yes/no question (default: on the terminal when stdin is one, else none: `--yes` is needed). */
+  confirm?: (question: string, io: KvspaceIo) => Promise<boolean>;
 }
+
+const STORE_HELP = [
+  "The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
+  "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.",
+  "Exit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.",
+].join("\n");
 
 /**
  * Runs one kvspace command line and resolves to its exit code: 0 on success, 1 on an error
  * (its message on stderr, never a stack), 2 on a usage error, 3 when a tool call (or check)
- * answers anything but ok. Never throws.
+ * answers anything but ok. Never throws. Arguments are parsed by commander (help, version,
+ * suggestions for typos); the store is opened only once they are valid.
  */
 export async function runKvspace(
   argv: readonly string[],
@@ -38,32 +55,38 @@ export async function runKvspace(
   deps: KvspaceDeps = {},
 ): Promise<number> {
   const { commands = COMMANDS, openStore: open = defaultOpen, openTools = defaultTools } = deps;
-  const [name, ...rest] = argv;
-  if (name === undefined) {
-    io.stderr.write(overview(commands));
-    return 2;
+  let selected: { command: CommandSpec; input: ParsedArgs } | undefined;
+  try {
+    const { args, off } = normalizeBoolFlags(argv, commands);
+    const program = buildProgram(commands, io, off, (command, input) => {
+      selected = { command, input };
+    });
+    await program.parseAsync(args, { from: "user" });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    return report(err, io);
   }
-  if (name === "help" || name === "--help" || name === "-h") {
-    io.stdout.write(overview(commands));
-    return 0;
-  }
-  const command = commands.find((c) => c.name === name || c.aliases?.includes(name));
-  if (command === undefined) {
-    io.stderr.write(`unknown subcommand: ${name}\n${summaryLine(commands)}\n`);
-    return 2;
-  }
-  if (wantsHelp(rest)) {
-    io.stdout.write(`usage: kvspace ${command.usage}\n`);
-    return 0;
-  }
+  if (selected === undefined) return 0; // `kvspace help <command>`
+  const { command, input } = selected;
   let tree: Tree | undefined;
   let tools: Promise<ToolsClient> | undefined;
   let code: number;
   try {
-    const input = parseArgs(command, rest);
+    const seeding = seedWanted(io.env); // a malformed setting is refused before the store is touched
     const opened = await open(io);
     tree = opened;
-    code = (await command.run(input, { ...io, tree, tools: () => (tools ??= openTools(opened, io)) })) ?? 0;
+    const seed = deps.seed ?? defaultSeed;
+    const ask = deps.confirm ?? (io.stdin.isTTY ? terminalConfirm : undefined);
+    // through a server, the server seeded the store when it started
+    if (seeding && !isRemote(io)) await seed(opened, io);
+    code =
+      (await command.run(input, {
+        ...io,
+        tree,
+        tools: () => (tools ??= openTools(opened, io)),
+        ...(ask ? { confirm: (question: string) => ask(question, io) } : {}),
+        ...(seeding ? { seed: () => seed(opened, io) } : {}),
+      })) ?? 0;
   } catch (err) {
     code = report(err, io);
   }
@@ -84,12 +107,146 @@ export async function runKvspace(
   return code;
 }
 
+/** The commander program: one command per spec, its output on the io's streams, errors thrown. */
+function buildProgram(
+  commands: readonly CommandSpec[],
+  io: KvspaceIo,
+  off: readonly string[],
+  select: (command: CommandSpec, input: ParsedArgs) => void,
+): Command {
+  // commander's "error: …" becomes "kvspace <command>: …", as the CLI's own usage errors read
+  const output = (name: string) => ({
+    writeOut: (text: string) => void io.stdout.write(text),
+    writeErr: (text: string) => void io.stderr.write(text),
+    // the width of the io's own streams (80 when not a terminal), never the test runner's
+    getOutHelpWidth: () => widthOf(io.stdout),
+    getErrHelpWidth: () => widthOf(io.stderr),
+    getOutHasColors: () => false,
+    getErrHasColors: () => false,
+    outputError: (text: string, write: (text: string) => void) =>
+      write(
+        text.replace(/^error: /, `${name}: `) +
+          (text.startsWith("error: unknown command") ? "(kvspace --help lists the commands)\n" : ""),
+      ),
+  });
+  const program = new Command("kvspace")
+    .description("inspect and edit the byteseek tree, and call its tools")
+    .usage("<command> [args]")
+    .version(packageVersion(), "-V, --version", "print the version")
+    .helpOption("-h, --help", "print help")
+    .helpCommand("help [command]", "print help for a command")
+    .configureOutput(output("kvspace"))
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureHelp({ subcommandTerm: (cmd) => [cmd.name(), ...cmd.aliases()].join("|") })
+    .addHelpText("after", `\n${STORE_HELP}\n`);
+  for (const spec of commands) {
+    const command = program
+      .command(spec.name)
+      .description(spec.summary)
+      .usage(spec.usage.replace(/^\S+ /, ""))
+      .allowExcessArguments(true)
+      .helpOption("-h, --help", "print help")
+      .configureOutput(output(`kvspace ${spec.name}`))
+      .exitOverride()
+      .showHelpAfterError(`usage: kvspace ${spec.usage}\n(kvspace ${spec.name} --help for more)`);
+    if (spec.aliases) command.aliases([...spec.aliases]);
+    for (const [name, type] of Object.entries(spec.flags ?? {})) {
+      const help = spec.flagHelp?.[name] ?? "";
+      command.option(type === "bool" ? `--${name}` : `--${name} <value>`, help);
+    }
+    if (spec.help) command.addHelpText("after", `\n${spec.help}\n`);
+    command.action((_options: unknown, cmd: Command) => {
+      const positionals = [...cmd.args];
+      checkArity(spec, positionals);
+      const flags: ParsedArgs["flags"] = {};
+      for (const [name, value] of Object.entries(cmd.opts())) {
+        if (typeof value === "boolean" || typeof value === "string") flags[name] = value;
+      }
+      for (const name of off) flags[name] = false;
+      select(spec, { positionals, flags });
+    });
+  }
+  return program;
+}
+
+/**
+ * Commander takes `--name` for a bool flag; kvspace also takes `--name=true` and `--name=false`
+ * (upstream's `--showext=false`). The first becomes `--name`; the second is taken out and
+ * remembered, so the command sees the flag false.
+ */
+function normalizeBoolFlags(
+  argv: readonly string[],
+  commands: readonly CommandSpec[],
+): { args: string[]; off: string[] } {
+  const [name, ...rest] = argv;
+  const spec = commands.find((c) => c.name === name || c.aliases?.includes(name ?? ""));
+  if (name === undefined || spec === undefined) return { args: [...argv], off: [] };
+  const out = [name];
+  const off: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const token = rest[i] as string;
+    if (token === "--") {
+      out.push(...rest.slice(i));
+      break;
+    }
+    const m = /^--([a-z][a-z0-9-]*)=(.*)$/.exec(token);
+    if (m && spec.flags?.[m[1] as string] === "bool") {
+      if (m[2] === "true") out.push(`--${m[1]}`);
+      else if (m[2] === "false") off.push(m[1] as string);
+      else throw usageError(spec.usage, `--${m[1]} takes true or false, got '${m[2]}'`);
+    } else out.push(token);
+  }
+  return { args: out, off };
+}
+
+/** Too few or too many operands: a usage error naming what is missing or unexpected. */
+function checkArity(spec: CommandSpec, positionals: readonly string[]): void {
+  const usage = `usage: kvspace ${spec.usage}`;
+  if (positionals.length < spec.args.min) {
+    const missing = operandsOf(spec.usage)[positionals.length] ?? "an argument";
+    throw new CliError("CLI_USAGE", `kvspace ${spec.name}: missing ${missing}\n${usage}`);
+  }
+  const max = spec.args.max ?? Number.POSITIVE_INFINITY;
+  if (positionals.length > max) {
+    const extra = positionals[max] as string;
+    const why = spec.extraArgument?.(extra, positionals) ?? `unexpected argument '${extra}'`;
+    throw new CliError("CLI_USAGE", `kvspace ${spec.name}: ${why}\n${usage}`);
+  }
+}
+
+/** The operands a usage line names, in order: `<key>`, `[ro|rw]`, `<vid>/<n>` (flags left out). */
+export function operandsOf(usage: string): string[] {
+  return [...usage.matchAll(/(<[^>]+>(?:\/<[^>]+>)?|\[(?!-)[^\]]+\])(?:\.\.\.)?/g)].map(
+    (m) => m[1] as string,
+  );
+}
+
+function isRemote(io: KvspaceIo): boolean {
+  return storeSpec(io.env, io.cwd).backend === "http";
+}
+
 function defaultOpen(io: KvspaceIo): Promise<Tree> {
   return openStore({ env: io.env, cwd: io.cwd, remote: openHttpTree });
 }
 
+function defaultSeed(tree: Tree): Promise<void> {
+  return seedStore(tree);
+}
+
 function defaultTools(tree: Tree, io: KvspaceIo): Promise<ToolsClient> {
   return openToolsClient({ tree, env: io.env, cwd: io.cwd, stderr: io.stderr });
+}
+
+/** A yes/no question on the terminal (stderr), read from stdin. */
+async function terminalConfirm(question: string, io: KvspaceIo): Promise<boolean> {
+  const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(`${question} [y/N] `, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
 }
 
 /** Prints an error as its message alone (the stack only with KVSPACE_DEBUG) and gives its exit code. */
@@ -114,27 +271,7 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-function wantsHelp(argv: readonly string[]): boolean {
-  for (const token of argv) {
-    if (token === "--") return false;
-    if (token === "--help" || token === "-h") return true;
-  }
-  return false;
-}
-
-function summaryLine(commands: readonly CommandSpec[]): string {
-  return `usage: kvspace <${commands.map((c) => c.name).join("|")}> [args]`;
-}
-
-function overview(commands: readonly CommandSpec[]): string {
-  const width = Math.max(...commands.map((c) => c.usage.length));
-  const lines = commands.map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`);
-  return [
-    "usage: kvspace <subcommand> [args]",
-    ...lines,
-    "",
-    "The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
-    "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)",
-    "",
-  ].join("\n");
+/** A stream's columns when it is a terminal, else 80. */
+function widthOf(stream: object & { isTTY?: boolean; columns?: number }): number {
+  return stream.isTTY && stream.columns ? stream.columns : 80;
 }

@@ -62,6 +62,8 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
     workspace,
     logger,
     env,
+    // kvspace seeded the store when it opened it (unless BYTESEEK_SEED=0 said not to)
+    seed: false,
     sweep: false,
     ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
   });

@@ -23,6 +23,10 @@ function decisionCommand(decision: "approve" | "deny"): CommandSpec {
         : "deny a call waiting at /byteseek/approval/<vid>/<n>",
     args: { min: 1, max: 1 },
     flags: decision === "approve" ? { scope: "value", reason: "value" } : { reason: "value" },
+    flagHelp: {
+      scope: "once (this call), run (the tool for the rest of the run) or always (added to policy.approved)",
+      reason: "a note kept with the decision",
+    },
     async run({ positionals: [id], flags }, { tools, stdout, signal }) {
       const scope = flags.scope;
       if (scope !== undefined && (typeof scope !== "string" || !SCOPES.includes(scope)))

@@ -17,6 +17,11 @@ export const callCommand = defineCommand({
   summary: "call a tool through the runtime (exit 3 unless ok)",
   args: { min: 1, max: 2 },
   flags: { vid: "value", approve: "bool", json: "bool" },
+  flagHelp: {
+    vid: "the run the call is recorded under (default cli)",
+    approve: "approve the call if it needs a person's approval (you are that person)",
+    json: "print the whole result as JSON",
+  },
   async run({ positionals: [name, raw], flags }, { tools, stdout, signal }) {
     const args = parseJsonArgs(raw);
     const vid = typeof flags.vid === "string" ? flags.vid : CLI_VID;

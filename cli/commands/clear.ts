@@ -1,13 +1,33 @@
-import { defineCommand } from "../command.js";
+import { describeStore } from "../../tree/index.js";
+import { defineCommand, writeLine } from "../command.js";
+import { confirmDestructive } from "../confirm.js";
+import { storeSpec } from "../open-store.js";
 
-/** `kvspace clear`: empties the whole store. */
+/**
+ * `kvspace clear [--yes]`: empties the whole store, after a yes on the terminal (or `--yes`), then
+ * writes the shipped prompts, tools and policy back into /byteseek/ (unless BYTESEEK_SEED=0) and
+ * says which it did on stderr.
+ */
 export const clearCommand = defineCommand({
   name: "clear",
-  usage: "clear",
-  summary: "empty the whole store",
+  usage: "clear [--yes]",
+  summary: "empty the whole store (asks first), then reseed /byteseek/",
+  help: [
+    "Removes every key — your data, prompts, tool declarations, the policy, call records — then writes the",
+    "shipped prompts, tools and policy into /byteseek/ again (not with BYTESEEK_SEED=0). Asks on a terminal;",
+    "elsewhere it needs --yes. To remove one directory: kvspace deltree <dir/>.",
+  ].join("\n"),
   args: { min: 0, max: 0 },
-  async run(_input, { tree }) {
-    await tree.clear();
+  flags: { yes: "bool" },
+  flagHelp: { yes: "do not ask: empty the store" },
+  async run({ flags }, ctx) {
+    const where = describeStore(storeSpec(ctx.env, ctx.cwd));
+    await confirmDestructive(ctx, flags, `empty the whole store at ${where}`, "clear");
+    await ctx.tree.clear();
+    if (ctx.seed) {
+      await ctx.seed();
+      await writeLine(ctx.stderr, "cleared; /byteseek/ holds the shipped prompts, tools and policy again");
+    } else await writeLine(ctx.stderr, "cleared; /byteseek/ left empty (BYTESEEK_SEED=0)");
     return 0;
   },
 });

@@ -8,6 +8,7 @@ export const delCommand = defineCommand({
   summary: "delete keys",
   args: { min: 1 },
   flags: { force: "bool" },
+  flagHelp: { force: "delete read-only keys too" },
   async run({ positionals: keys, flags }, { tree }) {
     for (const key of keys) parseKey(key);
     for (const key of keys) await tree.del(key, { force: flags.force === true });

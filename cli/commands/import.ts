@@ -19,6 +19,7 @@ export const importCommand = defineCommand({
   summary: "load NDJSON (as export writes it) from a file or stdin",
   args: { min: 1, max: 1 },
   flags: { force: "bool" },
+  flagHelp: { force: "overwrite read-only keys" },
   async run({ positionals: [source = "-"], flags }, { tree, stdin, stdout, stderr, cwd, signal }) {
     let input: Readable;
     let total: number | undefined;

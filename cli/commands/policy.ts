@@ -14,6 +14,7 @@ export const policyCommand = defineCommand({
   summary: "print the powers the policy grants a run, and its other rules",
   args: { min: 0, max: 0 },
   flags: { vid: "value" },
+  flagHelp: { vid: "the run whose powers to print (default: a run no entry of grants.runs names)" },
   async run({ flags }, { tree, stdout }) {
     const node = await tree.get(POLICY_KEY);
     const parsed = Policy.safeParse(node?.kind === "json" ? node.value.value : {});

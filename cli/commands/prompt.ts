@@ -12,6 +12,7 @@ export const promptCommand = defineCommand({
   summary: "print the system prompt and tool schemas the model would get next",
   args: { min: 0, max: 0 },
   flags: { vid: "value" },
+  flagHelp: { vid: "the run whose prompt to print (default cli)" },
   async run({ flags }, { tools, stdout, signal }) {
     const vid = typeof flags.vid === "string" ? flags.vid : CLI_VID;
     const built = await (await tools()).prompt(vid, signal);

@@ -1,29 +1,65 @@
-import { parseKey } from "../../tree/path.js";
+import { RUN_ID as VID } from "../../tools/run-id.js";
+import { parseDirKey, parseKey } from "../../tree/path.js";
 import { parseLiteral } from "../../tree/value.js";
 import { defineCommand } from "../command.js";
 import { usageError } from "../errors.js";
 
-const USAGE = "set <key> <literal> [ro|rw] [--force]";
+const USAGE = "set <key> <literal> [ro|rw] [vid] [--force]";
 
 /**
- * `kvspace set <key> <literal> [ro|rw]`: literals `int:42`, `float:3.5`, `bool:true`,
+ * `kvspace set <key> <literal> [ro|rw] [vid]`: literals `int:42`, `float:3.5`, `bool:true`,
  * `string:text`, `json:{"a":1}`, and `nil:` which deletes. `ro`/`rw` set the read-only flag
- * (omitted keeps it); `--force` writes a read-only key.
+ * (omitted keeps it), `vid` names the owner run (upstream's fourth argument); `--force` writes
+ * a read-only key. `set <dir/> index:` makes a directory, as upstream's scripts do.
  */
 export const setCommand = defineCommand({
   name: "set",
   usage: USAGE,
-  summary: "write a value (nil: deletes)",
-  args: { min: 2, max: 3 },
+  summary: "write a value (nil: deletes; <dir/> index: makes a directory)",
+  help: [
+    "Examples:",
+    "  kvspace set /notes/today 'string:hello world'     quote a literal with spaces or shell characters",
+    "  kvspace set /cfg/limit int:10 ro                   read-only from now on (writing it again needs --force)",
+    "  kvspace set /jobs/a 'json:{\"n\":1}' rw run7        writable, owned by run run7",
+    "  kvspace set /queue/ index:                         a directory (as mkindex)",
+  ].join("\n"),
+  args: { min: 2, max: 4 },
   flags: { force: "bool" },
+  flagHelp: { force: "write even if the key is read-only" },
+  extraArgument(_extra, positionals) {
+    return spacesHint(positionals, 4);
+  },
   async run({ positionals, flags }, { tree }) {
-    const [key, literal, mode] = positionals as [string, string, string | undefined];
-    if (mode !== undefined && mode !== "ro" && mode !== "rw") throw usageError(USAGE);
+    const [key, literal, mode, vid] = positionals as [string, string, string | undefined, string | undefined];
+    if (mode !== undefined && mode !== "ro" && mode !== "rw")
+      throw usageError(USAGE, spacesHint(positionals, 2));
+    if (vid !== undefined && !VID.test(vid))
+      throw usageError(USAGE, `'${vid}' is not a run id (letters, digits and _.:@-, at most 128)`);
+    const force = flags.force === true;
+    if (literal === "index:") {
+      if (!key.endsWith("/"))
+        throw usageError(USAGE, `index: makes a directory, and a directory's key ends with /: ${key}/`);
+      await tree.mkindex(parseDirKey(key).key);
+      return 0;
+    }
     parseKey(key);
     const value = parseLiteral(literal);
-    const force = flags.force === true;
     if (value === null) await tree.del(key, { force });
-    else await tree.set(key, value, { force, ...(mode === undefined ? {} : { ro: mode === "ro" }) });
+    else
+      await tree.set(key, value, {
+        force,
+        ...(mode === undefined ? {} : { ro: mode === "ro" }),
+        ...(vid === undefined ? {} : { vid }),
+      });
     return 0;
   },
 });
+
+/** The argument at `from` was meant as part of the value: say so, with the line quoted as it should be. */
+function spacesHint(positionals: readonly string[], from: number): string {
+  const [key, ...rest] = positionals;
+  const value = rest.join(" ");
+  const word = positionals[from];
+  const what = from === 2 ? "is not ro|rw" : "is unexpected after the owner vid";
+  return `'${word}' ${what} — quote a value with spaces: kvspace set ${key} '${value.replaceAll("'", "'\\''")}'`;
+}

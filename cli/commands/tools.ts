@@ -13,6 +13,7 @@ export const toolsCommand = defineCommand({
   summary: "list the tool catalogue; --check: the invalid declarations (exit 3 if any)",
   args: { min: 0, max: 0 },
   flags: { check: "bool" },
+  flagHelp: { check: "list the invalid declarations instead (exit 3 if any)" },
   async run({ flags }, { tools, stdout, signal }) {
     const catalogue = await (await tools()).list(signal);
     if (flags.check === true) {

@@ -15,6 +15,7 @@ export const watchCommand = defineCommand({
   summary: "print changes as they happen, until interrupted",
   args: { min: 1, max: 1 },
   flags: { from: "value" },
+  flagHelp: { from: "replay the retained changes from revision REV first" },
   async run({ positionals: [prefix], flags }, { tree, stdout, signal }) {
     const key = parseKey(prefix).key;
     let fromRev: number | undefined;

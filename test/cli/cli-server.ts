@@ -20,6 +20,7 @@ export function cliEnv(store: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
     BYTESEEK_HISTORY: _history,
     BYTESEEK_SYNC: _sync,
     BYTESEEK_CACHE: _cache,
+    BYTESEEK_SEED: _seed,
     ...env
   } = process.env;
   return { ...env, KVSPACE: store, ...extra };

@@ -17,13 +17,18 @@ export interface GoldenCase {
   stderr?: string;
   /** Default: 0. */
   code?: number;
+  /** Settings of this case beyond the script's (e.g. BYTESEEK_SEED). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface GoldenScript {
   name: string;
   /** The cases do not depend on each other: each may run on a fresh store, concurrently. */
   independent?: boolean;
-  /** Calls tools: a server for it ships the built-in declarations and prompts (as `byteseek serve`). */
+  /**
+   * Calls tools: the store holds the shipped declarations, prompts and policy (as every entry point
+   * writes them on open). Other scripts run with BYTESEEK_SEED=0, on a store that starts empty.
+   */
   seeded?: boolean;
   cases: GoldenCase[];
 }
@@ -172,7 +177,12 @@ const editing: GoldenCase[] = [
     stdout:
       "13\tdelete\t/app/no\n14\tput\t/app/sub/\tindex\n14\tput\t/app/sub/deep/\tindex\n15\tput\t/app/sub/x\tint64:1\n16\tput\t/app/sub/10\tint64:10\n17\tput\t/app/sub/9\tint64:9\n18\tput\t/app/sub\tchar/utf8:beside\n19\tput\t/app/‥hidden\tint64:0\n23\tdelete\t/app/f\n24\tdelete\t/app/pi\n25\tdeltree\t/app/sub/\n",
   },
-  { name: "clear empties the store", args: ["clear"], stdout: "" },
+  {
+    name: "clear empties the store",
+    args: ["clear", "--yes"],
+    stdout: "",
+    stderr: "cleared; /byteseek/ left empty (BYTESEEK_SEED=0)\n",
+  },
   { name: "tree of an empty store", args: ["tree", "/"], stdout: "/\n" },
   { name: "export of an empty store", args: ["export"], stdout: "" },
   {
@@ -279,8 +289,7 @@ const errors: GoldenCase[] = [
     name: "listing an absent directory",
     args: ["ls", "/absent/"],
     stdout: "",
-    stderr: "no directory /absent/\n",
-    code: 1,
+    stderr: "kvspace list: no directory /absent/ (nothing listed)\n",
   },
   {
     name: "tree of an absent directory",
@@ -372,107 +381,115 @@ const errors: GoldenCase[] = [
     args: [],
     stdout: "",
     stderr:
-      "usage: kvspace <subcommand> [args]\n  get <key>...                                              print values\n  set <key> <literal> [ro|rw] [--force]                     write a value (nil: deletes)\n  head <key>...                                             print metadata\n  del <key>... [--force]                                    delete keys\n  deltree <dir/> [--force]                                  delete a directory and everything under it\n  mkindex <dir/>                                            create a directory\n  clear                                                     empty the whole store\n  list|ls [--kind=false] <dir/>                             list a directory's children\n  tree [--kind] <dir/>                                      draw a directory's subtree\n  append <dir/> <literal>                                   add the next numbered child\n  watch <dir/> [--from REV]                                 print changes as they happen, until interrupted\n  history <key>                                             print a value's retained previous versions\n  export [<dir/>]                                           write the store or a directory as NDJSON to stdout\n  import <file|-> [--force]                                 load NDJSON (as export writes it) from a file or stdin\n  call <name> [<json args>] [--vid V] [--approve] [--json]  call a tool through the runtime (exit 3 unless ok)\n  tools [--check]                                           list the tool catalogue; --check: the invalid declarations (exit 3 if any)\n  prompt [--vid V]                                          print the system prompt and tool schemas the model would get next\n  approve <vid>/<n> [--scope once|run|always] [--reason R]  approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny <vid>/<n> [--reason R]                               deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy [--vid V]                                          print the powers the policy grants a run, and its other rules\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete)\n",
+      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list the tool catalogue; --check: the invalid declarations\n                 (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nExit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.\n\n",
     code: 2,
   },
   {
     name: "unknown subcommand",
     args: ["frobnicate", "/x"],
     stdout: "",
-    stderr:
-      "unknown subcommand: frobnicate\nusage: kvspace <get|set|head|del|deltree|mkindex|clear|list|tree|append|watch|history|export|import|call|tools|prompt|approve|deny|policy> [args]\n",
+    stderr: "kvspace: unknown command 'frobnicate'\n(kvspace --help lists the commands)\n",
     code: 2,
   },
-  { name: "get without a key", args: ["get"], stdout: "", stderr: "usage: kvspace get <key>...\n", code: 2 },
+  {
+    name: "get without a key",
+    args: ["get"],
+    stdout: "",
+    stderr: "kvspace get: missing <key>\nusage: kvspace get <key>...\n",
+    code: 2,
+  },
   {
     name: "set without a literal",
     args: ["set", "/x"],
     stdout: "",
-    stderr: "usage: kvspace set <key> <literal> [ro|rw] [--force]\n",
+    stderr: "kvspace set: missing <literal>\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
     code: 2,
   },
   {
     name: "set with a bad mode",
     args: ["set", "/x", "int:1", "rx"],
     stdout: "",
-    stderr: "usage: kvspace set <key> <literal> [ro|rw] [--force]\n",
+    stderr:
+      "kvspace set: 'rx' is not ro|rw — quote a value with spaces: kvspace set /x 'int:1 rx'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
     code: 2,
   },
   {
     name: "head without a key",
     args: ["head"],
     stdout: "",
-    stderr: "usage: kvspace head <key>...\n",
+    stderr: "kvspace head: missing <key>\nusage: kvspace head <key>...\n",
     code: 2,
   },
   {
     name: "del without a key",
     args: ["del"],
     stdout: "",
-    stderr: "usage: kvspace del <key>... [--force]\n",
+    stderr: "kvspace del: missing <key>\nusage: kvspace del <key>... [--force]\n",
     code: 2,
   },
   {
     name: "deltree without a dir",
     args: ["deltree"],
     stdout: "",
-    stderr: "usage: kvspace deltree <dir/> [--force]\n",
+    stderr: "kvspace deltree: missing <dir/>\nusage: kvspace deltree <dir/> [--force] [--yes]\n",
     code: 2,
   },
   {
     name: "mkindex without a dir",
     args: ["mkindex"],
     stdout: "",
-    stderr: "usage: kvspace mkindex <dir/>\n",
+    stderr: "kvspace mkindex: missing <dir/>\nusage: kvspace mkindex <dir/>\n",
     code: 2,
   },
   {
     name: "clear with an argument",
     args: ["clear", "/x"],
     stdout: "",
-    stderr: "usage: kvspace clear\n",
+    stderr: "kvspace clear: unexpected argument '/x'\nusage: kvspace clear [--yes]\n",
     code: 2,
   },
   {
     name: "list without a dir",
     args: ["list"],
     stdout: "",
-    stderr: "usage: kvspace list|ls [--kind=false] <dir/>\n",
+    stderr: "kvspace list: missing <dir/>\nusage: kvspace list|ls [--kind=false] <dir/>\n",
     code: 2,
   },
   {
     name: "ls with a bad flag value",
     args: ["ls", "--kind=maybe", "/app/"],
     stdout: "",
-    stderr: "usage: kvspace list|ls [--kind=false] <dir/>\n",
+    stderr:
+      "kvspace list: --kind takes true or false, got 'maybe'\nusage: kvspace list|ls [--kind=false] <dir/>\n",
     code: 2,
   },
   {
     name: "ls with an unknown flag",
     args: ["ls", "--frob", "/app/"],
     stdout: "",
-    stderr: "usage: kvspace list|ls [--kind=false] <dir/>\n",
+    stderr:
+      "kvspace list: unknown option '--frob'\nusage: kvspace list|ls [--kind=false] <dir/>\n(kvspace list --help for more)\n",
     code: 2,
   },
   {
     name: "tree without a dir",
     args: ["tree"],
     stdout: "",
-    stderr: "usage: kvspace tree [--kind] <dir/>\n",
+    stderr: "kvspace tree: missing <dir/>\nusage: kvspace tree [--kind] [--full] [--depth N] <dir/>\n",
     code: 2,
   },
   {
     name: "append without a literal",
     args: ["append", "/log/"],
     stdout: "",
-    stderr: "usage: kvspace append <dir/> <literal>\n",
+    stderr: "kvspace append: missing <literal>\nusage: kvspace append <dir/> <literal>\n",
     code: 2,
   },
   {
     name: "watch without a dir",
     args: ["watch"],
     stdout: "",
-    stderr: "usage: kvspace watch <dir/> [--from REV]\n",
+    stderr: "kvspace watch: missing <dir/>\nusage: kvspace watch <dir/> [--from REV]\n",
     code: 2,
   },
   {
@@ -486,34 +503,36 @@ const errors: GoldenCase[] = [
     name: "watch with --from missing its value",
     args: ["watch", "/", "--from"],
     stdout: "",
-    stderr: "usage: kvspace watch <dir/> [--from REV]\n",
+    stderr:
+      "kvspace watch: option '--from <value>' argument missing\nusage: kvspace watch <dir/> [--from REV]\n(kvspace watch --help for more)\n",
     code: 2,
   },
   {
     name: "history without a key",
     args: ["history"],
     stdout: "",
-    stderr: "usage: kvspace history <key>\n",
+    stderr: "kvspace history: missing <key>\nusage: kvspace history <key>\n",
     code: 2,
   },
   {
     name: "export with two dirs",
     args: ["export", "/a/", "/b/"],
     stdout: "",
-    stderr: "usage: kvspace export [<dir/>]\n",
+    stderr: "kvspace export: unexpected argument '/b/'\nusage: kvspace export [<dir/>]\n",
     code: 2,
   },
   {
     name: "import without a source",
     args: ["import"],
     stdout: "",
-    stderr: "usage: kvspace import <file|-> [--force]\n",
+    stderr: "kvspace import: missing <file|->\nusage: kvspace import <file|-> [--force]\n",
     code: 2,
   },
   {
     name: "help on a subcommand",
     args: ["set", "--help"],
-    stdout: "usage: kvspace set <key> <literal> [ro|rw] [--force]\n",
+    stdout:
+      "Usage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n\nwrite a value (nil: deletes; <dir/> index: makes a directory)\n\nOptions:\n  --force     write even if the key is read-only\n  -h, --help  print help\n\nExamples:\n  kvspace set /notes/today 'string:hello world'     quote a literal with spaces or shell characters\n  kvspace set /cfg/limit int:10 ro                   read-only from now on (writing it again needs --force)\n  kvspace set /jobs/a 'json:{\"n\":1}' rw run7        writable, owned by run run7\n  kvspace set /queue/ index:                         a directory (as mkindex)\n\n",
   },
 ];
 
@@ -664,7 +683,8 @@ const tools: GoldenCase[] = [
     name: "call without a name",
     args: ["call"],
     stdout: "",
-    stderr: "usage: kvspace call <name> [<json args>] [--vid V] [--approve] [--json]\n",
+    stderr:
+      "kvspace call: missing <name>\nusage: kvspace call <name> [<json args>] [--vid V] [--approve] [--json]\n",
     code: 2,
   },
   declare("broken"),
@@ -690,11 +710,156 @@ const tools: GoldenCase[] = [
   },
 ];
 
+/** What a newcomer meets: suggestions, refusals that say what to do, upstream kvspace's spellings, tree's one-line drawing. */
+const guidance: GoldenCase[] = [
+  {
+    name: "a typo'd command is answered with the nearest one",
+    args: ["gte", "/x"],
+    stdout: "",
+    stderr: "kvspace: unknown command 'gte'\n(Did you mean get?)\n(kvspace --help lists the commands)\n",
+    code: 2,
+  },
+  {
+    name: "a typo'd flag is answered with the nearest one",
+    args: ["tree", "--dept", "1", "/"],
+    stdout: "",
+    stderr:
+      "kvspace tree: unknown option '--dept'\n(Did you mean --depth?)\nusage: kvspace tree [--kind] [--full] [--depth N] <dir/>\n(kvspace tree --help for more)\n",
+    code: 2,
+  },
+  {
+    name: "an unquoted value with spaces is named, with the quoted line",
+    args: ["set", "/notes/today", "string:hello", "world"],
+    stdout: "",
+    stderr:
+      "kvspace set: 'world' is not ro|rw — quote a value with spaces: kvspace set /notes/today 'string:hello world'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+    code: 2,
+  },
+  {
+    name: "a fifth argument is named too",
+    args: ["set", "/n", "string:a", "ro", "v1", "b"],
+    stdout: "",
+    stderr:
+      "kvspace set: 'b' is unexpected after the owner vid — quote a value with spaces: kvspace set /n 'string:a ro v1 b'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+    code: 2,
+  },
+  {
+    name: "a malformed owner vid is refused",
+    args: ["set", "/n", "int:1", "rw", "a b"],
+    stdout: "",
+    stderr:
+      "kvspace set: 'a b' is not a run id (letters, digits and _.:@-, at most 128)\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+    code: 2,
+  },
+  { name: "set <dir/> index: makes a directory (upstream)", args: ["set", "/u/", "index:"], stdout: "" },
+  { name: "set <dir/> index: on an existing one is a no-op", args: ["set", "/u/", "index:"], stdout: "" },
+  {
+    name: "index: needs a directory key",
+    args: ["set", "/u", "index:"],
+    stdout: "",
+    stderr:
+      "kvspace set: index: makes a directory, and a directory's key ends with /: /u/\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+    code: 2,
+  },
+  {
+    name: "set with the owner vid as fourth argument (upstream)",
+    args: ["set", "/u/c", "string:hello", "ro", "7"],
+    stdout: "",
+  },
+  {
+    name: "the owner vid is kept",
+    args: ["export", "/u/"],
+    stdout:
+      '{"key":"/u/","kind":"index"}\n{"key":"/u/c","kind":"char/utf8","value":"hello","ro":true,"vid":"7"}\n',
+  },
+  {
+    name: "get of a directory without the slash says the directory is there",
+    args: ["get", "/u"],
+    stdout: "/u\t(nil)\n",
+    stderr: "kvspace get: /u holds no value, but /u/ is a directory (1 entries): kvspace list /u/\n",
+  },
+  {
+    name: "list of a missing directory prints nothing and exits 0 (upstream), with a note",
+    args: ["list", "/u/empty/"],
+    stdout: "",
+    stderr: "kvspace list: no directory /u/empty/ (nothing listed)\n",
+  },
+  { name: "a multi-line value", args: ["set", "/u/m", "string:line one\nline two\r\nthree"], stdout: "" },
+  {
+    name: "a long value",
+    args: ["set", "/u/long", `string:${"é".repeat(30)}${"x".repeat(40)}`],
+    stdout: "",
+  },
+  { name: "a nested value", args: ["set", "/u/d/e/f", "int:1"], stdout: "" },
+  {
+    name: "tree draws one line per entry: line breaks as ↵, values cut to 60 characters",
+    args: ["tree", "/u/"],
+    stdout: `/u/\n├── c\thello\n├── d/\n│   └── e/\n│       └── f\t1\n├── long\t${"é".repeat(30)}${"x".repeat(29)}…\n└── m\tline one↵line two↵three\n`,
+  },
+  {
+    name: "tree --full shows values whole, still one line each",
+    args: ["tree", "--full", "/u/"],
+    stdout: `/u/\n├── c\thello\n├── d/\n│   └── e/\n│       └── f\t1\n├── long\t${"é".repeat(30)}${"x".repeat(40)}\n└── m\tline one↵line two↵three\n`,
+  },
+  {
+    name: "tree --depth 1 draws the children only, a directory with its count",
+    args: ["tree", "--depth", "1", "/u/"],
+    stdout: `/u/\n├── c\thello\n├── d/\t(1)\n├── long\t${"é".repeat(30)}${"x".repeat(29)}…\n└── m\tline one↵line two↵three\n`,
+  },
+  {
+    name: "tree --depth=2 --showext=false (upstream's flag, a no-op)",
+    args: ["tree", "--depth=2", "--showext=false", "/u/d/"],
+    stdout: "/u/d/\n└── e/\n    └── f\t1\n",
+  },
+  {
+    name: "tree --depth takes a whole number",
+    args: ["tree", "--depth", "0", "/u/"],
+    stdout: "",
+    stderr:
+      "kvspace tree: --depth takes a whole number from 1, got '0'\nusage: kvspace tree [--kind] [--full] [--depth N] <dir/>\n",
+    code: 2,
+  },
+  {
+    name: "clear without a terminal needs --yes, and deletes nothing",
+    args: ["clear"],
+    stdout: "",
+    stderr:
+      "kvspace would empty the whole store at {store}; there is no terminal to ask on, so confirm with --yes: kvspace clear --yes\n",
+    code: 1,
+  },
+  {
+    name: "deltree / without a terminal needs --yes",
+    args: ["deltree", "/"],
+    stdout: "",
+    stderr:
+      "kvspace would delete / and everything under it; there is no terminal to ask on, so confirm with --yes: kvspace deltree / --yes\n",
+    code: 1,
+  },
+  {
+    name: "deltree /byteseek/ without a terminal needs --yes",
+    args: ["deltree", "/byteseek/"],
+    stdout: "",
+    stderr:
+      "kvspace would delete /byteseek/ and everything under it; there is no terminal to ask on, so confirm with --yes: kvspace deltree /byteseek/ --yes\n",
+    code: 1,
+  },
+  { name: "nothing was deleted", args: ["get", "/u/c"], stdout: "/u/c\tchar/utf8:hello\n" },
+  { name: "deltree of another directory does not ask", args: ["deltree", "/u/d/"], stdout: "" },
+  {
+    name: "deltree / --yes deletes, and says how much",
+    args: ["deltree", "/", "--yes", "--force"],
+    stdout: "",
+    stderr: "deleted / (4 keys)\n",
+  },
+  { name: "the store is empty", args: ["tree", "/"], stdout: "/\n" },
+];
+
 export const GOLDEN_SCRIPTS: GoldenScript[] = [
   { name: "editing a store", cases: editing },
   { name: "errors", independent: true, cases: errors },
   { name: "input", cases: input },
   { name: "tools", seeded: true, cases: tools },
+  { name: "guidance", cases: guidance },
 ];
 
 /**
@@ -716,10 +881,23 @@ export const CONTRACT: GoldenCase[] = [
     name: "a usage error: exit 2",
     args: ["get"],
     stdout: "",
-    stderr: "usage: kvspace get <key>...\n",
+    stderr: "kvspace get: missing <key>\nusage: kvspace get <key>...\n",
     code: 2,
   },
-  { name: "help: exit 0", args: ["get", "--help"], stdout: "usage: kvspace get <key>...\n" },
+  {
+    name: "help: exit 0",
+    args: ["get", "--help"],
+    stdout:
+      "Usage: kvspace get <key>...\n\nprint values\n\nOptions:\n  -h, --help  print help\n\nPrints key<TAB>kind:value per key, key<TAB>index:(N) for a directory (its key ends with /),\nkey<TAB>(nil) for an absent key. /a (a value) and /a/ (a directory) are different keys.\n\n",
+  },
+  {
+    name: "a typo: exit 2, the nearest command suggested",
+    args: ["lst", "/"],
+    stdout: "",
+    stderr:
+      "kvspace: unknown command 'lst'\n(Did you mean one of list, ls?)\n(kvspace --help lists the commands)\n",
+    code: 2,
+  },
   {
     name: "import from stdin",
     args: ["import", "-"],
@@ -733,12 +911,14 @@ export const CONTRACT: GoldenCase[] = [
     stdout: "1\tput\t/c/\tindex\n1\tput\t/c/n\tint64:1\n2\tput\t/c/ro\tchar/utf8:x\n",
   },
   {
-    name: "call ok: exit 0",
+    name: "call ok: exit 0 (the store seeded on open)",
+    env: { BYTESEEK_SEED: "1" },
     args: ["call", "tree.get", '{"key":"/c/n"}'],
     stdout: "/c/n (int64, version 1):\n1\n",
   },
   {
     name: "call failing: exit 3",
+    env: { BYTESEEK_SEED: "1" },
     args: ["call", "tree.get", "{}"],
     stdout:
       "Invalid arguments for tree.get:\n- key: expected a value (this argument is required)\nSignature: tree.get(key: string)\nFix the arguments and call again.\n",

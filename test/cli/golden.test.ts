@@ -16,17 +16,18 @@ import { assertBuilt, runCli } from "./run-cli.js";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const temps = tempDirs("kvspace-golden-");
 
-function expectCase(result: CliResult, c: GoldenCase): void {
+/** `{store}` in an expected output stands for where the store is (a folder, or the server's URL). */
+function expectCase(result: CliResult, c: GoldenCase, store: string): void {
   expect({ stdout: result.stdout, stderr: result.stderr, code: result.code }).toEqual({
-    stdout: c.stdout,
-    stderr: c.stderr ?? "",
+    stdout: c.stdout.replaceAll("{store}", store),
+    stderr: (c.stderr ?? "").replaceAll("{store}", store),
     code: c.code ?? 0,
   });
 }
 
 function runOptions(c: GoldenCase, env: NodeJS.ProcessEnv) {
   return {
-    env,
+    env: { ...env, ...c.env },
     cwd: REPO,
     ...(c.stdin === undefined ? {} : { stdin: c.stdin }),
     ...(c.interruptAfterLines === undefined ? {} : { interruptAfterLines: c.interruptAfterLines }),
@@ -67,9 +68,17 @@ for (const mode of ["embedded", "http"] as const) {
           expectCase(
             await runInProcess(
               c.args,
-              runOptions(c, cliEnv(where, { BYTESEEK_WORKSPACE: workspace, BYTESEEK_HISTORY: HISTORY })),
+              runOptions(
+                c,
+                cliEnv(where, {
+                  BYTESEEK_WORKSPACE: workspace,
+                  BYTESEEK_HISTORY: HISTORY,
+                  ...(script.seeded ? {} : { BYTESEEK_SEED: "0" }),
+                }),
+              ),
             ),
             c,
+            where,
           );
         });
       }
@@ -88,8 +97,11 @@ describe("kvspace contract (child processes)", () => {
 
   for (const c of CONTRACT) {
     it(`${c.name}: kvspace ${c.args.join(" ")}`, async () => {
-      const result = await runCli(c.args, runOptions(c, cliEnv(store, { BYTESEEK_WORKSPACE: workspace })));
-      expectCase(result, c);
+      const result = await runCli(
+        c.args,
+        runOptions(c, cliEnv(store, { BYTESEEK_WORKSPACE: workspace, BYTESEEK_SEED: "0" })),
+      );
+      expectCase(result, c, store);
     });
   }
 });

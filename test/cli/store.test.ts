@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openTree } from "../../tree/index.js";
@@ -63,7 +65,7 @@ describe("kvspace on the embedded store", () => {
     held = await openTree({ backend: "classic", location: store });
     expect(await runInProcess(["get"], { env: cliEnv(store) })).toMatchObject({
       stdout: "",
-      stderr: "usage: kvspace get <key>...\n",
+      stderr: "kvspace get: missing <key>\nusage: kvspace get <key>...\n",
       code: 2,
     });
   });
@@ -80,5 +82,77 @@ describe("kvspace on the embedded store", () => {
       stderr: "",
       code: 0,
     });
+  });
+
+  it("seeds a fresh folder on open, so the tour's first command shows byteseek's tree", async () => {
+    const store = join(await temps.make(), "store");
+    const result = await runInProcess(["tree", "--depth", "1", "/byteseek/"], { env: cliEnv(store) });
+    expect(result).toMatchObject({ stderr: "", code: 0 });
+    // the counts follow what ships (prompt parts, tools): only their presence is pinned here
+    expect(result.stdout).toMatch(
+      /^\/byteseek\/\n├── policy\t\{"workspaceRoots":\[\],"deny":\[\],"denyKeys":\["\/byteseek\/llm\/"…\n├── prompt\/\t\([1-9][0-9]*\)\n└── tools\/\t\([1-9][0-9]*\)\n$/,
+    );
+  });
+
+  it("clear --yes leaves a reseeded /byteseek/, and says so", async () => {
+    const store = join(await temps.make(), "store");
+    const env = cliEnv(store);
+    expect((await runInProcess(["set", "/mine/a", "int:1"], { env })).code).toBe(0);
+    expect(await runInProcess(["clear", "--yes"], { env })).toMatchObject({
+      stderr: "cleared; /byteseek/ holds the shipped prompts, tools and policy again\n",
+      code: 0,
+    });
+    expect((await runInProcess(["tree", "--depth", "1", "/"], { env, cwd: store })).stdout).toBe(
+      "/\n└── byteseek/\t(3)\n",
+    );
+  });
+
+  it("asks on a terminal before clear, and a no deletes nothing", async () => {
+    const store = join(await temps.make(), "store");
+    const env = cliEnv(store, { BYTESEEK_SEED: "0" });
+    expect((await runInProcess(["set", "/mine/a", "int:1"], { env })).code).toBe(0);
+    const questions: string[] = [];
+    const answer = (yes: boolean) => ({
+      confirm: async (question: string) => {
+        questions.push(question);
+        return yes;
+      },
+    });
+    expect(await runInProcess(["clear"], { env }, answer(false))).toMatchObject({
+      stderr: "not confirmed: nothing deleted\n",
+      code: 1,
+    });
+    expect(questions).toEqual([`Empty the whole store at ${store}?`]);
+    expect((await runInProcess(["get", "/mine/a"], { env })).stdout).toBe("/mine/a\tint64:1\n");
+    expect(await runInProcess(["deltree", "/"], { env }, answer(true))).toMatchObject({
+      stderr: "deleted / (2 keys)\n",
+      code: 0,
+    });
+    expect(questions[1]).toBe("Delete / and everything under it?");
+    expect((await runInProcess(["get", "/mine/a"], { env })).stdout).toBe("/mine/a\t(nil)\n");
+  });
+
+  it("refuses a malformed KVSPACE without creating a folder of that name", async () => {
+    const cwd = await temps.make();
+    expect(await runInProcess(["get", "/a"], { env: cliEnv("htp://x"), cwd })).toMatchObject({
+      stdout: "",
+      stderr:
+        "KVSPACE=htp://x is neither a folder nor a store URL; use a folder (./data), etcd://host:2379[/prefix] or http://host:port\n",
+      code: 1,
+    });
+    expect(existsSync(join(cwd, "htp:"))).toBe(false);
+    expect(await readdir(cwd)).toEqual([]);
+  });
+
+  it("refuses a malformed BYTESEEK_SEED, naming it, before touching the store", async () => {
+    const store = join(await temps.make(), "store");
+    expect(await runInProcess(["get", "/a"], { env: cliEnv(store, { BYTESEEK_SEED: "yes" }) })).toMatchObject(
+      {
+        stdout: "",
+        stderr:
+          'BYTESEEK_SEED must be 1 (write the shipped prompts, tools and policy into the store on open) or 0 (do not), got "yes"\n',
+        code: 1,
+      },
+    );
   });
 });

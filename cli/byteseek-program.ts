@@ -1,0 +1,130 @@
+/**
+ * The `byteseek` command line on commander: `serve`, `run`, `chat`, `mcp`, each with `--help`,
+ * `--version`, suggestions for typos. It parses and dispatches; what each command does is handed
+ * in (byteseek.ts), so the parsing is tested without starting a server or a model.
+ *
+ * Exit status: what the command answers (0 when the turn(s) ended normally, 1 otherwise); 2 on a
+ * usage error (its message and the usage on stderr); 1 when a command throws anything else.
+ */
+import { Command, CommanderError } from "commander";
+import { packageVersion } from "./version.js";
+
+export interface ByteseekCommands {
+  serve(): Promise<number>;
+  run(task: string, options: { vid?: string }): Promise<number>;
+  chat(options: { vid?: string }): Promise<number>;
+  mcp(options: { vid?: string }): Promise<number>;
+}
+
+/** A command's arguments are wrong: its message, the usage, exit 2. */
+export class ByteseekUsageError extends Error {
+  override readonly name = "ByteseekUsageError";
+}
+
+const ENVIRONMENT = `
+The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or for run, chat and mcp
+a byteseek server's http:// URL. The model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL,
+BYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY. Exit status: 0 when the turn(s) ended normally, 1 otherwise,
+2 on a usage error.`;
+
+const VID_HELP = "the run id: its calls are recorded under /byteseek/tool/<vid>/ (default: a new one)";
+
+export interface ByteseekIo {
+  stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+  stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
+}
+
+/** Parses `argv` (without node and the script) and runs the command it names; resolves to the exit status. */
+export async function runByteseekCli(
+  argv: readonly string[],
+  io: ByteseekIo,
+  commands: ByteseekCommands,
+): Promise<number> {
+  let status = 0;
+  const output = (name: string) => ({
+    writeOut: (text: string) => void io.stdout.write(text),
+    writeErr: (text: string) => void io.stderr.write(text),
+    // the width of the io's own streams (80 when not a terminal), never the test runner's
+    getOutHelpWidth: () => widthOf(io.stdout),
+    getErrHelpWidth: () => widthOf(io.stderr),
+    getOutHasColors: () => false,
+    getErrHasColors: () => false,
+    outputError: (text: string, write: (text: string) => void) =>
+      write(text.replace(/^error: /, `${name}: `)),
+  });
+  const program = new Command("byteseek")
+    .description("the byteseek server, and agent turns in the terminal")
+    .usage("<command> [options]")
+    .version(packageVersion(), "-V, --version", "print the version")
+    .helpOption("-h, --help", "print help")
+    .helpCommand("help [command]", "print help for a command")
+    .configureOutput(output("byteseek"))
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureHelp({ subcommandTerm: (cmd) => cmd.name() })
+    .addHelpText("after", ENVIRONMENT);
+  const sub = (name: string, description: string) =>
+    program
+      .command(name)
+      .description(description)
+      .helpOption("-h, --help", "print help")
+      .configureOutput(output(`byteseek ${name}`))
+      .exitOverride()
+      .allowExcessArguments(true)
+      .showHelpAfterError(`(byteseek ${name} --help for more)`);
+  /** An argument a command does not take, named. */
+  const noExtra = (cmd: Command, takes: string) => {
+    const extra = cmd.args[0];
+    if (extra !== undefined)
+      throw new ByteseekUsageError(`byteseek ${cmd.name()} takes ${takes}; unexpected argument '${extra}'`);
+  };
+
+  sub("serve", "run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT, BYTESEEK_TOKEN; see the README)")
+    .addHelpText(
+      "after",
+      "\nConfigured by environment only; the README's Configuration lists every variable.",
+    )
+    .action(async (_options: unknown, cmd: Command) => {
+      noExtra(cmd, "no arguments (configure it by environment)");
+      status = await commands.serve();
+    });
+  sub("run", "run one agent turn, streaming the answer and each tool call")
+    .argument("<task...>", "what to do (the words are joined; quote it to keep the shell away)")
+    .option("--vid <vid>", VID_HELP)
+    .addHelpText("after", '\nExample: byteseek run "list the TODO comments in src/" --vid todo1')
+    .action(async (words: string[], options: { vid?: string }) => {
+      const task = words.join(" ").trim();
+      if (task === "") throw new ByteseekUsageError('byteseek run needs a task: byteseek run "what to do"');
+      status = await commands.run(task, options);
+    });
+  sub("chat", 'an interactive loop with a "byteseek> " prompt; "exit" leaves')
+    .option("--vid <vid>", VID_HELP)
+    .action(async (options: { vid?: string }, cmd: Command) => {
+      noExtra(cmd, "no arguments besides --vid");
+      status = await commands.chat(options);
+    });
+  sub("mcp", "an MCP server on stdio, on the store at KVSPACE")
+    .option("--vid <vid>", "the run id its calls are recorded under (default mcp-<client name>)")
+    .action(async (options: { vid?: string }, cmd: Command) => {
+      noExtra(cmd, "no arguments besides --vid");
+      status = await commands.mcp(options);
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return status;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof ByteseekUsageError) {
+      io.stderr.write(`byteseek: ${e.message}\n`);
+      return 2;
+    }
+    io.stderr.write(`byteseek: ${(e as Error).message ?? String(e)}\n`);
+    return 1;
+  }
+}
+
+/** A stream's columns when it is a terminal, else 80. */
+function widthOf(stream: object & { isTTY?: boolean; columns?: number }): number {
+  return stream.isTTY && stream.columns ? stream.columns : 80;
+}
