@@ -258,12 +258,17 @@ describe("the byteseek CLI", () => {
     expect(r.stdout.split("\n")).toEqual([
       "Reading.",
       '→ edit.read {"path":"r.txt"}',
-      "  ok /byteseek/tool/cli1/0",
+      expect.stringMatching(/^ {2}✓ ok in \d+ ms · \/byteseek\/tool\/cli1\/0$/),
+      expect.stringMatching(/^ {2}│ .*hello/),
       '→ edit.read {"path":"gone.txt"}',
-      expect.stringMatching(/^ {2}runtime \/byteseek\/tool\/cli1\/1 — \S/),
+      expect.stringMatching(/^ {2}✗ runtime in \d+ ms · \/byteseek\/tool\/cli1\/1$/),
+      "  │ gone.txt does not exist. Check the path with edit.ls or edit.glob.",
       "It says hello.",
+      expect.stringMatching(/^\(3 steps · 2 tool calls, 1 failed · \d+ tokens in, \d+ out\)$/),
       "",
     ]);
+    // piped: no colours, no spinner
+    expect(r.stdout).not.toMatch(/\x1b|\r/);
     expect(r.code).toBe(0);
     const tree = await openTree({ backend: "classic", location: store });
     try {
@@ -320,11 +325,13 @@ describe("the byteseek CLI", () => {
     fake.script({ text: "hello there" }, (req) => ({ text: `you said ${req.messages.length} things` }));
     const r = await byteseek(["chat", "--vid", "c1"], env, "hi\n\nagain\nexit\nnever sent\n");
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
+    expect(r.stdout.replace(/\d+ tokens in, \d+ out/g, "N tokens in, N out")).toBe(
       [
         'byteseek chat (vid c1); "exit" leaves',
         "byteseek> hello there",
+        "(1 step · 0 tool calls · N tokens in, N out)",
         "byteseek> byteseek> you said 3 things",
+        "(1 step · 0 tool calls · N tokens in, N out)",
         "byteseek> ",
         "",
       ].join("\n"),
