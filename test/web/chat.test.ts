@@ -95,6 +95,18 @@ describe("the agent on the web page", () => {
     await page.locator(".chat-log .summary").nth(1).waitFor();
     expect(fake.requests.at(-1)?.messages.length).toBe(5);
     await screenshot(page, "agent-chat");
+
+    // the run's address opens on its conversation, read back from the tree
+    await page.reload();
+    await page.locator('.chat-log li.tool-call[data-tool="edit.read"][data-state="ok"]').waitFor();
+    expect(await page.locator(".chat-log .msg").allTextContents()).toEqual([
+      "What does notes.txt say?",
+      "Let me read it.",
+      "The file says hello.",
+      "And now?",
+      "Still hello.",
+    ]);
+    expect(await page.locator(".chat-log pre.result").textContent()).toContain("hello from the workspace");
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -58,6 +58,7 @@ export function createChatView(api: Api, startVid?: string): { el: HTMLElement }
   });
   const el = h("section", { class: "chat" }, h("h1", {}, "Agent"), runLine, log, status, form);
   showRun();
+  if (vid) void loadConversation(api, vid, log);
 
   function showRun(): void {
     if (!vid) replace(runLine, "A new run: its id comes with the first answer.");
@@ -109,6 +110,72 @@ export function createChatView(api: Api, startVid?: string): { el: HTMLElement }
   return { el };
 }
 
+/** A message of a run as the tree keeps it at /byteseek/session/<vid>/<n>. */
+type StoredMessage =
+  | { role: "user"; content: string }
+  | { role: "assistant"; text: string; toolCalls: Array<{ id: string; name: string; argsText: string }> }
+  | { role: "tool"; toolCallId: string; name: string; content: string; isError: boolean };
+
+/** Draws the run's messages so far, so `/agent/<vid>` opens on the conversation it continues. */
+async function loadConversation(api: Api, vid: string, log: HTMLElement): Promise<void> {
+  const calls = new Map<string, HTMLElement>();
+  let after: string | undefined;
+  try {
+    do {
+      const page = await api.list(`/byteseek/session/${vid}/`, { limit: 500, ...(after ? { after } : {}) });
+      for (const child of page.children) {
+        const m = child.value as unknown as StoredMessage | undefined;
+        if (!m || typeof m !== "object") continue;
+        if (m.role === "user") log.append(h("li", { class: "msg user" }, m.content));
+        else if (m.role === "assistant") {
+          if (m.text) log.append(h("li", { class: "msg assistant" }, m.text));
+          for (const c of m.toolCalls ?? []) {
+            const li = callItem(c.name, parseArgs(c.argsText));
+            calls.set(c.id, li);
+            log.append(li);
+          }
+        } else if (m.role === "tool") {
+          const li = calls.get(m.toolCallId);
+          if (!li) continue;
+          li.dataset.state = m.isError ? "error" : "ok";
+          const kind = li.querySelector(".kind");
+          if (kind) kind.textContent = m.isError ? "failed" : "ok";
+          li.append(h("pre", { class: "result" }, firstLines(m.content)));
+        }
+      }
+      after = page.next ?? undefined;
+    } while (after);
+  } catch (err) {
+    // a run with no messages yet (404) starts empty; anything else is said
+    if ((err as { status?: number }).status !== 404)
+      toast(`Could not read the run's messages: ${(err as Error).message}`, "error");
+  }
+}
+
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A tool call's entry in the log: its name, state and arguments. */
+function callItem(name: string, args: unknown): HTMLElement {
+  return h(
+    "li",
+    { class: "tool-call", "data-tool": name, "data-state": "running" },
+    h("p", { class: "call" }, "→ ", h("strong", {}, name), " ", h("span", { class: "kind" }, "running…")),
+    h("pre", { class: "args" }, shorten(JSON.stringify(args, null, 2) ?? "", 2000)),
+  );
+}
+
+function firstLines(text: string): string {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  const shown = lines.slice(0, RESULT_LINES).join("\n");
+  return lines.length > RESULT_LINES ? `${shown}\n… ${lines.length - RESULT_LINES} more lines` : shown;
+}
+
 /** Draws one turn's events into the log. */
 function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
   let answer: HTMLElement | null = null;
@@ -152,19 +219,7 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
         break;
       case "tool_start": {
         answer = null;
-        const li = h(
-          "li",
-          { class: "tool-call", "data-tool": e.name, "data-state": "running" },
-          h(
-            "p",
-            { class: "call" },
-            "→ ",
-            h("strong", {}, e.name),
-            " ",
-            h("span", { class: "kind" }, "running…"),
-          ),
-          h("pre", { class: "args" }, shorten(JSON.stringify(e.args, null, 2) ?? "", 2000)),
-        );
+        const li = callItem(e.name, e.args);
         log.append(li);
         calls.set(e.id, { li, started: performance.now() });
         say(`Running ${e.name}…`);
@@ -183,15 +238,9 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
         call.li.querySelector(".approval-inline .actions")?.remove();
         const kind = call.li.querySelector(".kind");
         if (kind) kind.textContent = `${e.kind} · ${ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`}`;
-        const lines = e.text.replace(/\n+$/, "").split("\n");
-        const shown = lines.slice(0, RESULT_LINES).join("\n");
         append(
           call.li,
-          h(
-            "pre",
-            { class: "result" },
-            lines.length > RESULT_LINES ? `${shown}\n… ${lines.length - RESULT_LINES} more lines` : shown,
-          ),
+          h("pre", { class: "result" }, firstLines(e.text)),
           e.record ? h("a", { class: "record", href: `/ui/${encodeKeyPath(e.record)}` }, e.record) : null,
         );
         say("Waiting for the model…");
