@@ -183,6 +183,25 @@ describe("POST /v1/agent/turn", () => {
     expect(res.body.error.message).toContain("BYTESEEK_LLM_URL");
   });
 
+  it("runs on the model settings a client sends, and refuses a setting it does not know", async () => {
+    const s = await serve({});
+    const own = await startFakeLlm();
+    cleanup.push(() => own.close());
+    own.script({ text: "from the client's model" });
+    const llm = { api: "openai", url: `${own.url}/v1`, model: "mine", key: "sk-sent", maxRetries: "0" };
+    const res = await postTurn(s.url, { vid: "cl1", input: "hi", llm });
+    expect(res.status).toBe(200);
+    expect(res.body.text).toBe("from the client's model");
+    expect(own.requests[0]?.model).toBe("mine");
+    expect(own.requests[0]?.headers.authorization).toBe("Bearer sk-sent");
+    // nothing of the settings is kept in the run's messages
+    const session = await s.tree.list("/byteseek/session/cl1/");
+    expect(JSON.stringify(session)).not.toContain("sk-sent");
+
+    const unknown = await postTurn(s.url, { input: "hi", llm: { ...llm, temperature: "2" } });
+    expect(unknown.status).toBe(400);
+  });
+
   it("refuses a bad vid and a missing input with 400", async () => {
     const s = await serve();
     expect((await postTurn(s.url, { vid: "../x", input: "hi" })).body.error.code).toBe("AGENT_INVALID_VID");
