@@ -137,16 +137,13 @@ async function run(args: string[]): Promise<number> {
     ? createInterface({ input: process.stdin, output: out, terminal: true })
     : undefined;
   const ask = rl ? (q: string) => new Promise<string>((res) => rl.question(q, res)) : undefined;
+  const view = turnView();
   try {
     err.write(`vid ${vid}\n`);
-    const result = await session.runTurn(
-      task,
-      vid,
-      sig.signal(),
-      withInlineApprovals(turnView(), session, ask),
-    );
+    const result = await session.runTurn(task, vid, sig.signal(), withInlineApprovals(view, session, ask));
     return report(result, session);
   } finally {
+    view.pause();
     rl?.close();
     sig.dispose();
     await session.close();
