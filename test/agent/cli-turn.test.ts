@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createByteseek } from "../../agent/byteseek.js";
 import { buildApp } from "../../server/app.js";
-import { openTree } from "../../tree/index.js";
+import { type Json, json, openTree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
 
@@ -51,6 +51,10 @@ function llmEnv(fake: FakeLlm): Record<string, string> {
 
 /** A byteseek server (classic-level, 127.0.0.1:0) whose own model settings are `env`. */
 async function serve(env: NodeJS.ProcessEnv): Promise<string> {
+  return (await serveWith(env)).url;
+}
+
+async function serveWith(env: NodeJS.ProcessEnv) {
   const { store, workspace } = await dirs();
   const tree = await openTree({ backend: "classic", location: store });
   cleanup.push(() => tree.close());
@@ -59,7 +63,7 @@ async function serve(env: NodeJS.ProcessEnv): Promise<string> {
   const app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, web: false });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   cleanup.push(() => app.close());
-  return url;
+  return { url, tree, workspace };
 }
 
 function byteseek(args: string[], env: NodeJS.ProcessEnv) {
@@ -78,15 +82,20 @@ function byteseek(args: string[], env: NodeJS.ProcessEnv) {
   });
 }
 
-/** Runs byteseek on a real terminal (`script`) and answers everything it drew. */
-function onTerminal(args: string, env: NodeJS.ProcessEnv) {
+/** Runs byteseek on a real terminal (`script`) and answers everything it drew; `answer` types a reply once `when` shows. */
+function onTerminal(args: string, env: NodeJS.ProcessEnv, answer?: { when: string; keys: string }) {
   const child = spawn("script", ["-qfec", `${process.execPath} ${BYTESEEK_BIN} ${args}`, "/dev/null"], {
     env,
     stdio: ["pipe", "pipe", "pipe"],
   });
   let screen = "";
+  let answered = false;
   child.stdout.setEncoding("utf8").on("data", (c: string) => {
     screen += c;
+    if (answer && !answered && screen.includes(answer.when)) {
+      answered = true;
+      child.stdin.write(answer.keys);
+    }
   });
   return new Promise<{ code: number | null; screen: string }>((resolve, reject) => {
     child.on("error", reject);
@@ -156,6 +165,28 @@ describe("byteseek run through a server: whose model settings", () => {
 });
 
 describe("what byteseek run shows", () => {
+  it("through a server, on a terminal: asks about a call waiting for approval inline, and r approves it for the run", async () => {
+    const fake = await fakeModel();
+    const server = await serveWith(llmEnv(fake));
+    const node = await server.tree.get("/byteseek/tools/edit.write");
+    const decl = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
+    await server.tree.set("/byteseek/tools/edit.write", json({ ...decl, confirm: true }));
+    fake.script(
+      { toolCalls: [{ name: "edit.write", args: { path: "remote.txt", text: "approved from afar\n" } }] },
+      { text: "written" },
+    );
+    const env = { PATH: process.env.PATH, KVSPACE: server.url, TERM: "dumb" };
+    const r = await onTerminal("run 'write remote.txt' --vid rtty", env, { when: "[y]es once", keys: "r\r" });
+    expect(r.code).toBe(0);
+    expect(r.screen).toMatch(/approve edit\.write\? \[y\]es once, \[r\] for this run/);
+    expect(await readFile(join(server.workspace, "remote.txt"), "utf8")).toBe("approved from afar\n");
+    const decided = await server.tree.get("/byteseek/approval/rtty/0");
+    expect(decided?.kind === "json" ? decided.value.value : undefined).toMatchObject({
+      state: "approved",
+      decision: { scope: "run", by: "person (http)" },
+    });
+  });
+
   it("on a terminal: a spinner naming the tool while the model writes its call, and colours", async () => {
     const { store, workspace } = await dirs();
     const fake = await fakeModel();
