@@ -85,7 +85,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
       for (const [sig, old] of clients) {
         if (clients.size <= CLIENT_PROVIDERS) break;
         clients.delete(sig);
-        void old.close();
+        old.close().catch((err: unknown) => logger.warn({ err }, "closing a model connection failed"));
       }
       return p;
     }

@@ -2,11 +2,12 @@
 /**
  * The `byteseek` executable:
  *   byteseek serve                    the HTTP server (server/main.ts reads the environment)
- *   byteseek run "task" [--vid V]     one agent turn, streaming the answer and each tool call
- *   byteseek chat [--vid V]           turns read from a `byteseek> ` prompt; `exit` leaves
+ *   byteseek run "task" [--vid V] [--send-key]   one agent turn, shown by turn-view.ts
+ *   byteseek chat [--vid V] [--send-key]         turns read from a `byteseek> ` prompt; `exit` leaves
  *   byteseek mcp [--vid V]            an MCP server on stdio (cli/mcp.ts)
  * `run` and `chat` work on the store at KVSPACE (a folder, default ./data, or etcd://…), or through
- * a byteseek server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
+ * a byteseek server when KVSPACE is its http:// URL (agent-session.ts: the person's model settings
+ * go with each turn, the key only with --send-key). Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
  */
 import { createInterface } from "node:readline";
