@@ -213,6 +213,43 @@ describe("what byteseek run shows", () => {
     expect(plain.screen).toMatch(/\r\x1b\[K\S waiting for the model/);
   });
 
+  it("byteseek chat on a terminal: the spinner gives the line back to the prompt after each turn", async () => {
+    const { store, workspace } = await dirs();
+    const fake = await fakeModel();
+    fake.script({ text: "hello there" });
+    const env = { PATH: process.env.PATH, KVSPACE: store, BYTESEEK_WORKSPACE: workspace, ...llmEnv(fake) };
+    const child = spawn(
+      "script",
+      ["-qfec", `${process.execPath} ${BYTESEEK_BIN} chat --vid ctty`, "/dev/null"],
+      {
+        env: { ...env, TERM: "xterm", NO_COLOR: "1" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let screen = "";
+    let step = 0;
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      screen += c;
+      if (step === 0 && screen.includes("byteseek> ")) {
+        step = 1;
+        child.stdin.write("hi\r");
+      } else if (
+        step === 1 &&
+        /\(1 step · 0 tool calls · \d+ tokens in, \d+ out\)\r?\n[^]*byteseek> /.test(screen)
+      ) {
+        step = 2;
+        child.stdin.write("exit\r");
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    child.stdin.destroy();
+    expect(code).toBe(0);
+    const turn = screen.slice(screen.indexOf("hi"));
+    expect(turn).toMatch(/\r\x1b\[K\S waiting for the model/);
+    // the spinner's line is cleared before the answer, which starts at the line's beginning
+    expect(turn).toMatch(/\r\x1b\[Khello there/);
+  });
+
   it("keeps the logs out of the conversation: a model failure is one line, the details in the log file", async () => {
     const { store, workspace } = await dirs();
     const fake = await fakeModel();
