@@ -134,6 +134,28 @@ describe("the agent on the web page", () => {
     await context.close();
   });
 
+  it("Deny refuses the waiting call: the conversation shows it denied and nothing is written", async () => {
+    fake.script(
+      { toolCalls: [{ name: "edit.write", args: { path: "denied.txt", text: "never\n" } }] },
+      { text: "Understood." },
+    );
+    const { page, context, errors } = await openPage(browser, url);
+    await page.goto("/agent/");
+    await page.getByLabel("Message").fill("Write denied.txt");
+    await page.getByRole("button", { name: "Send" }).click();
+    const card = page.locator(".tool-call .approval-inline");
+    await card.waitFor();
+    await card.getByRole("button", { name: "Deny" }).click();
+    const call = page.locator('li.tool-call[data-tool="edit.write"][data-state="error"][data-kind="denied"]');
+    await call.waitFor();
+    expect(await call.locator(".kind").textContent()).toMatch(/^denied · /);
+    await page.locator(".chat-log .summary").waitFor();
+    expect(await page.locator(".chat-log .summary").textContent()).toContain("1 tool call (1 failed)");
+    expect(existsSync(join(workspace, "denied.txt"))).toBe(false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("shows the answer while it streams, and Stop ends the turn", async () => {
     fake.script({ text: "Thinking out loud", hold: "body" });
     const { page, context } = await openPage(browser, url);
