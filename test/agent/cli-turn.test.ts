@@ -235,7 +235,7 @@ describe("what byteseek run shows", () => {
         child.stdin.write("hi\r");
       } else if (
         step === 1 &&
-        /\(1 step · 0 tool calls · \d+ tokens in, \d+ out\)\r?\n[^]*byteseek> /.test(screen)
+        /\(1 step · 0 tool calls · \d+ tokens in, \d+ out\)\r?\n[\s\S]*byteseek> /.test(screen)
       ) {
         step = 2;
         child.stdin.write("exit\r");
