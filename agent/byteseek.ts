@@ -15,10 +15,13 @@ import { createTreeTools } from "../tools/tree/tools.js";
 import type { BuiltinTool } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 import { AgentError } from "./errors.js";
-import { resolveLlmConfig } from "./llm-config.js";
+import { type ClientLlmSettings, resolveLlmConfig } from "./llm-config.js";
 import { type Agent, createAgent } from "./loop.js";
 import { createProvider, type ProviderDeps } from "./providers/index.js";
 import type { Provider } from "./providers/types.js";
+
+/** Providers kept open for turns that bring their own model settings. */
+const CLIENT_PROVIDERS = 8;
 
 export interface ByteseekOptions {
   tree: Tree;
@@ -96,9 +99,24 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
 
   // One provider per configuration: the settings are read on every turn (the tree may change).
   let current: { signature: string; provider: Provider } | undefined;
-  async function provider(): Promise<Provider> {
-    const config = await resolveLlmConfig({ env, tree });
+  // Turns that bring their own settings (a client's) share providers by configuration; the
+  // least recently used closes once there are more than a few (a closing one finishes its requests).
+  const clients = new Map<string, Provider>();
+  async function provider(client?: ClientLlmSettings): Promise<Provider> {
+    const config = await resolveLlmConfig({ env, tree, ...(client ? { client } : {}) });
     const signature = JSON.stringify([config, config.key ?? ""]);
+    if (client) {
+      const known = clients.get(signature);
+      clients.delete(signature);
+      const p = known ?? createProvider(config, { logger, ...options.providerDeps });
+      clients.set(signature, p);
+      for (const [sig, old] of clients) {
+        if (clients.size <= CLIENT_PROVIDERS) break;
+        clients.delete(sig);
+        old.close().catch((err: unknown) => logger.warn({ err }, "closing a model connection failed"));
+      }
+      return p;
+    }
     if (current?.signature !== signature) {
       const old = current?.provider;
       current = { signature, provider: createProvider(config, { logger, ...options.providerDeps }) };
@@ -143,6 +161,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     async close() {
       await runtime.close();
       await current?.provider.close();
+      await Promise.all([...clients.values()].map((p) => p.close()));
     },
   };
 }

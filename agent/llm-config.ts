@@ -43,10 +43,50 @@ export const LLM_SETTINGS: Record<Field, { env: string; key: string }> = {
 const REQUIRED: Field[] = ["api", "url", "model"];
 const NUMERIC = new Set<Field>(["maxTokens", "timeoutMs", "maxRetries"]);
 
+/**
+ * The settings a client sends with a turn it asks a server to run (its own `BYTESEEK_LLM_*`, as
+ * text, as in the environment). Every field is optional; the key only when the person said so.
+ */
+export const ClientLlmSettings = z
+  .object({
+    api: z.string().max(100),
+    url: z.string().max(2000),
+    model: z.string().max(500),
+    key: z.string().max(10_000),
+    maxTokens: z.string().max(20),
+    timeoutMs: z.string().max(20),
+    maxRetries: z.string().max(20),
+  })
+  .partial()
+  .strict()
+  .describe("Model settings from the client (its BYTESEEK_LLM_*); they win over the server's");
+export type ClientLlmSettings = z.infer<typeof ClientLlmSettings>;
+
+/** The client's `BYTESEEK_LLM_*` as settings to send: the key only with `withKey`. */
+export function clientLlmSettings(
+  env: Record<string, string | undefined>,
+  { withKey = false }: { withKey?: boolean } = {},
+): ClientLlmSettings {
+  const out: ClientLlmSettings = {};
+  for (const field of Object.keys(LLM_SETTINGS) as Field[]) {
+    if (field === "key" && !withKey) continue;
+    const value = env[LLM_SETTINGS[field].env]?.trim();
+    if (value) out[field] = value;
+  }
+  return out;
+}
+
 export interface ResolveLlmConfigInput {
   env: Record<string, string | undefined>;
   /** Optional: without a tree only the environment is read. */
   tree?: Pick<Tree, "get">;
+  /**
+   * Settings a client sent with the turn; they win over the environment and the tree. The key
+   * read here (environment or tree) goes only to the URL read here: with a client URL that differs,
+   * only a key the client sent is used, so a client can never have the server's key sent to a URL
+   * of its choosing.
+   */
+  client?: ClientLlmSettings;
 }
 
 /**
@@ -54,21 +94,35 @@ export interface ResolveLlmConfigInput {
  * set; an unusable value → `LLM_BAD_CONFIG` naming where it came from. The key's value never
  * appears in a message or in `details`.
  */
-export async function resolveLlmConfig({ env, tree }: ResolveLlmConfigInput): Promise<LlmConfig> {
+export async function resolveLlmConfig({ env, tree, client }: ResolveLlmConfigInput): Promise<LlmConfig> {
   const raw: Partial<Record<Field, { value: string | number; from: string }>> = {};
   for (const field of Object.keys(LLM_SETTINGS) as Field[]) {
     const found = fromEnv(env, field) ?? (tree ? await fromTree(tree, field) : undefined);
     if (found !== undefined) raw[field] = found;
+  }
+  if (client) {
+    const own = raw.url;
+    for (const field of Object.keys(LLM_SETTINGS) as Field[]) {
+      const value = client[field]?.trim();
+      if (value) raw[field] = { value, from: `${LLM_SETTINGS[field].env} sent by the client` };
+    }
+    const clientUrl = client.url?.trim();
+    if (clientUrl && (own === undefined || !sameUrl(String(own.value), clientUrl)) && !client.key?.trim())
+      delete raw.key;
   }
 
   const missing = REQUIRED.filter((field) => raw[field] === undefined);
   if (missing.length > 0) {
     const vars = missing.map((f) => LLM_SETTINGS[f].env);
     const keys = missing.map((f) => LLM_SETTINGS[f].key);
+    const api = `BYTESEEK_LLM_API is "openai" (OpenAI-compatible chat completions) or "anthropic"`;
     throw new AgentError(
       "LLM_NOT_CONFIGURED",
-      `no model provider configured: set ${list(vars)} (or write ${list(keys)} in the tree); ` +
-        `BYTESEEK_LLM_API is "openai" (OpenAI-compatible chat completions) or "anthropic"`,
+      client
+        ? `no model provider configured: looked for ${list(vars)} in the settings the client sent, ` +
+            `in the server's environment and at ${list(keys)} in the server's tree; set them in the ` +
+            `client's shell (byteseek run sends them) or on the server (kvspace set ${keys[0]} string:…); ${api}`
+        : `no model provider configured: set ${list(vars)} (or write ${list(keys)} in the tree); ${api}`,
       { missing: vars },
     );
   }
@@ -140,6 +194,18 @@ function badSetting(field: Field, from: string, value: string | number): AgentEr
   };
   const where = from.startsWith("/") ? `${from} (or set ${LLM_SETTINGS[field].env})` : from;
   return new AgentError("LLM_BAD_CONFIG", `${where} ${want[field]}${shown}`, { setting: from });
+}
+
+/** Two spellings of one base URL (trailing slashes, case of scheme and host aside). */
+function sameUrl(a: string, b: string): boolean {
+  const canonical = (u: string) => {
+    try {
+      return new URL(u.trim()).href.replace(/\/+$/, "");
+    } catch {
+      return u.trim();
+    }
+  };
+  return canonical(a) === canonical(b);
 }
 
 /** No trailing slash; an Anthropic URL given with its `/v1` loses it, since we append `/v1/messages`. */

@@ -24,6 +24,7 @@ import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type Json, json, str } from "../tree/value.js";
 import { AgentError } from "./errors.js";
+import type { ClientLlmSettings } from "./llm-config.js";
 import type { ChatMessage, ChatResponse, Provider, StreamEvent, ToolCall } from "./providers/types.js";
 
 /** Rounds in a row in which every call failed before the run stops. */
@@ -93,13 +94,18 @@ export interface TurnInput {
   onEvent?: (event: AgentEvent) => void;
   /** Approve calls of tools that need confirmation. */
   approve?: boolean;
+  /** Model settings the person's client sent; they win over the server's (see `resolveLlmConfig`). */
+  llm?: ClientLlmSettings;
 }
 
 export interface AgentOptions {
   tree: Tree;
   runtime: Runtime;
-  /** The model; a function so configuration edited in the tree applies on the next turn. */
-  provider: () => Promise<Provider>;
+  /**
+   * The model; a function so configuration edited in the tree applies on the next turn. Given the
+   * turn's client settings, when it has some.
+   */
+  provider: (client?: ClientLlmSettings) => Promise<Provider>;
   logger: Logger;
   maxSteps?: number;
 }
@@ -266,7 +272,7 @@ export function createAgent(options: AgentOptions): Agent {
         result.steps++;
         emit({ type: "step", step: result.steps });
         const prompt = await buildPrompt({ tree, runtime, vid, input: o.input });
-        const provider = await options.provider();
+        const provider = await options.provider(o.llm);
         const reply: ChatResponse = await provider.complete(
           { system: prompt.system, messages, tools: prompt.tools },
           { signal, onEvent: (e) => e.type !== "done" && emit(e) },

@@ -11,9 +11,15 @@ import { packageVersion } from "./version.js";
 
 export interface ByteseekCommands {
   serve(): Promise<number>;
-  run(task: string, options: { vid?: string }): Promise<number>;
-  chat(options: { vid?: string }): Promise<number>;
+  run(task: string, options: TurnOptions): Promise<number>;
+  chat(options: TurnOptions): Promise<number>;
   mcp(options: { vid?: string }): Promise<number>;
+}
+
+/** run/chat: the run id, and whether the person's model key goes to a server with each turn. */
+export interface TurnOptions {
+  vid?: string;
+  sendKey?: boolean;
 }
 
 /** A command's arguments are wrong: its message, the usage, exit 2. */
@@ -24,7 +30,9 @@ export class ByteseekUsageError extends Error {
 const ENVIRONMENT = `
 The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or for run, chat and mcp
 a byteseek server's http:// URL. The model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL,
-BYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY. Exit status: 0 when the turn(s) ended normally, 1 otherwise,
+BYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY; through a server, these go with each turn (the key only with
+--send-key). Logs of run/chat: BYTESEEK_LOG_FILE (default byteseek.log in the store's folder),
+BYTESEEK_LOG_LEVEL (default warn). Exit status: 0 when the turn(s) ended normally, 1 otherwise,
 2 on a usage error.`;
 
 const VID_HELP = "the run id: its calls are recorded under /byteseek/tool/<vid>/ (default: a new one)";
@@ -91,16 +99,18 @@ export async function runByteseekCli(
   sub("run", "run one agent turn, streaming the answer and each tool call")
     .argument("<task...>", "what to do (the words are joined; quote it to keep the shell away)")
     .option("--vid <vid>", VID_HELP)
+    .option("--send-key", "through a server: send BYTESEEK_LLM_KEY with each turn too")
     .addHelpText("after", '\nExample: byteseek run "list the TODO comments in src/" --vid todo1')
-    .action(async (words: string[], options: { vid?: string }) => {
+    .action(async (words: string[], options: TurnOptions) => {
       const task = words.join(" ").trim();
       if (task === "") throw new ByteseekUsageError('byteseek run needs a task: byteseek run "what to do"');
       status = await commands.run(task, options);
     });
   sub("chat", 'an interactive loop with a "byteseek> " prompt; "exit" leaves')
     .option("--vid <vid>", VID_HELP)
-    .action(async (options: { vid?: string }, cmd: Command) => {
-      noExtra(cmd, "no arguments besides --vid");
+    .option("--send-key", "through a server: send BYTESEEK_LLM_KEY with each turn too")
+    .action(async (options: TurnOptions, cmd: Command) => {
+      noExtra(cmd, "no arguments besides --vid and --send-key");
       status = await commands.chat(options);
     });
   sub("mcp", "an MCP server on stdio, on the store at KVSPACE")

@@ -2,45 +2,25 @@
 /**
  * The `byteseek` executable:
  *   byteseek serve                    the HTTP server (server/main.ts reads the environment)
- *   byteseek run "task" [--vid V]     one agent turn, streaming the answer and each tool call
- *   byteseek chat [--vid V]           turns read from a `byteseek> ` prompt; `exit` leaves
+ *   byteseek run "task" [--vid V] [--send-key]   one agent turn, shown by turn-view.ts
+ *   byteseek chat [--vid V] [--send-key]         turns read from a `byteseek> ` prompt; `exit` leaves
  *   byteseek mcp [--vid V]            an MCP server on stdio (cli/mcp.ts)
  * `run` and `chat` work on the store at KVSPACE (a folder, default ./data, or etcd://…), or through
- * a byteseek server when KVSPACE is its http:// URL. Exit status: 0 when the turn(s) ended normally, 1
+ * a byteseek server when KVSPACE is its http:// URL (agent-session.ts: the person's model settings
+ * go with each turn, the key only with --send-key). Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
  */
 import { createInterface } from "node:readline";
-import type { Writable } from "node:stream";
-import { pino } from "pino";
-import { request } from "undici";
-import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/loop.js";
 import { newVid } from "../agent/loop.js";
 import { VID } from "../mcp/server.js";
 import { startServer } from "../server/main.js";
-import type { ApprovalDecision } from "../tools/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
-import { readSse } from "../tree/http/index.js";
-import type { Tree } from "../tree/types.js";
+import { openSession, type Session } from "./agent-session.js";
 import { decisionOf } from "./approval-answer.js";
 import { ByteseekUsageError, runByteseekCli } from "./byteseek-program.js";
 import { runMcp } from "./mcp.js";
-import { openStore, storeSpec } from "./open-store.js";
-
-/** One turn, wherever it runs: events are shown as they come, the result answered at the end. */
-type RunTurn = (
-  input: string,
-  vid: string,
-  signal: AbortSignal,
-  onEvent: (e: AgentEvent) => void,
-) => Promise<TurnResult>;
-
-interface Session {
-  runTurn: RunTurn;
-  /** A person's decision on an approval key (the inline question on a terminal). */
-  decide(key: string, decision: ApprovalDecision): Promise<void>;
-  close(): Promise<void>;
-}
+import { canSpin, createTurnView, type TurnView, wantsColor } from "./turn-view.js";
 
 const out = process.stdout;
 const err = process.stderr;
@@ -48,141 +28,14 @@ const err = process.stderr;
 // before anything can start a command; the settings are read from this copy
 const env = withdrawSecrets().env;
 
-/** Prints a turn as it happens: the answer's text, and one line per tool call with its kind. */
-function createPrinter(stream: Writable): (e: AgentEvent) => void {
-  let atLineStart = true;
-  const write = (text: string) => {
-    if (text === "") return;
-    stream.write(text);
-    atLineStart = text.endsWith("\n");
-  };
-  const line = (text: string) => write(`${atLineStart ? "" : "\n"}${text}\n`);
-  return function print(e: AgentEvent) {
-    switch (e.type) {
-      case "text_delta":
-        write(e.delta);
-        break;
-      case "tool_start":
-        line(`→ ${e.name} ${shorten(JSON.stringify(e.args) ?? "", 160)}`);
-        break;
-      case "tool_result": {
-        const first = e.isError ? ` — ${shorten(e.text.split("\n")[0] ?? "", 160)}` : "";
-        line(`  ${e.kind}${e.record ? ` ${e.record}` : ""}${first}`);
-        break;
-      }
-      case "retry":
-        line(`(model call failed, retrying in ${e.delayMs} ms: ${e.reason})`);
-        break;
-      case "approval_pending": {
-        const id = e.key.replace("/byteseek/approval/", "");
-        line(`  waiting for approval ${e.key}: ${shorten(e.reason.split("\n")[0] ?? "", 160)}`);
-        if (e.diff) write(`${e.diff.endsWith("\n") ? e.diff : `${e.diff}\n`}`);
-        line(`  decide with: kvspace approve ${id} [--scope once|run|always]  |  kvspace deny ${id}`);
-        break;
-      }
-      case "turn_end":
-        if (!atLineStart) write("\n");
-        break;
-      default:
-        break;
-    }
-  };
-}
-
-function shorten(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
 const ok = (r: TurnResult) => r.reason === "done" || r.reason === "terminated";
 
 /** Says how the turn ended when it did not end with an answer; answers the exit status. */
-function report(r: TurnResult): number {
+function report(r: TurnResult, session: Session): number {
   if (ok(r)) return 0;
-  err.write(`byteseek: the turn stopped (${r.reason}): ${r.text}\n`);
+  const logs = r.reason === "model_error" && session.logFile ? ` (logs: ${session.logFile})` : "";
+  err.write(`byteseek: the turn stopped (${r.reason}): ${r.text}${logs}\n`);
   return 1;
-}
-
-async function openSession(): Promise<Session> {
-  const spec = storeSpec(env);
-  if (spec.backend === "http") return remoteSession(new URL(spec.url));
-  const logger = pino({ level: env.BYTESEEK_LOG_LEVEL || "warn" }, pino.destination(2));
-  const tree: Tree = await openStore({ env, cwd: process.cwd(), logger: logger.child({ part: "tree" }) });
-  try {
-    const bs = await createByteseek({
-      tree,
-      workspace: env.BYTESEEK_WORKSPACE || process.cwd(),
-      logger,
-      env,
-      ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
-    });
-    return {
-      runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
-      async decide(key, decision) {
-        await bs.runtime.approvals.decide(key, decision, "person (terminal)");
-      },
-      async close() {
-        await bs.close();
-        await tree.close();
-      },
-    };
-  } catch (e) {
-    await tree.close();
-    throw e;
-  }
-}
-
-/** Turns run by a byteseek server: POST /v1/agent/turn, its events read as server-sent events. */
-function remoteSession(base: URL): Session {
-  const url = new URL("v1/agent/turn", base.href.endsWith("/") ? base : `${base.href}/`);
-  return {
-    async runTurn(input, vid, signal, onEvent) {
-      const res = await request(url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "text/event-stream",
-          ...(env.BYTESEEK_TOKEN ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` } : {}),
-        },
-        body: JSON.stringify({ vid, input }),
-        signal,
-      });
-      if (res.statusCode !== 200) {
-        const text = await res.body.text();
-        let message = text;
-        try {
-          message = (JSON.parse(text) as { error: { message: string } }).error.message;
-        } catch {
-          // not our error body: shown as it is
-        }
-        throw new Error(`${url.origin} answered ${res.statusCode}: ${message}`);
-      }
-      let result: TurnResult | undefined;
-      for await (const ev of readSse(res.body)) {
-        const data = JSON.parse(ev.data) as AgentEvent | { code: string; message: string };
-        if (ev.event === "error") continue; // turn_end carries it
-        const e = data as AgentEvent;
-        if (e.type === "turn_end") result = e.result;
-        onEvent(e);
-      }
-      if (!result) throw new Error(`${url.origin} ended the stream before the turn ended`);
-      return result;
-    },
-    async decide(key, decision) {
-      const id = key.replace("/byteseek/approval/", "");
-      const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(env.BYTESEEK_TOKEN ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` } : {}),
-        },
-        body: JSON.stringify(decision),
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200)
-        throw new Error(`${url.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`);
-    },
-    async close() {},
-  };
 }
 
 /** Aborts the turn in progress on SIGINT/SIGTERM; a second signal exits at once. */
@@ -211,12 +64,12 @@ function interrupts(): { signal(): AbortSignal; dispose(): void } {
  * a = always, n = no); elsewhere the printer's line says how to decide it from another shell.
  */
 function withInlineApprovals(
-  print: (e: AgentEvent) => void,
+  view: TurnView,
   session: Session,
   ask: ((question: string) => Promise<string>) | undefined,
 ): (e: AgentEvent) => void {
   return function onEvent(e: AgentEvent) {
-    print(e);
+    view.onEvent(e);
     if (e.type !== "approval_pending" || !ask) return;
     void ask(`approve ${e.name}? [y]es once, [r] for this run, [a]lways, [n]o: `)
       .then(async (answer) => {
@@ -230,37 +83,50 @@ function withInlineApprovals(
   };
 }
 
-async function run(task: string, { vid = newVid() }: { vid?: string }): Promise<number> {
-  const session = await openSession();
+/** The turn view on stdout: colours and a spinner only where the terminal can show them. */
+function turnView(): TurnView {
+  return createTurnView({ out, color: wantsColor(out, env), spinner: canSpin(out, env) });
+}
+
+/** The session for run/chat, its notes (which model settings apply) said on stderr. */
+async function startSession(sendKey: boolean | undefined): Promise<Session> {
+  const session = await openSession({ env, cwd: process.cwd(), ...(sendKey ? { sendKey } : {}) });
+  for (const note of session.notes) err.write(`${note}\n`);
+  return session;
+}
+
+async function run(
+  task: string,
+  { vid = newVid(), sendKey }: { vid?: string; sendKey?: boolean },
+): Promise<number> {
+  const session = await startSession(sendKey);
   const sig = interrupts();
   const rl = process.stdin.isTTY
     ? createInterface({ input: process.stdin, output: out, terminal: true })
     : undefined;
   const ask = rl ? (q: string) => new Promise<string>((res) => rl.question(q, res)) : undefined;
+  const view = turnView();
   try {
     err.write(`vid ${vid}\n`);
-    const result = await session.runTurn(
-      task,
-      vid,
-      sig.signal(),
-      withInlineApprovals(createPrinter(out), session, ask),
-    );
-    return report(result);
+    const result = await session.runTurn(task, vid, sig.signal(), withInlineApprovals(view, session, ask));
+    return report(result, session);
   } finally {
+    view.pause();
     rl?.close();
     sig.dispose();
     await session.close();
   }
 }
 
-async function chat({ vid = newVid() }: { vid?: string }): Promise<number> {
-  const session = await openSession();
+async function chat({ vid = newVid(), sendKey }: { vid?: string; sendKey?: boolean }): Promise<number> {
+  const session = await startSession(sendKey);
   const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
   rl.setPrompt("byteseek> ");
   const ask = process.stdin.isTTY
     ? (q: string) => new Promise<string>((res) => rl.question(q, res))
     : undefined;
-  const print = withInlineApprovals(createPrinter(out), session, ask);
+  const view = turnView();
+  const print = withInlineApprovals(view, session, ask);
   let turn: AbortController | undefined;
   let status = 0;
   rl.on("SIGINT", () => {
@@ -277,8 +143,9 @@ async function chat({ vid = newVid() }: { vid?: string }): Promise<number> {
         turn = new AbortController();
         try {
           const result = await session.runTurn(input, vid, turn.signal, print);
-          status = report(result);
+          status = report(result, session);
         } catch (e) {
+          view.pause();
           err.write(`byteseek: ${(e as Error).message}\n`);
           status = 1;
         }

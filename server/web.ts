@@ -26,7 +26,16 @@ export interface WebRoutesOptions {
 }
 
 /** Page addresses answered with index.html (the page reads the address itself). */
-export const PAGE_ROUTES = ["/", "/ui", "/ui/*", "/tools", "/tools/*", "/runs/*"] as const;
+export const PAGE_ROUTES = [
+  "/",
+  "/ui",
+  "/ui/*",
+  "/tools",
+  "/tools/*",
+  "/runs/*",
+  "/agent",
+  "/agent/*",
+] as const;
 
 /** Headers on the page: it may fetch from its own origin only, nothing external. */
 const PAGE_HEADERS = {

@@ -9,6 +9,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { AgentError, type AgentErrorCode } from "../../agent/errors.js";
+import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent, AgentEvent, TurnResult } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
@@ -30,6 +31,7 @@ export const TurnBody = z
       .describe("The run to continue (its messages are under /byteseek/session/<vid>/); absent: a new run"),
     input: z.string().min(1).describe("The user's message"),
     approve: z.boolean().optional().describe("Approve calls of tools that need confirmation"),
+    llm: ClientLlmSettings.optional(),
   })
   .strict();
 
@@ -74,8 +76,14 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) ac.abort();
       });
-      const { vid, input, approve } = req.body;
-      const base = { input, signal: ac.signal, ...(vid ? { vid } : {}), ...(approve ? { approve } : {}) };
+      const { vid, input, approve, llm } = req.body;
+      const base = {
+        input,
+        signal: ac.signal,
+        ...(vid ? { vid } : {}),
+        ...(approve ? { approve } : {}),
+        ...(llm ? { llm } : {}),
+      };
       try {
         if (!wantsEvents(req.headers.accept)) {
           const result = await agent.runTurn(base);

@@ -183,6 +183,25 @@ describe("POST /v1/agent/turn", () => {
     expect(res.body.error.message).toContain("BYTESEEK_LLM_URL");
   });
 
+  it("runs on the model settings a client sends, and refuses a setting it does not know", async () => {
+    const s = await serve({});
+    const own = await startFakeLlm();
+    cleanup.push(() => own.close());
+    own.script({ text: "from the client's model" });
+    const llm = { api: "openai", url: `${own.url}/v1`, model: "mine", key: "sk-sent", maxRetries: "0" };
+    const res = await postTurn(s.url, { vid: "cl1", input: "hi", llm });
+    expect(res.status).toBe(200);
+    expect(res.body.text).toBe("from the client's model");
+    expect(own.requests[0]?.model).toBe("mine");
+    expect(own.requests[0]?.headers.authorization).toBe("Bearer sk-sent");
+    // nothing of the settings is kept in the run's messages
+    const session = await s.tree.list("/byteseek/session/cl1/");
+    expect(JSON.stringify(session)).not.toContain("sk-sent");
+
+    const unknown = await postTurn(s.url, { input: "hi", llm: { ...llm, temperature: "2" } });
+    expect(unknown.status).toBe(400);
+  });
+
   it("refuses a bad vid and a missing input with 400", async () => {
     const s = await serve();
     expect((await postTurn(s.url, { vid: "../x", input: "hi" })).body.error.code).toBe("AGENT_INVALID_VID");
@@ -258,12 +277,17 @@ describe("the byteseek CLI", () => {
     expect(r.stdout.split("\n")).toEqual([
       "Reading.",
       '→ edit.read {"path":"r.txt"}',
-      "  ok /byteseek/tool/cli1/0",
+      expect.stringMatching(/^ {2}✓ ok in \d+ ms · \/byteseek\/tool\/cli1\/0$/),
+      expect.stringMatching(/^ {2}│ .*hello/),
       '→ edit.read {"path":"gone.txt"}',
-      expect.stringMatching(/^ {2}runtime \/byteseek\/tool\/cli1\/1 — \S/),
+      expect.stringMatching(/^ {2}✗ runtime in \d+ ms · \/byteseek\/tool\/cli1\/1$/),
+      "  │ gone.txt does not exist. Check the path with edit.ls or edit.glob.",
       "It says hello.",
+      expect.stringMatching(/^\(3 steps · 2 tool calls, 1 failed · \d+ tokens in, \d+ out\)$/),
       "",
     ]);
+    // piped: no colours, no spinner
+    expect(r.stdout).not.toMatch(/\x1b|\r/);
     expect(r.code).toBe(0);
     const tree = await openTree({ backend: "classic", location: store });
     try {
@@ -320,11 +344,13 @@ describe("the byteseek CLI", () => {
     fake.script({ text: "hello there" }, (req) => ({ text: `you said ${req.messages.length} things` }));
     const r = await byteseek(["chat", "--vid", "c1"], env, "hi\n\nagain\nexit\nnever sent\n");
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(
+    expect(r.stdout.replace(/\d+ tokens in, \d+ out/g, "N tokens in, N out")).toBe(
       [
         'byteseek chat (vid c1); "exit" leaves',
         "byteseek> hello there",
+        "(1 step · 0 tool calls · N tokens in, N out)",
         "byteseek> byteseek> you said 3 things",
+        "(1 step · 0 tool calls · N tokens in, N out)",
         "byteseek> ",
         "",
       ].join("\n"),

@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AgentError, isAgentError } from "../../agent/errors.js";
-import { resolveLlmConfig } from "../../agent/llm-config.js";
+import { clientLlmSettings, resolveLlmConfig } from "../../agent/llm-config.js";
 import { bool, int64, openTree, str, type Tree } from "../../tree/index.js";
 
 const KEY = "sk-config-secret-42";
@@ -146,5 +146,79 @@ describe("resolveLlmConfig", () => {
   it("keeps the key out of its errors", async () => {
     const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" } }));
     expect(`${err.message} ${JSON.stringify(err)} ${inspect(err)}`).not.toContain(KEY);
+  });
+});
+
+describe("settings a client sends with a turn", () => {
+  it("win over the server's environment and tree, field by field", async () => {
+    await tree.set("/byteseek/llm/model", str("tree-model"));
+    const config = await resolveLlmConfig({
+      env: FULL_ENV,
+      tree,
+      client: { model: "client-model", maxTokens: "99" },
+    });
+    expect(config).toMatchObject({ api: "openai", url: "http://127.0.0.1:8080/v1", model: "client-model" });
+    expect(config.maxTokens).toBe(99);
+    expect(config.key).toBe(KEY); // the server's own URL: its key goes with it
+  });
+
+  it("never pair the server's key with a URL the client chose", async () => {
+    const elsewhere = await resolveLlmConfig({
+      env: FULL_ENV,
+      tree,
+      client: { url: "http://attacker.example/v1" },
+    });
+    expect(elsewhere.url).toBe("http://attacker.example/v1");
+    expect(elsewhere.key).toBeUndefined();
+
+    // the tree's key too, and when the server has no URL of its own
+    await tree.set("/byteseek/llm/key", str(KEY));
+    const noUrl = await resolveLlmConfig({
+      env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_MODEL: "m" },
+      tree,
+      client: { url: "http://attacker.example/v1" },
+    });
+    expect(noUrl.key).toBeUndefined();
+
+    const ownKey = await resolveLlmConfig({
+      env: FULL_ENV,
+      tree,
+      client: { url: "http://elsewhere.example/v1", key: "client-key" },
+    });
+    expect(ownKey.key).toBe("client-key");
+
+    const sameUrl = await resolveLlmConfig({
+      env: FULL_ENV,
+      tree,
+      client: { url: "http://127.0.0.1:8080/v1" },
+    });
+    expect(sameUrl.key).toBe(KEY);
+  });
+
+  it("say where they looked when nothing names a model, and how to set it on either side", async () => {
+    const err = await failure(resolveLlmConfig({ env: {}, tree, client: {} }));
+    expect(err.code).toBe("LLM_NOT_CONFIGURED");
+    expect(err.message).toContain("in the settings the client sent, in the server's environment");
+    expect(err.message).toContain(
+      "/byteseek/llm/api, /byteseek/llm/url and /byteseek/llm/model in the server's tree",
+    );
+    expect(err.message).toContain("kvspace set /byteseek/llm/api string:");
+  });
+
+  it("name a bad client value by its variable", async () => {
+    const err = await failure(resolveLlmConfig({ env: FULL_ENV, tree, client: { url: "ftp://x" } }));
+    expect(err.code).toBe("LLM_BAD_CONFIG");
+    expect(err.message).toContain("BYTESEEK_LLM_URL sent by the client must be an http:// or https:// URL");
+  });
+
+  it("are read from the client's environment without the key unless asked", () => {
+    const env = { ...FULL_ENV, BYTESEEK_LLM_TIMEOUT_MS: " ", OTHER: "x" };
+    expect(clientLlmSettings(env)).toEqual({
+      api: "openai",
+      url: "http://127.0.0.1:8080/v1/",
+      model: "qwen",
+      maxTokens: "2048",
+    });
+    expect(clientLlmSettings(env, { withKey: true }).key).toBe(KEY);
   });
 });

@@ -52,7 +52,8 @@ export type Route =
   | { view: "tree"; key: string }
   | { view: "tools" }
   | { view: "tool"; name: string }
-  | { view: "runs"; vid: string };
+  | { view: "runs"; vid: string }
+  | { view: "agent"; vid?: string };
 
 export function routeUrl(route: Route): string {
   switch (route.view) {
@@ -64,6 +65,8 @@ export function routeUrl(route: Route): string {
       return `/tools/${encodeURIComponent(route.name)}`;
     case "runs":
       return `/runs/${encodeURIComponent(route.vid)}`;
+    case "agent":
+      return route.vid ? `/agent/${encodeURIComponent(route.vid)}` : "/agent/";
   }
 }
 
@@ -74,6 +77,8 @@ export function parseRoute(pathname: string, hash = ""): Route {
   if (pathname === "/tools" || pathname === "/tools/") return { view: "tools" };
   if (pathname.startsWith("/tools/")) return { view: "tool", name: safeDecode(pathname.slice(7)) };
   if (pathname.startsWith("/runs/")) return { view: "runs", vid: safeDecode(pathname.slice(6)) };
+  if (pathname === "/agent" || pathname === "/agent/") return { view: "agent" };
+  if (pathname.startsWith("/agent/")) return { view: "agent", vid: safeDecode(pathname.slice(7)) };
   return { view: "tree", key: "/" };
 }
 

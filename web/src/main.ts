@@ -1,5 +1,6 @@
 import { createApi } from "./api.js";
 import { createApprovalsPanel } from "./approvals-view.js";
+import { createChatView } from "./chat-view.js";
 import { askToken, storedToken, toast } from "./dialogs.js";
 import { byId, replace } from "./dom.js";
 import { parseRoute, type Route, routeUrl } from "./keys.js";
@@ -55,9 +56,13 @@ function start(): void {
         view = createRecordsView(api, route.vid);
         document.title = `Records of ${route.vid} — byteseek`;
         break;
+      case "agent":
+        view = createChatView(api, route.vid);
+        document.title = "Agent — byteseek";
+        break;
     }
     for (const a of document.querySelectorAll<HTMLAnchorElement>("#top-nav a"))
-      a.setAttribute("aria-current", String(a.dataset.view === (route.view === "tree" ? "tree" : "tools")));
+      a.setAttribute("aria-current", String(a.dataset.view === navSection(route)));
     replace(main, view.el);
     // After a navigation, focus moves to the new content so keyboard and screen-reader users land
     // on it; on the first load it stays at the top (the skip link comes first).
@@ -69,7 +74,7 @@ function start(): void {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     const a = (e.target as Element).closest?.("a");
     if (!a || a.target || a.origin !== location.origin) return;
-    if (!/^\/(ui|tools|runs)(\/|$)/.test(a.pathname)) return;
+    if (!/^\/(ui|tools|runs|agent)(\/|$)/.test(a.pathname)) return;
     e.preventDefault();
     navigate(parseRoute(a.pathname));
   });
@@ -126,6 +131,11 @@ function start(): void {
         state: showState,
       }),
     );
+}
+
+/** The top navigation's section a route belongs to. */
+function navSection(route: Route): string {
+  return route.view === "tree" || route.view === "agent" ? route.view : "tools";
 }
 
 // The page hides the no-script message once the app runs.

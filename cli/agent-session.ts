@@ -1,0 +1,160 @@
+/**
+ * Where `byteseek run` and `chat` run their turns: in this process on the store at KVSPACE, or on
+ * the byteseek server KVSPACE names (POST /v1/agent/turn, its events read as server-sent events).
+ * Through a server, the person's own BYTESEEK_LLM_* go with each turn (the key only with
+ * `--send-key`), and the session says which model settings apply.
+ */
+import { join } from "node:path";
+import { type Logger, pino } from "pino";
+import { request } from "undici";
+import { createByteseek } from "../agent/byteseek.js";
+import { type ClientLlmSettings, clientLlmSettings, LLM_SETTINGS } from "../agent/llm-config.js";
+import type { AgentEvent, TurnResult } from "../agent/loop.js";
+import type { ApprovalDecision } from "../tools/approvals.js";
+import { readSse } from "../tree/http/index.js";
+import type { Tree } from "../tree/types.js";
+import { openStore, storeSpec } from "./open-store.js";
+
+/** One turn, wherever it runs: events are shown as they come, the result answered at the end. */
+export type RunTurn = (
+  input: string,
+  vid: string,
+  signal: AbortSignal,
+  onEvent: (e: AgentEvent) => void,
+) => Promise<TurnResult>;
+
+export interface Session {
+  runTurn: RunTurn;
+  /** A person's decision on an approval key (the inline question on a terminal). */
+  decide(key: string, decision: ApprovalDecision): Promise<void>;
+  /** Lines for stderr before the first turn: which model settings apply, where logs go. */
+  notes: string[];
+  /** Where the logs of an embedded run go, when to a file. */
+  logFile?: string;
+  close(): Promise<void>;
+}
+
+export interface SessionOptions {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Send BYTESEEK_LLM_KEY to the server with each turn. */
+  sendKey?: boolean;
+}
+
+export async function openSession(options: SessionOptions): Promise<Session> {
+  const { env, cwd } = options;
+  const spec = storeSpec(env);
+  if (spec.backend === "http") return remoteSession(new URL(spec.url), options);
+  // Logs never go into the conversation: to a file in the store's folder, or stderr when there is none.
+  const logFile =
+    env.BYTESEEK_LOG_FILE || (spec.backend === "classic" ? join(spec.location, "byteseek.log") : undefined);
+  const level = env.BYTESEEK_LOG_LEVEL || "warn";
+  const logger: Logger = pino(
+    { level },
+    logFile ? pino.destination({ dest: logFile, mkdir: true, sync: true }) : pino.destination(2),
+  );
+  const tree: Tree = await openStore({ env, cwd, logger: logger.child({ part: "tree" }) });
+  try {
+    const bs = await createByteseek({
+      tree,
+      workspace: env.BYTESEEK_WORKSPACE || cwd,
+      logger,
+      env,
+      ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
+    });
+    return {
+      runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
+      async decide(key, decision) {
+        await bs.runtime.approvals.decide(key, decision, "person (terminal)");
+      },
+      notes: [],
+      ...(logFile ? { logFile } : {}),
+      async close() {
+        await bs.close();
+        await tree.close();
+      },
+    };
+  } catch (e) {
+    await tree.close();
+    throw e;
+  }
+}
+
+/** What a person is told about the model settings a turn through a server uses. */
+export function modelNote(
+  settings: ClientLlmSettings,
+  env: Record<string, string | undefined>,
+  server: string,
+): string {
+  const sent = (Object.keys(settings) as Array<keyof ClientLlmSettings>).map((f) => LLM_SETTINGS[f].env);
+  const keyHere = Boolean(env.BYTESEEK_LLM_KEY?.trim()) && settings.key === undefined;
+  if (sent.length === 0)
+    return (
+      `model: the server's settings apply (its BYTESEEK_LLM_* or /byteseek/llm/* in its tree); ` +
+      `export BYTESEEK_LLM_API, BYTESEEK_LLM_URL and BYTESEEK_LLM_MODEL here to choose, or ` +
+      `KVSPACE=${server} kvspace set /byteseek/llm/model string:NAME to change the server's`
+    );
+  return (
+    `model: ${sent.join(", ")} from this shell, sent with each turn` +
+    (keyHere
+      ? "; BYTESEEK_LLM_KEY stays here (--send-key sends it; without it the server's key goes only to its own URL)"
+      : "")
+  );
+}
+
+/** Turns run by a byteseek server: POST /v1/agent/turn, its events read as server-sent events. */
+function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Session {
+  const url = new URL("v1/agent/turn", base.href.endsWith("/") ? base : `${base.href}/`);
+  const auth: Record<string, string> = env.BYTESEEK_TOKEN
+    ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` }
+    : {};
+  const llm = clientLlmSettings(env, { withKey: sendKey });
+  return {
+    notes: [modelNote(llm, env, base.origin)],
+    async runTurn(input, vid, signal, onEvent) {
+      const res = await request(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream", ...auth },
+        body: JSON.stringify({ vid, input, llm }),
+        signal,
+      });
+      if (res.statusCode !== 200) {
+        const text = await res.body.text();
+        let error: { code?: string; message?: string } = { message: text.slice(0, 500) };
+        try {
+          error = (JSON.parse(text) as { error: typeof error }).error;
+        } catch {
+          // not our error body: shown as it is
+        }
+        throw new Error(`the server at ${url.origin} answered ${res.statusCode}: ${error.message}`);
+      }
+      let result: TurnResult | undefined;
+      let failure: { code?: string } = {};
+      for await (const ev of readSse(res.body)) {
+        if (ev.event === "error") {
+          failure = JSON.parse(ev.data) as typeof failure; // turn_end says how the turn ended
+          continue;
+        }
+        const e = JSON.parse(ev.data) as AgentEvent;
+        if (e.type === "turn_end") result = e.result;
+        onEvent(e);
+      }
+      if (!result) throw new Error(`the server at ${url.origin} ended the stream before the turn ended`);
+      if (failure.code === "LLM_NOT_CONFIGURED" || failure.code === "LLM_BAD_CONFIG")
+        result.text = `the turn ran on the server at ${url.origin}: ${result.text}`;
+      return result;
+    },
+    async decide(key, decision) {
+      const id = key.replace("/byteseek/approval/", "");
+      const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
+        method: "POST",
+        headers: { "content-type": "application/json", ...auth },
+        body: JSON.stringify(decision),
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200)
+        throw new Error(`the server at ${url.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`);
+    },
+    async close() {},
+  };
+}

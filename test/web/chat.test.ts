@@ -1,0 +1,197 @@
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { type App, buildApp } from "../../server/app.js";
+import { webRoutes } from "../../server/web.js";
+import { json, openTree, type Tree } from "../../tree/index.js";
+import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import { silent } from "../tools/helpers.js";
+import { ensureWebBuilt, launchBrowser, openPage, removeDir, screenshot } from "./harness.js";
+
+// A real browser on a shared machine: generous limits; every wait is for a condition.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+
+let chromium: Awaited<ReturnType<typeof launchBrowser>>;
+let browser: Browser;
+let fake: FakeLlm;
+let dir: string;
+let workspace: string;
+let tree: Tree;
+let bs: Byteseek;
+let app: App;
+let url: string;
+
+beforeAll(async () => {
+  await ensureWebBuilt();
+  chromium = await launchBrowser();
+  browser = chromium.browser;
+  fake = await startFakeLlm();
+  dir = await mkdtemp(join(tmpdir(), "byteseek-web-chat-"));
+  workspace = join(dir, "workspace");
+  await mkdir(workspace);
+  tree = await openTree({ backend: "classic", location: join(dir, "store") });
+  bs = await createByteseek({
+    tree,
+    workspace,
+    logger: silent,
+    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
+  });
+  app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent });
+  if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
+  url = await app.listen({ host: "127.0.0.1", port: 0 });
+  // A person makes edit.write ask first.
+  const node = await tree.get("/byteseek/tools/edit.write");
+  const decl = node && "value" in node ? (node.value.value as Record<string, unknown>) : {};
+  await tree.set("/byteseek/tools/edit.write", json({ ...decl, confirm: true } as never));
+});
+
+afterAll(async () => {
+  await chromium?.close();
+  await app?.close();
+  await bs?.close();
+  await tree?.close();
+  await fake?.close();
+  if (dir) await removeDir(dir);
+});
+
+describe("the agent on the web page", () => {
+  it("runs a turn: the answer streams in, each tool call shows its arguments and result, then the totals", async () => {
+    await writeFile(join(workspace, "notes.txt"), "hello from the workspace\n");
+    fake.script(
+      { text: "Let me read it.", toolCalls: [{ name: "edit.read", args: { path: "notes.txt" } }] },
+      { text: "The file says hello." },
+    );
+    const { page, context, errors } = await openPage(browser, url);
+    await page.goto("/ui/");
+    await page.getByRole("link", { name: "Agent" }).click();
+    await page.getByLabel("Message").fill("What does notes.txt say?");
+    await page.getByLabel("Message").press("Enter");
+
+    const call = page.locator('li.tool-call[data-tool="edit.read"][data-state="ok"]');
+    await call.waitFor();
+    expect(await call.locator("pre.args").textContent()).toContain('"path": "notes.txt"');
+    expect(await call.locator("pre.result").textContent()).toContain("hello from the workspace");
+    expect(await call.locator(".kind").textContent()).toMatch(/^ok · \d+(\.\d)? m?s$/);
+    await page.locator(".chat-log .summary").waitFor();
+    const said = await page.locator(".chat-log .msg.assistant").allTextContents();
+    expect(said).toEqual(["Let me read it.", "The file says hello."]);
+    expect(await page.locator(".chat-log .msg.user").textContent()).toBe("What does notes.txt say?");
+    expect(await page.locator(".chat-log .summary").textContent()).toMatch(
+      /^2 steps · 1 tool call · \d+ tokens in, \d+ out$/,
+    );
+    // the run goes on at its own address; its id is the one the records are under
+    expect(new URL(page.url()).pathname).toMatch(/^\/agent\/r[0-9a-z]+$/);
+    const vid = decodeURIComponent(new URL(page.url()).pathname.slice("/agent/".length));
+    expect(await call.locator("a.record").textContent()).toBe(`/byteseek/tool/${vid}/0`);
+
+    // the next message continues the same run: the model sees the whole conversation
+    fake.script({ text: "Still hello." });
+    await page.getByLabel("Message").fill("And now?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".chat-log .summary").nth(1).waitFor();
+    expect(fake.requests.at(-1)?.messages.length).toBe(5);
+    await screenshot(page, "agent-chat");
+
+    // the run's address opens on its conversation, read back from the tree
+    await page.reload();
+    await page.locator('.chat-log li.tool-call[data-tool="edit.read"][data-state="ok"]').waitFor();
+    expect(await page.locator(".chat-log .msg").allTextContents()).toEqual([
+      "What does notes.txt say?",
+      "Let me read it.",
+      "The file says hello.",
+      "And now?",
+      "Still hello.",
+    ]);
+    expect(await page.locator(".chat-log pre.result").textContent()).toContain("hello from the workspace");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("shows a call waiting for approval in the conversation, and Approve runs it", async () => {
+    fake.script(
+      { toolCalls: [{ name: "edit.write", args: { path: "approved.txt", text: "made on the page\n" } }] },
+      { text: "Written." },
+    );
+    const { page, context, errors } = await openPage(browser, url);
+    await page.goto("/agent/");
+    await page.getByLabel("Message").fill("Write approved.txt");
+    await page.getByRole("button", { name: "Send" }).click();
+    const card = page.locator(".tool-call .approval-inline");
+    await card.waitFor();
+    expect(await card.locator(".reason").textContent()).toMatch(/^Waiting for your approval: /);
+    expect(existsSync(join(workspace, "approved.txt"))).toBe(false);
+    await screenshot(page, "agent-chat-approval");
+    await card.getByRole("button", { name: "Approve", exact: true }).click();
+    await page.locator('li.tool-call[data-tool="edit.write"][data-state="ok"]').waitFor();
+    expect(await readFile(join(workspace, "approved.txt"), "utf8")).toBe("made on the page\n");
+    await page.locator(".chat-log .summary").waitFor();
+    expect(await page.locator(".chat-log .msg.assistant").last().textContent()).toBe("Written.");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("Deny refuses the waiting call: the conversation shows it denied and nothing is written", async () => {
+    fake.script(
+      { toolCalls: [{ name: "edit.write", args: { path: "denied.txt", text: "never\n" } }] },
+      { text: "Understood." },
+    );
+    const { page, context, errors } = await openPage(browser, url);
+    await page.goto("/agent/");
+    await page.getByLabel("Message").fill("Write denied.txt");
+    await page.getByRole("button", { name: "Send" }).click();
+    const card = page.locator(".tool-call .approval-inline");
+    await card.waitFor();
+    await card.getByRole("button", { name: "Deny" }).click();
+    const call = page.locator('li.tool-call[data-tool="edit.write"][data-state="error"][data-kind="denied"]');
+    await call.waitFor();
+    expect(await call.locator(".kind").textContent()).toMatch(/^denied · /);
+    await page.locator(".chat-log .summary").waitFor();
+    expect(await page.locator(".chat-log .summary").textContent()).toContain("1 tool call (1 failed)");
+    expect(existsSync(join(workspace, "denied.txt"))).toBe(false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("shows the answer while it streams, and Stop ends the turn", async () => {
+    fake.script({ text: "Thinking out loud", hold: "body" });
+    const { page, context } = await openPage(browser, url);
+    await page.goto("/agent/");
+    await page.getByLabel("Message").fill("Take your time");
+    await page.getByRole("button", { name: "Send" }).click();
+    // the reply's text is on screen while the model has not finished it
+    await page.locator(".chat-log .msg.assistant", { hasText: "Thinking out loud" }).waitFor();
+    expect(await page.locator(".chat-log .summary").count()).toBe(0);
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator(".chat-log .msg.error").waitFor();
+    expect(await page.locator(".chat-log .msg.error").textContent()).toBe("Stopped.");
+    expect(await page.getByRole("button", { name: "Stop" }).isHidden()).toBe(true);
+    await context.close();
+  });
+
+  it("says what to do when the server has no model", async () => {
+    const bare = await openTree({ backend: "memory" });
+    const none = await createByteseek({ tree: bare, workspace, logger: silent, env: {}, sweep: false });
+    const other = await buildApp({ tree: bare, logger: silent, runtime: none.runtime, agent: none.agent });
+    if (!other.hasRoute({ method: "GET", url: "/" })) await other.register(webRoutes);
+    const otherUrl = await other.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const { page, context } = await openPage(browser, otherUrl);
+      await page.goto("/agent/");
+      await page.getByLabel("Message").fill("hi");
+      await page.getByRole("button", { name: "Send" }).click();
+      const error = page.locator(".chat-log .msg.error");
+      await error.waitFor();
+      expect(await error.textContent()).toContain("no model provider configured");
+      expect(await error.textContent()).toContain("/byteseek/llm/url");
+      await context.close();
+    } finally {
+      await other.close();
+      await none.close();
+      await bare.close();
+    }
+  });
+});

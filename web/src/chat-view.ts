@@ -1,0 +1,323 @@
+/**
+ * The agent on the page (`/agent/`, `/agent/<vid>` to go on with a run): a message box that
+ * starts a turn, the answer streamed as it comes, each tool call with its arguments and result,
+ * and a call waiting for approval decided right where it waits. Every message of a page's
+ * session goes to one run; "New run" starts another.
+ */
+import type { Api } from "./api.js";
+import { toast } from "./dialogs.js";
+import { append, h, replace } from "./dom.js";
+import { encodeKeyPath } from "./keys.js";
+import { streamTurn, type TurnEvent, type TurnOutcome } from "./turn-stream.js";
+
+const RESULT_LINES = 12;
+
+export function createChatView(api: Api, startVid?: string): { el: HTMLElement } {
+  let vid = startVid;
+  let running: AbortController | null = null;
+
+  const runLine = h("p", { class: "meta chat-run" });
+  const log = h("ol", { class: "chat-log", role: "log", "aria-label": "Conversation" });
+  const status = h("p", { class: "chat-status", role: "status", "aria-live": "polite" });
+  const input = h("textarea", {
+    id: "chat-input",
+    rows: 3,
+    placeholder: "Ask the agent… (Enter sends, Shift+Enter for a new line)",
+    spellcheck: "true",
+  });
+  const send = h("button", { class: "primary", type: "submit" }, "Send");
+  const stop = h("button", { type: "button", hidden: true, onclick: () => running?.abort() }, "Stop");
+  const fresh = h(
+    "button",
+    {
+      type: "button",
+      onclick: () => {
+        if (running) return;
+        vid = undefined;
+        log.replaceChildren();
+        status.textContent = "";
+        showRun();
+        history.replaceState(null, "", "/agent/");
+        input.focus();
+      },
+    },
+    "New run",
+  );
+  const form = h(
+    "form",
+    { class: "chat-form", onsubmit: submit },
+    h("label", { for: "chat-input" }, "Message"),
+    input,
+    h("div", { class: "actions" }, send, stop, fresh),
+  );
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  const el = h("section", { class: "chat" }, h("h1", {}, "Agent"), runLine, log, status, form);
+  showRun();
+  if (vid) void loadConversation(api, vid, log);
+
+  function showRun(): void {
+    if (!vid) replace(runLine, "A new run: its id comes with the first answer.");
+    else
+      replace(
+        runLine,
+        "Run ",
+        h("code", {}, vid),
+        " · ",
+        h("a", { href: `/runs/${encodeURIComponent(vid)}` }, "its tool-call records"),
+      );
+  }
+
+  async function submit(e: Event): Promise<void> {
+    e.preventDefault();
+    const text = input.value.trim();
+    if (text === "" || running) return;
+    input.value = "";
+    log.append(h("li", { class: "msg user" }, text));
+    const ac = new AbortController();
+    running = ac;
+    send.disabled = true;
+    stop.hidden = false;
+    const turn = createTurnRenderer(api, log, status);
+    try {
+      await streamTurn(
+        api,
+        { input: text, ...(vid ? { vid } : {}) },
+        (ev) => {
+          if (ev.type === "turn_start" && ev.vid !== vid) {
+            vid = ev.vid;
+            showRun();
+            history.replaceState(null, "", `/agent/${encodeURIComponent(ev.vid)}`);
+          }
+          turn.onEvent(ev);
+        },
+        ac.signal,
+      );
+    } catch (err) {
+      turn.fail(ac.signal.aborted ? "Stopped." : (err as Error).message);
+    } finally {
+      running = null;
+      send.disabled = false;
+      stop.hidden = true;
+      turn.finish();
+    }
+  }
+
+  return { el };
+}
+
+/** A message of a run as the tree keeps it at /byteseek/session/<vid>/<n>. */
+type StoredMessage =
+  | { role: "user"; content: string }
+  | { role: "assistant"; text: string; toolCalls: Array<{ id: string; name: string; argsText: string }> }
+  | { role: "tool"; toolCallId: string; name: string; content: string; isError: boolean };
+
+/** Draws the run's messages so far, so `/agent/<vid>` opens on the conversation it continues. */
+async function loadConversation(api: Api, vid: string, log: HTMLElement): Promise<void> {
+  const calls = new Map<string, HTMLElement>();
+  let after: string | undefined;
+  try {
+    do {
+      const page = await api.list(`/byteseek/session/${vid}/`, { limit: 500, ...(after ? { after } : {}) });
+      for (const child of page.children) {
+        const m = child.value as unknown as StoredMessage | undefined;
+        if (!m || typeof m !== "object") continue;
+        if (m.role === "user") log.append(h("li", { class: "msg user" }, m.content));
+        else if (m.role === "assistant") {
+          if (m.text) log.append(h("li", { class: "msg assistant" }, m.text));
+          for (const c of m.toolCalls ?? []) {
+            const li = callItem(c.name, parseArgs(c.argsText));
+            calls.set(c.id, li);
+            log.append(li);
+          }
+        } else if (m.role === "tool") {
+          const li = calls.get(m.toolCallId);
+          if (!li) continue;
+          li.dataset.state = m.isError ? "error" : "ok";
+          const kind = li.querySelector(".kind");
+          if (kind) kind.textContent = m.isError ? "failed" : "ok";
+          li.append(h("pre", { class: "result" }, firstLines(m.content)));
+        }
+      }
+      after = page.next ?? undefined;
+    } while (after);
+  } catch (err) {
+    // a run with no messages yet (404) starts empty; anything else is said
+    if ((err as { status?: number }).status !== 404)
+      toast(`Could not read the run's messages: ${(err as Error).message}`, "error");
+  }
+}
+
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A tool call's entry in the log: its name, state and arguments. */
+function callItem(name: string, args: unknown): HTMLElement {
+  return h(
+    "li",
+    { class: "tool-call", "data-tool": name, "data-state": "running" },
+    h("p", { class: "call" }, "→ ", h("strong", {}, name), " ", h("span", { class: "kind" }, "running…")),
+    h("pre", { class: "args" }, shorten(JSON.stringify(args, null, 2) ?? "", 2000)),
+  );
+}
+
+function firstLines(text: string): string {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  const shown = lines.slice(0, RESULT_LINES).join("\n");
+  return lines.length > RESULT_LINES ? `${shown}\n… ${lines.length - RESULT_LINES} more lines` : shown;
+}
+
+/** Draws one turn's events into the log. */
+function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
+  let answer: HTMLElement | null = null;
+  let failed = false;
+  let ended = false;
+  const calls = new Map<string, { li: HTMLElement; started: number }>();
+  const writing = new Map<number, { name: string; bytes: number }>();
+
+  function say(text: string): void {
+    status.textContent = text;
+  }
+
+  function onEvent(e: TurnEvent): void {
+    switch (e.type) {
+      case "step":
+        answer = null;
+        say("Waiting for the model…");
+        break;
+      case "text_delta":
+        if (!answer) {
+          answer = h("li", { class: "msg assistant" });
+          log.append(answer);
+        }
+        answer.textContent += e.delta;
+        say("The model is answering…");
+        break;
+      case "toolcall_start":
+        writing.set(e.index, { name: e.name, bytes: 0 });
+        say(`The model is writing a call of ${e.name}…`);
+        break;
+      case "toolcall_delta": {
+        const w = writing.get(e.index);
+        if (w) {
+          w.bytes += e.delta.length;
+          say(`The model is writing a call of ${w.name} (${w.bytes} characters)…`);
+        }
+        break;
+      }
+      case "retry":
+        say(`The model call failed; retrying in ${Math.round(e.delayMs / 100) / 10} s (${e.reason})`);
+        break;
+      case "tool_start": {
+        answer = null;
+        const li = callItem(e.name, e.args);
+        log.append(li);
+        calls.set(e.id, { li, started: performance.now() });
+        say(`Running ${e.name}…`);
+        break;
+      }
+      case "approval_pending":
+        calls.get(e.id)?.li.append(approvalCard(api, e));
+        say(`${e.name} waits for your approval.`);
+        break;
+      case "tool_result": {
+        const call = calls.get(e.id);
+        if (!call) break;
+        const ms = Math.round(performance.now() - call.started);
+        call.li.dataset.state = e.isError ? "error" : "ok";
+        call.li.dataset.kind = e.kind;
+        call.li.querySelector(".approval-inline .actions")?.remove();
+        const kind = call.li.querySelector(".kind");
+        if (kind) kind.textContent = `${e.kind} · ${ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`}`;
+        append(
+          call.li,
+          h("pre", { class: "result" }, firstLines(e.text)),
+          e.record ? h("a", { class: "record", href: `/ui/${encodeKeyPath(e.record)}` }, e.record) : null,
+        );
+        say("Waiting for the model…");
+        break;
+      }
+      case "error":
+        fail(e.message);
+        break;
+      case "turn_end":
+        ended = true;
+        end(e.result);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function fail(message: string): void {
+    if (failed) return;
+    failed = true;
+    log.append(h("li", { class: "msg error", role: "alert" }, message));
+  }
+
+  function end(r: TurnOutcome): void {
+    if (r.reason !== "done" && r.reason !== "terminated") fail(`The turn stopped (${r.reason}): ${r.text}`);
+    const n = r.calls.length;
+    const failures = r.calls.filter((c) => c.isError).length;
+    const summary =
+      `${r.steps} step${r.steps === 1 ? "" : "s"} · ${n} tool call${n === 1 ? "" : "s"}` +
+      `${failures ? ` (${failures} failed)` : ""} · ${r.usage.inputTokens} tokens in, ${r.usage.outputTokens} out`;
+    log.append(h("li", { class: "summary" }, summary));
+    say("");
+  }
+
+  return {
+    onEvent,
+    fail,
+    /** The stream ended: a turn that never said it ended is marked as cut. */
+    finish(): void {
+      if (!ended) {
+        fail("The turn's stream ended before the turn did.");
+        say("");
+      }
+    },
+  };
+}
+
+/** Approve / Approve for this run / Deny, for a call that waits where it is shown. */
+function approvalCard(api: Api, e: Extract<TurnEvent, { type: "approval_pending" }>): HTMLElement {
+  const decide = (decision: "approve" | "deny", scope?: "once" | "run") => async (ev: Event) => {
+    const card = (ev.currentTarget as HTMLElement).closest(".approval-inline");
+    for (const b of card?.querySelectorAll("button") ?? []) b.disabled = true;
+    try {
+      await api.decide(e.key, decision, scope);
+      card
+        ?.querySelector(".actions")
+        ?.replaceWith(h("p", { class: "decided" }, decision === "approve" ? "Approved." : "Denied."));
+    } catch (err) {
+      toast(`Could not decide ${e.key}: ${(err as Error).message}`, "error");
+      for (const b of card?.querySelectorAll("button") ?? []) b.disabled = false;
+    }
+  };
+  return h(
+    "div",
+    { class: "approval-inline", "data-approval": e.key },
+    h("p", { class: "reason" }, `Waiting for your approval: ${e.reason.split("\n")[0] ?? ""}`),
+    e.diff ? h("pre", { class: "diff" }, e.diff) : null,
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { class: "primary", type: "button", onclick: decide("approve", "once") }, "Approve"),
+      h("button", { type: "button", onclick: decide("approve", "run") }, "Approve for this run"),
+      h("button", { class: "danger", type: "button", onclick: decide("deny") }, "Deny"),
+    ),
+  );
+}
+
+function shorten(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
