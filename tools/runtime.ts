@@ -17,6 +17,7 @@ import { type LlmClient, runLlmImpl } from "./impl/llm.js";
 import { runShellImpl } from "./impl/shell.js";
 import { argProblems, signatureOf } from "./json-schema.js";
 import { createKeyedLock } from "./locks.js";
+import type { McpClient } from "./mcp/client.js";
 import { createPolicyReader, type Policy } from "./policy.js";
 import { builtinPowers, grantOf, type Power } from "./powers.js";
 import { createCommandScope, createScratchRoot, type OwnedScope } from "./process/scope.js";
@@ -62,6 +63,8 @@ export interface RuntimeOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
   scratchParent?: string;
+  /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
+  mcp?: Pick<McpClient, "call" | "needs">;
 }
 
 export interface CallOptions {
@@ -388,6 +391,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       hidden,
       builtinPowers: powersOf,
       ...(inheritedConfirm ? { inheritedConfirm } : {}),
+      ...(options.mcp ? { mcpNeeds: options.mcp.needs } : {}),
     });
     if (verdict.allowed) return { rule: verdict.rule };
     return {
@@ -493,6 +497,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         return runHttpImpl(impl, call.args, ctx, netHosts(policy, grantOf(policy.grants, call.vid).grant));
       case "llm":
         return runLlmImpl(impl, call.args, ctx, llm);
+      case "mcp":
+        if (!options.mcp)
+          throw new ToolError(
+            "mcp_unavailable",
+            "this byteseek has no MCP client to call upstream servers with",
+          );
+        return options.mcp.call(impl, call.args, ctx);
     }
   }
 
