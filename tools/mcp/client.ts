@@ -91,6 +91,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
 
   /** One sync per server at a time; a request during one runs once more after it. */
   function syncOne(server: string, reason: SyncReason): Promise<SyncReport> {
+    if (closing) return Promise.resolve(notRun(server, "byteseek is stopping: nothing is synced"));
     const busy = running.get(server);
     if (busy) {
       again.set(server, reason);
@@ -101,16 +102,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
         return await syncServer(deps, server, reason);
       } catch (err) {
         logger.error({ err, server }, "MCP sync failed inside byteseek");
-        return {
-          server,
-          ok: false,
-          tools: 0,
-          added: [],
-          changed: [],
-          removed: [],
-          conflicts: [],
-          error: `the sync of "${server}" failed inside byteseek: ${(err as Error).message}`,
-        };
+        return notRun(server, `the sync of "${server}" failed inside byteseek: ${(err as Error).message}`);
       }
     })().finally(() => {
       running.delete(server);
@@ -145,18 +137,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
   async function sync(server?: string, reason: SyncReason = "manual"): Promise<SyncReport[]> {
     if (server !== undefined) {
       if (!ServerName.safeParse(server).success)
-        return [
-          {
-            server,
-            ok: false,
-            tools: 0,
-            added: [],
-            changed: [],
-            removed: [],
-            conflicts: [],
-            error: `"${server}" is not a server name (lowercase letters, digits, _ and -)`,
-          },
-        ];
+        return [notRun(server, `"${server}" is not a server name (lowercase letters, digits, _ and -)`)];
       return [await syncOne(server, reason)];
     }
     return Promise.all((await registered()).map((s) => syncOne(s, reason)));
@@ -218,7 +199,12 @@ export function createMcpClient(options: McpClientOptions): McpClient {
         transport: isStdio(entry) ? "stdio" : "http",
         target: isStdio(entry) ? entry.command.join(" ") : entry.url,
         enabled: entry.enabled,
-        state: entry.enabled ? live.state : "disabled",
+        // another process's failure is known from the tree: the last sync's
+        state: !entry.enabled
+          ? "disabled"
+          : live.state === "stopped" && synced?.state === "error"
+            ? "failed"
+            : live.state,
         ...(live.pid !== undefined ? { pid: live.pid } : {}),
         ...((live.error ?? synced?.error) ? { error: live.error ?? synced?.error } : {}),
       });
@@ -313,6 +299,10 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       await pool.close();
     },
   };
+}
+
+function notRun(server: string, error: string): SyncReport {
+  return { server, ok: false, tools: 0, added: [], changed: [], removed: [], conflicts: [], error };
 }
 
 /** A failure of the upstream during a call: a protocol error it answered, or the connection lost. */

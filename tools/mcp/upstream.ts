@@ -39,7 +39,7 @@ const STDERR_TAIL = 2048;
 
 export interface UpstreamPoolOptions {
   logger: Logger;
-  /** Real path of the workspace: a stdio server's `cwd` is relative to it (and must stay in it). */
+  /** The workspace: a stdio server's `cwd` is relative to it (and must stay in it, symlinks resolved). */
   workspace: string;
   /** The server's environment (allow-listed names only are passed on, as to commands). */
   env: Readonly<Record<string, string | undefined>>;
@@ -320,7 +320,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
 }
 
 /** The working directory of a stdio server: relative to the workspace, and inside it once symlinks are resolved. */
-async function workingDir(cwd: string | undefined, workspace: string, server: string): Promise<string> {
+async function workingDir(cwd: string | undefined, given: string, server: string): Promise<string> {
+  const workspace = await realpath(given).catch(() => path.resolve(given));
   const wanted = path.resolve(workspace, cwd ?? ".");
   let real: string;
   try {
