@@ -55,12 +55,14 @@ export interface McpHarness {
   dispose(): Promise<void>;
 }
 
-export async function mcpHarness(): Promise<McpHarness> {
+export async function mcpHarness(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<McpHarness> {
   const ws = await tempDir("byteseek-mcpc-ws-");
   const tree = await openTree({ backend: "memory" });
   const builtins = createTreeTools();
   await seedTools({ tree, builtins });
-  const mcp = createMcpClient({ tree, logger: silent, workspace: ws.path, env: process.env });
+  const mcp = createMcpClient({ tree, logger: silent, workspace: ws.path, env });
   const runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path, mcp });
   return {
     tree,

@@ -206,6 +206,58 @@ describe("MCP client: server-everything over stdio", () => {
   });
 });
 
+describe("MCP client: what an upstream process gets", () => {
+  it("gets the allow-listed environment and its entry's env, never the server's secrets", async () => {
+    const tag = newTag();
+    const h = await mcpHarness({
+      PATH: process.env.PATH,
+      HOME: "/home/someone",
+      BYTESEEK_TOKEN: "token-must-not-leak",
+      OPENAI_API_KEY: "key-must-not-leak",
+      UNLISTED: "not-allow-listed",
+    });
+    try {
+      await h.register(
+        "everything",
+        everythingStdio(tag, { env: { BYTESEEK_TEST_TAG: tag, GREETING: "hi" } }),
+      );
+      await h.mcp.sync("everything");
+      const r = await h.runtime.call("everything.get-env", {}, { vid: "r1" });
+      expect(r.kind, r.text).toBe("ok");
+      expect(r.text).toContain('"GREETING": "hi"');
+      expect(r.text).toContain('"HOME": "/home/someone"');
+      expect(r.text).not.toContain("must-not-leak");
+      expect(r.text).not.toContain("not-allow-listed");
+    } finally {
+      await h.dispose();
+    }
+    expect(await taggedProcesses(tag)).toEqual([]);
+  });
+
+  it("refuses an agent registering a command server without the power exec (tree.set)", async () => {
+    const h = await mcpHarness();
+    try {
+      await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+      const r = await h.runtime.call(
+        "tree.set",
+        { key: "/byteseek/mcp/mine", value: { command: ["sh", "-c", "touch /tmp/x"] } },
+        { vid: "noexec" },
+      );
+      expect(r.kind).toBe("denied");
+      expect(r.text).toContain('needs the power "exec"');
+      expect(await h.tree.get("/byteseek/mcp/mine")).toBeUndefined();
+      const ok = await h.runtime.call(
+        "tree.set",
+        { key: "/byteseek/mcp/mine", value: { command: ["true"] } },
+        { vid: "withexec" },
+      );
+      expect(ok.kind, ok.text).toBe("ok");
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
 describe("MCP client: failures at start", () => {
   let h: McpHarness;
   beforeEach(async () => {
