@@ -212,14 +212,30 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     return out;
   }
 
-  async function entryOf(server: string): Promise<{ entry: McpServerEntry; rev: number }> {
+  // entries parsed once per revision: every call reads its server's entry twice (gate, execute)
+  const parsedEntries = new Map<
+    string,
+    { modRev: number; parsed: ReturnType<typeof parseEntry> | undefined }
+  >();
+  async function readEntry(server: string) {
     const node = await tree.get(`${MCP_DIR}${server}`);
-    if (!node || node.kind === "index")
+    if (!node || node.kind === "index") return undefined;
+    const hit = parsedEntries.get(server);
+    if (hit?.modRev === node.modRev) return { node, parsed: hit.parsed };
+    const parsed = node.kind === "json" ? parseEntry(node.value.value) : undefined;
+    if (parsedEntries.size > 1000) parsedEntries.clear();
+    parsedEntries.set(server, { modRev: node.modRev, parsed });
+    return { node, parsed };
+  }
+
+  async function entryOf(server: string): Promise<{ entry: McpServerEntry; rev: number }> {
+    const read = await readEntry(server);
+    if (!read)
       throw new ToolError(
         "mcp_unavailable",
         `no MCP server "${server}" is registered (${MCP_DIR}${server} is absent); see kvspace mcp list`,
       );
-    const parsed = node.kind === "json" ? parseEntry(node.value.value) : undefined;
+    const { node, parsed } = read;
     if (!parsed?.ok)
       throw new ToolError(
         "mcp_unavailable",
@@ -275,8 +291,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
   }
 
   async function needs(server: string): Promise<Need[]> {
-    const node = await tree.get(`${MCP_DIR}${server}`);
-    const parsed = node && node.kind === "json" ? parseEntry(node.value.value) : undefined;
+    const parsed = (await readEntry(server))?.parsed;
     if (!parsed?.ok) return [];
     return isStdio(parsed.entry) ? [{ power: "exec" }] : [{ power: "net", url: new URL(parsed.entry.url) }];
   }

@@ -136,7 +136,7 @@ async function syncOnce(
       const client = await pool.client(server, entry, node?.modRev ?? 0, timeout);
       const release = pool.use(server);
       try {
-        listed = (await client.listTools(undefined, { timeout, cacheMode: "bypass" }))
+        listed = (await client.listTools(undefined, { timeout, cacheMode: "refresh" }))
           .tools as UpstreamTool[];
       } finally {
         release();
