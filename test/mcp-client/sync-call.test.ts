@@ -157,6 +157,23 @@ describe("MCP client: server-everything over stdio", () => {
     expect((await h.mcp.list())[0]?.pid).toBe(status?.pid);
   });
 
+  it("answers runtime, saying so, when the upstream dies during a call", async () => {
+    await h.mcp.sync("everything");
+    const pid = (await h.mcp.list())[0]?.pid as number;
+    const pending = h.runtime.call(
+      "everything.trigger-long-running-operation",
+      { duration: 60, steps: 2 },
+      { vid: "r1" },
+    );
+    // the request is on the upstream's stdin at once; it runs for a minute
+    await new Promise((r) => setTimeout(r, 500));
+    process.kill(pid, "SIGKILL");
+    const r = await pending;
+    expect(r.kind).toBe("runtime");
+    expect(r.details.code).toBe("mcp_unavailable");
+    expect(r.text).toContain('the MCP server "everything" stopped during the call');
+  });
+
   it("stops an idle upstream after idleStopMs and starts it again on the next call", async () => {
     await h.register("everything", everythingStdio(tag, { idleStopMs: 100 }));
     await h.mcp.sync("everything");
