@@ -1,10 +1,12 @@
 # byteseek: the tree service on the embedded store.
+# Build: install once (dev dependencies too, for tsc), build, then drop the dev dependencies; the
+# runtime stage copies the result, so npm runs in one stage only.
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-slim
 ENV NODE_ENV=production \
@@ -13,13 +15,15 @@ ENV NODE_ENV=production \
     BYTESEEK_PORT=7411 \
     BYTESEEK_WORKSPACE=/workspace
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/prompts ./prompts
-COPY --from=build /app/web ./web
-RUN mkdir -p /data /workspace && chown -R node:node /data /workspace
+COPY --from=build /app/web/dist ./web/dist
+COPY --from=build /app/web/static ./web/static
+RUN mkdir -p /data /workspace && chown node:node /data /workspace
 USER node
+# The store, and the files the agent's tools may touch: mount both (see the README).
 VOLUME ["/data", "/workspace"]
 EXPOSE 7411
 # Listening beyond loopback needs a token: run with -e BYTESEEK_TOKEN=...

@@ -9,8 +9,9 @@
  * BYTESEEK_ALLOWED_HOSTS (host names besides loopback ones, with a token), BYTESEEK_BODY_TIMEOUT (ms
  * to receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000),
  * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
- * file tools may touch, default the current folder), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
+ * file tools may touch, default ./workspace, made at start), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
+import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
@@ -38,6 +39,10 @@ export interface ServerConfig {
   allowedHosts: string[];
   /** Time to receive a whole request, ms; 0: no bound. */
   bodyTimeoutMs: number;
+  /** The root the file tools may touch (absolute). */
+  workspace: string;
+  /** No BYTESEEK_WORKSPACE was given: the default folder is made at start. */
+  defaultWorkspace: boolean;
   /** Concurrent watches at most. */
   maxWatches: number;
 }
@@ -61,6 +66,13 @@ export interface RunningServer {
   /** Stops accepting, ends watches, finishes in-flight requests, closes the store. */
   close(): Promise<void>;
 }
+
+/**
+ * The server's workspace when BYTESEEK_WORKSPACE names none: a folder of its own under the current
+ * one, never the current folder itself (after `npm start`, that is byteseek's own checkout, and an
+ * agent would be editing the server it runs on).
+ */
+export const DEFAULT_WORKSPACE = "workspace";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "[::1]"]);
 
@@ -95,6 +107,8 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       true,
     ),
     maxWatches: readCount("BYTESEEK_MAX_WATCHES", env.BYTESEEK_MAX_WATCHES, DEFAULT_MAX_WATCHES, false),
+    workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || DEFAULT_WORKSPACE),
+    defaultWorkspace: !env.BYTESEEK_WORKSPACE,
   };
   if (token) config.token = token;
   return config;
@@ -188,13 +202,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const env = options.env ?? withdrawSecrets().env;
   const config = readConfig(env, cwd);
   const logger = options.logger ?? defaultLogger(env);
+  if (config.defaultWorkspace) await mkdir(config.workspace, { recursive: true, mode: 0o700 });
   const tree = await openTree({ ...config.store, logger: logger.child({ part: "tree" }) });
   let app: App;
   let byteseek: Byteseek | undefined;
   try {
     byteseek = await createByteseek({
       tree,
-      workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || "."),
+      workspace: config.workspace,
       logger: logger.child({ part: "agent" }),
       // The model's settings only: the token stays with the HTTP layer, never a tool's to see.
       env: withoutToken(env),
@@ -226,7 +241,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
   const url = `http://${hostPart}:${port}`;
   const sync = config.store.backend === "classic" ? { sync: config.store.sync } : {};
-  logger.info({ url, store: describeStore(config.store), ...sync, auth: Boolean(config.token) }, "listening");
+  logger.info(
+    {
+      url,
+      store: describeStore(config.store),
+      ...sync,
+      workspace: config.workspace,
+      auth: Boolean(config.token),
+    },
+    "listening",
+  );
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import pino from "pino";
@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 describe("readConfig", () => {
-  it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request and 1,000 watches", () => {
+  it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request, 1,000 watches and ./workspace", () => {
     expect(readConfig({}, "/srv")).toEqual({
       store: { backend: "classic", location: "/srv/data", sync: "always", cacheBytes: 32 * 1024 * 1024 },
       host: "127.0.0.1",
@@ -44,8 +44,14 @@ describe("readConfig", () => {
       allowedHosts: [],
       bodyTimeoutMs: 60_000,
       maxWatches: 1000,
+      workspace: "/srv/workspace",
+      defaultWorkspace: true,
     });
     expect(readConfig({ BYTESEEK_SYNC: "never" }).store).toMatchObject({ sync: "never" });
+    expect(readConfig({ BYTESEEK_WORKSPACE: "proj" }, "/srv")).toMatchObject({
+      workspace: "/srv/proj",
+      defaultWorkspace: false,
+    });
   });
 
   it("reads BYTESEEK_ALLOWED_HOSTS only with a token, and the bounds as whole numbers", async () => {
@@ -210,6 +216,30 @@ describe("startServer refusals", () => {
       await reopened.close();
     } finally {
       await first.close();
+    }
+  });
+});
+
+describe("the workspace", () => {
+  it("is a workspace folder the server makes under the current one, never the current folder itself", async () => {
+    const server = await startServer({
+      env: { KVSPACE: join(dir.path, "data"), BYTESEEK_PORT: "0" },
+      cwd: dir.path,
+      logger: silent,
+      handleSignals: false,
+    });
+    try {
+      const res = await request(`${server.url}/v1/tools/edit.write/call`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ args: { path: "note.txt", text: "hi" } }),
+      });
+      expect(res.statusCode).toBe(200);
+      expect(((await res.body.json()) as { kind: string }).kind).toBe("ok");
+      expect(readFileSync(join(dir.path, "workspace", "note.txt"), "utf8")).toBe("hi");
+      expect(existsSync(join(dir.path, "note.txt"))).toBe(false);
+    } finally {
+      await server.close();
     }
   });
 });
