@@ -8,6 +8,7 @@ import { type BuiltPrompt, buildPrompt } from "../prompts/build.js";
 import { seedPrompts } from "../prompts/defaults.js";
 import { createEditTools, sweepTempFiles } from "../tools/edit/index.js";
 import type { LlmClient } from "../tools/impl/llm.js";
+import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
 import { createRuntime, type Runtime } from "../tools/runtime.js";
 import { seedTools } from "../tools/seed.js";
 import { createShellTools } from "../tools/shell/index.js";
@@ -45,6 +46,8 @@ export interface Byteseek {
   runtime: Runtime;
   agent: Agent;
   builtins: readonly BuiltinTool[];
+  /** The upstream MCP servers (`/byteseek/mcp/`): started on first use, stopped by close(). */
+  mcp: McpClient;
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
   /**
@@ -136,12 +139,19 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     },
   };
   // commands take their allow-listed variables from the environment handed in (the server's, secrets included)
+  const mcp = createMcpClient({
+    tree,
+    logger: logger.child({ part: "mcp-client" }),
+    workspace: options.workspace,
+    env: options.env ?? process.env,
+  });
   const runtime = createRuntime({
     tree,
     builtins,
     logger,
     workspace: options.workspace,
     llm,
+    mcp,
     ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
     env: options.env ?? process.env,
   });
@@ -157,8 +167,11 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     runtime,
     agent,
     builtins,
+    mcp,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
     async close() {
+      // upstream servers first: no process outlives byteseek
+      await mcp.close();
       await runtime.close();
       await current?.provider.close();
       await Promise.all([...clients.values()].map((p) => p.close()));

@@ -11,6 +11,8 @@ import { createByteseek } from "../agent/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
 import { type ToolsJson, toolToJson } from "../server/routes/tools.js";
 import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
+import type { McpServerStatus } from "../tools/mcp/client.js";
+import type { SyncReport } from "../tools/mcp/sync.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
@@ -34,6 +36,10 @@ export interface ToolsClient {
     decision: ApprovalDecision,
     signal?: AbortSignal,
   ): Promise<{ key: string; entry: ApprovalEntry }>;
+  /** The registered upstream MCP servers (`GET /v1/mcp`). */
+  mcpList(signal?: AbortSignal): Promise<McpServerStatus[]>;
+  /** Syncs one upstream MCP server (or all) now (`POST /v1/mcp/sync`). */
+  mcpSync(server?: string, signal?: AbortSignal): Promise<SyncReport[]>;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,8 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
       return { tools: valid.map(toolToJson), invalid };
     },
     prompt: (vid) => byteseek.prompt(vid),
+    mcpList: () => byteseek.mcp.list(),
+    mcpSync: (server) => byteseek.mcp.sync(server, "manual"),
     async decide(id, decision) {
       const key = approvalKey(id);
       return { key, entry: await byteseek.runtime.approvals.decide(key, decision, "person (cli)") };
@@ -154,6 +162,17 @@ function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
         signal,
       ),
     list: (signal) => send<ToolsJson>("GET", "/v1/tools", undefined, signal),
+    mcpList: async (signal) =>
+      (await send<{ servers: McpServerStatus[] }>("GET", "/v1/mcp", undefined, signal)).servers,
+    mcpSync: async (server, signal) =>
+      (
+        await send<{ reports: SyncReport[] }>(
+          "POST",
+          "/v1/mcp/sync",
+          server === undefined ? {} : { server },
+          signal,
+        )
+      ).reports,
     prompt: (vid, signal) =>
       send<BuiltPrompt>("GET", `/v1/prompt?vid=${encodeURIComponent(vid)}`, undefined, signal),
     decide(id, decision, signal) {

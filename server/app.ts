@@ -9,6 +9,7 @@ import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fa
 import type { Logger } from "pino";
 import type { Agent } from "../agent/loop.js";
 import { createApprovals } from "../tools/approvals.js";
+import type { McpClient } from "../tools/mcp/client.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { answerHeaders, requestLine } from "./answer.js";
@@ -24,6 +25,7 @@ import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
 import { mcpRoutes } from "./routes/mcp.js";
+import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { promptRoutes } from "./routes/prompt.js";
 import { toolsRoutes } from "./routes/tools.js";
 import { transferRoutes } from "./routes/transfer.js";
@@ -50,6 +52,8 @@ export interface AppDeps {
   runtime?: Runtime;
   /** The agent, for `POST /v1/agent/turn`. */
   agent?: Agent;
+  /** The MCP client, for `GET /v1/mcp` and `POST /v1/mcp/sync` (the upstream servers' registry). */
+  mcp?: McpClient;
   /** The browser UI (server/web.ts) at `/`; `false` leaves it out. */
   web?: WebRoutesOptions | false;
   /** Interval between SSE progress events, ms (default 15 s). */
@@ -301,6 +305,7 @@ export async function buildApp(deps: AppDeps) {
       logger,
       ...(deps.mcpSessionIdleMs === undefined ? {} : { sessionIdleMs: deps.mcpSessionIdleMs }),
     });
+  if (deps.mcp) await app.register(mcpServerRoutes, { mcp: deps.mcp });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
   if (deps.web !== false) await app.register(webRoutes, deps.web ?? {});
 

@@ -230,6 +230,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       logger,
       runtime: byteseek.runtime,
       agent: byteseek.agent,
+      mcp: byteseek.mcp,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
       bodyTimeoutMs: config.bodyTimeoutMs,
@@ -238,6 +239,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       ...(config.token ? { token: config.token } : {}),
     });
     await app.listen({ host: config.host, port: config.port });
+    // the registered MCP servers sync in the background, then follow the registry
+    void byteseek.mcp.start().catch((err: unknown) => logger.error({ err }, "MCP sync at start failed"));
   } catch (err) {
     await byteseek?.close();
     await tree.close();

@@ -11,7 +11,7 @@ import { capText } from "./cap.js";
 import type { Catalogue, DeclRef } from "./catalogue.js";
 import { compileParams } from "./declaration.js";
 import type { Execute } from "./execute.js";
-import { checkPolicy } from "./gate.js";
+import { checkPolicy, type GateInput } from "./gate.js";
 import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
 import { argProblems, signatureOf } from "./json-schema.js";
 import type { LoadedPolicy, Policy } from "./policy.js";
@@ -54,6 +54,8 @@ export interface PipelineOptions {
   runLocks: KeyedLock;
   /** See RuntimeOptions.usageWrites. */
   awaitUsage: boolean;
+  /** What an `mcp` tool's server needs (GateInput.mcpNeeds), from the MCP client. */
+  mcpNeeds?: GateInput["mcpNeeds"] | undefined;
 }
 
 export interface CallPipeline {
@@ -119,6 +121,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       hidden,
       builtinPowers: powersOf,
       ...(inheritedConfirm ? { inheritedConfirm } : {}),
+      ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),
     });
     if (verdict.allowed) return { rule: verdict.rule };
     return {

@@ -59,10 +59,18 @@ export const LlmImpl = z
   })
   .strict();
 
-export const ToolImpl = z.discriminatedUnion("kind", [BuiltinImpl, ShellImpl, HttpImpl, LlmImpl]);
+export const McpImpl = z
+  .object({
+    kind: z.literal("mcp"),
+    server: z.string().min(1).describe("The upstream server registered at /byteseek/mcp/<server>"),
+    tool: z.string().min(1).describe("The tool's name upstream (before mapping to the tree's name rules)"),
+  })
+  .strict();
+
+export const ToolImpl = z.discriminatedUnion("kind", [BuiltinImpl, ShellImpl, HttpImpl, LlmImpl, McpImpl]);
 export type ToolImpl = z.infer<typeof ToolImpl>;
 export type ImplKind = ToolImpl["kind"];
-export const IMPL_KINDS = ["builtin", "shell", "http", "llm"] as const satisfies readonly ImplKind[];
+export const IMPL_KINDS = ["builtin", "shell", "http", "llm", "mcp"] as const satisfies readonly ImplKind[];
 
 // A memo of compiled schemas, shared by parsing and the runtime's validation: it holds no state
 // a caller could observe, so one per process is harmless and saves compiling each schema twice.

@@ -40,7 +40,11 @@ export type ToolErrorCode =
   | "read_only"
   | "version_mismatch"
   | "http_status"
-  | "no_model";
+  | "no_model"
+  // the mcp impl kind (tools/mcp/)
+  | "mcp_error"
+  | "mcp_unavailable"
+  | "mcp_protocol";
 
 /** The kind a code maps to when the thrower does not say. */
 const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {

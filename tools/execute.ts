@@ -22,6 +22,7 @@ export interface ExecutorOptions {
   logger: Logger;
   registry: ReadonlyMap<string, BuiltinTool>;
   llm?: LlmClient | undefined;
+  mcp?: ImplEnv["mcp"];
   workspace: string;
   hidden: readonly string[];
   commandEnv: Readonly<Record<string, string | undefined>>;
@@ -37,7 +38,7 @@ export type Execute = (
 ) => Promise<ToolResult>;
 
 export function createExecutor(options: ExecutorOptions): Execute {
-  const { tree, logger, registry, llm, workspace, hidden, commandEnv, scratchRoot, fileLocks } = options;
+  const { tree, logger, registry, llm, mcp, workspace, hidden, commandEnv, scratchRoot, fileLocks } = options;
 
   return async function execute(call, policy, callerSignal, scopes) {
     const decl = call.declaration;
@@ -84,7 +85,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       denyKeys: policy.denyKeys,
       approved: call.approved,
     };
-    const env: ImplEnv = { registry, policy, llm };
+    const env: ImplEnv = { registry, policy, llm, mcp };
     try {
       if (controller.signal.aborted) return fromError(controller.signal.reason, call.name);
       const work = runImpl(call, ctx, env);

@@ -39,6 +39,8 @@ export interface GateInput {
   builtinPowers: (ref: string) => readonly Power[];
   /** Confirmation inherited from the declaration a `builtin` alias wraps: where it comes from. */
   inheritedConfirm?: string;
+  /** The powers an `mcp` tool's server needs (exec for a command, net to its host), from its registry entry. */
+  mcpNeeds?: (server: string) => Promise<Need[]>;
 }
 
 const HOW_TO_GRANT =
@@ -73,7 +75,11 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
       return refuse("denied", "impl.url", `${name}: the arguments do not make a valid URL`);
     }
   }
-  for (const need of powersNeeded(decl, args, input.builtinPowers)) {
+  const needs =
+    impl.kind === "mcp"
+      ? ((await input.mcpNeeds?.(impl.server)) ?? [])
+      : powersNeeded(decl, args, input.builtinPowers);
+  for (const need of needs) {
     const missing = lacking(need, grant, policy);
     if (missing !== undefined)
       return {

@@ -32,5 +32,8 @@ export function powersNeeded(
     }
     case "llm":
       return [{ power: "model" }, { power: "tree", key: impl.prompt }];
+    case "mcp":
+      // what its registered server needs (exec or net) is read from the registry by the gate
+      return [];
   }
 }

@@ -15,6 +15,7 @@ import type { ToolHooks } from "./hooks.js";
 import { builtinRegistry } from "./impl/builtin.js";
 import type { LlmClient } from "./impl/llm.js";
 import { createKeyedLock } from "./locks.js";
+import type { McpClient } from "./mcp/client.js";
 import { createPolicyReader } from "./policy.js";
 import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
@@ -53,6 +54,8 @@ export interface RuntimeOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
   scratchParent?: string;
+  /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
+  mcp?: Pick<McpClient, "call" | "needs">;
 }
 
 export interface Runtime {
@@ -94,6 +97,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     logger,
     registry,
     llm: options.llm,
+    mcp: options.mcp,
     workspace,
     hidden,
     commandEnv: options.env ?? process.env,
@@ -112,6 +116,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     hidden,
     powersOf,
     runLocks: createKeyedLock(),
+    mcpNeeds: options.mcp?.needs,
     awaitUsage: options.usageWrites === "await",
   });
 

@@ -11,6 +11,7 @@ import { headCommand } from "./head.js";
 import { historyCommand } from "./history.js";
 import { importCommand } from "./import.js";
 import { listCommand } from "./list.js";
+import { mcpCommand } from "./mcp.js";
 import { mkindexCommand } from "./mkindex.js";
 import { policyCommand } from "./policy.js";
 import { promptCommand } from "./prompt.js";
@@ -41,6 +42,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   approveCommand,
   denyCommand,
   policyCommand,
+  mcpCommand,
 ];
 
 export {
@@ -57,6 +59,7 @@ export {
   historyCommand,
   importCommand,
   listCommand,
+  mcpCommand,
   mkindexCommand,
   policyCommand,
   promptCommand,

@@ -692,7 +692,7 @@ const tools: GoldenCase[] = [
     name: "tools --check lists the problems and exits 3",
     args: ["tools", "--check"],
     stdout:
-      "text.broken\tdescription: Invalid input: expected string, received undefined\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm'\n" +
+      "text.broken\tdescription: Invalid input: expected string, received undefined\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\n" +
       NOT_OFFERED,
     code: 3,
   },
@@ -700,7 +700,7 @@ const tools: GoldenCase[] = [
     name: "vet: an invalid declaration",
     args: ["call", "text.broken"],
     stdout:
-      "text.broken cannot be called: its declaration at /byteseek/tools/text.broken is invalid:\n- description: Invalid input: expected string, received undefined\n- params: params must be an object schema: {\"type\": \"object\", …}\n- impl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm'\nFix the declaration (tree.set /byteseek/tools/text.broken) or use another tool.\n",
+      "text.broken cannot be called: its declaration at /byteseek/tools/text.broken is invalid:\n- description: Invalid input: expected string, received undefined\n- params: params must be an object schema: {\"type\": \"object\", …}\n- impl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\nFix the declaration (tree.set /byteseek/tools/text.broken) or use another tool.\n",
     code: 3,
   },
   {

@@ -10,6 +10,7 @@ import { createBuiltins } from "../../agent/byteseek.js";
 import {
   BuiltinImpl,
   HttpImpl,
+  IMPL_KINDS,
   LlmImpl,
   parseDeclaration,
   ShellImpl,
@@ -95,7 +96,7 @@ describe("docs/TOOLS.md examples", () => {
       expect(parsed.ok ? [] : parsed.problems, String(decl.name)).toEqual([]);
     }
     const kinds = new Set(declarations.map((d) => (d.impl as { kind: string }).kind));
-    expect([...kinds].sort()).toEqual(["builtin", "http", "llm", "shell"]);
+    expect([...kinds].sort()).toEqual([...IMPL_KINDS].sort());
   });
 
   it("of a policy validate against the real policy schema, unknown fields refused", () => {

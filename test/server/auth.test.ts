@@ -46,6 +46,8 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "POST", path: "/v1/tools/no-such-tool/call", ...json({ args: {} }), ok: "any" },
   { method: "GET", path: "/v1/prompt", ok: 200 },
   { method: "GET", path: "/v1/approvals", ok: 200 },
+  { method: "GET", path: "/v1/mcp", ok: 200 },
+  { method: "POST", path: "/v1/mcp/sync", ...json({}), ok: 200 },
   // No such approval: the 404 shows the token let it through.
   { method: "POST", path: "/v1/approvals/auth/0", ...json({ decision: "approve" }), ok: 404 },
   // No model is configured here: any answer but 401 shows the token let it through.

@@ -14,6 +14,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
 import { createEditTools } from "../../tools/edit/index.js";
+import { createMcpClient, type McpClient } from "../../tools/mcp/client.js";
 import { createRuntime } from "../../tools/runtime.js";
 import { seedTools } from "../../tools/seed.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
@@ -57,24 +58,27 @@ export interface TestServer {
  * runtime too (the tree and edit families, seeded into the tree, workspace in the temp folder).
  */
 export async function startServer(
-  options: { token?: string; dir?: string; port?: number; tools?: boolean } = {},
+  options: { token?: string; dir?: string; port?: number; tools?: boolean; mcp?: boolean } = {},
 ): Promise<TestServer> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "byteseek-web-")));
   const tree = await openTree({ backend: "classic", location: join(dir, "store") });
   const logger = pino({ level: "silent" });
   let runtime: ReturnType<typeof createRuntime> | undefined;
+  let mcp: McpClient | undefined;
   if (options.tools) {
     const builtins = [...createTreeTools(), ...createEditTools()];
     const workspace = join(dir, "workspace");
     await mkdir(workspace, { recursive: true });
     await seedTools({ tree, builtins, logger });
-    runtime = createRuntime({ tree, builtins, logger, workspace });
+    if (options.mcp) mcp = createMcpClient({ tree, logger, workspace, env: process.env });
+    runtime = createRuntime({ tree, builtins, logger, workspace, ...(mcp ? { mcp } : {}) });
   }
   const app = await buildApp({
     tree,
     logger,
     ...(options.token ? { token: options.token } : {}),
     ...(runtime ? { runtime } : {}),
+    ...(mcp ? { mcp } : {}),
     watchProgressMs: 1000,
   });
   // buildApp registers the page itself once the lead wires server/web.ts in; until then, here.
@@ -88,6 +92,7 @@ export async function startServer(
     dir,
     async close() {
       await app.close();
+      await mcp?.close();
       await runtime?.close();
       await tree.close();
     },

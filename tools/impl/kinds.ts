@@ -4,8 +4,10 @@
  * type-check until the kind has its entry here.
  */
 import type { ToolImpl } from "../declaration.js";
+import { ToolError } from "../errors.js";
 import { netHosts } from "../gate.js";
 import type { ToolCall } from "../hooks.js";
+import type { McpClient } from "../mcp/client.js";
 import type { Policy } from "../policy.js";
 import { grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
@@ -19,6 +21,8 @@ export interface ImplEnv {
   registry: ReadonlyMap<string, BuiltinTool>;
   policy: Policy;
   llm?: LlmClient | undefined;
+  /** The MCP client `mcp` declarations call through (tools/mcp/). */
+  mcp?: Pick<McpClient, "call" | "needs"> | undefined;
 }
 
 export interface ImplRunner<I extends ToolImpl> {
@@ -46,6 +50,18 @@ export const IMPL_RUNNERS: Runners = {
   llm: {
     run: (impl, call, ctx, env) => runLlmImpl(impl, call.args, ctx, env.llm),
     needs: () => ["model"],
+  },
+  mcp: {
+    run(impl, call, ctx, env) {
+      if (!env.mcp)
+        throw new ToolError(
+          "mcp_unavailable",
+          "this byteseek has no MCP client to call upstream servers with",
+        );
+      return env.mcp.call(impl, call.args, ctx);
+    },
+    // exec or net, by the registered server's entry: the gate reads it (GateInput.mcpNeeds)
+    needs: () => [],
   },
 };
 

@@ -3,7 +3,10 @@ import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
 import { parseDeclaration } from "../declaration.js";
 import { declareBuiltin, parseArgs } from "../declare.js";
-import { POLICY_KEY, Policy } from "../policy.js";
+import { ToolError } from "../errors.js";
+import { netHosts } from "../gate.js";
+import { parseEntry, serverOfKey } from "../mcp/registry.js";
+import { hostAllowed, POLICY_KEY, Policy } from "../policy.js";
 import { builtinPowers, grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
@@ -60,6 +63,7 @@ export function createTreeSetTool(): BuiltinTool {
         fromTreeError(err);
       }
       await guardPersonWritten(ctx, key, "set", value);
+      await guardMcpRegistration(ctx, key, value);
       const res = await ctx.tree
         .set(key, value, {
           vid: ctx.vid,
@@ -75,6 +79,31 @@ export function createTreeSetTool(): BuiltinTool {
       };
     },
   };
+}
+
+/**
+ * An agent registers an upstream MCP server only with the powers starting it takes: `exec` for a
+ * command, `net` to the URL's host (the sync would start it at once, before any call is gated).
+ */
+async function guardMcpRegistration(ctx: ToolContext, key: string, value: TreeValue): Promise<void> {
+  if (serverOfKey(key) === undefined || value.kind !== "json") return;
+  const parsed = parseEntry(value.value);
+  if (!parsed.ok) return; // written as asked; the sync reports what is wrong
+  const node = await ctx.tree.get(POLICY_KEY);
+  const policy = Policy.safeParse(node && node.kind === "json" ? node.value.value : {});
+  if (!policy.success) throw new ToolError("denied", `the policy at ${POLICY_KEY} is invalid; tell the user`);
+  const { grant, rule } = grantOf(policy.data.grants, ctx.vid);
+  const entry = parsed.entry;
+  if ("command" in entry && !grant.exec)
+    throw new ToolError(
+      "denied",
+      `registering a command as an MCP server needs the power "exec" (run commands), which run ${ctx.vid} does not hold (rule: ${rule}.exec); ask the user to register it`,
+    );
+  if ("url" in entry && !hostAllowed(new URL(entry.url), netHosts(policy.data, grant)))
+    throw new ToolError(
+      "denied",
+      `registering ${entry.url} as an MCP server needs the power "net" to ${new URL(entry.url).host}, which run ${ctx.vid} does not hold (rule: ${rule}.net); ask the user to register it`,
+    );
 }
 
 /** Tells the model at once whether the tool it just declared will work. */

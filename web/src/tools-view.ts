@@ -1,6 +1,7 @@
 import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, preview, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
+import { createMcpPanel } from "./mcp-view.js";
 import { createSchemaForm, type JsonSchema } from "./schema-form.js";
 import type { Navigate, View } from "./view-parts.js";
 import type { Change } from "./watch.js";
@@ -88,12 +89,14 @@ function debounced(fn: () => void, ms = 80): () => void {
 }
 
 const AFFECTS_TOOLS = /^\/byteseek\/(tools\/|prompt\/|memory\/|policy$|llm\/)/;
+const AFFECTS_MCP = /^\/byteseek\/mcp(-sync)?\//;
 
 /** The tools panel: every declared tool (invalid ones with their problems), the next system prompt, the runs. */
 export function createToolsView(api: Api, navigate: Navigate): View {
   const list = h("div", { id: "tool-list", "aria-live": "polite" }, h("p", { class: "muted" }, "loading…"));
   const prompt = h("div", { id: "prompt" }, h("p", { class: "muted" }, "loading…"));
   const runs = h("div", { id: "runs" });
+  const mcp = createMcpPanel(api);
   const vidInput = h("input", { id: "vid-input", autocomplete: "off", spellcheck: "false", required: true });
 
   async function loadTools(): Promise<void> {
@@ -188,6 +191,8 @@ export function createToolsView(api: Api, navigate: Navigate): View {
     "section",
     { class: "node", "aria-labelledby": "tools-title" },
     h("h1", { id: "tools-title" }, "Tools"),
+    h("h2", {}, "MCP servers"),
+    mcp.el,
     h("h2", {}, "Declared tools"),
     list,
     h("h2", {}, "System prompt for the next turn"),
@@ -223,9 +228,11 @@ export function createToolsView(api: Api, navigate: Navigate): View {
     void loadPrompt();
   });
   const refreshRuns = debounced(() => void loadRuns());
+  const refreshMcp = debounced(() => mcp.reload());
   return {
     el,
     reload() {
+      mcp.reload();
       void loadTools();
       void loadPrompt();
       void loadRuns();
@@ -235,6 +242,7 @@ export function createToolsView(api: Api, navigate: Navigate): View {
         refreshTools();
       if (changes.some((c) => c.key.startsWith("/byteseek/tool/") && c.key.split("/").length <= 5))
         refreshRuns();
+      if (changes.some((c) => AFFECTS_MCP.test(c.key))) refreshMcp();
     },
   };
 }

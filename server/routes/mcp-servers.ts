@@ -1,0 +1,81 @@
+/**
+ * `GET /v1/mcp`: the upstream MCP servers registered at `/byteseek/mcp/<server>`, each with its
+ * state in this server, its synced tools and its last sync; `POST /v1/mcp/sync {"server"?}`: syncs
+ * one server (or all) now and answers what changed, as `kvspace mcp list|sync` print them.
+ */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { McpClient } from "../../tools/mcp/client.js";
+import { ErrorJson } from "../schemas.js";
+
+export interface McpServerRoutesOptions {
+  mcp: Pick<McpClient, "list" | "sync">;
+}
+
+const StatusJson = z
+  .object({
+    server: z.string(),
+    transport: z.enum(["stdio", "http"]).optional(),
+    target: z.string().optional(),
+    enabled: z.boolean(),
+    state: z.string().describe("stopped, starting, running, stopping, backoff, failed, disabled or invalid"),
+    pid: z.number().optional(),
+    tools: z.number(),
+    toolNames: z.array(z.string()),
+    sync: z
+      .object({
+        state: z.enum(["ok", "error"]),
+        reason: z.string(),
+        ts: z.number(),
+        error: z.string().optional(),
+      })
+      .optional(),
+    error: z.string().optional(),
+  })
+  .describe("a registered upstream MCP server");
+
+const ReportJson = z.object({
+  server: z.string(),
+  ok: z.boolean(),
+  tools: z.number(),
+  added: z.array(z.string()),
+  changed: z.array(z.string()),
+  removed: z.array(z.string()),
+  conflicts: z.array(z.string()),
+  error: z.string().optional(),
+});
+
+export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = async function mcpServerRoutes(
+  app,
+  { mcp },
+) {
+  app.get(
+    "/v1/mcp",
+    {
+      schema: {
+        summary: "The registered upstream MCP servers, their state and tools",
+        response: { 200: z.object({ servers: z.array(StatusJson) }), 401: ErrorJson },
+      },
+    },
+    async function listServers() {
+      return { servers: await mcp.list() };
+    },
+  );
+
+  app.post(
+    "/v1/mcp/sync",
+    {
+      schema: {
+        summary: "Sync one upstream MCP server's tools (or every server's) into declarations now",
+        body: z
+          .object({ server: z.string().optional().describe("the server; absent: every registered one") })
+          .strict()
+          .default({}),
+        response: { 200: z.object({ reports: z.array(ReportJson) }), 400: ErrorJson, 401: ErrorJson },
+      },
+    },
+    async function syncServers(request) {
+      return { reports: await mcp.sync(request.body.server, "manual") };
+    },
+  );
+};

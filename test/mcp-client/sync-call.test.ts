@@ -1,0 +1,370 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { setPolicy } from "../tools/helpers.js";
+import {
+  everythingStdio,
+  type McpHarness,
+  mcpHarness,
+  newTag,
+  serverScript,
+  taggedProcesses,
+  until,
+} from "./helpers.js";
+
+async function syncState(h: McpHarness, server: string): Promise<Record<string, unknown> | undefined> {
+  const node = await h.tree.get(`/byteseek/mcp-sync/${server}`);
+  return node?.kind === "json" ? (node.value.value as Record<string, unknown>) : undefined;
+}
+
+describe("MCP client: server-everything over stdio", () => {
+  let h: McpHarness;
+  let tag: string;
+  beforeEach(async () => {
+    h = await mcpHarness();
+    tag = newTag();
+    await h.register("everything", everythingStdio(tag));
+  });
+  afterEach(async () => {
+    await h.dispose();
+    // nothing the upstream started outlives byteseek's stop
+    expect(await taggedProcesses(tag)).toEqual([]);
+  });
+
+  it("syncs each upstream tool into a declaration with impl mcp, its schema, description and annotations", async () => {
+    const [report] = await h.mcp.sync("everything");
+    expect(report?.ok, report?.error).toBe(true);
+    expect(report?.added).toContain("everything.echo");
+    expect(report?.added).toContain("everything.get-sum");
+    const sum = await h.decl("everything.get-sum");
+    expect(sum?.impl).toEqual({ kind: "mcp", server: "everything", tool: "get-sum" });
+    expect(sum?.description).toBe("Returns the sum of two numbers");
+    expect((sum?.params as { required?: string[] } | undefined)?.required).toEqual(["a", "b"]);
+    expect(sum?.annotations).toMatchObject({ readOnlyHint: true });
+    const listed = await h.runtime.listTools();
+    expect(listed.invalid.filter((t) => t.name.startsWith("everything."))).toEqual([]);
+    expect(listed.valid.map((t) => t.name)).toContain("everything.echo");
+  });
+
+  it("calls echo and get-sum through the boundary and records each call", async () => {
+    await h.mcp.sync("everything");
+    const echo = await h.runtime.call("everything.echo", { message: "hello" }, { vid: "r1" });
+    expect(echo.kind, echo.text).toBe("ok");
+    expect(echo.text).toBe("Echo: hello");
+    const sum = await h.runtime.call("everything.get-sum", { a: 2, b: 40 }, { vid: "r1" });
+    expect(sum.text).toBe("The sum of 2 and 40 is 42.");
+    const rec = await h.tree.get(sum.record as string);
+    const value = rec?.kind === "json" ? (rec.value.value as Record<string, unknown>) : {};
+    expect(value).toMatchObject({
+      name: "everything.get-sum",
+      kind: "ok",
+      text: "The sum of 2 and 40 is 42.",
+    });
+    expect(value.decl).toMatchObject({ key: "/byteseek/tools/everything.get-sum" });
+    expect(echo.record).toBe("/byteseek/tool/r1/0");
+  });
+
+  it("refuses bad arguments at the boundary (kind arg) without reaching the upstream", async () => {
+    await h.mcp.sync("everything");
+    const r = await h.runtime.call("everything.get-sum", { a: "two", b: 1 }, { vid: "r1" });
+    expect(r.kind).toBe("arg");
+    expect(r.text).toContain("a: expected must be number");
+    expect(h.mcp && (await h.mcp.list())[0]?.state).toBe("running");
+  });
+
+  it("answers runtime with the upstream's words for a tool it does not know (protocol error)", async () => {
+    await h.mcp.sync("everything");
+    await h.tree.set("/byteseek/tools/everything.nope", {
+      kind: "json",
+      value: {
+        name: "everything.nope",
+        description: "x",
+        params: { type: "object" },
+        impl: { kind: "mcp", server: "everything", tool: "nope" },
+      },
+    });
+    const r = await h.runtime.call("everything.nope", {}, { vid: "r1" });
+    expect(r.kind).toBe("runtime");
+    expect(r.text).toMatch(/nope/);
+    expect(r.text).toContain('"everything"');
+  });
+
+  it("keeps a person's local changes through a re-sync that changes the upstream copy", async () => {
+    await h.mcp.sync("everything");
+    const echo = (await h.decl("everything.echo")) as Record<string, unknown>;
+    await h.tree.set("/byteseek/tools/everything.echo", {
+      kind: "json",
+      value: { ...echo, description: "Repeat a message back, prefixed with Echo:", confirm: true } as never,
+    });
+    // the upstream copy changes: every tool gets the entry's timeout
+    await h.register("everything", everythingStdio(tag, { timeoutMs: 20_000 }));
+    const [report] = await h.mcp.sync("everything");
+    expect(report?.changed).toContain("everything.echo");
+    const after = await h.decl("everything.echo");
+    expect(after?.description).toBe("Repeat a message back, prefixed with Echo:");
+    expect(after?.confirm).toBe(true);
+    expect(after?.timeoutMs).toBe(20_000);
+    expect((await h.decl("everything.get-sum"))?.timeoutMs).toBe(20_000);
+    const state = await syncState(h, "everything");
+    expect(
+      (state?.last as { overridden: Record<string, string[]> } | undefined)?.overridden["everything.echo"],
+    ).toEqual(["confirm", "description"]);
+    // and again: nothing of the person's is lost on a sync with nothing new
+    await h.mcp.sync("everything");
+    expect((await h.decl("everything.echo"))?.confirm).toBe(true);
+    const gated = await h.runtime.call("everything.echo", { message: "x" }, { vid: "r1" });
+    expect(gated.kind).toBe("denied");
+  });
+
+  it("re-syncs when the upstream sends notifications/tools/list_changed", async () => {
+    await h.mcp.sync("everything");
+    // a person removes a tool locally; nothing but a sync brings it back
+    await h.tree.del("/byteseek/tools/everything.echo");
+    // a changed entry restarts the upstream on next use; server-everything announces its tools
+    // changed once a client has initialized (it registers more then)
+    await h.register("everything", everythingStdio(tag, { idleStopMs: 60_000 }));
+    const sum = await h.runtime.call("everything.get-sum", { a: 1, b: 1 }, { vid: "r1" });
+    expect(sum.kind, sum.text).toBe("ok");
+    await until(async () => (await h.decl("everything.echo")) !== undefined);
+    expect((await syncState(h, "everything"))?.reason).toBe("list_changed");
+  });
+
+  it("removes the tools of a server whose entry is deleted, and stops it", async () => {
+    await h.mcp.sync("everything");
+    const pid = (await h.mcp.list())[0]?.pid as number;
+    expect(pid).toBeGreaterThan(0);
+    await h.tree.del("/byteseek/mcp/everything");
+    const [report] = await h.mcp.sync("everything");
+    expect(report?.removed).toContain("everything.echo");
+    expect(await h.decl("everything.echo")).toBeUndefined();
+    expect(await syncState(h, "everything")).toBeUndefined();
+    expect((await h.runtime.listTools()).valid.some((t) => t.name.startsWith("everything."))).toBe(false);
+    expect(alive(pid)).toBe(false);
+    expect(await h.mcp.list()).toEqual([]);
+  });
+
+  it("restarts a crashed upstream on the next call (after a backoff) and reuses it after", async () => {
+    await h.mcp.sync("everything");
+    const first = (await h.mcp.list())[0]?.pid as number;
+    process.kill(first, "SIGKILL");
+    await until(async () => (await h.mcp.list())[0]?.state === "backoff");
+    const r = await h.runtime.call("everything.echo", { message: "again" }, { vid: "r1" });
+    expect(r.kind, r.text).toBe("ok");
+    const status = (await h.mcp.list())[0];
+    expect(status?.state).toBe("running");
+    expect(status?.pid).not.toBe(first);
+    await h.runtime.call("everything.echo", { message: "once more" }, { vid: "r1" });
+    expect((await h.mcp.list())[0]?.pid).toBe(status?.pid);
+  });
+
+  it("answers runtime, saying so, when the upstream dies during a call", async () => {
+    await h.mcp.sync("everything");
+    const pid = (await h.mcp.list())[0]?.pid as number;
+    const pending = h.runtime.call(
+      "everything.trigger-long-running-operation",
+      { duration: 60, steps: 2 },
+      { vid: "r1" },
+    );
+    // the request is on the upstream's stdin at once; it runs for a minute
+    await new Promise((r) => setTimeout(r, 500));
+    process.kill(pid, "SIGKILL");
+    const r = await pending;
+    expect(r.kind).toBe("runtime");
+    expect(r.details.code).toBe("mcp_unavailable");
+    expect(r.text).toContain('the MCP server "everything" stopped during the call');
+  });
+
+  it("stops an idle upstream after idleStopMs and starts it again on the next call", async () => {
+    await h.register("everything", everythingStdio(tag, { idleStopMs: 100 }));
+    await h.mcp.sync("everything");
+    const pid = (await h.mcp.list())[0]?.pid as number;
+    await until(async () => (await h.mcp.list())[0]?.state === "stopped");
+    expect(alive(pid)).toBe(false);
+    const r = await h.runtime.call("everything.echo", { message: "wake" }, { vid: "r1" });
+    expect(r.text).toBe("Echo: wake");
+  });
+
+  it("cancels a call cut off by its timeout and keeps the upstream usable", async () => {
+    await h.mcp.sync("everything");
+    const decl = (await h.decl("everything.trigger-long-running-operation")) as Record<string, unknown>;
+    await h.tree.set("/byteseek/tools/everything.trigger-long-running-operation", {
+      kind: "json",
+      value: { ...decl, timeoutMs: 300 } as never,
+    });
+    const r = await h.runtime.call(
+      "everything.trigger-long-running-operation",
+      { duration: 30, steps: 3 },
+      { vid: "r1" },
+    );
+    expect(r.kind).toBe("runtime");
+    expect(r.details.code).toBe("timeout");
+    expect(r.text).toContain("was told to cancel it");
+    const ok = await h.runtime.call("everything.echo", { message: "still here" }, { vid: "r1" });
+    expect(ok.text).toBe("Echo: still here");
+  });
+
+  it("gates a call on the power exec: a run without it is denied, naming the rule", async () => {
+    await h.mcp.sync("everything");
+    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+    const r = await h.runtime.call("everything.echo", { message: "x" }, { vid: "noexec" });
+    expect(r.kind).toBe("denied");
+    expect(r.text).toContain('needs the power "exec"');
+  });
+
+  it("does not start a server an agent registered without the power exec", async () => {
+    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+    const other = newTag();
+    await h.register("sneaky", everythingStdio(other), "noexec");
+    const [report] = await h.mcp.sync("sneaky");
+    expect(report?.ok).toBe(false);
+    expect(report?.error).toContain('does not hold the power "exec"');
+    expect(await taggedProcesses(other)).toEqual([]);
+    expect(await h.decl("sneaky.echo")).toBeUndefined();
+  });
+});
+
+describe("MCP client: what an upstream process gets", () => {
+  it("gets the allow-listed environment and its entry's env, never the server's secrets", async () => {
+    const tag = newTag();
+    const h = await mcpHarness({
+      PATH: process.env.PATH,
+      HOME: "/home/someone",
+      BYTESEEK_TOKEN: "token-must-not-leak",
+      OPENAI_API_KEY: "key-must-not-leak",
+      UNLISTED: "not-allow-listed",
+    });
+    try {
+      await h.register(
+        "everything",
+        everythingStdio(tag, { env: { BYTESEEK_TEST_TAG: tag, GREETING: "hi" } }),
+      );
+      await h.mcp.sync("everything");
+      const r = await h.runtime.call("everything.get-env", {}, { vid: "r1" });
+      expect(r.kind, r.text).toBe("ok");
+      expect(r.text).toContain('"GREETING": "hi"');
+      expect(r.text).toContain('"HOME": "/home/someone"');
+      expect(r.text).not.toContain("must-not-leak");
+      expect(r.text).not.toContain("not-allow-listed");
+    } finally {
+      await h.dispose();
+    }
+    expect(await taggedProcesses(tag)).toEqual([]);
+  });
+
+  it("refuses an agent registering a command server without the power exec (tree.set)", async () => {
+    const h = await mcpHarness();
+    try {
+      await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+      const r = await h.runtime.call(
+        "tree.set",
+        { key: "/byteseek/mcp/mine", value: { command: ["sh", "-c", "touch /tmp/x"] } },
+        { vid: "noexec" },
+      );
+      expect(r.kind).toBe("denied");
+      expect(r.text).toContain('needs the power "exec"');
+      expect(await h.tree.get("/byteseek/mcp/mine")).toBeUndefined();
+      const ok = await h.runtime.call(
+        "tree.set",
+        { key: "/byteseek/mcp/mine", value: { command: ["true"] } },
+        { vid: "withexec" },
+      );
+      expect(ok.kind, ok.text).toBe("ok");
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
+describe("MCP client: failures at start", () => {
+  let h: McpHarness;
+  beforeEach(async () => {
+    h = await mcpHarness();
+  });
+  afterEach(async () => {
+    await h.dispose();
+  });
+
+  it("says clearly, and at once, that an upstream exiting at start could not start", async () => {
+    await h.register("broken", {
+      command: [process.execPath, "-e", "console.error('missing API_URL'); process.exit(3)"],
+      timeoutMs: 60_000,
+    });
+    const started = Date.now();
+    const [report] = await h.mcp.sync("broken");
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(report?.ok).toBe(false);
+    expect(report?.error).toContain('the MCP server "broken"');
+    expect(report?.error).toContain("could not start");
+    expect(report?.error).toContain("missing API_URL");
+    const [status] = await h.mcp.list();
+    expect(status?.sync?.state).toBe("error");
+    expect(status?.state).toBe("failed");
+  });
+
+  it("names a program that does not exist", async () => {
+    await h.register("ghost", { command: ["byteseek-no-such-program-xyz"] });
+    const [report] = await h.mcp.sync("ghost");
+    expect(report?.error).toContain('no such program "byteseek-no-such-program-xyz"');
+  });
+
+  it("refuses an invalid entry with what is wrong", async () => {
+    await h.register("bad", { command: "node server.js" });
+    const [report] = await h.mcp.sync("bad");
+    expect(report?.ok).toBe(false);
+    expect(report?.error).toContain("command");
+    expect((await h.mcp.list())[0]?.state).toBe("invalid");
+  });
+
+  it("keeps the tools of the last good sync when the upstream cannot start", async () => {
+    const tag = newTag();
+    await h.register("everything", everythingStdio(tag));
+    await h.mcp.sync("everything");
+    await h.register("everything", { command: [process.execPath, "-e", "process.exit(1)"] });
+    const [report] = await h.mcp.sync("everything");
+    expect(report?.ok).toBe(false);
+    expect(await h.decl("everything.echo")).toBeDefined();
+    expect(await taggedProcesses(tag)).toEqual([]);
+  });
+});
+
+describe("MCP client: server-filesystem", () => {
+  let h: McpHarness;
+  beforeEach(async () => {
+    h = await mcpHarness();
+    await writeFile(join(h.workspace, "notes.txt"), "first line\nsecond line\n");
+    await h.register("fs", { command: [process.execPath, serverScript("server-filesystem"), h.workspace] });
+  });
+  afterEach(async () => {
+    await h.dispose();
+  });
+
+  it("reads a file with read_text_file", async () => {
+    const [report] = await h.mcp.sync("fs");
+    expect(report?.ok, report?.error).toBe(true);
+    expect(report?.added).toContain("fs.read_text_file");
+    const r = await h.runtime.call(
+      "fs.read_text_file",
+      { path: join(h.workspace, "notes.txt") },
+      { vid: "r1" },
+    );
+    expect(r.kind, r.text).toBe("ok");
+    expect(r.text).toContain("second line");
+  });
+
+  it("turns an upstream isError result into kind runtime with its text", async () => {
+    await h.mcp.sync("fs");
+    const r = await h.runtime.call("fs.read_text_file", { path: "/etc/passwd" }, { vid: "r1" });
+    expect(r.kind).toBe("runtime");
+    expect(r.details.code).toBe("mcp_error");
+    expect(r.text).toMatch(/denied|outside/i);
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

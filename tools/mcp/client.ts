@@ -1,0 +1,344 @@
+import type { Logger } from "pino";
+import type { z } from "zod";
+import type { Tree } from "../../tree/types.js";
+import type { McpImpl } from "../declaration.js";
+import { ToolError } from "../errors.js";
+import { createPolicyReader, type Policy } from "../policy.js";
+import type { Need } from "../powers.js";
+import type { ToolContext, ToolOutput } from "../types.js";
+import {
+  isStdio,
+  MCP_DIR,
+  type McpServerEntry,
+  parseEntry,
+  ServerName,
+  serverOfKey,
+  syncKey,
+} from "./registry.js";
+import { mapResult, type UpstreamResult } from "./result.js";
+import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
+import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
+
+type McpImplSpec = z.infer<typeof McpImpl>;
+
+/** One registered server as `kvspace mcp list`, `GET /v1/mcp` and the web page show it. */
+export interface McpServerStatus {
+  server: string;
+  /** `stdio` or `http`; absent when the entry is invalid. */
+  transport?: "stdio" | "http";
+  /** The program and arguments, or the URL. */
+  target?: string;
+  enabled: boolean;
+  /** The upstream process or connection in this byteseek process; `disabled`, `invalid` for entries that cannot run. */
+  state: UpstreamState | "disabled" | "invalid";
+  pid?: number;
+  /** Synced tools in the tree. */
+  tools: number;
+  toolNames: string[];
+  /** The last sync's outcome, from the tree (shared by every process). */
+  sync?: { state: "ok" | "error"; reason: SyncReason; ts: number; error?: string };
+  /** Why it cannot run, or why it last stopped unasked. */
+  error?: string;
+}
+
+export interface McpClientOptions {
+  tree: Tree;
+  logger: Logger;
+  /** Real path of the workspace (a stdio server's cwd is relative to it). */
+  workspace: string;
+  /** The environment upstream processes take their allow-listed variables from. */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** byteseek's MCP client: the registry, its sync into declarations, and the `mcp` impl kind's calls. */
+export interface McpClient {
+  /** Syncs one server, or every registered one (and those whose entry went). Never throws. */
+  sync(server?: string, reason?: SyncReason): Promise<SyncReport[]>;
+  /** Syncs every server, then follows the registry (a write or delete re-syncs that server) until close. */
+  start(): Promise<void>;
+  list(): Promise<McpServerStatus[]>;
+  /** Runs one `mcp` impl call on its upstream (the runtime's execute step). */
+  call(impl: McpImplSpec, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
+  /** The powers a call of the server's tools needs: exec for a command, net to the URL's host. */
+  needs(server: string): Promise<Need[]>;
+  /** Stops following the registry, waits for syncs under way, stops every upstream. */
+  close(): Promise<void>;
+}
+
+export function createMcpClient(options: McpClientOptions): McpClient {
+  const { tree, logger } = options;
+  const readPolicy = createPolicyReader(tree);
+  async function policy(): Promise<Policy | undefined> {
+    const loaded = await readPolicy();
+    return loaded.ok ? loaded.policy : undefined;
+  }
+  let closing = false;
+  const running = new Map<string, Promise<SyncReport>>();
+  const again = new Map<string, SyncReason>();
+  const pool = createUpstreamPool({
+    logger,
+    workspace: options.workspace,
+    env: options.env,
+    passEnv: async () => (await policy())?.passEnv ?? [],
+    onListChanged: (server) => {
+      logger.info({ server }, "MCP server says its tools changed");
+      void syncOne(server, "list_changed");
+    },
+  });
+  const deps = { tree, logger, pool, readPolicy: policy };
+  const watchAbort = new AbortController();
+  let watching: Promise<void> | undefined;
+
+  /** One sync per server at a time; a request during one runs once more after it. */
+  function syncOne(server: string, reason: SyncReason): Promise<SyncReport> {
+    if (closing) return Promise.resolve(notRun(server, "byteseek is stopping: nothing is synced"));
+    const busy = running.get(server);
+    if (busy) {
+      again.set(server, reason);
+      return busy.then(() => running.get(server) ?? busy);
+    }
+    const run = (async () => {
+      try {
+        return await syncServer(deps, server, reason);
+      } catch (err) {
+        logger.error({ err, server }, "MCP sync failed inside byteseek");
+        return notRun(server, `the sync of "${server}" failed inside byteseek: ${(err as Error).message}`);
+      }
+    })().finally(() => {
+      running.delete(server);
+      const next = again.get(server);
+      again.delete(server);
+      if (next && !closing) void syncOne(server, next);
+    });
+    running.set(server, run);
+    return run;
+  }
+
+  async function registered(): Promise<string[]> {
+    const names = new Set<string>();
+    for (const dir of [MCP_DIR, "/byteseek/mcp-sync/"]) {
+      let after: string | undefined;
+      do {
+        let page: Awaited<ReturnType<Tree["list"]>>;
+        try {
+          page = await tree.list(dir, { limit: 500, values: false, ...(after ? { after } : {}) });
+        } catch (err) {
+          if ((err as { code?: string }).code === "TREE_NOT_FOUND") break;
+          throw err;
+        }
+        for (const c of page.children)
+          if (!c.name.endsWith("/") && ServerName.safeParse(c.name).success) names.add(c.name);
+        after = page.next;
+      } while (after);
+    }
+    return [...names].sort();
+  }
+
+  async function sync(server?: string, reason: SyncReason = "manual"): Promise<SyncReport[]> {
+    if (server !== undefined) {
+      if (!ServerName.safeParse(server).success)
+        return [notRun(server, `"${server}" is not a server name (lowercase letters, digits, _ and -)`)];
+      return [await syncOne(server, reason)];
+    }
+    return Promise.all((await registered()).map((s) => syncOne(s, reason)));
+  }
+
+  async function follow(fromRev: number): Promise<void> {
+    try {
+      for await (const batch of tree.watch(MCP_DIR, { fromRev, signal: watchAbort.signal })) {
+        for (const event of batch.events) {
+          const server = serverOfKey(event.key);
+          if (server && ServerName.safeParse(server).success) void syncOne(server, "registry");
+          else if (event.type === "deltree") void sync(undefined, "registry");
+        }
+      }
+    } catch (err) {
+      if (!watchAbort.signal.aborted) logger.error({ err }, "the MCP registry watch stopped");
+    }
+  }
+
+  async function list(): Promise<McpServerStatus[]> {
+    const out: McpServerStatus[] = [];
+    for (const server of await registered()) {
+      const [node, stateNode] = await Promise.all([
+        tree.get(`${MCP_DIR}${server}`),
+        tree.get(syncKey(server)),
+      ]);
+      const synced = readState(stateNode);
+      const toolNames = Object.keys(synced?.tools ?? {}).sort();
+      const live = pool.status(server);
+      const base = {
+        server,
+        tools: toolNames.length,
+        toolNames,
+        ...(synced
+          ? {
+              sync: {
+                state: synced.state,
+                reason: synced.reason,
+                ts: synced.ts,
+                ...(synced.error ? { error: synced.error } : {}),
+              },
+            }
+          : {}),
+      };
+      if (!node || node.kind === "index") continue;
+      const parsed = node.kind === "json" ? parseEntry(node.value.value) : undefined;
+      if (!parsed?.ok) {
+        out.push({
+          ...base,
+          enabled: false,
+          state: "invalid",
+          error: parsed ? parsed.problems.join("; ") : `not a json object (${node.kind})`,
+        });
+        continue;
+      }
+      const entry = parsed.entry;
+      out.push({
+        ...base,
+        transport: isStdio(entry) ? "stdio" : "http",
+        target: isStdio(entry) ? entry.command.join(" ") : entry.url,
+        enabled: entry.enabled,
+        // another process's failure is known from the tree: the last sync's
+        state: !entry.enabled
+          ? "disabled"
+          : live.state === "stopped" && synced?.state === "error"
+            ? "failed"
+            : live.state,
+        ...(live.pid !== undefined ? { pid: live.pid } : {}),
+        ...((live.error ?? synced?.error) ? { error: live.error ?? synced?.error } : {}),
+      });
+    }
+    return out;
+  }
+
+  // entries parsed once per revision: every call reads its server's entry twice (gate, execute)
+  const parsedEntries = new Map<
+    string,
+    { modRev: number; parsed: ReturnType<typeof parseEntry> | undefined }
+  >();
+  async function readEntry(server: string) {
+    const node = await tree.get(`${MCP_DIR}${server}`);
+    if (!node || node.kind === "index") return undefined;
+    const hit = parsedEntries.get(server);
+    if (hit?.modRev === node.modRev) return { node, parsed: hit.parsed };
+    const parsed = node.kind === "json" ? parseEntry(node.value.value) : undefined;
+    if (parsedEntries.size > 1000) parsedEntries.clear();
+    parsedEntries.set(server, { modRev: node.modRev, parsed });
+    return { node, parsed };
+  }
+
+  async function entryOf(server: string): Promise<{ entry: McpServerEntry; rev: number }> {
+    const read = await readEntry(server);
+    if (!read)
+      throw new ToolError(
+        "mcp_unavailable",
+        `no MCP server "${server}" is registered (${MCP_DIR}${server} is absent); see kvspace mcp list`,
+      );
+    const { node, parsed } = read;
+    if (!parsed?.ok)
+      throw new ToolError(
+        "mcp_unavailable",
+        `the MCP server "${server}" has an invalid entry at ${MCP_DIR}${server}${parsed ? `: ${parsed.problems.join("; ")}` : ""}; a person must fix it`,
+      );
+    if (!parsed.entry.enabled)
+      throw new ToolError(
+        "mcp_unavailable",
+        `the MCP server "${server}" is switched off (enabled: false in ${MCP_DIR}${server})`,
+      );
+    return { entry: parsed.entry, rev: node.modRev };
+  }
+
+  async function call(
+    impl: McpImplSpec,
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+  ): Promise<ToolOutput> {
+    const { entry, rev } = await entryOf(impl.server);
+    const client = await pool.client(
+      impl.server,
+      entry,
+      rev,
+      entry.timeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+      ctx.signal,
+    );
+    const release = pool.use(impl.server);
+    let result: UpstreamResult;
+    try {
+      // the runtime owns the timeout (its abort reaches the upstream as notifications/cancelled)
+      result = (await client.callTool(
+        { name: impl.tool, arguments: args },
+        { signal: ctx.signal, timeout: ctx.maxTimeoutMs },
+      )) as UpstreamResult;
+    } catch (err) {
+      if (ctx.signal.aborted) {
+        const reason = ctx.signal.reason;
+        if (reason instanceof ToolError)
+          throw new ToolError(
+            reason.code,
+            `${reason.message}; the MCP server "${impl.server}" was told to cancel it`,
+            {
+              details: { server: impl.server, tool: impl.tool },
+            },
+          );
+        throw new ToolError("aborted", "the call was aborted");
+      }
+      throw upstreamFailure(impl, err, pool.status(impl.server).state);
+    } finally {
+      release();
+    }
+    return mapResult(impl.server, impl.tool, result);
+  }
+
+  async function needs(server: string): Promise<Need[]> {
+    const parsed = (await readEntry(server))?.parsed;
+    if (!parsed?.ok) return [];
+    return isStdio(parsed.entry) ? [{ power: "exec" }] : [{ power: "net", url: new URL(parsed.entry.url) }];
+  }
+
+  return {
+    sync,
+    list,
+    call,
+    needs,
+    async start() {
+      const from = tree.syncRevision ? await tree.syncRevision() : tree.revision();
+      watching ??= follow(from + 1);
+      await sync(undefined, "start");
+    },
+    async close() {
+      closing = true;
+      watchAbort.abort();
+      await watching;
+      await Promise.all([...running.values()]);
+      await pool.close();
+    },
+  };
+}
+
+function notRun(server: string, error: string): SyncReport {
+  return { server, ok: false, tools: 0, added: [], changed: [], removed: [], conflicts: [], error };
+}
+
+/** A failure of the upstream during a call: a protocol error it answered, or the connection lost. */
+function upstreamFailure(impl: McpImplSpec, err: unknown, state: UpstreamState): ToolError {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown }).code;
+  if (state !== "running")
+    return new ToolError(
+      "mcp_unavailable",
+      `the MCP server "${impl.server}" stopped during the call of ${impl.tool} (${message}); it is restarted on the next call`,
+      { details: { server: impl.server, tool: impl.tool } },
+    );
+  return new ToolError(
+    "mcp_protocol",
+    `the MCP server "${impl.server}" refused the call of ${impl.tool}: ${message}${typeof code === "number" ? ` (JSON-RPC error ${code})` : ""}`,
+    {
+      details: {
+        server: impl.server,
+        tool: impl.tool,
+        ...(typeof code === "number" ? { rpcCode: code } : {}),
+      },
+    },
+  );
+}

@@ -1,0 +1,126 @@
+import { z } from "zod";
+import { zodProblems } from "../declaration.js";
+
+/** Where upstream MCP servers are registered: `/byteseek/mcp/<server>` (json). */
+export const MCP_DIR = "/byteseek/mcp/";
+
+/**
+ * What byteseek keeps of each server's last sync, one json value per server beside the registry:
+ * its state and the upstream copy of every synced declaration, the base
+ * a re-sync compares a person's local changes against.
+ */
+export const syncKey = (server: string): string => `/byteseek/mcp-sync/${server}`;
+export const SYNC_DIR = "/byteseek/mcp-sync/";
+
+/** A server's name: a tool family (lowercase, as `<family>` in `family.verb`). */
+export const ServerName = z
+  .string()
+  .max(32)
+  .regex(/^[a-z][a-z0-9_-]*$/, "a server name is a tool family: lowercase letters, digits, _ and -");
+
+const Common = {
+  enabled: z.boolean().default(true).describe("Sync and call it (false: its tools are removed)"),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(3_600_000)
+    .optional()
+    .describe("Milliseconds to start and answer a list, and each call's default timeout"),
+  tools: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("Only these upstream tool names are synced (default: all)"),
+  idleStopMs: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("A stdio server unused this long is stopped (default 300000; 0: never)"),
+};
+
+export const StdioEntry = z
+  .object({
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .describe('Program and arguments (argv, never a shell string), e.g. ["npx", "-y", "some-server"]'),
+    env: z.record(z.string(), z.string()).optional().describe("Variables besides the allow-listed ones"),
+    cwd: z.string().min(1).optional().describe("Working directory, relative to the workspace"),
+    ...Common,
+  })
+  .strict();
+
+export const HttpEntry = z
+  .object({
+    url: z
+      .url({ protocol: /^https?$/ })
+      .describe("The server's Streamable HTTP endpoint, e.g. https://host/mcp"),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe("Sent with every request (e.g. Authorization)"),
+    ...Common,
+  })
+  .strict();
+
+export const McpServerEntry = z.union([StdioEntry, HttpEntry]);
+export type McpServerEntry = z.infer<typeof McpServerEntry>;
+export type StdioEntry = z.infer<typeof StdioEntry>;
+export type HttpEntry = z.infer<typeof HttpEntry>;
+
+export function isStdio(entry: McpServerEntry): entry is StdioEntry {
+  return "command" in entry;
+}
+
+export type ParsedEntry = { ok: true; entry: McpServerEntry } | { ok: false; problems: string[] };
+
+/** Validates a registry value; `command` and `url` together, or neither, is a clear problem. */
+export function parseEntry(raw: unknown): ParsedEntry {
+  if (raw && typeof raw === "object" && !Array.isArray(raw)) {
+    const o = raw as Record<string, unknown>;
+    if ("command" in o && "url" in o)
+      return { ok: false, problems: ["give either command (stdio) or url (Streamable HTTP), not both"] };
+    if (!("command" in o) && !("url" in o))
+      return {
+        ok: false,
+        problems: ['give command (["prog", "arg", …]) for stdio or url for Streamable HTTP'],
+      };
+    const parsed = ("command" in o ? StdioEntry : HttpEntry).safeParse(raw);
+    return parsed.success
+      ? { ok: true, entry: parsed.data }
+      : { ok: false, problems: zodProblems(parsed.error) };
+  }
+  return { ok: false, problems: ["a registry entry is a json object: {command: [...]} or {url: …}"] };
+}
+
+/** The server a registry key names, or undefined for keys that are not `/byteseek/mcp/<server>`. */
+export function serverOfKey(key: string): string | undefined {
+  if (!key.startsWith(MCP_DIR)) return undefined;
+  const rest = key.slice(MCP_DIR.length);
+  return rest !== "" && !rest.includes("/") ? rest : undefined;
+}
+
+/**
+ * The tree name of an upstream tool: `<server>.<tool>` with the tool lowercased and every
+ * character outside `[a-z0-9_-]` replaced by `_` (a leading non-letter gets a `t` before it), cut
+ * to fit 64 characters; names that collide after mapping get `_2`, `_3`… in upstream order.
+ */
+export function mapToolNames(server: string, upstream: readonly string[]): Map<string, string> {
+  const room = 64 - server.length - 1;
+  const used = new Set<string>();
+  const out = new Map<string, string>();
+  for (const name of upstream) {
+    let base = name.toLowerCase().replace(/[^a-z0-9_-]/g, "_");
+    if (!/^[a-z]/.test(base)) base = `t${base}`;
+    base = base.slice(0, room);
+    let candidate = base;
+    for (let n = 2; used.has(candidate); n++) {
+      const suffix = `_${n}`;
+      candidate = `${base.slice(0, room - suffix.length)}${suffix}`;
+    }
+    used.add(candidate);
+    out.set(name, `${server}.${candidate}`);
+  }
+  return out;
+}

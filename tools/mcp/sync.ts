@@ -1,0 +1,332 @@
+import type { Logger } from "pino";
+import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import { ToolError } from "../errors.js";
+import { netHosts } from "../gate.js";
+import { hostAllowed, type Policy } from "../policy.js";
+import { grantOf } from "../powers.js";
+import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
+import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
+import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
+import { type UpstreamTool, upstreamDeclarations } from "./upstream-tools.js";
+
+const TOOLS_DIR = "/byteseek/tools/";
+/** A transaction holds at most 128 operations (tree/txn.ts): compares and writes together. */
+const MAX_TXN_OPS = 128;
+const RETRIES = 5;
+
+/** Why a sync ran. */
+export type SyncReason = "start" | "registry" | "list_changed" | "manual";
+
+/** What a sync keeps at /byteseek/mcp-sync/<server>: the upstream copy and what the last sync did. */
+export interface SyncState {
+  server: string;
+  /** ok: the tools below are the upstream's as of `ts`; error: the last sync failed (tools kept as they were). */
+  state: "ok" | "error";
+  reason: SyncReason;
+  ts: number;
+  error?: string;
+  /** The upstream declaration of every synced tool, by tree name: the base local overrides are found against. */
+  tools: Record<string, DeclJson>;
+  /** What the last successful sync changed. */
+  last?: {
+    added: string[];
+    changed: string[];
+    removed: string[];
+    /** Tools whose local changes were kept, with the fields a person changed. */
+    overridden: Record<string, string[]>;
+    /** Upstream tools not synced because a declaration of that name is not this server's. */
+    conflicts: string[];
+  };
+}
+
+export interface SyncReport {
+  server: string;
+  ok: boolean;
+  /** Tools the server has in the tree after the sync. */
+  tools: number;
+  added: string[];
+  changed: string[];
+  removed: string[];
+  conflicts: string[];
+  error?: string;
+}
+
+export interface SyncDeps {
+  tree: Tree;
+  logger: Logger;
+  pool: UpstreamPool;
+  readPolicy: () => Promise<Policy | undefined>;
+}
+
+/**
+ * Syncs one server: its upstream tools become declarations `/byteseek/tools/<server>.<tool>`, in
+ * one transaction with the upstream copy, guarded by the revisions it read (a concurrent change
+ * makes it read again). A person's local changes survive (merge.ts); tools gone upstream, or the
+ * whole server when its entry is removed or switched off, are removed. A server that cannot start
+ * or answer leaves its tools as they were and says why.
+ */
+export async function syncServer(deps: SyncDeps, server: string, reason: SyncReason): Promise<SyncReport> {
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await syncOnce(deps, server, reason);
+    if (outcome !== "conflict") return outcome;
+    if (attempt >= RETRIES)
+      return failed(
+        server,
+        0,
+        `the tree kept changing under the sync of "${server}"; run kvspace mcp sync ${server} again`,
+      );
+  }
+}
+
+async function syncOnce(
+  deps: SyncDeps,
+  server: string,
+  reason: SyncReason,
+): Promise<SyncReport | "conflict"> {
+  const { tree, pool } = deps;
+  const registryKey = `${MCP_DIR}${server}`;
+  const [node, stateNode] = await Promise.all([tree.get(registryKey), tree.get(syncKey(server))]);
+  const previous = readState(stateNode);
+  const guards: TxnCompare[] = [
+    node
+      ? { key: registryKey, target: "modRev", value: node.modRev }
+      : { key: registryKey, target: "exists", value: false },
+    stateNode
+      ? { key: syncKey(server), target: "modRev", value: stateNode.modRev }
+      : { key: syncKey(server), target: "exists", value: false },
+  ];
+  let entry: McpServerEntry | undefined;
+  if (node && node.kind === "json") {
+    const parsed = parseEntry(node.value.value);
+    if (!parsed.ok) {
+      await pool.stop(server);
+      return recordError(
+        deps,
+        server,
+        reason,
+        previous,
+        guards,
+        `the entry at ${registryKey} is invalid: ${parsed.problems.join("; ")}`,
+      );
+    }
+    entry = parsed.entry;
+  } else if (node && node.kind !== "index") {
+    return recordError(
+      deps,
+      server,
+      reason,
+      previous,
+      guards,
+      `the entry at ${registryKey} must be a json object, not ${node.kind}`,
+    );
+  }
+  const vid = node && node.kind !== "index" ? node.vid : undefined;
+
+  let upstream = new Map<string, DeclJson>();
+  if (entry?.enabled) {
+    const refusal = await agentMayRegister(deps, entry, vid);
+    if (refusal) {
+      await pool.stop(server);
+      return recordError(deps, server, reason, previous, guards, refusal);
+    }
+    const timeout = entry.timeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    let listed: UpstreamTool[];
+    try {
+      const client = await pool.client(server, entry, node?.modRev ?? 0, timeout);
+      const release = pool.use(server);
+      try {
+        listed = (await client.listTools(undefined, { timeout, cacheMode: "refresh" }))
+          .tools as UpstreamTool[];
+      } finally {
+        release();
+      }
+    } catch (err) {
+      const message =
+        err instanceof ToolError
+          ? err.message
+          : `the MCP server "${server}" did not answer tools/list: ${(err as Error).message}`;
+      return recordError(deps, server, reason, previous, guards, message);
+    }
+    upstream = upstreamDeclarations(server, entry, listed);
+  } else await pool.stop(server);
+
+  // what the tree holds now of every tool this server had or has
+  const names = new Set([...Object.keys(previous?.tools ?? {}), ...upstream.keys()]);
+  const current = new Map<string, { modRev: number; value: DeclJson | undefined; ours: boolean }>();
+  await Promise.all(
+    [...names].map(async (name) => {
+      const n = await tree.get(`${TOOLS_DIR}${name}`);
+      if (!n || n.kind === "index") return;
+      const value = n.kind === "json" && isObject(n.value.value) ? (n.value.value as DeclJson) : undefined;
+      const impl = value?.impl as { kind?: unknown; server?: unknown } | undefined;
+      current.set(name, { modRev: n.modRev, value, ours: impl?.kind === "mcp" && impl.server === server });
+    }),
+  );
+
+  const ops: TxnOp[] = [];
+  const compares = [...guards];
+  const added: string[] = [];
+  const changed: string[] = [];
+  const removed: string[] = [];
+  const conflicts: string[] = [];
+  const overridden: Record<string, string[]> = {};
+  const kept: Record<string, DeclJson> = {};
+  for (const [name, decl] of upstream) {
+    const key = `${TOOLS_DIR}${name}`;
+    const now = current.get(name);
+    const base = previous?.tools[name];
+    if (!now) {
+      compares.push({ key, target: "exists", value: false });
+      ops.push(setOp(key, decl, vid));
+      added.push(name);
+      kept[name] = decl;
+      continue;
+    }
+    if (!now.ours || now.value === undefined) {
+      conflicts.push(name);
+      continue;
+    }
+    const merged = mergeDeclaration(base, now.value, decl);
+    const fields = overriddenFields(base, now.value);
+    if (fields.length) overridden[name] = fields;
+    kept[name] = decl;
+    if (sameJson(merged, now.value)) continue;
+    compares.push({ key, target: "modRev", value: now.modRev });
+    ops.push(setOp(key, merged, vid));
+    changed.push(name);
+  }
+  for (const name of Object.keys(previous?.tools ?? {})) {
+    if (upstream.has(name)) continue;
+    const now = current.get(name);
+    if (now?.ours) {
+      compares.push({ key: `${TOOLS_DIR}${name}`, target: "modRev", value: now.modRev });
+      ops.push({ op: "del", key: `${TOOLS_DIR}${name}` });
+    }
+    removed.push(name);
+  }
+  const unregistered = !entry;
+  const report: SyncReport = {
+    server,
+    ok: true,
+    tools: Object.keys(kept).length,
+    added: added.sort(),
+    changed: changed.sort(),
+    removed: removed.sort(),
+    conflicts: conflicts.sort(),
+  };
+  const nothingNew =
+    ops.length === 0 &&
+    previous?.state === "ok" &&
+    sameJson(previous.tools, kept) &&
+    sameJson(previous.last?.conflicts ?? [], report.conflicts);
+  if (nothingNew && !unregistered) return report;
+  if (unregistered) {
+    if (stateNode) ops.push({ op: "del", key: syncKey(server) });
+    if (ops.length === 0) return report;
+  } else {
+    const state: SyncState = {
+      server,
+      state: "ok",
+      reason,
+      ts: Date.now(),
+      tools: kept,
+      last: {
+        added: report.added,
+        changed: report.changed,
+        removed: report.removed,
+        overridden,
+        conflicts: report.conflicts,
+      },
+    };
+    ops.push({ op: "set", key: syncKey(server), value: json(state as unknown as Json) });
+  }
+  if (ops.length + compares.length > MAX_TXN_OPS)
+    return recordError(
+      deps,
+      server,
+      reason,
+      previous,
+      guards,
+      `the MCP server "${server}" has too many tool changes for one transaction (${ops.length}); list the tools you need in the entry's "tools"`,
+    );
+  const res = await tree.txn({ compare: compares, success: ops });
+  if (!res.succeeded) return "conflict";
+  deps.logger.info(
+    { server, reason, added: added.length, changed: changed.length, removed: removed.length },
+    "MCP server synced",
+  );
+  return report;
+}
+
+/**
+ * A server an agent registered (the entry has an owner run) starts only with the powers that run
+ * holds: `exec` for a command, `net` to the URL's host for Streamable HTTP. A person's entry starts.
+ */
+async function agentMayRegister(
+  deps: SyncDeps,
+  entry: McpServerEntry,
+  vid: string | undefined,
+): Promise<string | undefined> {
+  if (vid === undefined) return undefined;
+  const policy = await deps.readPolicy();
+  if (!policy)
+    return "the policy at /byteseek/policy is invalid, so no server an agent registered is started";
+  const { grant, rule } = grantOf(policy.grants, vid);
+  if (isStdio(entry)) {
+    if (!grant.exec)
+      return `run ${vid} registered this server, and it does not hold the power "exec" (run commands; rule: ${rule}.exec), so it is not started. A person may register it instead`;
+    return undefined;
+  }
+  const url = new URL(entry.url);
+  if (!hostAllowed(url, netHosts(policy, grant)))
+    return `run ${vid} registered this server, and it does not hold the power "net" to ${url.host} (rule: ${rule}.net), so it is not reached. A person may register it instead`;
+  return undefined;
+}
+
+async function recordError(
+  deps: SyncDeps,
+  server: string,
+  reason: SyncReason,
+  previous: SyncState | undefined,
+  guards: TxnCompare[],
+  error: string,
+): Promise<SyncReport | "conflict"> {
+  const tools = previous?.tools ?? {};
+  const count = Object.keys(tools).length;
+  if (previous?.state === "error" && previous.error === error) return failed(server, count, error);
+  const state: SyncState = {
+    server,
+    state: "error",
+    reason,
+    ts: Date.now(),
+    error,
+    tools,
+    ...(previous?.last ? { last: previous.last } : {}),
+  };
+  const res = await deps.tree.txn({
+    compare: guards,
+    success: [{ op: "set", key: syncKey(server), value: json(state as unknown as Json) }],
+  });
+  if (!res.succeeded) return "conflict";
+  deps.logger.warn({ server, reason, error }, "MCP server sync failed");
+  return failed(server, count, error);
+}
+
+function failed(server: string, tools: number, error: string): SyncReport {
+  return { server, ok: false, tools, added: [], changed: [], removed: [], conflicts: [], error };
+}
+
+export function readState(node: Awaited<ReturnType<Tree["get"]>>): SyncState | undefined {
+  if (node?.kind !== "json" || !isObject(node.value.value)) return undefined;
+  const s = node.value.value as unknown as SyncState;
+  return isObject(s.tools) ? s : undefined;
+}
+
+function setOp(key: string, decl: DeclJson, vid: string | undefined): TxnOp {
+  return { op: "set", key, value: json(decl as Json), ...(vid !== undefined ? { vid } : {}) };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

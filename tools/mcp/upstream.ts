@@ -1,0 +1,373 @@
+import { randomBytes } from "node:crypto";
+import { realpath } from "node:fs/promises";
+import path from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import type { Logger } from "pino";
+import { ToolError } from "../errors.js";
+import { endCallProcesses } from "../process/contain.js";
+import { buildCommandEnv } from "../process/env.js";
+import { isStdio, type McpServerEntry } from "./registry.js";
+
+/** What an upstream is doing, as `kvspace mcp list` and the web page show it. */
+export type UpstreamState = "stopped" | "starting" | "running" | "stopping" | "backoff" | "failed";
+
+export interface UpstreamStatus {
+  server: string;
+  state: UpstreamState;
+  /** The stdio process, while one runs. */
+  pid?: number;
+  /** Why it last failed to start or stopped unasked. */
+  error?: string;
+  /** Crashes since it last ran a minute without one. */
+  crashes: number;
+  /** When a restart after a crash is allowed (ms since the epoch). */
+  retryAt?: number;
+}
+
+/** The default time an unused stdio server keeps running. */
+export const DEFAULT_IDLE_STOP_MS = 300_000;
+/** The default time to start a server and answer a request of the sync. */
+export const DEFAULT_START_TIMEOUT_MS = 30_000;
+/** First wait before restarting a crashed server; doubles per crash, up to MAX_BACKOFF_MS. */
+const BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 30_000;
+/** Running this long without a crash forgets earlier crashes. */
+const STABLE_MS = 60_000;
+/** The last bytes of a server's stderr kept for error messages. */
+const STDERR_TAIL = 2048;
+
+export interface UpstreamPoolOptions {
+  logger: Logger;
+  /** The workspace: a stdio server's `cwd` is relative to it (and must stay in it, symlinks resolved). */
+  workspace: string;
+  /** The server's environment (allow-listed names only are passed on, as to commands). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The policy's passEnv names, read when a server starts. */
+  passEnv?: () => Promise<readonly string[]>;
+  /** Told when a connected server sends notifications/tools/list_changed. */
+  onListChanged?: (server: string) => void;
+}
+
+interface Live {
+  server: string;
+  entry: McpServerEntry;
+  /** The registry entry's modRev the connection was made for: another means restart. */
+  entryRev: number;
+  state: UpstreamState;
+  client?: Client;
+  connecting?: Promise<Client>;
+  pid?: number;
+  mark?: string;
+  error?: string;
+  crashes: number;
+  retryAt?: number;
+  startedAt?: number;
+  inflight: number;
+  idle?: NodeJS.Timeout;
+  stderr: string;
+  /** Set while byteseek itself closes the connection (not a crash). */
+  stopping?: boolean;
+}
+
+export interface UpstreamPool {
+  /**
+   * The connected client of `server`, started on first use (or after its entry changed), reused
+   * after; after a crash, started again once its backoff is over (waiting for it when the call has
+   * the time). Hold it with `use` for the duration of a call so it is not stopped as idle.
+   */
+  client(
+    server: string,
+    entry: McpServerEntry,
+    entryRev: number,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Client>;
+  /** Marks a call in progress (`release` when it ends): the idle timer starts when none is. */
+  use(server: string): () => void;
+  stop(server: string): Promise<void>;
+  status(server: string): UpstreamStatus;
+  statuses(): UpstreamStatus[];
+  /** Stops every server and ends every process they started. */
+  close(): Promise<void>;
+}
+
+export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
+  const { logger } = options;
+  const live = new Map<string, Live>();
+  /** Stops under way (of connections already replaced or removed): close() waits for them. */
+  const stopping = new Map<string, Promise<void>>();
+  let closed = false;
+
+  function entryOf(server: string): Live | undefined {
+    return live.get(server);
+  }
+
+  async function client(
+    server: string,
+    entry: McpServerEntry,
+    entryRev: number,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Client> {
+    if (closed)
+      throw new ToolError(
+        "mcp_unavailable",
+        `byteseek is stopping: the MCP server "${server}" is not started`,
+      );
+    let up = live.get(server);
+    if (up && (up.entryRev !== entryRev || up.state === "stopping")) {
+      await stop(server);
+      up = live.get(server);
+    }
+    if (!up) {
+      up = { server, entry, entryRev, state: "stopped", crashes: 0, inflight: 0, stderr: "" };
+      live.set(server, up);
+    }
+    if (up.client && up.state === "running") return up.client;
+    if (up.connecting) return up.connecting;
+    if (up.state === "backoff" && up.retryAt !== undefined) {
+      const wait = up.retryAt - Date.now();
+      if (wait > 0) {
+        if (wait >= timeoutMs)
+          throw new ToolError(
+            "mcp_unavailable",
+            `the MCP server "${server}" crashed (${up.error ?? "it exited"}) and is restarted in ${wait} ms; try again then`,
+          );
+        await delay(wait, signal);
+      }
+    }
+    const target = up;
+    target.connecting = start(target, timeoutMs, signal).finally(() => {
+      target.connecting = undefined;
+    });
+    return target.connecting;
+  }
+
+  async function start(up: Live, timeoutMs: number, signal?: AbortSignal): Promise<Client> {
+    up.state = "starting";
+    up.stderr = "";
+    up.stopping = false;
+    const { entry, server } = up;
+    const c = new Client(
+      { name: "byteseek", version: "0.1.0" },
+      {
+        listChanged: {
+          tools: {
+            autoRefresh: false,
+            debounceMs: 50,
+            onChanged: () => options.onListChanged?.(server),
+          },
+        },
+      },
+    );
+    let transport: StdioClientTransport | StreamableHTTPClientTransport;
+    if (isStdio(entry)) {
+      const [command, ...args] = entry.command as [string, ...string[]];
+      const mark = randomBytes(12).toString("hex");
+      up.mark = mark;
+      const cwd = await workingDir(entry.cwd, options.workspace, server);
+      const passEnv = (await options.passEnv?.().catch(() => undefined)) ?? [];
+      const stdio = new StdioClientTransport({
+        command,
+        args,
+        cwd,
+        // the shell impl's environment: the allow-list, the entry's own variables, and a mark that
+        // lets byteseek end every process the server starts, even those that leave its group
+        env: buildCommandEnv({
+          source: options.env,
+          passEnv,
+          ...(entry.env ? { declared: entry.env } : {}),
+          mark,
+        }),
+        stderr: "pipe",
+      });
+      stdio.stderr?.on("data", (chunk: Buffer) => {
+        up.stderr = (up.stderr + chunk.toString("utf8")).slice(-STDERR_TAIL);
+      });
+      transport = stdio;
+    } else {
+      transport = new StreamableHTTPClientTransport(new URL(entry.url), {
+        requestInit: { headers: entry.headers ?? {} },
+      });
+    }
+    // a process that exits before answering closes the transport: the handshake fails at once
+    const exited = new Promise<never>((_, reject) => {
+      transport.onclose = () => reject(new Error("it exited before answering"));
+    });
+    exited.catch(() => {});
+    try {
+      await Promise.race([
+        c.connect(transport, { timeout: timeoutMs, ...(signal ? { signal } : {}) }),
+        exited,
+      ]);
+    } catch (err) {
+      const why = startFailure(server, entry, err, up.stderr);
+      await closeQuietly(c);
+      if (up.mark) await endCallProcesses(undefined, up.mark).catch(() => 0);
+      up.state = "failed";
+      up.error = why;
+      up.pid = undefined;
+      throw new ToolError("mcp_unavailable", why, { details: { server } });
+    }
+    if (transport instanceof StdioClientTransport && transport.pid !== null) up.pid = transport.pid;
+    up.client = c;
+    up.state = "running";
+    up.error = undefined;
+    up.startedAt = Date.now();
+    c.onclose = () => onClosed(up, c);
+    logger.info({ server, pid: up.pid }, "MCP server started");
+    armIdle(up);
+    return c;
+  }
+
+  function onClosed(up: Live, c: Client): void {
+    if (up.client !== c) return;
+    up.client = undefined;
+    const pid = up.pid;
+    up.pid = undefined;
+    if (up.stopping || closed) {
+      up.state = "stopped";
+      return;
+    }
+    // unasked: a crash. Restart on next use, after a backoff that grows with repeated crashes.
+    if (up.startedAt !== undefined && Date.now() - up.startedAt > STABLE_MS) up.crashes = 0;
+    up.crashes++;
+    const wait = Math.min(MAX_BACKOFF_MS, BACKOFF_MS * 2 ** (up.crashes - 1));
+    up.retryAt = Date.now() + wait;
+    up.state = "backoff";
+    const tail = up.stderr.trim().split("\n").slice(-3).join(" | ");
+    up.error = `it exited unexpectedly${tail ? ` (stderr: ${tail})` : ""}`;
+    logger.warn(
+      { server: up.server, pid, crashes: up.crashes, retryInMs: wait },
+      "MCP server exited unexpectedly",
+    );
+    if (up.mark) void endCallProcesses(undefined, up.mark).catch(() => 0);
+  }
+
+  function armIdle(up: Live): void {
+    if (up.idle) clearTimeout(up.idle);
+    up.idle = undefined;
+    const ms = up.entry.idleStopMs ?? DEFAULT_IDLE_STOP_MS;
+    if (ms === 0 || up.inflight > 0 || up.state !== "running") return;
+    up.idle = setTimeout(() => {
+      if (up.inflight === 0) void stop(up.server);
+    }, ms);
+    up.idle.unref();
+  }
+
+  function use(server: string): () => void {
+    const up = live.get(server);
+    if (!up) return () => {};
+    up.inflight++;
+    if (up.idle) clearTimeout(up.idle);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      up.inflight--;
+      armIdle(up);
+    };
+  }
+
+  async function stop(server: string): Promise<void> {
+    const up = live.get(server);
+    if (!up) return stopping.get(server);
+    if (up.idle) clearTimeout(up.idle);
+    up.stopping = true;
+    up.state = "stopping";
+    const done = (async () => {
+      const c = up.client ?? (await up.connecting?.catch(() => undefined));
+      up.client = undefined;
+      if (c) await closeQuietly(c);
+      if (up.mark) await endCallProcesses(undefined, up.mark).catch(() => 0);
+      up.state = "stopped";
+      up.pid = undefined;
+      logger.info({ server }, "MCP server stopped");
+    })().finally(() => {
+      if (live.get(server) === up) live.delete(server);
+      if (stopping.get(server) === done) stopping.delete(server);
+    });
+    stopping.set(server, done);
+    return done;
+  }
+
+  function status(server: string): UpstreamStatus {
+    const up = entryOf(server);
+    if (!up) return { server, state: "stopped", crashes: 0 };
+    return {
+      server,
+      state: up.state,
+      crashes: up.crashes,
+      ...(up.pid !== undefined ? { pid: up.pid } : {}),
+      ...(up.error !== undefined ? { error: up.error } : {}),
+      ...(up.retryAt !== undefined && up.state === "backoff" ? { retryAt: up.retryAt } : {}),
+    };
+  }
+
+  return {
+    client,
+    use,
+    stop,
+    status,
+    statuses: () => [...live.keys()].map(status),
+    async close() {
+      closed = true;
+      await Promise.all([...live.keys()].map(stop));
+      await Promise.all(stopping.values());
+    },
+  };
+}
+
+/** The working directory of a stdio server: relative to the workspace, and inside it once symlinks are resolved. */
+async function workingDir(cwd: string | undefined, given: string, server: string): Promise<string> {
+  const workspace = await realpath(given).catch(() => path.resolve(given));
+  const wanted = path.resolve(workspace, cwd ?? ".");
+  let real: string;
+  try {
+    real = await realpath(wanted);
+  } catch {
+    throw new ToolError(
+      "mcp_unavailable",
+      `the MCP server "${server}": its cwd ${wanted} does not exist; fix /byteseek/mcp/${server}`,
+    );
+  }
+  const root = workspace.endsWith(path.sep) ? workspace : workspace + path.sep;
+  if (real !== workspace && !real.startsWith(root))
+    throw new ToolError(
+      "mcp_unavailable",
+      `the MCP server "${server}": its cwd ${wanted} is outside the workspace ${workspace}; fix /byteseek/mcp/${server}`,
+    );
+  return real;
+}
+
+function startFailure(server: string, entry: McpServerEntry, err: unknown, stderr: string): string {
+  const what = isStdio(entry) ? JSON.stringify(entry.command) : entry.url;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  let why = err instanceof Error ? err.message : String(err);
+  if (code === "ENOENT" && isStdio(entry)) why = `no such program "${entry.command[0]}"`;
+  const tail = stderr.trim().split("\n").slice(-5).join("\n  ");
+  return `the MCP server "${server}" (${what}) could not start: ${why}${tail ? `\n  its stderr: ${tail}` : ""}\nFix /byteseek/mcp/${server} (kvspace get /byteseek/mcp/${server}), then kvspace mcp sync ${server}`;
+}
+
+async function closeQuietly(c: Client): Promise<void> {
+  try {
+    await c.close();
+  } catch {
+    // already closed
+  }
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    function onAbort() {
+      clearTimeout(t);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,117 @@
+import { type Api, ApiError } from "./api.js";
+import { formatTime, h, replace } from "./dom.js";
+import { routeUrl } from "./keys.js";
+
+/** One registered upstream MCP server as `GET /v1/mcp` answers it. */
+interface McpServer {
+  server: string;
+  transport?: "stdio" | "http";
+  target?: string;
+  enabled: boolean;
+  state: string;
+  pid?: number;
+  tools: number;
+  toolNames: string[];
+  sync?: { state: "ok" | "error"; reason: string; ts: number; error?: string };
+  error?: string;
+}
+
+const STATE_BADGE: Record<string, string> = {
+  running: "ok",
+  starting: "ok",
+  stopped: "disabled",
+  stopping: "disabled",
+  disabled: "disabled",
+  backoff: "runtime",
+  failed: "runtime",
+  invalid: "invalid",
+};
+
+/**
+ * The registry of upstream MCP servers (`/byteseek/mcp/<server>`): each server's state in this
+ * byteseek, its target, its synced tools (links to them) and its last sync, with a Sync button.
+ */
+export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
+  const el = h("div", { id: "mcp-servers", "aria-live": "polite" }, h("p", { class: "muted" }, "loading…"));
+
+  async function sync(server: string, button: HTMLButtonElement): Promise<void> {
+    button.disabled = true;
+    button.textContent = "Syncing…";
+    try {
+      const res = await api.request("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) });
+      if (!res.ok) throw new Error(`POST /v1/mcp/sync answered ${res.status}`);
+    } catch (err) {
+      replace(el, h("p", { class: "error" }, (err as Error).message));
+      return;
+    }
+    await load();
+  }
+
+  function row(s: McpServer): HTMLElement {
+    const button = h("button", { type: "button", "data-sync": s.server }, "Sync") as HTMLButtonElement;
+    button.addEventListener("click", () => void sync(s.server, button));
+    const synced = s.sync
+      ? `last sync ${formatTime(s.sync.ts)} (${s.sync.reason}${s.sync.state === "error" ? ", failed" : ""})`
+      : "not synced yet";
+    return h(
+      "li",
+      { "data-server": s.server, "data-state": s.state },
+      h(
+        "a",
+        { href: routeUrl({ view: "tree", key: `/byteseek/mcp/${s.server}` }) },
+        h("strong", {}, s.server),
+      ),
+      " ",
+      h(
+        "span",
+        { class: `kind-badge kind-${STATE_BADGE[s.state] ?? "disabled"}`, "data-role": "state" },
+        s.state,
+      ),
+      " ",
+      h("span", { class: "kind-badge", title: "transport" }, s.transport ?? "?"),
+      " ",
+      h("span", { "data-role": "count" }, `${s.tools} tools`),
+      s.pid !== undefined ? h("span", { class: "muted" }, ` — pid ${s.pid}`) : null,
+      " ",
+      button,
+      s.target ? h("p", { class: "muted" }, h("code", {}, s.target)) : null,
+      s.error ? h("p", { class: "problems" }, s.error) : null,
+      h("p", { class: "muted" }, synced),
+      s.toolNames.length
+        ? h(
+            "p",
+            { class: "mcp-tools" },
+            ...s.toolNames.flatMap((n, i) => [
+              i ? ", " : "",
+              h("a", { href: routeUrl({ view: "tool", name: n }), "data-mcp-tool": n }, n),
+            ]),
+          )
+        : null,
+    );
+  }
+
+  async function load(): Promise<void> {
+    try {
+      const res = await api.request("/v1/mcp");
+      if (res.status === 404)
+        return replace(el, h("p", { class: "muted" }, "This server has no MCP client."));
+      if (!res.ok) throw new ApiError(res.status, "HTTP_ERROR", `GET /v1/mcp answered ${res.status}`, null);
+      const { servers } = (await res.json()) as { servers: McpServer[] };
+      if (!servers.length)
+        return replace(
+          el,
+          h(
+            "p",
+            { class: "muted" },
+            'No upstream MCP server is registered. Write one at /byteseek/mcp/<server>: {"command": ["prog", "arg"]} or {"url": "https://…/mcp"}.',
+          ),
+        );
+      replace(el, h("ul", { class: "tool-list" }, ...servers.map(row)));
+    } catch (err) {
+      replace(el, h("p", { class: "error" }, `GET /v1/mcp: ${(err as Error).message}`));
+    }
+  }
+
+  void load();
+  return { el, reload: () => void load() };
+}
