@@ -40,7 +40,7 @@ describe("byteseek's command line", () => {
     const help = await byteseek(["--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toBe(
-      'Usage: byteseek <command> [options]\n\nthe byteseek server, and agent turns in the terminal\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  serve          run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT,\n                 BYTESEEK_TOKEN; see the README)\n  run            run one agent turn, streaming the answer and each tool call\n  chat           an interactive loop with a "byteseek> " prompt; "exit" leaves\n  mcp            an MCP server on stdio, on the store at KVSPACE\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or for run, chat and mcp\na byteseek server\'s http:// URL. The model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL,\nBYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY. Exit status: 0 when the turn(s) ended normally, 1 otherwise,\n2 on a usage error.\n',
+      'Usage: byteseek <command> [options]\n\nthe byteseek server, and agent turns in the terminal\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  serve          run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT,\n                 BYTESEEK_TOKEN; see the README)\n  run            run one agent turn, streaming the answer and each tool call\n  chat           an interactive loop with a "byteseek> " prompt; "exit" leaves\n  mcp            an MCP server on stdio, on the store at KVSPACE\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or for run, chat and mcp\na byteseek server\'s http:// URL. The model: BYTESEEK_LLM_API (openai|anthropic), BYTESEEK_LLM_URL,\nBYTESEEK_LLM_MODEL, BYTESEEK_LLM_KEY; through a server, these go with each turn (the key only with\n--send-key). Logs of run/chat: BYTESEEK_LOG_FILE (default byteseek.log in the store\'s folder),\nBYTESEEK_LOG_LEVEL (default warn). Exit status: 0 when the turn(s) ended normally, 1 otherwise,\n2 on a usage error.\n',
     );
 
     const none = await byteseek([]);
@@ -60,7 +60,7 @@ describe("byteseek's command line", () => {
       }
     }
     expect((await byteseek(["run", "--help"])).stdout).toBe(
-      'Usage: byteseek run [options] <task...>\n\nrun one agent turn, streaming the answer and each tool call\n\nArguments:\n  task         what to do (the words are joined; quote it to keep the shell\n               away)\n\nOptions:\n  --vid <vid>  the run id: its calls are recorded under /byteseek/tool/<vid>/\n               (default: a new one)\n  -h, --help   print help\n\nExample: byteseek run "list the TODO comments in src/" --vid todo1\n',
+      'Usage: byteseek run [options] <task...>\n\nrun one agent turn, streaming the answer and each tool call\n\nArguments:\n  task         what to do (the words are joined; quote it to keep the shell\n               away)\n\nOptions:\n  --vid <vid>  the run id: its calls are recorded under /byteseek/tool/<vid>/\n               (default: a new one)\n  --send-key   through a server: send BYTESEEK_LLM_KEY with each turn too\n  -h, --help   print help\n\nExample: byteseek run "list the TODO comments in src/" --vid todo1\n',
     );
   });
 
@@ -101,7 +101,8 @@ describe("byteseek's command line", () => {
       calls: [],
     });
     expect(await byteseek(["chat", "hello"])).toMatchObject({
-      stderr: "byteseek: byteseek chat takes no arguments besides --vid; unexpected argument 'hello'\n",
+      stderr:
+        "byteseek: byteseek chat takes no arguments besides --vid and --send-key; unexpected argument 'hello'\n",
       code: 2,
     });
     expect(await byteseek(["run"])).toMatchObject({

@@ -103,6 +103,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     return live.get(server);
   }
 
+  /** The marks of every stdio upstream started (see close). */
+  const marks = new Set<string>();
+
   async function client(
     server: string,
     entry: McpServerEntry,
@@ -166,6 +169,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       const [command, ...args] = entry.command as [string, ...string[]];
       const mark = randomBytes(12).toString("hex");
       up.mark = mark;
+      marks.add(mark);
       const cwd = await workingDir(entry.cwd, options.workspace, server);
       const passEnv = (await options.passEnv?.().catch(() => undefined)) ?? [];
       const stdio = new StdioClientTransport({
@@ -315,6 +319,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       closed = true;
       await Promise.all([...live.keys()].map(stop));
       await Promise.all(stopping.values());
+      // every process any upstream of this pool started, whatever became of its connection: none outlives close
+      await Promise.all([...marks].map((m) => endCallProcesses(undefined, m).catch(() => 0)));
+      marks.clear();
     },
   };
 }

@@ -56,5 +56,23 @@ export async function endCallProcesses(pgid: number | undefined, mark: string, r
       }
     }
   }
+  // SIGKILL is sent, not yet suffered: on a loaded machine a killed process can still run (and be
+  // listed) for a while. Wait, bounded, until none is left, so a stop means the processes are gone.
+  const deadline = Date.now() + SETTLE_MS;
+  while (Date.now() < deadline) {
+    const left = await markedProcesses(mark);
+    if (left.length === 0) break;
+    for (const pid of left) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
   return killed;
 }
+
+/** How long endCallProcesses waits for the processes it killed to be gone. */
+const SETTLE_MS = 2000;
