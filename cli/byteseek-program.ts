@@ -7,6 +7,7 @@
  * usage error (its message and the usage on stderr); 1 when a command throws anything else.
  */
 import { Command, CommanderError } from "commander";
+import { commanderOutput } from "./commander-output.js";
 import { packageVersion } from "./version.js";
 
 export interface ByteseekCommands {
@@ -49,17 +50,7 @@ export async function runByteseekCli(
   commands: ByteseekCommands,
 ): Promise<number> {
   let status = 0;
-  const output = (name: string) => ({
-    writeOut: (text: string) => void io.stdout.write(text),
-    writeErr: (text: string) => void io.stderr.write(text),
-    // the width of the io's own streams (80 when not a terminal), never the test runner's
-    getOutHelpWidth: () => widthOf(io.stdout),
-    getErrHelpWidth: () => widthOf(io.stderr),
-    getOutHasColors: () => false,
-    getErrHasColors: () => false,
-    outputError: (text: string, write: (text: string) => void) =>
-      write(text.replace(/^error: /, `${name}: `)),
-  });
+  const output = (name: string) => commanderOutput(io, name);
   const program = new Command("byteseek")
     .description("the byteseek server, and agent turns in the terminal")
     .usage("<command> [options]")
@@ -135,6 +126,3 @@ export async function runByteseekCli(
 }
 
 /** A stream's columns when it is a terminal, else 80. */
-function widthOf(stream: object & { isTTY?: boolean; columns?: number }): number {
-  return stream.isTTY && stream.columns ? stream.columns : 80;
-}

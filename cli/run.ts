@@ -6,6 +6,7 @@ import { isTreeError } from "../tree/errors.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
+import { commanderOutput } from "./commander-output.js";
 import { COMMANDS } from "./commands/index.js";
 import { CliError, isCliError, usageError } from "./errors.js";
 import { openStore, storeSpec } from "./open-store.js";
@@ -115,20 +116,10 @@ function buildProgram(
   select: (command: CommandSpec, input: ParsedArgs) => void,
 ): Command {
   // commander's "error: …" becomes "kvspace <command>: …", as the CLI's own usage errors read
-  const output = (name: string) => ({
-    writeOut: (text: string) => void io.stdout.write(text),
-    writeErr: (text: string) => void io.stderr.write(text),
-    // the width of the io's own streams (80 when not a terminal), never the test runner's
-    getOutHelpWidth: () => widthOf(io.stdout),
-    getErrHelpWidth: () => widthOf(io.stderr),
-    getOutHasColors: () => false,
-    getErrHasColors: () => false,
-    outputError: (text: string, write: (text: string) => void) =>
-      write(
-        text.replace(/^error: /, `${name}: `) +
-          (text.startsWith("error: unknown command") ? "(kvspace --help lists the commands)\n" : ""),
-      ),
-  });
+  const output = (name: string) =>
+    commanderOutput(io, name, (text) =>
+      text.startsWith("error: unknown command") ? "(kvspace --help lists the commands)\n" : "",
+    );
   const program = new Command("kvspace")
     .description("inspect and edit the byteseek tree, and call its tools")
     .usage("<command> [args]")
@@ -272,6 +263,3 @@ function describe(err: unknown): string {
 }
 
 /** A stream's columns when it is a terminal, else 80. */
-function widthOf(stream: object & { isTTY?: boolean; columns?: number }): number {
-  return stream.isTTY && stream.columns ? stream.columns : 80;
-}
