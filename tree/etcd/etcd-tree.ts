@@ -540,9 +540,11 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
             {
               client,
               prefix,
+              feed: local,
               ...(logger ? { logger } : {}),
               closers,
               isClosed: () => closed,
+              known: () => lastRev,
               onRev: seeRev,
               onCompacted: (rev) => {
                 if (rev > compacted) compacted = rev;

@@ -6,8 +6,11 @@
  * events in the first node record it writes (`x`), which a watcher reads instead. Both sides run
  * `eventsOfPuts`, so a write carries `x` exactly when the rebuild would differ.
  */
+import type { IEvent } from "etcd3";
 import { keyFromNodeKey } from "../encoding.js";
-import type { EventRecord } from "../record.js";
+import { type EventRecord, eventFromRecord } from "../record.js";
+import type { WatchEvent } from "../types.js";
+import { PENDING } from "./attempt.js";
 import type { EtcdRecord } from "./layout.js";
 
 /** A node record a write puts, in the order it staged it. `created`: the key did not exist before. */
@@ -40,4 +43,74 @@ export function sameEvents(a: readonly EventRecord[], b: readonly EventRecord[])
     if (JSON.stringify(x.v) !== JSON.stringify(y.v)) return false;
   }
   return true;
+}
+
+/**
+ * One revision's changes as the tree's events, decoded once for every watcher of the tree.
+ * `lazy`: keys whose value was too large to carry (read at `rev` by a watcher that wants it).
+ */
+export interface FeedRevision {
+  rev: number;
+  events: WatchEvent[];
+  lazy?: Set<string>;
+}
+
+/** A watch response's events, one group per revision, in order. */
+export function byRevision(events: IEvent[]): IEvent[][] {
+  const groups: IEvent[][] = [];
+  let rev = -1;
+  for (const ev of events) {
+    if (!ev.kv) continue;
+    const r = Number(ev.kv.mod_revision);
+    if (r !== rev) groups.push([]);
+    rev = r;
+    groups[groups.length - 1]!.push(ev);
+  }
+  return groups;
+}
+
+/** A field name only a record carrying its write's events holds (a value's own quotes are escaped). */
+const CARRIED = Buffer.from('"x":', "utf8");
+
+/**
+ * One revision's node changes as the tree's events. A revision holds one write, or several
+ * committed together (group-commit.ts); each write's node puts start with its marker (the record
+ * carrying its id `w`), so the puts are cut there and each write's events are the ones it carries
+ * or the ones its own puts rebuild. A rebuilt event concerns only the key put, so when no record
+ * carries events, the records of keys nobody watches (`wanted`) are not decoded at all.
+ */
+export function revisionOf(
+  prefixLength: number,
+  group: IEvent[],
+  wanted: (key: string) => boolean = () => true,
+): FeedRevision {
+  const rev = Number(group[0]!.kv.mod_revision);
+  const carries = group.some((ev) => ev.type === "Put" && ev.kv.value.includes(CARRIED));
+  const writes: StagedPut[][] = [];
+  for (const ev of group) {
+    if (ev.type !== "Put") continue;
+    const sk = ev.kv.key.toString("utf8").slice(prefixLength);
+    if (!carries && !wanted(keyFromNodeKey(sk))) continue;
+    const rec = JSON.parse(ev.kv.value.toString("utf8")) as EtcdRecord;
+    const put = { sk, rec, created: Number(ev.kv.version) === 1 };
+    if (rec.w !== undefined || writes.length === 0) writes.push([put]);
+    else writes[writes.length - 1]!.push(put);
+  }
+  const records: EventRecord[] = [];
+  const lazy = new Set<string>();
+  for (const puts of writes) {
+    const carried = puts.find((p) => p.rec.x)?.rec.x;
+    if (!carried) records.push(...eventsOfPuts(puts));
+    else
+      for (const r of carried) {
+        records.push(r);
+        if (r.lz === 1) lazy.add(r.key);
+      }
+  }
+  const events = records.map((r) => {
+    const ev = eventFromRecord(rev, r);
+    if (ev.prevRev === PENDING) ev.prevRev = rev;
+    return ev;
+  });
+  return lazy.size > 0 ? { rev, events, lazy } : { rev, events };
 }

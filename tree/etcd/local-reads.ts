@@ -12,6 +12,10 @@
  * is kept only if the feed had not yet passed the revision it was read at (the feed then applies
  * every later change to it). While the feed is down nothing is answered locally and the cache is
  * dropped; it starts again empty from the revision its new stream is created at.
+ *
+ * The same stream feeds every watch() of the tree (watch.ts): each response is decoded once and
+ * its revisions handed to the subscribers, so a server holds one etcd watcher, however many
+ * prefixes it watches. With no cache and no subscriber the stream is not kept.
  */
 import type { Etcd3, IWatchRequest, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
@@ -20,6 +24,7 @@ import { NodeCache } from "../node-cache.js";
 import { SizedCache } from "../sized-cache.js";
 import type { TreeNode } from "../types.js";
 import { headerRev, kvNum } from "./client.js";
+import { byRevision, type FeedRevision, revisionOf } from "./events.js";
 import { type EtcdRecord, nodeOf } from "./layout.js";
 
 export interface LocalReadsOptions {
@@ -39,6 +44,19 @@ export interface CachedRecord {
   mr: number;
 }
 
+/** A watcher fed by the stream (watch.ts). */
+export interface FeedSubscriber {
+  /** Its events are those under this prefix: other keys' records need not be decoded for it. */
+  prefix: string;
+  /**
+   * The stream is live from `rev` (its first connection, or again after a loss): every revision
+   * after `rev` follows through `revision`, none before it.
+   */
+  live(rev: number): void;
+  /** A revision of the tree, in order. */
+  revision(r: FeedRevision): void;
+}
+
 export interface LocalReads {
   /**
    * The record of node `sk` as this server last read or wrote it, for the write path (whose
@@ -55,6 +73,8 @@ export interface LocalReads {
   remember(key: string, node: TreeNode, rev: number, rawLength: number): TreeNode;
   /** The revision the feed has applied everything up to (0 while it is down). */
   fedRev(): number;
+  /** Feeds `sub` from the stream until the answer is called. */
+  subscribe(sub: FeedSubscriber): () => void;
   close(): void;
 }
 
@@ -73,6 +93,12 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
   let cancel: (() => void) | undefined;
   let askedProgress = false;
   let write: ((req: IWatchRequest) => void) | undefined;
+  const subs = new Set<FeedSubscriber>();
+  let running = o.cacheBytes > 0;
+  const wanted = (key: string) => {
+    for (const sub of subs) if (key.startsWith(sub.prefix)) return true;
+    return false;
+  };
   const from = Buffer.from(o.prefix + NODE, "utf8");
   const to = Buffer.from(o.prefix + String.fromCharCode(NODE.charCodeAt(0) + 1), "utf8");
 
@@ -120,10 +146,19 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
     const rev = headerRev(res.header);
     if (rev > fed) fed = rev;
     askedProgress = false;
+    if (subs.size > 0)
+      for (const group of byRevision(res.events)) {
+        const r = revisionOf(o.prefix.length, group, wanted);
+        for (const sub of [...subs]) sub.revision(r);
+      }
   };
 
   const connect = async () => {
-    if (stopped || o.cacheBytes === 0) return;
+    if (stopped) return;
+    if (o.cacheBytes === 0 && subs.size === 0) {
+      running = false;
+      return;
+    }
     const gen = generation;
     try {
       const stream = await o.client.watchClient.watch();
@@ -141,6 +176,7 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
           backoff = 100;
           live = true;
           fed = headerRev(res.header);
+          for (const sub of [...subs]) sub.live(fed);
           return;
         }
         apply(res);
@@ -154,7 +190,7 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
     }
   };
 
-  void connect();
+  if (running) void connect();
 
   return {
     record: (sk) => (o.cacheBytes === 0 ? undefined : records.get(sk)),
@@ -166,7 +202,7 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
       else for (const sk of sks) records.delete(sk);
     },
     get(key) {
-      if (!live) return undefined;
+      if (!live || o.cacheBytes === 0) return undefined;
       if (fed < o.known()) {
         // Behind what this server knows of: ask etcd where the stream is (it answers once every
         // event up to its current revision has been sent), and read from etcd meanwhile.
@@ -179,10 +215,29 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
       return cache.get(key);
     },
     remember(key, node, rev, rawLength) {
-      if (!live || fed > rev) return node;
+      if (!live || fed > rev || o.cacheBytes === 0) return node;
       return cache.remember(key, node, rawLength);
     },
     fedRev: () => (live ? fed : 0),
+    subscribe(sub) {
+      subs.add(sub);
+      if (!running) {
+        running = true;
+        void connect();
+      } else if (live) sub.live(fed);
+      return () => {
+        subs.delete(sub);
+        if (o.cacheBytes > 0 || subs.size > 0 || !running) return;
+        // Nobody needs the stream any more: let etcd drop its watcher.
+        generation++;
+        running = false;
+        live = false;
+        fed = 0;
+        write = undefined;
+        cancel?.();
+        cancel = undefined;
+      };
+    },
     close() {
       stopped = true;
       generation++;

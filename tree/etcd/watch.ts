@@ -1,38 +1,58 @@
 /**
- * watch() on etcd: an etcd watch of the tree's node keys. Every tree write is one etcd revision,
- * whose node puts and deletes etcd delivers together (it never splits a revision); they are
- * turned back into the tree's events (events.ts). etcd replays them from any revision it still
- * retains, then follows live, and answers a compacted one with its compact revision. A dropped
- * stream is re-created from the revision after the last one received, so nothing is missed or
- * seen twice while etcd is away.
+ * watch() on etcd, fed by the tree's one etcd watch of its node keys (local-reads.ts), which
+ * decodes each revision once for every subscriber. Every tree write is one etcd revision, whose
+ * node puts and deletes etcd delivers together; they are turned back into the tree's events
+ * (events.ts) and each subscriber keeps those under its prefix.
+ *
+ * A subscriber knows the next revision it owes its reader (`next`). When the shared stream is
+ * live from revision R (at subscription, or again after the stream was lost) and `next <= R`,
+ * the revisions from `next` to R are read by a catch-up: a watch of its own from `next`, whose
+ * revisions up to R are handed over as they come, while the shared stream's revisions after R
+ * wait; the first catch-up revision past R ends it (the waiting ones follow, then live ones).
+ * Every revision is handed over once, in order, as `next` only moves forward. etcd answers a
+ * compacted `next` with its compact revision: TREE_COMPACTED, as before.
  */
-import type { Etcd3, IEvent, IWatchResponse } from "etcd3";
+import type { Etcd3, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
 import { NODE } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { parseKey } from "../path.js";
-import { type EventRecord, eventFromRecord } from "../record.js";
 import type { WatchBatch, WatchOptions } from "../types.js";
 import type { TreeValue } from "../value.js";
 import { AsyncQueue, filterBatch } from "../watch-hub.js";
-import { PENDING } from "./attempt.js";
 import { headerRev } from "./client.js";
-import { eventsOfPuts, type StagedPut } from "./events.js";
-import type { EtcdRecord } from "./layout.js";
+import { byRevision, type FeedRevision, revisionOf } from "./events.js";
+import type { LocalReads } from "./local-reads.js";
 
 export interface WatchDeps {
   client: Etcd3;
   prefix: string;
+  /** The shared stream. */
+  feed: Pick<LocalReads, "subscribe">;
   logger?: Logger;
   closers: Set<() => void>;
   isClosed(): boolean;
+  /** The highest revision this server knows of (a live watch starts after it). */
+  known(): number;
   onRev(rev: number): void;
   onCompacted(rev: number): void;
   /** A value as it was at `rev` (for events whose value was too large to log inline). */
   valueAt(key: string, rev: number): Promise<TreeValue | undefined>;
 }
 
-type Item = { res: IWatchResponse } | { compacted: number; current: number } | { error: Error };
+type Item =
+  | { batch: WatchBatch; lazy?: Set<string> }
+  | { compacted: number; current: number }
+  | { error: Error };
+
+/** A catch-up from `next` to `target`, holding the shared stream's later revisions meanwhile. */
+interface CatchUp {
+  target: number;
+  waiting: FeedRevision[];
+  stopped: boolean;
+  backoff: number;
+  cancel?: () => void;
+}
 
 export async function* watchTree(
   deps: WatchDeps,
@@ -45,75 +65,111 @@ export async function* watchTree(
   const queue = new AsyncQueue<Item>();
   const nodes = Buffer.from(deps.prefix + NODE, "utf8");
   const nodesEnd = Buffer.from(deps.prefix + String.fromCharCode(NODE.charCodeAt(0) + 1), "utf8");
-  // Where the next (re)connection starts; undefined: live from when it is created.
+  // The next revision owed; undefined: live from when the shared stream is.
   let next = o.fromRev === undefined ? undefined : Math.max(1, o.fromRev);
+  let catching: CatchUp | undefined;
   let stopped = false;
-  let generation = 0;
-  let backoff = 100;
-  let cancel: (() => void) | undefined;
 
-  const reconnect = (gen: number, why: unknown) => {
-    if (stopped || gen !== generation) return;
-    generation++;
-    cancel?.();
-    cancel = undefined;
-    deps.logger?.warn({ err: why, next }, "etcd watch stream lost; reconnecting");
-    setTimeout(() => void connect(), backoff);
-    backoff = Math.min(backoff * 2, 2000);
+  const deliver = (r: FeedRevision) => {
+    if (stopped || (next !== undefined && r.rev < next)) return;
+    next = r.rev + 1;
+    deps.onRev(r.rev);
+    const batch = filterBatch(prefix, r);
+    if (batch) queue.push(r.lazy ? { batch, lazy: r.lazy } : { batch });
   };
 
-  const connect = async () => {
-    if (stopped) return;
-    const gen = generation;
+  const endCatchUp = (c: CatchUp) => {
+    c.stopped = true;
+    c.cancel?.();
+    c.cancel = undefined;
+    if (catching !== c) return;
+    catching = undefined;
+    for (const r of c.waiting) deliver(r);
+  };
+
+  const runCatchUp = async (c: CatchUp) => {
+    if (c.stopped || stopped) return;
+    let lost = false;
+    const lose = (why: unknown) => {
+      if (lost || c.stopped) return;
+      lost = true;
+      c.cancel?.();
+      c.cancel = undefined;
+      deps.logger?.warn({ err: why, next }, "etcd watch catch-up lost; reconnecting");
+      setTimeout(() => void runCatchUp(c), c.backoff);
+      c.backoff = Math.min(c.backoff * 2, 2000);
+    };
     try {
       const stream = await deps.client.watchClient.watch();
       // Cancelling a stream makes it emit a CANCELLED error: never let one go unheard.
       stream.on("error", () => {});
-      if (stopped || gen !== generation) {
+      if (c.stopped || stopped) {
         stream.cancel();
         return;
       }
-      cancel = () => stream.cancel();
+      c.cancel = () => stream.cancel();
       stream.on("data", (res: IWatchResponse) => {
-        if (gen !== generation) return;
-        deps.onRev(headerRev(res.header));
+        if (c.stopped || lost) return;
         if (res.canceled) {
           const compacted = Number(res.compact_revision);
+          deps.onRev(headerRev(res.header));
           if (compacted > 0) queue.push({ compacted, current: headerRev(res.header) });
           else queue.push({ error: new Error(res.cancel_reason || "etcd cancelled the watch") });
+          c.stopped = true;
+          c.cancel?.();
           return;
         }
         if (res.created) {
-          backoff = 100;
-          if (next === undefined) next = headerRev(res.header) + 1;
+          c.backoff = 100;
           return;
         }
-        const last = res.events[res.events.length - 1];
-        if (last?.kv) next = Number(last.kv.mod_revision) + 1;
-        if (res.events.length > 0) queue.push({ res });
+        for (const group of byRevision(res.events)) {
+          const rev = Number(group[0]!.kv.mod_revision);
+          if (rev > c.target) return endCatchUp(c);
+          deliver(revisionOf(deps.prefix.length, group, (key) => key.startsWith(prefix)));
+        }
       });
-      stream.on("error", (err: unknown) => reconnect(gen, err));
-      stream.on("end", () => reconnect(gen, "stream ended"));
-      stream.write({
-        create_request: {
-          key: nodes,
-          range_end: nodesEnd,
-          ...(next === undefined ? {} : { start_revision: next }),
-        },
-      });
+      stream.on("error", (err: unknown) => lose(err));
+      stream.on("end", () => lose("stream ended"));
+      stream.write({ create_request: { key: nodes, range_end: nodesEnd, start_revision: next } });
     } catch (err) {
-      reconnect(gen, err);
+      lose(err);
     }
   };
 
+  const unsubscribe = deps.feed.subscribe({
+    prefix,
+    live(rev) {
+      if (catching) {
+        // Its waiting revisions may have a gap after them (the stream was lost): start again.
+        catching.stopped = true;
+        catching.cancel?.();
+        catching = undefined;
+      }
+      if (next === undefined) next = Math.max(rev, deps.known()) + 1;
+      if (next > rev) return;
+      catching = { target: rev, waiting: [], stopped: false, backoff: 100 };
+      void runCatchUp(catching);
+    },
+    revision(r) {
+      if (catching) catching.waiting.push(r);
+      else if (next !== undefined) deliver(r);
+    },
+  });
+
   const stop = () => {
+    if (stopped) return;
     stopped = true;
-    cancel?.();
+    unsubscribe();
+    if (catching) {
+      catching.stopped = true;
+      catching.cancel?.();
+      catching = undefined;
+    }
     queue.close();
   };
   o.signal?.addEventListener("abort", stop, { once: true });
   deps.closers.add(stop);
-  void connect();
   try {
     for (;;) {
       const item = await queue.next();
@@ -133,10 +189,8 @@ export async function* watchTree(
           {},
           item.error,
         );
-      for (const group of byRevision(item.res.events)) {
-        const batch = await decode(deps, prefix, group);
-        if (batch && !stopped) yield batch;
-      }
+      const batch = await withLazyValues(deps, item.batch, item.lazy);
+      if (!stopped) yield batch;
     }
   } finally {
     o.signal?.removeEventListener("abort", stop);
@@ -145,63 +199,12 @@ export async function* watchTree(
   }
 }
 
-/** A watch response's events, one group per revision, in order. */
-function byRevision(events: IEvent[]): IEvent[][] {
-  const groups: IEvent[][] = [];
-  let rev = -1;
-  for (const ev of events) {
-    if (!ev.kv) continue;
-    const r = Number(ev.kv.mod_revision);
-    if (r !== rev) groups.push([]);
-    rev = r;
-    groups[groups.length - 1]!.push(ev);
-  }
-  return groups;
-}
-
-/**
- * One revision's node changes as the tree's events (those under `prefix`). A revision holds one
- * write, or several committed together (group-commit.ts); each write's node puts start with its
- * marker (the record carrying its id `w`), so the puts are cut there and each write's events are
- * the ones it carries or the ones its own puts rebuild.
- */
-async function decode(deps: WatchDeps, prefix: string, group: IEvent[]): Promise<WatchBatch | undefined> {
-  const rev = Number(group[0]!.kv.mod_revision);
-  const writes: StagedPut[][] = [];
-  for (const ev of group) {
-    if (ev.type !== "Put") continue;
-    const rec = JSON.parse(ev.kv.value.toString("utf8")) as EtcdRecord;
-    const put = {
-      sk: ev.kv.key.toString("utf8").slice(deps.prefix.length),
-      rec,
-      created: Number(ev.kv.version) === 1,
-    };
-    if (rec.w !== undefined || writes.length === 0) writes.push([put]);
-    else writes[writes.length - 1]!.push(put);
-  }
-  const records: EventRecord[] = [];
-  const lazy = new Set<string>();
-  for (const puts of writes) {
-    const carried = puts.find((p) => p.rec.x)?.rec.x;
-    if (!carried) records.push(...eventsOfPuts(puts));
-    else
-      for (const r of carried) {
-        records.push(r);
-        if (r.lz === 1) lazy.add(r.key);
-      }
-  }
-  const batch = filterBatch(prefix, {
-    rev,
-    events: records.map((r) => {
-      const ev = eventFromRecord(rev, r);
-      if (ev.prevRev === PENDING) ev.prevRev = rev;
-      return ev;
-    }),
-  });
-  if (!batch || lazy.size === 0) return batch;
+/** Reads the values too large to have been carried in the revision's records. */
+async function withLazyValues(deps: WatchDeps, batch: WatchBatch, lazy?: Set<string>): Promise<WatchBatch> {
+  if (!lazy) return batch;
   for (const [i, ev] of batch.events.entries()) {
     if (lazy.has(ev.key) && ev.type === "put" && ev.value === undefined) {
-      const value = await deps.valueAt(ev.key, rev);
+      const value = await deps.valueAt(ev.key, ev.rev);
       if (value !== undefined) batch.events[i] = { ...ev, value };
     }
   }
