@@ -10,7 +10,9 @@
  * revisions up to R are handed over as they come, while the shared stream's revisions after R
  * wait; the first catch-up revision past R ends it (the waiting ones follow, then live ones).
  * Every revision is handed over once, in order, as `next` only moves forward. etcd answers a
- * compacted `next` with its compact revision: TREE_COMPACTED, as before.
+ * compacted `next` with its compact revision: TREE_COMPACTED, as before. (A catch-up's end is
+ * seen on its own stream, since etcd's headers and progress answers do not prove a replaying
+ * watcher has sent everything up to them; in a tree nobody writes, it waits for the next write.)
  */
 import type { Etcd3, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
