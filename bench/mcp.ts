@@ -73,6 +73,84 @@ function mcpCaller(client: {
   };
 }
 
+/** A request as the official client's fetch sent it. */
+interface Sent {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * A `fetch` for an official client's transport that keeps the last `tools/call` request it sends
+ * (after the client's own headers are set), so the same bytes can be replayed through undici.
+ */
+function capturing(): { fetch: typeof fetch; last(): Sent } {
+  let sent: Sent | undefined;
+  return {
+    fetch: async (input, init) => {
+      if (typeof init?.body === "string" && init.body.includes('"tools/call"')) {
+        const headers: Record<string, string> = {};
+        new Headers(init.headers).forEach((v, k) => {
+          headers[k] = v;
+        });
+        sent = { url: String(input instanceof Request ? input.url : input), headers, body: init.body };
+      }
+      return fetch(input, init);
+    },
+    last() {
+      if (sent === undefined) throw new Error("the official client sent no tools/call to capture");
+      return sent;
+    },
+  };
+}
+
+/** Headers undici sets itself (framing, connection), left out of a replayed request. */
+const FRAMING = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive"]);
+
+/** The result of a JSON-RPC answer, as a JSON body or the one `data:` event of an SSE stream. */
+function rpcResult(contentType: string, text: string): { isError?: boolean } {
+  const json = contentType.startsWith("text/event-stream")
+    ? text
+        .split("\n")
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
+        .filter((d) => d.includes('"result"') || d.includes('"error"'))
+        .at(-1)
+    : text;
+  const msg = JSON.parse(json ?? "{}") as { result?: { isError?: boolean }; error?: unknown };
+  if (msg.result === undefined) throw new Error(`tools/call failed: ${text.slice(0, 300)}`);
+  return msg.result;
+}
+
+/** A caller that replays `sent` (a fresh JSON-RPC id each time) on its own keep-alive connection. */
+function replaying(sent: Sent, close: () => Promise<void>): Caller {
+  const url = new URL(sent.url);
+  const pool = new Pool(url.origin, { connections: 1 });
+  const headers = Object.fromEntries(Object.entries(sent.headers).filter(([k]) => !FRAMING.has(k)));
+  const message = JSON.parse(sent.body) as { id: number | string };
+  let id = 1_000_000;
+  return {
+    async call() {
+      const res = await pool.request({
+        method: "POST",
+        path: url.pathname + url.search,
+        headers,
+        // The client's bytes with a fresh id (the key keeps its place).
+        body: JSON.stringify({ ...message, id: id++ }),
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200)
+        throw new Error(`tools/call answered ${res.statusCode}: ${text.slice(0, 300)}`);
+      if (rpcResult(String(res.headers["content-type"] ?? ""), text).isError)
+        throw new Error(`tools/call failed: ${text.slice(0, 300)}`);
+    },
+    async close() {
+      await pool.close();
+      await close();
+    },
+  };
+}
+
 /** CPU time (µs) a process has used, from /proc (the stdio servers are not ours to ask). */
 async function procCpu(pid: number | null): Promise<number> {
   if (pid === null) return Number.NaN;
@@ -199,7 +277,37 @@ async function main(): Promise<void> {
   });
   const sumCpu = async (pids: Array<number | null>) =>
     (await Promise.all(pids.map(procCpu))).reduce((a, b) => a + b, 0);
-  const http = async (callers: Caller[]): Promise<Opened> => ({ callers, serverCpu: server.cpu });
+  const http = async (callers: Array<Promise<Caller>> | Caller[]): Promise<Opened> => ({
+    callers: await Promise.all(callers),
+    serverCpu: server.cpu,
+  });
+  type Official = { callTool: Parameters<typeof mcpCaller>[0]["callTool"]; close(): Promise<void> };
+  const httpV1 = async (fetch?: typeof globalThis.fetch): Promise<Official> => {
+    const c = new ClientV1({ name: "bench", version: "1" });
+    await c.connect(new HttpV1(new URL(`${url}/mcp?vid=bench-http1`), fetch ? { fetch } : {}));
+    return c;
+  };
+  const httpV2 = async (fetch?: typeof globalThis.fetch): Promise<Official> => {
+    const c = new ClientV2(
+      { name: "bench", version: "2" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await c.connect(new HttpV2(new URL(`${url}/mcp?vid=bench-http2`), fetch ? { fetch } : {}));
+    return c;
+  };
+  /**
+   * An official client's tools/call, captured and replayed through undici: the same bytes (its
+   * session, for the 2025 era, kept open by the client) with the route's HTTP client, so the
+   * two servers are compared with the same client cost on both sides.
+   */
+  const replayed = async (
+    official: (fetch: typeof globalThis.fetch) => Promise<Official>,
+  ): Promise<Caller> => {
+    const cap = capturing();
+    const c = await official(cap.fetch);
+    await mcpCaller(c).call();
+    return replaying(cap.last(), () => c.close());
+  };
 
   const all: Contender[] = [
     {
@@ -227,35 +335,22 @@ async function main(): Promise<void> {
     {
       key: "http1",
       name: "MCP HTTP, 2025 session (sdk 1.x)",
-      async open(n) {
-        return http(
-          await Promise.all(
-            Array.from({ length: n }, async () => {
-              const c = new ClientV1({ name: "bench", version: "1" });
-              await c.connect(new HttpV1(new URL(`${url}/mcp?vid=bench-http1`)));
-              return mcpCaller(c);
-            }),
-          ),
-        );
-      },
+      open: (n) => http(Array.from({ length: n }, () => httpV1()).map(async (c) => mcpCaller(await c))),
     },
     {
       key: "http2",
       name: "MCP HTTP, 2026-07-28 (client 2.x)",
-      async open(n) {
-        return http(
-          await Promise.all(
-            Array.from({ length: n }, async () => {
-              const c = new ClientV2(
-                { name: "bench", version: "2" },
-                { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-              );
-              await c.connect(new HttpV2(new URL(`${url}/mcp?vid=bench-http2`)));
-              return mcpCaller(c);
-            }),
-          ),
-        );
-      },
+      open: (n) => http(Array.from({ length: n }, () => httpV2()).map(async (c) => mcpCaller(await c))),
+    },
+    {
+      key: "raw1",
+      name: "MCP HTTP, 2025 session, sdk 1.x's bytes via undici",
+      open: (n) => http(Array.from({ length: n }, () => replayed(httpV1))),
+    },
+    {
+      key: "raw2",
+      name: "MCP HTTP, 2026-07-28, client 2.x's bytes via undici",
+      open: (n) => http(Array.from({ length: n }, () => replayed(httpV2))),
     },
     {
       key: "stdio1",
