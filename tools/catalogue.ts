@@ -35,6 +35,8 @@ export interface InvalidTool {
 export interface ToolCatalogue {
   valid: ValidTool[];
   invalid: InvalidTool[];
+  /** The policy's problems when it does not validate (stored unchecked): every call is denied until it is fixed. */
+  policyProblems?: string[];
 }
 
 /** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
@@ -186,7 +188,11 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
       const lacking = lackingPowers(t.declaration, loaded.policy, vid ?? "");
       return lacking ? { ...t, blocked: lacking } : t;
     });
-    return { valid, invalid: [...listed.catalogue.invalid] };
+    return {
+      valid,
+      invalid: [...listed.catalogue.invalid],
+      ...(loaded.ok ? {} : { policyProblems: loaded.problems }),
+    };
   }
 
   /** The powers a tool needs whatever its arguments (not net, whose host may depend on them) that a run lacks. */
