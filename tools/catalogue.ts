@@ -12,6 +12,9 @@ import { grantOf, type Power } from "./powers.js";
 import { failure } from "./results.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
+/** Why every tool is blocked while the policy does not validate. */
+export const POLICY_INVALID = "the policy at /byteseek/policy is invalid";
+
 /** Where declarations live: `/byteseek/tools/<name>`. */
 export const TOOLS_DIR = "/byteseek/tools/";
 
@@ -231,7 +234,7 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
         const tool: ValidTool = { name: child.name, key, declaration: p.declaration };
         if (node.vid !== undefined) tool.owner = node.vid;
         const legacy = policyLoaded.ok ? policyLoaded.policy.agentImpls : undefined;
-        if (!policyLoaded.ok) tool.blocked = "the policy at /byteseek/policy is invalid";
+        if (!policyLoaded.ok) tool.blocked = POLICY_INVALID;
         else if (node.vid !== undefined && legacy && !legacy.includes(p.declaration.impl.kind))
           tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}" (the policy's legacy agentImpls rule)`;
         else {

@@ -1,3 +1,4 @@
+import { POLICY_INVALID } from "../../tools/catalogue.js";
 import { defineCommand, writeLine } from "../command.js";
 
 /**
@@ -25,7 +26,8 @@ export const toolsCommand = defineCommand({
         for (const problem of bad.problems) await writeLine(stdout, `${bad.name}\t${problem}`);
       // the prompt offers a tool only when it is enabled, has a snippet and is not blocked
       for (const t of catalogue.tools) {
-        if (!t.enabled) continue;
+        // an invalid policy blocks every tool: its own lines above say why, once
+        if (!t.enabled || (policy && t.blocked === POLICY_INVALID)) continue;
         const why =
           t.blocked ?? (t.snippet === undefined ? "it has no snippet (still callable by name)" : undefined);
         if (why !== undefined) await writeLine(stdout, `${t.name}\tnot offered to the model: ${why}`);

@@ -126,8 +126,7 @@ async function guardMcpRegistration(ctx: ToolContext, key: string, value: TreeVa
 /** Tells the model at once whether the tool it just declared will work. */
 async function declarationNote(name: string, value: TreeValue, ctx: ToolContext): Promise<string> {
   const parsed = parseDeclaration(value.kind === "json" ? value.value : value.value, { name });
-  if (!parsed.ok)
-    return ` Warning: this declaration is invalid, so ${name} cannot be called until it is fixed:\n- ${parsed.problems.join("\n- ")}`;
+  if (!parsed.ok) return ""; // never: refuseInvalid refused it before the write
   const node = await ctx.tree.get(POLICY_KEY);
   const policy = Policy.safeParse(node && node.kind === "json" ? node.value.value : {});
   if (!policy.success)
