@@ -573,6 +573,10 @@ const input: GoldenCase[] = [
 const NOT_OFFERED =
   "edit.multi\tnot offered to the model: it has no snippet (still callable by name)\ntext.fail\tnot offered to the model: it has no snippet (still callable by name)\ntext.gated\tnot offered to the model: it has no snippet (still callable by name)\n";
 
+/** Every built-in byteseek ships, as a refusal of an unknown `ref` lists them. */
+const SHIPPED_REFS =
+  "edit.glob, edit.grep, edit.ls, edit.multi, edit.read, edit.rename, edit.replace, edit.write, shell.run, tree.del, tree.get, tree.list, tree.set";
+
 /** The last line of every refused declaration or policy write. */
 const UNCHECKED_HINT =
   "Fix the value (docs/TOOLS.md lists every field), or store it anyway with --unchecked (kvspace set|import; HTTP ?unchecked=1); kvspace tools --check then reports it\n";
@@ -942,6 +946,17 @@ export const CONTRACT: GoldenCase[] = [
     args: ["set", "/c/ro", "string:y"],
     stdout: "",
     stderr: "/c/ro is read-only; force the write or mark it writable first\n",
+    code: 1,
+  },
+  {
+    name: "a declaration naming a built-in that is not shipped: refused, exit 1, the problem on stderr",
+    args: [
+      "set",
+      "/byteseek/tools/text.alias",
+      'json:{"name":"text.alias","description":"d","params":{"type":"object"},"impl":{"kind":"builtin","ref":"edit.nothing"}}',
+    ],
+    stdout: "",
+    stderr: `/byteseek/tools/text.alias is not a valid tool declaration, so it was not written:\n- impl.ref: no built-in "edit.nothing" is shipped; known: ${SHIPPED_REFS}\n${UNCHECKED_HINT}`,
     code: 1,
   },
   {
