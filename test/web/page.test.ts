@@ -30,7 +30,7 @@ beforeAll(async () => {
   browser = chromium.browser;
   writer = await createWriter(server.url);
   console.log(
-    `web e2e: concurrent writes go through ${writer.via === "cli" ? "the kvspace CLI (KVSPACE=http://…)" : "the HTTP API (the CLI has no HTTP mode yet)"}`,
+    `web e2e: concurrent writes go through ${writer.via === "cli" ? "the kvspace CLI (KVSPACE=http://…)" : "the HTTP API (dist/ is not built)"}`,
   );
 });
 
