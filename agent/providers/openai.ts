@@ -2,40 +2,22 @@ import { z } from "zod";
 import { readSse } from "../../tree/http/index.js";
 import { AgentError } from "../errors.js";
 import type { LlmConfig } from "../llm-config.js";
-import { type Assembler, createAssembler } from "./assembler.js";
-import { openConnection, type ProviderDeps } from "./connection.js";
-import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
-import type { ChatRequest, ChatResponse, CompleteOptions, Provider, StopReason, Usage } from "./types.js";
+import type { Assembler } from "./assembler.js";
+import { createWireProvider, type ProviderDeps } from "./connection.js";
+import type { ToolNameMap } from "./tool-names.js";
+import type { ChatRequest, ChatResponse, Provider, StopReason, Usage } from "./types.js";
 import { collect, parse } from "./wire.js";
 
 /** OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, Ollama): `POST {url}/chat/completions`. */
 export function createOpenAiProvider(config: LlmConfig, deps: ProviderDeps = {}): Provider {
-  const connection = openConnection(config, deps);
-  const stream = deps.stream ?? true;
-  const endpoint = `${config.url}/chat/completions`;
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: stream ? "text/event-stream" : "application/json",
-  };
-  if (config.key !== undefined) headers.authorization = `Bearer ${config.key}`;
-
-  return {
+  return createWireProvider(config, deps, {
     api: "openai",
-    model: config.model,
-    async complete(request: ChatRequest, { signal, onEvent }: CompleteOptions): Promise<ChatResponse> {
-      const names = createToolNameMap(request.tools, request.messages);
-      const body = JSON.stringify(toWire(request, names, config, stream));
-      const res = await connection.transport.post(endpoint, headers, body, {
-        signal,
-        ...(onEvent ? { onEvent } : {}),
-      });
-      const out = createAssembler(names, onEvent);
-      return res.contentType.includes("json")
-        ? readJson(res.chunks, out, endpoint)
-        : readStream(res.chunks, out, endpoint, connection.transport.redact);
-    },
-    close: connection.close,
-  };
+    path: "/chat/completions",
+    headers: (c): Record<string, string> => (c.key === undefined ? {} : { authorization: `Bearer ${c.key}` }),
+    toWire,
+    readJson,
+    readStream,
+  });
 }
 
 function toWire(request: ChatRequest, names: ToolNameMap, config: LlmConfig, stream: boolean) {
