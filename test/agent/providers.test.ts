@@ -1,3 +1,4 @@
+// Over 400 lines: both wire formats go through the same cases (describe.each) against one fake LLM server; a split would repeat that set-up.
 import { inspect } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type LlmConfig, resolveLlmConfig } from "../../agent/llm-config.js";

@@ -1,3 +1,4 @@
+// Over 400 lines: the page end to end in one browser against one server, started once for all its cases.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bool, int64, json, str } from "../../tree/index.js";
