@@ -42,7 +42,7 @@ export const Policy = z
       .number()
       .int()
       .positive()
-      .default(600_000)
+      .default(600_000) // ten minutes
       .describe("How long a call waits for a person's decision before it is denied with no answer"),
     grants: Grants.default({ default: DEFAULT_GRANT, runs: [] }).describe(
       "The powers each run holds: read, write, exec, model, net (hosts), tree (key prefixes)",

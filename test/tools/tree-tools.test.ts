@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { POLICY_KEY } from "../../tools/policy.js";
 import { DEFAULT_GRANT } from "../../tools/powers.js";
 import { json, str } from "../../tree/value.js";
-import { BACKENDS, type Harness, harness, setPolicy } from "./helpers.js";
+import { BACKENDS, setPolicy, useHarness } from "./helpers.js";
 
 const wc = {
   name: "text.wc",
@@ -13,13 +13,7 @@ const wc = {
 };
 
 describe.each(BACKENDS)("the tree tools on %s", (backend) => {
-  let h: Harness;
-  beforeEach(async () => {
-    h = await harness(backend);
-  });
-  afterEach(async () => {
-    await h.dispose();
-  });
+  const h = useHarness(backend);
 
   it("tree.set writes a value owned by the calling run, tree.get reads it back", async () => {
     const set = await h.runtime.call("tree.set", { key: "/notes/a", value: { n: 1 } }, { vid: "r1" });
