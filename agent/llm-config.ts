@@ -251,12 +251,26 @@ function keyMayGo(
  */
 function clientUrlAllowed(env: Record<string, string | undefined>, url: string): void {
   const origin = new URL(url).origin;
-  const listed = (env[CLIENT_URLS_ENV] ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  for (const entry of listed) {
-    if (entry === "*") return;
+  const listed = clientUrlOrigins(env);
+  if (listed === "*" || listed.includes(origin)) return;
+  throw new AgentError(
+    "LLM_CLIENT_REFUSED",
+    `this server does not call model URLs its clients name (${LLM_SETTINGS.url.env} ${url} was sent by the client): ` +
+      `to use the server's own model, unset ${LLM_SETTINGS.url.env} (and the other BYTESEEK_LLM_*) in the client's shell; ` +
+      `to let clients use that model, start the server with ${CLIENT_URLS_ENV}=${origin} (a comma list of origins, or * for any)`,
+    { setting: CLIENT_URLS_ENV, origin },
+  );
+}
+
+/**
+ * `BYTESEEK_LLM_CLIENT_URLS` read: `*`, or the origins it lists (none when unset). An entry that is
+ * not an http(s) origin → `LLM_BAD_CONFIG` naming it; the server checks it at start.
+ */
+export function clientUrlOrigins(env: Record<string, string | undefined>): "*" | string[] {
+  const origins: string[] = [];
+  for (const entry of (env[CLIENT_URLS_ENV] ?? "").split(",").map((s) => s.trim())) {
+    if (entry === "") continue;
+    if (entry === "*") return "*";
     let allowed: URL;
     try {
       allowed = new URL(entry);
@@ -265,15 +279,9 @@ function clientUrlAllowed(env: Record<string, string | undefined>, url: string):
     }
     if (!/^https?:$/.test(allowed.protocol) || allowed.pathname !== "/" || allowed.search || allowed.hash)
       throw listError(entry);
-    if (allowed.origin === origin) return;
+    origins.push(allowed.origin);
   }
-  throw new AgentError(
-    "LLM_CLIENT_REFUSED",
-    `this server does not call model URLs its clients name (${LLM_SETTINGS.url.env} ${url} was sent by the client): ` +
-      `to use the server's own model, unset ${LLM_SETTINGS.url.env} (and the other BYTESEEK_LLM_*) in the client's shell; ` +
-      `to let clients use that model, start the server with ${CLIENT_URLS_ENV}=${origin} (a comma list of origins, or * for any)`,
-    { setting: CLIENT_URLS_ENV, origin },
-  );
+  return origins;
 }
 
 function listError(entry: string): AgentError {
