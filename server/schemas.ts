@@ -25,6 +25,7 @@ export {
   ValueKind,
   WatchBatchJson,
   WatchEventJson,
+  WatchProgressJson,
   WriteJson,
 } from "../tree/http/index.js";
 
