@@ -169,7 +169,7 @@ export function openApiOptions(o: { token: boolean }): FastifyDynamicSwaggerOpti
     transform: documentRoute,
     transformObject: (d) =>
       completeDocument(("openapiObject" in d ? d.openapiObject : {}) as JsonObject, o.token),
-  } as FastifyDynamicSwaggerOptions;
+  };
 }
 
 type TransformInput = Parameters<typeof jsonSchemaTransform>[0];
