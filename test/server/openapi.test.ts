@@ -2,7 +2,7 @@
  * The OpenAPI document tells the truth: every schema compiles in ajv's strict mode, every example
  * validates against its schema, and live answers of representative routes (a real server on port 0)
  * have a documented status, a body valid for the documented schema and media type, and exactly
- * the documented headers. And `/docs` renders it as a page with a table of contents.
+ * the documented headers. (test/server/docs-page.test.ts: the page rendered from it.)
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
@@ -11,7 +11,6 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../server/main.js";
 import { RESPONSE_HEADERS } from "../../server/openapi.js";
-import { anchorOf, type OpenApiDoc, renderDocs } from "../../server/routes/docs.js";
 import { startTestServer, tempDir } from "./helpers.js";
 
 // ajv-formats is CommonJS: its default export arrives wrapped under ESM.
@@ -442,57 +441,5 @@ describe("live answers match the document", () => {
       expect(refused.status).toBe(401);
       expectDocumented(method, url, refused);
     }
-  });
-});
-
-describe("/docs", () => {
-  it("renders every operation as a section with a table-of-contents entry, and links the JSON document", async () => {
-    const res = await request(`${server.url}/docs`);
-    expect(res.statusCode).toBe(200);
-    expect(res.headers["content-type"]).toMatch(/^text\/html/);
-    expect(res.headers["content-security-policy"]).toMatch(/default-src 'none'/);
-    expect(res.headers["x-content-type-options"]).toBe("nosniff");
-    const html = await res.body.text();
-    const ops = operationsOf(doc);
-    for (const [method, path] of ops) {
-      const id = anchorOf(method, path);
-      expect(html, `${method} ${path}`).toContain(`<li><a href="#${id}">`);
-      expect(html, `${method} ${path}`).toContain(`<section id="${id}">`);
-    }
-    expect(new Set(ops.map(([m, p]) => anchorOf(m, p))).size).toBe(ops.length);
-    expect(html).toContain('href="/openapi.json"');
-    // Examples are shown, and the page is self-contained: no script, nothing fetched from elsewhere.
-    expect(html).toContain("hello world");
-    expect(html).not.toMatch(/<script|src=|https?:\/\//i);
-  });
-
-  it("escapes every text it takes from the document", () => {
-    const evil = `<script>alert("x")</script>'&`;
-    const html = renderDocs({
-      info: { title: evil, description: evil },
-      paths: {
-        [`/x/${evil}`]: {
-          get: {
-            summary: evil,
-            parameters: [{ name: evil, in: "query", description: evil }],
-            responses: {
-              [evil]: {
-                description: evil,
-                headers: { [evil]: { description: evil } },
-                content: { [evil]: { schema: { description: evil }, examples: { [evil]: { value: evil } } } },
-              },
-            },
-          },
-        },
-      },
-    } satisfies OpenApiDoc);
-    expect(html).not.toContain("<script");
-    expect(html).not.toContain(`"x"`);
-    expect(html).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;");
-  });
-
-  it("is linked from the web page", async () => {
-    const page = await (await request(`${server.url}/`)).body.text();
-    expect(page).toMatch(/<a [^>]*href="\/docs"/);
   });
 });
