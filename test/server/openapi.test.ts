@@ -422,6 +422,24 @@ describe("live answers match the document", () => {
     expectDocumented("GET", url, resumed);
   });
 
+  it("for the approvals, the prompt, the MCP registry and an agent turn without a model", async () => {
+    for (const url of ["/v1/approvals", "/v1/prompt?vid=r1&input=hi", "/v1/mcp"]) {
+      const a = await live("GET", url);
+      expect(a.status, url).toBe(200);
+      expectDocumented("GET", url, a);
+    }
+    const sync = await live("POST", "/v1/mcp/sync", { body: {} });
+    expect(sync.status).toBe(200);
+    expectDocumented("POST", "/v1/mcp/sync", sync);
+    const none = await live("POST", "/v1/approvals/r1/9", { body: { decision: "deny" } });
+    expect(none.status).toBe(404);
+    expectDocumented("POST", "/v1/approvals/r1/9", none);
+    // No model is configured here: the turn answers its LLM error, documented as 503.
+    const turn = await live("POST", "/v1/agent/turn", { body: { input: "hi" } });
+    expect(turn.status).toBe(503);
+    expectDocumented("POST", "/v1/agent/turn", turn);
+  });
+
   it("for the tools list, a call, /healthz without a token and a 401 without one", async () => {
     const tools = await live("GET", "/v1/tools");
     expect(tools.status).toBe(200);
