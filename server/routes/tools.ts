@@ -6,8 +6,9 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { IMPL_KINDS, ToolAnnotations } from "../../tools/declaration.js";
+import { POLICY_KEY } from "../../tools/policy.js";
 import { RUN_ID } from "../../tools/run-id.js";
-import type { Runtime, ValidTool } from "../../tools/runtime.js";
+import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
 import type { RouteDoc } from "../openapi.js";
 import { ErrorJson } from "../schemas.js";
 
@@ -47,6 +48,13 @@ export const InvalidToolJson = z.object({
 export const ToolsJson = z.object({
   tools: z.array(ToolJson).describe("valid declarations, by name"),
   invalid: z.array(InvalidToolJson).describe("declarations left out of the tool list, with their problems"),
+  policy: z
+    .object({
+      key: z.string(),
+      problems: z.array(z.string()).describe("what is wrong, one line each"),
+    })
+    .optional()
+    .describe("present when the policy does not validate (it was stored unchecked): every call is denied"),
 });
 export type ToolsJson = z.infer<typeof ToolsJson>;
 
@@ -153,6 +161,16 @@ export function toolToJson(t: ValidTool): ToolJson {
   };
 }
 
+/** The catalogue as `GET /v1/tools` answers it. */
+export function catalogueToJson(catalogue: ToolCatalogue): ToolsJson {
+  const { valid, invalid, policyProblems } = catalogue;
+  return {
+    tools: valid.map(toolToJson),
+    invalid,
+    ...(policyProblems ? { policy: { key: POLICY_KEY, problems: policyProblems } } : {}),
+  };
+}
+
 export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async function toolsRoutes(
   app,
   { runtime },
@@ -168,8 +186,7 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
       },
     },
     async function listTools() {
-      const { valid, invalid } = await runtime.listTools();
-      return { tools: valid.map(toolToJson), invalid };
+      return catalogueToJson(await runtime.listTools());
     },
   );
 

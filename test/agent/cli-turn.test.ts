@@ -4,18 +4,15 @@
  * chose), and what a turn shows on a real terminal (`script`), piped, and with the logs kept out.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createByteseek } from "../../agent/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { type Json, json, openTree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
-
-const BYTESEEK_BIN = fileURLToPath(new URL("../../dist/cli/byteseek.js", import.meta.url));
+import { BYTESEEK_BIN, byteseek, needBuiltCli } from "./helpers.js";
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -23,7 +20,7 @@ afterEach(async () => {
 });
 
 beforeAll(() => {
-  if (!existsSync(BYTESEEK_BIN)) throw new Error(`${BYTESEEK_BIN} is missing: run \`npm run build\` first`);
+  needBuiltCli();
 });
 
 async function dirs() {
@@ -64,22 +61,6 @@ async function serveWith(env: NodeJS.ProcessEnv) {
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   cleanup.push(() => app.close());
   return { url, tree, workspace };
-}
-
-function byteseek(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [BYTESEEK_BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (c: string) => {
-    stdout += c;
-  });
-  child.stderr.setEncoding("utf8").on("data", (c: string) => {
-    stderr += c;
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /** Runs byteseek on a real terminal (`script`) and answers everything it drew; `answer` types a reply once `when` shows. */

@@ -2,7 +2,6 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { request } from "undici";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
@@ -13,8 +12,7 @@ import type { Tree } from "../../tree/types.js";
 import { formatValue, type Json, json } from "../../tree/value.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
-
-const BYTESEEK_BIN = fileURLToPath(new URL("../../dist/cli/byteseek.js", import.meta.url));
+import { BYTESEEK_BIN, byteseek, needBuiltCli } from "./helpers.js";
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -233,27 +231,9 @@ describe("GET /v1/prompt", () => {
   });
 });
 
-/** Runs the built byteseek CLI; stdin is written then closed. */
-function byteseek(args: string[], env: NodeJS.ProcessEnv, stdin = "") {
-  const child = spawn(process.execPath, [BYTESEEK_BIN, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (c: string) => {
-    stdout += c;
-  });
-  child.stderr.setEncoding("utf8").on("data", (c: string) => {
-    stderr += c;
-  });
-  child.stdin.end(stdin);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe("the byteseek CLI", () => {
   beforeAll(() => {
-    if (!existsSync(BYTESEEK_BIN)) throw new Error(`${BYTESEEK_BIN} is missing: run \`npm run build\` first`);
+    needBuiltCli();
   });
 
   async function setup() {
@@ -272,7 +252,7 @@ describe("the byteseek CLI", () => {
       { toolCalls: [{ name: "edit.read", args: { path: "gone.txt" } }] },
       { text: "It says hello." },
     );
-    const r = await byteseek(["run", "what is in r.txt?", "--vid", "cli1"], env);
+    const r = await byteseek(["run", "what is in r.txt?", "--vid", "cli1"], env, "");
     expect(r.stderr).toBe("vid cli1\n");
     expect(r.stdout.split("\n")).toEqual([
       "Reading.",

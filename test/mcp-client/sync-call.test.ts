@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { alive } from "../helpers/processes.js";
 import { setPolicy } from "../tools/helpers.js";
 import {
   everythingStdio,
@@ -359,12 +360,3 @@ describe("MCP client: server-filesystem", () => {
     expect(r.text).toMatch(/denied|outside/i);
   });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

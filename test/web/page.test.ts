@@ -1,3 +1,4 @@
+// Over 400 lines: the page end to end in one browser against one server, started once for all its cases.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bool, int64, json, str } from "../../tree/index.js";
@@ -30,7 +31,7 @@ beforeAll(async () => {
   browser = chromium.browser;
   writer = await createWriter(server.url);
   console.log(
-    `web e2e: concurrent writes go through ${writer.via === "cli" ? "the kvspace CLI (KVSPACE=http://…)" : "the HTTP API (the CLI has no HTTP mode yet)"}`,
+    `web e2e: concurrent writes go through ${writer.via === "cli" ? "the kvspace CLI (KVSPACE=http://…)" : "the HTTP API (dist/ is not built)"}`,
   );
 });
 
@@ -97,6 +98,19 @@ describe("browse", () => {
     expect(await page.locator("#value-input").inputValue()).toBe("7");
     expect(requests.every((u) => u.startsWith(server.url))).toBe(true);
     expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("shows a read-only value without a Save button, naming the CLI command that changes it", async () => {
+    await server.tree.set("/byteseek/policy", json({ deny: [] }), { ro: true, force: true });
+    const { page, context } = await openPage(browser, server.url);
+    await page.goto("/ui/byteseek/policy");
+    const note = page.locator("#ro-note");
+    await note.waitFor();
+    expect(await note.textContent()).toContain(
+      "kvspace set /byteseek/policy 'json:…' ro --force (docs/TOOLS.md, “Changing the policy”).",
+    );
+    expect(await page.locator("#save").count()).toBe(0);
     await context.close();
   });
 
