@@ -13,6 +13,7 @@ import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent, AgentEvent, TurnResult } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
+import type { RouteDoc } from "../openapi.js";
 import { ErrorJson } from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
@@ -49,6 +50,55 @@ const TurnJson = z
   })
   .describe("The turn's outcome; with Accept: text/event-stream, the events as server-sent events");
 
+const TurnStream = z
+  .string()
+  .describe(
+    "text/event-stream: one event per AgentEvent (`event: <type>`, data the event as JSON: turn_start, step, text_delta, toolcall_start, toolcall_delta, retry, tool_start, approval_pending, tool_result), an `error` event when the model fails, and last `turn_end` (data {type, result})",
+  );
+
+const turnResult = {
+  vid: "r7",
+  text: "Today's note says: hello world.",
+  reason: "done",
+  steps: 2,
+  records: ["/byteseek/tool/r7/1"],
+  calls: [{ name: "tree.get", kind: "ok", isError: false, record: "/byteseek/tool/r7/1" }],
+  usage: { inputTokens: 812, outputTokens: 40 },
+} satisfies z.infer<typeof TurnJson>;
+
+/** What the document says beyond the schemas (server/openapi.ts). */
+const doc = {
+  headers: { Accept: "text/event-stream: the turn's events as they happen, instead of one JSON answer" },
+  body: {
+    ask: { input: "What does today's note say?" },
+    "continue a run": { vid: "r7", input: "And yesterday's?" },
+  },
+  responses: {
+    200: {
+      examples: { answer: turnResult },
+      alternative: {
+        media: "text/event-stream",
+        when: "with Accept: text/event-stream",
+        schema: TurnStream,
+        examples: {
+          events: [
+            "event: turn_start",
+            'data: {"type":"turn_start","vid":"r7"}',
+            "",
+            "event: tool_start",
+            'data: {"type":"tool_start","id":"c1","name":"tree.get","args":{"key":"/notes/today"}}',
+            "",
+            "event: turn_end",
+            `data: ${JSON.stringify({ type: "turn_end", result: turnResult })}`,
+            "",
+            "",
+          ].join("\n"),
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+
 export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async function agentRoutes(
   app,
   { tree, agent, turns },
@@ -59,6 +109,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
       schema: {
         summary: "Run one agent turn (JSON answer, or server-sent events with Accept: text/event-stream)",
         body: TurnBody,
+        doc,
         response: {
           200: TurnJson,
           400: ErrorJson,

@@ -7,6 +7,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ApprovalDecision, type ApprovalEntry, type Approvals, approvalKey } from "../../tools/approvals.js";
+import type { RouteDoc } from "../openapi.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ApprovalRoutesOptions {
@@ -31,6 +32,36 @@ const Params = z.object({
   n: z.string().describe("the approval's number in that run"),
 });
 
+const pendingEntry = {
+  state: "pending",
+  vid: "r7",
+  tool: "fs.write",
+  args: { path: "notes.txt", text: "hello" },
+  reason: "fs.write needs confirmation",
+  rule: "confirm",
+  ts: 1764835200000,
+};
+
+/** What the document says beyond the schemas (server/openapi.ts). */
+const listDoc = {
+  responses: {
+    200: { examples: { waiting: { pending: [{ key: "/byteseek/approval/r7/1", entry: pendingEntry }] } } },
+  },
+} satisfies RouteDoc;
+const decideDoc = {
+  body: {
+    approve: { decision: "approve", scope: "once" },
+    deny: { decision: "deny", reason: "not that file" },
+  },
+  responses: {
+    200: {
+      examples: {
+        approved: { key: "/byteseek/approval/r7/1", entry: { ...pendingEntry, state: "approved" } },
+      },
+    },
+  },
+} satisfies RouteDoc;
+
 export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = async function approvalRoutes(
   app,
   { approvals },
@@ -40,6 +71,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
     {
       schema: {
         summary: "The approvals waiting for a person",
+        doc: listDoc,
         response: {
           200: z.object({ pending: z.array(z.object({ key: z.string(), entry: EntryJson })) }),
           401: ErrorJson,
@@ -58,6 +90,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
         summary: "Approve or deny a call waiting at /byteseek/approval/<vid>/<n>",
         params: Params,
         body: ApprovalDecision,
+        doc: decideDoc,
         response: {
           200: z.object({ key: z.string(), entry: EntryJson }),
           400: ErrorJson,

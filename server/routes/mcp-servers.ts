@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { McpClient } from "../../tools/mcp/client.js";
+import type { RouteDoc } from "../openapi.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface McpServerRoutesOptions {
@@ -45,6 +46,53 @@ const ReportJson = z.object({
   error: z.string().optional(),
 });
 
+/** What the document says beyond the schemas (server/openapi.ts). */
+const listDoc = {
+  responses: {
+    200: {
+      examples: {
+        servers: {
+          servers: [
+            {
+              server: "files",
+              transport: "stdio",
+              target: "mcp-server-filesystem /srv/docs",
+              enabled: true,
+              state: "running",
+              pid: 4242,
+              tools: 2,
+              toolNames: ["files.read_file", "files.list_directory"],
+              sync: { state: "ok", reason: "start", ts: 1764835200000 },
+            },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+const syncDoc = {
+  body: { one: { server: "files" }, all: {} },
+  responses: {
+    200: {
+      examples: {
+        synced: {
+          reports: [
+            {
+              server: "files",
+              ok: true,
+              tools: 2,
+              added: ["files.list_directory"],
+              changed: [],
+              removed: [],
+              conflicts: [],
+            },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+
 export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = async function mcpServerRoutes(
   app,
   { mcp },
@@ -54,6 +102,7 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
     {
       schema: {
         summary: "The registered upstream MCP servers, their state and tools",
+        doc: listDoc,
         response: { 200: z.object({ servers: z.array(StatusJson) }), 401: ErrorJson },
       },
     },
@@ -67,6 +116,7 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
     {
       schema: {
         summary: "Sync one upstream MCP server's tools (or every server's) into declarations now",
+        doc: syncDoc,
         body: z
           .object({ server: z.string().optional().describe("the server; absent: every registered one") })
           .strict()

@@ -9,6 +9,7 @@ import { IMPL_KINDS, ToolAnnotations } from "../../tools/declaration.js";
 import { POLICY_KEY } from "../../tools/policy.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
+import type { RouteDoc } from "../openapi.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ToolsRoutesOptions {
@@ -83,6 +84,59 @@ export const ToolResultJson = z
   })
   .describe("the call's result; its kind says how it went");
 
+/** What the document says beyond the schemas (server/openapi.ts). */
+const listDoc = {
+  responses: {
+    200: {
+      examples: {
+        catalogue: {
+          tools: [
+            {
+              name: "tree.get",
+              key: "/byteseek/tools/tree.get",
+              description: "Read a value, or list a directory (a key ending in '/').",
+              snippet: "tree.get: read a key",
+              guidelines: [],
+              params: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+              enabled: true,
+              sequential: false,
+              confirm: false,
+              impl: "builtin",
+              ref: "tree.get",
+            },
+          ],
+          invalid: [
+            { name: "bad.tool", key: "/byteseek/tools/bad.tool", problems: ["description: required"] },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+const callDoc = {
+  body: { call: { args: { key: "/notes/today" }, vid: "r1" } },
+  responses: {
+    200: {
+      examples: {
+        ok: {
+          kind: "ok",
+          isError: false,
+          text: "hello world",
+          details: {},
+          record: "/byteseek/tool/r1/1",
+        },
+        "bad arguments": {
+          kind: "arg",
+          isError: true,
+          text: "tree.get: key: required; call it again with the arguments its schema asks for",
+          details: {},
+          record: "/byteseek/tool/r1/2",
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+
 /** The vid of calls that name none. */
 export const HTTP_VID = "http";
 
@@ -127,6 +181,7 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
       schema: {
         summary:
           "The tool catalogue: valid declarations as a model sees them, invalid ones with their problems",
+        doc: listDoc,
         response: { 200: ToolsJson, 401: ErrorJson },
       },
     },
@@ -143,6 +198,7 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
           "Call a tool through the boundary (resolve, validate, gate, execute, record); 200 whatever the kind",
         params: ToolCallParams,
         body: ToolCallBody,
+        doc: callDoc,
         response: { 200: ToolResultJson, 400: ErrorJson, 401: ErrorJson, 413: ErrorJson, 415: ErrorJson },
       },
     },
