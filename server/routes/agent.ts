@@ -9,10 +9,12 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { AgentError, type AgentErrorCode } from "../../agent/errors.js";
+import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { ClientLlmSettings } from "../../agent/llm-config.js";
-import type { Agent, AgentEvent, TurnResult } from "../../agent/loop.js";
+import type { Agent } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
+import { TurnJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
@@ -34,20 +36,6 @@ export const TurnBody = z
     llm: ClientLlmSettings.optional(),
   })
   .strict();
-
-const TurnJson = z
-  .object({
-    vid: z.string(),
-    text: z.string().describe("The model's final answer, or why the turn stopped"),
-    reason: z.enum(["done", "terminated", "max_steps", "repair_exhausted", "aborted", "model_error"]),
-    steps: z.number().int(),
-    records: z.array(z.string()).describe("Keys of the tool-call records the turn made"),
-    calls: z.array(
-      z.object({ name: z.string(), kind: z.string(), isError: z.boolean(), record: z.string().optional() }),
-    ),
-    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
-  })
-  .describe("The turn's outcome; with Accept: text/event-stream, the events as server-sent events");
 
 export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async function agentRoutes(
   app,

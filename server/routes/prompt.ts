@@ -10,6 +10,7 @@ import { buildPrompt } from "../../prompts/build.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { Tree } from "../../tree/types.js";
+import { PromptJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface PromptRoutesOptions {
@@ -24,12 +25,6 @@ const PromptQuery = z.object({
     .optional()
     .describe("The run whose next turn to show (its failed calls are listed); absent: a new run"),
   input: z.string().optional().describe("The user's input, for memory recall"),
-});
-
-const PromptJson = z.object({
-  vid: z.string(),
-  system: z.string(),
-  tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
 });
 
 export const promptRoutes: FastifyPluginAsyncZod<PromptRoutesOptions> = async function promptRoutes(
