@@ -14,7 +14,7 @@ import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
-import { TurnJson } from "../runtime-schemas.js";
+import { TurnJson, type TurnStreamEvent } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
@@ -92,7 +92,9 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
             onEvent(e: AgentEvent) {
               if (e.type === "turn_end" && e.result.reason === "model_error")
                 send("error", mapError(turnError(e.result)).body.error);
-              send(e.type, e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e);
+              const wire: TurnStreamEvent =
+                e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e;
+              send(wire.type, wire);
             },
           });
         } catch (err) {
@@ -114,7 +116,7 @@ function wantsEvents(accept: string | undefined): boolean {
   return accept !== undefined && /\btext\/event-stream\b/i.test(accept);
 }
 
-function toJson(r: TurnResult) {
+function toJson(r: TurnResult): TurnJson {
   return {
     vid: r.vid,
     text: r.text,

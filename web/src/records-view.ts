@@ -5,7 +5,8 @@
 import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
-import { badge, debounced, errorText } from "./tool-parts.js";
+import { createPages } from "./paging.js";
+import { badge, debounced, errorText, toolsBreadcrumb } from "./tool-parts.js";
 import type { View } from "./view-parts.js";
 
 const RECORD_PAGE = 200;
@@ -16,25 +17,19 @@ export function createRecordsView(api: Api, vid: string): View {
   const tbody = h("tbody");
   const more = h("div", { class: "more" });
   const status = h("p", { class: "muted", role: "status" });
-  let shown: Child[] = [];
-  let next: string | null = null;
+  const pages = createPages(api, dir, RECORD_PAGE);
 
   async function load(appendPage = false): Promise<void> {
     try {
-      const page =
-        appendPage && next !== null
-          ? await api.list(dir, { limit: RECORD_PAGE, after: next })
-          : await api.list(dir, { limit: Math.max(RECORD_PAGE, shown.length) });
-      shown = appendPage ? [...shown, ...page.children] : page.children;
-      next = page.next ?? null;
+      await pages.load(appendPage);
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 404)) {
         status.textContent = errorText(err);
         return;
       }
-      shown = [];
-      next = null;
+      pages.clear();
     }
+    const { shown, next } = pages;
     status.textContent = shown.length
       ? `${shown.length}${next !== null ? "+" : ""} calls`
       : `No calls recorded for ${vid} yet.`;
@@ -99,16 +94,7 @@ export function createRecordsView(api: Api, vid: string): View {
   const el = h(
     "section",
     { class: "node", "aria-labelledby": "runs-title" },
-    h(
-      "nav",
-      { class: "breadcrumb", "aria-label": "Breadcrumb" },
-      h(
-        "ol",
-        {},
-        h("li", {}, h("a", { href: routeUrl({ view: "tools" }) }, "Tools")),
-        h("li", {}, h("span", { "aria-current": "location" }, `run ${vid}`)),
-      ),
-    ),
+    toolsBreadcrumb(`run ${vid}`),
     h("h1", { id: "runs-title" }, "Records of ", h("code", {}, vid)),
     h(
       "p",

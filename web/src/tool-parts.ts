@@ -1,6 +1,7 @@
 /** What the tools panel, a tool's page and a run's records share: the catalogue's entries, badges, errors. */
 import { type Api, ApiError } from "./api.js";
 import { h } from "./dom.js";
+import { routeUrl } from "./keys.js";
 import type { ToolJson, ToolsJson } from "./wire.js";
 
 /** A declared tool as the pages show it: a valid declaration, or an invalid one with its problems. */
@@ -27,6 +28,20 @@ export async function toolEntries(api: Api): Promise<ToolEntry[]> {
     ...invalid.map((t) => ({ ...t, status: "invalid" as const })),
   ];
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Tools › `here`: the way back to the tools panel from a page below it. */
+export function toolsBreadcrumb(here: string): HTMLElement {
+  return h(
+    "nav",
+    { class: "breadcrumb", "aria-label": "Breadcrumb" },
+    h(
+      "ol",
+      {},
+      h("li", {}, h("a", { href: routeUrl({ view: "tools" }) }, "Tools")),
+      h("li", {}, h("span", { "aria-current": "location" }, here)),
+    ),
+  );
 }
 
 export function badge(kind: string): HTMLElement {

@@ -6,7 +6,7 @@ import type { Api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createSchemaForm, type JsonSchema } from "./schema-form.js";
-import { badge, errorText, type ToolEntry, toolEntries } from "./tool-parts.js";
+import { badge, errorText, type ToolEntry, toolEntries, toolsBreadcrumb } from "./tool-parts.js";
 import type { View } from "./view-parts.js";
 
 /** One tool: its declaration, a form generated from its `params`, and the result of a call. */
@@ -15,16 +15,7 @@ export function createToolView(api: Api, name: string): View {
   const el = h(
     "section",
     { class: "node", "aria-labelledby": "tool-title" },
-    h(
-      "nav",
-      { class: "breadcrumb", "aria-label": "Breadcrumb" },
-      h(
-        "ol",
-        {},
-        h("li", {}, h("a", { href: routeUrl({ view: "tools" }) }, "Tools")),
-        h("li", {}, h("span", { "aria-current": "location" }, name)),
-      ),
-    ),
+    toolsBreadcrumb(name),
     h("h1", { id: "tool-title" }, name),
     body,
   );

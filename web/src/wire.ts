@@ -26,5 +26,6 @@ export type {
   NodeJson,
   WatchBatchJson,
   WatchEventJson,
+  WatchProgressJson,
   WriteJson,
 } from "../../tree/http/schemas.js";
