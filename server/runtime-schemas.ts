@@ -123,6 +123,10 @@ export const McpSyncReportJson = z.object({
   error: z.string().optional(),
 });
 
+/** What `POST /v1/mcp/sync` answers: one report per server synced. */
+export const McpSyncJson = z.object({ reports: z.array(McpSyncReportJson) });
+export type McpSyncJson = z.infer<typeof McpSyncJson>;
+
 export const TurnJson = z
   .object({
     vid: z.string(),

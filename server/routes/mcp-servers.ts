@@ -6,7 +6,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { McpClient } from "../../tools/mcp/client.js";
-import { McpServersJson, McpSyncReportJson } from "../runtime-schemas.js";
+import { McpServersJson, McpSyncJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface McpServerRoutesOptions {
@@ -39,7 +39,7 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
           .object({ server: z.string().optional().describe("the server; absent: every registered one") })
           .strict()
           .default({}),
-        response: { 200: z.object({ reports: z.array(McpSyncReportJson) }), 400: ErrorJson, 401: ErrorJson },
+        response: { 200: McpSyncJson, 400: ErrorJson, 401: ErrorJson },
       },
     },
     async function syncServers(request) {

@@ -6,6 +6,7 @@ import type {
   HistoryListJson,
   ListJson,
   McpServersJson,
+  McpSyncJson,
   NodeJson,
   PendingApprovalsJson,
   PromptJson,
@@ -133,7 +134,7 @@ export function createApi(options: ApiOptions) {
     /** The registered upstream MCP servers; 404 when this server has no MCP client. */
     mcp: () => json<McpServersJson>("/v1/mcp"),
     mcpSync: (server: string) =>
-      json<unknown>("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) }),
+      json<McpSyncJson>("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) }),
     approvals: () => json<PendingApprovalsJson>("/v1/approvals"),
     decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>
       json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {

@@ -10,6 +10,7 @@ export type {
   InvalidToolJson,
   McpServerJson,
   McpServersJson,
+  McpSyncJson,
   PendingApprovalsJson,
   PromptJson,
   ToolJson,
