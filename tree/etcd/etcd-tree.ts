@@ -109,6 +109,10 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   /** The first revision a watch can replay (after an upgrade from the format with a log key). */
   let firstRev = 0;
   const lanes = new Map<string, { tail: Promise<void>; holders: number }>();
+  // A write's id only needs to be unique among the writes to this etcd: this tree's random part
+  // and a count. Drawing random bytes for each write cost more than building its transaction.
+  const idBase = randomBytes(8).toString("hex");
+  let writeCount = 0;
 
   const seeRev = (rev: number) => {
     if (rev > lastRev) lastRev = rev;
@@ -202,7 +206,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
    */
   async function write<T>(run: (m: Attempt) => Promise<T>, laneKey: string, queueFirst = false): Promise<T> {
     ensureOpen();
-    const base = randomBytes(8).toString("hex");
+    const base = `${idBase}${(++writeCount).toString(36)}`;
     const started = Date.now();
     const pending: Array<{ id: string; fromRev: number; marker: string; value: T }> = [];
     let release = queueFirst ? await takeLane(laneKey) : undefined;
@@ -346,13 +350,14 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       const kv = res.kvs[0];
       if (!kv) return key === "/" ? emptyRoot() : undefined;
       const raw = kv.value.toString("utf8");
-      const node = nodeOf(
-        key,
-        JSON.parse(raw) as EtcdRecord,
-        kvNum(kv, "create_revision"),
-        kvNum(kv, "mod_revision"),
-      );
-      return atRev === undefined ? local.remember(key, node, rev, raw.length) : node;
+      const cr = kvNum(kv, "create_revision");
+      const mr = kvNum(kv, "mod_revision");
+      const node = nodeOf(key, JSON.parse(raw) as EtcdRecord, cr, mr);
+      if (atRev !== undefined) return node;
+      // The write path's record too: a later write of a key this server has read then reads
+      // nothing before its commit (whose compare checks the record).
+      local.noteRecord(nodeSk(key), { raw, cr, mr });
+      return local.remember(key, node, rev, raw.length);
     });
   }
 
