@@ -226,7 +226,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
     });
     app = await buildApp({
-      tree,
+      // checked: a declaration or policy that does not validate is refused (tools/checked-tree.ts)
+      tree: byteseek.tree,
       logger,
       runtime: byteseek.runtime,
       agent: byteseek.agent,
@@ -295,5 +296,5 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   }
-  return { app, tree, config, url, close };
+  return { app, tree: byteseek.tree, config, url, close };
 }

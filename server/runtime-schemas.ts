@@ -39,6 +39,13 @@ export type InvalidToolJson = z.infer<typeof InvalidToolJson>;
 export const ToolsJson = z.object({
   tools: z.array(ToolJson).describe("valid declarations, by name"),
   invalid: z.array(InvalidToolJson).describe("declarations left out of the tool list, with their problems"),
+  policy: z
+    .object({
+      key: z.string(),
+      problems: z.array(z.string()).describe("what is wrong, one line each"),
+    })
+    .optional()
+    .describe("present when the policy does not validate (it was stored unchecked): every call is denied"),
 });
 export type ToolsJson = z.infer<typeof ToolsJson>;
 

@@ -12,6 +12,9 @@ import { grantOf, type Power } from "./powers.js";
 import { failure } from "./results.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
+/** Why every tool is blocked while the policy does not validate. */
+export const POLICY_INVALID = "the policy at /byteseek/policy is invalid";
+
 /** Where declarations live: `/byteseek/tools/<name>`. */
 export const TOOLS_DIR = "/byteseek/tools/";
 
@@ -35,6 +38,8 @@ export interface InvalidTool {
 export interface ToolCatalogue {
   valid: ValidTool[];
   invalid: InvalidTool[];
+  /** The policy's problems when it does not validate (stored unchecked): every call is denied until it is fixed. */
+  policyProblems?: string[];
 }
 
 /** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
@@ -186,7 +191,11 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
       const lacking = lackingPowers(t.declaration, loaded.policy, vid ?? "");
       return lacking ? { ...t, blocked: lacking } : t;
     });
-    return { valid, invalid: [...listed.catalogue.invalid] };
+    return {
+      valid,
+      invalid: [...listed.catalogue.invalid],
+      ...(loaded.ok ? {} : { policyProblems: loaded.problems }),
+    };
   }
 
   /** The powers a tool needs whatever its arguments (not net, whose host may depend on them) that a run lacks. */
@@ -225,7 +234,7 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
         const tool: ValidTool = { name: child.name, key, declaration: p.declaration };
         if (node.vid !== undefined) tool.owner = node.vid;
         const legacy = policyLoaded.ok ? policyLoaded.policy.agentImpls : undefined;
-        if (!policyLoaded.ok) tool.blocked = "the policy at /byteseek/policy is invalid";
+        if (!policyLoaded.ok) tool.blocked = POLICY_INVALID;
         else if (node.vid !== undefined && legacy && !legacy.includes(p.declaration.impl.kind))
           tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}" (the policy's legacy agentImpls rule)`;
         else {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Tree } from "../tree/types.js";
-import { IMPL_KINDS } from "./declaration.js";
+import { IMPL_KINDS, zodProblems } from "./declaration.js";
 import { DEFAULT_GRANT, Grants } from "./powers.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
@@ -128,12 +128,7 @@ export function createPolicyReader(tree: Tree) {
       const parsed = Policy.safeParse(node.value.value);
       loaded = parsed.success
         ? { ok: true, policy: parsed.data }
-        : {
-            ok: false,
-            problems: parsed.error.issues.map(
-              (i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`,
-            ),
-          };
+        : { ok: false, problems: zodProblems(parsed.error, Policy) };
     }
     memo = { modRev: node.modRev, loaded };
     return loaded;

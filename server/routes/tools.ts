@@ -5,8 +5,9 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { POLICY_KEY } from "../../tools/policy.js";
 import { RUN_ID } from "../../tools/run-id.js";
-import type { Runtime, ValidTool } from "../../tools/runtime.js";
+import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
 import { type ToolJson, ToolResultJson, ToolsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
@@ -53,6 +54,16 @@ export function toolToJson(t: ValidTool): ToolJson {
   };
 }
 
+/** The catalogue as `GET /v1/tools` answers it. */
+export function catalogueToJson(catalogue: ToolCatalogue): ToolsJson {
+  const { valid, invalid, policyProblems } = catalogue;
+  return {
+    tools: valid.map(toolToJson),
+    invalid,
+    ...(policyProblems ? { policy: { key: POLICY_KEY, problems: policyProblems } } : {}),
+  };
+}
+
 export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async function toolsRoutes(
   app,
   { runtime },
@@ -67,8 +78,7 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
       },
     },
     async function listTools() {
-      const { valid, invalid } = await runtime.listTools();
-      return { tools: valid.map(toolToJson), invalid };
+      return catalogueToJson(await runtime.listTools());
     },
   );
 

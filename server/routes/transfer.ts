@@ -88,7 +88,14 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
       const body = req.body as unknown;
       if (!(body instanceof Readable))
         throw new ServerError("HTTP_UNSUPPORTED_MEDIA_TYPE", `send the lines as ${NDJSON_TYPES[0]}`);
-      return tree.import(exactEntries(readLines(body, bodyLimit)), req.query.force ? { force: true } : {});
+      // the route's validatorCompiler passes everything through, the query too: read it here
+      const query = ImportQuery.safeParse(req.query);
+      if (!query.success)
+        throw new ServerError("HTTP_BAD_REQUEST", "force and unchecked take 1 or 0 (true or false)");
+      return tree.import(exactEntries(readLines(body, bodyLimit)), {
+        ...(query.data.force ? { force: true } : {}),
+        ...(query.data.unchecked ? { unchecked: true } : {}),
+      });
     },
   );
 };

@@ -148,6 +148,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
         }
         const { value, options } = setFromBody(hasBody(req) ? req.body : undefined);
         if (req.query.force) options.force = true;
+        if (req.query.unchecked) options.unchecked = true;
         const ifMatch = parseCondition("If-Match", req.headers["if-match"]);
         const ifNoneMatch = parseCondition("If-None-Match", req.headers["if-none-match"]);
         if (ifNoneMatch === "*") options.create = true;

@@ -157,7 +157,7 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
     expect((await h.runtime.call("text.wc", { text: "one two" }, { vid: "other" })).kind).toBe("ok");
   });
 
-  it("warns when an agent writes a broken declaration, which is then reported by listTools", async () => {
+  it("refuses a broken declaration an agent writes, naming each problem, and stores nothing", async () => {
     const r = await h.runtime.call(
       "tree.set",
       {
@@ -166,11 +166,12 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
       },
       { vid: "agent" },
     );
-    expect(r.kind).toBe("ok");
-    expect(r.text).toContain("this declaration is invalid");
-    expect(r.text).toContain("description");
-    const list = await h.runtime.listTools();
-    expect(list.invalid.map((t) => t.name)).toContain("text.bad");
+    expect(r.kind).toBe("arg");
+    expect(r.text).toContain("Not written: this is not a valid tool declaration");
+    expect(r.text).toContain("description: missing (expected string)");
+    expect(r.text).toContain("impl.argv: Too small");
+    expect(r.details).toMatchObject({ check: "declaration" });
+    expect(await h.tree.get("/byteseek/tools/text.bad")).toBeUndefined();
   });
 
   it("denies the tree tools the keys the policy lists under denyKeys", async () => {

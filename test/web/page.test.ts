@@ -102,6 +102,19 @@ describe("browse", () => {
     await context.close();
   });
 
+  it("shows a read-only value without a Save button, naming the CLI command that changes it", async () => {
+    await server.tree.set("/byteseek/policy", json({ deny: [] }), { ro: true, force: true });
+    const { page, context } = await openPage(browser, server.url);
+    await page.goto("/ui/byteseek/policy");
+    const note = page.locator("#ro-note");
+    await note.waitFor();
+    expect(await note.textContent()).toContain(
+      "kvspace set /byteseek/policy 'json:…' ro --force (docs/TOOLS.md, “Changing the policy”).",
+    );
+    expect(await page.locator("#save").count()).toBe(0);
+    await context.close();
+  });
+
   it("opens keys with spaces, '?', '#' and non-ASCII names through percent-encoded links", async () => {
     const key = "/odd/héllo wörld?#1";
     await server.tree.set(key, str("odd"));

@@ -135,6 +135,10 @@ export const TxnOpJson = z.discriminatedUnion("op", [
     ro: z.boolean().optional(),
     force: z.boolean().optional(),
     vid: z.string().optional(),
+    unchecked: z
+      .boolean()
+      .optional()
+      .describe("store even a declaration or policy that does not validate (see PUT ?unchecked)"),
   }),
   z.strictObject({ op: z.literal("del"), key: z.string(), force: z.boolean().optional() }),
   z.strictObject({ op: z.literal("deltree"), key: z.string(), force: z.boolean().optional() }),
