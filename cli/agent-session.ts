@@ -140,7 +140,11 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
         onEvent(e);
       }
       if (!result) throw new Error(`the server at ${url.origin} ended the stream before the turn ended`);
-      if (failure.code === "LLM_NOT_CONFIGURED" || failure.code === "LLM_BAD_CONFIG")
+      if (
+        failure.code === "LLM_NOT_CONFIGURED" ||
+        failure.code === "LLM_BAD_CONFIG" ||
+        failure.code === "LLM_CLIENT_REFUSED"
+      )
         result.text = `the turn ran on the server at ${url.origin}: ${result.text}`;
       return result;
     },

@@ -4,6 +4,8 @@
  * `independent`). The table knows nothing of how the store is reached: the same scripts run on
  * the embedded store and against a byteseek server (KVSPACE=http://…), in-process through
  * `runKvspace`; `CONTRACT` runs as real child processes.
+ *
+ * Over 400 lines: it is data (the scripts and their expected output), not logic; one table keeps the order the scripts depend on.
  */
 export interface GoldenCase {
   name: string;

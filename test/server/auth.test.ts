@@ -1,8 +1,6 @@
-import pino from "pino";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningServer, startServer } from "../../server/main.js";
-import { tempDir } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { serveForAll } from "./helpers.js";
 
 /** The server as `byteseek serve` builds it (tools, prompt, agent, web page), with a token. */
 const TOKEN = "tok-3f9a-c0ffee";
@@ -71,9 +69,6 @@ interface Answer {
   text: string;
 }
 
-let dir: Awaited<ReturnType<typeof tempDir>>;
-let server: RunningServer;
-
 async function call(c: Call, authorization?: string): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (authorization !== undefined) headers.authorization = authorization;
@@ -103,19 +98,7 @@ function expectUnauthorized(a: Answer, c: Call, message: RegExp): void {
   expect(body.error.message).toMatch(message);
 }
 
-beforeAll(async () => {
-  dir = await tempDir();
-  server = await startServer({
-    env: { KVSPACE: `${dir.path}/store`, BYTESEEK_PORT: "0", BYTESEEK_TOKEN: TOKEN },
-    cwd: dir.path,
-    logger: pino({ level: "silent" }),
-    handleSignals: false,
-  });
-});
-afterAll(async () => {
-  await server.close();
-  await dir.remove();
-});
+const server = serveForAll((dir) => ({ KVSPACE: `${dir}/store`, BYTESEEK_TOKEN: TOKEN }));
 
 describe("BYTESEEK_TOKEN", () => {
   it("answers 401 in the error shape on every API route without a token", async () => {

@@ -1,3 +1,4 @@
+// Over 400 lines: every tree route against one in-process server, a describe per route family; a split would start that server once per file.
 import type { InjectOptions } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestServer } from "./helpers.js";

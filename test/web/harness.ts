@@ -12,7 +12,6 @@ import { promisify } from "node:util";
 import { pino } from "pino";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { buildApp } from "../../server/app.js";
-import { webRoutes } from "../../server/web.js";
 import { createEditTools } from "../../tools/edit/index.js";
 import { createMcpClient, type McpClient } from "../../tools/mcp/client.js";
 import { createRuntime } from "../../tools/runtime.js";
@@ -94,8 +93,6 @@ export async function startServer(
     ...(mcp ? { mcp } : {}),
     watchProgressMs: 1000,
   });
-  // buildApp registers the page itself once the lead wires server/web.ts in; until then, here.
-  if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
   await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const { port } = app.server.address() as AddressInfo;
   return {

@@ -1,3 +1,4 @@
+// Over 400 lines: the page end to end in one browser against one server, started once for all its cases.
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { bool, int64, json, str } from "../../tree/index.js";
@@ -30,7 +31,7 @@ beforeAll(async () => {
   browser = chromium.browser;
   writer = await createWriter(server.url);
   console.log(
-    `web e2e: concurrent writes go through ${writer.via === "cli" ? "the kvspace CLI (KVSPACE=http://…)" : "the HTTP API (the CLI has no HTTP mode yet)"}`,
+    `web e2e: concurrent writes go through ${writer.via === "cli" ? "the kvspace CLI (KVSPACE=http://…)" : "the HTTP API (dist/ is not built)"}`,
   );
 });
 
