@@ -9,11 +9,13 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { AgentError, type AgentErrorCode } from "../../agent/errors.js";
+import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { ClientLlmSettings } from "../../agent/llm-config.js";
-import type { Agent, AgentEvent, TurnResult } from "../../agent/loop.js";
+import type { Agent } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
+import { TurnJson, type TurnStreamEvent } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
@@ -35,20 +37,6 @@ export const TurnBody = z
     llm: ClientLlmSettings.optional(),
   })
   .strict();
-
-const TurnJson = z
-  .object({
-    vid: z.string(),
-    text: z.string().describe("The model's final answer, or why the turn stopped"),
-    reason: z.enum(["done", "terminated", "max_steps", "repair_exhausted", "aborted", "model_error"]),
-    steps: z.number().int(),
-    records: z.array(z.string()).describe("Keys of the tool-call records the turn made"),
-    calls: z.array(
-      z.object({ name: z.string(), kind: z.string(), isError: z.boolean(), record: z.string().optional() }),
-    ),
-    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
-  })
-  .describe("The turn's outcome; with Accept: text/event-stream, the events as server-sent events");
 
 const TurnStream = z
   .string()
@@ -155,7 +143,9 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
             onEvent(e: AgentEvent) {
               if (e.type === "turn_end" && e.result.reason === "model_error")
                 send("error", mapError(turnError(e.result)).body.error);
-              send(e.type, e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e);
+              const wire: TurnStreamEvent =
+                e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e;
+              send(wire.type, wire);
             },
           });
         } catch (err) {
@@ -177,7 +167,7 @@ function wantsEvents(accept: string | undefined): boolean {
   return accept !== undefined && /\btext\/event-stream\b/i.test(accept);
 }
 
-function toJson(r: TurnResult) {
+function toJson(r: TurnResult): TurnJson {
   return {
     vid: r.vid,
     text: r.text,

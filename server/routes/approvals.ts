@@ -8,24 +8,12 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ApprovalDecision, type ApprovalEntry, type Approvals, approvalKey } from "../../tools/approvals.js";
 import type { RouteDoc } from "../openapi.js";
+import { type ApprovalEntryJson, ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ApprovalRoutesOptions {
   approvals: Approvals;
 }
-
-const EntryJson = z
-  .object({
-    state: z.enum(["pending", "approved", "denied"]),
-    vid: z.string(),
-    tool: z.string(),
-    args: z.unknown(),
-    reason: z.string(),
-    rule: z.string(),
-    ts: z.number(),
-  })
-  .passthrough()
-  .describe("an approval entry: the call, why it needs a person, and the decision once made");
 
 const Params = z.object({
   vid: z.string().describe("the run"),
@@ -73,7 +61,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
         summary: "The approvals waiting for a person",
         doc: listDoc,
         response: {
-          200: z.object({ pending: z.array(z.object({ key: z.string(), entry: EntryJson })) }),
+          200: PendingApprovalsJson,
           401: ErrorJson,
         },
       },
@@ -92,7 +80,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
         body: ApprovalDecision,
         doc: decideDoc,
         response: {
-          200: z.object({ key: z.string(), entry: EntryJson }),
+          200: ApprovalJson,
           400: ErrorJson,
           401: ErrorJson,
           404: ErrorJson,
@@ -109,6 +97,6 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
 };
 
 /** The entry as the response schema types it (an interface has no index signature; the shape is the same). */
-function entryJson(e: ApprovalEntry): z.infer<typeof EntryJson> {
-  return e as unknown as z.infer<typeof EntryJson>;
+function entryJson(e: ApprovalEntry): z.infer<typeof ApprovalEntryJson> {
+  return e as unknown as z.infer<typeof ApprovalEntryJson>;
 }

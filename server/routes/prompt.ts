@@ -11,6 +11,7 @@ import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { Tree } from "../../tree/types.js";
 import type { RouteDoc } from "../openapi.js";
+import { PromptJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface PromptRoutesOptions {
@@ -25,12 +26,6 @@ const PromptQuery = z.object({
     .optional()
     .describe("The run whose next turn to show (its failed calls are listed); absent: a new run"),
   input: z.string().optional().describe("The user's input, for memory recall"),
-});
-
-const PromptJson = z.object({
-  vid: z.string(),
-  system: z.string(),
-  tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
 });
 
 /** What the document says beyond the schemas (server/openapi.ts). */

@@ -150,13 +150,13 @@ describe("where the server's key goes", () => {
 
   it("refuses the environment's key with a URL from the tree, naming what to set", async () => {
     await tree.set("/byteseek/llm/url", str("http://attacker.example/v1"));
-    const err = await failure(resolveLlmConfig({ env: { ...NO_URL, BYTESEEK_LLM_KEY: KEY }, tree }));
+    const err = await agentFailure(resolveLlmConfig({ env: { ...NO_URL, BYTESEEK_LLM_KEY: KEY }, tree }));
     expect(err.code).toBe("LLM_BAD_CONFIG");
     expect(err.message).toContain("BYTESEEK_LLM_KEY is sent only to the URL set beside it");
     expect(err.message).toContain("/byteseek/llm/url");
     expect(err.message).not.toContain(KEY);
     // the same through a client that names that URL
-    const named = await failure(
+    const named = await agentFailure(
       resolveLlmConfig({
         env: { ...NO_URL, BYTESEEK_LLM_KEY: KEY },
         tree,
@@ -230,7 +230,7 @@ describe("settings a client sends with a turn", () => {
   });
 
   it("refuse a URL the server does not list in BYTESEEK_LLM_CLIENT_URLS, saying what to set", async () => {
-    const refused = await failure(
+    const refused = await agentFailure(
       resolveLlmConfig({ env: FULL_ENV, tree, client: { url: "http://169.254.169.254/latest" } }),
     );
     expect(refused.code).toBe("LLM_CLIENT_REFUSED");
@@ -238,7 +238,7 @@ describe("settings a client sends with a turn", () => {
     expect(refused.message).toContain("unset BYTESEEK_LLM_URL");
     // an origin is the whole rule: another port or scheme is another origin
     const otherPort = { ...FULL_ENV, BYTESEEK_LLM_CLIENT_URLS: "http://model.example:8080" };
-    const wrongPort = await failure(
+    const wrongPort = await agentFailure(
       resolveLlmConfig({ env: otherPort, tree, client: { url: "http://model.example:9090/v1" } }),
     );
     expect(wrongPort.code).toBe("LLM_CLIENT_REFUSED");
@@ -248,7 +248,7 @@ describe("settings a client sends with a turn", () => {
       client: { url: "http://MODEL.example:8080/v1" },
     });
     expect(listed.url).toBe("http://MODEL.example:8080/v1");
-    const bad = await failure(
+    const bad = await agentFailure(
       resolveLlmConfig({
         env: { ...FULL_ENV, BYTESEEK_LLM_CLIENT_URLS: "http://model.example/v1" },
         tree,
