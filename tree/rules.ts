@@ -1,6 +1,6 @@
 /**
  * The judgements every storage engine makes the same way before a write, and the errors they
- * answer: the LevelDB tree (level-tree.ts) and the etcd tree (etcd/ops.ts) read their records
+ * answer: the write rules (plan.ts), which both engines (level-tree.ts, etcd/etcd-tree.ts) plan through, read records
  * their own way, then ask these, so a refusal reads the same whichever store refused it.
  */
 import { TreeError } from "./errors.js";

@@ -11,8 +11,10 @@ import { TreeError } from "../errors.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, importReadOnly, parseImport } from "../ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import { createPlanner, fixRevs, PENDING, type WriteStore } from "../plan.js";
 import type { EventRecord } from "../record.js";
 import { histFromRecord } from "../record.js";
+import { checkValueSize } from "../rules.js";
 import type {
   ExportEntry,
   HistoryEntry,
@@ -26,7 +28,7 @@ import type {
   WriteResult,
 } from "../types.js";
 import type { TreeValue } from "../value.js";
-import { Attempt, Conflict, PENDING } from "./attempt.js";
+import { Attempt, Conflict } from "./attempt.js";
 import {
   connectEtcd,
   headerRev,
@@ -39,7 +41,6 @@ import {
 import { type Committed, createGroupCommit } from "./group-commit.js";
 import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
 import { startLocalReads } from "./local-reads.js";
-import { checkSize, createOps } from "./ops.js";
 import { upgradeEtcdLayout } from "./upgrade.js";
 import { watchTree } from "./watch.js";
 
@@ -98,7 +99,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       endpoints: options.endpoints,
       ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
     });
-  const ops = createOps({ history: versionsKept, maxValueBytes, maxTxnOps });
+  const plan = createPlanner({ history: versionsKept, maxValueBytes });
   const group = createGroupCommit({ client, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
@@ -200,7 +201,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
    * directory queue in this process (they all change its sequence); other writes retry a
    * conflict after a short random wait, and queue by directory only if they keep conflicting.
    */
-  async function write<T>(run: (m: Attempt) => Promise<T>, laneKey: string, queueFirst = false): Promise<T> {
+  async function write<T>(
+    planned: (s: WriteStore) => T | Promise<T>,
+    laneKey: string,
+    queueFirst = false,
+  ): Promise<T> {
+    const run = (m: Attempt) => m.plan(planned);
     ensureOpen();
     const base = randomBytes(8).toString("hex");
     const started = Date.now();
@@ -218,7 +224,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       for (let attempt = 0; ; attempt++) {
         ensureOpen();
         // After a conflict, read etcd: what the record cache held may be what conflicted.
-        const m = new Attempt(client, prefix, seeRev, conflicts === 0 ? local : undefined);
+        const m = new Attempt(client, prefix, seeRev, conflicts === 0 ? local : undefined, maxTxnOps);
         const id = `${base}.${attempt}`;
         let value: T;
         let outcome: "conflict" | "unavailable";
@@ -483,27 +489,20 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   }
 
   /** Imports in as few transactions as etcd's limits allow, halving a chunk that is too big. */
-  async function importChunk(items: Awaited<ReturnType<typeof parseImport>>): Promise<WriteResult> {
+  async function importChunk(
+    items: Awaited<ReturnType<typeof parseImport>>,
+    force: boolean,
+  ): Promise<WriteResult> {
     try {
-      return await write(async (m) => {
-        for (const e of items) {
-          if (e.dir) await ops.mkindex(m, e.key);
-          else {
-            await ops.set(m, e.key, e.value, {
-              force: true,
-              ...(e.ro === undefined ? {} : { ro: e.ro }),
-              ...(e.vid ? { vid: e.vid } : {}),
-            });
-            if (e.restore) await ops.restore(m, e.key, e.restore);
-          }
-        }
+      return await write((m) => {
+        plan.importItems(m, items, force);
         return { key: "/", rev: PENDING, version: 0 };
       }, "");
     } catch (err) {
       if (!(err instanceof TooManyOps) || items.length === 1) throw err;
       const half = Math.ceil(items.length / 2);
-      await importChunk(items.slice(0, half));
-      return importChunk(items.slice(half));
+      await importChunk(items.slice(0, half), force);
+      return importChunk(items.slice(half), force);
     }
   }
 
@@ -521,13 +520,13 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 
   const tree: Tree = {
     get: (key, o) => getNode(key, undefined, o?.consistency === "linearizable"),
-    set: (key, value, o) => write((m) => ops.set(m, key, value, o), laneOf(key)),
-    del: (key, o) => write((m) => ops.del(m, key, o), laneOf(key)),
-    deltree: (dir, o) => write((m) => ops.deltree(m, dir, o), laneOf(dir)),
-    mkindex: (dir) => write((m) => ops.mkindex(m, dir), laneOf(dir)),
+    set: (key, value, o) => write((m) => plan.set(m, key, value, o), laneOf(key)),
+    del: (key, o) => write((m) => plan.del(m, key, o), laneOf(key)),
+    deltree: (dir, o) => write((m) => plan.deltree(m, dir, o), laneOf(dir)),
+    mkindex: (dir) => write((m) => plan.mkindex(m, dir), laneOf(dir)),
     list,
-    append: (dir, value, o) => write((m) => ops.append(m, dir, value, o), dir, true),
-    txn: (req) => write((m) => ops.txn(m, req), ""),
+    append: (dir, value, o) => write((m) => plan.append(m, dir, value, o), dir, true),
+    txn: (req) => write((m) => plan.txn(m, req), ""),
     watch: (prefixKey, o) =>
       o?.fromRev !== undefined && o.fromRev < firstRev
         ? beforeUpgrade(o.fromRev)
@@ -551,15 +550,16 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     export: (dir = "/") => exportSnapshot(dir),
     async import(entries, io = {}): Promise<ImportResult> {
       ensureOpen();
-      const parsed = await parseImport(entries, (v) => checkSize(v, maxValueBytes));
+      const parsed = await parseImport(entries, (v) => checkValueSize(v, maxValueBytes));
       // The chunks commit one by one: read-only keys are looked for before the first.
       if (!io.force)
         for (const e of parsed) if (!e.dir && (await getNode(e.key))?.ro) throw importReadOnly(e);
       let rev = lastRev;
-      for (let i = 0; i < parsed.length; i += 64) rev = (await importChunk(parsed.slice(i, i + 64))).rev;
+      for (let i = 0; i < parsed.length; i += 64)
+        rev = (await importChunk(parsed.slice(i, i + 64), io.force === true)).rev;
       return { imported: parsed.length, rev };
     },
-    clear: () => write((m) => ops.clear(m), ""),
+    clear: () => write((m) => plan.clear(m), ""),
     revision: () => lastRev,
     // Other servers write this etcd too: ask it (one small read) before trusting lastRev.
     syncRevision: () =>
@@ -608,17 +608,4 @@ function laneOf(key: string): string {
 
 function emptyRoot(): TreeNode {
   return { key: "/", kind: "index", count: 0, version: 0, createRev: 0, modRev: 0, mtime: 0, ro: false };
-}
-
-/** Replaces the PENDING revisions of what a write answers with the revision it committed at. */
-function fixRevs<T>(value: T, rev: number): T {
-  const fix = (o: unknown) => {
-    if (o === null || typeof o !== "object") return;
-    const r = o as Record<string, unknown>;
-    for (const f of ["rev", "createRev", "modRev"]) if (r[f] === PENDING) r[f] = rev;
-  };
-  fix(value);
-  const results = (value as { results?: unknown[] } | null)?.results;
-  if (Array.isArray(results)) for (const r of results) fix(r);
-  return value;
 }
