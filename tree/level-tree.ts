@@ -8,42 +8,25 @@
  * something takes the next global revision; the batch also writes each revision's change-log entry,
  * which watchers resume from.
  */
-import type { AbstractBatchOptions, AbstractSnapshot } from "abstract-level";
+import type { AbstractBatchOptions } from "abstract-level";
 import type { Logger } from "pino";
 import { type LoggedRevision, openChangeLog } from "./change-log.js";
-import {
-  childNodeKey,
-  childrenRange,
-  histKey,
-  histListKey,
-  keyFromNodeKey,
-  NODE,
-  nodeKey,
-} from "./encoding.js";
+import { keyFromNodeKey, NODE } from "./encoding.js";
 import { TreeError } from "./errors.js";
 import { type HistoryLimit, historyRule } from "./history-limit.js";
-import { type Db, Mutation, RecordCache, readRaw, type Stored } from "./mutation.js";
+import { createLevelReads } from "./level-reads.js";
+import { type Db, Mutation, RecordCache, type Stored } from "./mutation.js";
 import { exportTree, parseImport } from "./ndjson.js";
 import { NodeCache } from "./node-cache.js";
-import { isSystemName, nameOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
-import { createPlanner, fixRevs, PENDING } from "./plan.js";
-import { eventFromRecord, histFromRecord, type NodeRecord, nodeFromRecord } from "./record.js";
+import { parseKey } from "./path.js";
+import { createPlanner } from "./plan.js";
+import { eventFromRecord, type NodeRecord } from "./record.js";
 import { checkValueSize } from "./rules.js";
-import type {
-  ExportEntry,
-  HistoryEntry,
-  ImportResult,
-  ListChild,
-  ListOptions,
-  ListResult,
-  Tree,
-  TreeNode,
-  WatchBatch,
-  WatchOptions,
-} from "./types.js";
+import type { ExportEntry, ImportResult, Tree, WatchBatch, WatchOptions } from "./types.js";
 import { upgradeLayout } from "./upgrade.js";
 import type { TreeValue } from "./value.js";
 import { AsyncQueue, filterBatch, WatchHub } from "./watch-hub.js";
+import { fixRevs, PENDING } from "./write-store.js";
 
 export interface TreeOptions {
   /**
@@ -251,92 +234,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
   }
 
-  async function getNode(key: string, snapshot?: AbstractSnapshot): Promise<TreeNode | undefined> {
-    checkOpen();
-    parseKey(key);
-    if (!snapshot) {
-      const hit = cache.get(key);
-      if (hit) return hit;
-    }
-    const raw = readRaw(db, nodeKey(key), snapshot);
-    if (raw === undefined) {
-      if (key === "/")
-        return {
-          key: "/",
-          kind: "index",
-          count: 0,
-          version: 0,
-          createRev: 0,
-          modRev: 0,
-          mtime: 0,
-          ro: false,
-        };
-      return undefined;
-    }
-    const node = nodeFromRecord(key, JSON.parse(raw) as NodeRecord);
-    return snapshot ? node : cache.remember(key, node, raw.length);
-  }
-
-  async function list(dir: string, o: ListOptions = {}, snapshot?: AbstractSnapshot): Promise<ListResult> {
-    checkOpen();
-    parseDirKey(dir);
-    if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 1))
-      throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${o.limit}`);
-    const limit = Math.min(o.limit ?? 1000, 100_000);
-    if (dir !== "/" && readRaw(db, nodeKey(dir), snapshot) === undefined)
-      throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
-    const range = childrenRange(dir);
-    const gt = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
-    const children: ListChild[] = [];
-    let hasMore = false;
-    const bounds = gt !== undefined && gt >= range.gte ? { gt, lt: range.lt } : range;
-    const it = db.iterator(snapshot ? { ...bounds, snapshot } : bounds);
-    try {
-      for (;;) {
-        const entries = await it.nextv(Math.min(limit + 1, 1000));
-        if (entries.length === 0) break;
-        for (const [sk, raw] of entries) {
-          const key = keyFromNodeKey(sk);
-          const name = nameOf(key);
-          if (!o.system && isSystemName(name)) continue;
-          if (children.length === limit) {
-            hasMore = true;
-            break;
-          }
-          const node = nodeFromRecord(key, JSON.parse(raw) as NodeRecord);
-          if (node.kind !== "index" && o.values === false) {
-            const { value: _omit, ...meta } = node;
-            children.push({ ...meta, name });
-          } else children.push({ ...node, name });
-        }
-        if (hasMore) break;
-      }
-    } finally {
-      await it.close();
-    }
-    const res: ListResult = { key: dir, children };
-    if (hasMore && children.length > 0) res.next = children[children.length - 1]!.name;
-    return res;
-  }
-
-  async function history(key: string, snapshot?: AbstractSnapshot): Promise<HistoryEntry[]> {
-    checkOpen();
-    parseValueKey(key);
-    const raw = readRaw(db, nodeKey(key), snapshot);
-    let revs: number[] = [];
-    if (raw !== undefined) revs = (JSON.parse(raw) as NodeRecord).h ?? [];
-    else {
-      const kept = readRaw(db, histListKey(key), snapshot);
-      if (kept !== undefined) revs = JSON.parse(kept) as number[];
-    }
-    const values = await db.getMany(
-      revs.map((r) => histKey(key, r)),
-      snapshot ? { snapshot } : {},
-    );
-    const out: HistoryEntry[] = [];
-    for (const v of values) if (v !== undefined) out.push(histFromRecord(key, v));
-    return out.reverse();
-  }
+  const { getNode, list, history } = createLevelReads({ db, cache, checkOpen });
 
   async function* watch(prefix: string, o: WatchOptions = {}): AsyncGenerator<WatchBatch> {
     checkOpen();

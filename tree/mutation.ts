@@ -7,7 +7,6 @@
 import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
 import { HIST, HIST_LIST, histListKey, NODE, nodeKey, upperBound } from "./encoding.js";
 import type { HistoryRule } from "./history-limit.js";
-import { type Found, PENDING, type PlanRecord, type Scanned, type WriteStore } from "./plan.js";
 import {
   type EventRecord,
   type HistRecord,
@@ -17,6 +16,7 @@ import {
 } from "./record.js";
 import { SizedCache } from "./sized-cache.js";
 import type { TreeNode } from "./types.js";
+import { type Found, PENDING, type PlanRecord, type Scanned, type WriteStore } from "./write-store.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: abstract-level's format parameter differs per backend; only string keys and values are used.
 export type Db = AbstractLevel<any, string, string>;

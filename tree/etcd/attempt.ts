@@ -12,9 +12,16 @@
 import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
 import { HIST, HIST_LIST, NODE, upperBound } from "../encoding.js";
 import { compareCodePoints } from "../path.js";
-import { type Found, NeedRead, PENDING, type PlanRecord, type Scanned, type WriteStore } from "../plan.js";
 import type { EventRecord, HistRecord } from "../record.js";
 import type { TreeNode } from "../types.js";
+import {
+  type Found,
+  NeedRead,
+  PENDING,
+  type PlanRecord,
+  type Scanned,
+  type WriteStore,
+} from "../write-store.js";
 import { headerRev, isCompactedError, kvNum } from "./client.js";
 import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
 import { type EtcdRecord, histListSk, nodeOf, nodeSk } from "./layout.js";

@@ -11,10 +11,10 @@ import { TreeError } from "../errors.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, importReadOnly, parseImport } from "../ndjson.js";
 import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
-import { createPlanner, fixRevs, PENDING, type WriteStore } from "../plan.js";
+import { createPlanner } from "../plan.js";
 import type { EventRecord } from "../record.js";
 import { histFromRecord } from "../record.js";
-import { checkValueSize } from "../rules.js";
+import { checkValueSize, emptyRoot, listLimit } from "../rules.js";
 import type {
   ExportEntry,
   HistoryEntry,
@@ -28,6 +28,7 @@ import type {
   WriteResult,
 } from "../types.js";
 import type { TreeValue } from "../value.js";
+import { fixRevs, PENDING, type WriteStore } from "../write-store.js";
 import { Attempt, Conflict } from "./attempt.js";
 import {
   connectEtcd,
@@ -364,11 +365,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 
   async function list(dir: string, o: ListOptions = {}, atRev?: number): Promise<ListResult> {
     parseDirKey(dir);
-    if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit > 0))
-      throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${String(o.limit)}`, {
-        limit: o.limit,
-      });
-    const limit = Math.min(o.limit ?? 1000, 100_000);
+    const limit = listLimit(o);
     return read("list", async () => {
       const range = childrenRange(dir);
       const after = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
@@ -604,8 +601,4 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 /** The lane of a write to `key`: its directory's (whose count it may change). */
 function laneOf(key: string): string {
   return typeof key === "string" ? (parentOf(key) ?? "/") : "";
-}
-
-function emptyRoot(): TreeNode {
-  return { key: "/", kind: "index", count: 0, version: 0, createRev: 0, modRev: 0, mtime: 0, ro: false };
 }
