@@ -1,7 +1,7 @@
 /**
  * The judgements every storage engine makes the same way before a write, and the errors they
- * answer: the write rules (plan.ts), which both engines (level-tree.ts, etcd/etcd-tree.ts) plan through, read records
- * their own way, then ask these, so a refusal reads the same whichever store refused it.
+ * answer: the write rules (plan.ts), which both engines plan their writes through, ask these, so
+ * a refusal reads the same whichever store refused it.
  */
 import { TreeError } from "./errors.js";
 import type { DelOptions, ListOptions, SetOptions, TreeNode } from "./types.js";

@@ -8,6 +8,9 @@
  * ahead but never looked at (a set of an existing value prefetches its parents) are not
  * compared, so writes to different keys never conflict: an overwrite compares its own node only;
  * a new key, its node and its directory's record (the child count it changes).
+ *
+ * It is the WriteStore the write rules (plan.ts) plan against. Over 400 lines: the read set, the
+ * staged writes and the transaction built from both are one piece of state.
  */
 import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
 import { HIST, HIST_LIST, NODE, upperBound } from "../encoding.js";
@@ -25,6 +28,7 @@ import {
 import { headerRev, isCompactedError, kvNum } from "./client.js";
 import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
 import { type EtcdRecord, histListSk, nodeOf, nodeSk } from "./layout.js";
+import { inRange, mergeRanges, type Range, splitRanges } from "./ranges.js";
 
 export { PENDING };
 
@@ -42,18 +46,11 @@ export interface NodeEntry {
   mr: number;
 }
 
-interface Range {
-  gte: string;
-  lt: string;
-}
-
 /** The attempt found a conflict while reading (a pinned read hit a compaction): start over. */
 export class Conflict extends Error {}
 
 const PAGE = 500;
 const enc = (s: string) => Buffer.from(s, "utf8");
-const inRange = (sk: string, r: Range) =>
-  compareCodePoints(sk, r.gte) >= 0 && compareCodePoints(sk, r.lt) < 0;
 
 export class Attempt implements WriteStore {
   /** The revision every read of this attempt is at (0 until the first read). */
@@ -421,41 +418,4 @@ export interface BuiltTxn {
 
 function entryOf(kv: IKeyValue): Entry {
   return { raw: kv.value.toString("utf8"), cr: kvNum(kv, "create_revision"), mr: kvNum(kv, "mod_revision") };
-}
-
-/** Covers `ranges` with at most `max` ranges (sorted, neighbours joined): more conflicts, never fewer. */
-function mergeRanges(ranges: Range[], max: number): Range[] {
-  const sorted = [...ranges].sort((a, b) => compareCodePoints(a.gte, b.gte));
-  const per = Math.ceil(sorted.length / max);
-  const out: Range[] = [];
-  for (let i = 0; i < sorted.length; i += per) {
-    const group = sorted.slice(i, i + per);
-    let lt = group[0]!.lt;
-    for (const g of group) if (compareCodePoints(g.lt, lt) > 0) lt = g.lt;
-    out.push({ gte: group[0]!.gte, lt });
-  }
-  return out;
-}
-
-/** Delete ranges merged, with every key written on its own cut out (etcd refuses overlaps). */
-function splitRanges(ranges: Range[], keys: string[]): Range[] {
-  const sorted = [...ranges].sort((a, b) => compareCodePoints(a.gte, b.gte));
-  const merged: Range[] = [];
-  for (const r of sorted) {
-    const last = merged[merged.length - 1];
-    if (last && compareCodePoints(r.gte, last.lt) <= 0) {
-      if (compareCodePoints(r.lt, last.lt) > 0) last.lt = r.lt;
-    } else merged.push({ ...r });
-  }
-  const out: Range[] = [];
-  for (const r of merged) {
-    let gte = r.gte;
-    for (const k of keys) {
-      if (!inRange(k, { gte, lt: r.lt })) continue;
-      if (compareCodePoints(gte, k) < 0) out.push({ gte, lt: k });
-      gte = `${k}\0`;
-    }
-    if (compareCodePoints(gte, r.lt) < 0) out.push({ gte, lt: r.lt });
-  }
-  return out;
 }

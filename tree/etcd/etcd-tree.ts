@@ -1,33 +1,22 @@
 /**
  * The tree on etcd v3: the same `Tree` contract as the LevelDB tree, shared by any number of
  * byteseek processes. Every write is one etcd transaction guarded by compares on everything it
- * read (see attempt.ts), retried on conflict; the global revision is etcd's.
+ * read (see attempt.ts), retried on conflict; the global revision is etcd's. The rules of every
+ * write are tree/plan.ts's, its reads are reads.ts's; what stays here (over 400 lines) is the
+ * write loop — retries, lanes, finding a commit whose answer was lost, compaction — kept in one
+ * piece while the etcd write path's throughput work changes it.
  */
 import { randomBytes } from "node:crypto";
 import type { Etcd3 } from "etcd3";
 import type { Logger } from "pino";
-import { childNodeKey, childrenRange, keyFromNodeKey } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, importReadOnly, parseImport } from "../ndjson.js";
-import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import { parentOf, parseDirKey } from "../path.js";
 import { createPlanner } from "../plan.js";
 import type { EventRecord } from "../record.js";
-import { histFromRecord } from "../record.js";
-import { checkValueSize, emptyRoot, listLimit } from "../rules.js";
-import type {
-  ExportEntry,
-  HistoryEntry,
-  ImportResult,
-  ListChild,
-  ListOptions,
-  ListResult,
-  Tree,
-  TreeNode,
-  WatchBatch,
-  WriteResult,
-} from "../types.js";
-import type { TreeValue } from "../value.js";
+import { checkValueSize } from "../rules.js";
+import type { ExportEntry, ImportResult, ListOptions, Tree, WatchBatch, WriteResult } from "../types.js";
 import { fixRevs, PENDING, type WriteStore } from "../write-store.js";
 import { Attempt, Conflict } from "./attempt.js";
 import {
@@ -40,8 +29,9 @@ import {
   treeErrorOf,
 } from "./client.js";
 import { type Committed, createGroupCommit } from "./group-commit.js";
-import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
+import { type EtcdRecord, nodeSk } from "./layout.js";
 import { startLocalReads } from "./local-reads.js";
+import { createEtcdReads } from "./reads.js";
 import { upgradeEtcdLayout } from "./upgrade.js";
 import { watchTree } from "./watch.js";
 
@@ -338,138 +328,21 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     return compacting;
   }
 
-  /** A node: from the local cache when it is current (unless pinned or linearizable), else from etcd. */
-  async function getNode(key: string, atRev?: number, linearizable = false): Promise<TreeNode | undefined> {
-    parseKey(key);
-    if (atRev === undefined && !linearizable) {
-      ensureOpen();
-      const hit = local.get(key);
-      if (hit) return hit;
-    }
-    return read("get", async () => {
-      const res = await client.kv.range({ key: enc(nodeSk(key)), ...(atRev ? { revision: atRev } : {}) });
-      const rev = headerRev(res.header);
-      seeRev(rev);
-      const kv = res.kvs[0];
-      if (!kv) return key === "/" ? emptyRoot() : undefined;
-      const raw = kv.value.toString("utf8");
-      const node = nodeOf(
-        key,
-        JSON.parse(raw) as EtcdRecord,
-        kvNum(kv, "create_revision"),
-        kvNum(kv, "mod_revision"),
-      );
-      return atRev === undefined ? local.remember(key, node, rev, raw.length) : node;
-    });
-  }
-
-  async function list(dir: string, o: ListOptions = {}, atRev?: number): Promise<ListResult> {
-    parseDirKey(dir);
-    const limit = listLimit(o);
-    return read("list", async () => {
-      const range = childrenRange(dir);
-      const after = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
-      let from = after !== undefined && after >= range.gte ? `${after}\0` : range.gte;
-      // The directory and the first page in one snapshot; later pages at the same revision.
-      const page = Math.min(limit + 1, 256);
-      let rev: number;
-      let found: boolean;
-      let batch: Awaited<ReturnType<Etcd3["kv"]["range"]>> | undefined;
-      if (atRev) {
-        const [d, b] = await Promise.all([
-          client.kv.range({ key: enc(nodeSk(dir)), revision: atRev }),
-          client.kv.range({ key: enc(from), range_end: enc(range.lt), limit: page, revision: atRev }),
-        ]);
-        [rev, found, batch] = [atRev, d.kvs.length > 0, b];
-      } else {
-        const first = await client.kv.txn({
-          success: [
-            { request_range: { key: enc(nodeSk(dir)) } },
-            { request_range: { key: enc(from), range_end: enc(range.lt), limit: page } },
-          ],
-        });
-        rev = headerRev(first.header);
-        found = (first.responses[0]?.response_range?.kvs.length ?? 0) > 0;
-        batch = first.responses[1]?.response_range;
-      }
-      seeRev(rev);
-      if (dir !== "/" && !found) throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
-      const children: ListChild[] = [];
-      let hasMore = false;
-      while (batch) {
-        for (const kv of batch.kvs) {
-          const key = keyFromNodeKey(kv.key.toString("utf8").slice(prefix.length));
-          const name = nameOf(key);
-          if (!o.system && isSystemName(name)) continue;
-          if (children.length === limit) {
-            hasMore = true;
-            break;
-          }
-          const node = nodeOf(
-            key,
-            JSON.parse(kv.value.toString("utf8")) as EtcdRecord,
-            kvNum(kv, "create_revision"),
-            kvNum(kv, "mod_revision"),
-          );
-          if (node.kind !== "index" && o.values === false) {
-            const { value: _omit, ...meta } = node;
-            children.push({ ...meta, name });
-          } else children.push({ ...node, name });
-        }
-        if (hasMore || !batch.more || batch.kvs.length === 0) break;
-        from = `${batch.kvs[batch.kvs.length - 1]!.key.toString("utf8").slice(prefix.length)}\0`;
-        batch = await client.kv.range({
-          key: enc(from),
-          range_end: enc(range.lt),
-          limit: page,
-          revision: rev,
-        });
-      }
-      const res: ListResult = { key: dir, children };
-      if (hasMore && children.length > 0) res.next = children[children.length - 1]!.name;
-      return res;
-    });
-  }
-
-  async function history(key: string, atRev?: number): Promise<HistoryEntry[]> {
-    parseValueKey(key);
-    return read("history", async () => {
-      const at = atRev ? { revision: atRev } : {};
-      const first = await client.kv.txn({
-        success: [
-          { request_range: { key: enc(nodeSk(key)), ...at } },
-          { request_range: { key: enc(histListSk(key)), ...at } },
-        ],
-      });
-      const rev = atRev ?? headerRev(first.header);
-      seeRev(rev);
-      const node = first.responses[0]?.response_range?.kvs[0];
-      const kept = first.responses[1]?.response_range?.kvs[0];
-      let revs: number[] = [];
-      if (node) revs = (JSON.parse(node.value.toString("utf8")) as EtcdRecord).h ?? [];
-      else if (kept) revs = JSON.parse(kept.value.toString("utf8")) as number[];
-      const found = await Promise.all(
-        revs.map((r) =>
-          client.kv.range({ key: enc(histSk(key, r)), revision: rev }).then((res) => res.kvs[0]),
-        ),
-      );
-      const out: HistoryEntry[] = [];
-      for (const kv of found) if (kv) out.push(histFromRecord(key, kv.value.toString("utf8")));
-      return out.reverse();
-    });
-  }
-
-  async function valueAt(key: string, rev: number): Promise<TreeValue | undefined> {
-    try {
-      const res = await client.kv.range({ key: enc(nodeSk(key)), revision: rev });
-      const kv = res.kvs[0];
-      if (!kv) return undefined;
-      const node = nodeOf(key, JSON.parse(kv.value.toString("utf8")) as EtcdRecord, 0, 0);
-      return node.kind === "index" ? undefined : node.value;
-    } catch {
-      return undefined;
-    }
-  }
+  const local = startLocalReads({
+    client,
+    prefix,
+    cacheBytes: options.cacheBytes ?? 32 * 1024 * 1024,
+    known: () => lastRev,
+    ...(logger ? { logger } : {}),
+  });
+  const { getNode, list, history, valueAt } = createEtcdReads({
+    client,
+    prefix,
+    local,
+    read,
+    seeRev,
+    ensureOpen,
+  });
 
   /** Exports `dir` as it was at one revision, whatever is written meanwhile. */
   async function* exportSnapshot(dir: string): AsyncGenerator<ExportEntry> {
@@ -575,13 +448,6 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     },
   };
 
-  const local = startLocalReads({
-    client,
-    prefix,
-    cacheBytes: options.cacheBytes ?? 32 * 1024 * 1024,
-    known: () => lastRev,
-    ...(logger ? { logger } : {}),
-  });
   // Upgrade an older layout, and learn the current revision (and that etcd answers), before
   // handing the tree out.
   try {
