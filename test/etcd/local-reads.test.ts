@@ -86,6 +86,20 @@ describe("reads served locally on etcd", () => {
     });
   });
 
+  it("overwrites a value it has read, written by another server, without reading etcd first", async () => {
+    await b.set("/wr/k", str("from b"));
+    expect(await a.get("/wr/k")).toMatchObject({ value: str("from b") });
+    const [ranges, txns] = [await etcdCalls("Range"), await etcdCalls("Txn")];
+    const res = await a.set("/wr/k", str("from a"));
+    expect((await etcdCalls("Range")) - ranges).toBe(0);
+    expect((await etcdCalls("Txn")) - txns).toBe(1); // the commit alone
+    expect(res.version).toBe(2);
+    expect(await b.get("/wr/k", { consistency: "linearizable" })).toMatchObject({
+      value: str("from a"),
+      version: 2,
+    });
+  });
+
   it("counts every version when two servers overwrite one key from their cached records at once", async () => {
     await a.set("/both/k", str("start"));
     await b.set("/both/k", str("b"));

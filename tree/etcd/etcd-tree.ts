@@ -101,6 +101,10 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   /** The first revision a watch can replay (after an upgrade from the format with a log key). */
   let firstRev = 0;
   const lanes = new Map<string, { tail: Promise<void>; holders: number }>();
+  // A write's id only needs to be unique among the writes to this etcd: this tree's random part
+  // and a count. Drawing random bytes for each write cost more than building its transaction.
+  const idBase = randomBytes(8).toString("hex");
+  let writeCount = 0;
 
   const seeRev = (rev: number) => {
     if (rev > lastRev) lastRev = rev;
@@ -199,7 +203,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   ): Promise<T> {
     const run = (m: Attempt) => m.plan(planned);
     ensureOpen();
-    const base = randomBytes(8).toString("hex");
+    const base = `${idBase}${(++writeCount).toString(36)}`;
     const started = Date.now();
     const pending: Array<{ id: string; fromRev: number; marker: string; value: T }> = [];
     let release = queueFirst ? await takeLane(laneKey) : undefined;

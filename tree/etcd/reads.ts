@@ -46,13 +46,14 @@ export function createEtcdReads({ client, prefix, local, read, seeRev, ensureOpe
       const kv = res.kvs[0];
       if (!kv) return key === "/" ? emptyRoot() : undefined;
       const raw = kv.value.toString("utf8");
-      const node = nodeOf(
-        key,
-        JSON.parse(raw) as EtcdRecord,
-        kvNum(kv, "create_revision"),
-        kvNum(kv, "mod_revision"),
-      );
-      return atRev === undefined ? local.remember(key, node, rev, raw.length) : node;
+      const cr = kvNum(kv, "create_revision");
+      const mr = kvNum(kv, "mod_revision");
+      const node = nodeOf(key, JSON.parse(raw) as EtcdRecord, cr, mr);
+      if (atRev !== undefined) return node;
+      // The write path's record too: a later write of a key this server has read then reads
+      // nothing before its commit (whose compare checks the record).
+      local.noteRecord(nodeSk(key), { raw, cr, mr });
+      return local.remember(key, node, rev, raw.length);
     });
   }
 
