@@ -237,11 +237,11 @@ export function createPlanner(cfg: PlanConfig) {
 
   function del(s: WriteStore, key: string, o: DelOptions = {}): DelResult {
     const parsed = parseKey(key);
-    const parent = parentOf(key);
-    s.prefetch(() => [nodeKey(key), ...(parent ? [nodeKey(parent)] : [])]);
+    s.prefetch(() => [nodeKey(key), ...(key === "/" ? [] : [nodeKey(parentOf(key)!)])]);
     const prev = s.readNode(key);
     if (!judgeDel(key, prev?.rec, o, current(s, key, prev)) || !prev)
       return { ...result(key, 0), deleted: false };
+    const parent = parentOf(key);
     s.bump();
     let flagged = prev.rec.hk === 1;
     if (!parsed.dir) flagged = keepDeleted(s, key, prev);
