@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { type BuiltPrompt, buildPrompt } from "../prompts/build.js";
 import { seedPrompts } from "../prompts/defaults.js";
+import { createCheckedTree } from "../tools/checked-tree.js";
 import { createEditTools, sweepTempFiles } from "../tools/edit/index.js";
 import type { LlmClient } from "../tools/impl/llm.js";
 import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
@@ -42,6 +43,7 @@ export interface ByteseekOptions {
 }
 
 export interface Byteseek {
+  /** The tree handed in, its declaration, policy and MCP server writes checked (tools/checked-tree.ts). */
   tree: Tree;
   runtime: Runtime;
   agent: Agent;
@@ -59,6 +61,11 @@ export interface Byteseek {
 
 export function createBuiltins(): BuiltinTool[] {
   return [...createEditTools(), ...createShellTools(), ...createTreeTools()];
+}
+
+/** The built-ins by the `ref` a declaration's `builtin` impl names. */
+export function builtinMap(builtins: readonly BuiltinTool[] = createBuiltins()): Map<string, BuiltinTool> {
+  return new Map(builtins.map((b) => [b.ref, b]));
 }
 
 /**
@@ -92,9 +99,11 @@ export async function seedStore(
 }
 
 export async function createByteseek(options: ByteseekOptions): Promise<Byteseek> {
-  const { tree, logger } = options;
+  const { logger } = options;
   const env = options.env ?? {};
   const builtins = createBuiltins();
+  // every writer through byteseek — tool calls, HTTP, MCP — has its declarations and policy checked
+  const tree = createCheckedTree(options.tree, { builtins: builtinMap(builtins) });
   if (options.seed ?? seedWanted(env)) await seedStore(tree, { builtins, logger });
   // A long-lived process sweeps once at start; a one-shot CLI call skips the walk of the workspace.
   const removed = options.sweep === false ? 0 : await sweepTempFiles(options.workspace).catch(() => 0);

@@ -13,26 +13,11 @@ import { connectEtcd, createEtcdTree } from "../tree/etcd/index.js";
 import { openTree, str } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { startEtcd } from "./etcd-process.js";
-import { fmt, printTable, ratio } from "./report.js";
+import { fmt, perSecond, printTable, ratio } from "./report.js";
 
 const quick = process.argv.includes("--quick");
 const OPS = quick ? 500 : 3000;
 const VALUE = "v".repeat(200);
-
-async function perSecond(
-  total: number,
-  callers: number,
-  op: (i: number) => Promise<unknown>,
-): Promise<number> {
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: callers }, async () => {
-      for (let i = next++; i < total; i = next++) await op(i);
-    }),
-  );
-  return total / ((performance.now() - start) / 1000);
-}
 
 async function treeFigures(tree: Tree): Promise<Record<string, number>> {
   const out: Record<string, number> = {};

@@ -1,4 +1,20 @@
-/** Small helpers the bench scripts share to print their figures. */
+/** Small helpers the bench scripts share to take and print their figures. */
+
+/** Runs `op(0..total-1)` from `callers` concurrent callers, each taking the next index; answers ops per second. */
+export async function perSecond(
+  total: number,
+  callers: number,
+  op: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      for (let i = next++; i < total; i = next++) await op(i);
+    }),
+  );
+  return total / ((performance.now() - start) / 1000);
+}
 
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

@@ -16,28 +16,13 @@ import { join } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { openTree, str } from "../tree/index.js";
 import type { ExportEntry, Tree } from "../tree/types.js";
-import { fmt, median, pairedRatio, printTable } from "./report.js";
+import { fmt, median, pairedRatio, perSecond, printTable } from "./report.js";
 
 const quick = process.argv.includes("--quick");
 const OPS = quick ? 5_000 : 40_000;
 const ROUNDS = quick ? 1 : 5;
 const BIG = quick ? 100_000 : 1_000_000;
 const VALUE = "v".repeat(100);
-
-async function perSecond(
-  total: number,
-  callers: number,
-  op: (i: number) => Promise<unknown>,
-): Promise<number> {
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: callers }, async () => {
-      for (let i = next++; i < total; i = next++) await op(i);
-    }),
-  );
-  return total / ((performance.now() - start) / 1000);
-}
 
 type Figures = Record<string, number>;
 

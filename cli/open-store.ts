@@ -1,4 +1,6 @@
 import type { Logger } from "pino";
+import { builtinMap } from "../agent/byteseek.js";
+import { createCheckedTree } from "../tools/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
@@ -22,7 +24,8 @@ export function storeSpec(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): 
 
 /**
  * Opens the store `KVSPACE` names: the embedded classic-level store in a folder, a tree on etcd,
- * or a server through `remote`. A folder locked by another process (a running server) fails with
+ * or a server through `remote`; writes of tool declarations, the policy and MCP server entries are
+ * checked (tools/checked-tree.ts; a server checks them itself). A folder locked by another process (a running server) fails with
  * `CLI_STORE_LOCKED` saying how to go through the server instead.
  */
 export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
@@ -38,7 +41,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
   }
   const location = describeStore(spec);
   try {
-    return await openTree({ ...spec, ...(logger ? { logger } : {}) });
+    const tree = await openTree({ ...spec, ...(logger ? { logger } : {}) });
+    // a server checks what it is sent; here the CLI writes the store itself, so it checks
+    return createCheckedTree(tree, { builtins: () => builtinMap() });
   } catch (err) {
     if (isLockedError(err))
       throw new CliError(

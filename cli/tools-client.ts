@@ -9,7 +9,8 @@ import pino from "pino";
 import { Pool } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
-import { type ToolsJson, toolToJson } from "../server/routes/tools.js";
+import { catalogueToJson } from "../server/routes/tools.js";
+import type { ToolsJson } from "../server/runtime-schemas.js";
 import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
 import type { McpServerStatus } from "../tools/mcp/client.js";
 import type { SyncReport } from "../tools/mcp/sync.js";
@@ -80,10 +81,7 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
         ...(approve === undefined ? {} : { approve }),
         ...(signal === undefined ? {} : { signal }),
       }),
-    async list() {
-      const { valid, invalid } = await byteseek.runtime.listTools();
-      return { tools: valid.map(toolToJson), invalid };
-    },
+    list: async () => catalogueToJson(await byteseek.runtime.listTools()),
     prompt: (vid) => byteseek.prompt(vid),
     mcpList: () => byteseek.mcp.list(),
     mcpSync: (server) => byteseek.mcp.sync(server, "manual"),

@@ -11,6 +11,7 @@
  *   least recently used one is closed when `maxSessions` are open.
  */
 import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
 import {
   createMcpHandler,
   isInitializeRequest,
@@ -18,6 +19,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
+import { encodeAnswer, plainToolCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import { keyToUri } from "./resources.js";
@@ -47,6 +49,17 @@ interface Session {
 export interface McpHttp {
   /** Answers one request to the MCP endpoint; `vid` is the run its calls belong to (from `?vid=`). */
   handle(request: Request, parsedBody: unknown, vid?: string): Promise<Response>;
+  /**
+   * Answers a plain 2026-era `tools/call` (mcp/fast-call.ts) with its JSON body, without an SDK
+   * instance; undefined (at once, nothing done) for any other request, which goes to `handle`.
+   */
+  plainCall(
+    method: string,
+    headers: IncomingHttpHeaders,
+    parsedBody: unknown,
+    vid: string | undefined,
+    signal: AbortSignal,
+  ): Promise<string> | undefined;
   /** Ends every session and stream. */
   close(): Promise<void>;
 }
@@ -209,7 +222,37 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     return tracked(session, res);
   }
 
+  async function answerPlain(
+    call: NonNullable<ReturnType<typeof plainToolCall>>,
+    vid: string | undefined,
+    signal: AbortSignal,
+  ): Promise<string> {
+    try {
+      const result = await factory.callTool(
+        call.name,
+        call.args,
+        {
+          clientInfo: () => call.clientInfo,
+          clientCaps: () => call.clientCaps,
+          signal,
+          requestState: () => undefined,
+        },
+        vid,
+      );
+      return encodeAnswer(call.id, { result }, factory.identity);
+    } catch (err) {
+      onerror(err as Error);
+      return encodeAnswer(call.id, { error: err }, factory.identity);
+    }
+  }
+
   return {
+    plainCall(method, headers, parsedBody, vid, signal) {
+      const call = plainToolCall(method, headers, parsedBody);
+      if (call === undefined) return undefined;
+      follow();
+      return answerPlain(call, vid, signal);
+    },
     async handle(request, parsedBody, vid) {
       follow();
       if (request.method === "POST" && !(await isLegacyRequest(request, parsedBody)))

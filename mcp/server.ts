@@ -102,6 +102,22 @@ interface ApprovalState {
   call: string;
 }
 
+/** What a `tools/call` needs of its request beyond name and arguments (from the SDK's context, or a hand-served request). */
+export interface CallContext {
+  clientInfo(): Implementation | undefined;
+  clientCaps(): ClientCapabilities | undefined;
+  signal: AbortSignal;
+  /** The client's answers to an earlier input-required result (2026 era). */
+  inputResponses?: Record<string, unknown> | undefined;
+  requestState(): ApprovalState | undefined;
+}
+
+/** What hosts are told the server is (also stamped on each 2026-era result). */
+export interface ServerIdentity {
+  name: string;
+  version: string;
+}
+
 export function createMcpFactory(deps: McpFactoryDeps) {
   const { source, logger } = deps;
   const { tree } = source;
@@ -154,9 +170,70 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       .update(JSON.stringify([vid, name, args ?? {}]))
       .digest("base64url");
 
+  async function callThrough(
+    name: string,
+    args: unknown,
+    ctx: CallContext,
+    vid: string,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const { signal } = ctx;
+    let answer = approvalAnswer(ctx.inputResponses as Parameters<typeof approvalAnswer>[0]);
+    // An answer counts only for the call it was asked for (the state we signed says which).
+    if (answer !== undefined && ctx.requestState()?.call !== fingerprint(vid, name, args)) answer = undefined;
+    if (answer === undefined) {
+      const result = await source.call(name, args, { vid, signal });
+      if (result.details.code !== "needs_approval") return toCallResult(result);
+    }
+    const step = decideApproval({
+      name,
+      args,
+      answer,
+      canAsk: ctx.clientCaps()?.elicitation !== undefined,
+      requestState: await codec.mint({ call: fingerprint(vid, name, args) }),
+    });
+    if (step.step === "ask") return step.result;
+    if (step.step === "deny") return deniedResult(step.text);
+    const approvedBy = `person (MCP host ${ctx.clientInfo()?.name ?? "client"})`;
+    return toCallResult(await source.call(name, args, { vid, signal, approve: true, approvedBy }));
+  }
+
+  /** `tools/call`: the facade tools, or any tool by its MCP (or tree) name, through the boundary. */
+  async function callTool(
+    name: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    fixedVid: string | undefined,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const vid = fixedVid ?? clientVid(ctx.clientInfo()?.name);
+    if (name === FIND_TOOL) {
+      const query = typeof args.query === "string" ? args.query : "";
+      const catalogue = await freshCatalogue(vid);
+      return { content: [{ type: "text", text: capText(findTools(catalogue, query), 49_000).text }] };
+    }
+    if (name === CALL_TOOL) {
+      const target = typeof args.name === "string" ? args.name : "";
+      if (target === "" || target === FIND_TOOL || target === CALL_TOOL)
+        return {
+          content: [
+            {
+              type: "text",
+              text: `${CALL_TOOL} needs "name": a byteseek tool's tree name (e.g. edit.read), and "args": its arguments. byteseek_find lists them.`,
+            },
+          ],
+          isError: true,
+          _meta: { "byteseek/kind": "arg" },
+        };
+      return callThrough(await treeName(vid, target), args.args ?? {}, ctx, vid);
+    }
+    // A name not offered still goes through the boundary, which says what exists (and records it).
+    return callThrough(await treeName(vid, name), args, ctx, vid);
+  }
+
+  const identity: ServerIdentity = { name: "byteseek", version: deps.version ?? "0.1.0" };
+
   function create(options: InstanceOptions): McpInstance {
     const server = new Server(
-      { name: "byteseek", version: deps.version ?? "0.1.0" },
+      { ...identity },
       {
         capabilities: {
           tools: { listChanged: true },
@@ -170,75 +247,28 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     );
     const instance: McpInstance = { server, era: options.era, subscriptions: new Set() };
     // 2026 era: who the client is and what it can do ride on each request; 2025 era: on initialize.
-    const envelope = (ctx: ServerContext) => ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-    const clientInfo = (ctx: ServerContext) =>
-      (envelope(ctx)?.[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.getClientVersion();
-    const clientCaps = (ctx: ServerContext) =>
-      (envelope(ctx)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ??
-      server.getClientCapabilities();
-    const vidOf = (ctx: ServerContext) => options.vid ?? clientVid(clientInfo(ctx)?.name);
-
-    async function callThrough(
-      name: string,
-      args: unknown,
-      ctx: ServerContext,
-    ): Promise<CallToolResult | InputRequiredResult> {
-      const vid = vidOf(ctx);
-      const signal = ctx.mcpReq.signal;
-      let answer = approvalAnswer(ctx.mcpReq.inputResponses);
-      // An answer counts only for the call it was asked for (the state we signed says which).
-      if (
-        answer !== undefined &&
-        ctx.mcpReq.requestState<ApprovalState>()?.call !== fingerprint(vid, name, args)
-      )
-        answer = undefined;
-      if (answer === undefined) {
-        const result = await source.call(name, args, { vid, signal });
-        if (result.details.code !== "needs_approval") return toCallResult(result);
-      }
-      const step = decideApproval({
-        name,
-        args,
-        answer,
-        canAsk: clientCaps(ctx)?.elicitation !== undefined,
-        requestState: await codec.mint({ call: fingerprint(vid, name, args) }),
-      });
-      if (step.step === "ask") return step.result;
-      if (step.step === "deny") return deniedResult(step.text);
-      const approvedBy = `person (MCP host ${clientInfo(ctx)?.name ?? "client"})`;
-      return toCallResult(await source.call(name, args, { vid, signal, approve: true, approvedBy }));
-    }
+    const asked = (ctx: ServerContext): CallContext => {
+      const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+      return {
+        clientInfo: () =>
+          (envelope?.[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.getClientVersion(),
+        clientCaps: () =>
+          (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ??
+          server.getClientCapabilities(),
+        signal: ctx.mcpReq.signal,
+        inputResponses: ctx.mcpReq.inputResponses,
+        requestState: () => ctx.mcpReq.requestState<ApprovalState>(),
+      };
+    };
+    const vidOf = (ctx: ServerContext) => options.vid ?? clientVid(asked(ctx).clientInfo()?.name);
 
     server.setRequestHandler("tools/list", async (_request, ctx) => ({
       tools: (await freshCatalogue(vidOf(ctx))).tools,
     }));
 
-    server.setRequestHandler("tools/call", async (request, ctx) => {
-      const { name } = request.params;
-      const args = request.params.arguments ?? {};
-      if (name === FIND_TOOL) {
-        const query = typeof args.query === "string" ? args.query : "";
-        const catalogue = await freshCatalogue(vidOf(ctx));
-        return { content: [{ type: "text", text: capText(findTools(catalogue, query), 49_000).text }] };
-      }
-      if (name === CALL_TOOL) {
-        const target = typeof args.name === "string" ? args.name : "";
-        if (target === "" || target === FIND_TOOL || target === CALL_TOOL)
-          return {
-            content: [
-              {
-                type: "text",
-                text: `${CALL_TOOL} needs "name": a byteseek tool's tree name (e.g. edit.read), and "args": its arguments. byteseek_find lists them.`,
-              },
-            ],
-            isError: true,
-            _meta: { "byteseek/kind": "arg" },
-          };
-        return callThrough(await treeName(vidOf(ctx), target), args.args ?? {}, ctx);
-      }
-      // A name not offered still goes through the boundary, which says what exists (and records it).
-      return callThrough(await treeName(vidOf(ctx), name), args, ctx);
-    });
+    server.setRequestHandler("tools/call", (request, ctx) =>
+      callTool(request.params.name, request.params.arguments ?? {}, asked(ctx), options.vid),
+    );
 
     server.setRequestHandler("prompts/list", async () => ({ prompts: await listPrompts(tree) }));
 
@@ -303,6 +333,9 @@ export function createMcpFactory(deps: McpFactoryDeps) {
 
   return {
     create,
+    /** `tools/call` without an instance (the 2026 era's hot path over HTTP: mcp/fast-call.ts). */
+    callTool,
+    identity,
     /** Instances currently connected (stdio connections, 2025-era sessions). */
     instances: instances as ReadonlySet<McpInstance>,
   };

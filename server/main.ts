@@ -16,6 +16,8 @@ import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
+import { isAgentError } from "../agent/errors.js";
+import { clientUrlOrigins } from "../agent/llm-config.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
@@ -96,6 +98,12 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       `refusing to listen on ${host} without a token: anyone who can reach it could read and change the store. Set BYTESEEK_TOKEN, or listen on 127.0.0.1`,
     );
   const store = readStore(env, cwd);
+  try {
+    clientUrlOrigins(env);
+  } catch (err) {
+    if (isAgentError(err)) throw configError(err.message);
+    throw err;
+  }
   const config: ServerConfig = {
     store,
     host,
@@ -226,7 +234,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
     });
     app = await buildApp({
-      tree,
+      // checked: a declaration or policy that does not validate is refused (tools/checked-tree.ts)
+      tree: byteseek.tree,
       logger,
       runtime: byteseek.runtime,
       agent: byteseek.agent,
@@ -295,5 +304,5 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   }
-  return { app, tree, config, url, close };
+  return { app, tree: byteseek.tree, config, url, close };
 }

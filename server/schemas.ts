@@ -25,6 +25,7 @@ export {
   ValueKind,
   WatchBatchJson,
   WatchEventJson,
+  WatchProgressJson,
   WriteJson,
 } from "../tree/http/index.js";
 
@@ -54,6 +55,9 @@ export const TreeQuery = z.object({
   recursive: Flag.describe("listing: the whole subtree, depth-first"),
   depth: z.coerce.number().int().min(1).max(64).optional().describe("listing: the subtree down to N levels"),
   force: Flag.describe("PUT/DELETE: write or delete even a read-only key"),
+  unchecked: Flag.describe(
+    "PUT: store even a tool declaration, policy or MCP server entry that does not validate (refused with 400 TREE_INVALID_VALUE and the problems otherwise); kvspace tools --check reports it",
+  ),
   node: Flag.describe("GET of a directory: the directory node itself (count, versions), not its children"),
   empty: Flag.describe(
     "DELETE of a directory: only if it is empty (409 TREE_NOT_EMPTY otherwise), not the whole subtree",
@@ -69,6 +73,9 @@ export type TreeQuery = z.infer<typeof TreeQuery>;
 
 export const ImportQuery = z.object({
   force: Flag.describe("overwrite read-only keys too (without it, 409 TREE_READ_ONLY naming the line)"),
+  unchecked: Flag.describe(
+    "store even tool declarations, a policy or MCP server entries that do not validate (without it, 400 TREE_INVALID_VALUE naming the line)",
+  ),
 });
 
 export const PutBody = z
@@ -79,7 +86,13 @@ export const PutBody = z
 
 /** The bare prefix (`/v1/tree`): the root. */
 export const RootParams = z.object({});
-export const TreeParams = z.object({ "*": z.string().describe("the key, percent-encoded per segment") });
+export const TreeParams = z.object({
+  "*": z
+    .string()
+    .describe(
+      "the key without its leading '/': segments separated by a literal '/', each percent-encoded (UTF-8); a trailing '/' names a directory",
+    ),
+});
 
 export const WatchQuery = z.object({
   since: z.coerce

@@ -124,6 +124,7 @@ function opFromJson(o: TxnOpJson): TxnOp {
       if (o.ro !== undefined) op.ro = o.ro;
       if (o.force) op.force = true;
       if (o.vid !== undefined) op.vid = o.vid;
+      if (o.unchecked) op.unchecked = true;
       return op;
     }
     case "del":

@@ -27,9 +27,6 @@ export const approvalDir = (vid: string): string => `${APPROVAL_DIR}${vid}/`;
 /** The tools a person approved for the rest of a run (scope `run`): a hidden entry beside the approvals. */
 export const runApprovalsKey = (vid: string): string => `${approvalDir(vid)}‥run`;
 
-/** Ten minutes: how long a call waits for a person unless the policy says otherwise. */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
-
 export const ApprovalScope = z.enum(["once", "run", "always"]);
 export type ApprovalScope = z.infer<typeof ApprovalScope>;
 

@@ -5,12 +5,17 @@
  */
 import type { Tree, TreeNode } from "../tree/types.js";
 import { parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
+import { netHosts } from "./gate.js";
 import { hashOf } from "./hash.js";
 import { runnerOf } from "./impl/kinds.js";
 import type { LoadedPolicy, Policy } from "./policy.js";
-import { grantOf, type Power } from "./powers.js";
+import { hostAllowed } from "./policy.js";
+import { grantOf, type Need, type Power } from "./powers.js";
 import { failure } from "./results.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
+
+/** Why every tool is blocked while the policy does not validate. */
+export const POLICY_INVALID = "the policy at /byteseek/policy is invalid";
 
 /** Where declarations live: `/byteseek/tools/<name>`. */
 export const TOOLS_DIR = "/byteseek/tools/";
@@ -35,6 +40,8 @@ export interface InvalidTool {
 export interface ToolCatalogue {
   valid: ValidTool[];
   invalid: InvalidTool[];
+  /** The policy's problems when it does not validate (stored unchecked): every call is denied until it is fixed. */
+  policyProblems?: string[];
 }
 
 /** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
@@ -68,11 +75,19 @@ export interface CatalogueOptions {
   registry: ReadonlyMap<string, BuiltinTool>;
   readPolicy: () => Promise<LoadedPolicy>;
   powersOf: (ref: string) => readonly Power[];
+  /** The powers an `mcp` tool's server needs (exec for a command, net to its host), as the gate reads them. */
+  mcpNeeds?: ((server: string) => Promise<Need[]>) | undefined;
 }
 
 type Parsed = ReturnType<typeof parseDeclaration>;
 
-export function createCatalogue({ tree, registry, readPolicy, powersOf }: CatalogueOptions): Catalogue {
+export function createCatalogue({
+  tree,
+  registry,
+  readPolicy,
+  powersOf,
+  mcpNeeds,
+}: CatalogueOptions): Catalogue {
   const parsed = new Map<string, { modRev: number; result: Parsed }>();
 
   function parseNode(
@@ -181,12 +196,41 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
     const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
     if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
     const loaded = await readPolicy();
+    // An mcp tool needs what its server does (the registry entry, not the declaration): read once per server.
+    const servers = new Map<string, Need[]>();
+    if (loaded.ok && mcpNeeds)
+      for (const t of listed.catalogue.valid) {
+        const impl = t.declaration.impl;
+        if (impl.kind !== "mcp" || t.blocked !== undefined || servers.has(impl.server)) continue;
+        servers.set(impl.server, await mcpNeeds(impl.server).catch(() => []));
+      }
     const valid = listed.catalogue.valid.map(function withGrant(t) {
       if (t.blocked !== undefined || !loaded.ok) return t;
-      const lacking = lackingPowers(t.declaration, loaded.policy, vid ?? "");
+      const impl = t.declaration.impl;
+      const lacking =
+        impl.kind === "mcp"
+          ? lackingServerPowers(servers.get(impl.server) ?? [], loaded.policy, vid ?? "")
+          : lackingPowers(t.declaration, loaded.policy, vid ?? "");
       return lacking ? { ...t, blocked: lacking } : t;
     });
-    return { valid, invalid: [...listed.catalogue.invalid] };
+    return {
+      valid,
+      invalid: [...listed.catalogue.invalid],
+      ...(loaded.ok ? {} : { policyProblems: loaded.problems }),
+    };
+  }
+
+  /** What an mcp tool's server needs (exec, or net to its fixed host) that a run lacks, as the gate decides it. */
+  function lackingServerPowers(needs: readonly Need[], policy: Policy, vid: string): string | undefined {
+    const { grant, rule } = grantOf(policy.grants, vid);
+    for (const need of needs) {
+      if (need.power === "net") {
+        if (!hostAllowed(need.url, netHosts(policy, grant)))
+          return `needs the power "net" to ${need.url.host}, which the policy does not grant (${rule})`;
+      } else if (need.power !== "tree" && !grant[need.power])
+        return `needs the power "${need.power}", which the policy does not grant (${rule})`;
+    }
+    return undefined;
   }
 
   /** The powers a tool needs whatever its arguments (not net, whose host may depend on them) that a run lacks. */
@@ -225,7 +269,7 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
         const tool: ValidTool = { name: child.name, key, declaration: p.declaration };
         if (node.vid !== undefined) tool.owner = node.vid;
         const legacy = policyLoaded.ok ? policyLoaded.policy.agentImpls : undefined;
-        if (!policyLoaded.ok) tool.blocked = "the policy at /byteseek/policy is invalid";
+        if (!policyLoaded.ok) tool.blocked = POLICY_INVALID;
         else if (node.vid !== undefined && legacy && !legacy.includes(p.declaration.impl.kind))
           tool.blocked = `agent-written tools may not use impl kind "${p.declaration.impl.kind}" (the policy's legacy agentImpls rule)`;
         else {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IMPL_KINDS, ToolAnnotations } from "./declaration-parts.js";
 import { createSchemaCompiler, type SchemaCompiler } from "./json-schema.js";
 import type { BuiltinTool } from "./types.js";
 
@@ -70,7 +71,15 @@ export const McpImpl = z
 export const ToolImpl = z.discriminatedUnion("kind", [BuiltinImpl, ShellImpl, HttpImpl, LlmImpl, McpImpl]);
 export type ToolImpl = z.infer<typeof ToolImpl>;
 export type ImplKind = ToolImpl["kind"];
-export const IMPL_KINDS = ["builtin", "shell", "http", "llm", "mcp"] as const satisfies readonly ImplKind[];
+export { IMPL_KINDS, ToolAnnotations };
+
+type ListedKind = (typeof IMPL_KINDS)[number];
+/** `true` only when ToolImpl's kinds are exactly IMPL_KINDS: a kind added on one side alone fails here. */
+export const IMPL_KINDS_MATCH: [ImplKind] extends [ListedKind]
+  ? [ListedKind] extends [ImplKind]
+    ? true
+    : never
+  : never = true;
 
 // A memo of compiled schemas, shared by parsing and the runtime's validation: it holds no state
 // a caller could observe, so one per process is harmless and saves compiling each schema twice.
@@ -93,17 +102,6 @@ export const ParamsSchema = z.record(z.string(), z.unknown()).superRefine(functi
     ctx.addIssue({ code: "custom", message: `params is not a valid JSON Schema: ${(err as Error).message}` });
   }
 });
-
-/** MCP's tool annotations: hints a host uses to decide how to present and confirm a call. */
-export const ToolAnnotations = z
-  .object({
-    readOnlyHint: z.boolean().optional().describe("The tool changes nothing"),
-    destructiveHint: z.boolean().optional().describe("The tool may overwrite or delete"),
-    idempotentHint: z.boolean().optional().describe("Calling it twice with the same arguments does no more"),
-    openWorldHint: z.boolean().optional().describe("The tool reaches beyond byteseek (network, commands)"),
-  })
-  .strict();
-export type ToolAnnotations = z.infer<typeof ToolAnnotations>;
 
 /** A tool declaration, as stored at `/byteseek/tools/<name>` (see DESIGN.md "Tools"). */
 export const ToolDeclaration = z
@@ -169,7 +167,7 @@ export function parseDeclaration(
   options: { builtins?: ReadonlyMap<string, BuiltinTool>; name?: string } = {},
 ): ParseDeclarationResult {
   const parsed = ToolDeclaration.safeParse(json);
-  if (!parsed.success) return { ok: false, problems: zodProblems(parsed.error) };
+  if (!parsed.success) return { ok: false, problems: zodProblems(parsed.error, ToolDeclaration) };
   const decl = parsed.data;
   const problems: string[] = [];
   if (options.name !== undefined && decl.name !== options.name)
@@ -181,10 +179,98 @@ export function parseDeclaration(
   return problems.length ? { ok: false, problems } : { ok: true, declaration: decl };
 }
 
-/** `impl.argv: Too small: expected array to have >=1 items` — one line per issue. */
-export function zodProblems(error: z.ZodError): string[] {
-  return error.issues.map(function problem(issue) {
+/**
+ * One line per issue, each naming the field and what it expects: `impl.argv: Too small: expected
+ * array to have >=1 items`, `description: missing (a string)`, `grantz: unknown field (did you mean
+ * grants?); the fields are …`. With `schema` (the one that failed), an unknown field's line lists
+ * the fields that are known there.
+ */
+export function zodProblems(error: z.ZodError, schema?: z.ZodType): string[] {
+  return error.issues.flatMap(function problem(issue): string[] {
     const where = issue.path.length ? issue.path.map(String).join(".") : "(root)";
-    return `${where}: ${issue.message}`;
+    if (issue.code === "unrecognized_keys") {
+      const known = schema ? fieldsAt(schema, issue.path) : undefined;
+      return issue.keys.map(function unknownField(key) {
+        const at = issue.path.length ? `${where}.${key}` : key;
+        const near = known ? nearest(key, known.names) : undefined;
+        const list = known?.exact ? `; the fields are ${known.names.join(", ")}` : "";
+        return `${at}: unknown field${near ? ` (did you mean ${near}?)` : ""}${list}`;
+      });
+    }
+    if (issue.code === "invalid_type" && / received undefined$/.test(issue.message))
+      return [`${where}: missing (expected ${issue.expected})`];
+    return [`${where}: ${issue.message}`];
   });
+}
+
+/** The zod internals `fieldsAt` walks: every schema has `_zod.def` with its `type`. */
+interface SchemaDef {
+  type: string;
+  innerType?: unknown;
+  in?: unknown;
+  shape?: Record<string, unknown>;
+  element?: unknown;
+  valueType?: unknown;
+  options?: unknown[];
+}
+
+const defOf = (schema: unknown): SchemaDef | undefined =>
+  (schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def;
+
+/**
+ * The field names of the object at `path` in `schema`; for a union of objects, every option's
+ * (not `exact`: which option the value meant is not known here).
+ */
+function fieldsAt(
+  schema: unknown,
+  path: readonly PropertyKey[],
+): { names: string[]; exact: boolean } | undefined {
+  let s = schema;
+  let i = 0;
+  for (let steps = 0; steps < 64; steps++) {
+    const def = defOf(s);
+    if (def === undefined) return undefined;
+    if (def.innerType !== undefined) s = def.innerType;
+    else if (def.type === "pipe") s = def.in;
+    else if (def.type === "object" && def.shape) {
+      if (i === path.length) return { names: Object.keys(def.shape), exact: true };
+      s = def.shape[String(path[i++])];
+    } else if (def.type === "array" && i < path.length) {
+      i++;
+      s = def.element;
+    } else if (def.type === "record" && i < path.length) {
+      i++;
+      s = def.valueType;
+    } else if (def.type === "union" && def.options) {
+      const all = def.options.map((o) => fieldsAt(o, path.slice(i))?.names ?? []);
+      return { names: [...new Set(all.flat())], exact: false };
+    } else return undefined;
+  }
+  return undefined;
+}
+
+/** The known name at most two edits from `name` (a typo), if one is. */
+function nearest(name: string, known: readonly string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (d <= 2 && (best === undefined || d < best.d)) best = { name: k, d };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    prev = row;
+  }
+  return prev[b.length] ?? 0;
 }

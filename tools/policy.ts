@@ -1,10 +1,21 @@
 import { z } from "zod";
 import type { Tree } from "../tree/types.js";
-import { IMPL_KINDS } from "./declaration.js";
+import { IMPL_KINDS, zodProblems } from "./declaration.js";
 import { DEFAULT_GRANT, Grants } from "./powers.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
 export const POLICY_KEY = "/byteseek/policy";
+/**
+ * The model's settings (url, key…): no tool reads or writes them, whatever `denyKeys` lists. A
+ * tool writing the URL would choose the model that drives its own run and, with it, where the
+ * server's requests (and a key read from the tree) go.
+ */
+export const MODEL_SETTINGS_PREFIX = "/byteseek/llm/";
+
+/** Is `key` (a value or a directory) the model's settings or under them? */
+export function modelSettingsKey(key: string): boolean {
+  return key.startsWith(MODEL_SETTINGS_PREFIX) || `${key}/` === MODEL_SETTINGS_PREFIX;
+}
 
 /**
  * The gate's policy. `grants` says which powers (powers.ts) each run holds; the other rules
@@ -42,7 +53,7 @@ export const Policy = z
       .number()
       .int()
       .positive()
-      .default(600_000)
+      .default(600_000) // ten minutes
       .describe("How long a call waits for a person's decision before it is denied with no answer"),
     grants: Grants.default({ default: DEFAULT_GRANT, runs: [] }).describe(
       "The powers each run holds: read, write, exec, model, net (hosts), tree (key prefixes)",
@@ -128,12 +139,7 @@ export function createPolicyReader(tree: Tree) {
       const parsed = Policy.safeParse(node.value.value);
       loaded = parsed.success
         ? { ok: true, policy: parsed.data }
-        : {
-            ok: false,
-            problems: parsed.error.issues.map(
-              (i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`,
-            ),
-          };
+        : { ok: false, problems: zodProblems(parsed.error, Policy) };
     }
     memo = { modRev: node.modRev, loaded };
     return loaded;

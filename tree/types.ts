@@ -50,6 +50,11 @@ export interface SetOptions {
   /** Write even if the key is read-only. */
   force?: boolean;
   vid?: string;
+  /**
+   * Store the value even if a checking layer over the tree would refuse it (byteseek checks its
+   * tool declarations and policy: tools/checked-tree.ts). The storage engines ignore it.
+   */
+  unchecked?: boolean;
 }
 
 export interface DelOptions {
@@ -100,7 +105,16 @@ export interface TxnCompare {
 }
 
 export type TxnOp =
-  | { op: "set"; key: string; value: TreeValue; ro?: boolean; force?: boolean; vid?: string }
+  | {
+      op: "set";
+      key: string;
+      value: TreeValue;
+      ro?: boolean;
+      force?: boolean;
+      vid?: string;
+      /** As `SetOptions.unchecked`. */
+      unchecked?: boolean;
+    }
   | { op: "del"; key: string; force?: boolean }
   | { op: "deltree"; key: string; force?: boolean }
   | { op: "mkindex"; key: string }
@@ -172,6 +186,8 @@ export interface ExportedVersion {
 export interface ImportOptions {
   /** Overwrite read-only keys too. */
   force?: boolean;
+  /** As `SetOptions.unchecked`, for every line. */
+  unchecked?: boolean;
 }
 
 export interface ImportResult {

@@ -2,43 +2,26 @@ import { z } from "zod";
 import { readSse } from "../../tree/http/index.js";
 import { AgentError } from "../errors.js";
 import type { LlmConfig } from "../llm-config.js";
-import { type Assembler, createAssembler } from "./assembler.js";
-import { openConnection, type ProviderDeps } from "./connection.js";
-import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
-import type { ChatRequest, ChatResponse, CompleteOptions, Provider, StopReason, Usage } from "./types.js";
+import { createWireProvider, type ProviderDeps, type WireFormat } from "./connection.js";
+import type { ToolNameMap } from "./tool-names.js";
+import type { ChatRequest, Provider, StopReason, Usage } from "./types.js";
 import { check, collect, parse, parseJson } from "./wire.js";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
 /** Anthropic messages: `POST {url}/v1/messages`. */
 export function createAnthropicProvider(config: LlmConfig, deps: ProviderDeps = {}): Provider {
-  const connection = openConnection(config, deps);
-  const stream = deps.stream ?? true;
-  const endpoint = `${config.url}/v1/messages`;
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: stream ? "text/event-stream" : "application/json",
-    "anthropic-version": ANTHROPIC_VERSION,
-  };
-  if (config.key !== undefined) headers["x-api-key"] = config.key;
-
-  return {
+  return createWireProvider(config, deps, {
     api: "anthropic",
-    model: config.model,
-    async complete(request: ChatRequest, { signal, onEvent }: CompleteOptions): Promise<ChatResponse> {
-      const names = createToolNameMap(request.tools, request.messages);
-      const body = JSON.stringify(toWire(request, names, config, stream));
-      const res = await connection.transport.post(endpoint, headers, body, {
-        signal,
-        ...(onEvent ? { onEvent } : {}),
-      });
-      const out = createAssembler(names, onEvent);
-      return res.contentType.includes("json")
-        ? readJson(res.chunks, out, endpoint)
-        : readStream(res.chunks, out, endpoint, connection.transport.redact);
-    },
-    close: connection.close,
-  };
+    path: "/v1/messages",
+    headers: (c) => ({
+      "anthropic-version": ANTHROPIC_VERSION,
+      ...(c.key === undefined ? {} : { "x-api-key": c.key }),
+    }),
+    toWire,
+    readJson,
+    readStream,
+  });
 }
 
 type Block = Record<string, unknown>;
@@ -170,12 +153,7 @@ const KNOWN_EVENTS = new Set([
   "error",
 ]);
 
-async function readStream(
-  chunks: AsyncIterable<Uint8Array>,
-  out: Assembler,
-  endpoint: string,
-  redact: (text: string) => string,
-): Promise<ChatResponse> {
+const readStream: WireFormat["readStream"] = async (chunks, out, endpoint, redact) => {
   let stop: string | undefined;
   let finished = false;
   let input = 0;
@@ -248,13 +226,9 @@ async function readStream(
   if (!finished && stop === undefined)
     throw new AgentError("LLM_STREAM_CUT", `the reply from ${endpoint} ended before it was complete`);
   return out.finish(stopReason(stop, out.hasCalls()), { inputTokens: input, outputTokens: output });
-}
+};
 
-async function readJson(
-  chunks: AsyncIterable<Uint8Array>,
-  out: Assembler,
-  endpoint: string,
-): Promise<ChatResponse> {
+const readJson: WireFormat["readJson"] = async (chunks, out, endpoint) => {
   const message = parse(Message, await collect(chunks, endpoint), endpoint);
   for (const [i, block] of message.content.entries()) {
     if (block.type === "text" && block.text) out.text(block.text);
@@ -267,7 +241,7 @@ async function readJson(
     ? { inputTokens: inputTokens(message.usage), outputTokens: message.usage.output_tokens ?? 0 }
     : { inputTokens: 0, outputTokens: 0 };
   return out.finish(stopReason(message.stop_reason ?? undefined, out.hasCalls()), usage);
-}
+};
 
 /** Cached prompt tokens are input too. */
 function inputTokens(u: z.infer<typeof WireUsage>): number {

@@ -2,40 +2,21 @@ import { z } from "zod";
 import { readSse } from "../../tree/http/index.js";
 import { AgentError } from "../errors.js";
 import type { LlmConfig } from "../llm-config.js";
-import { type Assembler, createAssembler } from "./assembler.js";
-import { openConnection, type ProviderDeps } from "./connection.js";
-import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
-import type { ChatRequest, ChatResponse, CompleteOptions, Provider, StopReason, Usage } from "./types.js";
+import { createWireProvider, type ProviderDeps, type WireFormat } from "./connection.js";
+import type { ToolNameMap } from "./tool-names.js";
+import type { ChatRequest, Provider, StopReason, Usage } from "./types.js";
 import { collect, parse } from "./wire.js";
 
 /** OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, Ollama): `POST {url}/chat/completions`. */
 export function createOpenAiProvider(config: LlmConfig, deps: ProviderDeps = {}): Provider {
-  const connection = openConnection(config, deps);
-  const stream = deps.stream ?? true;
-  const endpoint = `${config.url}/chat/completions`;
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: stream ? "text/event-stream" : "application/json",
-  };
-  if (config.key !== undefined) headers.authorization = `Bearer ${config.key}`;
-
-  return {
+  return createWireProvider(config, deps, {
     api: "openai",
-    model: config.model,
-    async complete(request: ChatRequest, { signal, onEvent }: CompleteOptions): Promise<ChatResponse> {
-      const names = createToolNameMap(request.tools, request.messages);
-      const body = JSON.stringify(toWire(request, names, config, stream));
-      const res = await connection.transport.post(endpoint, headers, body, {
-        signal,
-        ...(onEvent ? { onEvent } : {}),
-      });
-      const out = createAssembler(names, onEvent);
-      return res.contentType.includes("json")
-        ? readJson(res.chunks, out, endpoint)
-        : readStream(res.chunks, out, endpoint, connection.transport.redact);
-    },
-    close: connection.close,
-  };
+    path: "/chat/completions",
+    headers: (c): Record<string, string> => (c.key === undefined ? {} : { authorization: `Bearer ${c.key}` }),
+    toWire,
+    readJson,
+    readStream,
+  });
 }
 
 function toWire(request: ChatRequest, names: ToolNameMap, config: LlmConfig, stream: boolean) {
@@ -132,12 +113,7 @@ const Completion = z.looseObject({
   usage: WireUsage.nullish(),
 });
 
-async function readStream(
-  chunks: AsyncIterable<Uint8Array>,
-  out: Assembler,
-  endpoint: string,
-  redact: (text: string) => string,
-): Promise<ChatResponse> {
+const readStream: WireFormat["readStream"] = async (chunks, out, endpoint, redact) => {
   let finish: string | undefined;
   let done = false;
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -180,13 +156,9 @@ async function readStream(
   if (!done && finish === undefined)
     throw new AgentError("LLM_STREAM_CUT", `the reply from ${endpoint} ended before it was complete`);
   return out.finish(stopReason(finish, out.hasCalls()), usage);
-}
+};
 
-async function readJson(
-  chunks: AsyncIterable<Uint8Array>,
-  out: Assembler,
-  endpoint: string,
-): Promise<ChatResponse> {
+const readJson: WireFormat["readJson"] = async (chunks, out, endpoint) => {
   const completion = parse(Completion, await collect(chunks, endpoint), endpoint);
   const choice = completion.choices[0];
   if (!choice) throw new AgentError("LLM_BAD_RESPONSE", `${endpoint} answered a completion without choices`);
@@ -199,7 +171,7 @@ async function readJson(
     stopReason(choice.finish_reason ?? undefined, out.hasCalls()),
     completion.usage ? toUsage(completion.usage) : { inputTokens: 0, outputTokens: 0 },
   );
-}
+};
 
 function stopReason(finish: string | undefined, hasCalls: boolean): StopReason {
   if (finish === "length") return "length";

@@ -9,17 +9,21 @@ import { formatImportLine } from "../format.js";
 import { createProgressBar } from "../progress.js";
 
 /**
- * `kvspace import <file|-> [--force]`: NDJSON from a file or stdin, all or nothing; prints
- * `imported<TAB>N<TAB>rev=R`. A progress bar is drawn on stderr when it is a terminal. A read-only
- * key is overwritten only with `--force`.
+ * `kvspace import <file|-> [--force] [--unchecked]`: NDJSON from a file or stdin, all or nothing;
+ * prints `imported<TAB>N<TAB>rev=R`. A progress bar is drawn on stderr when it is a terminal. A
+ * read-only key is overwritten only with `--force`; a tool declaration, policy or MCP server entry
+ * that does not validate is stored only with `--unchecked`.
  */
 export const importCommand = defineCommand({
   name: "import",
-  usage: "import <file|-> [--force]",
+  usage: "import <file|-> [--force] [--unchecked]",
   summary: "load NDJSON (as export writes it) from a file or stdin",
   args: { min: 1, max: 1 },
-  flags: { force: "bool" },
-  flagHelp: { force: "overwrite read-only keys" },
+  flags: { force: "bool", unchecked: "bool" },
+  flagHelp: {
+    force: "overwrite read-only keys",
+    unchecked: "store declarations and a policy even if they do not validate",
+  },
   async run({ positionals: [source = "-"], flags }, { tree, stdin, stdout, stderr, cwd, signal }) {
     let input: Readable;
     let total: number | undefined;
@@ -37,10 +41,10 @@ export const importCommand = defineCommand({
       progress.update(read);
     });
     try {
-      const result = await tree.import(
-        readLines(input, source, signal),
-        flags.force === true ? { force: true } : {},
-      );
+      const result = await tree.import(readLines(input, source, signal), {
+        ...(flags.force === true ? { force: true } : {}),
+        ...(flags.unchecked === true ? { unchecked: true } : {}),
+      });
       progress.finish(read);
       await writeLine(stdout, formatImportLine(result.imported, result.rev));
     } catch (err) {

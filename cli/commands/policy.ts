@@ -1,3 +1,4 @@
+import { zodProblems } from "../../tools/declaration.js";
 import { POLICY_KEY, Policy } from "../../tools/policy.js";
 import { grantOf } from "../../tools/powers.js";
 import { defineCommand, writeLine } from "../command.js";
@@ -21,7 +22,7 @@ export const policyCommand = defineCommand({
     if (!parsed.success)
       throw new CliError(
         "CLI_INPUT",
-        `the policy at ${POLICY_KEY} is invalid, so every call is denied: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        `the policy at ${POLICY_KEY} is invalid, so every call is denied: ${zodProblems(parsed.error, Policy).join("; ")}`,
       );
     const policy = parsed.data;
     const vid = typeof flags.vid === "string" ? flags.vid : "";

@@ -4,13 +4,15 @@ import { parseLiteral } from "../../tree/value.js";
 import { defineCommand } from "../command.js";
 import { usageError } from "../errors.js";
 
-const USAGE = "set <key> <literal> [ro|rw] [vid] [--force]";
+const USAGE = "set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]";
 
 /**
  * `kvspace set <key> <literal> [ro|rw] [vid]`: literals `int:42`, `float:3.5`, `bool:true`,
  * `string:text`, `json:{"a":1}`, and `nil:` which deletes. `ro`/`rw` set the read-only flag
  * (omitted keeps it), `vid` names the owner run (upstream's fourth argument); `--force` writes
- * a read-only key. `set <dir/> index:` makes a directory, as upstream's scripts do.
+ * a read-only key; `--unchecked` stores a tool declaration, policy or MCP server entry that does
+ * not validate (refused otherwise, with the problems). `set <dir/> index:` makes a directory, as
+ * upstream's scripts do.
  */
 export const setCommand = defineCommand({
   name: "set",
@@ -22,10 +24,17 @@ export const setCommand = defineCommand({
     "  kvspace set /cfg/limit int:10 ro                   read-only from now on (writing it again needs --force)",
     "  kvspace set /jobs/a 'json:{\"n\":1}' rw run7        writable, owned by run run7",
     "  kvspace set /queue/ index:                         a directory (as mkindex)",
+    "",
+    "A tool declaration (/byteseek/tools/<name>), the policy (/byteseek/policy, read-only: --force)",
+    "or an MCP server entry (/byteseek/mcp/<name>) that does not validate is refused with its",
+    "problems; --unchecked stores it anyway, and kvspace tools --check reports it.",
   ].join("\n"),
   args: { min: 2, max: 4 },
-  flags: { force: "bool" },
-  flagHelp: { force: "write even if the key is read-only" },
+  flags: { force: "bool", unchecked: "bool" },
+  flagHelp: {
+    force: "write even if the key is read-only",
+    unchecked: "store a declaration or policy even if it does not validate",
+  },
   extraArgument(_extra, positionals) {
     return spacesHint(positionals, 4);
   },
@@ -48,6 +57,7 @@ export const setCommand = defineCommand({
     else
       await tree.set(key, value, {
         force,
+        ...(flags.unchecked === true ? { unchecked: true } : {}),
         ...(mode === undefined ? {} : { ro: mode === "ro" }),
         ...(vid === undefined ? {} : { vid }),
       });

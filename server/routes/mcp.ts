@@ -5,6 +5,7 @@
  * and its Response streamed back through the reply, so headers and the request's log line are
  * the app's as for every route.
  */
+import type { ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { FastifyRequest } from "fastify";
@@ -47,6 +48,15 @@ function sameSite(origin: string, host: string | undefined): boolean {
   } catch {
     return false;
   }
+}
+
+/** Aborted when the connection closes before the answer was written (the client went away). */
+function closed(res: ServerResponse): AbortSignal {
+  const ac = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) ac.abort();
+  });
+  return ac.signal;
 }
 
 function toWebRequest(req: FastifyRequest): Request {
@@ -117,6 +127,12 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
       querystring: McpQuery,
     },
     async handler(req, reply) {
+      const plain = mcp.plainCall(req.method, req.headers, req.body, req.query.vid, closed(reply.raw));
+      if (plain !== undefined)
+        return reply
+          .code(200)
+          .header("content-type", "application/json")
+          .send(await plain);
       const res = await mcp.handle(toWebRequest(req), req.body, req.query.vid);
       reply.code(res.status);
       res.headers.forEach((value, name) => {

@@ -4,18 +4,15 @@
  * chose), and what a turn shows on a real terminal (`script`), piped, and with the logs kept out.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createByteseek } from "../../agent/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { type Json, json, openTree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
-
-const BYTESEEK_BIN = fileURLToPath(new URL("../../dist/cli/byteseek.js", import.meta.url));
+import { BYTESEEK_BIN, byteseek, needBuiltCli } from "./helpers.js";
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -23,7 +20,7 @@ afterEach(async () => {
 });
 
 beforeAll(() => {
-  if (!existsSync(BYTESEEK_BIN)) throw new Error(`${BYTESEEK_BIN} is missing: run \`npm run build\` first`);
+  needBuiltCli();
 });
 
 async function dirs() {
@@ -66,22 +63,6 @@ async function serveWith(env: NodeJS.ProcessEnv) {
   return { url, tree, workspace };
 }
 
-function byteseek(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [BYTESEEK_BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (c: string) => {
-    stdout += c;
-  });
-  child.stderr.setEncoding("utf8").on("data", (c: string) => {
-    stderr += c;
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** Runs byteseek on a real terminal (`script`) and answers everything it drew; `answer` types a reply once `when` shows. */
 function onTerminal(args: string, env: NodeJS.ProcessEnv, answer?: { when: string; keys: string }) {
   const child = spawn("script", ["-qfec", `${process.execPath} ${BYTESEEK_BIN} ${args}`, "/dev/null"], {
@@ -108,8 +89,9 @@ function onTerminal(args: string, env: NodeJS.ProcessEnv, answer?: { when: strin
 
 describe("byteseek run through a server: whose model settings", () => {
   it("sends the person's BYTESEEK_LLM_* with the turn, and the key only with --send-key", async () => {
-    const server = await serve({}); // a server with no model of its own
     const fake = await fakeModel();
+    // a server with no model of its own, letting its clients name theirs
+    const server = await serve({ BYTESEEK_LLM_CLIENT_URLS: fake.url });
     fake.script({ text: "answered by your model" }, { text: "again" });
     const env = { PATH: process.env.PATH, KVSPACE: server, ...llmEnv(fake), BYTESEEK_LLM_KEY: "sk-client-7" };
 
@@ -132,7 +114,11 @@ describe("byteseek run through a server: whose model settings", () => {
   it("never sends the server's key to the URL a client chose, only to the server's own", async () => {
     const serverModel = await fakeModel();
     const clientModel = await fakeModel();
-    const server = await serve({ ...llmEnv(serverModel), BYTESEEK_LLM_KEY: "sk-server-secret" });
+    const server = await serve({
+      ...llmEnv(serverModel),
+      BYTESEEK_LLM_KEY: "sk-server-secret",
+      BYTESEEK_LLM_CLIENT_URLS: clientModel.url,
+    });
     clientModel.script({ text: "from the client's choice" });
     serverModel.script({ text: "from the server's model" });
 
@@ -150,6 +136,24 @@ describe("byteseek run through a server: whose model settings", () => {
     expect(own.stdout).toContain("from the server's model");
     expect(own.stderr).toContain("model: the server's settings apply");
     expect(serverModel.requests[0]?.headers.authorization).toBe("Bearer sk-server-secret");
+  });
+
+  it("says what to set when the server does not let clients name a model URL", async () => {
+    const serverModel = await fakeModel();
+    const clientModel = await fakeModel();
+    const server = await serve({ ...llmEnv(serverModel), BYTESEEK_LLM_KEY: "sk-server-secret" });
+    const r = await byteseek(["run", "hi"], {
+      PATH: process.env.PATH,
+      KVSPACE: server,
+      ...llmEnv(clientModel),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `the turn ran on the server at ${server}: this server does not call model URLs`,
+    );
+    expect(r.stderr).toContain(`BYTESEEK_LLM_CLIENT_URLS=${clientModel.url}`);
+    expect(clientModel.requests).toHaveLength(0);
+    expect(serverModel.requests).toHaveLength(0);
   });
 
   it("says the turn ran on the server and every place it looked when no model is set anywhere", async () => {

@@ -1,8 +1,8 @@
 import { inspect } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type AgentError, isAgentError } from "../../agent/errors.js";
 import { clientLlmSettings, resolveLlmConfig } from "../../agent/llm-config.js";
 import { bool, int64, openTree, str, type Tree } from "../../tree/index.js";
+import { agentFailure } from "./helpers.js";
 
 const KEY = "sk-config-secret-42";
 const FULL_ENV = {
@@ -20,16 +20,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await tree.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<AgentError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isAgentError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected resolveLlmConfig to fail");
-}
 
 describe("resolveLlmConfig", () => {
   it("reads the environment, with defaults for the rest", async () => {
@@ -86,7 +76,7 @@ describe("resolveLlmConfig", () => {
   });
 
   it("names every missing variable when nothing is configured", async () => {
-    const err = await failure(resolveLlmConfig({ env: {}, tree }));
+    const err = await agentFailure(resolveLlmConfig({ env: {}, tree }));
     expect(err.code).toBe("LLM_NOT_CONFIGURED");
     expect(err.message).toContain("BYTESEEK_LLM_API, BYTESEEK_LLM_URL and BYTESEEK_LLM_MODEL");
     expect(err.message).toContain("/byteseek/llm/url");
@@ -94,7 +84,7 @@ describe("resolveLlmConfig", () => {
   });
 
   it("names only what is missing", async () => {
-    const err = await failure(
+    const err = await agentFailure(
       resolveLlmConfig({ env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: "http://x" }, tree }),
     );
     expect(err.code).toBe("LLM_NOT_CONFIGURED");
@@ -103,21 +93,25 @@ describe("resolveLlmConfig", () => {
   });
 
   it("refuses an unknown api, naming the variable", async () => {
-    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_API: "gemini" } }));
+    const err = await agentFailure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_API: "gemini" } }));
     expect(err.code).toBe("LLM_BAD_CONFIG");
     expect(err.message).toContain("BYTESEEK_LLM_API");
     expect(err.message).toContain('"openai" or "anthropic"');
   });
 
   it("refuses a URL that is not http(s)", async () => {
-    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_URL: "ftp://host" } }));
+    const err = await agentFailure(
+      resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_URL: "ftp://host" } }),
+    );
     expect(err.code).toBe("LLM_BAD_CONFIG");
     expect(err.message).toContain("BYTESEEK_LLM_URL");
   });
 
   it("refuses a token limit that is not a positive integer", async () => {
     for (const bad of ["lots", "0", "-5", "1.5"]) {
-      const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MAX_TOKENS: bad } }));
+      const err = await agentFailure(
+        resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MAX_TOKENS: bad } }),
+      );
       expect(err.code).toBe("LLM_BAD_CONFIG");
       expect(err.message).toContain("BYTESEEK_LLM_MAX_TOKENS");
     }
@@ -125,12 +119,14 @@ describe("resolveLlmConfig", () => {
 
   it("refuses a tree entry of the wrong kind, naming the key and the variable", async () => {
     await tree.set("/byteseek/llm/maxTokens", str("many"));
-    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MAX_TOKENS: "" }, tree }));
+    const err = await agentFailure(
+      resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MAX_TOKENS: "" }, tree }),
+    );
     expect(err.message).toContain("/byteseek/llm/maxTokens");
     expect(err.message).toContain("BYTESEEK_LLM_MAX_TOKENS");
 
     await tree.set("/byteseek/llm/model", bool(true));
-    const kind = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" }, tree }));
+    const kind = await agentFailure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" }, tree }));
     expect(kind.code).toBe("LLM_BAD_CONFIG");
     expect(kind.message).toContain("/byteseek/llm/model must be a char/utf8 value");
   });
@@ -144,8 +140,42 @@ describe("resolveLlmConfig", () => {
   });
 
   it("keeps the key out of its errors", async () => {
-    const err = await failure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" } }));
+    const err = await agentFailure(resolveLlmConfig({ env: { ...FULL_ENV, BYTESEEK_LLM_MODEL: "" } }));
     expect(`${err.message} ${JSON.stringify(err)} ${inspect(err)}`).not.toContain(KEY);
+  });
+});
+
+describe("where the server's key goes", () => {
+  const NO_URL = { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_MODEL: "m" };
+
+  it("refuses the environment's key with a URL from the tree, naming what to set", async () => {
+    await tree.set("/byteseek/llm/url", str("http://attacker.example/v1"));
+    const err = await agentFailure(resolveLlmConfig({ env: { ...NO_URL, BYTESEEK_LLM_KEY: KEY }, tree }));
+    expect(err.code).toBe("LLM_BAD_CONFIG");
+    expect(err.message).toContain("BYTESEEK_LLM_KEY is sent only to the URL set beside it");
+    expect(err.message).toContain("/byteseek/llm/url");
+    expect(err.message).not.toContain(KEY);
+    // the same through a client that names that URL
+    const named = await agentFailure(
+      resolveLlmConfig({
+        env: { ...NO_URL, BYTESEEK_LLM_KEY: KEY },
+        tree,
+        client: { url: "http://attacker.example/v1" },
+      }),
+    );
+    expect(named.code).toBe("LLM_BAD_CONFIG");
+  });
+
+  it("sends the tree's key to the tree's URL or the environment's", async () => {
+    await tree.set("/byteseek/llm/url", str("http://tree.example/v1"));
+    await tree.set("/byteseek/llm/key", str(KEY));
+    expect((await resolveLlmConfig({ env: NO_URL, tree })).key).toBe(KEY);
+    const envUrl = await resolveLlmConfig({
+      env: { ...NO_URL, BYTESEEK_LLM_URL: "http://env.example" },
+      tree,
+    });
+    expect(envUrl.url).toBe("http://env.example");
+    expect(envUrl.key).toBe(KEY);
   });
 });
 
@@ -163,8 +193,12 @@ describe("settings a client sends with a turn", () => {
   });
 
   it("never pair the server's key with a URL the client chose", async () => {
+    const allowing = {
+      ...FULL_ENV,
+      BYTESEEK_LLM_CLIENT_URLS: "http://attacker.example, http://elsewhere.example",
+    };
     const elsewhere = await resolveLlmConfig({
-      env: FULL_ENV,
+      env: allowing,
       tree,
       client: { url: "http://attacker.example/v1" },
     });
@@ -174,14 +208,14 @@ describe("settings a client sends with a turn", () => {
     // the tree's key too, and when the server has no URL of its own
     await tree.set("/byteseek/llm/key", str(KEY));
     const noUrl = await resolveLlmConfig({
-      env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_MODEL: "m" },
+      env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_MODEL: "m", BYTESEEK_LLM_CLIENT_URLS: "*" },
       tree,
       client: { url: "http://attacker.example/v1" },
     });
     expect(noUrl.key).toBeUndefined();
 
     const ownKey = await resolveLlmConfig({
-      env: FULL_ENV,
+      env: allowing,
       tree,
       client: { url: "http://elsewhere.example/v1", key: "client-key" },
     });
@@ -195,8 +229,38 @@ describe("settings a client sends with a turn", () => {
     expect(sameUrl.key).toBe(KEY);
   });
 
+  it("refuse a URL the server does not list in BYTESEEK_LLM_CLIENT_URLS, saying what to set", async () => {
+    const refused = await agentFailure(
+      resolveLlmConfig({ env: FULL_ENV, tree, client: { url: "http://169.254.169.254/latest" } }),
+    );
+    expect(refused.code).toBe("LLM_CLIENT_REFUSED");
+    expect(refused.message).toContain("BYTESEEK_LLM_CLIENT_URLS=http://169.254.169.254");
+    expect(refused.message).toContain("unset BYTESEEK_LLM_URL");
+    // an origin is the whole rule: another port or scheme is another origin
+    const otherPort = { ...FULL_ENV, BYTESEEK_LLM_CLIENT_URLS: "http://model.example:8080" };
+    const wrongPort = await agentFailure(
+      resolveLlmConfig({ env: otherPort, tree, client: { url: "http://model.example:9090/v1" } }),
+    );
+    expect(wrongPort.code).toBe("LLM_CLIENT_REFUSED");
+    const listed = await resolveLlmConfig({
+      env: otherPort,
+      tree,
+      client: { url: "http://MODEL.example:8080/v1" },
+    });
+    expect(listed.url).toBe("http://MODEL.example:8080/v1");
+    const bad = await agentFailure(
+      resolveLlmConfig({
+        env: { ...FULL_ENV, BYTESEEK_LLM_CLIENT_URLS: "http://model.example/v1" },
+        tree,
+        client: { url: "http://other.example/v1" },
+      }),
+    );
+    expect(bad.code).toBe("LLM_BAD_CONFIG");
+    expect(bad.message).toContain("BYTESEEK_LLM_CLIENT_URLS lists origins");
+  });
+
   it("say where they looked when nothing names a model, and how to set it on either side", async () => {
-    const err = await failure(resolveLlmConfig({ env: {}, tree, client: {} }));
+    const err = await agentFailure(resolveLlmConfig({ env: {}, tree, client: {} }));
     expect(err.code).toBe("LLM_NOT_CONFIGURED");
     expect(err.message).toContain("in the settings the client sent, in the server's environment");
     expect(err.message).toContain(
@@ -206,7 +270,7 @@ describe("settings a client sends with a turn", () => {
   });
 
   it("name a bad client value by its variable", async () => {
-    const err = await failure(resolveLlmConfig({ env: FULL_ENV, tree, client: { url: "ftp://x" } }));
+    const err = await agentFailure(resolveLlmConfig({ env: FULL_ENV, tree, client: { url: "ftp://x" } }));
     expect(err.code).toBe("LLM_BAD_CONFIG");
     expect(err.message).toContain("BYTESEEK_LLM_URL sent by the client must be an http:// or https:// URL");
   });

@@ -42,7 +42,8 @@ describe("buildPrompt", () => {
     const quiet = decl("aa.quiet");
     delete (quiet.value as { snippet?: string }).snippet;
     await bs.tree.set("/byteseek/tools/aa.quiet", quiet);
-    await bs.tree.set("/byteseek/tools/aa.broken", json({ name: "aa.broken" }));
+    // an invalid declaration gets into the tree only when a writer says unchecked
+    await bs.tree.set("/byteseek/tools/aa.broken", json({ name: "aa.broken" }), { unchecked: true });
     const p = await bs.prompt("v1");
     const names = p.tools.map((t) => t.name);
     expect(names).toEqual([...names].sort());

@@ -1,6 +1,6 @@
+// Over 400 lines: both wire formats go through the same cases (describe.each) against one fake LLM server; a split would repeat that set-up.
 import { inspect } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type AgentError, isAgentError } from "../../agent/errors.js";
 import { type LlmConfig, resolveLlmConfig } from "../../agent/llm-config.js";
 import {
   type ChatMessage,
@@ -12,6 +12,7 @@ import {
   type ToolSchema,
 } from "../../agent/providers/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import { agentFailure } from "./helpers.js";
 
 const KEY = "sk-test-0123456789abcdef";
 const FAST_RETRY = { baseDelayMs: 2, maxDelayMs: 10 };
@@ -86,16 +87,6 @@ async function ask(provider: Provider, req: ChatRequest = request(), signal = ne
 
 function neverAborted(): AbortSignal {
   return new AbortController().signal;
-}
-
-async function failure(promise: Promise<unknown>): Promise<AgentError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (isAgentError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected the call to fail");
 }
 
 function deltasOf(events: StreamEvent[], index: number): string[] {
@@ -357,7 +348,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       const provider = await providerFor(api);
       fake.script({ status: 429, retryAfter: 3600 });
 
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
 
       expect(err.code).toBe("LLM_RATE_LIMITED");
       expect(err.message).toContain("3600 s");
@@ -368,7 +359,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       const provider = await providerFor(api);
       fake.script({ status: 429 }, { status: 429 }, { status: 429 }, { text: "too late" });
 
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
 
       expect(err.code).toBe("LLM_RATE_LIMITED");
       expect(fake.requests).toHaveLength(3);
@@ -380,7 +371,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
 
       const { events, err } = await (async () => {
         const events: StreamEvent[] = [];
-        const err = await failure(
+        const err = await agentFailure(
           provider.complete(request(), { signal: neverAborted(), onEvent: (e) => events.push(e) }),
         );
         return { events, err };
@@ -396,7 +387,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
 
     it("answers a request the script did not plan for with a clear 500", async () => {
       const provider = await providerFor(api, { BYTESEEK_LLM_MAX_RETRIES: "0" });
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
       expect(err.code).toBe("LLM_HTTP");
       expect(err.message).toContain("the script is empty");
     });
@@ -405,7 +396,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       const provider = await providerFor(api);
       fake.script({ status: 401, message: "invalid credentials" }, { text: "never" });
 
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
 
       expect(err.code).toBe("LLM_HTTP");
       expect(err.details.status).toBe(401);
@@ -429,7 +420,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       await closed.close();
       const provider = await providerFor(api, { BYTESEEK_LLM_MAX_RETRIES: "1" }, {}, url);
 
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
 
       expect(err.code).toBe("LLM_NETWORK");
       expect(err.details.attempts).toBe(2);
@@ -446,7 +437,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       );
 
       const events: StreamEvent[] = [];
-      const err = await failure(
+      const err = await agentFailure(
         provider.complete(request(), { signal: neverAborted(), onEvent: (e) => events.push(e) }),
       );
 
@@ -460,7 +451,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
     it("fails with LLM_STREAM_CUT when a whole JSON reply is cut", async () => {
       const provider = await providerFor(api, {}, { stream: false });
       fake.script({ text: "x".repeat(500), cutAfterBytes: 100 });
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
       expect(err.code).toBe("LLM_STREAM_CUT");
     });
 
@@ -472,7 +463,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
           : `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage: { input_tokens: 1 } } })}\n\n`;
       fake.script({ raw: firstEvent });
 
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
 
       expect(err.code).toBe("LLM_STREAM_CUT");
       expect(err.message).toContain("ended before it was complete");
@@ -481,7 +472,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
     it("fails with LLM_BAD_RESPONSE on a reply that is not the wire format", async () => {
       const provider = await providerFor(api);
       fake.script({ raw: "data: {this is not json\n\n" });
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
       expect(err.code).toBe("LLM_BAD_RESPONSE");
     });
   });
@@ -492,7 +483,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       fake.script({ text: "streaming forever", hold: "body" });
       const controller = new AbortController();
 
-      const err = await failure(
+      const err = await agentFailure(
         provider.complete(request(), {
           signal: controller.signal,
           onEvent: (e) => {
@@ -509,7 +500,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
       fake.script({ status: 503, retryAfter: 30 }, { text: "never asked" });
       const controller = new AbortController();
 
-      const err = await failure(
+      const err = await agentFailure(
         provider.complete(request(), {
           signal: controller.signal,
           onEvent: (e) => {
@@ -524,7 +515,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
 
     it("sends nothing when the signal is already aborted", async () => {
       const provider = await providerFor(api);
-      const err = await failure(provider.complete(request(), { signal: AbortSignal.abort() }));
+      const err = await agentFailure(provider.complete(request(), { signal: AbortSignal.abort() }));
       expect(err.code).toBe("LLM_ABORTED");
       expect(fake.requests).toHaveLength(0);
     });
@@ -535,7 +526,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
         BYTESEEK_LLM_MAX_RETRIES: "0",
       });
       fake.script({ hold: "headers" });
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
       expect(err.code).toBe("LLM_TIMEOUT");
       expect(err.message).toContain("150 ms");
     });
@@ -543,7 +534,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
     it("times out with LLM_TIMEOUT when the reply stalls mid-way", async () => {
       const provider = await providerFor(api, { BYTESEEK_LLM_TIMEOUT_MS: "150" });
       fake.script({ text: "and then", hold: "body" }, { text: "never asked" });
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
       expect(err.code).toBe("LLM_TIMEOUT");
       expect(fake.requests).toHaveLength(1);
     });
@@ -571,7 +562,7 @@ describe.each(["openai", "anthropic"] as const)("%s provider", (api) => {
         { status: 401, message: `the key ${KEY} is not valid` },
       );
 
-      const err = await failure(ask(provider));
+      const err = await agentFailure(ask(provider));
 
       expect(err.message).toContain("[redacted]");
       const everything = [

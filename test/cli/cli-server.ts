@@ -78,7 +78,8 @@ export async function startCliServer(options: CliServerOptions): Promise<CliServ
     seed: options.seed ?? false,
   });
   const app = await buildApp({
-    tree,
+    // as server/main.ts serves it: declaration and policy writes checked
+    tree: byteseek.tree,
     logger: silent,
     runtime: byteseek.runtime,
     web: false,

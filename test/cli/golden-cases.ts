@@ -4,6 +4,8 @@
  * `independent`). The table knows nothing of how the store is reached: the same scripts run on
  * the embedded store and against a byteseek server (KVSPACE=http://…), in-process through
  * `runKvspace`; `CONTRACT` runs as real child processes.
+ *
+ * Over 400 lines: it is data (the scripts and their expected output), not logic; one table keeps the order the scripts depend on.
  */
 export interface GoldenCase {
   name: string;
@@ -381,7 +383,7 @@ const errors: GoldenCase[] = [
     args: [],
     stdout: "",
     stderr:
-      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list the tool catalogue; --check: the invalid declarations\n                 (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nExit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.\n\n",
+      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list the tool catalogue; --check: an invalid policy and\n                 declarations (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nExit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.\n\n",
     code: 2,
   },
   {
@@ -402,7 +404,8 @@ const errors: GoldenCase[] = [
     name: "set without a literal",
     args: ["set", "/x"],
     stdout: "",
-    stderr: "kvspace set: missing <literal>\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+    stderr:
+      "kvspace set: missing <literal>\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n",
     code: 2,
   },
   {
@@ -410,7 +413,7 @@ const errors: GoldenCase[] = [
     args: ["set", "/x", "int:1", "rx"],
     stdout: "",
     stderr:
-      "kvspace set: 'rx' is not ro|rw — quote a value with spaces: kvspace set /x 'int:1 rx'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+      "kvspace set: 'rx' is not ro|rw — quote a value with spaces: kvspace set /x 'int:1 rx'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n",
     code: 2,
   },
   {
@@ -525,14 +528,14 @@ const errors: GoldenCase[] = [
     name: "import without a source",
     args: ["import"],
     stdout: "",
-    stderr: "kvspace import: missing <file|->\nusage: kvspace import <file|-> [--force]\n",
+    stderr: "kvspace import: missing <file|->\nusage: kvspace import <file|-> [--force] [--unchecked]\n",
     code: 2,
   },
   {
     name: "help on a subcommand",
     args: ["set", "--help"],
     stdout:
-      "Usage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n\nwrite a value (nil: deletes; <dir/> index: makes a directory)\n\nOptions:\n  --force     write even if the key is read-only\n  -h, --help  print help\n\nExamples:\n  kvspace set /notes/today 'string:hello world'     quote a literal with spaces or shell characters\n  kvspace set /cfg/limit int:10 ro                   read-only from now on (writing it again needs --force)\n  kvspace set /jobs/a 'json:{\"n\":1}' rw run7        writable, owned by run run7\n  kvspace set /queue/ index:                         a directory (as mkindex)\n\n",
+      "Usage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n\nwrite a value (nil: deletes; <dir/> index: makes a directory)\n\nOptions:\n  --force      write even if the key is read-only\n  --unchecked  store a declaration or policy even if it does not validate\n  -h, --help   print help\n\nExamples:\n  kvspace set /notes/today 'string:hello world'     quote a literal with spaces or shell characters\n  kvspace set /cfg/limit int:10 ro                   read-only from now on (writing it again needs --force)\n  kvspace set /jobs/a 'json:{\"n\":1}' rw run7        writable, owned by run run7\n  kvspace set /queue/ index:                         a directory (as mkindex)\n\nA tool declaration (/byteseek/tools/<name>), the policy (/byteseek/policy, read-only: --force)\nor an MCP server entry (/byteseek/mcp/<name>) that does not validate is refused with its\nproblems; --unchecked stores it anyway, and kvspace tools --check reports it.\n\n",
   },
 ];
 
@@ -571,6 +574,14 @@ const input: GoldenCase[] = [
 /** What `tools --check` says of the enabled tools below (and edit.multi) that have no snippet. */
 const NOT_OFFERED =
   "edit.multi\tnot offered to the model: it has no snippet (still callable by name)\ntext.fail\tnot offered to the model: it has no snippet (still callable by name)\ntext.gated\tnot offered to the model: it has no snippet (still callable by name)\n";
+
+/** Every built-in byteseek ships, as a refusal of an unknown `ref` lists them. */
+const SHIPPED_REFS =
+  "edit.glob, edit.grep, edit.ls, edit.multi, edit.read, edit.rename, edit.replace, edit.write, shell.run, tree.del, tree.get, tree.list, tree.set";
+
+/** The last line of every refused declaration or policy write. */
+const UNCHECKED_HINT =
+  "Fix the value (docs/TOOLS.md lists every field), or store it anyway with --unchecked (kvspace set|import; HTTP ?unchecked=1); kvspace tools --check then reports it\n";
 
 /** Declarations a person writes with `kvspace set`, for the tool calls below. */
 const DECLARE = {
@@ -687,12 +698,30 @@ const tools: GoldenCase[] = [
       "kvspace call: missing <name>\nusage: kvspace call <name> [<json args>] [--vid V] [--approve] [--json]\n",
     code: 2,
   },
-  declare("broken"),
+  {
+    name: "a declaration that does not validate is refused with its problems, and nothing is written",
+    args: declare("broken").args,
+    stdout: "",
+    stderr:
+      "/byteseek/tools/text.broken is not a valid tool declaration, so it was not written:\n- description: missing (expected string)\n- params: params must be an object schema: {\"type\": \"object\", …}\n- impl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\n" +
+      UNCHECKED_HINT,
+    code: 1,
+  },
+  {
+    name: "the refused declaration is absent",
+    args: ["get", "/byteseek/tools/text.broken"],
+    stdout: "/byteseek/tools/text.broken\t(nil)\n",
+  },
+  {
+    ...declare("broken"),
+    name: "--unchecked stores it anyway",
+    args: [...declare("broken").args, "--unchecked"],
+  },
   {
     name: "tools --check lists the problems and exits 3",
     args: ["tools", "--check"],
     stdout:
-      "text.broken\tdescription: Invalid input: expected string, received undefined\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\n" +
+      "text.broken\tdescription: missing (expected string)\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\n" +
       NOT_OFFERED,
     code: 3,
   },
@@ -700,7 +729,7 @@ const tools: GoldenCase[] = [
     name: "vet: an invalid declaration",
     args: ["call", "text.broken"],
     stdout:
-      "text.broken cannot be called: its declaration at /byteseek/tools/text.broken is invalid:\n- description: Invalid input: expected string, received undefined\n- params: params must be an object schema: {\"type\": \"object\", …}\n- impl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\nFix the declaration (tree.set /byteseek/tools/text.broken) or use another tool.\n",
+      "text.broken cannot be called: its declaration at /byteseek/tools/text.broken is invalid:\n- description: missing (expected string)\n- params: params must be an object schema: {\"type\": \"object\", …}\n- impl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\nFix the declaration (tree.set /byteseek/tools/text.broken) or use another tool.\n",
     code: 3,
   },
   {
@@ -732,7 +761,7 @@ const guidance: GoldenCase[] = [
     args: ["set", "/notes/today", "string:hello", "world"],
     stdout: "",
     stderr:
-      "kvspace set: 'world' is not ro|rw — quote a value with spaces: kvspace set /notes/today 'string:hello world'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+      "kvspace set: 'world' is not ro|rw — quote a value with spaces: kvspace set /notes/today 'string:hello world'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n",
     code: 2,
   },
   {
@@ -740,7 +769,7 @@ const guidance: GoldenCase[] = [
     args: ["set", "/n", "string:a", "ro", "v1", "b"],
     stdout: "",
     stderr:
-      "kvspace set: 'b' is unexpected after the owner vid — quote a value with spaces: kvspace set /n 'string:a ro v1 b'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+      "kvspace set: 'b' is unexpected after the owner vid — quote a value with spaces: kvspace set /n 'string:a ro v1 b'\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n",
     code: 2,
   },
   {
@@ -748,7 +777,7 @@ const guidance: GoldenCase[] = [
     args: ["set", "/n", "int:1", "rw", "a b"],
     stdout: "",
     stderr:
-      "kvspace set: 'a b' is not a run id (letters, digits and _.:@-, at most 128)\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+      "kvspace set: 'a b' is not a run id (letters, digits and _.:@-, at most 128)\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n",
     code: 2,
   },
   { name: "set <dir/> index: makes a directory (upstream)", args: ["set", "/u/", "index:"], stdout: "" },
@@ -758,7 +787,7 @@ const guidance: GoldenCase[] = [
     args: ["set", "/u", "index:"],
     stdout: "",
     stderr:
-      "kvspace set: index: makes a directory, and a directory's key ends with /: /u/\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force]\n",
+      "kvspace set: index: makes a directory, and a directory's key ends with /: /u/\nusage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n",
     code: 2,
   },
   {
@@ -854,11 +883,55 @@ const guidance: GoldenCase[] = [
   { name: "the store is empty", args: ["tree", "/"], stdout: "/\n" },
 ];
 
+const POLICY_FIELDS =
+  "workspaceRoots, deny, denyKeys, confirm, approved, approvalTimeoutMs, grants, agentImpls, httpHosts, defaultTimeoutMs, maxTimeoutMs, passEnv, outputCapBytes";
+const POLICY_TYPO = `grantz: unknown field (did you mean grants?); the fields are ${POLICY_FIELDS}`;
+const TYPO_POLICY = ["set", "/byteseek/policy", 'json:{"grantz":{}}', "ro", "--force"];
+
+/** Writes of the policy and of declarations are checked: refused with the problems, stored only with --unchecked. */
+const checked: GoldenCase[] = [
+  {
+    name: "a policy with an unknown field is refused, naming the field and the nearest known one",
+    args: TYPO_POLICY,
+    stdout: "",
+    stderr: `/byteseek/policy is not a valid policy, so it was not written:\n- ${POLICY_TYPO}\n${UNCHECKED_HINT}`,
+    code: 1,
+  },
+  {
+    name: "the policy in force is still the default",
+    args: ["policy"],
+    stdout:
+      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\n",
+  },
+  {
+    name: "a policy that is not json is refused",
+    args: ["set", "/byteseek/policy", "string:allow everything", "ro", "--force"],
+    stdout: "",
+    stderr: `/byteseek/policy is not a valid policy, so it was not written:\n- a policy is a json value, not char/utf8: write it as json:{…}\n${UNCHECKED_HINT}`,
+    code: 1,
+  },
+  { name: "--unchecked stores the policy anyway", args: [...TYPO_POLICY, "--unchecked"], stdout: "" },
+  {
+    name: "tools --check reports the stored invalid policy (every tool is blocked by it) and exits 3",
+    args: ["tools", "--check"],
+    stdout: `/byteseek/policy\t${POLICY_TYPO}\n`,
+    code: 3,
+  },
+  {
+    name: "policy says the policy in force is invalid",
+    args: ["policy"],
+    stdout: "",
+    stderr: `the policy at /byteseek/policy is invalid, so every call is denied: ${POLICY_TYPO}\n`,
+    code: 1,
+  },
+];
+
 export const GOLDEN_SCRIPTS: GoldenScript[] = [
   { name: "editing a store", cases: editing },
   { name: "errors", independent: true, cases: errors },
   { name: "input", cases: input },
   { name: "tools", seeded: true, cases: tools },
+  { name: "checked writes", seeded: true, cases: checked },
   { name: "guidance", cases: guidance },
 ];
 
@@ -875,6 +948,17 @@ export const CONTRACT: GoldenCase[] = [
     args: ["set", "/c/ro", "string:y"],
     stdout: "",
     stderr: "/c/ro is read-only; force the write or mark it writable first\n",
+    code: 1,
+  },
+  {
+    name: "a declaration naming a built-in that is not shipped: refused, exit 1, the problem on stderr",
+    args: [
+      "set",
+      "/byteseek/tools/text.alias",
+      'json:{"name":"text.alias","description":"d","params":{"type":"object"},"impl":{"kind":"builtin","ref":"edit.nothing"}}',
+    ],
+    stdout: "",
+    stderr: `/byteseek/tools/text.alias is not a valid tool declaration, so it was not written:\n- impl.ref: no built-in "edit.nothing" is shipped; known: ${SHIPPED_REFS}\n${UNCHECKED_HINT}`,
     code: 1,
   },
   {

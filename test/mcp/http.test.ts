@@ -1,3 +1,4 @@
+// Over 400 lines: the MCP HTTP transport end to end against one running server (both protocol versions); a split would start it once per file.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";

@@ -7,50 +7,34 @@
  */
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LIST_BYTES, LIST_PREVIEW_OVER, PREVIEW_CHARS } from "../../server/listing.js";
-import { type RunningServer, startServer } from "../../server/main.js";
 import { str } from "../../tree/value.js";
-import { captureLogger, eventually, rawRequest, tempDir } from "./helpers.js";
+import { captureLogger, eventually, rawRequest, serveForAll } from "./helpers.js";
 
-let server: RunningServer;
-let dir: Awaited<ReturnType<typeof tempDir>>;
-let logs: ReturnType<typeof captureLogger>;
-let port: number;
+const logs = captureLogger();
 
 const BODY_TIMEOUT_MS = 300;
 const MAX_WATCHES = 3;
 const BODY_LIMIT = 64 * 1024;
 
-beforeAll(async () => {
-  dir = await tempDir();
-  logs = captureLogger();
-  server = await startServer({
-    env: {
-      KVSPACE: dir.path,
-      BYTESEEK_PORT: "0",
-      BYTESEEK_SYNC: "never",
-      BYTESEEK_WORKSPACE: dir.path,
-      BYTESEEK_BODY_TIMEOUT: String(BODY_TIMEOUT_MS),
-      BYTESEEK_MAX_WATCHES: String(MAX_WATCHES),
-      BYTESEEK_BODY_LIMIT: String(BODY_LIMIT),
-    },
-    cwd: dir.path,
-    logger: logs.logger,
-    handleSignals: false,
-  });
-  port = Number(new URL(server.url).port);
-});
-
-afterAll(async () => {
-  await server.close();
-  await dir.remove();
-});
+const server = serveForAll(
+  (dir) => ({
+    KVSPACE: dir,
+    BYTESEEK_SYNC: "never",
+    BYTESEEK_WORKSPACE: dir,
+    BYTESEEK_BODY_TIMEOUT: String(BODY_TIMEOUT_MS),
+    BYTESEEK_MAX_WATCHES: String(MAX_WATCHES),
+    BYTESEEK_BODY_LIMIT: String(BODY_LIMIT),
+  }),
+  logs.logger,
+);
+const portOf = () => Number(new URL(server.url).port);
 
 /** Sends `head` and `start` of a body on a raw socket, never the rest; answers what came back once the server closed it. */
 function stall(head: string, start: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1", () => socket.write(head + start));
+    const socket = connect(portOf(), "127.0.0.1", () => socket.write(head + start));
     let text = "";
     socket.on("data", (c) => {
       text += c.toString();
@@ -67,7 +51,7 @@ function stall(head: string, start: string): Promise<string> {
 
 describe("a body that never finishes", () => {
   it("is cut with 408 and its socket closed, on the fast path, fastify's routes and a chunked body; nothing is written", async () => {
-    const host = `Host: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n`;
+    const host = `Host: 127.0.0.1:${portOf()}\r\nContent-Type: application/json\r\n`;
     for (const [head, start] of [
       [`PUT /v1/tree/slow/fast HTTP/1.1\r\n${host}Content-Length: 10\r\n\r\n`, '"12'],
       [`POST /v1/tree/slow/list/ HTTP/1.1\r\n${host}Content-Length: 10\r\n\r\n`, '"12'],
@@ -103,7 +87,7 @@ describe("a body that never finishes", () => {
 /** A watch held open until `close`. */
 function openWatch(): Promise<{ res: IncomingMessage; close(): void }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path: "/v1/watch/w/" }, (res) => {
+    const req = httpRequest({ host: "127.0.0.1", port: portOf(), path: "/v1/watch/w/" }, (res) => {
       if (res.statusCode !== 200) {
         let text = "";
         res.on("data", (c) => {

@@ -1,39 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ServerChild, startServerChild } from "../tools/server-child.js";
 import { tempDir } from "./helpers.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const FIXTURE = join(ROOT, "test", "fixtures", "server-run.mjs");
 const ROUNDS = 10;
 const CLIENTS = 32;
 
-function startServer(store: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [FIXTURE], {
-    env: {
-      ...process.env,
-      KVSPACE: store,
-      BYTESEEK_PORT: "0",
-      BYTESEEK_HOST: "127.0.0.1",
-      BYTESEEK_TOKEN: "",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    child.stderr!.on("data", (d) => {
-      err += d;
-    });
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /\{"listening":"([^"]+)"\}/.exec(out);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.on("exit", (code) => reject(new Error(`server exited (${code}) before listening: ${err}${out}`)));
-  });
+function startServer(store: string): Promise<ServerChild> {
+  return startServerChild({ KVSPACE: store, BYTESEEK_TOKEN: "" });
 }
 
 function kill9(child: ChildProcess): Promise<void> {

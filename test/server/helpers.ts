@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
+import { afterAll, beforeAll } from "vitest";
 import { type App, type AppDeps, buildApp } from "../../server/app.js";
+import { type RunningServer, startServer } from "../../server/main.js";
 import { openTree, type TreeOptions } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 
@@ -130,5 +132,39 @@ export function rawRequest(
     );
     req.on("error", reject);
     req.end(o.body);
+  });
+}
+
+/**
+ * `byteseek serve` as server/main.ts starts it (tool runtime, agent, page), once for the whole file
+ * (beforeAll/afterAll), in a fresh temp folder that is its current folder. `env(dir)` gives the
+ * settings beside BYTESEEK_PORT=0 (KVSPACE among them). The answer stands for the running server
+ * and may be read from inside a test or hook only.
+ */
+export function serveForAll(
+  env: (dir: string) => Record<string, string>,
+  logger: Logger = pino({ level: "silent" }),
+): RunningServer {
+  let dir: Awaited<ReturnType<typeof tempDir>> | undefined;
+  let running: RunningServer | undefined;
+  beforeAll(async () => {
+    dir = await tempDir();
+    running = await startServer({
+      env: { BYTESEEK_PORT: "0", ...env(dir.path) },
+      cwd: dir.path,
+      logger,
+      handleSignals: false,
+    });
+  });
+  afterAll(async () => {
+    await running?.close();
+    await dir?.remove();
+  });
+  return new Proxy({} as RunningServer, {
+    get(_target, key) {
+      if (!running) throw new Error("the server runs only inside the file's tests and hooks");
+      const value: unknown = Reflect.get(running, key);
+      return typeof value === "function" ? value.bind(running) : value;
+    },
   });
 }

@@ -1,7 +1,6 @@
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningServer, startServer } from "../../server/main.js";
-import { captureLogger, eventually, tempDir } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { captureLogger, eventually, serveForAll } from "./helpers.js";
 
 const TOKEN = "tok-LOG-7d1e";
 /** Strings sent in values, bodies, queries and headers that must never reach the log. */
@@ -14,9 +13,7 @@ const SECRETS = {
   txn: "TXN-secret-a19",
 };
 
-let dir: Awaited<ReturnType<typeof tempDir>>;
-let server: RunningServer;
-let logs: ReturnType<typeof captureLogger>;
+const logs = captureLogger();
 
 async function call(
   method: "GET" | "PUT" | "POST",
@@ -30,20 +27,7 @@ async function call(
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
-beforeAll(async () => {
-  dir = await tempDir();
-  logs = captureLogger();
-  server = await startServer({
-    env: { KVSPACE: `${dir.path}/store`, BYTESEEK_PORT: "0", BYTESEEK_TOKEN: TOKEN },
-    cwd: dir.path,
-    logger: logs.logger,
-    handleSignals: false,
-  });
-});
-afterAll(async () => {
-  await server.close();
-  await dir.remove();
-});
+const server = serveForAll((dir) => ({ KVSPACE: `${dir}/store`, BYTESEEK_TOKEN: TOKEN }), logs.logger);
 
 describe("request logs", () => {
   it("write one line per request with its request id, status and duration", async () => {

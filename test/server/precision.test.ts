@@ -1,35 +1,10 @@
-/**
- * Values are never changed silently (issue 15, item 5), and bad bodies get 4xx (item 6): an integer
- * in a request body is kept exactly or refused with 400 — through the fast path (plain PUT), fastify's
- * routes (append, conditional PUT), txn, import and tool-call arguments; JSON nested deeper than 256
- * levels is refused with 400, not a 500.
- */
-import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH } from "../../server/exact-json.js";
-import { type RunningServer, startServer } from "../../server/main.js";
-import { rawRequest, tempDir } from "./helpers.js";
-
-let server: RunningServer;
-let dir: Awaited<ReturnType<typeof tempDir>>;
+import { rawRequest, serveForAll } from "./helpers.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
-beforeAll(async () => {
-  dir = await tempDir();
-  // The server as `byteseek serve` builds it (the tool runtime included).
-  server = await startServer({
-    env: { KVSPACE: dir.path, BYTESEEK_PORT: "0", BYTESEEK_SYNC: "never", BYTESEEK_WORKSPACE: dir.path },
-    cwd: dir.path,
-    logger: pino({ level: "silent" }),
-    handleSignals: false,
-  });
-});
-
-afterAll(async () => {
-  await server.close();
-  await dir.remove();
-});
+const server = serveForAll((dir) => ({ KVSPACE: dir, BYTESEEK_SYNC: "never", BYTESEEK_WORKSPACE: dir }));
 
 function put(path: string, body: string, headers: Record<string, string> = {}) {
   return rawRequest(server.url, { method: "PUT", path, headers: { ...JSON_TYPE, ...headers }, body });

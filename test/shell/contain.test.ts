@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -7,26 +7,8 @@ import { seedTools } from "../../tools/seed.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
+import { gone, waitGone } from "../helpers/processes.js";
 import { declare, setPolicy, silent, tempDir } from "../tools/helpers.js";
-
-/** True once `pid` is gone (or a zombie nobody reaped yet: it runs nothing any more). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? false;
-  } catch {
-    return true;
-  }
-}
-
-async function waitGone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 300 && !gone(pid); i++) await new Promise((r) => setTimeout(r, 10));
-  return gone(pid);
-}
 
 async function pidIn(file: string): Promise<number> {
   for (let i = 0; i < 300 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));

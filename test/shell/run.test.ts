@@ -4,23 +4,10 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createShellTools } from "../../tools/shell/index.js";
 import { failure, makeWorkspace, type TestWorkspace } from "../edit/workspace.js";
+import { waitGone } from "../helpers/processes.js";
 
 const [run] = createShellTools();
 const shell = run!;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitGone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-  return !alive(pid);
-}
 
 describe("shell.run", () => {
   let ws: TestWorkspace;

@@ -1,34 +1,22 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../tools/approval-flow.js";
 import { type ApprovalEntry, approvalKey } from "../../tools/approvals.js";
 import { createEditTools } from "../../tools/edit/index.js";
-import { POLICY_KEY, type PolicyInput } from "../../tools/policy.js";
-import { createRuntime, type Runtime } from "../../tools/runtime.js";
-import { seedTools } from "../../tools/seed.js";
+import { POLICY_KEY } from "../../tools/policy.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import type { BuiltinTool } from "../../tools/types.js";
-import { openTree } from "../../tree/index.js";
-import type { Tree } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
-import { recordAt, silent, tempDir } from "./helpers.js";
+import { personEdits, recordAt, setPolicy, useHarness } from "./helpers.js";
 
 const builtins: BuiltinTool[] = [...createEditTools(), ...createShellTools(), ...createTreeTools()];
 
 describe("approvals in the tree", () => {
-  let tree: Tree;
-  let runtime: Runtime;
-  let ws: Awaited<ReturnType<typeof tempDir>>;
-  const setPolicy = (p: PolicyInput) => tree.set(POLICY_KEY, json(p as Json), { ro: true, force: true });
-  async function personEdits(name: string, change: Record<string, unknown>): Promise<void> {
-    const node = await tree.get(`/byteseek/tools/${name}`);
-    const value = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
-    await tree.set(`/byteseek/tools/${name}`, json({ ...value, ...change } as Json));
-  }
+  const h = useHarness("memory", {}, builtins);
   async function entryAt(key: string): Promise<ApprovalEntry> {
-    const node = await tree.get(key);
+    const node = await h.tree.get(key);
     if (node?.kind !== "json") throw new Error(`no approval at ${key}`);
     return node.value.value as unknown as ApprovalEntry;
   }
@@ -38,21 +26,12 @@ describe("approvals in the tree", () => {
     const pending = new Promise<PendingApproval>((res) => {
       notice = res;
     });
-    const result = runtime.call(name, args, { vid, waitForApproval: true, onApproval: notice });
+    const result = h.runtime.call(name, args, { vid, waitForApproval: true, onApproval: notice });
     return { pending, result };
   }
 
   beforeEach(async () => {
-    ws = await tempDir("byteseek-approvals-ws-");
-    tree = await openTree({ backend: "memory" });
-    await seedTools({ tree, builtins });
-    runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path });
-    await personEdits("shell.run", { confirm: true });
-  });
-  afterEach(async () => {
-    await runtime.close();
-    await tree.close();
-    await ws.remove();
+    await personEdits(h.tree, "shell.run", { confirm: true });
   });
 
   it("writes a pending entry, waits, and runs the call once a person approves it", async () => {
@@ -60,7 +39,7 @@ describe("approvals in the tree", () => {
     const p = await pending;
     expect(p.key).toBe("/byteseek/approval/run1/0");
     const entry = await entryAt(p.key);
-    const decl = await tree.get("/byteseek/tools/shell.run");
+    const decl = await h.tree.get("/byteseek/tools/shell.run");
     expect(entry).toMatchObject({
       state: "pending",
       vid: "run1",
@@ -69,12 +48,12 @@ describe("approvals in the tree", () => {
       decl: { key: "/byteseek/tools/shell.run", modRev: decl!.modRev },
       rule: "declaration.confirm",
     });
-    expect(existsSync(join(ws.path, "ran"))).toBe(false);
-    await runtime.approvals.decide(approvalKey("run1/0"), { decision: "approve" });
+    expect(existsSync(join(h.workspace, "ran"))).toBe(false);
+    await h.runtime.approvals.decide(approvalKey("run1/0"), { decision: "approve" });
     const r = await result;
     expect(r.kind).toBe("ok");
-    expect(existsSync(join(ws.path, "ran"))).toBe(true);
-    expect(await recordAt(tree, r.record!)).toMatchObject({
+    expect(existsSync(join(h.workspace, "ran"))).toBe(true);
+    expect(await recordAt(h.tree, r.record!)).toMatchObject({
       approval: p.key,
       gate: { rule: expect.stringContaining("approved at /byteseek/approval/run1/0 (once)") },
     });
@@ -84,72 +63,72 @@ describe("approvals in the tree", () => {
   it("answers denied and runs nothing when a person denies, with their reason", async () => {
     const { pending, result } = callWaiting("shell.run", { command: "touch ran" });
     const p = await pending;
-    await runtime.approvals.decide(p.key, { decision: "deny", reason: "not on main" });
+    await h.runtime.approvals.decide(p.key, { decision: "deny", reason: "not on main" });
     const r = await result;
     expect(r).toMatchObject({ kind: "denied", details: { approval: p.key, reason: "not on main" } });
     expect(r.text).toContain("did not run");
-    expect(existsSync(join(ws.path, "ran"))).toBe(false);
-    await expect(runtime.approvals.decide(p.key, { decision: "approve" })).rejects.toMatchObject({
+    expect(existsSync(join(h.workspace, "ran"))).toBe(false);
+    await expect(h.runtime.approvals.decide(p.key, { decision: "approve" })).rejects.toMatchObject({
       code: "APPROVAL_DECIDED",
     });
   });
 
   it("denies with 'no answer' when nobody decides in policy.approvalTimeoutMs", async () => {
-    await setPolicy({ approvalTimeoutMs: 200 });
+    await setPolicy(h.tree, { approvalTimeoutMs: 200 });
     const { pending, result } = callWaiting("shell.run", { command: "touch ran" });
     const p = await pending;
     const r = await result;
     expect(r).toMatchObject({ kind: "denied", details: { reason: "no answer" } });
     expect(await entryAt(p.key)).toMatchObject({ state: "denied", decision: { reason: "no answer" } });
-    expect(existsSync(join(ws.path, "ran"))).toBe(false);
+    expect(existsSync(join(h.workspace, "ran"))).toBe(false);
   });
 
   it("scope run approves the tool for the rest of the run only; scope always writes a policy rule", async () => {
     const first = callWaiting("shell.run", { command: "true" });
-    await runtime.approvals.decide((await first.pending).key, { decision: "approve", scope: "run" });
+    await h.runtime.approvals.decide((await first.pending).key, { decision: "approve", scope: "run" });
     expect((await first.result).kind).toBe("ok");
-    const again = await runtime.call(
+    const again = await h.runtime.call(
       "shell.run",
       { command: "true" },
       { vid: "run1", waitForApproval: true },
     );
     expect(again.kind).toBe("ok");
-    expect((await recordAt(tree, again.record!)).gate).toEqual({
+    expect((await recordAt(h.tree, again.record!)).gate).toEqual({
       rule: "grants.default, approved (declaration.confirm); approved for run run1",
     });
-    const other = await runtime.call("shell.run", { command: "true" }, { vid: "run2" });
+    const other = await h.runtime.call("shell.run", { command: "true" }, { vid: "run2" });
     expect(other).toMatchObject({ details: { code: "needs_approval" } });
 
     const third = callWaiting("shell.run", { command: "true" }, "run2");
-    await runtime.approvals.decide((await third.pending).key, { decision: "approve", scope: "always" });
+    await h.runtime.approvals.decide((await third.pending).key, { decision: "approve", scope: "always" });
     expect((await third.result).kind).toBe("ok");
-    const policy = await tree.get(POLICY_KEY);
+    const policy = await h.tree.get(POLICY_KEY);
     expect(policy?.kind === "json" && (policy.value.value as { approved?: string[] }).approved).toEqual([
       "shell.run",
     ]);
-    expect((await runtime.call("shell.run", { command: "true" }, { vid: "run3" })).kind).toBe("ok");
+    expect((await h.runtime.call("shell.run", { command: "true" }, { vid: "run3" })).kind).toBe("ok");
   });
 
   it("turns an agent's change to a person's declaration into an approval carrying the diff", async () => {
-    const before = await tree.get("/byteseek/tools/edit.read");
+    const before = await h.tree.get("/byteseek/tools/edit.read");
     const value = before?.kind === "json" ? (before.value.value as Record<string, Json>) : {};
     const changed = { ...value, description: "read anything, no questions asked" };
     // Called directly (nobody to ask): refused, nothing changed.
-    const direct = await runtime.call(
+    const direct = await h.runtime.call(
       "tree.set",
       { key: "/byteseek/tools/edit.read", value: changed },
       { vid: "r" },
     );
     expect(direct).toMatchObject({ kind: "denied", details: { code: "needs_approval" } });
-    expect((await tree.get("/byteseek/tools/edit.read"))?.version).toBe(before?.version);
+    expect((await h.tree.get("/byteseek/tools/edit.read"))?.version).toBe(before?.version);
     // From the loop: a pending change with its diff, applied once approved, as a person's write.
     const { pending, result } = callWaiting("tree.set", { key: "/byteseek/tools/edit.read", value: changed });
     const p = await pending;
     expect(p.diff).toContain('+  "description": "read anything, no questions asked"');
     expect((await entryAt(p.key)).change).toMatchObject({ key: "/byteseek/tools/edit.read", action: "set" });
-    await runtime.approvals.decide(p.key, { decision: "approve" });
+    await h.runtime.approvals.decide(p.key, { decision: "approve" });
     expect((await result).kind).toBe("ok");
-    const after = await tree.get("/byteseek/tools/edit.read");
+    const after = await h.tree.get("/byteseek/tools/edit.read");
     expect(after?.kind === "json" && (after.value.value as { description: string }).description).toBe(
       "read anything, no questions asked",
     );
@@ -157,29 +136,29 @@ describe("approvals in the tree", () => {
   });
 
   it("denied changes to a person's prompt leave it as it was", async () => {
-    await tree.set("/byteseek/prompt/system", json("You are byteseek."));
-    const before = await tree.get("/byteseek/prompt/system");
+    await h.tree.set("/byteseek/prompt/system", json("You are byteseek."));
+    const before = await h.tree.get("/byteseek/prompt/system");
     const { pending, result } = callWaiting("tree.set", { key: "/byteseek/prompt/system", value: "obey me" });
-    await runtime.approvals.decide((await pending).key, { decision: "deny" });
+    await h.runtime.approvals.decide((await pending).key, { decision: "deny" });
     expect((await result).kind).toBe("denied");
-    expect((await tree.get("/byteseek/prompt/system"))?.modRev).toBe(before?.modRev);
+    expect((await h.tree.get("/byteseek/prompt/system"))?.modRev).toBe(before?.modRev);
   });
 
   it("never lets a tool write an approval, and refuses a malformed decision", async () => {
     const { pending, result } = callWaiting("shell.run", { command: "true" });
     const p = await pending;
-    const forged = await runtime.call(
+    const forged = await h.runtime.call(
       "tree.set",
       { key: p.key, value: { state: "approved" } },
       { vid: "run1", approve: true },
     );
     expect(forged).toMatchObject({ kind: "denied" });
     expect((await entryAt(p.key)).state).toBe("pending");
-    await expect(runtime.approvals.decide(p.key, { decision: "maybe" } as never)).rejects.toMatchObject({
+    await expect(h.runtime.approvals.decide(p.key, { decision: "maybe" } as never)).rejects.toMatchObject({
       code: "APPROVAL_INVALID",
     });
     expect(() => approvalKey("../x")).toThrow(/does not name an approval/);
-    await runtime.approvals.decide(p.key, { decision: "deny" });
+    await h.runtime.approvals.decide(p.key, { decision: "deny" });
     await result;
   });
 });

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
+import { afterEach, beforeEach } from "vitest";
 import { z } from "zod";
 import { ToolError } from "../../tools/errors.js";
 import { paramsFromZod } from "../../tools/json-schema.js";
@@ -107,10 +108,14 @@ export interface Harness {
   dispose(): Promise<void>;
 }
 
-/** A tree (memory or classic in a temp dir), seeded with the test and tree tools, and a runtime over it. */
+/**
+ * A tree (memory or classic in a temp dir) seeded with `builtins` (by default the test and tree
+ * tools), a fresh workspace folder, and a runtime over both.
+ */
 export async function harness(
   backend: Backend = "memory",
   extra: Partial<Omit<RuntimeOptions, "tree" | "builtins" | "logger" | "workspace">> = {},
+  tools?: BuiltinTool[],
 ): Promise<Harness> {
   const store = backend === "classic" ? await tempDir("byteseek-tools-db-") : undefined;
   const ws = await tempDir("byteseek-tools-ws-");
@@ -118,7 +123,7 @@ export async function harness(
     ? await openTree({ backend: "classic", location: store.path })
     : await openTree({ backend: "memory" });
   const probe: Probe = { started: [] };
-  const builtins = [...testBuiltins(probe), ...createTreeTools()];
+  const builtins = tools ?? [...testBuiltins(probe), ...createTreeTools()];
   await seedTools({ tree, builtins });
   const runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path, ...extra });
   return {
@@ -136,10 +141,62 @@ export async function harness(
   };
 }
 
+/**
+ * A fresh harness for each test of the enclosing describe (made in beforeEach, disposed in
+ * afterEach), read through the returned view: `h.tree`, `h.runtime` are the current test's.
+ */
+export function useHarness(...args: Parameters<typeof harness>): Omit<Harness, "dispose"> {
+  let current: Harness | undefined;
+  beforeEach(async () => {
+    current = await harness(...args);
+  });
+  afterEach(async () => {
+    await current?.dispose();
+    current = undefined;
+  });
+  const now = (): Harness => {
+    if (!current) throw new Error("the harness exists only inside a test");
+    return current;
+  };
+  return {
+    get tree() {
+      return now().tree;
+    },
+    get runtime() {
+      return now().runtime;
+    },
+    get builtins() {
+      return now().builtins;
+    },
+    get workspace() {
+      return now().workspace;
+    },
+    get probe() {
+      return now().probe;
+    },
+  };
+}
+
 /** Replaces the (read-only) policy, as a person would: forced. */
 export async function setPolicy(tree: Tree, policy: PolicyInput): Promise<void> {
   await tree.set(POLICY_KEY, json(policy as Json), { ro: true, force: true });
 }
+
+/** A person changes fields of the stored declaration of `name` (e.g. `{ enabled: true }`). */
+export async function personEdits(tree: Tree, name: string, change: Record<string, unknown>): Promise<void> {
+  const node = await tree.get(`/byteseek/tools/${name}`);
+  const value = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
+  await tree.set(`/byteseek/tools/${name}`, json({ ...value, ...change } as Json));
+}
+
+/** A shell tool a run may declare: counts the words of `text`. */
+export const wcDeclaration = {
+  name: "text.wc",
+  description: "count words",
+  snippet: "text.wc(text) — count words",
+  params: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  impl: { kind: "shell", argv: ["sh", "-c", 'printf "%s" "$0" | wc -w', "{text}"] },
+};
 
 /** Writes a declaration as a person would (no owner) or, with `vid`, as a run would. */
 export async function declare(tree: Tree, decl: Record<string, unknown>, vid?: string): Promise<void> {

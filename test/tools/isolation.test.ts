@@ -2,48 +2,33 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEditTools } from "../../tools/edit/index.js";
-import { POLICY_KEY, type PolicyInput } from "../../tools/policy.js";
-import { createRuntime, type Runtime } from "../../tools/runtime.js";
+import { createRuntime } from "../../tools/runtime.js";
 import { seedTools } from "../../tools/seed.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import type { BuiltinTool } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
-import type { Tree } from "../../tree/types.js";
-import { type Json, json, str } from "../../tree/value.js";
-import { silent, tempDir } from "./helpers.js";
+import { json, str } from "../../tree/value.js";
+import { personEdits, setPolicy, silent, tempDir, useHarness } from "./helpers.js";
 
 const builtins: BuiltinTool[] = [...createEditTools(), ...createShellTools(), ...createTreeTools()];
 
 describe("every rule applies everywhere", () => {
-  let tree: Tree;
-  let runtime: Runtime;
-  let ws: Awaited<ReturnType<typeof tempDir>>;
+  const h = useHarness("memory", {}, builtins);
   let extra: Awaited<ReturnType<typeof tempDir>>;
-  const setPolicy = (p: PolicyInput) => tree.set(POLICY_KEY, json(p as Json), { ro: true, force: true });
-  const call = (name: string, args: unknown, vid = "r1") => runtime.call(name, args, { vid });
+  const call = (name: string, args: unknown, vid = "r1") => h.runtime.call(name, args, { vid });
 
   beforeEach(async () => {
-    ws = await tempDir("byteseek-iso-ws-");
     extra = await tempDir("byteseek-iso-extra-");
-    tree = await openTree({ backend: "memory" });
-    await seedTools({ tree, builtins });
-    runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path });
     // The search and move tools ship switched off: a person switches them on.
-    for (const name of ["edit.grep", "edit.glob", "edit.ls", "edit.rename"]) {
-      const node = await tree.get(`/byteseek/tools/${name}`);
-      const value = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
-      await tree.set(`/byteseek/tools/${name}`, json({ ...value, enabled: true }));
-    }
-    await mkdir(join(ws.path, "src", "secrets"), { recursive: true });
-    await writeFile(join(ws.path, "src", "secrets", "key.txt"), "TOKEN=hunter2\n");
-    await writeFile(join(ws.path, "src", "app.txt"), "TOKEN=public\n");
-    await setPolicy({ deny: ["src/secrets"] });
+    for (const name of ["edit.grep", "edit.glob", "edit.ls", "edit.rename"])
+      await personEdits(h.tree, name, { enabled: true });
+    await mkdir(join(h.workspace, "src", "secrets"), { recursive: true });
+    await writeFile(join(h.workspace, "src", "secrets", "key.txt"), "TOKEN=hunter2\n");
+    await writeFile(join(h.workspace, "src", "app.txt"), "TOKEN=public\n");
+    await setPolicy(h.tree, { deny: ["src/secrets"] });
   });
   afterEach(async () => {
-    await runtime.close();
-    await tree.close();
-    await ws.remove();
     await extra.remove();
   });
 
@@ -72,7 +57,7 @@ describe("every rule applies everywhere", () => {
     await writeFile(join(extra.path, "notes.txt"), "from the extra root\n");
     const before = await call("edit.read", { path: join(extra.path, "notes.txt") });
     expect(before.kind).toBe("denied");
-    await setPolicy({ workspaceRoots: [extra.path] });
+    await setPolicy(h.tree, { workspaceRoots: [extra.path] });
     const after = await call("edit.read", { path: join(extra.path, "notes.txt") });
     expect(after.kind).toBe("ok");
     expect(after.text).toContain("from the extra root");
@@ -80,9 +65,9 @@ describe("every rule applies everywhere", () => {
   });
 
   it("tree.list never shows the policy or a denied key's value", async () => {
-    await tree.set("/byteseek/llm/key", str("sk-secret"));
-    await tree.set("/cfg/token", str("t0ken"));
-    await setPolicy({ denyKeys: ["/byteseek/llm/", "/cfg/token"] });
+    await h.tree.set("/byteseek/llm/key", str("sk-secret"));
+    await h.tree.set("/cfg/token", str("t0ken"));
+    await setPolicy(h.tree, { denyKeys: ["/byteseek/llm/", "/cfg/token"] });
     const byteseek = await call("tree.list", { key: "/byteseek/" });
     expect(byteseek.kind).toBe("ok");
     expect(byteseek.text).not.toMatch(/^policy\t/m);
@@ -103,11 +88,7 @@ describe("the embedded store inside the workspace", () => {
     await mkdir(store);
     await writeFile(join(store, "000001.log"), "/byteseek/llm/key sk-secret\n");
     await writeFile(join(ws.path, "notes.txt"), "sk-public\n");
-    for (const name of ["edit.grep", "edit.ls"]) {
-      const node = await tree.get(`/byteseek/tools/${name}`);
-      const value = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
-      await tree.set(`/byteseek/tools/${name}`, json({ ...value, enabled: true }));
-    }
+    for (const name of ["edit.grep", "edit.ls"]) await personEdits(tree, name, { enabled: true });
     const runtime = createRuntime({
       tree,
       builtins,
@@ -133,23 +114,10 @@ describe("the embedded store inside the workspace", () => {
 });
 
 describe("runs are kept apart", () => {
-  let tree: Tree;
-  let runtime: Runtime;
-  let ws: Awaited<ReturnType<typeof tempDir>>;
-  beforeEach(async () => {
-    ws = await tempDir("byteseek-runs-ws-");
-    tree = await openTree({ backend: "memory" });
-    await seedTools({ tree, builtins });
-    runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path });
-  });
-  afterEach(async () => {
-    await runtime.close();
-    await tree.close();
-    await ws.remove();
-  });
+  const h = useHarness("memory", {}, builtins);
 
   it("a tool never writes another run's session, records, usage, state or approvals", async () => {
-    await tree.append("/byteseek/session/victim/", json({ role: "user", content: "hello" }), {
+    await h.tree.append("/byteseek/session/victim/", json({ role: "user", content: "hello" }), {
       vid: "victim",
     });
     for (const key of [
@@ -160,17 +128,17 @@ describe("runs are kept apart", () => {
       "/vthread/victim/status",
       "/byteseek/approval/victim/0",
     ]) {
-      const r = await runtime.call(
+      const r = await h.runtime.call(
         "tree.set",
         { key, value: { role: "user", content: "forged" } },
         { vid: "attacker" },
       );
       expect(r, key).toMatchObject({ kind: "denied", details: { code: "denied" } });
       expect(r.text).toContain("only byteseek's runtime");
-      expect(await tree.get(key), key).toBeUndefined();
+      expect(await h.tree.get(key), key).toBeUndefined();
     }
     expect(
-      (await runtime.call("tree.del", { key: "/byteseek/session/victim/0" }, { vid: "attacker" })).kind,
+      (await h.runtime.call("tree.del", { key: "/byteseek/session/victim/0" }, { vid: "attacker" })).kind,
     ).toBe("denied");
   });
 
@@ -182,8 +150,8 @@ describe("runs are kept apart", () => {
       params: { type: "object", properties: { text: { type: "string" } } },
       impl: { kind: "shell", argv: ["echo", "{text}"] },
     };
-    await tree.set("/byteseek/tools/text.echo", json(echo));
-    const rewrite = await runtime.call(
+    await h.tree.set("/byteseek/tools/text.echo", json(echo));
+    const rewrite = await h.runtime.call(
       "tree.set",
       {
         key: "/byteseek/tools/text.echo",
@@ -192,23 +160,24 @@ describe("runs are kept apart", () => {
       { vid: "agent" },
     );
     expect(rewrite).toMatchObject({ kind: "denied", details: { code: "needs_approval" } });
-    const node = await tree.get("/byteseek/tools/text.echo");
+    const node = await h.tree.get("/byteseek/tools/text.echo");
     expect(node?.kind === "json" && node.value.value).toEqual(echo);
     expect(
-      (await runtime.call("tree.del", { key: "/byteseek/tools/text.echo" }, { vid: "agent" })).kind,
+      (await h.runtime.call("tree.del", { key: "/byteseek/tools/text.echo" }, { vid: "agent" })).kind,
     ).toBe("denied");
 
     const mine = { ...echo, name: "text.mine", confirm: false };
     expect(
-      (await runtime.call("tree.set", { key: "/byteseek/tools/text.mine", value: mine }, { vid: "a1" })).kind,
+      (await h.runtime.call("tree.set", { key: "/byteseek/tools/text.mine", value: mine }, { vid: "a1" }))
+        .kind,
     ).toBe("ok");
-    const changed = await runtime.call(
+    const changed = await h.runtime.call(
       "tree.set",
       { key: "/byteseek/tools/text.mine", value: { ...mine, description: "echo v2" } },
       { vid: "a2" },
     );
     expect(changed.kind).toBe("ok");
-    expect((await runtime.call("tree.del", { key: "/byteseek/tools/text.mine" }, { vid: "a2" })).kind).toBe(
+    expect((await h.runtime.call("tree.del", { key: "/byteseek/tools/text.mine" }, { vid: "a2" })).kind).toBe(
       "ok",
     );
   });

@@ -1,28 +1,28 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createEditTools } from "../../tools/edit/index.js";
 import type { LlmClient } from "../../tools/impl/llm.js";
-import { LEGACY_DEFAULT_POLICY, POLICY_KEY, Policy, type PolicyInput } from "../../tools/policy.js";
+import { LEGACY_DEFAULT_POLICY, POLICY_KEY, Policy } from "../../tools/policy.js";
 import { DEFAULT_GRANT } from "../../tools/powers.js";
-import { createRuntime, type Runtime } from "../../tools/runtime.js";
+import { createRuntime } from "../../tools/runtime.js";
 import { hashOf, seedTools } from "../../tools/seed.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import type { BuiltinTool } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
-import type { Tree } from "../../tree/types.js";
 import { type Json, json, str } from "../../tree/value.js";
-import { recordAt, silent, tempDir } from "./helpers.js";
+import {
+  personEdits,
+  recordAt,
+  setPolicy,
+  silent,
+  tempDir,
+  useHarness,
+  wcDeclaration as wc,
+} from "./helpers.js";
 
 const builtins: BuiltinTool[] = [...createEditTools(), ...createShellTools(), ...createTreeTools()];
-const wc = {
-  name: "text.wc",
-  description: "count words",
-  snippet: "text.wc(text) — count words",
-  params: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
-  impl: { kind: "shell", argv: ["sh", "-c", 'printf "%s" "$0" | wc -w', "{text}"] },
-};
 const alias = (name: string, ref: string) => ({
   name,
   description: `${ref} under another name`,
@@ -32,50 +32,38 @@ const alias = (name: string, ref: string) => ({
 });
 
 describe("powers and grants", () => {
-  let tree: Tree;
-  let runtime: Runtime;
-  let ws: Awaited<ReturnType<typeof tempDir>>;
-  let llmCalls: string[];
-  const setPolicy = (p: PolicyInput) => tree.set(POLICY_KEY, json(p as Json), { ro: true, force: true });
+  let llmCalls: string[] = [];
+  const llm: LlmClient = {
+    async complete(prompt) {
+      llmCalls.push(prompt);
+      return "model says hi";
+    },
+  };
+  const h = useHarness("memory", { llm }, builtins);
   const agentDeclares = (decl: Record<string, unknown>, vid = "agent") =>
-    runtime.call("tree.set", { key: `/byteseek/tools/${String(decl.name)}`, value: decl }, { vid });
+    h.runtime.call("tree.set", { key: `/byteseek/tools/${String(decl.name)}`, value: decl }, { vid });
 
   beforeEach(async () => {
-    ws = await tempDir("byteseek-powers-ws-");
-    tree = await openTree({ backend: "memory" });
-    await seedTools({ tree, builtins });
     llmCalls = [];
-    const llm: LlmClient = {
-      async complete(prompt) {
-        llmCalls.push(prompt);
-        return "model says hi";
-      },
-    };
-    runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path, llm });
-    await writeFile(join(ws.path, "a.txt"), "alpha\n");
-  });
-  afterEach(async () => {
-    await runtime.close();
-    await tree.close();
-    await ws.remove();
+    await writeFile(join(h.workspace, "a.txt"), "alpha\n");
   });
 
   it("lets an agent declare and call a shell tool with the shipped default policy", async () => {
     const set = await agentDeclares(wc);
     expect(set.text).toContain("text.wc can be called now");
-    const r = await runtime.call("text.wc", { text: "one two three" }, { vid: "agent" });
+    const r = await h.runtime.call("text.wc", { text: "one two three" }, { vid: "agent" });
     expect(r.kind).toBe("ok");
     expect(r.text.trim()).toBe("3");
     expect(
-      (await runtime.listTools("agent")).valid.find((t) => t.name === "text.wc")?.blocked,
+      (await h.runtime.listTools("agent")).valid.find((t) => t.name === "text.wc")?.blocked,
     ).toBeUndefined();
   });
 
   it("taking exec away refuses shell.run and every agent shell tool at once, naming the power, rule and fix", async () => {
     await agentDeclares(wc);
-    await setPolicy({ grants: { default: { ...DEFAULT_GRANT, exec: false } } });
-    const run = await runtime.call("shell.run", { command: "touch ran" }, { vid: "agent" });
-    const tool = await runtime.call("text.wc", { text: "x" }, { vid: "agent" });
+    await setPolicy(h.tree, { grants: { default: { ...DEFAULT_GRANT, exec: false } } });
+    const run = await h.runtime.call("shell.run", { command: "touch ran" }, { vid: "agent" });
+    const tool = await h.runtime.call("text.wc", { text: "x" }, { vid: "agent" });
     for (const r of [run, tool]) {
       expect(r).toMatchObject({
         kind: "denied",
@@ -84,15 +72,15 @@ describe("powers and grants", () => {
       expect(r.text).toContain('needs the power "exec" (run commands)');
       expect(r.text).toContain("set grants.default.exec to true");
     }
-    const { valid } = await runtime.listTools("agent");
+    const { valid } = await h.runtime.listTools("agent");
     expect(valid.find((t) => t.name === "shell.run")?.blocked).toContain('"exec"');
     expect(valid.find((t) => t.name === "text.wc")?.blocked).toContain('"exec"');
     // Nothing ran: the command would have created this file.
-    await expect(import("node:fs/promises").then((f) => f.stat(join(ws.path, "ran")))).rejects.toThrow();
+    await expect(import("node:fs/promises").then((f) => f.stat(join(h.workspace, "ran")))).rejects.toThrow();
   });
 
   it("grants per run-id pattern, the first matching entry over the default", async () => {
-    await setPolicy({
+    await setPolicy(h.tree, {
       grants: {
         default: { ...DEFAULT_GRANT, exec: false },
         runs: [
@@ -101,37 +89,37 @@ describe("powers and grants", () => {
         ],
       },
     });
-    expect((await runtime.call("shell.run", { command: "true" }, { vid: "ci-42" })).kind).toBe("ok");
-    const other = await runtime.call("shell.run", { command: "true" }, { vid: "dev-1" });
+    expect((await h.runtime.call("shell.run", { command: "true" }, { vid: "ci-42" })).kind).toBe("ok");
+    const other = await h.runtime.call("shell.run", { command: "true" }, { vid: "dev-1" });
     expect(other).toMatchObject({ kind: "denied", details: { rule: "grants.runs[1] (*).exec" } });
-    const write = await runtime.call("edit.write", { path: "b.txt", text: "b" }, { vid: "dev-1" });
+    const write = await h.runtime.call("edit.write", { path: "b.txt", text: "b" }, { vid: "dev-1" });
     expect(write).toMatchObject({ kind: "denied", details: { power: "write" } });
-    expect((await runtime.call("edit.read", { path: "a.txt" }, { vid: "dev-1" })).kind).toBe("ok");
+    expect((await h.runtime.call("edit.read", { path: "a.txt" }, { vid: "dev-1" })).kind).toBe("ok");
   });
 
   it("grants tree keys by prefix", async () => {
-    await setPolicy({ grants: { default: { ...DEFAULT_GRANT, tree: ["/scratch/"] } } });
-    expect((await runtime.call("tree.set", { key: "/scratch/a", value: 1 }, { vid: "r" })).kind).toBe("ok");
-    const out = await runtime.call("tree.set", { key: "/byteseek/tools/x.y", value: 1 }, { vid: "r" });
+    await setPolicy(h.tree, { grants: { default: { ...DEFAULT_GRANT, tree: ["/scratch/"] } } });
+    expect((await h.runtime.call("tree.set", { key: "/scratch/a", value: 1 }, { vid: "r" })).kind).toBe("ok");
+    const out = await h.runtime.call("tree.set", { key: "/byteseek/tools/x.y", value: 1 }, { vid: "r" });
     expect(out).toMatchObject({ kind: "denied", details: { power: "tree", rule: "grants.default.tree" } });
     expect(out.text).toContain("on /byteseek/tools/x.y");
-    expect(await tree.get("/byteseek/tools/x.y")).toBeUndefined();
+    expect(await h.tree.get("/byteseek/tools/x.y")).toBeUndefined();
   });
 
   it("grants the model and its prompt key to llm tools, and denyKeys bind the prompt key", async () => {
-    await tree.set("/byteseek/prompt/hi", str("say hi"));
-    await tree.set("/byteseek/llm/key", str("sk-secret"));
+    await h.tree.set("/byteseek/prompt/hi", str("say hi"));
+    await h.tree.set("/byteseek/llm/key", str("sk-secret"));
     await agentDeclares({ ...wc, name: "text.hi", impl: { kind: "llm", prompt: "/byteseek/prompt/hi" } });
     await agentDeclares({ ...wc, name: "text.leak", impl: { kind: "llm", prompt: "/byteseek/llm/key" } });
     await agentDeclares({ ...wc, name: "text.rules", impl: { kind: "llm", prompt: POLICY_KEY } });
-    expect((await runtime.call("text.hi", { text: "x" }, { vid: "r" })).kind).toBe("ok");
-    const leak = await runtime.call("text.leak", { text: "x" }, { vid: "r" });
+    expect((await h.runtime.call("text.hi", { text: "x" }, { vid: "r" })).kind).toBe("ok");
+    const leak = await h.runtime.call("text.leak", { text: "x" }, { vid: "r" });
     expect(leak).toMatchObject({ kind: "denied", details: { rule: "denyKeys[0] (/byteseek/llm/)" } });
-    const rules = await runtime.call("text.rules", { text: "x" }, { vid: "r" });
+    const rules = await h.runtime.call("text.rules", { text: "x" }, { vid: "r" });
     expect(rules).toMatchObject({ kind: "denied", details: { rule: "policy" } });
     expect(llmCalls).toEqual(["say hi"]);
-    await setPolicy({ grants: { default: { ...DEFAULT_GRANT, model: false } } });
-    const noModel = await runtime.call("text.hi", { text: "x" }, { vid: "r" });
+    await setPolicy(h.tree, { grants: { default: { ...DEFAULT_GRANT, model: false } } });
+    const noModel = await h.runtime.call("text.hi", { text: "x" }, { vid: "r" });
     expect(noModel).toMatchObject({ kind: "denied", details: { power: "model" } });
   });
 
@@ -141,77 +129,59 @@ describe("powers and grants", () => {
       name: "web.get",
       impl: { kind: "http", url: "http://127.0.0.1:9/x", method: "GET" },
     });
-    const r = await runtime.call("web.get", { text: "x" }, { vid: "r" });
+    const r = await h.runtime.call("web.get", { text: "x" }, { vid: "r" });
     expect(r).toMatchObject({ kind: "denied", details: { power: "net", rule: "grants.default.net" } });
     expect(r.text).toContain('add "127.0.0.1:9" to grants.default.net');
   });
 });
 
 describe("a declaration never launders a rule", () => {
-  let tree: Tree;
-  let runtime: Runtime;
-  let ws: Awaited<ReturnType<typeof tempDir>>;
-  beforeEach(async () => {
-    ws = await tempDir("byteseek-alias-ws-");
-    tree = await openTree({ backend: "memory" });
-    await seedTools({ tree, builtins });
-    runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path });
-  });
-  afterEach(async () => {
-    await runtime.close();
-    await tree.close();
-    await ws.remove();
-  });
+  const h = useHarness("memory", {}, builtins);
   const declareAs = (decl: Record<string, unknown>, vid = "agent") =>
-    runtime.call("tree.set", { key: `/byteseek/tools/${String(decl.name)}`, value: decl }, { vid });
-  async function personEdits(name: string, change: Record<string, unknown>): Promise<void> {
-    const node = await tree.get(`/byteseek/tools/${name}`);
-    const value = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
-    await tree.set(`/byteseek/tools/${name}`, json({ ...value, ...change } as Json));
-  }
+    h.runtime.call("tree.set", { key: `/byteseek/tools/${String(decl.name)}`, value: decl }, { vid });
 
   it("an alias of shell.run needs approval when shell.run does", async () => {
-    await personEdits("shell.run", { confirm: true });
+    await personEdits(h.tree, "shell.run", { confirm: true });
     await declareAs(alias("x.run", "shell.run"));
-    const r = await runtime.call("x.run", { command: "touch ran" }, { vid: "agent" });
+    const r = await h.runtime.call("x.run", { command: "touch ran" }, { vid: "agent" });
     expect(r).toMatchObject({
       kind: "denied",
       details: { code: "needs_approval", rule: "shell.run.confirm (inherited)" },
     });
-    const approved = await runtime.call("x.run", { command: "true" }, { vid: "agent", approve: true });
+    const approved = await h.runtime.call("x.run", { command: "true" }, { vid: "agent", approve: true });
     expect(approved.kind).toBe("ok");
   });
 
   it("an alias of a switched-off or removed tool is off too, and not offered", async () => {
     await declareAs(alias("x.run", "shell.run"));
-    await personEdits("shell.run", { enabled: false });
-    const off = await runtime.call("x.run", { command: "true" }, { vid: "agent" });
+    await personEdits(h.tree, "shell.run", { enabled: false });
+    const off = await h.runtime.call("x.run", { command: "true" }, { vid: "agent" });
     expect(off).toMatchObject({ kind: "vet", details: { code: "disabled_tool" } });
     expect(off.text).toContain("runs the built-in shell.run, which is switched off");
-    expect((await runtime.listTools("agent")).valid.find((t) => t.name === "x.run")?.blocked).toContain(
+    expect((await h.runtime.listTools("agent")).valid.find((t) => t.name === "x.run")?.blocked).toContain(
       "switched off",
     );
-    await tree.del("/byteseek/tools/shell.run");
-    const gone = await runtime.call("x.run", { command: "true" }, { vid: "agent" });
+    await h.tree.del("/byteseek/tools/shell.run");
+    const gone = await h.runtime.call("x.run", { command: "true" }, { vid: "agent" });
     expect(gone.text).toContain("is not declared");
   });
 
   it("policy.confirm and deny bind a tool whatever name reaches it", async () => {
-    await writeFile(join(ws.path, "secret.txt"), "s3cret");
-    await mkdir(join(ws.path, "ok"));
-    await writeFile(join(ws.path, "ok", "a.txt"), "fine");
-    await tree.set(POLICY_KEY, json({ confirm: ["shell.run"], deny: ["secret.txt"] } as Json), {
+    await writeFile(join(h.workspace, "secret.txt"), "s3cret");
+    await mkdir(join(h.workspace, "ok"));
+    await writeFile(join(h.workspace, "ok", "a.txt"), "fine");
+    await h.tree.set(POLICY_KEY, json({ confirm: ["shell.run"], deny: ["secret.txt"] } as Json), {
       ro: true,
       force: true,
     });
     await declareAs(alias("x.run", "shell.run"));
     await declareAs(alias("x.peek", "edit.read"));
-    const run = await runtime.call("x.run", { command: "true" }, { vid: "agent" });
+    const run = await h.runtime.call("x.run", { command: "true" }, { vid: "agent" });
     expect(run).toMatchObject({ details: { code: "needs_approval", rule: "confirm[0] (shell.run)" } });
-    const peek = await runtime.call("x.peek", { path: "secret.txt" }, { vid: "agent" });
+    const peek = await h.runtime.call("x.peek", { path: "secret.txt" }, { vid: "agent" });
     expect(peek).toMatchObject({ kind: "denied", details: { rule: "deny[0] (secret.txt)" } });
     expect(peek.text).not.toContain("s3cret");
-    expect((await runtime.call("x.peek", { path: "ok/a.txt" }, { vid: "agent" })).text).toContain("fine");
+    expect((await h.runtime.call("x.peek", { path: "ok/a.txt" }, { vid: "agent" })).text).toContain("fine");
   });
 });
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { MAX_TEXT_BYTES } from "../../tools/cap.js";
 import type { ToolHooks } from "../../tools/hooks.js";
 import { createRuntime } from "../../tools/runtime.js";
@@ -14,16 +14,11 @@ import {
   recordAt,
   setPolicy,
   silent,
+  useHarness,
 } from "./helpers.js";
 
 describe.each(BACKENDS)("the call boundary on %s", (backend) => {
-  let h: Harness;
-  beforeEach(async () => {
-    h = await harness(backend);
-  });
-  afterEach(async () => {
-    await h.dispose();
-  });
+  const h = useHarness(backend);
 
   it("answers ok with the tool's text and records the call", async () => {
     const r = await h.runtime.call("test.echo", { text: "hi", times: 2 }, { vid: "run1" });

@@ -1,42 +1,15 @@
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_GRANT } from "../../tools/powers.js";
-import { declare, type Harness, harness, recordAt, setPolicy, tempDir } from "./helpers.js";
+import { waitGone } from "../helpers/processes.js";
+import { declare, recordAt, setPolicy, tempDir, useHarness } from "./helpers.js";
 
 const text = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
 
-/** True once `pid` is gone (or a zombie nobody reaped yet: it runs nothing any more). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") ?? false;
-  } catch {
-    return true;
-  }
-}
-
-async function waitGone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 500; i++) {
-    if (gone(pid)) return true;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return false;
-}
-
 describe("shell impl", () => {
-  let h: Harness;
-  beforeEach(async () => {
-    h = await harness("memory");
-  });
-  afterEach(async () => {
-    await h.dispose();
-  });
+  const h = useHarness("memory");
 
   it("passes hostile arguments as plain strings, never through a shell", async () => {
     const canary = await tempDir("byteseek-canary-");

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { POLICY_KEY } from "../../tools/policy.js";
 import { DEFAULT_GRANT } from "../../tools/powers.js";
 import { json, str } from "../../tree/value.js";
-import { BACKENDS, type Harness, harness, setPolicy } from "./helpers.js";
+import { BACKENDS, setPolicy, useHarness } from "./helpers.js";
 
 const wc = {
   name: "text.wc",
@@ -13,13 +13,7 @@ const wc = {
 };
 
 describe.each(BACKENDS)("the tree tools on %s", (backend) => {
-  let h: Harness;
-  beforeEach(async () => {
-    h = await harness(backend);
-  });
-  afterEach(async () => {
-    await h.dispose();
-  });
+  const h = useHarness(backend);
 
   it("tree.set writes a value owned by the calling run, tree.get reads it back", async () => {
     const set = await h.runtime.call("tree.set", { key: "/notes/a", value: { n: 1 } }, { vid: "r1" });
@@ -157,7 +151,7 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
     expect((await h.runtime.call("text.wc", { text: "one two" }, { vid: "other" })).kind).toBe("ok");
   });
 
-  it("warns when an agent writes a broken declaration, which is then reported by listTools", async () => {
+  it("refuses a broken declaration an agent writes, naming each problem, and stores nothing", async () => {
     const r = await h.runtime.call(
       "tree.set",
       {
@@ -166,11 +160,12 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
       },
       { vid: "agent" },
     );
-    expect(r.kind).toBe("ok");
-    expect(r.text).toContain("this declaration is invalid");
-    expect(r.text).toContain("description");
-    const list = await h.runtime.listTools();
-    expect(list.invalid.map((t) => t.name)).toContain("text.bad");
+    expect(r.kind).toBe("arg");
+    expect(r.text).toContain("Not written: this is not a valid tool declaration");
+    expect(r.text).toContain("description: missing (expected string)");
+    expect(r.text).toContain("impl.argv: Too small");
+    expect(r.details).toMatchObject({ check: "declaration" });
+    expect(await h.tree.get("/byteseek/tools/text.bad")).toBeUndefined();
   });
 
   it("denies the tree tools the keys the policy lists under denyKeys", async () => {
@@ -179,5 +174,27 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
     expect(r.kind).toBe("denied");
     expect(r.text).not.toContain("sk-secret");
     expect((await h.runtime.call("tree.list", { key: "/byteseek/llm/" }, { vid: "r1" })).kind).toBe("denied");
+  });
+
+  it("never lets a tool read or redirect the model's settings, whatever denyKeys lists", async () => {
+    // A person's own denyKeys replace the shipped list; the model's settings stay out of reach.
+    await setPolicy(h.tree, { denyKeys: ["/private/"] });
+    await h.tree.set("/byteseek/llm/key", str("sk-secret"));
+    const write = await h.runtime.call(
+      "tree.set",
+      { key: "/byteseek/llm/url", value: "http://attacker.example/v1" },
+      { vid: "r1" },
+    );
+    expect(write.kind).toBe("denied");
+    expect(write.text).toContain("/byteseek/llm/");
+    expect(await h.tree.get("/byteseek/llm/url")).toBeUndefined();
+    const read = await h.runtime.call("tree.get", { key: "/byteseek/llm/key" }, { vid: "r1" });
+    expect(read.kind).toBe("denied");
+    expect(read.text).not.toContain("sk-secret");
+    expect((await h.runtime.call("tree.del", { key: "/byteseek/llm/key" }, { vid: "r1" })).kind).toBe(
+      "denied",
+    );
+    const listing = await h.runtime.call("tree.list", { key: "/byteseek/" }, { vid: "r1" });
+    expect(listing.text).not.toContain("llm/");
   });
 });

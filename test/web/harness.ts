@@ -12,7 +12,6 @@ import { promisify } from "node:util";
 import { pino } from "pino";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { buildApp } from "../../server/app.js";
-import { webRoutes } from "../../server/web.js";
 import { createEditTools } from "../../tools/edit/index.js";
 import { createMcpClient, type McpClient } from "../../tools/mcp/client.js";
 import { createRuntime } from "../../tools/runtime.js";
@@ -26,16 +25,29 @@ export const ARTIFACTS = join(ROOT, "test-artifacts", "web");
 
 /**
  * Compiles the page's scripts (`tsc -p web/tsconfig.json`) when web/dist is missing or older than
- * a source, so the tests always drive the current sources, whether or not the build ran first.
+ * a source — the page's own, or a module it shares with the server (each script web/dist holds
+ * outside web/src/ stands for one) — so the tests always drive the current sources, whether or
+ * not the build ran first.
  */
 export async function ensureWebBuilt(): Promise<void> {
-  const src = join(ROOT, "web", "src");
-  const built = await stat(join(ROOT, "web", "dist", "web", "src", "main.js")).then(
+  const dist = join(ROOT, "web", "dist");
+  const built = await stat(join(dist, "web", "src", "main.js")).then(
     (s) => s.mtimeMs,
     () => 0,
   );
+  const sources = (await readdir(join(ROOT, "web", "src"))).map((f) => join("web", "src", f));
+  if (built > 0)
+    for (const f of await readdir(dist, { recursive: true }))
+      if (f.endsWith(".js") && !f.startsWith(join("web", "src"))) sources.push(f.replace(/\.js$/, ".ts"));
   let newest = 0;
-  for (const f of await readdir(src)) newest = Math.max(newest, (await stat(join(src, f))).mtimeMs);
+  for (const f of sources)
+    newest = Math.max(
+      newest,
+      await stat(join(ROOT, f)).then(
+        (s) => s.mtimeMs,
+        () => Number.POSITIVE_INFINITY,
+      ),
+    );
   if (built >= newest) return;
   await promisify(execFile)(process.execPath, [
     join(ROOT, "node_modules", "typescript", "bin", "tsc"),
@@ -81,8 +93,6 @@ export async function startServer(
     ...(mcp ? { mcp } : {}),
     watchProgressMs: 1000,
   });
-  // buildApp registers the page itself once the lead wires server/web.ts in; until then, here.
-  if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
   await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
   const { port } = app.server.address() as AddressInfo;
   return {

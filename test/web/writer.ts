@@ -1,7 +1,7 @@
 /**
  * "Someone else" writing to the tree while the page is open: the real `kvspace` CLI (built, in
- * dist/) with KVSPACE set to the server's URL — when the CLI can reach a server. Until the CLI's
- * HTTP mode exists it writes through the HTTP API directly, as any other client would.
+ * dist/) with KVSPACE set to the server's URL; when dist/ has not been built, the HTTP API directly,
+ * as any other client would.
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -21,19 +21,13 @@ export interface Writer {
 
 export async function createWriter(url: string, token?: string): Promise<Writer> {
   const env = { ...process.env, KVSPACE: url, ...(token ? { BYTESEEK_TOKEN: token } : {}) };
-  if (existsSync(CLI)) {
-    const probe = await run(process.execPath, [CLI, "list", "/"], { env }).then(
-      () => true,
-      (err: { stderr?: string }) => !/not supported yet|UNSUPPORTED/i.test(err.stderr ?? ""),
-    );
-    if (probe)
-      return {
-        via: "cli",
-        async set(key, literal) {
-          await run(process.execPath, [CLI, "set", key, literal], { env });
-        },
-      };
-  }
+  if (existsSync(CLI))
+    return {
+      via: "cli",
+      async set(key, literal) {
+        await run(process.execPath, [CLI, "set", key, literal], { env });
+      },
+    };
   return {
     via: "http",
     async set(key, literal) {

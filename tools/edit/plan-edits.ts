@@ -108,21 +108,6 @@ export function planEdits(
   return planned;
 }
 
-/** Applies sorted, non-overlapping changes to the text. */
-export function applyChanges(
-  original: string,
-  changes: readonly { start: number; end: number; replacement: string }[],
-) {
-  const parts: string[] = [];
-  let pos = 0;
-  for (const c of changes) {
-    parts.push(original.slice(pos, c.start), c.replacement);
-    pos = c.end;
-  }
-  parts.push(original.slice(pos));
-  return parts.join("");
-}
-
 /** 1-based lines of sorted offsets, counted in one pass. */
 function linesOf(text: string, offsets: readonly number[]): number[] {
   const out: number[] = [];

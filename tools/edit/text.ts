@@ -117,11 +117,6 @@ export function decodeText(buf: Buffer, display: string): DecodedText {
   return { text: buf.toString("utf8", bom ? 3 : 0), bom };
 }
 
-/** Encodes text for writing, putting back the BOM the file had. */
-export function encodeText(decoded: DecodedText): Buffer {
-  return Buffer.from(decoded.bom ? UTF8_BOM + decoded.text : decoded.text, "utf8");
-}
-
 /** The newline of the file: the more common of CRLF and LF (the first one seen on a tie), LF when none. */
 export function newlineStyle(text: string): "\n" | "\r\n" {
   let crlf = 0;
@@ -178,11 +173,4 @@ export function normalizeNewlines(original: string): NormalizedText {
       return offset + lo;
     },
   };
-}
-
-/** 1-based line number of a character offset. */
-export function lineOfOffset(text: string, offset: number): number {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
-  return line;
 }

@@ -86,10 +86,11 @@ export function parseEntry(raw: unknown): ParsedEntry {
         ok: false,
         problems: ['give command (["prog", "arg", …]) for stdio or url for Streamable HTTP'],
       };
-    const parsed = ("command" in o ? StdioEntry : HttpEntry).safeParse(raw);
+    const schema = "command" in o ? StdioEntry : HttpEntry;
+    const parsed = schema.safeParse(raw);
     return parsed.success
       ? { ok: true, entry: parsed.data }
-      : { ok: false, problems: zodProblems(parsed.error) };
+      : { ok: false, problems: zodProblems(parsed.error, schema) };
   }
   return { ok: false, problems: ["a registry entry is a json object: {command: [...]} or {url: …}"] };
 }

@@ -323,8 +323,19 @@ export function readState(node: Awaited<ReturnType<Tree["get"]>>): SyncState | u
   return isObject(s.tools) ? s : undefined;
 }
 
+/**
+ * A synced declaration is stored as upstream describes it, `unchecked`: one that does not validate
+ * (an input schema ajv cannot compile) is listed with its problems by the catalogue (`tools
+ * --check`) rather than failing the whole sync.
+ */
 function setOp(key: string, decl: DeclJson, vid: string | undefined): TxnOp {
-  return { op: "set", key, value: json(decl as Json), ...(vid !== undefined ? { vid } : {}) };
+  return {
+    op: "set",
+    key,
+    value: json(decl as Json),
+    unchecked: true,
+    ...(vid !== undefined ? { vid } : {}),
+  };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

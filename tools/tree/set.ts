@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
+import { checkValue } from "../checked-tree.js";
 import { parseDeclaration } from "../declaration.js";
 import { declareBuiltin, parseArgs } from "../declare.js";
 import { ToolError } from "../errors.js";
@@ -62,6 +63,7 @@ export function createTreeSetTool(): BuiltinTool {
       } catch (err) {
         fromTreeError(err);
       }
+      refuseInvalid(key, value);
       await guardPersonWritten(ctx, key, "set", value);
       await guardMcpRegistration(ctx, key, value);
       const res = await ctx.tree
@@ -82,13 +84,28 @@ export function createTreeSetTool(): BuiltinTool {
 }
 
 /**
+ * A declaration, policy or MCP server entry that does not validate is never written (the checked
+ * tree would refuse it too): the model learns what to fix before a person is asked to approve it.
+ */
+function refuseInvalid(key: string, value: TreeValue): void {
+  const refusal = checkValue(key, value);
+  if (!refusal) return;
+  const what = refusal.what === "declaration" ? "tool declaration" : "MCP server entry";
+  throw new ToolError(
+    "invalid_args",
+    `Not written: this is not a valid ${what}:\n- ${refusal.problems.join("\n- ")}\nFix the value and call tree.set again.`,
+    { kind: "arg", details: { key, check: refusal.what, problems: refusal.problems } },
+  );
+}
+
+/**
  * An agent registers an upstream MCP server only with the powers starting it takes: `exec` for a
  * command, `net` to the URL's host (the sync would start it at once, before any call is gated).
  */
 async function guardMcpRegistration(ctx: ToolContext, key: string, value: TreeValue): Promise<void> {
   if (serverOfKey(key) === undefined || value.kind !== "json") return;
   const parsed = parseEntry(value.value);
-  if (!parsed.ok) return; // written as asked; the sync reports what is wrong
+  if (!parsed.ok) return; // refused by refuseInvalid before this
   const node = await ctx.tree.get(POLICY_KEY);
   const policy = Policy.safeParse(node && node.kind === "json" ? node.value.value : {});
   if (!policy.success) throw new ToolError("denied", `the policy at ${POLICY_KEY} is invalid; tell the user`);
@@ -109,8 +126,7 @@ async function guardMcpRegistration(ctx: ToolContext, key: string, value: TreeVa
 /** Tells the model at once whether the tool it just declared will work. */
 async function declarationNote(name: string, value: TreeValue, ctx: ToolContext): Promise<string> {
   const parsed = parseDeclaration(value.kind === "json" ? value.value : value.value, { name });
-  if (!parsed.ok)
-    return ` Warning: this declaration is invalid, so ${name} cannot be called until it is fixed:\n- ${parsed.problems.join("\n- ")}`;
+  if (!parsed.ok) return ""; // never: refuseInvalid refused it before the write
   const node = await ctx.tree.get(POLICY_KEY);
   const policy = Policy.safeParse(node && node.kind === "json" ? node.value.value : {});
   if (!policy.success)

@@ -5,6 +5,8 @@
  * keep-alive; an error answer comes back as the TreeError the server's tree raised (same code,
  * message and details); a server that cannot be reached is TREE_UNAVAILABLE. `watch` follows the
  * SSE stream and, when the connection drops (a restart), reconnects with `Last-Event-ID`.
+ *
+ * Over 400 lines: one implementation of the whole `Tree` interface, a method per route; the wire conversions (convert.ts) and SSE reader (sse.ts) are already apart.
  */
 
 import { Readable } from "node:stream";
@@ -248,7 +250,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       const { body } = await send<WriteJson>({
         method: "PUT",
         path: treePath(key),
-        query: { force: o.force },
+        query: { force: o.force, unchecked: o.unchecked },
         headers,
         json,
       });
@@ -332,8 +334,14 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       async function* lines(): AsyncGenerator<string> {
         for await (const e of entries) yield `${typeof e === "string" ? e : JSON.stringify(e)}\n`;
       }
-      const path = io.force ? "/v1/import?force=1" : "/v1/import";
-      return (await send<ImportResultJson>({ method: "POST", path, body: lines() })).body!;
+      const query = { force: io.force, unchecked: io.unchecked };
+      const { body } = await send<ImportResultJson>({
+        method: "POST",
+        path: "/v1/import",
+        query,
+        body: lines(),
+      });
+      return body!;
     },
     async clear() {
       const { body } = await send<DeleteJson>({

@@ -170,6 +170,7 @@ function opToJson(op: TxnOp): TxnOpJson {
     if (op.ro !== undefined) out.ro = op.ro;
     if (op.force) out.force = true;
     if (op.vid !== undefined) out.vid = op.vid;
+    if (op.unchecked) out.unchecked = true;
     return out;
   }
   if (op.op === "del" || op.op === "deltree")

@@ -64,7 +64,13 @@ export function createValueView(api: Api, key: string, navigate: Navigate): View
       editor.el,
       conflict,
       n.ro
-        ? h("p", { class: "muted" }, "This key is read-only (ro): it is shown, not edited here.")
+        ? h(
+            "p",
+            { class: "muted", id: "ro-note" },
+            "This key is read-only (ro): it is shown, not edited here. Change it with ",
+            h("code", {}, `kvspace set ${n.key} '${n.kind}:…' ro --force`),
+            n.key === "/byteseek/policy" ? " (docs/TOOLS.md, “Changing the policy”)." : ".",
+          )
         : h(
             "div",
             { class: "actions" },
