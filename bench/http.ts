@@ -351,32 +351,33 @@ async function main(): Promise<void> {
         ops: ["put"],
       },
     ];
-    if (ETCD_ONLY) {
-      rows = await measureAll(etcdRows, seconds, rounds);
-      return;
+    /** The whole bench: the classic-level servers, etcd v2, the toy, and the etcd rows. */
+    async function measureClassicToo(etcdRows: Measured[]): Promise<Row[]> {
+      const never = await started([cli, "serve"], {
+        KVSPACE: join(dir, "classic-never"),
+        BYTESEEK_SYNC: "never",
+        BYTESEEK_WORKSPACE: dir,
+      });
+      const always = await started([cli, "serve"], {
+        KVSPACE: join(dir, "classic-always"),
+        BYTESEEK_SYNC: "always",
+        BYTESEEK_WORKSPACE: dir,
+      });
+      const toy = await started([join(here, "http-toy.js")], { KVSPACE: join(dir, "toy") });
+      return measureAll(
+        [
+          { target: byteseekTarget(OURS, never.url, never.pid), ops: ["get", "put"] },
+          { target: byteseekTarget(OURS_SYNC, always.url, always.pid), ops: ["put"] },
+          { target: etcdV2Target(etcdUrl, etcdPid), ops: ["get", "put"] },
+          ...etcdRows,
+          { target: byteseekTarget(TOY, toy.url, toy.pid), ops: ["get", "put"] },
+        ],
+        seconds,
+        rounds,
+      );
     }
-    const never = await started([cli, "serve"], {
-      KVSPACE: join(dir, "classic-never"),
-      BYTESEEK_SYNC: "never",
-      BYTESEEK_WORKSPACE: dir,
-    });
-    const always = await started([cli, "serve"], {
-      KVSPACE: join(dir, "classic-always"),
-      BYTESEEK_SYNC: "always",
-      BYTESEEK_WORKSPACE: dir,
-    });
-    const toy = await started([join(here, "http-toy.js")], { KVSPACE: join(dir, "toy") });
-    rows = await measureAll(
-      [
-        { target: byteseekTarget(OURS, never.url, never.pid), ops: ["get", "put"] },
-        { target: byteseekTarget(OURS_SYNC, always.url, always.pid), ops: ["put"] },
-        { target: etcdV2Target(etcdUrl, etcdPid), ops: ["get", "put"] },
-        ...etcdRows,
-        { target: byteseekTarget(TOY, toy.url, toy.pid), ops: ["get", "put"] },
-      ],
-      seconds,
-      rounds,
-    );
+    if (ETCD_ONLY) rows = await measureAll(etcdRows, seconds, rounds);
+    else rows = await measureClassicToo(etcdRows);
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
     await stopAllServers();
