@@ -1,3 +1,8 @@
+/**
+ * The pool of upstream MCP servers' processes and connections: start on first use, reuse, restart
+ * with backoff after a crash, stop when idle, end with byteseek. Over 400 lines because the pool's
+ * state machine (start, crash, stop and close racing each other) reads best in one place.
+ */
 import { randomBytes } from "node:crypto";
 import { realpath } from "node:fs/promises";
 import path from "node:path";
