@@ -1,9 +1,9 @@
 import { lstat, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { pinDir } from "./pinned-dir.js";
 import { checkNotSpecial } from "./regular-file.js";
@@ -27,21 +27,16 @@ async function lstatOrUndefined(p: string, display: string) {
 
 /** edit.rename: move a file or folder inside the workspace, atomically. */
 export function createRenameTool(): BuiltinTool {
-  const name = "edit.rename";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Rename or move a file or folder inside the workspace in one atomic step. Parent folders of the new path are created; an existing file is replaced only with overwrite.",
-      snippet: "move or rename a file or folder",
-      guidelines: ["Move files with edit.rename instead of writing a copy and deleting the original."],
-      schema: RenameArgs,
-      sequential: true,
-      enabled: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(RenameArgs, args, name);
+  return defineBuiltin({
+    name: "edit.rename",
+    description:
+      "Rename or move a file or folder inside the workspace in one atomic step. Parent folders of the new path are created; an existing file is replaced only with overwrite.",
+    snippet: "move or rename a file or folder",
+    guidelines: ["Move files with edit.rename instead of writing a copy and deleting the original."],
+    schema: RenameArgs,
+    sequential: true,
+    enabled: false,
+    async execute(a, ctx) {
       const from = await resolveWorkspaceEntry(ctx.workspace, a.from, ctx.roots);
       const to = await resolveWorkspaceEntry(ctx.workspace, a.to, ctx.roots);
       if (from.real === to.real) {
@@ -138,5 +133,5 @@ export function createRenameTool(): BuiltinTool {
         }),
       );
     },
-  };
+  });
 }

@@ -1,9 +1,9 @@
 import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { checkNotSpecial, openRegularFile } from "./regular-file.js";
@@ -44,22 +44,17 @@ function countLines(text: string): number {
 
 /** edit.write: create a file or replace it whole, atomically. */
 export function createWriteTool(): BuiltinTool {
-  const name = "edit.write";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Create a file, or replace a file's whole content, with exactly the given text. Missing parent folders are created; the write is atomic and keeps the file's mode.",
-      snippet: "create a new file or rewrite a file completely",
-      guidelines: [
-        "Use edit.write only for new files or complete rewrites; to change part of an existing file use edit.replace.",
-      ],
-      schema: WriteArgs,
-      sequential: true,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(WriteArgs, args, name);
+  return defineBuiltin({
+    name: "edit.write",
+    description:
+      "Create a file, or replace a file's whole content, with exactly the given text. Missing parent folders are created; the write is atomic and keeps the file's mode.",
+    snippet: "create a new file or rewrite a file completely",
+    guidelines: [
+      "Use edit.write only for new files or complete rewrites; to change part of an existing file use edit.replace.",
+    ],
+    schema: WriteArgs,
+    sequential: true,
+    async execute(a, ctx) {
       const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
       const display = target.rel;
       return ctx.locks.run(target.real, async function writeLocked() {
@@ -110,5 +105,5 @@ export function createWriteTool(): BuiltinTool {
         };
       });
     },
-  };
+  });
 }
