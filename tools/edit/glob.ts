@@ -9,7 +9,7 @@ import { relTo, resolveSearchTarget } from "./search-target.js";
 import { walkFiles } from "./walker.js";
 import { isDeniedPath } from "./workspace-path.js";
 
-export const GlobArgs = z
+const GlobArgs = z
   .object({
     pattern: z
       .string()
@@ -23,7 +23,6 @@ export const GlobArgs = z
       .describe("Folder to search in, relative to the workspace root (default: the root)."),
   })
   .strict();
-export type GlobArgs = z.infer<typeof GlobArgs>;
 
 const MAX_FILES = 1000;
 

@@ -7,7 +7,7 @@ import type { BuiltinTool } from "../types.js";
 import { fsError } from "./fs-errors.js";
 import { isDeniedPath, resolveWorkspacePath } from "./workspace-path.js";
 
-export const LsArgs = z
+const LsArgs = z
   .object({
     path: z
       .string()
@@ -15,7 +15,6 @@ export const LsArgs = z
       .describe("Folder to list, relative to the workspace root (default: the root)."),
   })
   .strict();
-export type LsArgs = z.infer<typeof LsArgs>;
 
 const MAX_ENTRIES = 500;
 

@@ -3,7 +3,7 @@ import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
 import { editFile } from "./edit-file.js";
 
-export const MultiArgs = z
+const MultiArgs = z
   .object({
     path: z.string().describe("File to edit, relative to the workspace root (or absolute inside it)."),
     edits: z
@@ -24,7 +24,6 @@ export const MultiArgs = z
     dry: z.boolean().optional().describe("Only show the diff; write nothing."),
   })
   .strict();
-export type MultiArgs = z.infer<typeof MultiArgs>;
 
 /** edit.multi: several unique replacements in one file, all or nothing (edit.replace with edits, under its older name). */
 export function createMultiTool(): BuiltinTool {

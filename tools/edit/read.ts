@@ -9,7 +9,7 @@ import { openRegularFile } from "./regular-file.js";
 import { decodeText } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
-export const ReadArgs = z
+const ReadArgs = z
   .object({
     path: z.string().describe("File to read, relative to the workspace root (or absolute inside it)."),
     offset: z
@@ -24,7 +24,6 @@ export const ReadArgs = z
     limit: z.number().int().min(1).optional().describe("Maximum number of lines to show (at most 2000)."),
   })
   .strict();
-export type ReadArgs = z.infer<typeof ReadArgs>;
 
 const MAX_LINES = 2000;
 const MAX_BYTES = 50 * 1024;

@@ -9,14 +9,13 @@ import { pinDir } from "./pinned-dir.js";
 import { checkNotSpecial } from "./regular-file.js";
 import { resolveWorkspaceEntry } from "./workspace-path.js";
 
-export const RenameArgs = z
+const RenameArgs = z
   .object({
     from: z.string().describe("Existing file or folder, relative to the workspace root."),
     to: z.string().describe("New path, relative to the workspace root; missing parent folders are created."),
     overwrite: z.boolean().optional().describe("Replace an existing file at to (never a folder)."),
   })
   .strict();
-export type RenameArgs = z.infer<typeof RenameArgs>;
 
 async function lstatOrUndefined(p: string, display: string) {
   return lstat(p).catch((err: unknown) => {

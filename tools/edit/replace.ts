@@ -14,7 +14,7 @@ const Edit = z
  * One replacement (old, new) or several (edits): one tool where a model would otherwise choose
  * between two, so the default tool list costs fewer bytes. edit.multi runs the `edits` shape alone.
  */
-export const ReplaceArgs = z
+const ReplaceArgs = z
   .object({
     path: z.string().describe("File, relative to the workspace root"),
     old: z
@@ -53,7 +53,6 @@ export const ReplaceArgs = z
         message: "old and new go together",
       });
   });
-export type ReplaceArgs = z.infer<typeof ReplaceArgs>;
 
 /** edit.replace: exact, unique replacements in an existing file — one, or several all or nothing. */
 export function createReplaceTool(): BuiltinTool {

@@ -10,7 +10,7 @@ import { checkNotSpecial, openRegularFile } from "./regular-file.js";
 import { UTF8_BOM } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
-export const WriteArgs = z
+const WriteArgs = z
   .object({
     path: z
       .string()
@@ -18,7 +18,6 @@ export const WriteArgs = z
     text: z.string().describe("The complete new content of the file, exactly as it should be."),
   })
   .strict();
-export type WriteArgs = z.infer<typeof WriteArgs>;
 
 async function hasBom(file: string, display: string): Promise<boolean> {
   const fh = await openRegularFile(file, display).then(

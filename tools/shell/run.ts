@@ -8,7 +8,7 @@ import { OutputSpool } from "../process/output-spool.js";
 import type { BuiltinTool, ToolContext } from "../types.js";
 import { readTail } from "./output-tail.js";
 
-export const RunArgs = z
+const RunArgs = z
   .object({
     command: z.string().min(1).describe("Bash command line, run with bash -c in the workspace root."),
     timeout: z
@@ -20,7 +20,6 @@ export const RunArgs = z
       ),
   })
   .strict();
-export type RunArgs = z.infer<typeof RunArgs>;
 
 const MAX_LINES = 2000;
 const MAX_BYTES = 50 * 1024;

@@ -3,13 +3,12 @@ import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
-export const TreeDelArgs = z
+const TreeDelArgs = z
   .object({
     key: z.string().describe("Absolute key of a value, or of an empty directory (ending in '/')"),
     ifVersion: z.number().int().min(1).optional().describe("Delete only if the key's version is still this"),
   })
   .strict();
-export type TreeDelArgs = z.infer<typeof TreeDelArgs>;
 
 /** `tree.del`: deletes one value or one empty directory; never whole subtrees, never read-only keys. */
 export function createTreeDelTool(): BuiltinTool {

@@ -4,12 +4,11 @@ import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";
 
-export const TreeGetArgs = z
+const TreeGetArgs = z
   .object({
     key: z.string().describe("Absolute key, e.g. /byteseek/tools/edit.read; a directory ends with '/'"),
   })
   .strict();
-export type TreeGetArgs = z.infer<typeof TreeGetArgs>;
 
 /** `tree.get`: one value (kind, version, flags and the value itself) or a directory's size. */
 export function createTreeGetTool(): BuiltinTool {

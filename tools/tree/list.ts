@@ -5,14 +5,13 @@ import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey, hiddenKey } from "./common.js";
 
-export const TreeListArgs = z
+const TreeListArgs = z
   .object({
     key: z.string().default("/").describe("Directory key, ending in '/', e.g. /byteseek/tools/"),
     limit: z.number().int().min(1).max(1000).default(100).describe("At most this many entries (default 100)"),
     after: z.string().optional().describe("Continue after this entry name (from the previous page)"),
   })
   .strict();
-export type TreeListArgs = z.infer<typeof TreeListArgs>;
 
 const PREVIEW = 120;
 /**

@@ -12,7 +12,7 @@ import { builtinPowers, grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext } from "../types.js";
 import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
-export const TreeSetArgs = z
+const TreeSetArgs = z
   .object({
     key: z.string().describe("Absolute key of a value (not ending in '/'), e.g. /byteseek/tools/text.wc"),
     value: z
@@ -30,7 +30,6 @@ export const TreeSetArgs = z
       .describe("Write only if the key's version is still this (0: only if it does not exist)"),
   })
   .strict();
-export type TreeSetArgs = z.infer<typeof TreeSetArgs>;
 
 const TOOLS_DIR = "/byteseek/tools/";
 
