@@ -10,6 +10,8 @@ export type AgentErrorCode =
   | "LLM_NOT_CONFIGURED"
   /** A setting is present but unusable (unknown api, bad URL, non-numeric max tokens…). */
   | "LLM_BAD_CONFIG"
+  /** A client named a model URL the server does not let clients name (`BYTESEEK_LLM_CLIENT_URLS`). */
+  | "LLM_CLIENT_REFUSED"
   /** The provider answered with an error status (after retries for 5xx). `details.status`. */
   | "LLM_HTTP"
   /** 429 after every retry, or a Retry-After longer than we are willing to wait. */

@@ -5,7 +5,8 @@ import { AgentError } from "./errors.js";
 
 /**
  * The model provider settings. Read from the environment (`BYTESEEK_LLM_*`) with the tree's
- * `/byteseek/llm/*` as fallback; the environment wins.
+ * `/byteseek/llm/*` as fallback; the environment wins. A key goes only to the URL read beside it
+ * (see `resolveLlmConfig`).
  *
  * `key` is a non-enumerable property of the object `resolveLlmConfig` returns, so logging or
  * serialising the config (pino, JSON.stringify, util.inspect) never shows it; read it as `config.key`.
@@ -81,34 +82,70 @@ export interface ResolveLlmConfigInput {
   /** Optional: without a tree only the environment is read. */
   tree?: Pick<Tree, "get">;
   /**
-   * Settings a client sent with the turn; they win over the environment and the tree. The key
-   * read here (environment or tree) goes only to the URL read here: with a client URL that differs,
-   * only a key the client sent is used, so a client can never have the server's key sent to a URL
-   * of its choosing.
+   * Settings a client sent with the turn; they win over the environment and the tree. A URL of the
+   * client's own is refused unless `BYTESEEK_LLM_CLIENT_URLS` (in `env`) lists its origin: the
+   * server would otherwise fetch any address a client names, past the policy's `net` grants.
    */
   client?: ClientLlmSettings;
 }
 
+/** Where a setting was read; a key is only sent to a URL from the same place or a more trusted one. */
+type Source = "env" | "tree" | "client";
+const TRUST: Record<Source, number> = { client: 0, tree: 1, env: 2 };
+
+/** The variable listing the origins a client may name as its model URL (`*`: any). */
+export const CLIENT_URLS_ENV = "BYTESEEK_LLM_CLIENT_URLS";
+
+type Found = { value: string | number; from: string; source: Source };
+
 /**
  * Resolves the settings. Missing api, url or model → `LLM_NOT_CONFIGURED` naming every variable to
- * set; an unusable value → `LLM_BAD_CONFIG` naming where it came from. The key's value never
- * appears in a message or in `details`.
+ * set; an unusable value → `LLM_BAD_CONFIG` naming where it came from; a client's URL the server
+ * does not allow → `LLM_CLIENT_REFUSED` naming what to set. The key's value never appears in a
+ * message or in `details`.
+ *
+ * The key goes only where the place it was read from points: the environment's key to the
+ * environment's URL, the tree's to the tree's (or the environment's). Anyone who can write
+ * `/byteseek/llm/url` or send a turn could otherwise have the server's key sent to an address of
+ * theirs. A key paired with a URL from a less trusted place is dropped when the client chose the
+ * URL (its own model, reached without the server's key) and refused otherwise.
  */
 export async function resolveLlmConfig({ env, tree, client }: ResolveLlmConfigInput): Promise<LlmConfig> {
-  const raw: Partial<Record<Field, { value: string | number; from: string }>> = {};
+  const raw: Partial<Record<Field, Found>> = {};
+  const urls: Partial<Record<Source, string>> = {};
   for (const field of Object.keys(LLM_SETTINGS) as Field[]) {
     const found = fromEnv(env, field) ?? (tree ? await fromTree(tree, field) : undefined);
-    if (found !== undefined) raw[field] = found;
+    if (found === undefined) continue;
+    raw[field] = found;
+    if (field === "url") urls[found.source] = String(found.value);
   }
   if (client) {
-    const own = raw.url;
     for (const field of Object.keys(LLM_SETTINGS) as Field[]) {
       const value = client[field]?.trim();
-      if (value) raw[field] = { value, from: `${LLM_SETTINGS[field].env} sent by the client` };
+      if (value)
+        raw[field] = { value, from: `${LLM_SETTINGS[field].env} sent by the client`, source: "client" };
     }
-    const clientUrl = client.url?.trim();
-    if (clientUrl && (own === undefined || !sameUrl(String(own.value), clientUrl)) && !client.key?.trim())
-      delete raw.key;
+  }
+  const url = raw.url;
+  const key = raw.key;
+  if (url?.source === "client") {
+    const serverUrl = urls.env ?? urls.tree;
+    const value = String(url.value);
+    if (!LlmConfig.shape.url.safeParse(value).success) throw badSetting("url", url.from, value);
+    if (serverUrl === undefined || !sameUrl(serverUrl, value)) clientUrlAllowed(env, value);
+    // the server's own URL, named by the client: it is the server's, with the server's key
+    if (serverUrl !== undefined && sameUrl(serverUrl, value)) url.source = urls.env ? "env" : "tree";
+  }
+  if (key !== undefined && url !== undefined && !keyMayGo(key.source, String(url.value), url.source, urls)) {
+    if (url.source === "client") delete raw.key;
+    else
+      throw new AgentError(
+        "LLM_BAD_CONFIG",
+        `${key.from} is sent only to the URL set beside it, and the URL comes from ${url.from}: ` +
+          `set ${LLM_SETTINGS.url.env} on the server to that URL if the key is meant for it, ` +
+          `or write that URL's own key to ${LLM_SETTINGS.key.key}`,
+        { setting: url.from },
+      );
   }
 
   const missing = REQUIRED.filter((field) => raw[field] === undefined);
@@ -137,25 +174,19 @@ export async function resolveLlmConfig({ env, tree, client }: ResolveLlmConfigIn
     config[field] = field === "url" ? normaliseUrl(String(checked.data), config.api) : checked.data;
   }
 
-  const { key, ...rest } = config;
+  const { key: secret, ...rest } = config;
   const result = rest as Omit<LlmConfig, "key">;
-  if (typeof key === "string") Object.defineProperty(result, "key", { value: key, enumerable: false });
+  if (typeof secret === "string") Object.defineProperty(result, "key", { value: secret, enumerable: false });
   return result as LlmConfig;
 }
 
-function fromEnv(
-  env: Record<string, string | undefined>,
-  field: Field,
-): { value: string; from: string } | undefined {
+function fromEnv(env: Record<string, string | undefined>, field: Field): Found | undefined {
   const name = LLM_SETTINGS[field].env;
   const value = env[name]?.trim();
-  return value ? { value, from: name } : undefined;
+  return value ? { value, from: name, source: "env" } : undefined;
 }
 
-async function fromTree(
-  tree: Pick<Tree, "get">,
-  field: Field,
-): Promise<{ value: string | number; from: string } | undefined> {
+async function fromTree(tree: Pick<Tree, "get">, field: Field): Promise<Found | undefined> {
   const key = LLM_SETTINGS[field].key;
   const node = await tree.get(key);
   if (node === undefined || node.kind === "index") return undefined;
@@ -167,7 +198,7 @@ async function fromTree(
       { setting: key },
     );
   if (typeof value === "string" && value.trim() === "") return undefined;
-  return { value: typeof value === "string" ? value.trim() : value, from: key };
+  return { value: typeof value === "string" ? value.trim() : value, from: key, source: "tree" };
 }
 
 function plain(value: TreeValue): string | number | undefined {
@@ -194,6 +225,71 @@ function badSetting(field: Field, from: string, value: string | number): AgentEr
   };
   const where = from.startsWith("/") ? `${from} (or set ${LLM_SETTINGS[field].env})` : from;
   return new AgentError("LLM_BAD_CONFIG", `${where} ${want[field]}${shown}`, { setting: from });
+}
+
+/**
+ * May a key read from `keySource` go to `url` (read from `urlSource`)? Yes when the URL's place is
+ * as trusted as the key's, or the URL is exactly one set beside the key or above it (the same base
+ * URL, not merely the same origin: one host may serve many accounts under different paths).
+ */
+function keyMayGo(
+  keySource: Source,
+  url: string,
+  urlSource: Source,
+  urls: Partial<Record<Source, string>>,
+): boolean {
+  if (TRUST[urlSource] >= TRUST[keySource]) return true;
+  return (Object.keys(urls) as Source[]).some(
+    (s) => TRUST[s] >= TRUST[keySource] && urls[s] !== undefined && sameUrl(urls[s], url),
+  );
+}
+
+/**
+ * Refuses a client's model URL unless `BYTESEEK_LLM_CLIENT_URLS` lists its origin (or is `*`).
+ * The list holds origins only (`http://host:port`): a path would suggest a narrower rule than an
+ * origin check gives.
+ */
+function clientUrlAllowed(env: Record<string, string | undefined>, url: string): void {
+  const origin = new URL(url).origin;
+  const listed = clientUrlOrigins(env);
+  if (listed === "*" || listed.includes(origin)) return;
+  throw new AgentError(
+    "LLM_CLIENT_REFUSED",
+    `this server does not call model URLs its clients name (${LLM_SETTINGS.url.env} ${url} was sent by the client): ` +
+      `to use the server's own model, unset ${LLM_SETTINGS.url.env} (and the other BYTESEEK_LLM_*) in the client's shell; ` +
+      `to let clients use that model, start the server with ${CLIENT_URLS_ENV}=${origin} (a comma list of origins, or * for any)`,
+    { setting: CLIENT_URLS_ENV, origin },
+  );
+}
+
+/**
+ * `BYTESEEK_LLM_CLIENT_URLS` read: `*`, or the origins it lists (none when unset). An entry that is
+ * not an http(s) origin → `LLM_BAD_CONFIG` naming it; the server checks it at start.
+ */
+export function clientUrlOrigins(env: Record<string, string | undefined>): "*" | string[] {
+  const origins: string[] = [];
+  for (const entry of (env[CLIENT_URLS_ENV] ?? "").split(",").map((s) => s.trim())) {
+    if (entry === "") continue;
+    if (entry === "*") return "*";
+    let allowed: URL;
+    try {
+      allowed = new URL(entry);
+    } catch {
+      throw listError(entry);
+    }
+    if (!/^https?:$/.test(allowed.protocol) || allowed.pathname !== "/" || allowed.search || allowed.hash)
+      throw listError(entry);
+    origins.push(allowed.origin);
+  }
+  return origins;
+}
+
+function listError(entry: string): AgentError {
+  return new AgentError(
+    "LLM_BAD_CONFIG",
+    `${CLIENT_URLS_ENV} lists origins (http://host:port or https://host) or *, got ${JSON.stringify(entry.slice(0, 100))}`,
+    { setting: CLIENT_URLS_ENV },
+  );
 }
 
 /** Two spellings of one base URL (trailing slashes, case of scheme and host aside). */

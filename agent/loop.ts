@@ -24,8 +24,9 @@ import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type Json, json, str } from "../tree/value.js";
 import { AgentError } from "./errors.js";
+import type { AgentEvent, TurnResult } from "./events.js";
 import type { ClientLlmSettings } from "./llm-config.js";
-import type { ChatMessage, ChatResponse, Provider, StreamEvent, ToolCall } from "./providers/types.js";
+import type { ChatMessage, ChatResponse, Provider, ToolCall } from "./providers/types.js";
 
 /** Rounds in a row in which every call failed before the run stops. */
 export const REPAIR_ROUNDS = 3;
@@ -35,57 +36,6 @@ export const sessionDir = (vid: string): string => `/byteseek/session/${vid}/`;
 export const statusKey = (vid: string): string => `/vthread/${vid}/status`;
 export const reasonKey = (vid: string): string => `/vthread/${vid}/reason`;
 export const pcKey = (vid: string): string => `/vthread/${vid}/‥pc`;
-
-/** Why a turn ended. */
-export type StopReason = "done" | "terminated" | "max_steps" | "repair_exhausted" | "aborted" | "model_error";
-
-/** What a turn reports while it runs, for streaming to a terminal or an HTTP client. */
-export type AgentEvent =
-  | { type: "turn_start"; vid: string }
-  | { type: "step"; step: number }
-  | Exclude<StreamEvent, { type: "done" }>
-  | { type: "tool_start"; id: string; name: string; args: unknown }
-  /** The call waits for a person to decide the approval at `key` (`kvspace approve|deny <vid>/<n>`). */
-  | {
-      type: "approval_pending";
-      id: string;
-      name: string;
-      key: string;
-      args: unknown;
-      reason: string;
-      diff?: string;
-    }
-  | {
-      type: "tool_result";
-      id: string;
-      name: string;
-      kind: ToolKind;
-      isError: boolean;
-      text: string;
-      record?: string;
-    }
-  | { type: "turn_end"; result: TurnResult };
-
-export interface TurnCall {
-  name: string;
-  kind: ToolKind;
-  isError: boolean;
-  record?: string;
-}
-
-export interface TurnResult {
-  vid: string;
-  /** The model's final text (or, when it stopped otherwise, why). */
-  text: string;
-  reason: StopReason;
-  steps: number;
-  calls: TurnCall[];
-  /** Record keys made during the turn. */
-  records: string[];
-  usage: { inputTokens: number; outputTokens: number };
-  /** Set when reason is model_error: the error's code. */
-  error?: { code: string; message: string };
-}
 
 export interface TurnInput {
   vid?: string;

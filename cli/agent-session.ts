@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { type Logger, pino } from "pino";
 import { request } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
+import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { type ClientLlmSettings, clientLlmSettings, LLM_SETTINGS } from "../agent/llm-config.js";
-import type { AgentEvent, TurnResult } from "../agent/loop.js";
 import type { ApprovalDecision } from "../tools/approvals.js";
 import { readSse } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
@@ -140,7 +140,11 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
         onEvent(e);
       }
       if (!result) throw new Error(`the server at ${url.origin} ended the stream before the turn ended`);
-      if (failure.code === "LLM_NOT_CONFIGURED" || failure.code === "LLM_BAD_CONFIG")
+      if (
+        failure.code === "LLM_NOT_CONFIGURED" ||
+        failure.code === "LLM_BAD_CONFIG" ||
+        failure.code === "LLM_CLIENT_REFUSED"
+      )
         result.text = `the turn ran on the server at ${url.origin}: ${result.text}`;
       return result;
     },

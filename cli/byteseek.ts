@@ -11,7 +11,7 @@
  * otherwise, 2 on a usage error.
  */
 import { createInterface } from "node:readline";
-import type { AgentEvent, TurnResult } from "../agent/loop.js";
+import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { newVid } from "../agent/loop.js";
 import { VID } from "../mcp/server.js";
 import { startServer } from "../server/main.js";

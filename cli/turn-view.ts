@@ -4,7 +4,7 @@
  * arguments and a short result (kind, time, first lines), and the turn's steps and tokens at the
  * end. Colours and the spinner only on a terminal that can draw them; piped output is plain text.
  */
-import type { AgentEvent, TurnResult } from "../agent/loop.js";
+import type { AgentEvent, TurnResult } from "../agent/events.js";
 
 export interface TurnViewOptions {
   /** Where the conversation goes (stdout). */

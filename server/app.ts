@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, STATUS_CODES } from "node:http";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
-import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
+import { validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
 import type { Agent } from "../agent/loop.js";
 import { createApprovals } from "../tools/approvals.js";
@@ -19,6 +19,7 @@ import { exactJson, parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
 import { createFrontDoor } from "./front-door.js";
 import { revisionHeaders } from "./http-headers.js";
+import { openApiOptions } from "./openapi.js";
 import { createRequestGuard } from "./request-guard.js";
 import { agentRoutes } from "./routes/agent.js";
 import { approvalRoutes } from "./routes/approvals.js";
@@ -273,19 +274,7 @@ export async function buildApp(deps: AppDeps) {
     reply.code(404).send({ error: { code: "HTTP_NOT_FOUND", message: `no route ${req.method} ${shown}` } });
   });
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      info: {
-        title: "byteseek",
-        version: "1",
-        description:
-          "A hierarchical key-value tree over HTTP. Keys go in the path, each segment percent-encoded (UTF-8); a key ending in '/' is a directory. Every response carries X-Byteseek-Revision; errors are {error: {code, message, ...}}.",
-      },
-      components: token ? { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } : {},
-      ...(token ? { security: [{ bearer: [] }] } : {}),
-    },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(fastifySwagger, openApiOptions({ token: Boolean(token) }));
 
   await app.register(healthRoutes, { tree });
   await app.register(treeRoutes, { tree });

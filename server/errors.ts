@@ -98,6 +98,8 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   // The model provider: our setup or the provider is at fault, never the client.
   LLM_NOT_CONFIGURED: 503,
   LLM_BAD_CONFIG: 503,
+  // ...except a model URL the client named and the server does not allow
+  LLM_CLIENT_REFUSED: 403,
   LLM_RATE_LIMITED: 503,
   LLM_TIMEOUT: 504,
   LLM_HTTP: 502,

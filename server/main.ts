@@ -16,6 +16,8 @@ import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
+import { isAgentError } from "../agent/errors.js";
+import { clientUrlOrigins } from "../agent/llm-config.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
@@ -96,6 +98,12 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       `refusing to listen on ${host} without a token: anyone who can reach it could read and change the store. Set BYTESEEK_TOKEN, or listen on 127.0.0.1`,
     );
   const store = readStore(env, cwd);
+  try {
+    clientUrlOrigins(env);
+  } catch (err) {
+    if (isAgentError(err)) throw configError(err.message);
+    throw err;
+  }
   const config: ServerConfig = {
     store,
     host,

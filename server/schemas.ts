@@ -25,6 +25,7 @@ export {
   ValueKind,
   WatchBatchJson,
   WatchEventJson,
+  WatchProgressJson,
   WriteJson,
 } from "../tree/http/index.js";
 
@@ -85,7 +86,13 @@ export const PutBody = z
 
 /** The bare prefix (`/v1/tree`): the root. */
 export const RootParams = z.object({});
-export const TreeParams = z.object({ "*": z.string().describe("the key, percent-encoded per segment") });
+export const TreeParams = z.object({
+  "*": z
+    .string()
+    .describe(
+      "the key without its leading '/': segments separated by a literal '/', each percent-encoded (UTF-8); a trailing '/' names a directory",
+    ),
+});
 
 export const WatchQuery = z.object({
   since: z.coerce

@@ -2,7 +2,9 @@
  * The browser page (issue 7): `webRoutes` serves `web/static/index.html` at `/` and at every page
  * address — `/ui/<key>` (a tree node), `/tools/`, `/tools/<name>`, `/runs/<vid>` — so a link
  * opens the same view, and the page's assets at `/assets/<file>`: the compiled scripts from
- * `web/dist/` (built by `tsc -p web/tsconfig.json`), styles and icon from `web/static/`.
+ * `web/dist/` (built by `tsc -p web/tsconfig.json`: the page at `web/src/`, beside the few
+ * Node-free modules it shares with the server, such as `tree/http/sse.js`), styles and icon from
+ * `web/static/`.
  *
  * The page holds no data and no secret, so its routes carry `config: { public: true }`: the token
  * check lets them through, and the page then asks for the token and sends it on every API call.
@@ -62,9 +64,10 @@ export function findWebRoot(from: string = dirname(fileURLToPath(import.meta.url
 export const webRoutes: FastifyPluginAsync<WebRoutesOptions> = async function webRoutes(app, options) {
   const root = options.root ?? findWebRoot();
   const staticDir = join(root, "web", "static");
-  // The page's tsconfig reaches tree/http for the wire types, so its scripts land under web/src/.
-  const distDir = join(root, "web", "dist", "web", "src");
-  if (!existsSync(join(distDir, "main.js")))
+  // The page's tsconfig has the repository as its root (it shares modules with the server), so its
+  // own scripts land under web/src/ and are asked for as /assets/web/src/<file>.
+  const distDir = join(root, "web", "dist");
+  if (!existsSync(join(distDir, "web", "src", "main.js")))
     app.log.warn({ distDir }, "the web page's scripts are not built: run `tsc -p web/tsconfig.json`");
 
   // Only the reply.sendFile decorator: the routes below are ours, so they can carry `public`.

@@ -5,10 +5,12 @@
  */
 import type { Tree, TreeNode } from "../tree/types.js";
 import { parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
+import { netHosts } from "./gate.js";
 import { hashOf } from "./hash.js";
 import { runnerOf } from "./impl/kinds.js";
 import type { LoadedPolicy, Policy } from "./policy.js";
-import { grantOf, type Power } from "./powers.js";
+import { hostAllowed } from "./policy.js";
+import { grantOf, type Need, type Power } from "./powers.js";
 import { failure } from "./results.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
@@ -73,11 +75,19 @@ export interface CatalogueOptions {
   registry: ReadonlyMap<string, BuiltinTool>;
   readPolicy: () => Promise<LoadedPolicy>;
   powersOf: (ref: string) => readonly Power[];
+  /** The powers an `mcp` tool's server needs (exec for a command, net to its host), as the gate reads them. */
+  mcpNeeds?: ((server: string) => Promise<Need[]>) | undefined;
 }
 
 type Parsed = ReturnType<typeof parseDeclaration>;
 
-export function createCatalogue({ tree, registry, readPolicy, powersOf }: CatalogueOptions): Catalogue {
+export function createCatalogue({
+  tree,
+  registry,
+  readPolicy,
+  powersOf,
+  mcpNeeds,
+}: CatalogueOptions): Catalogue {
   const parsed = new Map<string, { modRev: number; result: Parsed }>();
 
   function parseNode(
@@ -186,9 +196,21 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
     const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
     if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
     const loaded = await readPolicy();
+    // An mcp tool needs what its server does (the registry entry, not the declaration): read once per server.
+    const servers = new Map<string, Need[]>();
+    if (loaded.ok && mcpNeeds)
+      for (const t of listed.catalogue.valid) {
+        const impl = t.declaration.impl;
+        if (impl.kind !== "mcp" || t.blocked !== undefined || servers.has(impl.server)) continue;
+        servers.set(impl.server, await mcpNeeds(impl.server).catch(() => []));
+      }
     const valid = listed.catalogue.valid.map(function withGrant(t) {
       if (t.blocked !== undefined || !loaded.ok) return t;
-      const lacking = lackingPowers(t.declaration, loaded.policy, vid ?? "");
+      const impl = t.declaration.impl;
+      const lacking =
+        impl.kind === "mcp"
+          ? lackingServerPowers(servers.get(impl.server) ?? [], loaded.policy, vid ?? "")
+          : lackingPowers(t.declaration, loaded.policy, vid ?? "");
       return lacking ? { ...t, blocked: lacking } : t;
     });
     return {
@@ -196,6 +218,19 @@ export function createCatalogue({ tree, registry, readPolicy, powersOf }: Catalo
       invalid: [...listed.catalogue.invalid],
       ...(loaded.ok ? {} : { policyProblems: loaded.problems }),
     };
+  }
+
+  /** What an mcp tool's server needs (exec, or net to its fixed host) that a run lacks, as the gate decides it. */
+  function lackingServerPowers(needs: readonly Need[], policy: Policy, vid: string): string | undefined {
+    const { grant, rule } = grantOf(policy.grants, vid);
+    for (const need of needs) {
+      if (need.power === "net") {
+        if (!hostAllowed(need.url, netHosts(policy, grant)))
+          return `needs the power "net" to ${need.url.host}, which the policy does not grant (${rule})`;
+      } else if (need.power !== "tree" && !grant[need.power])
+        return `needs the power "${need.power}", which the policy does not grant (${rule})`;
+    }
+    return undefined;
   }
 
   /** The powers a tool needs whatever its arguments (not net, whose host may depend on them) that a run lacks. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { IMPL_KINDS, ToolAnnotations } from "./declaration-parts.js";
 import { createSchemaCompiler, type SchemaCompiler } from "./json-schema.js";
 import type { BuiltinTool } from "./types.js";
 
@@ -70,7 +71,15 @@ export const McpImpl = z
 export const ToolImpl = z.discriminatedUnion("kind", [BuiltinImpl, ShellImpl, HttpImpl, LlmImpl, McpImpl]);
 export type ToolImpl = z.infer<typeof ToolImpl>;
 export type ImplKind = ToolImpl["kind"];
-export const IMPL_KINDS = ["builtin", "shell", "http", "llm", "mcp"] as const satisfies readonly ImplKind[];
+export { IMPL_KINDS, ToolAnnotations };
+
+type ListedKind = (typeof IMPL_KINDS)[number];
+/** `true` only when ToolImpl's kinds are exactly IMPL_KINDS: a kind added on one side alone fails here. */
+export const IMPL_KINDS_MATCH: [ImplKind] extends [ListedKind]
+  ? [ListedKind] extends [ImplKind]
+    ? true
+    : never
+  : never = true;
 
 // A memo of compiled schemas, shared by parsing and the runtime's validation: it holds no state
 // a caller could observe, so one per process is harmless and saves compiling each schema twice.
@@ -93,17 +102,6 @@ export const ParamsSchema = z.record(z.string(), z.unknown()).superRefine(functi
     ctx.addIssue({ code: "custom", message: `params is not a valid JSON Schema: ${(err as Error).message}` });
   }
 });
-
-/** MCP's tool annotations: hints a host uses to decide how to present and confirm a call. */
-export const ToolAnnotations = z
-  .object({
-    readOnlyHint: z.boolean().optional().describe("The tool changes nothing"),
-    destructiveHint: z.boolean().optional().describe("The tool may overwrite or delete"),
-    idempotentHint: z.boolean().optional().describe("Calling it twice with the same arguments does no more"),
-    openWorldHint: z.boolean().optional().describe("The tool reaches beyond byteseek (network, commands)"),
-  })
-  .strict();
-export type ToolAnnotations = z.infer<typeof ToolAnnotations>;
 
 /** A tool declaration, as stored at `/byteseek/tools/<name>` (see DESIGN.md "Tools"). */
 export const ToolDeclaration = z

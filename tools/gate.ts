@@ -3,7 +3,7 @@ import path from "node:path";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
 import { powersNeeded } from "./needs.js";
-import { hostAllowed, POLICY_KEY, type Policy } from "./policy.js";
+import { hostAllowed, MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
 import { type Grant, grantOf, type Need, POWER_MEANING, type Power } from "./powers.js";
 
 /** Argument names that hold file paths in the file tools (`edit.*`). */
@@ -101,6 +101,12 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
         `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
       );
     }
+    if (modelSettingsKey(key))
+      return refuse(
+        "denied",
+        "model settings",
+        `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: no tool may read or change them; ask the user`,
+      );
     if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
       return refuse(
         "denied",

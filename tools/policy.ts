@@ -5,6 +5,17 @@ import { DEFAULT_GRANT, Grants } from "./powers.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
 export const POLICY_KEY = "/byteseek/policy";
+/**
+ * The model's settings (url, key…): no tool reads or writes them, whatever `denyKeys` lists. A
+ * tool writing the URL would choose the model that drives its own run and, with it, where the
+ * server's requests (and a key read from the tree) go.
+ */
+export const MODEL_SETTINGS_PREFIX = "/byteseek/llm/";
+
+/** Is `key` (a value or a directory) the model's settings or under them? */
+export function modelSettingsKey(key: string): boolean {
+  return key.startsWith(MODEL_SETTINGS_PREFIX) || `${key}/` === MODEL_SETTINGS_PREFIX;
+}
 
 /**
  * The gate's policy. `grants` says which powers (powers.ts) each run holds; the other rules

@@ -91,7 +91,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const scratchRoot = createScratchRoot(options.scratchParent);
-  const catalogue = createCatalogue({ tree, registry, readPolicy, powersOf });
+  const catalogue = createCatalogue({ tree, registry, readPolicy, powersOf, mcpNeeds: options.mcp?.needs });
   const execute = createExecutor({
     tree,
     logger,

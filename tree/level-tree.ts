@@ -8,51 +8,25 @@
  * something takes the next global revision; the batch also writes each revision's change-log entry,
  * which watchers resume from.
  */
-import type { AbstractBatchOptions, AbstractSnapshot } from "abstract-level";
+import type { AbstractBatchOptions } from "abstract-level";
 import type { Logger } from "pino";
 import { type LoggedRevision, openChangeLog } from "./change-log.js";
-import {
-  childNodeKey,
-  childrenRange,
-  histKey,
-  histListKey,
-  keyFromNodeKey,
-  NODE,
-  nodeKey,
-} from "./encoding.js";
+import { keyFromNodeKey, NODE } from "./encoding.js";
 import { TreeError } from "./errors.js";
 import { type HistoryLimit, historyRule } from "./history-limit.js";
-import { type Db, Mutation, RecordCache, readRaw, type Stored } from "./mutation.js";
-import { exportTree, importReadOnly, parseImport } from "./ndjson.js";
+import { createLevelReads } from "./level-reads.js";
+import { type Db, Mutation, RecordCache, type Stored } from "./mutation.js";
+import { exportTree, parseImport } from "./ndjson.js";
 import { NodeCache } from "./node-cache.js";
-import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
-import { eventFromRecord, histFromRecord, type NodeRecord, nodeFromRecord, storedValue } from "./record.js";
-import { checkValueSize, judgeDel, judgeDeltree, judgeSet } from "./rules.js";
-import { checkTxnSize, compareHolds } from "./txn.js";
-import type {
-  DelOptions,
-  DelResult,
-  DeltreeResult,
-  ExportEntry,
-  HistoryEntry,
-  ImportResult,
-  ListChild,
-  ListOptions,
-  ListResult,
-  SetOptions,
-  Tree,
-  TreeNode,
-  TxnCompare,
-  TxnOp,
-  TxnRequest,
-  TxnResult,
-  WatchBatch,
-  WatchOptions,
-  WriteResult,
-} from "./types.js";
+import { parseKey } from "./path.js";
+import { createPlanner } from "./plan.js";
+import { eventFromRecord, type NodeRecord } from "./record.js";
+import { checkValueSize } from "./rules.js";
+import type { ExportEntry, ImportResult, Tree, WatchBatch, WatchOptions } from "./types.js";
 import { upgradeLayout } from "./upgrade.js";
 import type { TreeValue } from "./value.js";
 import { AsyncQueue, filterBatch, WatchHub } from "./watch-hub.js";
+import { fixRevs, PENDING } from "./write-store.js";
 
 export interface TreeOptions {
   /**
@@ -195,6 +169,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
       try {
         let value = p.run(m);
         if (value instanceof Promise) value = await value;
+        fixRevs(value, m.rev === 0 ? nextRev - 1 : m.rev);
         if (m.rev !== 0) prepared.logs.push({ rev: m.rev, events: m.events });
         prepared.done.push({ p, value });
       } catch (err) {
@@ -251,154 +226,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   }
 
   const checkSize = (value: TreeValue) => checkValueSize(value, maxValueBytes);
-
-  function result(m: Mutation, key: string, version: number): WriteResult {
-    return { key, rev: m.rev === 0 ? nextRev - 1 : m.rev, version };
-  }
-
-  /** The node a record is, for the details of a version mismatch. */
-  const nodeOf = (key: string, rec: NodeRecord | undefined) => () =>
-    rec ? nodeFromRecord(key, rec) : undefined;
-
-  // ---- write operations, each run inside a Mutation ----
-
-  function doSet(m: Mutation, key: string, value: TreeValue, o: SetOptions = {}): WriteResult {
-    parseValueKey(key);
-    checkSize(value);
-    const prev = m.readNode(key);
-    judgeSet(key, prev, o, nodeOf(key, prev));
-    const parent = parentOf(key)!;
-    const parentRec = m.ensureDir(parent);
-    const rev = m.bump();
-    const rec: NodeRecord = {
-      k: value.kind,
-      v: storedValue(value),
-      ver: (prev?.ver ?? 0) + 1,
-      cr: prev?.cr ?? rev,
-      mr: rev,
-      mt: m.options.now,
-    };
-    if (o.ro ?? prev?.ro === 1) rec.ro = 1;
-    const vid = o.vid ?? prev?.vid;
-    if (vid !== undefined) rec.vid = vid;
-    m.putValue(key, rec, prev, parentRec);
-    if (!prev) m.adjustCount(parent, +1, parentRec);
-    m.emit({ t: "put", key, k: value.kind, v: rec.v, p: prev?.mr ?? 0, ver: rec.ver });
-    return result(m, key, rec.ver);
-  }
-
-  function doDel(m: Mutation, key: string, o: DelOptions = {}): DelResult {
-    const parsed = parseKey(key);
-    const prev = m.readNode(key);
-    if (!judgeDel(key, prev, o, nodeOf(key, prev)) || !prev) return { ...result(m, key, 0), deleted: false };
-    if (parsed.dir) {
-      m.bump();
-      m.removeDir(key);
-    } else {
-      m.bump();
-      m.deleteValue(key, prev);
-    }
-    m.adjustCount(parentOf(key)!, -1);
-    m.emit({ t: "delete", key, k: prev.k, p: prev.mr });
-    return { ...result(m, key, 0), deleted: true };
-  }
-
-  async function doDeltree(
-    m: Mutation,
-    dir: string,
-    o: { force?: boolean; ifVersion?: number } = {},
-  ): Promise<DeltreeResult> {
-    parseDirKey(dir);
-    const prev = m.readNode(dir);
-    if (!judgeDeltree(dir, prev, o, nodeOf(dir, prev))) return { ...result(m, dir, 0), removed: 0 };
-    m.bump();
-    const removed = await m.removeSubtree(dir, o.force === true);
-    m.emit({ t: "deltree", key: dir, k: "index", p: prev?.mr ?? 0 });
-    return { ...result(m, dir, 0), removed };
-  }
-
-  function doMkindex(m: Mutation, dir: string): WriteResult {
-    parseDirKey(dir);
-    const rec = m.ensureDir(dir);
-    return result(m, dir, rec.ver);
-  }
-
-  function doAppend(
-    m: Mutation,
-    dir: string,
-    value: TreeValue,
-    o: { vid?: string; ro?: boolean } = {},
-  ): WriteResult {
-    parseDirKey(dir);
-    checkSize(value);
-    const rec = m.ensureDir(dir);
-    // Fresh read: ensureDir may have just created it inside this mutation.
-    let n = m.readNode(dir)?.s ?? rec.s ?? 0;
-    while (m.readNode(`${dir}${n}`)) n++;
-    const key = `${dir}${n}`;
-    const res = doSet(m, key, value, {
-      create: true,
-      ...(o.vid ? { vid: o.vid } : {}),
-      ro: o.ro ?? false,
-    });
-    const dirRec = m.readNode(dir)!;
-    m.write(nodeKey(dir), { ...dirRec, s: n + 1 });
-    return res;
-  }
-
-  function holds(m: Mutation, c: TxnCompare): boolean {
-    parseKey(c.key);
-    const rec = m.readNode(c.key);
-    return compareHolds(
-      c,
-      rec && {
-        kind: rec.k,
-        ...(rec.v !== undefined ? { value: rec.v } : {}),
-        version: rec.ver,
-        createRev: rec.cr,
-        modRev: rec.mr,
-      },
-    );
-  }
-
-  async function runTxnOp(m: Mutation, op: TxnOp): Promise<WriteResult | TreeNode | null> {
-    switch (op.op) {
-      case "set":
-        return doSet(m, op.key, op.value, {
-          ...(op.ro !== undefined ? { ro: op.ro } : {}),
-          ...(op.force ? { force: true } : {}),
-          ...(op.vid !== undefined ? { vid: op.vid } : {}),
-        });
-      case "del":
-        return doDel(m, op.key, op.force ? { force: true } : {});
-      case "deltree":
-        return doDeltree(m, op.key, op.force ? { force: true } : {});
-      case "mkindex":
-        return doMkindex(m, op.key);
-      case "get": {
-        parseKey(op.key);
-        const rec = m.readNode(op.key);
-        return rec ? nodeFromRecord(op.key, rec) : null;
-      }
-      default:
-        throw new TreeError(
-          "TREE_TXN_INVALID",
-          `unknown txn operation ${JSON.stringify((op as { op: unknown }).op)}`,
-        );
-    }
-  }
-
-  async function doTxn(m: Mutation, req: TxnRequest): Promise<TxnResult> {
-    const compare = req.compare ?? [];
-    const success = req.success ?? [];
-    const failure = req.failure ?? [];
-    checkTxnSize(req);
-    let ok = true;
-    for (const c of compare) if (!holds(m, c)) ok = false;
-    const results: TxnResult["results"] = [];
-    for (const op of ok ? success : failure) results.push(await runTxnOp(m, op));
-    return { succeeded: ok, rev: m.rev === 0 ? nextRev - 1 : m.rev, results };
-  }
+  const plan = createPlanner({ history: versionsKept, maxValueBytes });
 
   // ---- reads ----
 
@@ -406,92 +234,7 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
   }
 
-  async function getNode(key: string, snapshot?: AbstractSnapshot): Promise<TreeNode | undefined> {
-    checkOpen();
-    parseKey(key);
-    if (!snapshot) {
-      const hit = cache.get(key);
-      if (hit) return hit;
-    }
-    const raw = readRaw(db, nodeKey(key), snapshot);
-    if (raw === undefined) {
-      if (key === "/")
-        return {
-          key: "/",
-          kind: "index",
-          count: 0,
-          version: 0,
-          createRev: 0,
-          modRev: 0,
-          mtime: 0,
-          ro: false,
-        };
-      return undefined;
-    }
-    const node = nodeFromRecord(key, JSON.parse(raw) as NodeRecord);
-    return snapshot ? node : cache.remember(key, node, raw.length);
-  }
-
-  async function list(dir: string, o: ListOptions = {}, snapshot?: AbstractSnapshot): Promise<ListResult> {
-    checkOpen();
-    parseDirKey(dir);
-    if (o.limit !== undefined && (!Number.isInteger(o.limit) || o.limit < 1))
-      throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${o.limit}`);
-    const limit = Math.min(o.limit ?? 1000, 100_000);
-    if (dir !== "/" && readRaw(db, nodeKey(dir), snapshot) === undefined)
-      throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
-    const range = childrenRange(dir);
-    const gt = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
-    const children: ListChild[] = [];
-    let hasMore = false;
-    const bounds = gt !== undefined && gt >= range.gte ? { gt, lt: range.lt } : range;
-    const it = db.iterator(snapshot ? { ...bounds, snapshot } : bounds);
-    try {
-      for (;;) {
-        const entries = await it.nextv(Math.min(limit + 1, 1000));
-        if (entries.length === 0) break;
-        for (const [sk, raw] of entries) {
-          const key = keyFromNodeKey(sk);
-          const name = nameOf(key);
-          if (!o.system && isSystemName(name)) continue;
-          if (children.length === limit) {
-            hasMore = true;
-            break;
-          }
-          const node = nodeFromRecord(key, JSON.parse(raw) as NodeRecord);
-          if (node.kind !== "index" && o.values === false) {
-            const { value: _omit, ...meta } = node;
-            children.push({ ...meta, name });
-          } else children.push({ ...node, name });
-        }
-        if (hasMore) break;
-      }
-    } finally {
-      await it.close();
-    }
-    const res: ListResult = { key: dir, children };
-    if (hasMore && children.length > 0) res.next = children[children.length - 1]!.name;
-    return res;
-  }
-
-  async function history(key: string, snapshot?: AbstractSnapshot): Promise<HistoryEntry[]> {
-    checkOpen();
-    parseValueKey(key);
-    const raw = readRaw(db, nodeKey(key), snapshot);
-    let revs: number[] = [];
-    if (raw !== undefined) revs = (JSON.parse(raw) as NodeRecord).h ?? [];
-    else {
-      const kept = readRaw(db, histListKey(key), snapshot);
-      if (kept !== undefined) revs = JSON.parse(kept) as number[];
-    }
-    const values = await db.getMany(
-      revs.map((r) => histKey(key, r)),
-      snapshot ? { snapshot } : {},
-    );
-    const out: HistoryEntry[] = [];
-    for (const v of values) if (v !== undefined) out.push(histFromRecord(key, v));
-    return out.reverse();
-  }
+  const { getNode, list, history } = createLevelReads({ db, cache, checkOpen });
 
   async function* watch(prefix: string, o: WatchOptions = {}): AsyncGenerator<WatchBatch> {
     checkOpen();
@@ -545,22 +288,15 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     }
   }
 
-  async function doClear(m: Mutation): Promise<WriteResult> {
-    m.bump();
-    await m.removeSubtree("/", true);
-    m.emit({ t: "deltree", key: "/", k: "index" });
-    return result(m, "/", 0);
-  }
-
   const tree: Tree = {
     get: (key) => getNode(key),
-    set: (key, value, o) => enqueue((m) => doSet(m, key, value, o)),
-    del: (key, o) => enqueue((m) => doDel(m, key, o)),
-    deltree: (dir, o) => enqueue((m) => doDeltree(m, dir, o)),
-    mkindex: (dir) => enqueue((m) => doMkindex(m, dir)),
+    set: (key, value, o) => enqueue((m) => plan.set(m, key, value, o)),
+    del: (key, o) => enqueue((m) => plan.del(m, key, o)),
+    deltree: (dir, o) => enqueue((m) => plan.deltree(m, dir, o)),
+    mkindex: (dir) => enqueue((m) => plan.mkindex(m, dir)),
     list: (dir, o) => list(dir, o),
-    append: (dir, value, o) => enqueue((m) => doAppend(m, dir, value, o)),
-    txn: (req) => enqueue((m) => doTxn(m, req)),
+    append: (dir, value, o) => enqueue((m) => plan.append(m, dir, value, o)),
+    txn: (req) => enqueue((m) => plan.txn(m, req)),
     watch,
     history: (key) => history(key),
     async *export(dir = "/") {
@@ -582,23 +318,12 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
     },
     async import(entries, io = {}): Promise<ImportResult> {
       const parsed = await parseImport(entries, checkSize);
-      return enqueue(async (m) => {
-        for (const e of parsed) {
-          if (e.dir) doMkindex(m, e.key);
-          else {
-            if (!io.force && m.readNode(e.key)?.ro) throw importReadOnly(e);
-            doSet(m, e.key, e.value, {
-              force: true,
-              ...(e.ro === undefined ? {} : { ro: e.ro }),
-              ...(e.vid ? { vid: e.vid } : {}),
-            });
-            if (e.restore) m.restoreValue(e.key, e.restore);
-          }
-        }
-        return { imported: parsed.length, rev: m.rev === 0 ? nextRev - 1 : m.rev };
+      return enqueue((m) => {
+        plan.importItems(m, parsed, io.force === true);
+        return { imported: parsed.length, rev: PENDING };
       });
     },
-    clear: () => enqueue(doClear),
+    clear: () => enqueue((m) => plan.clear(m)),
     revision: () => log.committed,
     compactedRev: () => log.oldest,
     async close(): Promise<void> {

@@ -5,14 +5,18 @@
  * undone and leaves no trace (all or nothing per operation, and per transaction).
  */
 import type { AbstractLevel, AbstractSnapshot } from "abstract-level";
-import { depthOf, histKey, histListKey, keyFromNodeKey, NODE, nodeKey, subtreeRangeAt } from "./encoding.js";
+import { HIST, HIST_LIST, histListKey, NODE, nodeKey, upperBound } from "./encoding.js";
 import type { HistoryRule } from "./history-limit.js";
-import { type Restore, restoredEvent, restoredHistory } from "./ndjson.js";
-import { MAX_DEPTH, parentOf } from "./path.js";
-import { type EventRecord, type HistRecord, type NodeRecord, STORE_FORMAT } from "./record.js";
-import { notADirectory, readOnlyBelow } from "./rules.js";
+import {
+  type EventRecord,
+  type HistRecord,
+  type NodeRecord,
+  nodeFromRecord,
+  STORE_FORMAT,
+} from "./record.js";
 import { SizedCache } from "./sized-cache.js";
 import type { TreeNode } from "./types.js";
+import { type Found, PENDING, type PlanRecord, type Scanned, type WriteStore } from "./write-store.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: abstract-level's format parameter differs per backend; only string keys and values are used.
 export type Db = AbstractLevel<any, string, string>;
@@ -64,10 +68,11 @@ export class RecordCache {
 /** What an overlay entry was before an operation wrote it: `ABSENT` when it had none. */
 const ABSENT = Symbol("absent");
 
-export class Mutation {
+export class Mutation implements WriteStore {
   /** Each write of this operation: the key, and what the overlay held before it. */
   readonly #undo: Array<[string, Stored | typeof ABSENT]> = [];
   readonly events: EventRecord[] = [];
+  readonly flagsKeptHistory = true;
   /** The revision this operation writes at, once it writes anything. */
   rev = 0;
 
@@ -80,9 +85,8 @@ export class Mutation {
   ) {}
 
   /** The revision of this operation, allocated at its first write. */
-  bump(): number {
+  bump(): void {
     if (this.rev === 0) this.rev = this.allocRev();
-    return this.rev;
   }
 
   /** Reads synchronously: both embedded backends answer point reads from LevelDB's memtable and caches. */
@@ -119,10 +123,6 @@ export class Mutation {
     this.#undo.length = 0;
   }
 
-  readNode(key: string): NodeRecord | undefined {
-    return this.read<NodeRecord>(nodeKey(key));
-  }
-
   /** Keys in [gte, lt) as this operation sees them (the store and the group's writes merged). */
   async rangeKeys(gte: string, lt: string): Promise<string[]> {
     const keys = new Set<string>(await this.db.keys({ gte, lt }).all());
@@ -135,158 +135,83 @@ export class Mutation {
     return [...keys].sort();
   }
 
-  emit(ev: Omit<EventRecord, "p"> & { p?: number }): void {
-    if (ev.p === undefined) ev.p = 0;
-    this.events.push(ev as EventRecord);
+  // ---- the WriteStore the rules (plan.ts) plan against ----
+
+  get now(): number {
+    return this.options.now;
   }
 
-  /** Makes sure directory `dir` exists, creating missing parents (mkdir -p). */
-  ensureDir(dir: string): NodeRecord {
-    const existing = this.readNode(dir);
-    if (existing) {
-      if (existing.k !== "index") throw corrupt(dir);
-      return existing;
-    }
-    const rec: NodeRecord = { k: "index", ver: 1, cr: 0, mr: 0, mt: this.options.now, n: 0, s: 0 };
-    if (dir === "/") {
+  readNode(key: string): Found | undefined {
+    const rec = this.read<NodeRecord>(nodeKey(key));
+    return rec && { rec, cr: rec.cr, mr: this.mine(rec.mr) };
+  }
+
+  /** PENDING for a revision this operation wrote (the rules keep no version nobody saw). */
+  private mine(mr: number): number {
+    return this.rev !== 0 && mr === this.rev ? PENDING : mr;
+  }
+
+  readKept(key: string): number[] | undefined {
+    return this.read<number[]>(histListKey(key));
+  }
+
+  prefetch(): void {} // every read is local
+
+  putNode(key: string, plan: PlanRecord, cr: number): void {
+    const rec = plan as NodeRecord; // the plan's own record: its revisions are filled in here
+    if (key === "/") {
+      rec.cr = 0;
+      rec.mr = 0;
       rec.fmt = STORE_FORMAT;
-      this.write(nodeKey(dir), rec);
-      return rec;
-    }
-    const parent = parentOf(dir)!;
-    // Kept history below the parent may be for keys below this directory (removed, now made again).
-    if (this.ensureDir(parent).hk === 1) rec.hk = 1;
-    const rev = this.bump();
-    rec.cr = rev;
-    rec.mr = rev;
-    this.write(nodeKey(dir), rec);
-    this.adjustCount(parent, +1);
-    this.emit({ t: "put", key: dir, k: "index", ver: 1 });
-    return rec;
-  }
-
-  /** Changes the child count of an existing directory (whose current record the caller may hold). */
-  adjustCount(dir: string, delta: number, current?: NodeRecord): void {
-    const rec = current ?? this.readNode(dir);
-    if (!rec) return;
-    this.write(nodeKey(dir), { ...rec, n: Math.max(0, (rec.n ?? 0) + delta) });
-  }
-
-  /** Marks directory `dir`, if it exists: a value below it was deleted and its history kept. */
-  markHistoryBelow(dir: string): void {
-    const rec = this.readNode(dir);
-    if (rec && rec.hk !== 1) this.write(nodeKey(dir), { ...rec, hk: 1 });
-  }
-
-  /** Writes a value node (whose directory's record is `parent`), keeping the previous version in history. */
-  putValue(key: string, rec: NodeRecord, prev: NodeRecord | undefined, parent: NodeRecord): void {
-    const limit = this.options.history.limitFor(key);
-    let hist: number[];
-    if (prev) {
-      hist = [...(prev.h ?? [])];
-      // A version this same operation wrote (a txn setting a key twice) was never visible at any
-      // revision: nothing to keep.
-      if (limit > 0 && prev.mr !== this.rev) {
-        this.write(histKey(key, prev.mr), toHist(prev, false));
-        hist.push(prev.mr);
-      }
-    } else if (parent.hk !== 1) {
-      hist = []; // no deletion below this directory kept history: nothing to pick up
     } else {
-      // A key created again after a delete picks up the history its deletion kept.
-      const kept = this.read<number[]>(histListKey(key));
-      hist = kept ? [...kept] : [];
-      if (kept) this.write(histListKey(key), null);
+      rec.cr = cr === PENDING ? this.rev : cr;
+      // A directory's modRev is its creation: child counts moving are not writes to it.
+      rec.mr = rec.k === "index" ? rec.cr : this.rev;
     }
-    while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
-    if (hist.length > 0) rec.h = hist;
-    else delete rec.h;
     this.write(nodeKey(key), rec);
   }
 
-  /**
-   * Rewrites the value this operation just wrote at `key` as an import line describes it: its
-   * version and retained versions (in place of any the key had here).
-   */
-  restoreValue(key: string, r: Restore): void {
-    const rec = this.readNode(key)!;
-    const next: NodeRecord = { ...rec };
-    if (r.version !== undefined) next.ver = r.version;
-    for (const s of rec.h ?? []) this.write(histKey(key, s), null);
-    const kept = restoredHistory(r.history ?? [], this.options.history.limitFor(key));
-    for (const { suffix, rec: h } of kept) this.write(histKey(key, suffix), h);
-    if (kept.length > 0) next.h = kept.map((k) => k.suffix);
-    else delete next.h;
-    this.write(nodeKey(key), next);
-    restoredEvent(this.events, key, next.ver);
+  put(sk: string, value: HistRecord | number[]): void {
+    this.write(sk, value);
   }
 
-  /** Removes directory `dir`: history kept below it is now below its parent, which must say so. */
-  removeDir(dir: string): void {
-    const rec = this.readNode(dir);
-    this.write(nodeKey(dir), null);
-    if (rec?.hk === 1) this.markHistoryBelow(parentOf(dir)!);
+  del(sk: string): void {
+    this.write(sk, null);
   }
 
-  /**
-   * Deletes a value node, keeping its last value in history: as it was, at its own modRev (the
-   * delete's revision is the event's), unless this same operation wrote it.
-   */
-  deleteValue(key: string, prev: NodeRecord): void {
-    const limit = this.options.history.limitFor(key);
-    const hist = [...(prev.h ?? [])];
-    if (limit > 0 && prev.mr !== this.bump()) {
-      this.write(histKey(key, prev.mr), toHist(prev, true));
-      hist.push(prev.mr);
+  async scan(gte: string, lt: string): Promise<Scanned[]> {
+    const out: Scanned[] = [];
+    for (const sk of await this.rangeKeys(gte, lt)) {
+      const rec = this.read<NodeRecord>(sk)!;
+      out.push({ sk, rec, mr: this.mine(rec.mr) });
     }
-    while (hist.length > limit) this.write(histKey(key, hist.shift()!), null);
-    this.write(histListKey(key), hist.length > 0 ? hist : null);
-    this.write(nodeKey(key), null);
-    if (hist.length > 0) this.markHistoryBelow(parentOf(key)!);
+    return out;
   }
 
-  /**
-   * Removes `dir` and everything below it; returns how many nodes went. Unless forced, a
-   * read-only key anywhere below refuses the whole removal. Each removed value keeps its last
-   * version in history, as `del` does, so a folder can be restored.
-   */
-  async removeSubtree(dir: string, force: boolean): Promise<number> {
-    const wipe = dir === "/"; // clear: the whole store goes, history included
-    const doomed: Array<{ sk: string; rec: NodeRecord }> = [];
-    for (let depth = depthOf(dir) + 1; depth <= MAX_DEPTH; depth++) {
-      const { gte, lt } = subtreeRangeAt(dir, depth);
-      const keys = await this.rangeKeys(gte, lt);
-      if (keys.length === 0) break;
-      for (const sk of keys) {
-        const rec = this.read<NodeRecord>(sk)!;
-        if (rec.ro && !force) throw readOnlyBelow(keyFromNodeKey(sk), dir);
-        doomed.push({ sk, rec });
-      }
-    }
-    // Deepest first: a directory learns of the history its values and subdirectories kept before
-    // it goes itself, and hands it up.
-    for (const { sk, rec } of doomed.reverse()) {
-      if (wipe) this.write(sk, null);
-      else if (rec.k === "index") this.removeDir(keyFromNodeKey(sk));
-      else this.deleteValue(keyFromNodeKey(sk), rec);
-    }
-    if (wipe)
-      for (const prefix of ["h", "H"])
-        for (const k of await this.rangeKeys(prefix, String.fromCharCode(prefix.charCodeAt(0) + 1)))
-          this.write(k, null);
-    let removed = doomed.length;
-    if (dir === "/") {
-      const root = this.readNode("/");
-      if (root) {
-        const { hk: _gone, ...rest } = root; // wiped, history included
-        this.write(nodeKey("/"), { ...rest, n: 0 });
-      }
-    } else {
-      this.removeDir(dir);
-      removed++;
-      this.adjustCount(parentOf(dir)!, -1);
-    }
-    return removed;
+  dropScanned(_gte: string, _lt: string, found: Scanned[]): void {
+    for (const { sk } of found) this.write(sk, null);
+  }
+
+  canKeepHistoryOf(): boolean {
+    return true;
+  }
+
+  async dropHistoryBelow(dir: string): Promise<void> {
+    for (const p of [HIST, HIST_LIST])
+      for (const sk of await this.rangeKeys(p + dir, p + upperBound(dir))) this.write(sk, null);
+  }
+
+  async wipe(): Promise<void> {
+    for (const [gte, lt] of [
+      [`${NODE}01`, String.fromCharCode(NODE.charCodeAt(0) + 1)],
+      [HIST, String.fromCharCode(HIST.charCodeAt(0) + 1)],
+      [HIST_LIST, String.fromCharCode(HIST_LIST.charCodeAt(0) + 1)],
+    ] as const)
+      for (const sk of await this.rangeKeys(gte, lt)) this.write(sk, null);
+  }
+
+  node(key: string, f: Found): TreeNode {
+    return nodeFromRecord(key, f.rec as NodeRecord);
   }
 }
 
@@ -297,19 +222,5 @@ export class Mutation {
 export function readRaw(db: Db, sk: string, snapshot?: AbstractSnapshot): string | undefined {
   return snapshot ? db.getSync(sk, { snapshot }) : db.getSync(sk);
 }
-
-function toHist(rec: NodeRecord, deleted: boolean): HistRecord {
-  const h: HistRecord = {
-    k: rec.k as HistRecord["k"],
-    v: rec.v ?? null,
-    ver: rec.ver,
-    mr: rec.mr,
-    mt: rec.mt,
-  };
-  if (deleted) h.d = 1;
-  return h;
-}
-
-const corrupt = notADirectory;
 
 export type { TreeNode };

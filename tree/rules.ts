@@ -1,10 +1,10 @@
 /**
  * The judgements every storage engine makes the same way before a write, and the errors they
- * answer: the LevelDB tree (level-tree.ts) and the etcd tree (etcd/ops.ts) read their records
- * their own way, then ask these, so a refusal reads the same whichever store refused it.
+ * answer: the write rules (plan.ts), which both engines plan their writes through, ask these, so
+ * a refusal reads the same whichever store refused it.
  */
 import { TreeError } from "./errors.js";
-import type { DelOptions, SetOptions, TreeNode } from "./types.js";
+import type { DelOptions, ListOptions, SetOptions, TreeNode } from "./types.js";
 import { checkValue, type TreeValue, valueSize } from "./value.js";
 
 /** What a judgement needs of a stored node record (both engines' records have these fields). */
@@ -102,4 +102,18 @@ export function readOnlyBelow(key: string, dir: string): TreeError {
 
 export function notADirectory(key: string): TreeError {
   return new TreeError("TREE_NOT_A_DIRECTORY", `${key} is not a directory`);
+}
+
+/** The page size a listing asks for (default 1000, at most 100000); TREE_INVALID_VALUE when it is not a positive integer. */
+export function listLimit(o: ListOptions): number {
+  if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit > 0))
+    throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${String(o.limit)}`, {
+      limit: o.limit,
+    });
+  return Math.min(o.limit ?? 1000, 100_000);
+}
+
+/** The root of a store never written: it exists, empty. */
+export function emptyRoot(): TreeNode {
+  return { key: "/", kind: "index", count: 0, version: 0, createRev: 0, modRev: 0, mtime: 0, ro: false };
 }

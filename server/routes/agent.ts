@@ -9,10 +9,13 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { AgentError, type AgentErrorCode } from "../../agent/errors.js";
+import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { ClientLlmSettings } from "../../agent/llm-config.js";
-import type { Agent, AgentEvent, TurnResult } from "../../agent/loop.js";
+import type { Agent } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
+import type { RouteDoc } from "../openapi.js";
+import { TurnJson, type TurnStreamEvent } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
@@ -35,19 +38,54 @@ export const TurnBody = z
   })
   .strict();
 
-const TurnJson = z
-  .object({
-    vid: z.string(),
-    text: z.string().describe("The model's final answer, or why the turn stopped"),
-    reason: z.enum(["done", "terminated", "max_steps", "repair_exhausted", "aborted", "model_error"]),
-    steps: z.number().int(),
-    records: z.array(z.string()).describe("Keys of the tool-call records the turn made"),
-    calls: z.array(
-      z.object({ name: z.string(), kind: z.string(), isError: z.boolean(), record: z.string().optional() }),
-    ),
-    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
-  })
-  .describe("The turn's outcome; with Accept: text/event-stream, the events as server-sent events");
+const TurnStream = z
+  .string()
+  .describe(
+    "text/event-stream: one event per AgentEvent (`event: <type>`, data the event as JSON: turn_start, step, text_delta, toolcall_start, toolcall_delta, retry, tool_start, approval_pending, tool_result), an `error` event when the model fails, and last `turn_end` (data {type, result})",
+  );
+
+const turnResult = {
+  vid: "r7",
+  text: "Today's note says: hello world.",
+  reason: "done",
+  steps: 2,
+  records: ["/byteseek/tool/r7/1"],
+  calls: [{ name: "tree.get", kind: "ok", isError: false, record: "/byteseek/tool/r7/1" }],
+  usage: { inputTokens: 812, outputTokens: 40 },
+} satisfies z.infer<typeof TurnJson>;
+
+/** What the document says beyond the schemas (server/openapi.ts). */
+const doc = {
+  headers: { Accept: "text/event-stream: the turn's events as they happen, instead of one JSON answer" },
+  body: {
+    ask: { input: "What does today's note say?" },
+    "continue a run": { vid: "r7", input: "And yesterday's?" },
+  },
+  responses: {
+    200: {
+      examples: { answer: turnResult },
+      alternative: {
+        media: "text/event-stream",
+        when: "with Accept: text/event-stream",
+        schema: TurnStream,
+        examples: {
+          events: [
+            "event: turn_start",
+            'data: {"type":"turn_start","vid":"r7"}',
+            "",
+            "event: tool_start",
+            'data: {"type":"tool_start","id":"c1","name":"tree.get","args":{"key":"/notes/today"}}',
+            "",
+            "event: turn_end",
+            `data: ${JSON.stringify({ type: "turn_end", result: turnResult })}`,
+            "",
+            "",
+          ].join("\n"),
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
 
 export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async function agentRoutes(
   app,
@@ -59,6 +97,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
       schema: {
         summary: "Run one agent turn (JSON answer, or server-sent events with Accept: text/event-stream)",
         body: TurnBody,
+        doc,
         response: {
           200: TurnJson,
           400: ErrorJson,
@@ -104,7 +143,9 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
             onEvent(e: AgentEvent) {
               if (e.type === "turn_end" && e.result.reason === "model_error")
                 send("error", mapError(turnError(e.result)).body.error);
-              send(e.type, e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e);
+              const wire: TurnStreamEvent =
+                e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e;
+              send(wire.type, wire);
             },
           });
         } catch (err) {
@@ -126,7 +167,7 @@ function wantsEvents(accept: string | undefined): boolean {
   return accept !== undefined && /\btext\/event-stream\b/i.test(accept);
 }
 
-function toJson(r: TurnResult) {
+function toJson(r: TurnResult): TurnJson {
   return {
     vid: r.vid,
     text: r.text,

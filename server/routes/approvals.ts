@@ -7,29 +7,48 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ApprovalDecision, type ApprovalEntry, type Approvals, approvalKey } from "../../tools/approvals.js";
+import type { RouteDoc } from "../openapi.js";
+import { type ApprovalEntryJson, ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ApprovalRoutesOptions {
   approvals: Approvals;
 }
 
-const EntryJson = z
-  .object({
-    state: z.enum(["pending", "approved", "denied"]),
-    vid: z.string(),
-    tool: z.string(),
-    args: z.unknown(),
-    reason: z.string(),
-    rule: z.string(),
-    ts: z.number(),
-  })
-  .passthrough()
-  .describe("an approval entry: the call, why it needs a person, and the decision once made");
-
 const Params = z.object({
   vid: z.string().describe("the run"),
   n: z.string().describe("the approval's number in that run"),
 });
+
+const pendingEntry = {
+  state: "pending",
+  vid: "r7",
+  tool: "fs.write",
+  args: { path: "notes.txt", text: "hello" },
+  reason: "fs.write needs confirmation",
+  rule: "confirm",
+  ts: 1764835200000,
+};
+
+/** What the document says beyond the schemas (server/openapi.ts). */
+const listDoc = {
+  responses: {
+    200: { examples: { waiting: { pending: [{ key: "/byteseek/approval/r7/1", entry: pendingEntry }] } } },
+  },
+} satisfies RouteDoc;
+const decideDoc = {
+  body: {
+    approve: { decision: "approve", scope: "once" },
+    deny: { decision: "deny", reason: "not that file" },
+  },
+  responses: {
+    200: {
+      examples: {
+        approved: { key: "/byteseek/approval/r7/1", entry: { ...pendingEntry, state: "approved" } },
+      },
+    },
+  },
+} satisfies RouteDoc;
 
 export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = async function approvalRoutes(
   app,
@@ -40,8 +59,9 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
     {
       schema: {
         summary: "The approvals waiting for a person",
+        doc: listDoc,
         response: {
-          200: z.object({ pending: z.array(z.object({ key: z.string(), entry: EntryJson })) }),
+          200: PendingApprovalsJson,
           401: ErrorJson,
         },
       },
@@ -58,8 +78,9 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
         summary: "Approve or deny a call waiting at /byteseek/approval/<vid>/<n>",
         params: Params,
         body: ApprovalDecision,
+        doc: decideDoc,
         response: {
-          200: z.object({ key: z.string(), entry: EntryJson }),
+          200: ApprovalJson,
           400: ErrorJson,
           401: ErrorJson,
           404: ErrorJson,
@@ -76,6 +97,6 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
 };
 
 /** The entry as the response schema types it (an interface has no index signature; the shape is the same). */
-function entryJson(e: ApprovalEntry): z.infer<typeof EntryJson> {
-  return e as unknown as z.infer<typeof EntryJson>;
+function entryJson(e: ApprovalEntry): z.infer<typeof ApprovalEntryJson> {
+  return e as unknown as z.infer<typeof ApprovalEntryJson>;
 }

@@ -13,7 +13,13 @@ export const healthRoutes: FastifyPluginAsyncZod<HealthRoutesOptions> = async fu
 ) {
   app.get(
     "/healthz",
-    { schema: { summary: "Liveness: the current revision", response: { 200: HealthJson } } },
+    {
+      schema: {
+        summary: "Liveness: the current revision, and the oldest a watch can resume after",
+        doc: { responses: { 200: { examples: { healthy: { ok: true, rev: 41, compactedRev: 0 } } } } },
+        response: { 200: HealthJson },
+      },
+    },
     async function health() {
       return { ok: true, rev: tree.revision(), compactedRev: tree.compactedRev() };
     },

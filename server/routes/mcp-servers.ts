@@ -6,44 +6,60 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { McpClient } from "../../tools/mcp/client.js";
+import type { RouteDoc } from "../openapi.js";
+import { McpServersJson, McpSyncJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface McpServerRoutesOptions {
   mcp: Pick<McpClient, "list" | "sync">;
 }
 
-const StatusJson = z
-  .object({
-    server: z.string(),
-    transport: z.enum(["stdio", "http"]).optional(),
-    target: z.string().optional(),
-    enabled: z.boolean(),
-    state: z.string().describe("stopped, starting, running, stopping, backoff, failed, disabled or invalid"),
-    pid: z.number().optional(),
-    tools: z.number(),
-    toolNames: z.array(z.string()),
-    sync: z
-      .object({
-        state: z.enum(["ok", "error"]),
-        reason: z.string(),
-        ts: z.number(),
-        error: z.string().optional(),
-      })
-      .optional(),
-    error: z.string().optional(),
-  })
-  .describe("a registered upstream MCP server");
-
-const ReportJson = z.object({
-  server: z.string(),
-  ok: z.boolean(),
-  tools: z.number(),
-  added: z.array(z.string()),
-  changed: z.array(z.string()),
-  removed: z.array(z.string()),
-  conflicts: z.array(z.string()),
-  error: z.string().optional(),
-});
+/** What the document says beyond the schemas (server/openapi.ts). */
+const listDoc = {
+  responses: {
+    200: {
+      examples: {
+        servers: {
+          servers: [
+            {
+              server: "files",
+              transport: "stdio",
+              target: "mcp-server-filesystem /srv/docs",
+              enabled: true,
+              state: "running",
+              pid: 4242,
+              tools: 2,
+              toolNames: ["files.read_file", "files.list_directory"],
+              sync: { state: "ok", reason: "start", ts: 1764835200000 },
+            },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+const syncDoc = {
+  body: { one: { server: "files" }, all: {} },
+  responses: {
+    200: {
+      examples: {
+        synced: {
+          reports: [
+            {
+              server: "files",
+              ok: true,
+              tools: 2,
+              added: ["files.list_directory"],
+              changed: [],
+              removed: [],
+              conflicts: [],
+            },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
 
 export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = async function mcpServerRoutes(
   app,
@@ -54,7 +70,8 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
     {
       schema: {
         summary: "The registered upstream MCP servers, their state and tools",
-        response: { 200: z.object({ servers: z.array(StatusJson) }), 401: ErrorJson },
+        doc: listDoc,
+        response: { 200: McpServersJson, 401: ErrorJson },
       },
     },
     async function listServers() {
@@ -67,11 +84,12 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
     {
       schema: {
         summary: "Sync one upstream MCP server's tools (or every server's) into declarations now",
+        doc: syncDoc,
         body: z
           .object({ server: z.string().optional().describe("the server; absent: every registered one") })
           .strict()
           .default({}),
-        response: { 200: z.object({ reports: z.array(ReportJson) }), 400: ErrorJson, 401: ErrorJson },
+        response: { 200: McpSyncJson, 400: ErrorJson, 401: ErrorJson },
       },
     },
     async function syncServers(request) {

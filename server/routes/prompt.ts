@@ -10,6 +10,8 @@ import { buildPrompt } from "../../prompts/build.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { Tree } from "../../tree/types.js";
+import type { RouteDoc } from "../openapi.js";
+import { PromptJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface PromptRoutesOptions {
@@ -26,11 +28,26 @@ const PromptQuery = z.object({
   input: z.string().optional().describe("The user's input, for memory recall"),
 });
 
-const PromptJson = z.object({
-  vid: z.string(),
-  system: z.string(),
-  tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
-});
+/** What the document says beyond the schemas (server/openapi.ts). */
+const doc = {
+  responses: {
+    200: {
+      examples: {
+        prompt: {
+          vid: "r8",
+          system: "You are byteseek's agent. …\n\nTools:\n- tree.get: read a key",
+          tools: [
+            {
+              name: "tree.get",
+              description: "Read a value, or list a directory (a key ending in '/').",
+              parameters: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+            },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
 
 export const promptRoutes: FastifyPluginAsyncZod<PromptRoutesOptions> = async function promptRoutes(
   app,
@@ -42,6 +59,7 @@ export const promptRoutes: FastifyPluginAsyncZod<PromptRoutesOptions> = async fu
       schema: {
         summary: "The system prompt and tool schemas the model would get next",
         querystring: PromptQuery,
+        doc,
         response: { 200: PromptJson, 400: ErrorJson, 401: ErrorJson },
       },
     },

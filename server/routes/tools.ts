@@ -5,57 +5,16 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { IMPL_KINDS, ToolAnnotations } from "../../tools/declaration.js";
 import { POLICY_KEY } from "../../tools/policy.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
+import type { RouteDoc } from "../openapi.js";
+import { type ToolJson, ToolResultJson, ToolsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ToolsRoutesOptions {
   runtime: Runtime;
 }
-
-/** A run id: one tree key segment (the runtime's own rule). */
-
-export const ToolJson = z
-  .object({
-    name: z.string().describe("family.verb"),
-    title: z.string().optional().describe("a human-readable name hosts show"),
-    key: z.string().describe("where the declaration lives"),
-    description: z.string(),
-    snippet: z.string().optional().describe("the line in the system prompt's tool list; absent: not listed"),
-    guidelines: z.array(z.string()),
-    params: z.record(z.string(), z.unknown()).describe("JSON Schema of the arguments"),
-    enabled: z.boolean(),
-    sequential: z.boolean(),
-    confirm: z.boolean().describe("denied unless the call carries an approval"),
-    impl: z.enum(IMPL_KINDS).describe("how the tool runs"),
-    ref: z.string().optional().describe("the built-in function a builtin impl names"),
-    annotations: ToolAnnotations.optional().describe("what the declaration states the tool does (MCP hints)"),
-    owner: z.string().optional().describe("the run that wrote the declaration (agent-written)"),
-    blocked: z.string().optional().describe("why the policy as it stands denies every call"),
-  })
-  .describe("a valid declaration");
-export type ToolJson = z.infer<typeof ToolJson>;
-
-export const InvalidToolJson = z.object({
-  name: z.string(),
-  key: z.string(),
-  problems: z.array(z.string()).describe("what is wrong, one line each"),
-});
-
-export const ToolsJson = z.object({
-  tools: z.array(ToolJson).describe("valid declarations, by name"),
-  invalid: z.array(InvalidToolJson).describe("declarations left out of the tool list, with their problems"),
-  policy: z
-    .object({
-      key: z.string(),
-      problems: z.array(z.string()).describe("what is wrong, one line each"),
-    })
-    .optional()
-    .describe("present when the policy does not validate (it was stored unchecked): every call is denied"),
-});
-export type ToolsJson = z.infer<typeof ToolsJson>;
 
 export const ToolCallParams = z.object({ name: z.string().describe("the tool's name, e.g. tree.get") });
 
@@ -72,16 +31,58 @@ export const ToolCallBody = z
   .strict();
 export type ToolCallBody = z.infer<typeof ToolCallBody>;
 
-export const ToolResultJson = z
-  .object({
-    kind: z.enum(["ok", "truncated", "vet", "arg", "denied", "runtime"]),
-    isError: z.boolean(),
-    text: z.string().describe("exactly what the model sees"),
-    details: z.record(z.string(), z.unknown()),
-    record: z.string().optional().describe("the record key"),
-    terminate: z.boolean().optional(),
-  })
-  .describe("the call's result; its kind says how it went");
+/** What the document says beyond the schemas (server/openapi.ts). */
+const listDoc = {
+  responses: {
+    200: {
+      examples: {
+        catalogue: {
+          tools: [
+            {
+              name: "tree.get",
+              key: "/byteseek/tools/tree.get",
+              description: "Read a value, or list a directory (a key ending in '/').",
+              snippet: "tree.get: read a key",
+              guidelines: [],
+              params: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+              enabled: true,
+              sequential: false,
+              confirm: false,
+              impl: "builtin",
+              ref: "tree.get",
+            },
+          ],
+          invalid: [
+            { name: "bad.tool", key: "/byteseek/tools/bad.tool", problems: ["description: required"] },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+const callDoc = {
+  body: { call: { args: { key: "/notes/today" }, vid: "r1" } },
+  responses: {
+    200: {
+      examples: {
+        ok: {
+          kind: "ok",
+          isError: false,
+          text: "hello world",
+          details: {},
+          record: "/byteseek/tool/r1/1",
+        },
+        "bad arguments": {
+          kind: "arg",
+          isError: true,
+          text: "tree.get: key: required; call it again with the arguments its schema asks for",
+          details: {},
+          record: "/byteseek/tool/r1/2",
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
 
 /** The vid of calls that name none. */
 export const HTTP_VID = "http";
@@ -127,6 +128,7 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
       schema: {
         summary:
           "The tool catalogue: valid declarations as a model sees them, invalid ones with their problems",
+        doc: listDoc,
         response: { 200: ToolsJson, 401: ErrorJson },
       },
     },
@@ -143,6 +145,7 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
           "Call a tool through the boundary (resolve, validate, gate, execute, record); 200 whatever the kind",
         params: ToolCallParams,
         body: ToolCallBody,
+        doc: callDoc,
         response: { 200: ToolResultJson, 400: ErrorJson, 401: ErrorJson, 413: ErrorJson, 415: ErrorJson },
       },
     },

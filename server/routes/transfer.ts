@@ -8,6 +8,7 @@ import type { ExportEntry, Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { exactInt64, exactJson, parseJsonBody } from "../exact-json.js";
 import { keyFromUrl } from "../key-path.js";
+import type { RouteDoc } from "../openapi.js";
 import {
   ErrorJson,
   ImportQuery,
@@ -24,6 +25,23 @@ export const NDJSON_TYPES = [
   "application/jsonl",
   "application/json-seq",
 ];
+
+const lines = [
+  '{"key":"/notes/","kind":"index","version":1}',
+  '{"key":"/notes/today","kind":"char/utf8","value":"hello world","version":3}',
+  '{"key":"/notes/count","kind":"int64","value":42,"ro":true,"version":1}',
+  "",
+].join("\n");
+
+/** What the document says beyond the schemas (server/openapi.ts). */
+const exportDoc = {
+  wildcard: "dir",
+  responses: { 200: { media: "application/x-ndjson", examples: { lines } } },
+} satisfies RouteDoc;
+const importDoc = {
+  body: { lines },
+  responses: { 200: { examples: { imported: { imported: 3, rev: 57 } } } },
+} satisfies RouteDoc;
 
 export interface TransferRoutesOptions {
   tree: Tree;
@@ -43,7 +61,7 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
           hide: url === EXPORT_PREFIX,
           summary: "Export a directory and everything under it (system entries too) as NDJSON",
           params: url === EXPORT_PREFIX ? RootParams : TreeParams,
-          TreeParams,
+          doc: exportDoc,
           response: { 200: NdjsonStream, 400: ErrorJson, 401: ErrorJson, 404: ErrorJson },
         },
       },
@@ -72,6 +90,7 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
         consumes: NDJSON_TYPES,
         querystring: ImportQuery,
         body: NdjsonStream,
+        doc: importDoc,
         response: {
           200: ImportResultJson,
           400: ErrorJson,

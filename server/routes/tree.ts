@@ -13,6 +13,7 @@ import { ServerError } from "../errors.js";
 import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
 import { keyFromUrl, keyToUrlPath } from "../key-path.js";
 import { LIST_BYTES, LIST_CHUNK, listedChild, listPage } from "../listing.js";
+import type { RouteDoc } from "../openapi.js";
 import {
   DeleteJson,
   ErrorJson,
@@ -40,6 +41,110 @@ const errors = {
   413: ErrorJson,
 };
 
+const node = {
+  key: "/notes/today",
+  kind: "char/utf8",
+  value: "hello world",
+  version: 3,
+  createRev: 12,
+  modRev: 40,
+  mtime: 1764835200000,
+  ro: false,
+} satisfies NodeJson;
+const written = { key: "/notes/today", rev: 41, version: 4 } satisfies WriteJson;
+const mismatch = {
+  error: {
+    code: "TREE_VERSION_MISMATCH",
+    message:
+      "version mismatch on /notes/today: expected 2, found 3 (it was changed); read it again and retry",
+    key: "/notes/today",
+    expected: 2,
+    actual: 3,
+    current: node,
+  },
+};
+const ifMatch =
+  'the version the key must be at ("3", or a directory\'s whole ETag "3.5"; * : it must exist): otherwise 412 TREE_VERSION_MISMATCH with the current node';
+
+/** What the document says of each method beyond the schemas (server/openapi.ts). */
+const docs = {
+  get: {
+    headers: { "If-None-Match": "an ETag a GET answered (or *): 304 Not Modified while it still holds" },
+    responses: {
+      200: {
+        headers: { ETag: "on a node (a value, or a directory with ?node=1), not on a listing or history" },
+        examples: {
+          value: node,
+          listing: {
+            key: "/notes/",
+            children: [
+              { ...node, name: "today" },
+              {
+                key: "/notes/old/",
+                name: "old/",
+                kind: "index",
+                count: 2,
+                version: 1,
+                createRev: 5,
+                modRev: 5,
+                mtime: 1764830000000,
+                ro: false,
+              },
+            ],
+            next: "old/",
+          },
+          history: {
+            key: "/notes/today",
+            history: [{ kind: "char/utf8", value: "hello", version: 2, modRev: 30, mtime: 1764835100000 }],
+          },
+        },
+      },
+      304: { headers: { ETag: true } },
+      404: {
+        examples: {
+          absent: {
+            error: { code: "TREE_NOT_FOUND", message: "no such key /notes/today", key: "/notes/today" },
+          },
+        },
+      },
+    },
+  },
+  put: {
+    headers: { "If-Match": ifMatch, "If-None-Match": "* : create only (412 when the key exists)" },
+    body: {
+      inferred: "hello world",
+      typed: { kind: "int64", value: "9007199254740993", ro: true },
+      json: { kind: "json", value: { tags: ["a", "b"] } },
+    },
+    responses: {
+      200: { headers: { ETag: "on a value (not when a directory is created)" }, examples: { written } },
+      412: { examples: { mismatch } },
+    },
+  },
+  post: {
+    body: { inferred: "buy milk" },
+    responses: {
+      201: {
+        headers: { Location: true, ETag: true },
+        examples: { appended: { key: "/todo/7", rev: 42, version: 1 } },
+      },
+      405: { headers: { Allow: true } },
+    },
+  },
+  delete: {
+    headers: { "If-Match": ifMatch },
+    responses: {
+      200: {
+        examples: {
+          value: { key: "/notes/today", rev: 43, version: 0, deleted: true },
+          directory: { key: "/notes/", rev: 44, version: 0, removed: 5 },
+        },
+      },
+      412: { examples: { mismatch } },
+    },
+  },
+} satisfies Record<string, RouteDoc>;
+
 export interface TreeRoutesOptions {
   tree: Tree;
 }
@@ -56,6 +161,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           summary: "Read a value, or list a directory (key ending in '/')",
           params: url === TREE_PREFIX ? RootParams : TreeParams,
           querystring: TreeQuery,
+          doc: docs.get,
           response: {
             200: NodeJson.or(ListJson).or(HistoryListJson),
             304: z.null().describe("not modified: If-None-Match holds the current ETag"),
@@ -132,6 +238,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           params: url === TREE_PREFIX ? RootParams : TreeParams,
           querystring: TreeQuery,
           body: PutBody,
+          doc: docs.put,
           response: { 200: WriteJson, ...errors },
         },
       },
@@ -175,6 +282,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           summary: "Append: create the next dense child <n> of a directory; 201 with its Location",
           params: url === TREE_PREFIX ? RootParams : TreeParams,
           body: PutBody,
+          doc: docs.post,
           response: { 201: WriteJson, 405: ErrorJson, ...errors },
         },
       },
@@ -210,6 +318,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
             "Delete a value, or a directory and everything under it (key ending in '/'); If-Match: version",
           params: url === TREE_PREFIX ? RootParams : TreeParams,
           querystring: TreeQuery,
+          doc: docs.delete,
           response: { 200: DeleteJson, ...errors },
         },
       },

@@ -12,10 +12,49 @@ import { parseKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError, ServerError } from "../errors.js";
 import { keyFromUrl } from "../key-path.js";
-import { ErrorJson, RootParams, TreeParams, WatchQuery, WatchStream } from "../schemas.js";
+import type { RouteDoc } from "../openapi.js";
+import {
+  ErrorJson,
+  RootParams,
+  TreeParams,
+  WatchBatchJson,
+  WatchProgressJson,
+  WatchQuery,
+  WatchStream,
+} from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
 export const WATCH_PREFIX = "/v1/watch";
+
+/** What the document says beyond the schemas (server/openapi.ts). */
+const doc = {
+  wildcard: "prefix",
+  headers: {
+    "Last-Event-ID":
+      "the id (revision) of the last change event read: replay what came after it, then follow; wins over ?since",
+  },
+  responses: {
+    200: {
+      media: "text/event-stream",
+      events: { change: WatchBatchJson, progress: WatchProgressJson, compacted: ErrorJson.shape.error },
+      examples: {
+        stream: [
+          "retry: 1000",
+          "",
+          "event: progress",
+          'data: {"rev":40}',
+          "",
+          "id: 41",
+          "event: change",
+          'data: {"rev":41,"events":[{"type":"put","key":"/notes/today","kind":"char/utf8","value":"hello world","rev":41,"prevRev":40,"version":4}]}',
+          "",
+          "",
+        ].join("\n"),
+      },
+    },
+    503: { headers: { "Retry-After": true } },
+  },
+} satisfies RouteDoc;
 
 export interface WatchRoutesOptions {
   tree: Tree;
@@ -47,7 +86,8 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
             "Follow changes under a prefix as server-sent events (resume with Last-Event-ID or ?since=REV)",
           params: url === WATCH_PREFIX ? RootParams : TreeParams,
           querystring: WatchQuery,
-          response: { 200: WatchStream, 400: ErrorJson, 401: ErrorJson },
+          doc,
+          response: { 200: WatchStream, 400: ErrorJson, 401: ErrorJson, 503: ErrorJson },
         },
       },
       async function watchPrefix(req, reply) {

@@ -89,8 +89,9 @@ function onTerminal(args: string, env: NodeJS.ProcessEnv, answer?: { when: strin
 
 describe("byteseek run through a server: whose model settings", () => {
   it("sends the person's BYTESEEK_LLM_* with the turn, and the key only with --send-key", async () => {
-    const server = await serve({}); // a server with no model of its own
     const fake = await fakeModel();
+    // a server with no model of its own, letting its clients name theirs
+    const server = await serve({ BYTESEEK_LLM_CLIENT_URLS: fake.url });
     fake.script({ text: "answered by your model" }, { text: "again" });
     const env = { PATH: process.env.PATH, KVSPACE: server, ...llmEnv(fake), BYTESEEK_LLM_KEY: "sk-client-7" };
 
@@ -113,7 +114,11 @@ describe("byteseek run through a server: whose model settings", () => {
   it("never sends the server's key to the URL a client chose, only to the server's own", async () => {
     const serverModel = await fakeModel();
     const clientModel = await fakeModel();
-    const server = await serve({ ...llmEnv(serverModel), BYTESEEK_LLM_KEY: "sk-server-secret" });
+    const server = await serve({
+      ...llmEnv(serverModel),
+      BYTESEEK_LLM_KEY: "sk-server-secret",
+      BYTESEEK_LLM_CLIENT_URLS: clientModel.url,
+    });
     clientModel.script({ text: "from the client's choice" });
     serverModel.script({ text: "from the server's model" });
 
@@ -131,6 +136,24 @@ describe("byteseek run through a server: whose model settings", () => {
     expect(own.stdout).toContain("from the server's model");
     expect(own.stderr).toContain("model: the server's settings apply");
     expect(serverModel.requests[0]?.headers.authorization).toBe("Bearer sk-server-secret");
+  });
+
+  it("says what to set when the server does not let clients name a model URL", async () => {
+    const serverModel = await fakeModel();
+    const clientModel = await fakeModel();
+    const server = await serve({ ...llmEnv(serverModel), BYTESEEK_LLM_KEY: "sk-server-secret" });
+    const r = await byteseek(["run", "hi"], {
+      PATH: process.env.PATH,
+      KVSPACE: server,
+      ...llmEnv(clientModel),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `the turn ran on the server at ${server}: this server does not call model URLs`,
+    );
+    expect(r.stderr).toContain(`BYTESEEK_LLM_CLIENT_URLS=${clientModel.url}`);
+    expect(clientModel.requests).toHaveLength(0);
+    expect(serverModel.requests).toHaveLength(0);
   });
 
   it("says the turn ran on the server and every place it looked when no model is set anywhere", async () => {

@@ -9,7 +9,7 @@ import { type App, buildApp } from "../../server/app.js";
 import { readSse } from "../../tree/http/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
-import { formatValue, type Json, json } from "../../tree/value.js";
+import { formatValue, type Json, json, str } from "../../tree/value.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
 import { BYTESEEK_BIN, byteseek, needBuiltCli } from "./helpers.js";
@@ -182,9 +182,9 @@ describe("POST /v1/agent/turn", () => {
   });
 
   it("runs on the model settings a client sends, and refuses a setting it does not know", async () => {
-    const s = await serve({});
     const own = await startFakeLlm();
     cleanup.push(() => own.close());
+    const s = await serve({ BYTESEEK_LLM_CLIENT_URLS: own.url });
     own.script({ text: "from the client's model" });
     const llm = { api: "openai", url: `${own.url}/v1`, model: "mine", key: "sk-sent", maxRetries: "0" };
     const res = await postTurn(s.url, { vid: "cl1", input: "hi", llm });
@@ -198,6 +198,63 @@ describe("POST /v1/agent/turn", () => {
 
     const unknown = await postTurn(s.url, { input: "hi", llm: { ...llm, temperature: "2" } });
     expect(unknown.status).toBe(400);
+  });
+
+  it("never sends the server's key to a model URL written in the tree", async () => {
+    const attacker = await startFakeLlm();
+    cleanup.push(() => attacker.close());
+    // The key in the environment, the URL left to the tree: whoever writes the tree names the URL.
+    const { BYTESEEK_LLM_URL: _, ...noUrl } = llmEnv(attacker);
+    const s = await serve({ ...noUrl, BYTESEEK_LLM_KEY: "sk-server-secret" });
+    await s.tree.set("/byteseek/llm/url", str(`${attacker.url}/v1`));
+    const res = await postTurn(s.url, { vid: "t1", input: "hi" });
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe("LLM_BAD_CONFIG");
+    expect(res.body.error.message).toContain("set BYTESEEK_LLM_URL on the server");
+    expect(JSON.stringify(res.body)).not.toContain("sk-server-secret");
+    expect(attacker.requests).toHaveLength(0);
+
+    // With the URL in the environment too, the environment's URL wins and gets its key.
+    const legitModel = await startFakeLlm();
+    cleanup.push(() => legitModel.close());
+    legitModel.script({ text: "from the server's model" });
+    const own = await serve({ ...llmEnv(legitModel), BYTESEEK_LLM_KEY: "sk-legit" });
+    await own.tree.set("/byteseek/llm/url", str(`${attacker.url}/v1`));
+    const ok = await postTurn(own.url, { vid: "t2", input: "hi" });
+    expect(ok.status).toBe(200);
+    expect(ok.body.text).toBe("from the server's model");
+    expect(legitModel.requests[0]?.headers.authorization).toBe("Bearer sk-legit");
+    expect(attacker.requests).toHaveLength(0);
+  });
+
+  it("refuses a model URL a client names unless the server lists its origin, and never sends it the server's key", async () => {
+    const attacker = await startFakeLlm();
+    cleanup.push(() => attacker.close());
+    const s = await serve();
+    const refused = await postTurn(s.url, { vid: "c1", input: "hi", llm: { url: `${attacker.url}/v1` } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("LLM_CLIENT_REFUSED");
+    expect(refused.body.error.message).toContain(`BYTESEEK_LLM_CLIENT_URLS=${attacker.url}`);
+    expect(attacker.requests).toHaveLength(0);
+    expect(s.fake.requests).toHaveLength(0);
+
+    // Allowed by the server: the client's model answers, without the server's key.
+    const allowing = await serve({
+      ...llmEnv(attacker),
+      BYTESEEK_LLM_URL: "http://127.0.0.1:9/v1",
+      BYTESEEK_LLM_KEY: "sk-server-secret",
+      BYTESEEK_LLM_CLIENT_URLS: `http://example.invalid, ${attacker.url}`,
+    });
+    attacker.script({ text: "from the client's model" });
+    const allowed = await postTurn(allowing.url, {
+      vid: "c2",
+      input: "hi",
+      llm: { url: `${attacker.url}/v1` },
+    });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.text).toBe("from the client's model");
+    expect(attacker.requests).toHaveLength(1);
+    expect(JSON.stringify(attacker.requests[0]?.headers)).not.toContain("sk-server-secret");
   });
 
   it("refuses a bad vid and a missing input with 400", async () => {

@@ -145,6 +145,40 @@ describe("resolveLlmConfig", () => {
   });
 });
 
+describe("where the server's key goes", () => {
+  const NO_URL = { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_MODEL: "m" };
+
+  it("refuses the environment's key with a URL from the tree, naming what to set", async () => {
+    await tree.set("/byteseek/llm/url", str("http://attacker.example/v1"));
+    const err = await agentFailure(resolveLlmConfig({ env: { ...NO_URL, BYTESEEK_LLM_KEY: KEY }, tree }));
+    expect(err.code).toBe("LLM_BAD_CONFIG");
+    expect(err.message).toContain("BYTESEEK_LLM_KEY is sent only to the URL set beside it");
+    expect(err.message).toContain("/byteseek/llm/url");
+    expect(err.message).not.toContain(KEY);
+    // the same through a client that names that URL
+    const named = await agentFailure(
+      resolveLlmConfig({
+        env: { ...NO_URL, BYTESEEK_LLM_KEY: KEY },
+        tree,
+        client: { url: "http://attacker.example/v1" },
+      }),
+    );
+    expect(named.code).toBe("LLM_BAD_CONFIG");
+  });
+
+  it("sends the tree's key to the tree's URL or the environment's", async () => {
+    await tree.set("/byteseek/llm/url", str("http://tree.example/v1"));
+    await tree.set("/byteseek/llm/key", str(KEY));
+    expect((await resolveLlmConfig({ env: NO_URL, tree })).key).toBe(KEY);
+    const envUrl = await resolveLlmConfig({
+      env: { ...NO_URL, BYTESEEK_LLM_URL: "http://env.example" },
+      tree,
+    });
+    expect(envUrl.url).toBe("http://env.example");
+    expect(envUrl.key).toBe(KEY);
+  });
+});
+
 describe("settings a client sends with a turn", () => {
   it("win over the server's environment and tree, field by field", async () => {
     await tree.set("/byteseek/llm/model", str("tree-model"));
@@ -159,8 +193,12 @@ describe("settings a client sends with a turn", () => {
   });
 
   it("never pair the server's key with a URL the client chose", async () => {
+    const allowing = {
+      ...FULL_ENV,
+      BYTESEEK_LLM_CLIENT_URLS: "http://attacker.example, http://elsewhere.example",
+    };
     const elsewhere = await resolveLlmConfig({
-      env: FULL_ENV,
+      env: allowing,
       tree,
       client: { url: "http://attacker.example/v1" },
     });
@@ -170,14 +208,14 @@ describe("settings a client sends with a turn", () => {
     // the tree's key too, and when the server has no URL of its own
     await tree.set("/byteseek/llm/key", str(KEY));
     const noUrl = await resolveLlmConfig({
-      env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_MODEL: "m" },
+      env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_MODEL: "m", BYTESEEK_LLM_CLIENT_URLS: "*" },
       tree,
       client: { url: "http://attacker.example/v1" },
     });
     expect(noUrl.key).toBeUndefined();
 
     const ownKey = await resolveLlmConfig({
-      env: FULL_ENV,
+      env: allowing,
       tree,
       client: { url: "http://elsewhere.example/v1", key: "client-key" },
     });
@@ -189,6 +227,36 @@ describe("settings a client sends with a turn", () => {
       client: { url: "http://127.0.0.1:8080/v1" },
     });
     expect(sameUrl.key).toBe(KEY);
+  });
+
+  it("refuse a URL the server does not list in BYTESEEK_LLM_CLIENT_URLS, saying what to set", async () => {
+    const refused = await agentFailure(
+      resolveLlmConfig({ env: FULL_ENV, tree, client: { url: "http://169.254.169.254/latest" } }),
+    );
+    expect(refused.code).toBe("LLM_CLIENT_REFUSED");
+    expect(refused.message).toContain("BYTESEEK_LLM_CLIENT_URLS=http://169.254.169.254");
+    expect(refused.message).toContain("unset BYTESEEK_LLM_URL");
+    // an origin is the whole rule: another port or scheme is another origin
+    const otherPort = { ...FULL_ENV, BYTESEEK_LLM_CLIENT_URLS: "http://model.example:8080" };
+    const wrongPort = await agentFailure(
+      resolveLlmConfig({ env: otherPort, tree, client: { url: "http://model.example:9090/v1" } }),
+    );
+    expect(wrongPort.code).toBe("LLM_CLIENT_REFUSED");
+    const listed = await resolveLlmConfig({
+      env: otherPort,
+      tree,
+      client: { url: "http://MODEL.example:8080/v1" },
+    });
+    expect(listed.url).toBe("http://MODEL.example:8080/v1");
+    const bad = await agentFailure(
+      resolveLlmConfig({
+        env: { ...FULL_ENV, BYTESEEK_LLM_CLIENT_URLS: "http://model.example/v1" },
+        tree,
+        client: { url: "http://other.example/v1" },
+      }),
+    );
+    expect(bad.code).toBe("LLM_BAD_CONFIG");
+    expect(bad.message).toContain("BYTESEEK_LLM_CLIENT_URLS lists origins");
   });
 
   it("say where they looked when nothing names a model, and how to set it on either side", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AgentEvent, TurnResult } from "../../agent/loop.js";
+import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { canSpin, createTurnView, summary, wantsColor } from "../../cli/turn-view.js";
 
 /** A view writing into a string, with a clock and a spinner ticker the test moves by hand. */

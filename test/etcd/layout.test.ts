@@ -4,8 +4,8 @@ import { nodeKey } from "../../tree/encoding.js";
 import { isTreeError } from "../../tree/errors.js";
 import { Attempt } from "../../tree/etcd/attempt.js";
 import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
-import { createOps } from "../../tree/etcd/ops.js";
 import { historyRule } from "../../tree/history-limit.js";
+import { createPlanner } from "../../tree/plan.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
@@ -58,15 +58,15 @@ describe("the etcd layout", () => {
   it("lets writes to different keys commit whatever committed in between; a new key conflicts only on its directory", async () => {
     const prefix = `conflict${++n}/`;
     const tree = await open(prefix);
-    const ops = createOps({ history: historyRule(0), maxValueBytes: 1 << 20, maxTxnOps: 128 });
+    const plan = createPlanner({ history: historyRule(0), maxValueBytes: 1 << 20 });
     try {
       await tree.set("/d/a", str("a0"));
       await tree.set("/d/c", str("c0"));
       // Two writes prepared against the same snapshot, committed after other writes land.
       const overwrite = new Attempt(client, prefix, () => {});
-      await ops.set(overwrite, "/d/a", str("a1"));
+      await overwrite.plan((s) => plan.set(s, "/d/a", str("a1")));
       const create = new Attempt(client, prefix, () => {});
-      await ops.set(create, "/d/new", str("n"));
+      await create.plan((s) => plan.set(s, "/d/new", str("n")));
       await tree.set("/d/c", str("c1")); // another key overwritten
       await tree.set("/d/b", str("b0")); // a sibling created: /d/'s count moves
       const commit = async (m: Attempt) => {
@@ -79,12 +79,12 @@ describe("the etcd layout", () => {
       expect(await tree.get("/d/")).toMatchObject({ count: 3 });
       // And an overwrite prepared before its own key changed does conflict.
       const stale = new Attempt(client, prefix, () => {});
-      await ops.set(stale, "/d/a", str("stale"));
+      await stale.plan((s) => plan.set(s, "/d/a", str("stale")));
       await tree.set("/d/a", str("a2"));
       expect(await commit(stale)).toBe(false);
       // A key deleted since it was read: the overwrite must not bring it back.
       const late = new Attempt(client, prefix, () => {});
-      await ops.set(late, "/d/c", str("late"));
+      await late.plan((s) => plan.set(s, "/d/c", str("late")));
       await tree.del("/d/c");
       expect(await commit(late)).toBe(false);
       expect(await tree.get("/d/c")).toBeUndefined();

@@ -48,9 +48,9 @@ async function fill(tree: Tree): Promise<void> {
   await tree.set("/byteseek/prompt/system", str("one"));
   await tree.set("/byteseek/prompt/system", json({ two: 2 }), { vid: "run-1" });
   await tree.set("/byteseek/prompt/system", str("three"), { ro: true });
-  await tree.set("/byteseek/tools/gone", str("first"));
-  await tree.del("/byteseek/tools/gone");
-  await tree.set("/byteseek/tools/gone", str("again"));
+  await tree.set("/byteseek/memory/gone", str("first"));
+  await tree.del("/byteseek/memory/gone");
+  await tree.set("/byteseek/memory/gone", str("again"));
   await tree.set("/byteseek/‥pc", str("system entry"));
   await tree.mkindex("/empty/dir/");
 }
@@ -99,7 +99,7 @@ describe("kvspace export and import between stores", () => {
         const after = await contents(moved);
         expect(after).toEqual(before);
         expect(after.history["/byteseek/prompt/system"]?.map((h) => h.version)).toEqual([2, 1]);
-        expect(after.history["/byteseek/tools/gone"]?.[0]).toMatchObject({
+        expect(after.history["/byteseek/memory/gone"]?.[0]).toMatchObject({
           value: str("first"),
           deleted: true,
         });

@@ -212,6 +212,16 @@ describe("MCP client: server-everything over stdio", () => {
     expect(r.text).toContain('needs the power "exec"');
   });
 
+  it("lists a stdio server's tools as blocked for a run without exec, as the gate refuses their calls", async () => {
+    await h.mcp.sync("everything");
+    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+    const denied = (await h.runtime.listTools("noexec")).valid.find((t) => t.name === "everything.echo");
+    expect(denied?.blocked).toContain('needs the power "exec"');
+    expect(denied?.blocked).toContain("grants.runs");
+    const granted = (await h.runtime.listTools("r1")).valid.find((t) => t.name === "everything.echo");
+    expect(granted?.blocked).toBeUndefined();
+  });
+
   it("does not start a server an agent registered without the power exec", async () => {
     await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
     const other = newTag();

@@ -54,14 +54,22 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "POST", path: "/mcp", ...json({ jsonrpc: "2.0", id: 1, method: "tools/list" }), ok: "any" },
   { method: "GET", path: "/mcp", ok: "any" },
   { method: "DELETE", path: "/mcp", ok: "any" },
-  { method: "GET", path: "/openapi.json", ok: 200 },
-  { method: "GET", path: "/docs", ok: 200 },
   // No route: still behind the token, so an unknown path reveals nothing.
   { method: "GET", path: "/no/such/route", ok: 404 },
 ];
 
-/** The web page's routes: they hold no data, so they stay open. */
-const PAGE = ["/", "/ui", "/ui/some/key", "/tools", "/tools/read", "/runs/r1", "/assets/style.css"];
+/** The web page's routes and the API's description: they hold no data, so they stay open. */
+const PAGE = [
+  "/",
+  "/ui",
+  "/ui/some/key",
+  "/tools",
+  "/tools/read",
+  "/runs/r1",
+  "/assets/style.css",
+  "/docs",
+  "/openapi.json",
+];
 
 interface Answer {
   status: number;
@@ -133,7 +141,7 @@ describe("BYTESEEK_TOKEN", () => {
     const listed = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
     );
-    // Compare shapes: OpenAPI writes `/v1/tree/{*}` and `/v1/tools/{name}/call`.
+    // Compare shapes: OpenAPI writes `/v1/tree/{key}` and `/v1/tools/{name}/call`.
     const shape = (path: string) =>
       path
         .replace(/^\/v1\/(tree|watch|export)\/.*$/, "/v1/$1/*")
@@ -160,7 +168,9 @@ describe("BYTESEEK_TOKEN", () => {
     for (const path of PAGE) {
       const a = await call({ method: "GET", path });
       expect(a.status, path).toBe(200);
-      expect(String(a.headers["content-type"])).toMatch(path.endsWith(".css") ? /text\/css/ : /text\/html/);
+      expect(String(a.headers["content-type"])).toMatch(
+        path.endsWith(".css") ? /text\/css/ : path.endsWith(".json") ? /application\/json/ : /text\/html/,
+      );
     }
   });
 });

@@ -524,7 +524,14 @@ describe("health, OpenAPI, docs and unknown routes", () => {
     expect(r.status).toBe(200);
     expect(r.body.openapi).toMatch(/^3\./);
     const paths = Object.keys(r.body.paths);
-    for (const p of ["/v1/tree/{*}", "/v1/txn", "/v1/watch/{*}", "/v1/export/{*}", "/v1/import", "/healthz"])
+    for (const p of [
+      "/v1/tree/{key}",
+      "/v1/txn",
+      "/v1/watch/{prefix}",
+      "/v1/export/{dir}",
+      "/v1/import",
+      "/healthz",
+    ])
       expect(paths).toContain(p);
     expect(JSON.stringify(r.body.paths["/v1/txn"])).toContain("compare");
     const docs = await call("GET", "/docs");

@@ -76,6 +76,16 @@ describe("readConfig", () => {
     );
   });
 
+  it("refuses a BYTESEEK_LLM_CLIENT_URLS entry that is not an origin at start", async () => {
+    expect(
+      readConfig({ BYTESEEK_LLM_CLIENT_URLS: " http://127.0.0.1:11434, https://models.example " }),
+    ).toBeTruthy();
+    for (const bad of ["http://models.example/v1", "ftp://models.example", "models.example"])
+      expect((await configError(() => readConfig({ BYTESEEK_LLM_CLIENT_URLS: bad }))).message).toContain(
+        "BYTESEEK_LLM_CLIENT_URLS lists origins",
+      );
+  });
+
   it("reads BYTESEEK_HISTORY as a count or dir=count pairs, and refuses anything else", async () => {
     expect(readConfig({ BYTESEEK_HISTORY: "3" }).store.historyLimit).toBe(3);
     expect(readConfig({ BYTESEEK_HISTORY: "0" }).store.historyLimit).toBe(0);

@@ -175,4 +175,26 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
     expect(r.text).not.toContain("sk-secret");
     expect((await h.runtime.call("tree.list", { key: "/byteseek/llm/" }, { vid: "r1" })).kind).toBe("denied");
   });
+
+  it("never lets a tool read or redirect the model's settings, whatever denyKeys lists", async () => {
+    // A person's own denyKeys replace the shipped list; the model's settings stay out of reach.
+    await setPolicy(h.tree, { denyKeys: ["/private/"] });
+    await h.tree.set("/byteseek/llm/key", str("sk-secret"));
+    const write = await h.runtime.call(
+      "tree.set",
+      { key: "/byteseek/llm/url", value: "http://attacker.example/v1" },
+      { vid: "r1" },
+    );
+    expect(write.kind).toBe("denied");
+    expect(write.text).toContain("/byteseek/llm/");
+    expect(await h.tree.get("/byteseek/llm/url")).toBeUndefined();
+    const read = await h.runtime.call("tree.get", { key: "/byteseek/llm/key" }, { vid: "r1" });
+    expect(read.kind).toBe("denied");
+    expect(read.text).not.toContain("sk-secret");
+    expect((await h.runtime.call("tree.del", { key: "/byteseek/llm/key" }, { vid: "r1" })).kind).toBe(
+      "denied",
+    );
+    const listing = await h.runtime.call("tree.list", { key: "/byteseek/" }, { vid: "r1" });
+    expect(listing.text).not.toContain("llm/");
+  });
 });

@@ -25,16 +25,29 @@ export const ARTIFACTS = join(ROOT, "test-artifacts", "web");
 
 /**
  * Compiles the page's scripts (`tsc -p web/tsconfig.json`) when web/dist is missing or older than
- * a source, so the tests always drive the current sources, whether or not the build ran first.
+ * a source — the page's own, or a module it shares with the server (each script web/dist holds
+ * outside web/src/ stands for one) — so the tests always drive the current sources, whether or
+ * not the build ran first.
  */
 export async function ensureWebBuilt(): Promise<void> {
-  const src = join(ROOT, "web", "src");
-  const built = await stat(join(ROOT, "web", "dist", "web", "src", "main.js")).then(
+  const dist = join(ROOT, "web", "dist");
+  const built = await stat(join(dist, "web", "src", "main.js")).then(
     (s) => s.mtimeMs,
     () => 0,
   );
+  const sources = (await readdir(join(ROOT, "web", "src"))).map((f) => join("web", "src", f));
+  if (built > 0)
+    for (const f of await readdir(dist, { recursive: true }))
+      if (f.endsWith(".js") && !f.startsWith(join("web", "src"))) sources.push(f.replace(/\.js$/, ".ts"));
   let newest = 0;
-  for (const f of await readdir(src)) newest = Math.max(newest, (await stat(join(src, f))).mtimeMs);
+  for (const f of sources)
+    newest = Math.max(
+      newest,
+      await stat(join(ROOT, f)).then(
+        (s) => s.mtimeMs,
+        () => Number.POSITIVE_INFINITY,
+      ),
+    );
   if (built >= newest) return;
   await promisify(execFile)(process.execPath, [
     join(ROOT, "node_modules", "typescript", "bin", "tsc"),

@@ -58,11 +58,13 @@ describe("the page is served by byteseek", () => {
       expect(res.status, path).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/text\/html/);
       expect(res.headers.get("content-security-policy")).toContain("connect-src 'self'");
-      expect(await res.text()).toContain('<script type="module" src="/assets/main.js">');
+      expect(await res.text()).toContain('<script type="module" src="/assets/web/src/main.js">');
     }
-    const js = await fetch(`${server.url}/assets/main.js`);
+    const js = await fetch(`${server.url}/assets/web/src/main.js`);
     expect(js.status).toBe(200);
     expect(js.headers.get("content-type")).toMatch(/javascript/);
+    // The event-stream parser the page shares with the Node clients is served beside its scripts.
+    expect((await fetch(`${server.url}/assets/tree/http/sse.js`)).status).toBe(200);
     const css = await fetch(`${server.url}/assets/style.css`);
     expect(css.status).toBe(200);
     expect(css.headers.get("content-type")).toMatch(/text\/css/);
@@ -311,12 +313,20 @@ describe("live", () => {
     await context.close();
   });
 
-  it("reconnects by itself after the server restarts and catches up", async () => {
+  it("reconnects by itself after the server restarts, resuming with Last-Event-ID after the last change it saw", async () => {
     const own = await startServer();
     const { page, context } = await openPage(browser, own.url);
+    const resumedFrom: string[] = [];
+    page.on("request", (r) => {
+      const id = r.headers()["last-event-id"];
+      if (r.url().includes("/v1/watch/") && id !== undefined) resumedFrom.push(id);
+    });
     await own.tree.mkindex("/r/");
     await page.goto("/ui/r/");
     await waitLive(page);
+    await own.tree.set("/r/before", str("seen"));
+    await page.locator("table.listing td", { hasText: "seen" }).waitFor();
+    const lastSeen = String(own.tree.revision());
     const port = Number(new URL(own.url).port);
     await own.close();
     await page.locator('#live[data-state="retrying"]').waitFor();
@@ -325,11 +335,65 @@ describe("live", () => {
       await again.tree.set("/r/after-restart", str("back"));
       await waitLive(page);
       await page.locator("table.listing td", { hasText: "back" }).waitFor();
+      expect(resumedFrom.length).toBeGreaterThan(0);
+      expect(new Set(resumedFrom)).toEqual(new Set([lastSeen]));
     } finally {
       await context.close();
       await again.close();
       await removeDir(own.dir);
     }
+  });
+});
+
+describe("event streams", () => {
+  it("reads the same events however the stream is cut into chunks: CR/LF split, multi-line data, UTF-8 split", async () => {
+    const { page, context, errors } = await openPage(browser, server.url);
+    await page.goto("/ui/");
+    // The page's own module, as the page loads it (a string: the test runner leaves it untransformed).
+    await page.evaluate(
+      "import('/assets/web/src/sse.js').then((m) => { globalThis.readEvents = m.readEvents; })",
+    );
+    const bytes = (t: string) => [...new TextEncoder().encode(t)];
+    const utf8 = bytes("data: caf\u00e9\n\n");
+    const at = utf8.indexOf(0xc3) + 1; // inside the two bytes of é
+    const pieces = [
+      ...[
+        'data: {"a":',
+        "1}\r",
+        "\n\r\n: a comment\n",
+        "id: 7\nevent: change\ndata: line one\n",
+        "data: line two\n\n",
+      ].map(bytes),
+      bytes("data: x\r\rdata: y\n\n"),
+      utf8.slice(0, at),
+      utf8.slice(at),
+      bytes("data: cut off, never ended"),
+    ];
+    type Event = { event: string; data: string; id?: string };
+    const events = await page.evaluate(async (chunks: number[][]) => {
+      const { readEvents } = globalThis as unknown as {
+        readEvents(body: ReadableStream<Uint8Array>): AsyncIterable<Event>;
+      };
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next) controller.enqueue(new Uint8Array(next));
+          else controller.close();
+        },
+      });
+      const out: Event[] = [];
+      for await (const ev of readEvents(body)) out.push(ev);
+      return out;
+    }, pieces);
+    expect(events).toEqual([
+      { event: "message", data: '{"a":1}' },
+      { event: "change", data: "line one\nline two", id: "7" },
+      { event: "message", data: "x", id: "7" },
+      { event: "message", data: "y", id: "7" },
+      { event: "message", data: "caf\u00e9", id: "7" },
+    ]);
+    expect(errors).toEqual([]);
+    await context.close();
   });
 });
 

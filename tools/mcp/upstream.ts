@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Logger } from "pino";
 import { ToolError } from "../errors.js";
-import { endCallProcesses } from "../process/contain.js";
+import { endMarkedProcesses } from "../process/contain.js";
 import { buildCommandEnv } from "../process/env.js";
 import { isStdio, type McpServerEntry } from "./registry.js";
 
@@ -66,7 +66,10 @@ interface Live {
   inflight: number;
   idle?: NodeJS.Timeout;
   stderr: string;
-  /** Set while byteseek itself closes the connection (not a crash). */
+  /**
+   * Set once byteseek stops this upstream (not a crash). Final: a stopped Live is removed from the
+   * pool and never started again; the next use makes a new one.
+   */
   stopping?: boolean;
 }
 
@@ -103,8 +106,33 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     return live.get(server);
   }
 
-  /** The marks of every stdio upstream started (see close). */
+  /**
+   * The marks of stdio upstreams whose processes may still run: added before a process starts,
+   * dropped once every process carrying it is known gone; close() ends whatever is left.
+   */
   const marks = new Set<string>();
+
+  /** Ends every process carrying `mark`; forgets the mark once none is left. */
+  async function endMark(mark: string | undefined): Promise<void> {
+    if (mark === undefined) return;
+    const { left } = await endMarkedProcesses(undefined, mark).catch(() => ({ left: 1 }));
+    if (left === 0) marks.delete(mark);
+  }
+
+  /** A Live stopped (or the pool closed) since `start` began: what it started must not run on. */
+  function abandoned(up: Live): boolean {
+    return closed || up.stopping === true || live.get(up.server) !== up;
+  }
+
+  function stoppedWhileStarting(server: string): ToolError {
+    return new ToolError(
+      "mcp_unavailable",
+      closed
+        ? `byteseek is stopping: the MCP server "${server}" is not started`
+        : `the MCP server "${server}" was stopped while it started; call it again to start it anew`,
+      { details: { server } },
+    );
+  }
 
   async function client(
     server: string,
@@ -113,44 +141,48 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<Client> {
-    if (closed)
-      throw new ToolError(
-        "mcp_unavailable",
-        `byteseek is stopping: the MCP server "${server}" is not started`,
-      );
-    let up = live.get(server);
-    if (up && (up.entryRev !== entryRev || up.state === "stopping")) {
-      await stop(server);
-      up = live.get(server);
-    }
-    if (!up) {
-      up = { server, entry, entryRev, state: "stopped", crashes: 0, inflight: 0, stderr: "" };
-      live.set(server, up);
-    }
-    if (up.client && up.state === "running") return up.client;
-    if (up.connecting) return up.connecting;
-    if (up.state === "backoff" && up.retryAt !== undefined) {
-      const wait = up.retryAt - Date.now();
-      if (wait > 0) {
-        if (wait >= timeoutMs)
-          throw new ToolError(
-            "mcp_unavailable",
-            `the MCP server "${server}" crashed (${up.error ?? "it exited"}) and is restarted in ${wait} ms; try again then`,
-          );
-        await delay(wait, signal);
+    // Every wait (a stop, a backoff) lets other calls, a stop or close() run: look again after it,
+    // so a start never begins for a Live that was stopped meanwhile or beside one another call began.
+    for (;;) {
+      if (closed)
+        throw new ToolError(
+          "mcp_unavailable",
+          `byteseek is stopping: the MCP server "${server}" is not started`,
+        );
+      let up = live.get(server);
+      if (up && (up.entryRev !== entryRev || up.stopping)) {
+        await stop(server);
+        continue;
       }
+      if (!up) {
+        up = { server, entry, entryRev, state: "stopped", crashes: 0, inflight: 0, stderr: "" };
+        live.set(server, up);
+      }
+      if (up.client && up.state === "running") return up.client;
+      if (up.connecting) return up.connecting;
+      if (up.state === "backoff" && up.retryAt !== undefined) {
+        const wait = up.retryAt - Date.now();
+        if (wait > 0) {
+          if (wait >= timeoutMs)
+            throw new ToolError(
+              "mcp_unavailable",
+              `the MCP server "${server}" crashed (${up.error ?? "it exited"}) and is restarted in ${wait} ms; try again then`,
+            );
+          await delay(wait, signal);
+          continue;
+        }
+      }
+      const target = up;
+      target.connecting = start(target, timeoutMs, signal).finally(() => {
+        target.connecting = undefined;
+      });
+      return target.connecting;
     }
-    const target = up;
-    target.connecting = start(target, timeoutMs, signal).finally(() => {
-      target.connecting = undefined;
-    });
-    return target.connecting;
   }
 
   async function start(up: Live, timeoutMs: number, signal?: AbortSignal): Promise<Client> {
     up.state = "starting";
     up.stderr = "";
-    up.stopping = false;
     const { entry, server } = up;
     const c = new Client(
       { name: "byteseek", version: "0.1.0" },
@@ -167,11 +199,17 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     let transport: StdioClientTransport | StreamableHTTPClientTransport;
     if (isStdio(entry)) {
       const [command, ...args] = entry.command as [string, ...string[]];
+      const cwd = await workingDir(entry.cwd, options.workspace, server).catch((err: unknown) => {
+        up.state = "failed";
+        up.error = (err as Error).message;
+        throw err;
+      });
+      const passEnv = (await options.passEnv?.().catch(() => undefined)) ?? [];
+      if (abandoned(up)) throw stoppedWhileStarting(server);
+      // known before the process exists, so nothing it starts can escape a stop
       const mark = randomBytes(12).toString("hex");
       up.mark = mark;
       marks.add(mark);
-      const cwd = await workingDir(entry.cwd, options.workspace, server);
-      const passEnv = (await options.passEnv?.().catch(() => undefined)) ?? [];
       const stdio = new StdioClientTransport({
         command,
         args,
@@ -208,11 +246,18 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     } catch (err) {
       const why = startFailure(server, entry, err, up.stderr);
       await closeQuietly(c);
-      if (up.mark) await endCallProcesses(undefined, up.mark).catch(() => 0);
+      await endMark(up.mark);
+      if (abandoned(up)) throw stoppedWhileStarting(server);
       up.state = "failed";
       up.error = why;
       up.pid = undefined;
       throw new ToolError("mcp_unavailable", why, { details: { server } });
+    }
+    if (abandoned(up)) {
+      // stopped (or closed) during the handshake: this start ends what it began
+      await closeQuietly(c);
+      await endMark(up.mark);
+      throw stoppedWhileStarting(server);
     }
     if (transport instanceof StdioClientTransport && transport.pid !== null) up.pid = transport.pid;
     up.client = c;
@@ -246,7 +291,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       { server: up.server, pid, crashes: up.crashes, retryInMs: wait },
       "MCP server exited unexpectedly",
     );
-    if (up.mark) void endCallProcesses(undefined, up.mark).catch(() => 0);
+    void endMark(up.mark);
   }
 
   function armIdle(up: Live): void {
@@ -255,7 +300,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     const ms = up.entry.idleStopMs ?? DEFAULT_IDLE_STOP_MS;
     if (ms === 0 || up.inflight > 0 || up.state !== "running") return;
     up.idle = setTimeout(() => {
-      if (up.inflight === 0) void stop(up.server);
+      if (up.inflight === 0 && live.get(up.server) === up) void stop(up.server);
     }, ms);
     up.idle.unref();
   }
@@ -284,7 +329,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       const c = up.client ?? (await up.connecting?.catch(() => undefined));
       up.client = undefined;
       if (c) await closeQuietly(c);
-      if (up.mark) await endCallProcesses(undefined, up.mark).catch(() => 0);
+      await endMark(up.mark);
       up.state = "stopped";
       up.pid = undefined;
       logger.info({ server }, "MCP server stopped");
@@ -319,9 +364,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       closed = true;
       await Promise.all([...live.keys()].map(stop));
       await Promise.all(stopping.values());
-      // every process any upstream of this pool started, whatever became of its connection: none outlives close
-      await Promise.all([...marks].map((m) => endCallProcesses(undefined, m).catch(() => 0)));
-      marks.clear();
+      // marks whose processes were not yet seen gone (a kill still settling): none outlives close
+      await Promise.all([...marks].map(endMark));
     },
   };
 }

@@ -39,9 +39,22 @@ export async function markedProcesses(mark: string): Promise<number[]> {
 /**
  * Ends every process a call started: its process group, then — for those that left it with
  * `setsid` or by daemonizing — every process whose environment carries the call's mark, scanning
- * /proc until a scan finds none (a fork loop is outpaced within `rounds` scans).
+ * /proc until a scan finds none (a fork loop is outpaced within `rounds` scans). Answers how many
+ * were killed.
  */
 export async function endCallProcesses(pgid: number | undefined, mark: string, rounds = 20): Promise<number> {
+  return (await endMarkedProcesses(pgid, mark, rounds)).killed;
+}
+
+/**
+ * As `endCallProcesses`, answering too how many marked processes were still listed when it gave up
+ * waiting (0: every process of the mark is known gone, so the mark need not be remembered).
+ */
+export async function endMarkedProcesses(
+  pgid: number | undefined,
+  mark: string,
+  rounds = 20,
+): Promise<{ killed: number; left: number }> {
   let killed = 0;
   if (pgid !== undefined) killGroup(pgid, "SIGKILL");
   for (let i = 0; i < rounds; i++) {
@@ -59,10 +72,12 @@ export async function endCallProcesses(pgid: number | undefined, mark: string, r
   // SIGKILL is sent, not yet suffered: on a loaded machine a killed process can still run (and be
   // listed) for a while. Wait, bounded, until none is left, so a stop means the processes are gone.
   const deadline = Date.now() + SETTLE_MS;
-  while (Date.now() < deadline) {
-    const left = await markedProcesses(mark);
-    if (left.length === 0) break;
-    for (const pid of left) {
+  let left = 0;
+  do {
+    const pids = await markedProcesses(mark);
+    left = pids.length;
+    if (left === 0) break;
+    for (const pid of pids) {
       try {
         process.kill(pid, "SIGKILL");
       } catch {
@@ -70,8 +85,8 @@ export async function endCallProcesses(pgid: number | undefined, mark: string, r
       }
     }
     await new Promise((r) => setTimeout(r, 10));
-  }
-  return killed;
+  } while (Date.now() < deadline);
+  return { killed, left };
 }
 
 /** How long endCallProcesses waits for the processes it killed to be gone. */

@@ -4,7 +4,7 @@ import { isSystemName } from "../../tree/path.js";
 import { formatValue, type TreeValue, valueToJson } from "../../tree/value.js";
 import type { ProposedChange } from "../approvals.js";
 import { ToolError, type ToolErrorCode, type ToolKind } from "../errors.js";
-import { POLICY_KEY } from "../policy.js";
+import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY } from "../policy.js";
 import type { ToolContext } from "../types.js";
 
 /**
@@ -19,9 +19,9 @@ export const RUNTIME_DIRS = [
   "/vthread/",
 ] as const;
 
-/** Is `key` (a value or a directory) in a tree listing a tool may not see: the policy, or under a denied prefix? */
+/** Is `key` (a value or a directory) in a tree listing a tool may not see: the policy, the model's settings, or under a denied prefix? */
 export function hiddenKey(key: string, denyKeys: readonly string[] = []): boolean {
-  if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`)) return true;
+  if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`) || modelSettingsKey(key)) return true;
   return denyKeys.some((p) => key.startsWith(p) || `${key}/`.startsWith(p));
 }
 
@@ -43,6 +43,12 @@ export function guardKey(key: string, action: "read" | "write" | "delete"): void
       "denied",
       `${key} is the gate policy: tools may not ${action} it; ask the user to change it`,
       { details: { key } },
+    );
+  if (modelSettingsKey(key))
+    throw new ToolError(
+      "denied",
+      `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: tools may not ${action} them; ask the user to change them`,
+      { details: { key, rule: "model settings" } },
     );
   if (action !== "read" && key.split("/").some((s) => isSystemName(s)))
     throw new ToolError("denied", `${key} is a system entry kept by byteseek: tools may not ${action} it`, {

@@ -8,17 +8,29 @@
  * ahead but never looked at (a set of an existing value prefetches its parents) are not
  * compared, so writes to different keys never conflict: an overwrite compares its own node only;
  * a new key, its node and its directory's record (the child count it changes).
+ *
+ * It is the WriteStore the write rules (plan.ts) plan against. Over 400 lines: the read set, the
+ * staged writes and the transaction built from both are one piece of state.
  */
 import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
-import { NODE } from "../encoding.js";
+import { HIST, HIST_LIST, NODE, upperBound } from "../encoding.js";
 import { compareCodePoints } from "../path.js";
-import type { EventRecord } from "../record.js";
+import type { EventRecord, HistRecord } from "../record.js";
+import type { TreeNode } from "../types.js";
+import {
+  type Found,
+  NeedRead,
+  PENDING,
+  type PlanRecord,
+  type Scanned,
+  type WriteStore,
+} from "../write-store.js";
 import { headerRev, isCompactedError, kvNum } from "./client.js";
 import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
-import { type EtcdRecord, nodeSk } from "./layout.js";
+import { type EtcdRecord, histListSk, nodeOf, nodeSk } from "./layout.js";
+import { inRange, mergeRanges, type Range, splitRanges } from "./ranges.js";
 
-/** A revision not known until the commit: the commit's own. */
-export const PENDING = -1;
+export { PENDING };
 
 /** An entry as this attempt sees it. `cr`/`mr` are PENDING for what it wrote itself. */
 export interface Entry {
@@ -34,26 +46,21 @@ export interface NodeEntry {
   mr: number;
 }
 
-interface Range {
-  gte: string;
-  lt: string;
-}
-
 /** The attempt found a conflict while reading (a pinned read hit a compaction): start over. */
 export class Conflict extends Error {}
 
 const PAGE = 500;
 const enc = (s: string) => Buffer.from(s, "utf8");
-const inRange = (sk: string, r: Range) =>
-  compareCodePoints(sk, r.gte) >= 0 && compareCodePoints(sk, r.lt) < 0;
 
-export class Attempt {
+export class Attempt implements WriteStore {
   /** The revision every read of this attempt is at (0 until the first read). */
   readRev = 0;
   /** Set once the attempt writes anything: it then takes the next revision at commit. */
   writes = false;
   readonly events: EventRecord[] = [];
   readonly now = Date.now();
+  /** Directories carry no `hk` here: a new key always reads the history a deletion may have kept. */
+  readonly flagsKeptHistory = false;
   readonly #cache = new Map<string, Entry | null>();
   /** Keys whose state this attempt relied on: each becomes a compare. */
   readonly #used = new Set<string>();
@@ -74,7 +81,110 @@ export class Attempt {
      * conflict (and the retry reads etcd).
      */
     private readonly records?: { record(sk: string): Entry | undefined },
+    /** etcd's --max-txn-ops: a subtree removal keeps its values' history only while that fits. */
+    private readonly maxTxnOps = 128,
   ) {}
+
+  /**
+   * Plans a write on this attempt (plan.ts): whenever the plan needs a key not read yet, the
+   * keys are fetched (one round trip) and the write planned again from the start.
+   */
+  async plan<T>(write: (s: WriteStore) => T | Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await write(this);
+      } catch (err) {
+        if (!(err instanceof NeedRead)) throw err;
+        this.#restart();
+        await this.fetch(err.sks);
+      }
+    }
+  }
+
+  /** Forgets what a plan staged and relied on; what was read stays (at the same revision). */
+  #restart(): void {
+    this.#local.clear();
+    this.#delRanges.length = 0;
+    this.#rangeReads.length = 0;
+    this.#used.clear();
+    this.events.length = 0;
+    this.writes = false;
+  }
+
+  /** An entry as this attempt sees it, without waiting: NeedRead when it must come from etcd. */
+  #peek(sk: string): Entry | undefined {
+    const mine = this.#local.get(sk);
+    if (mine !== undefined || this.#local.has(sk)) return mine ?? undefined;
+    if (this.#deleted(sk)) return undefined;
+    if (!this.#cache.has(sk)) {
+      const e = this.records?.record(sk);
+      if (!e) throw new NeedRead([sk]);
+      this.#cache.set(sk, e);
+      this.fromCache.add(sk);
+    }
+    this.#used.add(sk);
+    return this.#cache.get(sk) ?? undefined;
+  }
+
+  // ---- the WriteStore the rules (plan.ts) plan against ----
+
+  readNode(key: string): Found | undefined {
+    const e = this.#peek(nodeSk(key));
+    return e && { rec: JSON.parse(e.raw) as EtcdRecord, cr: e.cr, mr: e.mr };
+  }
+
+  readKept(key: string): number[] | undefined {
+    const e = this.#peek(histListSk(key));
+    return e && (JSON.parse(e.raw) as number[]);
+  }
+
+  prefetch(sks: () => string[], unless?: string): void {
+    if (unless !== undefined && (this.#local.has(unless) || this.#cache.has(unless) || this.cached(unless)))
+      return;
+    const want = sks().filter((sk) => !this.#cache.has(sk) && !this.#local.has(sk));
+    if (want.length > 0) throw new NeedRead(want);
+  }
+
+  putNode(key: string, plan: PlanRecord, cr: number, prevRev?: number): void {
+    const rec = plan as EtcdRecord;
+    // The watch rebuilds a value's event from its record: it carries the modRev it replaced.
+    if (prevRev !== undefined && rec.k !== "index") rec.pr = prevRev;
+    this.put(nodeSk(key), rec, { cr });
+  }
+
+  async scan(gte: string, lt: string, keysOnly: boolean): Promise<Scanned[]> {
+    const out: Scanned[] = [];
+    for (const e of await this.scanRaw(gte, lt, keysOnly)) {
+      const found: Scanned = { sk: e.sk, mr: e.mr };
+      if (e.raw !== undefined) found.rec = JSON.parse(e.raw) as EtcdRecord;
+      out.push(found);
+    }
+    return out;
+  }
+
+  dropScanned(gte: string, lt: string): void {
+    this.delRange(gte, lt);
+  }
+
+  canKeepHistoryOf(values: number): boolean {
+    return values * 4 + 16 <= this.maxTxnOps;
+  }
+
+  async dropHistoryBelow(dir: string): Promise<void> {
+    this.delRange(HIST + dir, HIST + upperBound(dir));
+    this.delRange(HIST_LIST + dir, HIST_LIST + upperBound(dir));
+  }
+
+  async wipe(): Promise<void> {
+    // Everything but the root record: nothing that goes needs reading.
+    this.delRange(`${NODE}01`, "o");
+    this.delRange(HIST, "i");
+    this.delRange(HIST_LIST, "I");
+  }
+
+  node(key: string, f: Found): TreeNode {
+    return nodeOf(key, f.rec as EtcdRecord, f.cr, f.mr);
+  }
 
   /** Whether the record cache holds `sk` (a write that finds its node there needs nothing else read first). */
   cached(sk: string): boolean {
@@ -156,13 +266,8 @@ export class Attempt {
     return this.#cache.get(sk) ?? undefined;
   }
 
-  async readNode(key: string): Promise<NodeEntry | undefined> {
-    const e = await this.get(nodeSk(key));
-    return e ? { rec: JSON.parse(e.raw) as EtcdRecord, cr: e.cr, mr: e.mr } : undefined;
-  }
-
   /** Stages a put; `cr` is PENDING for a key this write creates. */
-  put(sk: string, value: unknown, meta: { cr: number } = { cr: PENDING }): void {
+  put(sk: string, value: EtcdRecord | HistRecord | number[], meta: { cr: number } = { cr: PENDING }): void {
     let stored = value;
     if (sk.startsWith(NODE)) {
       // A record copied from one read carries that write's id and events: they are not this one's.
@@ -187,7 +292,7 @@ export class Attempt {
    * Every key in [gte, lt) as this attempt sees it, read from etcd in pages at R (values too
    * unless `keysOnly`). The range joins the read set.
    */
-  async scan(
+  async scanRaw(
     gte: string,
     lt: string,
     keysOnly: boolean,
@@ -313,41 +418,4 @@ export interface BuiltTxn {
 
 function entryOf(kv: IKeyValue): Entry {
   return { raw: kv.value.toString("utf8"), cr: kvNum(kv, "create_revision"), mr: kvNum(kv, "mod_revision") };
-}
-
-/** Covers `ranges` with at most `max` ranges (sorted, neighbours joined): more conflicts, never fewer. */
-function mergeRanges(ranges: Range[], max: number): Range[] {
-  const sorted = [...ranges].sort((a, b) => compareCodePoints(a.gte, b.gte));
-  const per = Math.ceil(sorted.length / max);
-  const out: Range[] = [];
-  for (let i = 0; i < sorted.length; i += per) {
-    const group = sorted.slice(i, i + per);
-    let lt = group[0]!.lt;
-    for (const g of group) if (compareCodePoints(g.lt, lt) > 0) lt = g.lt;
-    out.push({ gte: group[0]!.gte, lt });
-  }
-  return out;
-}
-
-/** Delete ranges merged, with every key written on its own cut out (etcd refuses overlaps). */
-function splitRanges(ranges: Range[], keys: string[]): Range[] {
-  const sorted = [...ranges].sort((a, b) => compareCodePoints(a.gte, b.gte));
-  const merged: Range[] = [];
-  for (const r of sorted) {
-    const last = merged[merged.length - 1];
-    if (last && compareCodePoints(r.gte, last.lt) <= 0) {
-      if (compareCodePoints(r.lt, last.lt) > 0) last.lt = r.lt;
-    } else merged.push({ ...r });
-  }
-  const out: Range[] = [];
-  for (const r of merged) {
-    let gte = r.gte;
-    for (const k of keys) {
-      if (!inRange(k, { gte, lt: r.lt })) continue;
-      if (compareCodePoints(gte, k) < 0) out.push({ gte, lt: k });
-      gte = `${k}\0`;
-    }
-    if (compareCodePoints(gte, r.lt) < 0) out.push({ gte, lt: r.lt });
-  }
-  return out;
 }

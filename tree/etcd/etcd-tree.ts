@@ -1,32 +1,24 @@
 /**
  * The tree on etcd v3: the same `Tree` contract as the LevelDB tree, shared by any number of
  * byteseek processes. Every write is one etcd transaction guarded by compares on everything it
- * read (see attempt.ts), retried on conflict; the global revision is etcd's.
+ * read (see attempt.ts), retried on conflict; the global revision is etcd's. The rules of every
+ * write are tree/plan.ts's, its reads are reads.ts's; what stays here (over 400 lines) is the
+ * write loop — retries, lanes, finding a commit whose answer was lost, compaction — kept in one
+ * piece while the etcd write path's throughput work changes it.
  */
 import { randomBytes } from "node:crypto";
 import type { Etcd3 } from "etcd3";
 import type { Logger } from "pino";
-import { childNodeKey, childrenRange, keyFromNodeKey } from "../encoding.js";
 import { TreeError } from "../errors.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, importReadOnly, parseImport } from "../ndjson.js";
-import { isSystemName, nameOf, parentOf, parseDirKey, parseKey, parseValueKey } from "../path.js";
+import { parentOf, parseDirKey } from "../path.js";
+import { createPlanner } from "../plan.js";
 import type { EventRecord } from "../record.js";
-import { histFromRecord } from "../record.js";
-import type {
-  ExportEntry,
-  HistoryEntry,
-  ImportResult,
-  ListChild,
-  ListOptions,
-  ListResult,
-  Tree,
-  TreeNode,
-  WatchBatch,
-  WriteResult,
-} from "../types.js";
-import type { TreeValue } from "../value.js";
-import { Attempt, Conflict, PENDING } from "./attempt.js";
+import { checkValueSize } from "../rules.js";
+import type { ExportEntry, ImportResult, ListOptions, Tree, WatchBatch, WriteResult } from "../types.js";
+import { fixRevs, PENDING, type WriteStore } from "../write-store.js";
+import { Attempt, Conflict } from "./attempt.js";
 import {
   connectEtcd,
   headerRev,
@@ -37,9 +29,9 @@ import {
   treeErrorOf,
 } from "./client.js";
 import { type Committed, createGroupCommit } from "./group-commit.js";
-import { type EtcdRecord, histListSk, histSk, nodeOf, nodeSk } from "./layout.js";
+import { type EtcdRecord, nodeSk } from "./layout.js";
 import { startLocalReads } from "./local-reads.js";
-import { checkSize, createOps } from "./ops.js";
+import { createEtcdReads } from "./reads.js";
 import { upgradeEtcdLayout } from "./upgrade.js";
 import { watchTree } from "./watch.js";
 
@@ -98,7 +90,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       endpoints: options.endpoints,
       ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
     });
-  const ops = createOps({ history: versionsKept, maxValueBytes, maxTxnOps });
+  const plan = createPlanner({ history: versionsKept, maxValueBytes });
   const group = createGroupCommit({ client, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
@@ -204,7 +196,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
    * directory queue in this process (they all change its sequence); other writes retry a
    * conflict after a short random wait, and queue by directory only if they keep conflicting.
    */
-  async function write<T>(run: (m: Attempt) => Promise<T>, laneKey: string, queueFirst = false): Promise<T> {
+  async function write<T>(
+    planned: (s: WriteStore) => T | Promise<T>,
+    laneKey: string,
+    queueFirst = false,
+  ): Promise<T> {
+    const run = (m: Attempt) => m.plan(planned);
     ensureOpen();
     const base = `${idBase}${(++writeCount).toString(36)}`;
     const started = Date.now();
@@ -222,7 +219,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       for (let attempt = 0; ; attempt++) {
         ensureOpen();
         // After a conflict, read etcd: what the record cache held may be what conflicted.
-        const m = new Attempt(client, prefix, seeRev, conflicts === 0 ? local : undefined);
+        const m = new Attempt(client, prefix, seeRev, conflicts === 0 ? local : undefined, maxTxnOps);
         const id = `${base}.${attempt}`;
         let value: T;
         let outcome: "conflict" | "unavailable";
@@ -335,143 +332,21 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     return compacting;
   }
 
-  /** A node: from the local cache when it is current (unless pinned or linearizable), else from etcd. */
-  async function getNode(key: string, atRev?: number, linearizable = false): Promise<TreeNode | undefined> {
-    parseKey(key);
-    if (atRev === undefined && !linearizable) {
-      ensureOpen();
-      const hit = local.get(key);
-      if (hit) return hit;
-    }
-    return read("get", async () => {
-      const res = await client.kv.range({ key: enc(nodeSk(key)), ...(atRev ? { revision: atRev } : {}) });
-      const rev = headerRev(res.header);
-      seeRev(rev);
-      const kv = res.kvs[0];
-      if (!kv) return key === "/" ? emptyRoot() : undefined;
-      const raw = kv.value.toString("utf8");
-      const cr = kvNum(kv, "create_revision");
-      const mr = kvNum(kv, "mod_revision");
-      const node = nodeOf(key, JSON.parse(raw) as EtcdRecord, cr, mr);
-      if (atRev !== undefined) return node;
-      // The write path's record too: a later write of a key this server has read then reads
-      // nothing before its commit (whose compare checks the record).
-      local.noteRecord(nodeSk(key), { raw, cr, mr });
-      return local.remember(key, node, rev, raw.length);
-    });
-  }
-
-  async function list(dir: string, o: ListOptions = {}, atRev?: number): Promise<ListResult> {
-    parseDirKey(dir);
-    if (o.limit !== undefined && !(Number.isInteger(o.limit) && o.limit > 0))
-      throw new TreeError("TREE_INVALID_VALUE", `limit must be a positive integer, got ${String(o.limit)}`, {
-        limit: o.limit,
-      });
-    const limit = Math.min(o.limit ?? 1000, 100_000);
-    return read("list", async () => {
-      const range = childrenRange(dir);
-      const after = o.after !== undefined ? childNodeKey(dir, o.after) : undefined;
-      let from = after !== undefined && after >= range.gte ? `${after}\0` : range.gte;
-      // The directory and the first page in one snapshot; later pages at the same revision.
-      const page = Math.min(limit + 1, 256);
-      let rev: number;
-      let found: boolean;
-      let batch: Awaited<ReturnType<Etcd3["kv"]["range"]>> | undefined;
-      if (atRev) {
-        const [d, b] = await Promise.all([
-          client.kv.range({ key: enc(nodeSk(dir)), revision: atRev }),
-          client.kv.range({ key: enc(from), range_end: enc(range.lt), limit: page, revision: atRev }),
-        ]);
-        [rev, found, batch] = [atRev, d.kvs.length > 0, b];
-      } else {
-        const first = await client.kv.txn({
-          success: [
-            { request_range: { key: enc(nodeSk(dir)) } },
-            { request_range: { key: enc(from), range_end: enc(range.lt), limit: page } },
-          ],
-        });
-        rev = headerRev(first.header);
-        found = (first.responses[0]?.response_range?.kvs.length ?? 0) > 0;
-        batch = first.responses[1]?.response_range;
-      }
-      seeRev(rev);
-      if (dir !== "/" && !found) throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
-      const children: ListChild[] = [];
-      let hasMore = false;
-      while (batch) {
-        for (const kv of batch.kvs) {
-          const key = keyFromNodeKey(kv.key.toString("utf8").slice(prefix.length));
-          const name = nameOf(key);
-          if (!o.system && isSystemName(name)) continue;
-          if (children.length === limit) {
-            hasMore = true;
-            break;
-          }
-          const node = nodeOf(
-            key,
-            JSON.parse(kv.value.toString("utf8")) as EtcdRecord,
-            kvNum(kv, "create_revision"),
-            kvNum(kv, "mod_revision"),
-          );
-          if (node.kind !== "index" && o.values === false) {
-            const { value: _omit, ...meta } = node;
-            children.push({ ...meta, name });
-          } else children.push({ ...node, name });
-        }
-        if (hasMore || !batch.more || batch.kvs.length === 0) break;
-        from = `${batch.kvs[batch.kvs.length - 1]!.key.toString("utf8").slice(prefix.length)}\0`;
-        batch = await client.kv.range({
-          key: enc(from),
-          range_end: enc(range.lt),
-          limit: page,
-          revision: rev,
-        });
-      }
-      const res: ListResult = { key: dir, children };
-      if (hasMore && children.length > 0) res.next = children[children.length - 1]!.name;
-      return res;
-    });
-  }
-
-  async function history(key: string, atRev?: number): Promise<HistoryEntry[]> {
-    parseValueKey(key);
-    return read("history", async () => {
-      const at = atRev ? { revision: atRev } : {};
-      const first = await client.kv.txn({
-        success: [
-          { request_range: { key: enc(nodeSk(key)), ...at } },
-          { request_range: { key: enc(histListSk(key)), ...at } },
-        ],
-      });
-      const rev = atRev ?? headerRev(first.header);
-      seeRev(rev);
-      const node = first.responses[0]?.response_range?.kvs[0];
-      const kept = first.responses[1]?.response_range?.kvs[0];
-      let revs: number[] = [];
-      if (node) revs = (JSON.parse(node.value.toString("utf8")) as EtcdRecord).h ?? [];
-      else if (kept) revs = JSON.parse(kept.value.toString("utf8")) as number[];
-      const found = await Promise.all(
-        revs.map((r) =>
-          client.kv.range({ key: enc(histSk(key, r)), revision: rev }).then((res) => res.kvs[0]),
-        ),
-      );
-      const out: HistoryEntry[] = [];
-      for (const kv of found) if (kv) out.push(histFromRecord(key, kv.value.toString("utf8")));
-      return out.reverse();
-    });
-  }
-
-  async function valueAt(key: string, rev: number): Promise<TreeValue | undefined> {
-    try {
-      const res = await client.kv.range({ key: enc(nodeSk(key)), revision: rev });
-      const kv = res.kvs[0];
-      if (!kv) return undefined;
-      const node = nodeOf(key, JSON.parse(kv.value.toString("utf8")) as EtcdRecord, 0, 0);
-      return node.kind === "index" ? undefined : node.value;
-    } catch {
-      return undefined;
-    }
-  }
+  const local = startLocalReads({
+    client,
+    prefix,
+    cacheBytes: options.cacheBytes ?? 32 * 1024 * 1024,
+    known: () => lastRev,
+    ...(logger ? { logger } : {}),
+  });
+  const { getNode, list, history, valueAt } = createEtcdReads({
+    client,
+    prefix,
+    local,
+    read,
+    seeRev,
+    ensureOpen,
+  });
 
   /** Exports `dir` as it was at one revision, whatever is written meanwhile. */
   async function* exportSnapshot(dir: string): AsyncGenerator<ExportEntry> {
@@ -488,27 +363,20 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   }
 
   /** Imports in as few transactions as etcd's limits allow, halving a chunk that is too big. */
-  async function importChunk(items: Awaited<ReturnType<typeof parseImport>>): Promise<WriteResult> {
+  async function importChunk(
+    items: Awaited<ReturnType<typeof parseImport>>,
+    force: boolean,
+  ): Promise<WriteResult> {
     try {
-      return await write(async (m) => {
-        for (const e of items) {
-          if (e.dir) await ops.mkindex(m, e.key);
-          else {
-            await ops.set(m, e.key, e.value, {
-              force: true,
-              ...(e.ro === undefined ? {} : { ro: e.ro }),
-              ...(e.vid ? { vid: e.vid } : {}),
-            });
-            if (e.restore) await ops.restore(m, e.key, e.restore);
-          }
-        }
+      return await write((m) => {
+        plan.importItems(m, items, force);
         return { key: "/", rev: PENDING, version: 0 };
       }, "");
     } catch (err) {
       if (!(err instanceof TooManyOps) || items.length === 1) throw err;
       const half = Math.ceil(items.length / 2);
-      await importChunk(items.slice(0, half));
-      return importChunk(items.slice(half));
+      await importChunk(items.slice(0, half), force);
+      return importChunk(items.slice(half), force);
     }
   }
 
@@ -526,13 +394,13 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 
   const tree: Tree = {
     get: (key, o) => getNode(key, undefined, o?.consistency === "linearizable"),
-    set: (key, value, o) => write((m) => ops.set(m, key, value, o), laneOf(key)),
-    del: (key, o) => write((m) => ops.del(m, key, o), laneOf(key)),
-    deltree: (dir, o) => write((m) => ops.deltree(m, dir, o), laneOf(dir)),
-    mkindex: (dir) => write((m) => ops.mkindex(m, dir), laneOf(dir)),
+    set: (key, value, o) => write((m) => plan.set(m, key, value, o), laneOf(key)),
+    del: (key, o) => write((m) => plan.del(m, key, o), laneOf(key)),
+    deltree: (dir, o) => write((m) => plan.deltree(m, dir, o), laneOf(dir)),
+    mkindex: (dir) => write((m) => plan.mkindex(m, dir), laneOf(dir)),
     list,
-    append: (dir, value, o) => write((m) => ops.append(m, dir, value, o), dir, true),
-    txn: (req) => write((m) => ops.txn(m, req), ""),
+    append: (dir, value, o) => write((m) => plan.append(m, dir, value, o), dir, true),
+    txn: (req) => write((m) => plan.txn(m, req), ""),
     watch: (prefixKey, o) =>
       o?.fromRev !== undefined && o.fromRev < firstRev
         ? beforeUpgrade(o.fromRev)
@@ -556,15 +424,16 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     export: (dir = "/") => exportSnapshot(dir),
     async import(entries, io = {}): Promise<ImportResult> {
       ensureOpen();
-      const parsed = await parseImport(entries, (v) => checkSize(v, maxValueBytes));
+      const parsed = await parseImport(entries, (v) => checkValueSize(v, maxValueBytes));
       // The chunks commit one by one: read-only keys are looked for before the first.
       if (!io.force)
         for (const e of parsed) if (!e.dir && (await getNode(e.key))?.ro) throw importReadOnly(e);
       let rev = lastRev;
-      for (let i = 0; i < parsed.length; i += 64) rev = (await importChunk(parsed.slice(i, i + 64))).rev;
+      for (let i = 0; i < parsed.length; i += 64)
+        rev = (await importChunk(parsed.slice(i, i + 64), io.force === true)).rev;
       return { imported: parsed.length, rev };
     },
-    clear: () => write((m) => ops.clear(m), ""),
+    clear: () => write((m) => plan.clear(m), ""),
     revision: () => lastRev,
     // Other servers write this etcd too: ask it (one small read) before trusting lastRev.
     syncRevision: () =>
@@ -583,13 +452,6 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     },
   };
 
-  const local = startLocalReads({
-    client,
-    prefix,
-    cacheBytes: options.cacheBytes ?? 32 * 1024 * 1024,
-    known: () => lastRev,
-    ...(logger ? { logger } : {}),
-  });
   // Upgrade an older layout, and learn the current revision (and that etcd answers), before
   // handing the tree out.
   try {
@@ -609,21 +471,4 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 /** The lane of a write to `key`: its directory's (whose count it may change). */
 function laneOf(key: string): string {
   return typeof key === "string" ? (parentOf(key) ?? "/") : "";
-}
-
-function emptyRoot(): TreeNode {
-  return { key: "/", kind: "index", count: 0, version: 0, createRev: 0, modRev: 0, mtime: 0, ro: false };
-}
-
-/** Replaces the PENDING revisions of what a write answers with the revision it committed at. */
-function fixRevs<T>(value: T, rev: number): T {
-  const fix = (o: unknown) => {
-    if (o === null || typeof o !== "object") return;
-    const r = o as Record<string, unknown>;
-    for (const f of ["rev", "createRev", "modRev"]) if (r[f] === PENDING) r[f] = rev;
-  };
-  fix(value);
-  const results = (value as { results?: unknown[] } | null)?.results;
-  if (Array.isArray(results)) for (const r of results) fix(r);
-  return value;
 }

@@ -18,7 +18,7 @@ export const JsonValue = z
 
 export const NodeJson = z
   .object({
-    key: z.string(),
+    key: z.string().describe("the node's key; a directory's ends with '/'"),
     kind: NodeKind,
     value: JsonValue.optional().describe(
       "a value node's value (absent for directories, with ?values=0, and in a listing for a value over 64 KiB: see preview)",
@@ -32,10 +32,10 @@ export const NodeJson = z
     size: z.number().int().optional().describe("with preview: the value's size in bytes"),
     count: z.number().int().optional().describe("a directory's number of direct children"),
     version: z.number().int().describe("per key, from 1; also the ETag"),
-    createRev: z.number().int(),
-    modRev: z.number().int(),
+    createRev: z.number().int().describe("the revision that created the key"),
+    modRev: z.number().int().describe("the revision of the key's last write"),
     mtime: z.number().describe("milliseconds since the epoch of the last write"),
-    ro: z.boolean(),
+    ro: z.boolean().describe("read-only: writes and deletes need force"),
     vid: z.string().optional().describe("the run that wrote it"),
   })
   .describe("a node");
@@ -164,13 +164,15 @@ export const TxnResultJson = z.object({
 export type TxnResultJson = z.infer<typeof TxnResultJson>;
 
 export const WatchEventJson = z.object({
-  type: z.enum(["put", "delete", "deltree"]),
+  type: z
+    .enum(["put", "delete", "deltree"])
+    .describe("deltree: the key is a directory, removed with all under it"),
   key: z.string(),
-  kind: NodeKind.optional(),
-  value: JsonValue.optional(),
-  rev: z.number().int(),
-  prevRev: z.number().int(),
-  version: z.number().int().optional(),
+  kind: NodeKind.optional().describe("put: the new node's kind"),
+  value: JsonValue.optional().describe("put of a value: the new value"),
+  rev: z.number().int().describe("the revision of the change"),
+  prevRev: z.number().int().describe("the key's modRev before the change (0: it did not exist)"),
+  version: z.number().int().optional().describe("put: the key's new version"),
 });
 export type WatchEventJson = z.infer<typeof WatchEventJson>;
 

@@ -1,5 +1,19 @@
 import { treeUrl } from "./keys.js";
-import type { ChildJson, HistoryJson, HistoryListJson, ListJson, NodeJson, WriteJson } from "./wire.js";
+import type {
+  ApprovalJson,
+  ChildJson,
+  HistoryJson,
+  HistoryListJson,
+  ListJson,
+  McpServersJson,
+  McpSyncJson,
+  NodeJson,
+  PendingApprovalsJson,
+  PromptJson,
+  ToolResultJson,
+  ToolsJson,
+  WriteJson,
+} from "./wire.js";
 
 /** The value kinds of the tree; `index` is a directory. */
 export const VALUE_KINDS = ["char/utf8", "json", "int64", "float64", "bool"] as const;
@@ -43,18 +57,7 @@ export interface ApiOptions {
 export type Api = ReturnType<typeof createApi>;
 
 /** A call (or a change) waiting at /byteseek/approval/<vid>/<n>, as GET /v1/approvals lists it. */
-export interface PendingApproval {
-  key: string;
-  entry: {
-    vid: string;
-    tool: string;
-    args: unknown;
-    reason: string;
-    rule: string;
-    ts: number;
-    change?: { key: string; diff: string };
-  };
-}
+export type PendingApproval = ApprovalJson;
 
 /** The HTTP API of byteseek (DESIGN.md "Interfaces"), as the page uses it. */
 export function createApi(options: ApiOptions) {
@@ -127,17 +130,22 @@ export function createApi(options: ApiOptions) {
       if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
-    tools: () => json<unknown>("/v1/tools"),
-    approvals: () => json<{ pending: PendingApproval[] }>("/v1/approvals"),
+    tools: () => json<ToolsJson>("/v1/tools"),
+    /** The registered upstream MCP servers; 404 when this server has no MCP client. */
+    mcp: () => json<McpServersJson>("/v1/mcp"),
+    mcpSync: (server: string) =>
+      json<McpSyncJson>("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) }),
+    approvals: () => json<PendingApprovalsJson>("/v1/approvals"),
     decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>
-      json<unknown>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
+      json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
         method: "POST",
         body: JSON.stringify({ decision, ...(decision === "approve" ? { scope } : {}) }),
       }),
     /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
-    prompt: (vid?: string) => json<unknown>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
+    prompt: (vid?: string) =>
+      json<PromptJson>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
     call: (name: string, body: { args: unknown; vid?: string; approve?: boolean }) =>
-      json<unknown>(`/v1/tools/${encodeURIComponent(name)}/call`, {
+      json<ToolResultJson>(`/v1/tools/${encodeURIComponent(name)}/call`, {
         method: "POST",
         body: JSON.stringify(body),
       }),

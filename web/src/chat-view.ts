@@ -8,7 +8,8 @@ import type { Api } from "./api.js";
 import { toast } from "./dialogs.js";
 import { append, h, replace } from "./dom.js";
 import { encodeKeyPath } from "./keys.js";
-import { streamTurn, type TurnEvent, type TurnOutcome } from "./turn-stream.js";
+import { streamTurn } from "./turn-stream.js";
+import type { TurnJson, TurnStreamEvent } from "./wire.js";
 
 const RESULT_LINES = 12;
 
@@ -188,7 +189,7 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
     status.textContent = text;
   }
 
-  function onEvent(e: TurnEvent): void {
+  function onEvent(e: TurnStreamEvent): void {
     switch (e.type) {
       case "step":
         answer = null;
@@ -264,7 +265,7 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
     log.append(h("li", { class: "msg error", role: "alert" }, message));
   }
 
-  function end(r: TurnOutcome): void {
+  function end(r: TurnJson): void {
     if (r.reason !== "done" && r.reason !== "terminated") fail(`The turn stopped (${r.reason}): ${r.text}`);
     const n = r.calls.length;
     const failures = r.calls.filter((c) => c.isError).length;
@@ -289,7 +290,7 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
 }
 
 /** Approve / Approve for this run / Deny, for a call that waits where it is shown. */
-function approvalCard(api: Api, e: Extract<TurnEvent, { type: "approval_pending" }>): HTMLElement {
+function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pending" }>): HTMLElement {
   const decide = (decision: "approve" | "deny", scope?: "once" | "run") => async (ev: Event) => {
     const card = (ev.currentTarget as HTMLElement).closest(".approval-inline");
     for (const b of card?.querySelectorAll("button") ?? []) b.disabled = true;

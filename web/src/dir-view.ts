@@ -1,8 +1,9 @@
-import { type Api, ApiError, type Listing } from "./api.js";
+import { type Api, ApiError } from "./api.js";
 import { confirmDialog, toast } from "./dialogs.js";
 import { formatTime, h, preview, replace } from "./dom.js";
 import { createKindValueInput } from "./forms.js";
 import { parentOf, routeUrl } from "./keys.js";
+import { createPages } from "./paging.js";
 import { valueText } from "./value-editor.js";
 import { breadcrumb, errorText, metaList, type Navigate, recordsVid, type View } from "./view-parts.js";
 
@@ -16,24 +17,17 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
   const more = h("div", { class: "more" });
   const status = h("p", { class: "notice", role: "status", "aria-live": "polite" });
   const msg = h("p", { class: "error", role: "alert" });
-  let shown: Listing["children"] = [];
-  let next: string | null = null;
+  const pages = createPages(api, key, PAGE);
   let timer: ReturnType<typeof setTimeout> | null = null;
 
   async function load(appendPage = false): Promise<void> {
     if (!appendPage) void loadMeta();
     try {
-      const page =
-        appendPage && next !== null
-          ? await api.list(key, { limit: PAGE, after: next })
-          : await api.list(key, { limit: Math.max(PAGE, shown.length) });
-      shown = appendPage ? [...shown, ...page.children] : page.children;
-      next = page.next ?? null;
+      await pages.load(appendPage);
       renderRows();
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
-        shown = [];
-        next = null;
+        pages.clear();
         replace(
           tbody,
           h(
@@ -73,6 +67,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
   }
 
   function renderRows(): void {
+    const { shown, next } = pages;
     if (!shown.length) replace(tbody, h("tr", {}, h("td", { colspan: 5, class: "muted" }, "(empty)")));
     else
       replace(
@@ -259,7 +254,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
               onclick: () =>
                 void act(async () => {
                   const n = await api.dirNode(key).catch(() => null);
-                  const count = n?.count ?? shown.length + (next !== null ? "+" : "");
+                  const count = n?.count ?? pages.shown.length + (pages.next !== null ? "+" : "");
                   const ok = await confirmDialog(
                     `Delete ${key}?`,
                     `Delete the directory ${key} and everything under it (${count} direct children)? This cannot be undone.`,

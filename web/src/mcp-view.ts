@@ -1,20 +1,7 @@
 import { type Api, ApiError } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
-
-/** One registered upstream MCP server as `GET /v1/mcp` answers it. */
-interface McpServer {
-  server: string;
-  transport?: "stdio" | "http";
-  target?: string;
-  enabled: boolean;
-  state: string;
-  pid?: number;
-  tools: number;
-  toolNames: string[];
-  sync?: { state: "ok" | "error"; reason: string; ts: number; error?: string };
-  error?: string;
-}
+import type { McpServerJson } from "./wire.js";
 
 const STATE_BADGE: Record<string, string> = {
   running: "ok",
@@ -38,16 +25,15 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
     button.disabled = true;
     button.textContent = "Syncing…";
     try {
-      const res = await api.request("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) });
-      if (!res.ok) throw new Error(`POST /v1/mcp/sync answered ${res.status}`);
+      await api.mcpSync(server);
     } catch (err) {
-      replace(el, h("p", { class: "error" }, (err as Error).message));
+      replace(el, h("p", { class: "error" }, `POST /v1/mcp/sync: ${(err as Error).message}`));
       return;
     }
     await load();
   }
 
-  function row(s: McpServer): HTMLElement {
+  function row(s: McpServerJson): HTMLElement {
     const button = h("button", { type: "button", "data-sync": s.server }, "Sync") as HTMLButtonElement;
     button.addEventListener("click", () => void sync(s.server, button));
     const synced = s.sync
@@ -92,11 +78,7 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
 
   async function load(): Promise<void> {
     try {
-      const res = await api.request("/v1/mcp");
-      if (res.status === 404)
-        return replace(el, h("p", { class: "muted" }, "This server has no MCP client."));
-      if (!res.ok) throw new ApiError(res.status, "HTTP_ERROR", `GET /v1/mcp answered ${res.status}`, null);
-      const { servers } = (await res.json()) as { servers: McpServer[] };
+      const { servers } = await api.mcp();
       if (!servers.length)
         return replace(
           el,
@@ -108,6 +90,8 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
         );
       replace(el, h("ul", { class: "tool-list" }, ...servers.map(row)));
     } catch (err) {
+      if (err instanceof ApiError && err.status === 404)
+        return replace(el, h("p", { class: "muted" }, "This server has no MCP client."));
       replace(el, h("p", { class: "error" }, `GET /v1/mcp: ${(err as Error).message}`));
     }
   }

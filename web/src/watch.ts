@@ -1,14 +1,10 @@
-import type { Api, NodeKind } from "./api.js";
+import type { Api } from "./api.js";
 import { encodeKeyPath } from "./keys.js";
+import { eventData, readEvents, type SseEvent } from "./sse.js";
+import type { WatchBatchJson, WatchEventJson, WatchProgressJson } from "./wire.js";
 
 /** One change, as the watch stream reports it. */
-export interface Change {
-  type: "put" | "delete" | "deltree";
-  key: string;
-  kind?: NodeKind;
-  rev: number;
-  version?: number;
-}
+export type Change = WatchEventJson;
 
 export type WatchState =
   | { state: "connecting" }
@@ -61,7 +57,7 @@ export function startWatch(api: Api, prefix: string, sinceRev: number, handlers:
           first = false;
           delay = 250;
           handlers.state({ state: "live", rev: lastId });
-          await readEvents(res.body, onEvent);
+          for await (const ev of readEvents(res.body)) onEvent(ev);
         }
       } catch (err) {
         if (stopped) break;
@@ -79,40 +75,33 @@ export function startWatch(api: Api, prefix: string, sinceRev: number, handlers:
     handlers.state({ state: "stopped" });
   }
 
-  function onEvent(ev: { event: string; id: string; data: string }): void {
-    let data: unknown;
-    try {
-      data = ev.data ? JSON.parse(ev.data) : undefined;
-    } catch {
-      data = undefined;
-    }
-    const d = data as Record<string, unknown> | undefined;
-    const id = Number(ev.id);
-    const rev = Number.isFinite(id) && ev.id !== "" ? id : Number(d?.rev ?? 0);
+  function onEvent(ev: SseEvent): void {
+    const data = eventData(ev);
     if (ev.event === "compacted") {
-      // The server no longer has what we missed: re-read what is shown, then follow from its
-      // current revision (the stream ends here; the loop reconnects).
-      const from = Number(d?.relistFrom);
+      // The server no longer has what we missed (an ErrorJson body with `relistFrom`): re-read
+      // what is shown, then follow from its current revision (the stream ends here; the loop reconnects).
+      const from = Number((data as { relistFrom?: unknown } | undefined)?.relistFrom);
       if (Number.isFinite(from) && from > 0) lastId = from;
       handlers.relist();
       return;
     }
     if (ev.event === "error") {
-      handlers.state({ state: "retrying", inMs: delay, reason: String(d?.message ?? "watch error") });
+      const message = (data as { message?: unknown } | undefined)?.message;
+      handlers.state({ state: "retrying", inMs: delay, reason: String(message ?? "watch error") });
       return;
     }
     if (ev.event === "progress") {
       // Progress tells the current revision; it does not move our place (nothing was missed).
+      const rev = Number((data as WatchProgressJson | undefined)?.rev ?? 0);
       handlers.state({ state: "live", rev: Math.max(lastId, rev) });
       return;
     }
-    const list = Array.isArray(d?.events)
-      ? (d.events as Change[])
-      : d && typeof d.key === "string"
-        ? [d as unknown as Change]
-        : [];
+    // A change: one revision's batch, its revision also the event's id.
+    const batch = data as WatchBatchJson | undefined;
+    const id = Number(ev.id);
+    const rev = ev.id && Number.isFinite(id) ? id : Number(batch?.rev ?? 0);
     if (rev > lastId) lastId = rev;
-    if (list.length) handlers.changes(list, rev);
+    if (batch?.events.length) handlers.changes(batch.events, rev);
     handlers.state({ state: "live", rev: lastId });
   }
 
@@ -130,41 +119,4 @@ export function startWatch(api: Api, prefix: string, sinceRev: number, handlers:
       wake?.();
     },
   };
-}
-
-/** Parses a text/event-stream body (the WHATWG rules: fields, blank line ends an event). */
-async function readEvents(
-  body: ReadableStream<Uint8Array>,
-  onEvent: (ev: { event: string; id: string; data: string }) => void,
-): Promise<void> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let event = "";
-  let id = "";
-  let data: string[] = [];
-  while (true) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    let nl = buffer.search(/\r\n|\r|\n/);
-    while (nl >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + (buffer.startsWith("\r\n", nl) ? 2 : 1));
-      if (line === "") {
-        if (data.length || event) onEvent({ event: event || "message", id, data: data.join("\n") });
-        event = "";
-        data = [];
-      } else if (!line.startsWith(":")) {
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let val = colon < 0 ? "" : line.slice(colon + 1);
-        if (val.startsWith(" ")) val = val.slice(1);
-        if (field === "data") data.push(val);
-        else if (field === "event") event = val;
-        else if (field === "id") id = val;
-      }
-      nl = buffer.search(/\r\n|\r|\n/);
-    }
-  }
 }

@@ -1,7 +1,24 @@
 /**
- * The server's wire shapes, as types: declared once with zod in tree/http/schemas.ts (which
- * depends on nothing Node-only), imported here as types only, so nothing of it reaches the page.
+ * The server's wire shapes, as types: declared once with zod in tree/http/schemas.ts (the tree)
+ * and server/runtime-schemas.ts (tools, prompt, approvals, MCP, agent turns), with the agent's
+ * events in agent/events.ts. None of them depends on anything Node-only; they are imported here
+ * as types only, so nothing of them reaches the page.
  */
+
+export type {
+  ApprovalJson,
+  InvalidToolJson,
+  McpServerJson,
+  McpServersJson,
+  McpSyncJson,
+  PendingApprovalsJson,
+  PromptJson,
+  ToolJson,
+  ToolResultJson,
+  ToolsJson,
+  TurnJson,
+  TurnStreamEvent,
+} from "../../server/runtime-schemas.js";
 export type {
   ChildJson,
   HistoryJson,
@@ -10,5 +27,6 @@ export type {
   NodeJson,
   WatchBatchJson,
   WatchEventJson,
+  WatchProgressJson,
   WriteJson,
 } from "../../tree/http/schemas.js";

@@ -191,6 +191,21 @@ export function historySuite(ctx: SuiteContext): void {
       }
     });
 
+    it("forgets kept history on a deltree of the root, as on clear (the HTTP API's clear is one)", async () => {
+      const tree = await ctx.open({ historyLimit: 10 });
+      await tree.set("/c/x", str("v1"));
+      await tree.set("/c/x", str("v2"));
+      await tree.set("/c/y", str("gone"));
+      await tree.del("/c/y");
+      expect(await tree.deltree("/", { force: true })).toMatchObject({ removed: 2 });
+      expect(await tree.get("/")).toMatchObject({ count: 0 });
+      expect(await tree.history("/c/x")).toEqual([]);
+      await tree.set("/c/x", str("after"));
+      await tree.set("/c/y", str("after"));
+      expect(await tree.history("/c/x")).toEqual([]);
+      expect(await tree.history("/c/y")).toEqual([]);
+    });
+
     it("forgets kept history on clear", async () => {
       const tree = await ctx.open({ historyLimit: 10 });
       await tree.set("/c/x", str("before"));

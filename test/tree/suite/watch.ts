@@ -54,6 +54,29 @@ export function watchSuite(ctx: SuiteContext): void {
       ]);
     });
 
+    it("gives a directory's delete and deltree events its modRev as get reports it (its creation), however its count moved", async () => {
+      // Both engines agree: a directory's modRev is the revision that created it, so the prevRev
+      // of the event that removes it is that revision, even after children came and went.
+      const tree = await ctx.open();
+      await tree.mkindex("/w/");
+      await tree.set("/w/e/x", str("x"));
+      await tree.set("/w/d/x", str("x"));
+      await tree.set("/w/d/y", str("y"));
+      await tree.del("/w/e/x");
+      const e = await tree.get("/w/e/");
+      const d = await tree.get("/w/d/");
+      expect(e?.modRev).toBe(e?.createRev);
+      expect(d?.modRev).toBe(d?.createRev);
+      const r0 = tree.revision();
+      await tree.del("/w/e/");
+      await tree.deltree("/w/d/");
+      const batches = await take(tree.watch("/w/", { fromRev: r0 + 1 }), 2);
+      expect(batches.map((b) => b.events.map((ev) => [ev.type, ev.key, ev.prevRev]))).toEqual([
+        [["delete", "/w/e/", e?.createRev]],
+        [["deltree", "/w/d/", d?.createRev]],
+      ]);
+    });
+
     it("delivers only changes under its prefix, and no batch for a revision with none", async () => {
       const tree = await ctx.open();
       await tree.mkindex("/w/");

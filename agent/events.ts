@@ -1,0 +1,67 @@
+/**
+ * What a turn reports while it runs and how it ends: the one definition the loop emits, the
+ * server streams (`POST /v1/agent/turn` with `Accept: text/event-stream`), the CLI prints and the
+ * web page draws. Types (and the list of stop reasons) only; it imports nothing Node-only, so the page's tsconfig reaches it.
+ */
+
+import type { ToolKind } from "../tools/errors.js";
+import type { StreamEvent } from "./providers/types.js";
+
+/** Why a turn ended. */
+export const STOP_REASONS = [
+  "done",
+  "terminated",
+  "max_steps",
+  "repair_exhausted",
+  "aborted",
+  "model_error",
+] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+/** What a turn reports while it runs, for streaming to a terminal or an HTTP client. */
+export type AgentEvent =
+  | { type: "turn_start"; vid: string }
+  | { type: "step"; step: number }
+  | Exclude<StreamEvent, { type: "done" }>
+  | { type: "tool_start"; id: string; name: string; args: unknown }
+  /** The call waits for a person to decide the approval at `key` (`kvspace approve|deny <vid>/<n>`). */
+  | {
+      type: "approval_pending";
+      id: string;
+      name: string;
+      key: string;
+      args: unknown;
+      reason: string;
+      diff?: string;
+    }
+  | {
+      type: "tool_result";
+      id: string;
+      name: string;
+      kind: ToolKind;
+      isError: boolean;
+      text: string;
+      record?: string;
+    }
+  | { type: "turn_end"; result: TurnResult };
+
+export interface TurnCall {
+  name: string;
+  kind: ToolKind;
+  isError: boolean;
+  record?: string;
+}
+
+export interface TurnResult {
+  vid: string;
+  /** The model's final text (or, when it stopped otherwise, why). */
+  text: string;
+  reason: StopReason;
+  steps: number;
+  calls: TurnCall[];
+  /** Record keys made during the turn. */
+  records: string[];
+  usage: { inputTokens: number; outputTokens: number };
+  /** Set when reason is model_error: the error's code. */
+  error?: { code: string; message: string };
+}

@@ -1,0 +1,160 @@
+/**
+ * The answers of the runtime's routes — the tool catalogue and calls, the next prompt, the
+ * approvals, the upstream MCP servers and an agent turn — declared once with zod: the routes
+ * validate and document with these schemas, and the web page imports their types. Like
+ * tree/http/schemas.ts it depends on nothing Node-only, so web/tsconfig reaches it.
+ */
+import { z } from "zod";
+import { type AgentEvent, STOP_REASONS } from "../agent/events.js";
+import { IMPL_KINDS, ToolAnnotations } from "../tools/declaration-parts.js";
+
+export const ToolJson = z
+  .object({
+    name: z.string().describe("family.verb"),
+    title: z.string().optional().describe("a human-readable name hosts show"),
+    key: z.string().describe("where the declaration lives"),
+    description: z.string(),
+    snippet: z.string().optional().describe("the line in the system prompt's tool list; absent: not listed"),
+    guidelines: z.array(z.string()),
+    params: z.record(z.string(), z.unknown()).describe("JSON Schema of the arguments"),
+    enabled: z.boolean(),
+    sequential: z.boolean(),
+    confirm: z.boolean().describe("denied unless the call carries an approval"),
+    impl: z.enum(IMPL_KINDS).describe("how the tool runs"),
+    ref: z.string().optional().describe("the built-in function a builtin impl names"),
+    annotations: ToolAnnotations.optional().describe("what the declaration states the tool does (MCP hints)"),
+    owner: z.string().optional().describe("the run that wrote the declaration (agent-written)"),
+    blocked: z.string().optional().describe("why the policy as it stands denies every call"),
+  })
+  .describe("a valid declaration");
+export type ToolJson = z.infer<typeof ToolJson>;
+
+export const InvalidToolJson = z.object({
+  name: z.string(),
+  key: z.string(),
+  problems: z.array(z.string()).describe("what is wrong, one line each"),
+});
+export type InvalidToolJson = z.infer<typeof InvalidToolJson>;
+
+export const ToolsJson = z.object({
+  tools: z.array(ToolJson).describe("valid declarations, by name"),
+  invalid: z.array(InvalidToolJson).describe("declarations left out of the tool list, with their problems"),
+  policy: z
+    .object({
+      key: z.string(),
+      problems: z.array(z.string()).describe("what is wrong, one line each"),
+    })
+    .optional()
+    .describe("present when the policy does not validate (it was stored unchecked): every call is denied"),
+});
+export type ToolsJson = z.infer<typeof ToolsJson>;
+
+export const ToolResultJson = z
+  .object({
+    kind: z.enum(["ok", "truncated", "vet", "arg", "denied", "runtime"]),
+    isError: z.boolean(),
+    text: z.string().describe("exactly what the model sees"),
+    details: z.record(z.string(), z.unknown()),
+    record: z.string().optional().describe("the record key"),
+    terminate: z.boolean().optional(),
+  })
+  .describe("the call's result; its kind says how it went");
+export type ToolResultJson = z.infer<typeof ToolResultJson>;
+
+export const PromptJson = z.object({
+  vid: z.string(),
+  system: z.string(),
+  tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
+});
+export type PromptJson = z.infer<typeof PromptJson>;
+
+export const ApprovalEntryJson = z
+  .object({
+    state: z.enum(["pending", "approved", "denied"]),
+    vid: z.string(),
+    tool: z.string(),
+    args: z.unknown(),
+    reason: z.string(),
+    rule: z.string(),
+    ts: z.number(),
+    change: z
+      .object({ key: z.string(), action: z.enum(["set", "del"]), diff: z.string().describe("unified diff") })
+      .passthrough()
+      .optional()
+      .describe("a change to what a person wrote, applied only once approved"),
+  })
+  .passthrough()
+  .describe("an approval entry: the call, why it needs a person, and the decision once made");
+
+/** One approval and where it waits: `POST /v1/approvals/<vid>/<n>` answers it decided. */
+export const ApprovalJson = z.object({ key: z.string(), entry: ApprovalEntryJson });
+export type ApprovalJson = z.infer<typeof ApprovalJson>;
+
+export const PendingApprovalsJson = z.object({ pending: z.array(ApprovalJson) });
+export type PendingApprovalsJson = z.infer<typeof PendingApprovalsJson>;
+
+export const McpServerJson = z
+  .object({
+    server: z.string(),
+    transport: z.enum(["stdio", "http"]).optional(),
+    target: z.string().optional(),
+    enabled: z.boolean(),
+    state: z.string().describe("stopped, starting, running, stopping, backoff, failed, disabled or invalid"),
+    pid: z.number().optional(),
+    tools: z.number(),
+    toolNames: z.array(z.string()),
+    sync: z
+      .object({
+        state: z.enum(["ok", "error"]),
+        reason: z.string(),
+        ts: z.number(),
+        error: z.string().optional(),
+      })
+      .optional(),
+    error: z.string().optional(),
+  })
+  .describe("a registered upstream MCP server");
+export type McpServerJson = z.infer<typeof McpServerJson>;
+
+export const McpServersJson = z.object({ servers: z.array(McpServerJson) });
+export type McpServersJson = z.infer<typeof McpServersJson>;
+
+export const McpSyncReportJson = z.object({
+  server: z.string(),
+  ok: z.boolean(),
+  tools: z.number(),
+  added: z.array(z.string()),
+  changed: z.array(z.string()),
+  removed: z.array(z.string()),
+  conflicts: z.array(z.string()),
+  error: z.string().optional(),
+});
+
+/** What `POST /v1/mcp/sync` answers: one report per server synced. */
+export const McpSyncJson = z.object({ reports: z.array(McpSyncReportJson) });
+export type McpSyncJson = z.infer<typeof McpSyncJson>;
+
+export const TurnJson = z
+  .object({
+    vid: z.string(),
+    text: z.string().describe("The model's final answer, or why the turn stopped"),
+    reason: z.enum(STOP_REASONS),
+    steps: z.number().int(),
+    records: z.array(z.string()).describe("Keys of the tool-call records the turn made"),
+    calls: z.array(
+      z.object({ name: z.string(), kind: z.string(), isError: z.boolean(), record: z.string().optional() }),
+    ),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
+  })
+  .describe("The turn's outcome; with Accept: text/event-stream, the events as server-sent events");
+export type TurnJson = z.infer<typeof TurnJson>;
+
+/**
+ * One server-sent event of a streamed turn, its `event:` field being `type`: every AgentEvent as
+ * the loop emits it, except that `turn_end` carries the outcome as TurnJson, and a failure is an
+ * `error` event (its data the error body's `{code, message}`) before `turn_end`.
+ */
+export type TurnStreamEvent =
+  | Exclude<AgentEvent, { type: "turn_end" }>
+  | { type: "turn_end"; result: TurnJson }
+  | { type: "error"; code: string; message: string };

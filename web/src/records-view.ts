@@ -1,0 +1,143 @@
+/**
+ * The call records of one run (`/runs/<vid>`, the tree's `/byteseek/tool/<vid>/`) as a table,
+ * and the system prompt of that run's next turn. Records are tree values, read as they are.
+ */
+import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
+import { formatTime, h, replace } from "./dom.js";
+import { routeUrl } from "./keys.js";
+import { createPages } from "./paging.js";
+import { badge, debounced, errorText, toolsBreadcrumb } from "./tool-parts.js";
+import type { View } from "./view-parts.js";
+
+const RECORD_PAGE = 200;
+
+/** The records of one run (`/byteseek/tool/<vid>/`) as a table: kind, tool, time, and the text the model saw. */
+export function createRecordsView(api: Api, vid: string): View {
+  const dir = `/byteseek/tool/${vid}/`;
+  const tbody = h("tbody");
+  const more = h("div", { class: "more" });
+  const status = h("p", { class: "muted", role: "status" });
+  const pages = createPages(api, dir, RECORD_PAGE);
+
+  async function load(appendPage = false): Promise<void> {
+    try {
+      await pages.load(appendPage);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) {
+        status.textContent = errorText(err);
+        return;
+      }
+      pages.clear();
+    }
+    const { shown, next } = pages;
+    status.textContent = shown.length
+      ? `${shown.length}${next !== null ? "+" : ""} calls`
+      : `No calls recorded for ${vid} yet.`;
+    replace(tbody, ...shown.filter((c) => c.kind === "json").map(row));
+    replace(
+      more,
+      next !== null ? h("button", { type: "button", onclick: () => void load(true) }, "Load more") : null,
+    );
+  }
+
+  function row(c: Child): HTMLElement {
+    const r = (c.value ?? {}) as Record<string, JsonValue>;
+    const text = String(r.text ?? "");
+    const kind = String(r.kind ?? "?");
+    return h(
+      "tr",
+      { "data-record": c.name, "data-kind": kind },
+      h("td", { class: "num" }, h("a", { href: routeUrl({ view: "tree", key: dir + c.name }) }, c.name)),
+      h(
+        "td",
+        {},
+        h("a", { href: routeUrl({ view: "tool", name: String(r.name ?? "") }) }, String(r.name ?? "?")),
+      ),
+      h("td", {}, badge(kind)),
+      h("td", {}, formatTime(typeof r.ts === "number" ? r.ts : c.mtime)),
+      h("td", { class: "num" }, typeof r.ms === "number" ? `${Math.round(r.ms)} ms` : ""),
+      h(
+        "td",
+        { class: "text-cell" },
+        h("pre", {}, text),
+        h(
+          "details",
+          {},
+          h("summary", {}, "Arguments"),
+          h("pre", {}, JSON.stringify(r.args ?? null, null, 2)),
+        ),
+      ),
+    );
+  }
+
+  const nextPrompt = h("div", {});
+  const promptSection = h(
+    "details",
+    { class: "history", id: "run-prompt" },
+    h("summary", {}, `The system prompt of ${vid}'s next turn`),
+    nextPrompt,
+  );
+  async function loadPrompt(): Promise<void> {
+    try {
+      replace(
+        nextPrompt,
+        h("pre", { class: "prompt", id: "run-prompt-text", tabindex: 0 }, (await api.prompt(vid)).system),
+      );
+    } catch (err) {
+      replace(nextPrompt, h("p", { class: "error" }, `GET /v1/prompt: ${errorText(err)}`));
+    }
+  }
+  promptSection.addEventListener("toggle", () => {
+    if (promptSection.open) void loadPrompt();
+  });
+
+  const el = h(
+    "section",
+    { class: "node", "aria-labelledby": "runs-title" },
+    toolsBreadcrumb(`run ${vid}`),
+    h("h1", { id: "runs-title" }, "Records of ", h("code", {}, vid)),
+    h(
+      "p",
+      {},
+      h("a", { href: routeUrl({ view: "tree", key: dir }) }, dir),
+      " — one record per call, the text exactly as the model saw it.",
+    ),
+    status,
+    h(
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { class: "listing records" },
+        h("caption", { class: "visually-hidden" }, `Tool calls of run ${vid}`),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ...["#", "Tool", "Kind", "Time", "Took", "Text the model saw"].map((t) =>
+              h("th", { scope: "col" }, t),
+            ),
+          ),
+        ),
+        tbody,
+      ),
+    ),
+    more,
+    promptSection,
+  );
+  void load();
+  const refresh = debounced(() => {
+    void load();
+    if (promptSection.open) void loadPrompt();
+  });
+  return {
+    el,
+    reload: () => void load(),
+    onChanges(changes) {
+      if (changes.some((c) => c.key.startsWith(dir) || (c.type === "deltree" && dir.startsWith(c.key))))
+        refresh();
+    },
+  };
+}
