@@ -6,9 +6,8 @@
  * Exit status: what the command answers (0 when the turn(s) ended normally, 1 otherwise); 2 on a
  * usage error (its message and the usage on stderr); 1 when a command throws anything else.
  */
-import { Command, CommanderError } from "commander";
-import { commanderOutput } from "./commander-output.js";
-import { packageVersion } from "./version.js";
+import { type Command, CommanderError } from "commander";
+import { commanderOutput, rootProgram } from "./commander-output.js";
 
 export interface ByteseekCommands {
   serve(): Promise<number>;
@@ -51,17 +50,12 @@ export async function runByteseekCli(
 ): Promise<number> {
   let status = 0;
   const output = (name: string) => commanderOutput(io, name);
-  const program = new Command("byteseek")
-    .description("the byteseek server, and agent turns in the terminal")
-    .usage("<command> [options]")
-    .version(packageVersion(), "-V, --version", "print the version")
-    .helpOption("-h, --help", "print help")
-    .helpCommand("help [command]", "print help for a command")
-    .configureOutput(output("byteseek"))
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .configureHelp({ subcommandTerm: (cmd) => cmd.name() })
-    .addHelpText("after", ENVIRONMENT);
+  const program = rootProgram("byteseek", output, {
+    description: "the byteseek server, and agent turns in the terminal",
+    usage: "<command> [options]",
+    subcommandTerm: (cmd) => cmd.name(),
+    helpAfter: ENVIRONMENT,
+  });
   const sub = (name: string, description: string) =>
     program
       .command(name)

@@ -1,5 +1,6 @@
-/** How both CLIs' commander programs write: on the io's own streams, at their width, without colour. */
-import type { OutputConfiguration } from "commander";
+/** How both CLIs' commander programs are set up and write: on the io's own streams, at their width, without colour. */
+import { Command, type OutputConfiguration } from "commander";
+import { packageVersion } from "./version.js";
 
 interface Stream {
   write(text: string): unknown;
@@ -30,4 +31,26 @@ export function commanderOutput(
 
 function widthOf(stream: Stream): number {
   return stream.isTTY && stream.columns ? stream.columns : 80;
+}
+
+/**
+ * A CLI's root program, the same for both: -V/--version, -h/--help and `help [command]`, output
+ * through `output(name)`, errors thrown (exitOverride) rather than exiting the process.
+ */
+export function rootProgram(
+  name: string,
+  output: (name: string) => OutputConfiguration,
+  about: { description: string; usage: string; subcommandTerm: (cmd: Command) => string; helpAfter: string },
+): Command {
+  return new Command(name)
+    .description(about.description)
+    .usage(about.usage)
+    .version(packageVersion(), "-V, --version", "print the version")
+    .helpOption("-h, --help", "print help")
+    .helpCommand("help [command]", "print help for a command")
+    .configureOutput(output(name))
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureHelp({ subcommandTerm: about.subcommandTerm })
+    .addHelpText("after", about.helpAfter);
 }

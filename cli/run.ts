@@ -1,17 +1,16 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { Command, CommanderError } from "commander";
+import { type Command, CommanderError } from "commander";
 import { seedStore, seedWanted } from "../agent/byteseek.js";
 import { isTreeError } from "../tree/errors.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
-import { commanderOutput } from "./commander-output.js";
+import { commanderOutput, rootProgram } from "./commander-output.js";
 import { COMMANDS } from "./commands/index.js";
 import { CliError, isCliError, usageError } from "./errors.js";
 import { openStore, storeSpec } from "./open-store.js";
 import { openToolsClient, type ToolsClient } from "./tools-client.js";
-import { packageVersion } from "./version.js";
 
 /** The process around a kvspace run: streams, environment, and a signal aborted on SIGINT/SIGTERM. */
 export interface KvspaceIo {
@@ -120,17 +119,12 @@ function buildProgram(
     commanderOutput(io, name, (text) =>
       text.startsWith("error: unknown command") ? "(kvspace --help lists the commands)\n" : "",
     );
-  const program = new Command("kvspace")
-    .description("inspect and edit the byteseek tree, and call its tools")
-    .usage("<command> [args]")
-    .version(packageVersion(), "-V, --version", "print the version")
-    .helpOption("-h, --help", "print help")
-    .helpCommand("help [command]", "print help for a command")
-    .configureOutput(output("kvspace"))
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .configureHelp({ subcommandTerm: (cmd) => [cmd.name(), ...cmd.aliases()].join("|") })
-    .addHelpText("after", `\n${STORE_HELP}\n`);
+  const program = rootProgram("kvspace", output, {
+    description: "inspect and edit the byteseek tree, and call its tools",
+    usage: "<command> [args]",
+    subcommandTerm: (cmd) => [cmd.name(), ...cmd.aliases()].join("|"),
+    helpAfter: `\n${STORE_HELP}\n`,
+  });
   for (const spec of commands) {
     const command = program
       .command(spec.name)

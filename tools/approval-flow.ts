@@ -92,18 +92,7 @@ export async function approvalOf(
 ): Promise<{ approved: boolean; rule: string; key?: string; refusal?: ToolResult }> {
   if (await approvals.approvedForRun(call.vid, call.name))
     return { approved: true, rule: `approved for run ${call.vid}` };
-  const outcome = await askPerson(
-    approvals,
-    {
-      vid: call.vid,
-      tool: call.name,
-      args: call.args,
-      decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
-      reason,
-      rule,
-    },
-    { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(callOptions) },
-  );
+  const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, { reason, rule });
   if (outcome.approved)
     return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
   return {
@@ -131,19 +120,11 @@ export async function changeApproval(
   callOptions: WaitOptions,
   meta: { approval?: string },
 ): Promise<ToolResult> {
-  const outcome = await askPerson(
-    approvals,
-    {
-      vid: call.vid,
-      tool: call.name,
-      args: call.args,
-      decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
-      reason: proposed.text,
-      rule: "person-written",
-      change,
-    },
-    { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(callOptions) },
-  );
+  const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, {
+    reason: proposed.text,
+    rule: "person-written",
+    change,
+  });
   meta.approval = outcome.key;
   if (!outcome.approved)
     return failure(
@@ -156,6 +137,28 @@ export async function changeApproval(
   return applied.ok
     ? { kind: "ok", isError: false, text: applied.text, details: { key: change.key, approval: outcome.key } }
     : failure("runtime", "version_mismatch", applied.text, { key: change.key, approval: outcome.key });
+}
+
+/** Asks a person about this call of this declaration, waiting as long as the policy allows. */
+function askAboutCall(
+  approvals: Approvals,
+  call: ToolCall,
+  decl: DeclRef,
+  policy: Policy,
+  callOptions: WaitOptions,
+  about: { reason: string; rule: string; change?: ProposedChange },
+): ReturnType<typeof askPerson> {
+  const request = {
+    vid: call.vid,
+    tool: call.name,
+    args: call.args,
+    decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+  };
+  return askPerson(
+    approvals,
+    { ...request, ...about },
+    { timeoutMs: policy.approvalTimeoutMs, ...optionalWait(callOptions) },
+  );
 }
 
 function optionalWait(options: WaitOptions): {

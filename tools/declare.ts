@@ -1,41 +1,55 @@
 import type { z } from "zod";
 import { ToolError } from "./errors.js";
 import { paramsFromZod } from "./json-schema.js";
-import type { ToolDeclarationInput } from "./types.js";
+import type { Power } from "./powers.js";
+import type { BuiltinTool, ToolContext, ToolOutput } from "./types.js";
 
-/** What a built-in tool states about itself; the rest of its declaration follows from it. */
-export interface DeclareOptions {
+/** What a built-in tool states about itself; its declaration and argument parsing follow from it. */
+export interface BuiltinDefinition<S extends z.ZodType> {
   name: string;
   description: string;
   snippet?: string;
   guidelines: string[];
   /** The arguments: `params` is derived from it (input side, so fields with defaults are optional). */
-  schema: z.ZodType;
+  schema: S;
   sequential?: boolean;
   confirm?: boolean;
   enabled?: boolean;
+  powers?: readonly Power[];
+  /** The timeout a call asks for in its own (unparsed) arguments, in ms. */
+  callTimeoutMs?(args: Record<string, unknown>): number | undefined;
+  /** Runs the tool on arguments already parsed (and typed) with `schema`. */
+  execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 
 /**
- * The declaration every built-in family (edit, shell, tree) ships: `impl` runs the built-in of
- * the same name, `params` comes from the zod schema the tool also parses its arguments with.
+ * A built-in of the edit, shell or tree family: its declaration (`impl` runs the built-in of the
+ * same name, `params` comes from the zod schema) and an `execute` that parses the arguments with
+ * that same schema before handing them on typed.
  */
-export function declareBuiltin(options: DeclareOptions): ToolDeclarationInput {
+export function defineBuiltin<S extends z.ZodType>(def: BuiltinDefinition<S>): BuiltinTool {
+  const { name, schema, execute } = def;
   return {
-    name: options.name,
-    description: options.description,
-    ...(options.snippet !== undefined ? { snippet: options.snippet } : {}),
-    guidelines: options.guidelines,
-    params: paramsFromZod(options.schema),
-    sequential: options.sequential ?? false,
-    ...(options.confirm !== undefined ? { confirm: options.confirm } : {}),
-    enabled: options.enabled ?? true,
-    impl: { kind: "builtin", ref: options.name },
+    ref: name,
+    declaration: {
+      name,
+      description: def.description,
+      ...(def.snippet !== undefined ? { snippet: def.snippet } : {}),
+      guidelines: def.guidelines,
+      params: paramsFromZod(schema),
+      sequential: def.sequential ?? false,
+      ...(def.confirm !== undefined ? { confirm: def.confirm } : {}),
+      enabled: def.enabled ?? true,
+      impl: { kind: "builtin", ref: name },
+    },
+    ...(def.powers !== undefined ? { powers: def.powers } : {}),
+    ...(def.callTimeoutMs !== undefined ? { callTimeoutMs: def.callTimeoutMs } : {}),
+    execute: async (args, ctx) => execute(parseArgs(schema, args, name), ctx),
   };
 }
 
 /** Parses arguments with the tool's schema (the runtime validated them already; this also types them). */
-export function parseArgs<S extends z.ZodType>(schema: S, args: unknown, tool: string): z.output<S> {
+function parseArgs<S extends z.ZodType>(schema: S, args: unknown, tool: string): z.output<S> {
   const r = schema.safeParse(args);
   if (r.success) return r.data;
   const problems = r.error.issues.map((i) => `${i.path.join(".") || "(arguments)"}: ${i.message}`);

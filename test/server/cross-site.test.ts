@@ -49,6 +49,16 @@ afterAll(async () => {
   await workspace.remove();
 });
 
+/** A request to the server with `headers`, carrying `body` as JSON when there is one. */
+function send(method: string, path: string, body: string | undefined, headers: Record<string, string>) {
+  return rawRequest(server.url, {
+    method,
+    path,
+    headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body }),
+  });
+}
+
 describe("a request naming another host or carrying another site's origin", () => {
   it("is refused on every route the app registers, method by method: 421 for the Host, 403 for the Origin", async () => {
     const routes = server.app.routeTable;
@@ -65,23 +75,14 @@ describe("a request naming another host or carrying another site's origin", () =
     for (const r of routes) {
       const path = pathOf(r.url);
       const body = ["POST", "PUT", "PATCH"].includes(r.method) ? "{}" : undefined;
-      const type: Record<string, string> = body === undefined ? {} : { "content-type": "application/json" };
-      const byHost = await rawRequest(server.url, {
-        method: r.method,
-        path,
-        headers: { host: `${FOREIGN_HOST}:${new URL(server.url).port}`, ...type },
-        ...(body === undefined ? {} : { body }),
+      const byHost = await send(r.method, path, body, {
+        host: `${FOREIGN_HOST}:${new URL(server.url).port}`,
       });
       expect({ route: `${r.method} ${r.url}`, status: byHost.status }).toEqual({
         route: `${r.method} ${r.url}`,
         status: 421,
       });
-      const byOrigin = await rawRequest(server.url, {
-        method: r.method,
-        path,
-        headers: { origin: FOREIGN_ORIGIN, ...type },
-        ...(body === undefined ? {} : { body }),
-      });
+      const byOrigin = await send(r.method, path, body, { origin: FOREIGN_ORIGIN });
       expect({ route: `${r.method} ${r.url}`, status: byOrigin.status }).toEqual({
         route: `${r.method} ${r.url}`,
         status: 403,
@@ -95,12 +96,7 @@ describe("a request naming another host or carrying another site's origin", () =
 
   it("runs no command: shell.run through a rebinding page answers 421 and the file is never made, while the same call from the server's own origin makes it", async () => {
     const call = (headers: Record<string, string>) =>
-      rawRequest(server.url, {
-        method: "POST",
-        path: "/v1/tools/shell.run/call",
-        headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify({ args: { command: "touch pwned" } }),
-      });
+      send("POST", "/v1/tools/shell.run/call", JSON.stringify({ args: { command: "touch pwned" } }), headers);
     const rebound = await call({ host: FOREIGN_HOST, origin: FOREIGN_ORIGIN });
     expect(rebound.status).toBe(421);
     const crossSite = await call({ origin: FOREIGN_ORIGIN });
@@ -114,12 +110,7 @@ describe("a request naming another host or carrying another site's origin", () =
 
   it("writes nothing through the fast path (a plain PUT), and reads nothing either", async () => {
     const put = (headers: Record<string, string>) =>
-      rawRequest(server.url, {
-        method: "PUT",
-        path: "/v1/tree/rebind/a",
-        headers: { "content-type": "application/json", ...headers },
-        body: '"from elsewhere"',
-      });
+      send("PUT", "/v1/tree/rebind/a", '"from elsewhere"', headers);
     expect((await put({ host: FOREIGN_HOST })).status).toBe(421);
     expect((await put({ origin: FOREIGN_ORIGIN })).status).toBe(403);
     expect(await server.tree.get("/rebind/a")).toBeUndefined();

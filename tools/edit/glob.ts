@@ -2,14 +2,14 @@ import { lstat } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import { relTo, resolveSearchTarget } from "./search-target.js";
 import { walkFiles } from "./walker.js";
 import { isDeniedPath } from "./workspace-path.js";
 
-export const GlobArgs = z
+const GlobArgs = z
   .object({
     pattern: z
       .string()
@@ -23,7 +23,6 @@ export const GlobArgs = z
       .describe("Folder to search in, relative to the workspace root (default: the root)."),
   })
   .strict();
-export type GlobArgs = z.infer<typeof GlobArgs>;
 
 const MAX_FILES = 1000;
 
@@ -49,20 +48,15 @@ async function namedFolder(dir: string, pattern: string): Promise<string> {
 
 /** edit.glob: files matching a glob, newest first. */
 export function createGlobTool(): BuiltinTool {
-  const name = "edit.glob";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Find files by path pattern (glob). .gitignore is honoured, hidden files included, .git excluded; newest first by modification time, at most 1000.",
-      snippet: "find files by name pattern",
-      guidelines: ["Find files with edit.glob rather than listing folders one by one."],
-      schema: GlobArgs,
-      enabled: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(GlobArgs, args, name);
+  return defineBuiltin({
+    name: "edit.glob",
+    description:
+      "Find files by path pattern (glob). .gitignore is honoured, hidden files included, .git excluded; newest first by modification time, at most 1000.",
+    snippet: "find files by name pattern",
+    guidelines: ["Find files with edit.glob rather than listing folders one by one."],
+    schema: GlobArgs,
+    enabled: false,
+    async execute(a, ctx) {
       let isMatch: (p: string) => boolean;
       try {
         isMatch = picomatch(a.pattern, { dot: true, basename: !a.pattern.includes("/") });
@@ -120,5 +114,5 @@ export function createGlobTool(): BuiltinTool {
       }
       return { text: [...shown, ...notes].join("\n"), details: { ...details, files: shown } };
     },
-  };
+  });
 }

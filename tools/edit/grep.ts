@@ -1,9 +1,9 @@
 import path from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import {
   createGrepPool,
   defaultGrepThreads,
@@ -93,7 +93,6 @@ function globFilter(glob: string | undefined, base: string): (file: string) => b
 
 /** edit.grep: regular-expression search over the files of a folder, .gitignore-aware. */
 export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptions = {}): BuiltinTool {
-  const name = "edit.grep";
   // made on the first folder search, kept for the tool's life (its idle workers end on their own)
   let pool: GrepPool | null | undefined;
   function poolOf(): GrepPool | undefined {
@@ -103,21 +102,17 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
     }
     return pool ?? undefined;
   }
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Search file contents with a regular expression. Output is path:line:text, sorted by path and line; .gitignore is honoured (a path naming an ignored folder is searched), .git and binary files are skipped.",
-      snippet: "search file contents for a pattern",
-      guidelines: [
-        "Search with edit.grep or edit.glob rather than reading whole trees or running grep through shell.run.",
-      ],
-      schema: GrepArgs,
-      enabled: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(GrepArgs, args, name);
+  return defineBuiltin({
+    name: "edit.grep",
+    description:
+      "Search file contents with a regular expression. Output is path:line:text, sorted by path and line; .gitignore is honoured (a path naming an ignored folder is searched), .git and binary files are skipped.",
+    snippet: "search file contents for a pattern",
+    guidelines: [
+      "Search with edit.grep or edit.glob rather than reading whole trees or running grep through shell.run.",
+    ],
+    schema: GrepArgs,
+    enabled: false,
+    async execute(a, ctx) {
       const pattern = compile(a);
       const limit = a.limit ?? 100;
       const context = a.context ?? 0;
@@ -226,5 +221,5 @@ export function createGrepTool({ threads = defaultGrepThreads() }: GrepToolOptio
       }
       return { text: [...rows, ...notes].join("\n"), details };
     },
-  };
+  });
 }

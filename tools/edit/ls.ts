@@ -1,13 +1,13 @@
 import { readdir, readlink, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import { fsError } from "./fs-errors.js";
 import { isDeniedPath, resolveWorkspacePath } from "./workspace-path.js";
 
-export const LsArgs = z
+const LsArgs = z
   .object({
     path: z
       .string()
@@ -15,7 +15,6 @@ export const LsArgs = z
       .describe("Folder to list, relative to the workspace root (default: the root)."),
   })
   .strict();
-export type LsArgs = z.infer<typeof LsArgs>;
 
 const MAX_ENTRIES = 500;
 
@@ -28,20 +27,15 @@ function byName(a: string, b: string): number {
 
 /** edit.ls: a folder's entries. */
 export function createLsTool(): BuiltinTool {
-  const name = "edit.ls";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "List a folder: entries sorted by name, folders with a trailing /, dotfiles and dangling symlinks included, at most 500.",
-      snippet: "list a folder",
-      guidelines: ["Use edit.ls to see a folder's entries; use edit.glob to find files deeper down."],
-      schema: LsArgs,
-      enabled: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(LsArgs, args, name);
+  return defineBuiltin({
+    name: "edit.ls",
+    description:
+      "List a folder: entries sorted by name, folders with a trailing /, dotfiles and dangling symlinks included, at most 500.",
+    snippet: "list a folder",
+    guidelines: ["Use edit.ls to see a folder's entries; use edit.glob to find files deeper down."],
+    schema: LsArgs,
+    enabled: false,
+    async execute(a, ctx) {
       const target = await resolveWorkspacePath(ctx.workspace, a.path ?? ".", ctx.roots);
       const display = target.rel;
       const st = await stat(target.real).catch((err: unknown) => {
@@ -88,5 +82,5 @@ export function createLsTool(): BuiltinTool {
         details: { path: display, count: rows.length, capped: rows.length > MAX_ENTRIES },
       };
     },
-  };
+  });
 }

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
 import { editFile } from "./edit-file.js";
 
-export const MultiArgs = z
+const MultiArgs = z
   .object({
     path: z.string().describe("File to edit, relative to the workspace root (or absolute inside it)."),
     edits: z
@@ -24,28 +24,22 @@ export const MultiArgs = z
     dry: z.boolean().optional().describe("Only show the diff; write nothing."),
   })
   .strict();
-export type MultiArgs = z.infer<typeof MultiArgs>;
 
 /** edit.multi: several unique replacements in one file, all or nothing (edit.replace with edits, under its older name). */
 export function createMultiTool(): BuiltinTool {
-  const name = "edit.multi";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Make several replacements in one file at once. Every edit is matched against the original file, must be unique and must not overlap another; if any edit fails, nothing is written.",
-      // no snippet: not offered to the model, where edit.replace's edits do the same; still callable by name
-      guidelines: [],
-      schema: MultiArgs,
-      sequential: true,
-    }),
-    async execute(args, ctx) {
-      const a = parseArgs(MultiArgs, args, name);
+  return defineBuiltin({
+    name: "edit.multi",
+    description:
+      "Make several replacements in one file at once. Every edit is matched against the original file, must be unique and must not overlap another; if any edit fails, nothing is written.",
+    // no snippet: not offered to the model, where edit.replace's edits do the same; still callable by name
+    guidelines: [],
+    schema: MultiArgs,
+    sequential: true,
+    async execute(a, ctx) {
       return editFile(
         { path: a.path, edits: a.edits, dry: a.dry ?? false, label: (i) => `edits[${i}].old` },
         ctx,
       );
     },
-  };
+  });
 }

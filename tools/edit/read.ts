@@ -1,15 +1,15 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import { fsError } from "./fs-errors.js";
 import { decodeLines, readLinesBackward, readLinesForward } from "./line-window.js";
 import { openRegularFile } from "./regular-file.js";
 import { decodeText } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
-export const ReadArgs = z
+const ReadArgs = z
   .object({
     path: z.string().describe("File to read, relative to the workspace root (or absolute inside it)."),
     offset: z
@@ -24,7 +24,6 @@ export const ReadArgs = z
     limit: z.number().int().min(1).optional().describe("Maximum number of lines to show (at most 2000)."),
   })
   .strict();
-export type ReadArgs = z.infer<typeof ReadArgs>;
 
 const MAX_LINES = 2000;
 const MAX_BYTES = 50 * 1024;
@@ -140,23 +139,18 @@ async function readLarge(
 
 /** edit.read: a window of a text file, numbered, capped. */
 export function createReadTool(): BuiltinTool {
-  const name = "edit.read";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Read a text file: lines numbered as `number<TAB>text`, from offset (1-based; negative counts from the end), capped at 2000 lines or 50 KB, with a note saying which offset continues.",
-      snippet: "read a file's lines (offset/limit for large files)",
-      guidelines: [
-        "Read a file with edit.read before editing it; for large files read the part you need with offset and limit.",
-        "The numbers and TAB at the start of each line are not part of the file: never copy them into an edit.",
-        "To find where something is, search with edit.grep or edit.glob (when enabled) instead of reading whole trees.",
-      ],
-      schema: ReadArgs,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(ReadArgs, args, name);
+  return defineBuiltin({
+    name: "edit.read",
+    description:
+      "Read a text file: lines numbered as `number<TAB>text`, from offset (1-based; negative counts from the end), capped at 2000 lines or 50 KB, with a note saying which offset continues.",
+    snippet: "read a file's lines (offset/limit for large files)",
+    guidelines: [
+      "Read a file with edit.read before editing it; for large files read the part you need with offset and limit.",
+      "The numbers and TAB at the start of each line are not part of the file: never copy them into an edit.",
+      "To find where something is, search with edit.grep or edit.glob (when enabled) instead of reading whole trees.",
+    ],
+    schema: ReadArgs,
+    async execute(a, ctx) {
       const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
       const display = target.rel;
       const offset = a.offset ?? 1;
@@ -200,5 +194,5 @@ export function createReadTool(): BuiltinTool {
         await fh.close();
       }
     },
-  };
+  });
 }

@@ -1,22 +1,21 @@
 import { lstat, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { pinDir } from "./pinned-dir.js";
 import { checkNotSpecial } from "./regular-file.js";
 import { resolveWorkspaceEntry } from "./workspace-path.js";
 
-export const RenameArgs = z
+const RenameArgs = z
   .object({
     from: z.string().describe("Existing file or folder, relative to the workspace root."),
     to: z.string().describe("New path, relative to the workspace root; missing parent folders are created."),
     overwrite: z.boolean().optional().describe("Replace an existing file at to (never a folder)."),
   })
   .strict();
-export type RenameArgs = z.infer<typeof RenameArgs>;
 
 async function lstatOrUndefined(p: string, display: string) {
   return lstat(p).catch((err: unknown) => {
@@ -27,21 +26,16 @@ async function lstatOrUndefined(p: string, display: string) {
 
 /** edit.rename: move a file or folder inside the workspace, atomically. */
 export function createRenameTool(): BuiltinTool {
-  const name = "edit.rename";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Rename or move a file or folder inside the workspace in one atomic step. Parent folders of the new path are created; an existing file is replaced only with overwrite.",
-      snippet: "move or rename a file or folder",
-      guidelines: ["Move files with edit.rename instead of writing a copy and deleting the original."],
-      schema: RenameArgs,
-      sequential: true,
-      enabled: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(RenameArgs, args, name);
+  return defineBuiltin({
+    name: "edit.rename",
+    description:
+      "Rename or move a file or folder inside the workspace in one atomic step. Parent folders of the new path are created; an existing file is replaced only with overwrite.",
+    snippet: "move or rename a file or folder",
+    guidelines: ["Move files with edit.rename instead of writing a copy and deleting the original."],
+    schema: RenameArgs,
+    sequential: true,
+    enabled: false,
+    async execute(a, ctx) {
       const from = await resolveWorkspaceEntry(ctx.workspace, a.from, ctx.roots);
       const to = await resolveWorkspaceEntry(ctx.workspace, a.to, ctx.roots);
       if (from.real === to.real) {
@@ -138,5 +132,5 @@ export function createRenameTool(): BuiltinTool {
         }),
       );
     },
-  };
+  });
 }

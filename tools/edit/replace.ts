@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
 import { editFile } from "./edit-file.js";
 
@@ -14,7 +14,7 @@ const Edit = z
  * One replacement (old, new) or several (edits): one tool where a model would otherwise choose
  * between two, so the default tool list costs fewer bytes. edit.multi runs the `edits` shape alone.
  */
-export const ReplaceArgs = z
+const ReplaceArgs = z
   .object({
     path: z.string().describe("File, relative to the workspace root"),
     old: z
@@ -53,29 +53,23 @@ export const ReplaceArgs = z
         message: "old and new go together",
       });
   });
-export type ReplaceArgs = z.infer<typeof ReplaceArgs>;
 
 /** edit.replace: exact, unique replacements in an existing file — one, or several all or nothing. */
 export function createReplaceTool(): BuiltinTool {
-  const name = "edit.replace";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Replace exact, unique text in an existing file: old/new for one change, edits for several (all or nothing). On any error nothing is written; newlines follow the file's style; the result shows a compact diff.",
-      snippet: "replace unique text in a file (one or several edits)",
-      guidelines: [
-        "Read a file with edit.read before editing it.",
-        "Use edit.replace for changes to existing files; keep old as short as possible while still unique, and copy it exactly from the file.",
-        "When old is reported ambiguous, add neighbouring lines to it; when not found, read the file again rather than guessing.",
-        "For several changes to one file make one call with edits; merge changes that touch the same lines into one edit.",
-      ],
-      schema: ReplaceArgs,
-      sequential: true,
-    }),
-    async execute(args, ctx) {
-      const a = parseArgs(ReplaceArgs, args, name);
+  return defineBuiltin({
+    name: "edit.replace",
+    description:
+      "Replace exact, unique text in an existing file: old/new for one change, edits for several (all or nothing). On any error nothing is written; newlines follow the file's style; the result shows a compact diff.",
+    snippet: "replace unique text in a file (one or several edits)",
+    guidelines: [
+      "Read a file with edit.read before editing it.",
+      "Use edit.replace for changes to existing files; keep old as short as possible while still unique, and copy it exactly from the file.",
+      "When old is reported ambiguous, add neighbouring lines to it; when not found, read the file again rather than guessing.",
+      "For several changes to one file make one call with edits; merge changes that touch the same lines into one edit.",
+    ],
+    schema: ReplaceArgs,
+    sequential: true,
+    async execute(a, ctx) {
       const dry = a.dry ?? false;
       if (a.edits)
         return editFile({ path: a.path, edits: a.edits, dry, label: (i) => `edits[${i}].old` }, ctx);
@@ -84,5 +78,5 @@ export function createReplaceTool(): BuiltinTool {
         ctx,
       );
     },
-  };
+  });
 }

@@ -1,16 +1,16 @@
 import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { checkNotSpecial, openRegularFile } from "./regular-file.js";
 import { UTF8_BOM } from "./text.js";
 import { resolveWorkspacePath } from "./workspace-path.js";
 
-export const WriteArgs = z
+const WriteArgs = z
   .object({
     path: z
       .string()
@@ -18,7 +18,6 @@ export const WriteArgs = z
     text: z.string().describe("The complete new content of the file, exactly as it should be."),
   })
   .strict();
-export type WriteArgs = z.infer<typeof WriteArgs>;
 
 async function hasBom(file: string, display: string): Promise<boolean> {
   const fh = await openRegularFile(file, display).then(
@@ -44,22 +43,17 @@ function countLines(text: string): number {
 
 /** edit.write: create a file or replace it whole, atomically. */
 export function createWriteTool(): BuiltinTool {
-  const name = "edit.write";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Create a file, or replace a file's whole content, with exactly the given text. Missing parent folders are created; the write is atomic and keeps the file's mode.",
-      snippet: "create a new file or rewrite a file completely",
-      guidelines: [
-        "Use edit.write only for new files or complete rewrites; to change part of an existing file use edit.replace.",
-      ],
-      schema: WriteArgs,
-      sequential: true,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(WriteArgs, args, name);
+  return defineBuiltin({
+    name: "edit.write",
+    description:
+      "Create a file, or replace a file's whole content, with exactly the given text. Missing parent folders are created; the write is atomic and keeps the file's mode.",
+    snippet: "create a new file or rewrite a file completely",
+    guidelines: [
+      "Use edit.write only for new files or complete rewrites; to change part of an existing file use edit.replace.",
+    ],
+    schema: WriteArgs,
+    sequential: true,
+    async execute(a, ctx) {
       const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
       const display = target.rel;
       return ctx.locks.run(target.real, async function writeLocked() {
@@ -110,5 +104,5 @@ export function createWriteTool(): BuiltinTool {
         };
       });
     },
-  };
+  });
 }

@@ -1,14 +1,14 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
 import { killGroup } from "../process/contain.js";
 import { OutputSpool } from "../process/output-spool.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool, ToolContext } from "../types.js";
 import { readTail } from "./output-tail.js";
 
-export const RunArgs = z
+const RunArgs = z
   .object({
     command: z.string().min(1).describe("Bash command line, run with bash -c in the workspace root."),
     timeout: z
@@ -20,7 +20,6 @@ export const RunArgs = z
       ),
   })
   .strict();
-export type RunArgs = z.infer<typeof RunArgs>;
 
 const MAX_LINES = 2000;
 const MAX_BYTES = 50 * 1024;
@@ -110,24 +109,19 @@ async function runContained(
 
 /** shell.run: a bash command in the workspace, output capped to its tail. */
 export function createRunTool(): BuiltinTool {
-  const name = "shell.run";
-  return {
-    ref: name,
-    declaration: declareBuiltin({
-      name,
-      description:
-        "Run a bash command in the workspace root. Output (stdout and stderr interleaved) is cut to its last 2000 lines or 50 KB, with the byte count of all of it; the exit code is reported, and a non-zero exit is an error. Every process the command starts ends with the call, background ones included.",
-      snippet: "run a bash command in the workspace (tests, builds, git, …)",
-      guidelines: [
-        "Use shell.run for builds, tests and git; use the edit tools to read and change files, not cat, sed or echo.",
-        "Give long-running commands a timeout in seconds; a command that does not finish in time is killed with every process it started.",
-      ],
-      schema: RunArgs,
-      sequential: true,
-    }),
+  return defineBuiltin({
+    name: "shell.run",
+    description:
+      "Run a bash command in the workspace root. Output (stdout and stderr interleaved) is cut to its last 2000 lines or 50 KB, with the byte count of all of it; the exit code is reported, and a non-zero exit is an error. Every process the command starts ends with the call, background ones included.",
+    snippet: "run a bash command in the workspace (tests, builds, git, …)",
+    guidelines: [
+      "Use shell.run for builds, tests and git; use the edit tools to read and change files, not cat, sed or echo.",
+      "Give long-running commands a timeout in seconds; a command that does not finish in time is killed with every process it started.",
+    ],
+    schema: RunArgs,
+    sequential: true,
     callTimeoutMs: (args) => timeoutOf(args as { timeout?: number }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const a = parseArgs(RunArgs, args, name);
+    async execute(a, ctx) {
       const asked = timeoutOf(a);
       if (asked !== undefined && asked > ctx.maxTimeoutMs)
         throw new ToolError(
@@ -185,5 +179,5 @@ export function createRunTool(): BuiltinTool {
       parts.push("Exit code: 0");
       return { text: parts.join("\n"), details };
     },
-  };
+  });
 }

@@ -1,32 +1,27 @@
 import { z } from "zod";
-import { declareBuiltin, parseArgs } from "../declare.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import { defineBuiltin } from "../declare.js";
+import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
-export const TreeDelArgs = z
+const TreeDelArgs = z
   .object({
     key: z.string().describe("Absolute key of a value, or of an empty directory (ending in '/')"),
     ifVersion: z.number().int().min(1).optional().describe("Delete only if the key's version is still this"),
   })
   .strict();
-export type TreeDelArgs = z.infer<typeof TreeDelArgs>;
 
 /** `tree.del`: deletes one value or one empty directory; never whole subtrees, never read-only keys. */
 export function createTreeDelTool(): BuiltinTool {
-  return {
-    ref: "tree.del",
-    declaration: declareBuiltin({
-      name: "tree.del",
-      description:
-        "Delete one value (or one empty directory) of the byteseek tree. Deleting /byteseek/tools/<name> removes that tool. Read-only keys and the policy cannot be deleted.",
-      snippet: "delete a tree value, e.g. a tool you declared",
-      guidelines: ["Delete only what you wrote yourself; tree.get it first to be sure of what you remove."],
-      schema: TreeDelArgs,
-      sequential: true,
-      confirm: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const parsed = parseArgs(TreeDelArgs, args, "tree.del");
+  return defineBuiltin({
+    name: "tree.del",
+    description:
+      "Delete one value (or one empty directory) of the byteseek tree. Deleting /byteseek/tools/<name> removes that tool. Read-only keys and the policy cannot be deleted.",
+    snippet: "delete a tree value, e.g. a tool you declared",
+    guidelines: ["Delete only what you wrote yourself; tree.get it first to be sure of what you remove."],
+    schema: TreeDelArgs,
+    sequential: true,
+    confirm: false,
+    async execute(parsed, ctx) {
       guardKey(parsed.key, "delete");
       await guardPersonWritten(ctx, parsed.key, "del");
       const res = await ctx.tree
@@ -37,5 +32,5 @@ export function createTreeDelTool(): BuiltinTool {
         details: { key: parsed.key, deleted: res.deleted, rev: res.rev },
       };
     },
-  };
+  });
 }

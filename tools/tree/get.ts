@@ -1,34 +1,29 @@
 import { z } from "zod";
 import { formatValue } from "../../tree/value.js";
-import { declareBuiltin, parseArgs } from "../declare.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import { defineBuiltin } from "../declare.js";
+import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";
 
-export const TreeGetArgs = z
+const TreeGetArgs = z
   .object({
     key: z.string().describe("Absolute key, e.g. /byteseek/tools/edit.read; a directory ends with '/'"),
   })
   .strict();
-export type TreeGetArgs = z.infer<typeof TreeGetArgs>;
 
 /** `tree.get`: one value (kind, version, flags and the value itself) or a directory's size. */
 export function createTreeGetTool(): BuiltinTool {
-  return {
-    ref: "tree.get",
-    declaration: declareBuiltin({
-      name: "tree.get",
-      description:
-        "Read one key of the byteseek tree: its value with its kind, version and flags. Tool declarations live at /byteseek/tools/<name>, prompts at /byteseek/prompt/<name>.",
-      snippet: "read a tree key (tool declarations, prompts, records)",
-      guidelines: [
-        "Read a tool's declaration with tree.get /byteseek/tools/<name> before changing it with tree.set.",
-        "Use tree.list on a directory (key ending in '/') to see what exists before guessing keys.",
-      ],
-      schema: TreeGetArgs,
-      sequential: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const { key } = parseArgs(TreeGetArgs, args, "tree.get");
+  return defineBuiltin({
+    name: "tree.get",
+    description:
+      "Read one key of the byteseek tree: its value with its kind, version and flags. Tool declarations live at /byteseek/tools/<name>, prompts at /byteseek/prompt/<name>.",
+    snippet: "read a tree key (tool declarations, prompts, records)",
+    guidelines: [
+      "Read a tool's declaration with tree.get /byteseek/tools/<name> before changing it with tree.set.",
+      "Use tree.list on a directory (key ending in '/') to see what exists before guessing keys.",
+    ],
+    schema: TreeGetArgs,
+    sequential: false,
+    async execute({ key }, ctx) {
       guardKey(key, "read");
       const node = await ctx.tree.get(key).catch(fromTreeError);
       if (!node) {
@@ -56,5 +51,5 @@ export function createTreeGetTool(): BuiltinTool {
         details: { key, kind: node.kind, version: node.version, modRev: node.modRev, ro: node.ro },
       };
     },
-  };
+  });
 }

@@ -1,18 +1,17 @@
 import { z } from "zod";
 import type { ListChild } from "../../tree/types.js";
 import { formatValue } from "../../tree/value.js";
-import { declareBuiltin, parseArgs } from "../declare.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import { defineBuiltin } from "../declare.js";
+import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey, hiddenKey } from "./common.js";
 
-export const TreeListArgs = z
+const TreeListArgs = z
   .object({
     key: z.string().default("/").describe("Directory key, ending in '/', e.g. /byteseek/tools/"),
     limit: z.number().int().min(1).max(1000).default(100).describe("At most this many entries (default 100)"),
     after: z.string().optional().describe("Continue after this entry name (from the previous page)"),
   })
   .strict();
-export type TreeListArgs = z.infer<typeof TreeListArgs>;
 
 const PREVIEW = 120;
 /**
@@ -35,19 +34,15 @@ function line(c: ListChild): string {
 
 /** `tree.list`: a directory's children, one per line: name, kind, and a preview of the value. */
 export function createTreeListTool(): BuiltinTool {
-  return {
-    ref: "tree.list",
-    declaration: declareBuiltin({
-      name: "tree.list",
-      description:
-        "List the children of a directory of the byteseek tree: one line per entry with its kind and the start of its value; directories end with '/'.",
-      snippet: "list a tree directory, e.g. /byteseek/tools/",
-      guidelines: ["List /byteseek/tools/ to see every declared tool, including ones you cannot call."],
-      schema: TreeListArgs,
-      sequential: false,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const parsed = parseArgs(TreeListArgs, args, "tree.list");
+  return defineBuiltin({
+    name: "tree.list",
+    description:
+      "List the children of a directory of the byteseek tree: one line per entry with its kind and the start of its value; directories end with '/'.",
+    snippet: "list a tree directory, e.g. /byteseek/tools/",
+    guidelines: ["List /byteseek/tools/ to see every declared tool, including ones you cannot call."],
+    schema: TreeListArgs,
+    sequential: false,
+    async execute(parsed, ctx) {
       const dir = parsed.key.endsWith("/") ? parsed.key : `${parsed.key}/`;
       guardKey(dir, "read");
       const lines: string[] = [];
@@ -73,5 +68,5 @@ export function createTreeListTool(): BuiltinTool {
         details: { key: dir, count: lines.length, ...(next ? { next } : {}) },
       };
     },
-  };
+  });
 }

@@ -3,16 +3,16 @@ import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
 import { checkValue } from "../checked-tree.js";
 import { parseDeclaration } from "../declaration.js";
-import { declareBuiltin, parseArgs } from "../declare.js";
+import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
 import { netHosts } from "../gate.js";
 import { parseEntry, serverOfKey } from "../mcp/registry.js";
 import { hostAllowed, POLICY_KEY, Policy } from "../policy.js";
 import { builtinPowers, grantOf, type Power } from "../powers.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
+import type { BuiltinTool, ToolContext } from "../types.js";
 import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
 
-export const TreeSetArgs = z
+const TreeSetArgs = z
   .object({
     key: z.string().describe("Absolute key of a value (not ending in '/'), e.g. /byteseek/tools/text.wc"),
     value: z
@@ -30,7 +30,6 @@ export const TreeSetArgs = z
       .describe("Write only if the key's version is still this (0: only if it does not exist)"),
   })
   .strict();
-export type TreeSetArgs = z.infer<typeof TreeSetArgs>;
 
 const TOOLS_DIR = "/byteseek/tools/";
 
@@ -39,22 +38,18 @@ const TOOLS_DIR = "/byteseek/tools/";
  * knows a declaration is agent-written. Never the policy, never a read-only key.
  */
 export function createTreeSetTool(): BuiltinTool {
-  return {
-    ref: "tree.set",
-    declaration: declareBuiltin({
-      name: "tree.set",
-      description:
-        "Write one value in the byteseek tree. Writing a declaration at /byteseek/tools/<family.verb> adds (or changes) a tool: it can be called right away and appears in the next tool list. Read-only keys and the policy cannot be written.",
-      snippet: "write a tree value; declare a tool at /byteseek/tools/<name>",
-      guidelines: [
-        'To add a tool, tree.set /byteseek/tools/<family.verb> with {name, description, snippet, params (a JSON Schema object), impl}; a shell impl is {"kind": "shell", "argv": ["wc", "-l", "{path}"]} where {param} is replaced by the argument.',
-        "Pass ifVersion (from tree.get) when changing an existing key, so you never overwrite someone else's change.",
-      ],
-      schema: TreeSetArgs,
-      sequential: true,
-    }),
-    async execute(args, ctx: ToolContext): Promise<ToolOutput> {
-      const parsed = parseArgs(TreeSetArgs, args, "tree.set");
+  return defineBuiltin({
+    name: "tree.set",
+    description:
+      "Write one value in the byteseek tree. Writing a declaration at /byteseek/tools/<family.verb> adds (or changes) a tool: it can be called right away and appears in the next tool list. Read-only keys and the policy cannot be written.",
+    snippet: "write a tree value; declare a tool at /byteseek/tools/<name>",
+    guidelines: [
+      'To add a tool, tree.set /byteseek/tools/<family.verb> with {name, description, snippet, params (a JSON Schema object), impl}; a shell impl is {"kind": "shell", "argv": ["wc", "-l", "{path}"]} where {param} is replaced by the argument.',
+      "Pass ifVersion (from tree.get) when changing an existing key, so you never overwrite someone else's change.",
+    ],
+    schema: TreeSetArgs,
+    sequential: true,
+    async execute(parsed, ctx) {
       const { key } = parsed;
       guardKey(key, "write");
       let value: TreeValue;
@@ -80,7 +75,7 @@ export function createTreeSetTool(): BuiltinTool {
         details: { key, kind: value.kind, version: res.version, rev: res.rev },
       };
     },
-  };
+  });
 }
 
 /**
