@@ -59,7 +59,7 @@ describeTreeSuite("http (createHttpTree → live server)", async (options = {}) 
   const served = await serve();
   served.current.tree = inner;
   const tree = createHttpTree({ url: served.url });
-  await (tree as typeof tree & { refresh(): Promise<void> }).refresh();
+  await tree.refresh();
   return {
     tree,
     async dispose() {
