@@ -18,6 +18,10 @@ export interface Target {
   put(i: number): { method: "PUT" | "POST"; path: string; body: string; headers: Record<string, string> };
   /** Servers loaded together as one (their connections split evenly, their figures summed). */
   parts?: Target[];
+  /** Runs before the target is filled or loaded (a server that must not run meanwhile starts here)… */
+  up?(): Promise<void>;
+  /** …and after: what `up` started stops. */
+  down?(): Promise<void>;
 }
 
 /** Several servers of one store loaded as one: what a load balancer in front of them would see. */
@@ -82,7 +86,7 @@ export async function prefill(target: Target): Promise<void> {
   await eachKey(target, "get");
 }
 
-async function eachKey(target: Target, op: "get" | "put"): Promise<void> {
+export async function eachKey(target: Target, op: "get" | "put"): Promise<void> {
   const pool = new Pool(target.url, { connections: 32 });
   try {
     let next = 0;

@@ -26,9 +26,10 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { startEtcd } from "./etcd-process.js";
+import { freePort, startEtcd } from "./etcd-process.js";
 import {
   byteseekTarget,
+  eachKey,
   etcdV2Target,
   etcdV3Target,
   KEYS,
@@ -139,8 +140,10 @@ interface Measured {
  */
 async function measureAll(all: Measured[], seconds: number, rounds: number): Promise<Row[]> {
   for (const { target } of all) {
+    await target.up?.();
     for (const part of target.parts ?? [target]) await prefill(part);
     await load(target, "get", 32, 1); // warm-up, not recorded
+    await target.down?.();
   }
   const samples = new Map<string, Figure[]>();
   for (let round = 1; round <= rounds; round++)
@@ -150,7 +153,9 @@ async function measureAll(all: Measured[], seconds: number, rounds: number): Pro
           all.filter((m) => m.ops.includes(op)),
           round - 1,
         )) {
+          await target.up?.();
           const figure = await load(target, op, connections, seconds);
+          await target.down?.();
           const id = `${op} ${connections} ${target.name}`;
           samples.set(id, [...(samples.get(id) ?? []), figure]);
           console.error(
@@ -324,7 +329,8 @@ async function main(): Promise<void> {
   const servers: ServerProcess[] = [];
   let rows: Row[];
   try {
-    // Every server runs through the whole bench; each waits idle while the others are loaded.
+    // Every server runs through the whole bench (but the two-server row's second, below); each
+    // waits idle while the others are loaded.
     const started = async (args: string[], env: NodeJS.ProcessEnv) => {
       const server = await startServerProcess(args, env, profileDir);
       servers.push(server);
@@ -334,20 +340,41 @@ async function main(): Promise<void> {
       KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
       BYTESEEK_WORKSPACE: dir,
     });
-    const onEtcdToo = await started([cli, "serve"], {
-      KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
-      BYTESEEK_WORKSPACE: dir,
-    });
+    // The two-server row's second server runs only while that row is filled or loaded: idle, it
+    // would still decode every write's watch event, on the cores the one-server rows are measured on.
+    const secondUrl = `http://127.0.0.1:${await freePort()}`;
+    let second: ServerProcess | undefined;
+    const secondPart: Target = {
+      ...byteseekTarget(OURS_ETCD, secondUrl, undefined),
+      get pid() {
+        return second?.pid;
+      },
+    };
+    const startSecond = async () => {
+      second = await startServerProcess(
+        [cli, "serve"],
+        { KVSPACE: `etcd://${etcd.endpoints[0]}/bench`, BYTESEEK_WORKSPACE: dir },
+        profileDir,
+        Number(new URL(secondUrl).port),
+      );
+      // A fresh server has read nothing: it reads each key once (the one-server row, measured
+      // before it, wrote them all), as the first server has.
+      await eachKey(secondPart, "get");
+    };
     const etcdUrl = etcd.members[0]!.clientUrl;
     const etcdPid = etcd.members[0]!.pid;
     const etcdRows: Measured[] = [
       { target: etcdV3Target(etcdUrl, etcdPid), ops: ["get", "put"] },
       { target: byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), ops: ["get", "put"] },
       {
-        target: together(OURS_ETCD_2, [
-          byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid),
-          byteseekTarget(OURS_ETCD, onEtcdToo.url, onEtcdToo.pid),
-        ]),
+        target: {
+          ...together(OURS_ETCD_2, [byteseekTarget(OURS_ETCD, onEtcd.url, onEtcd.pid), secondPart]),
+          up: startSecond,
+          async down() {
+            await second?.stop();
+            second = undefined;
+          },
+        },
         ops: ["put"],
       },
     ];

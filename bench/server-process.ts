@@ -56,8 +56,10 @@ export async function startServerProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   profileDir: string | undefined,
+  /** The port to listen on (default: a free one). */
+  port?: number,
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  port ??= await freePort();
   const nodeFlags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...nodeFlags, ...args], {
     env: { ...process.env, ...env, BYTESEEK_HOST: "127.0.0.1", BYTESEEK_PORT: String(port) },

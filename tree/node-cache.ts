@@ -32,7 +32,8 @@ export class NodeCache {
   }
 }
 
-function deepFreeze(v: unknown): void {
+/** Freezes `v` and everything it holds: cached nodes are shared by every caller. */
+export function deepFreeze(v: unknown): void {
   if (typeof v !== "object" || v === null || Object.isFrozen(v)) return;
   Object.freeze(v);
   for (const child of Object.values(v)) deepFreeze(child);

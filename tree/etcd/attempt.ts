@@ -37,6 +37,8 @@ export interface Entry {
   raw: string;
   cr: number;
   mr: number;
+  /** A node record this attempt staged, as the object `raw` was made from (build reads it back). */
+  rec?: EtcdRecord;
 }
 
 /** A node as this attempt sees it. */
@@ -268,13 +270,13 @@ export class Attempt implements WriteStore {
 
   /** Stages a put; `cr` is PENDING for a key this write creates. */
   put(sk: string, value: EtcdRecord | HistRecord | number[], meta: { cr: number } = { cr: PENDING }): void {
-    let stored = value;
-    if (sk.startsWith(NODE)) {
-      // A record copied from one read carries that write's id and events: they are not this one's.
-      const { w: _id, x: _events, ...rec } = value as EtcdRecord;
-      stored = rec;
+    if (!sk.startsWith(NODE)) {
+      this.#local.set(sk, { raw: JSON.stringify(value), cr: meta.cr, mr: PENDING });
+      return;
     }
-    this.#local.set(sk, { raw: JSON.stringify(stored), cr: meta.cr, mr: PENDING });
+    // A record copied from one read carries that write's id and events: they are not this one's.
+    const { w: _id, x: _events, ...rec } = value as EtcdRecord;
+    this.#local.set(sk, { raw: JSON.stringify(rec), cr: meta.cr, mr: PENDING, rec });
   }
 
   del(sk: string): void {
@@ -380,11 +382,11 @@ export class Attempt implements WriteStore {
       if (e === null || e === undefined)
         success.push({ request_delete_range: { key: enc(this.prefix + sk) } });
       else if (sk.startsWith(NODE))
-        puts.push({ sk, rec: JSON.parse(e.raw) as EtcdRecord, created: e.cr === PENDING });
+        puts.push({ sk, rec: e.rec ?? (JSON.parse(e.raw) as EtcdRecord), created: e.cr === PENDING });
     }
     const marker = puts[0];
     if (marker) {
-      marker.rec.w = id;
+      marker.rec = { ...marker.rec, w: id };
       if (!sameEvents(this.events, eventsOfPuts(puts))) marker.rec.x = this.events.map(lazy);
     }
     for (const sk of localKeys) {

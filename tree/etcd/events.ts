@@ -40,7 +40,7 @@ export function sameEvents(a: readonly EventRecord[], b: readonly EventRecord[])
     const x = a[i]!;
     const y = b[i]!;
     if (x.t !== y.t || x.key !== y.key || x.k !== y.k || x.p !== y.p || x.ver !== y.ver) return false;
-    if (JSON.stringify(x.v) !== JSON.stringify(y.v)) return false;
+    if (x.v !== y.v && JSON.stringify(x.v) !== JSON.stringify(y.v)) return false;
   }
   return true;
 }

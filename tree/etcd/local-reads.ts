@@ -20,7 +20,7 @@
 import type { Etcd3, IWatchRequest, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
 import { keyFromNodeKey, NODE } from "../encoding.js";
-import { NodeCache } from "../node-cache.js";
+import { deepFreeze } from "../node-cache.js";
 import { SizedCache } from "../sized-cache.js";
 import type { TreeNode } from "../types.js";
 import { headerRev, kvNum } from "./client.js";
@@ -78,8 +78,17 @@ export interface LocalReads {
   close(): void;
 }
 
+/**
+ * A cached node, or the record it is built from when a read first wants it: a write's event is
+ * kept as it arrives, not parsed for a read that may never come.
+ */
+interface Slot {
+  node?: TreeNode;
+  rec?: CachedRecord;
+}
+
 export function startLocalReads(o: LocalReadsOptions): LocalReads {
-  let cache = new NodeCache(o.cacheBytes);
+  let cache = new SizedCache<Slot>(o.cacheBytes);
   let records = new SizedCache<CachedRecord>(o.cacheBytes);
   const noteRecord = (sk: string, rec: CachedRecord) => {
     const had = records.get(sk);
@@ -108,7 +117,7 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
     live = false;
     fed = 0;
     write = undefined;
-    cache = new NodeCache(o.cacheBytes);
+    cache = new SizedCache<Slot>(o.cacheBytes);
     records = new SizedCache<CachedRecord>(o.cacheBytes);
     cancel?.();
     cancel = undefined;
@@ -123,24 +132,18 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
       const key = keyFromNodeKey(sk);
       const rev = kvNum(ev.kv, "mod_revision");
       if (ev.type === "Delete") {
-        cache.forget(key);
+        cache.delete(key);
         const had = records.get(sk);
         if (had && had.mr < rev) records.delete(sk);
         continue;
       }
-      if (records.has(sk))
-        noteRecord(sk, { raw: ev.kv.value.toString("utf8"), cr: kvNum(ev.kv, "create_revision"), mr: rev });
-      if (cache.get(key) !== undefined) {
-        // Kept current only for nodes read here: a stream of new keys would only fill the cache.
-        const raw = ev.kv.value.toString("utf8");
-        const node = nodeOf(
-          key,
-          JSON.parse(raw) as EtcdRecord,
-          kvNum(ev.kv, "create_revision"),
-          kvNum(ev.kv, "mod_revision"),
-        );
-        cache.remember(key, node, raw.length);
-      }
+      // Kept current only for what this server read or wrote: a stream of new keys would only fill the caches.
+      const isRecord = records.has(sk);
+      const isNode = cache.has(key);
+      if (!isRecord && !isNode) continue;
+      const rec = { raw: ev.kv.value.toString("utf8"), cr: kvNum(ev.kv, "create_revision"), mr: rev };
+      if (isRecord) noteRecord(sk, rec);
+      if (isNode) cache.set(key, { rec }, rec.raw.length);
     }
     // etcd sends a watcher every event up to a response's header revision before that response.
     const rev = headerRev(res.header);
@@ -212,11 +215,21 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
         }
         return undefined;
       }
-      return cache.get(key);
+      const slot = cache.get(key);
+      if (!slot) return undefined;
+      if (!slot.node) {
+        const { raw, cr, mr } = slot.rec!;
+        slot.node = nodeOf(key, JSON.parse(raw) as EtcdRecord, cr, mr);
+        deepFreeze(slot.node);
+        delete slot.rec;
+      }
+      return slot.node;
     },
     remember(key, node, rev, rawLength) {
       if (!live || fed > rev || o.cacheBytes === 0) return node;
-      return cache.remember(key, node, rawLength);
+      deepFreeze(node);
+      cache.set(key, { node }, rawLength);
+      return node;
     },
     fedRev: () => (live ? fed : 0),
     subscribe(sub) {
