@@ -21,6 +21,7 @@
  * Run: npm run build && node dist/bench/mcp.js [--quick] [--rounds N] [--clients N]
  *      [--only route,http1,http2,raw1,raw2,stdio1,stdio2]
  *      [--server-prof DIR] (CPU-profiles the server process into DIR, for a flame graph)
+ *      [--stdio-prof DIR] (CPU-profiles every `byteseek mcp` stdio process into DIR)
  * Over 400 lines: seven contenders' set-up, capture and clean-up, kept beside the one loop that
  * measures them all.
  */
@@ -320,6 +321,9 @@ async function startServer(profDir: string | undefined): Promise<ServerProcess> 
 
 async function main(): Promise<void> {
   const profDir = arg("--server-prof");
+  const stdioProf = arg("--stdio-prof");
+  /** How a `byteseek mcp` stdio process is started (profiled with `--stdio-prof`). */
+  const mcpArgs = [...(stdioProf ? ["--cpu-prof", `--cpu-prof-dir=${stdioProf}`] : []), BIN, "mcp"];
   const only = arg("--only")?.split(",");
   const server = await startServer(profDir);
   const { url } = server;
@@ -422,7 +426,7 @@ async function main(): Promise<void> {
         for (let i = 0; i < n; i++) {
           const c = new ClientV1({ name: "bench", version: "1" });
           // The transport is closed too: a child that never answered initialize is ended with it.
-          const t = closing(new StdioV1({ command: process.execPath, args: [BIN, "mcp"], env: stdioEnv() }));
+          const t = closing(new StdioV1({ command: process.execPath, args: mcpArgs, env: stdioEnv() }));
           closing(c);
           await within(c.connect(t), CONNECT_MS, `starting byteseek mcp ${i + 1} of ${n} (1.x client)`);
           pids.push(t.pid);
@@ -442,7 +446,7 @@ async function main(): Promise<void> {
             { name: "bench", version: "2" },
             { versionNegotiation: { mode: { pin: "2026-07-28" } } },
           );
-          const t = closing(new StdioV2({ command: process.execPath, args: [BIN, "mcp"], env: stdioEnv() }));
+          const t = closing(new StdioV2({ command: process.execPath, args: mcpArgs, env: stdioEnv() }));
           closing(c);
           await within(c.connect(t), CONNECT_MS, `starting byteseek mcp ${i + 1} of ${n} (2.x client)`);
           pids.push(t.pid);

@@ -17,6 +17,15 @@
  *   CallToolResult schema, `resultType` "complete" unless the result names one, the server's
  *   identity stamped into `_meta`, one JSON body (`{result, jsonrpc, id}`, or the error for a
  *   handler that threw). test/mcp/fast-call.test.ts pins this byte for byte against the SDK's answer.
+ *
+ * The same for a `tools/call` on a live 2025-era session answered with JSON bodies (its client
+ * cannot be asked): `sessionToolCall` takes only a request the SDK's session transport and
+ * instance would serve as they stand (a single request, `tools/call` with a name and object
+ * arguments and nothing else, the session's negotiated MCP-Protocol-Version, an Accept naming both
+ * answer types, a JSON Content-Type, the SDK's classification saying legacy); mcp/http.ts checks
+ * the session. `encodeSessionAnswer` writes the answer as the 2025 codec does (the result checked
+ * by the CallToolResult schema, content defaulted, nothing stamped). test/mcp/session-call.test.ts
+ * pins it against the SDK's.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import {
@@ -110,6 +119,52 @@ export function plainToolCall(
   };
 }
 
+/** A `tools/call` on a 2025-era session, as `sessionToolCall` takes it. */
+export interface SessionToolCall {
+  id: string | number;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+const SESSION_PARAMS_KEYS = new Set(["name", "arguments"]);
+
+/**
+ * The call `body` asks for, when it is a plain `tools/call` that a 2025-era session which
+ * negotiated `version` would serve as is; otherwise undefined (the session is the caller's to check).
+ */
+export function sessionToolCall(
+  method: string,
+  headers: IncomingHttpHeaders,
+  body: unknown,
+  version: string | undefined,
+): SessionToolCall | undefined {
+  if (method !== "POST" || version === undefined || !isPlain(body)) return undefined;
+  if (body.method !== "tools/call" || body.jsonrpc !== "2.0" || !onlyKeys(body, REQUEST_KEYS))
+    return undefined;
+  const { id, params } = body;
+  if (!(typeof id === "string" || Number.isSafeInteger(id))) return undefined;
+  if (!isPlain(params) || !onlyKeys(params, SESSION_PARAMS_KEYS)) return undefined;
+  const { name, arguments: args } = params;
+  if (typeof name !== "string" || (args !== undefined && !isPlain(args))) return undefined;
+  const protocolVersion = headers["mcp-protocol-version"];
+  const accept = headers.accept ?? "";
+  if (protocolVersion !== version) return undefined;
+  if (!isJsonContentType(headers["content-type"] ?? "")) return undefined;
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
+  const mcpMethod = headers["mcp-method"];
+  const mcpName = headers["mcp-name"];
+  // The SDK's own reading must agree, with every header it reads.
+  const route = classifyInboundRequest({
+    httpMethod: "POST",
+    protocolVersionHeader: protocolVersion,
+    ...(typeof mcpMethod === "string" ? { mcpMethodHeader: mcpMethod } : {}),
+    ...(typeof mcpName === "string" ? { mcpNameHeader: mcpName } : {}),
+    body,
+  });
+  if (route.kind !== "legacy") return undefined;
+  return { id: id as string | number, name, args: (args ?? {}) as Plain };
+}
+
 const CALL_RESULT = specTypeSchemas.CallToolResult["~standard"];
 
 /** A handler's result as the SDK's instance passes it on: input-required as is, a complete one through the spec's schema. */
@@ -125,30 +180,29 @@ function checkedResult(result: unknown): Plain {
   return checked.value as Plain;
 }
 
+/** The JSON body answering `id` with the error a handler threw, as both eras' codecs write it. */
+function encodeError(id: string | number, error: unknown): string {
+  const err = (isPlain(error) ? error : {}) as { code?: unknown; message?: unknown; data?: unknown };
+  const thrown = Number.isSafeInteger(err.code) ? (err.code as number) : ProtocolErrorCode.InternalError;
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    error: {
+      // Both codecs answer a missing resource as invalid params.
+      code: thrown === -32002 ? -32602 : thrown,
+      message: err.message ?? "Internal error",
+      ...(err.data === undefined ? {} : { data: err.data }),
+    },
+  });
+}
+
 /** The JSON body answering `id` with `result` (or with the error a handler threw), as the SDK writes it. */
 export function encodeAnswer(
   id: string | number,
   outcome: { result: unknown } | { error: unknown },
   identity: ServerIdentity,
 ): string {
-  if ("error" in outcome) {
-    const err = (isPlain(outcome.error) ? outcome.error : {}) as {
-      code?: unknown;
-      message?: unknown;
-      data?: unknown;
-    };
-    const thrown = Number.isSafeInteger(err.code) ? (err.code as number) : ProtocolErrorCode.InternalError;
-    return JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      error: {
-        // The 2026 codec answers a missing resource as invalid params.
-        code: thrown === -32002 ? -32602 : thrown,
-        message: err.message ?? "Internal error",
-        ...(err.data === undefined ? {} : { data: err.data }),
-      },
-    });
-  }
+  if ("error" in outcome) return encodeError(id, outcome.error);
   let result: Plain;
   try {
     result = checkedResult(outcome.result);
@@ -162,4 +216,32 @@ export function encodeAnswer(
   else if (isPlain(meta) && meta[SERVER_INFO_META_KEY] === undefined)
     encoded._meta = { ...meta, [SERVER_INFO_META_KEY]: identity };
   return JSON.stringify({ result: encoded, jsonrpc: "2.0", id });
+}
+
+/** Keys of other result families: a result holding one gets no default `content` (the SDK's rule). */
+const FOREIGN_RESULT_KEYS = ["task", "inputRequests", "requestState"];
+
+/** The JSON body answering `id` on a 2025-era session, as the SDK's instance and 2025 codec write it. */
+export function encodeSessionAnswer(
+  id: string | number,
+  outcome: { result: unknown } | { error: unknown },
+): string {
+  if ("error" in outcome) return encodeError(id, outcome.error);
+  let result: unknown = outcome.result;
+  // Unreachable for a client that cannot be asked (approval.ts denies instead of asking); the SDK
+  // would ask through elicitation, which a JSON-answered session has no stream for.
+  if (isInputRequiredResult(result))
+    return encodeError(
+      id,
+      new ProtocolError(ProtocolErrorCode.InternalError, "this session's client cannot be asked for input"),
+    );
+  const plain = isPlain(result) ? result : undefined;
+  if (plain && plain.content === undefined && !FOREIGN_RESULT_KEYS.some((k) => k in plain))
+    result = { ...plain, content: [] };
+  try {
+    result = checkedResult(result);
+  } catch (err) {
+    return encodeError(id, err);
+  }
+  return JSON.stringify({ result, jsonrpc: "2.0", id });
 }

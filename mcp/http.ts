@@ -8,7 +8,9 @@
  *   elicitation (`elicitation/create`) can ask mid-call. Sessions end on DELETE; a session idle
  *   for `sessionIdleMs` (no request, and no response or notification stream open — a host
  *   listening on its GET stream is not idle) is closed, as hosts often go without DELETE; and the
- *   least recently used one is closed when `maxSessions` are open.
+ *   least recently used one is closed when `maxSessions` are open. A plain `tools/call` on a
+ *   session whose client cannot be asked is answered without the session's transport and
+ *   instance (`sessionCall`, mcp/fast-call.ts); the session is kept busy and used as the SDK would.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
@@ -19,7 +21,13 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
-import { encodeAnswer, plainToolCall } from "./fast-call.js";
+import {
+  encodeAnswer,
+  encodeSessionAnswer,
+  plainToolCall,
+  type SessionToolCall,
+  sessionToolCall,
+} from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import { keyToUri } from "./resources.js";
@@ -40,6 +48,12 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   instance: McpInstance;
+  /** The run its calls belong to (from the initialize request's `?vid=`). */
+  vid: string | undefined;
+  /** Answered with one JSON body per request (its client cannot be asked), not SSE streams. */
+  json: boolean;
+  /** Calls answered by `sessionCall` still running, by JSON-RPC id: cancelled as the SDK cancels its own. */
+  calls: Map<string | number, AbortController>;
   /** When its last request came or its last stream ended (ms, monotonic). */
   usedAt: number;
   /** Requests being answered and response streams still open. */
@@ -60,6 +74,19 @@ export interface McpHttp {
     vid: string | undefined,
     signal: AbortSignal,
   ): Promise<string> | undefined;
+  /**
+   * Answers a plain `tools/call` on a live 2025-era session answered with JSON bodies
+   * (mcp/fast-call.ts) without its transport and instance: the session id to send back and the
+   * JSON body. Undefined (at once, nothing done) for any other request — an unknown or closed
+   * session among them — which goes to `handle`. `abort` is aborted by a `notifications/cancelled`
+   * naming the call or by the session's end, as the SDK aborts the calls it runs.
+   */
+  sessionCall(
+    method: string,
+    headers: IncomingHttpHeaders,
+    parsedBody: unknown,
+    abort: AbortController,
+  ): { session: string; answer: Promise<string> } | undefined;
   /** Ends every session and stream. */
   close(): Promise<void>;
 }
@@ -68,6 +95,17 @@ export interface McpHttp {
 function canBeAsked(initialize: unknown): boolean {
   const params = (initialize as { params?: { capabilities?: { elicitation?: unknown } } }).params;
   return params?.capabilities?.elicitation !== undefined;
+}
+
+/** Aborts the calls `body` cancels (`notifications/cancelled`, alone or in a batch) among `s`'s own. */
+function cancelCalls(s: Session, body: unknown) {
+  if (s.calls.size === 0) return;
+  for (const m of Array.isArray(body) ? body : [body]) {
+    const msg = m as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } } | null;
+    if (msg?.method !== "notifications/cancelled") continue;
+    const id = msg.params?.requestId;
+    if (typeof id === "string" || typeof id === "number") s.calls.get(id)?.abort(msg.params?.reason);
+  }
 }
 
 function rpcError(status: number, code: number, message: string): Response {
@@ -193,12 +231,13 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
       endSession(oldest, s, "closing the least recently used MCP session");
     }
     const instance = factory.create({ era: "legacy", ...(vid ? { vid } : {}) });
+    const json = !canBeAsked(parsedBody);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       // The only message byteseek sends in the middle of a call is elicitation/create: a client that
       // cannot be asked gets each answer as one JSON body (the spec's other shape), not an SSE stream.
       // Notifications still reach it on its GET stream.
-      enableJsonResponse: !canBeAsked(parsedBody),
+      enableJsonResponse: json,
       onsessioninitialized(id) {
         sessions.set(id, session);
         startSweeping();
@@ -209,8 +248,19 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
+      // As the SDK's instance aborts the calls it runs when its transport closes.
+      for (const abort of session.calls.values()) abort.abort(new Error("the MCP session closed"));
     };
-    const session: Session = { transport, instance, usedAt: performance.now(), open: 1 };
+    const session: Session = {
+      transport,
+      instance,
+      // As the instance takes it: an empty vid is none.
+      vid: vid || undefined,
+      json,
+      calls: new Map(),
+      usedAt: performance.now(),
+      open: 1,
+    };
     await instance.server.connect(transport);
     let res: Response;
     try {
@@ -246,7 +296,53 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     }
   }
 
+  /** `call` on session `s`, as its instance would run it (the session busy meanwhile). */
+  async function answerOnSession(s: Session, call: SessionToolCall, abort: AbortController): Promise<string> {
+    const { server } = s.instance;
+    try {
+      const result = await factory.callTool(
+        call.name,
+        call.args,
+        {
+          clientInfo: () => server.getClientVersion(),
+          clientCaps: () => server.getClientCapabilities(),
+          signal: abort.signal,
+          requestState: () => undefined,
+        },
+        s.vid,
+      );
+      return encodeSessionAnswer(call.id, { result });
+    } catch (err) {
+      onerror(err as Error);
+      return encodeSessionAnswer(call.id, { error: err });
+    } finally {
+      if (s.calls.get(call.id) === abort) s.calls.delete(call.id);
+      s.open--;
+      s.usedAt = performance.now();
+    }
+  }
+
   return {
+    sessionCall(method, headers, parsedBody, abort) {
+      const sid = headers["mcp-session-id"];
+      if (typeof sid !== "string") return undefined;
+      const s = sessions.get(sid);
+      if (s === undefined || !s.json) return undefined;
+      const call = sessionToolCall(
+        method,
+        headers,
+        parsedBody,
+        s.instance.server.getNegotiatedProtocolVersion(),
+      );
+      // An id still running on this session is left to the SDK, which answers it as it does.
+      if (call === undefined || s.calls.has(call.id)) return undefined;
+      sessions.delete(sid);
+      sessions.set(sid, s);
+      s.open++;
+      s.usedAt = performance.now();
+      s.calls.set(call.id, abort);
+      return { session: sid, answer: answerOnSession(s, call, abort) };
+    },
     plainCall(method, headers, parsedBody, vid, signal) {
       const call = plainToolCall(method, headers, parsedBody);
       if (call === undefined) return undefined;
@@ -268,6 +364,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
           );
         sessions.delete(sid);
         sessions.set(sid, session);
+        cancelCalls(session, parsedBody);
         return onSession(session, request, parsedBody);
       }
       if (request.method === "POST" && isInitializeRequest(parsedBody))

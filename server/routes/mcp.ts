@@ -51,12 +51,12 @@ function sameSite(origin: string, host: string | undefined): boolean {
 }
 
 /** Aborted when the connection closes before the answer was written (the client went away). */
-function closed(res: ServerResponse): AbortSignal {
+function closed(res: ServerResponse): AbortController {
   const ac = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) ac.abort();
   });
-  return ac.signal;
+  return ac;
 }
 
 function toWebRequest(req: FastifyRequest): Request {
@@ -127,12 +127,21 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
       querystring: McpQuery,
     },
     async handler(req, reply) {
-      const plain = mcp.plainCall(req.method, req.headers, req.body, req.query.vid, closed(reply.raw));
+      // The quick answers are sent as bytes, as the SDK's are: a string would gain "; charset=utf-8".
+      const abort = closed(reply.raw);
+      const plain = mcp.plainCall(req.method, req.headers, req.body, req.query.vid, abort.signal);
       if (plain !== undefined)
         return reply
           .code(200)
           .header("content-type", "application/json")
-          .send(await plain);
+          .send(Buffer.from(await plain));
+      const onSession = mcp.sessionCall(req.method, req.headers, req.body, abort);
+      if (onSession !== undefined)
+        return reply
+          .code(200)
+          .header("content-type", "application/json")
+          .header("mcp-session-id", onSession.session)
+          .send(Buffer.from(await onSession.answer));
       const res = await mcp.handle(toWebRequest(req), req.body, req.query.vid);
       reply.code(res.status);
       res.headers.forEach((value, name) => {
