@@ -130,6 +130,12 @@ function opFromJson(o: TxnOpJson): TxnOp {
     case "del":
     case "deltree":
       return o.force ? { op: o.op, key: o.key, force: true } : { op: o.op, key: o.key };
+    case "append": {
+      const op: TxnOp = { op: "append", key: o.key, value: txnValue(o.kind, o.value) };
+      if (o.ro !== undefined) op.ro = o.ro;
+      if (o.vid !== undefined) op.vid = o.vid;
+      return op;
+    }
     case "mkindex":
     case "get":
       return { op: o.op, key: o.key };

@@ -17,11 +17,10 @@ import { argProblems, signatureOf } from "./json-schema.js";
 import type { LoadedPolicy, Policy } from "./policy.js";
 import type { Power } from "./powers.js";
 import type { OwnedScope } from "./process/scope.js";
-import { writeRecord } from "./records.js";
 import { failure } from "./results.js";
 import { isRunId, RUN_ID_RULE } from "./run-id.js";
 import type { KeyedLock, ToolResult } from "./types.js";
-import { createUsageCounter, UNKNOWN_TOOLS } from "./usage.js";
+import { createCallLog, UNKNOWN_TOOLS } from "./usage.js";
 
 export interface CallOptions {
   /** The run making the call: its records go to /byteseek/tool/<vid>/. */
@@ -52,8 +51,6 @@ export interface PipelineOptions {
   hidden: readonly string[];
   powersOf: (ref: string) => readonly Power[];
   runLocks: KeyedLock;
-  /** See RuntimeOptions.usageWrites. */
-  awaitUsage: boolean;
   /** What an `mcp` tool's server needs (GateInput.mcpNeeds), from the MCP client. */
   mcpNeeds?: GateInput["mcpNeeds"] | undefined;
 }
@@ -74,8 +71,7 @@ interface RecordMeta {
 export function createCallPipeline(options: PipelineOptions): CallPipeline {
   const { tree, logger, hooks, catalogue, readPolicy, execute, approvals, workspace, hidden, powersOf } =
     options;
-  const usage = createUsageCounter(tree, logger);
-  const pendingUsage = new Set<Promise<void>>();
+  const callLog = createCallLog(tree, logger);
 
   async function gate(
     call: ToolCall,
@@ -301,13 +297,9 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
     // made-up names share one counter: a run calling many cannot grow its usage node without bound
     const tool = result.details.code === "unknown_tool" ? UNKNOWN_TOOLS : String(name);
-    const counted = usage.add(vid, { tool, kind: result.kind, ms }).catch((err: unknown) => {
-      logger.error({ err, vid }, "cannot update the usage counters");
-    });
-    pendingUsage.add(counted);
-    void counted.then(() => pendingUsage.delete(counted));
-    const [record] = await Promise.all([
-      writeRecord(tree, logger, vid, {
+    const record = await callLog.write(
+      vid,
+      {
         name: String(name),
         args: args ?? {},
         kind: result.kind,
@@ -324,9 +316,9 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           : {}),
         ...(meta.gate ? { gate: meta.gate } : {}),
         ...(meta.approval ? { approval: meta.approval } : {}),
-      }),
-      options.awaitUsage ? counted : undefined,
-    ]);
+      },
+      { tool, kind: result.kind, ms },
+    );
     // the record is written: what the call's processes left (output, temp files, stragglers) goes
     await Promise.all(
       scopes.map((s) =>
@@ -336,9 +328,8 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     return record === undefined ? result : { ...result, record };
   }
 
-  async function flush(): Promise<void> {
-    while (pendingUsage.size > 0) await Promise.all(pendingUsage);
-  }
+  /** A call answers once its record and counters are stored (one write): nothing is left to wait for. */
+  async function flush(): Promise<void> {}
 
   return { call, flush };
 }

@@ -52,6 +52,16 @@ export interface CheckOptions {
   builtins?: ReadonlyMap<string, BuiltinTool> | (() => ReadonlyMap<string, BuiltinTool>);
 }
 
+/** A directory of checked values names each by what it is; an append would name one with a number. */
+function refuseAppend(dir: string): void {
+  if (dir === TOOLS_DIR || dir === MCP_DIR)
+    throw new TreeError(
+      "TREE_INVALID_VALUE",
+      `${dir} holds values named by what they are (${dir === TOOLS_DIR ? "a tool's family.verb" : "a server's name"}), and an append names its value with a number: write ${dir}<name> instead`,
+      { key: dir, check: dir === TOOLS_DIR ? "declaration" : "mcp-server" },
+    );
+}
+
 /** A value the check refused: where, as what, and why (one line per problem). */
 export interface Refusal {
   key: string;
@@ -136,6 +146,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
 
   function checkTxn(request: TxnRequest): void {
     for (const op of [...(request.success ?? []), ...(request.failure ?? [])]) {
+      if (op.op === "append") refuseAppend(op.key);
       if (op.op !== "set" || op.unchecked) continue;
       const refusal = check(op.key, op.value);
       if (refusal) throw refusalError(refusal, { txn: true });
@@ -183,12 +194,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
     mkindex: (dir) => tree.mkindex(dir),
     list: (dir, o) => tree.list(dir, o),
     async append(dir, value, o) {
-      if (dir === TOOLS_DIR || dir === MCP_DIR)
-        throw new TreeError(
-          "TREE_INVALID_VALUE",
-          `${dir} holds values named by what they are (${dir === TOOLS_DIR ? "a tool's family.verb" : "a server's name"}), and an append names its value with a number: write ${dir}<name> instead`,
-          { key: dir, check: dir === TOOLS_DIR ? "declaration" : "mcp-server" },
-        );
+      refuseAppend(dir);
       return tree.append(dir, value, o);
     },
     async txn(request) {

@@ -44,11 +44,7 @@ export async function writeRecord(
   vid: string,
   record: ToolRecord,
 ): Promise<string | undefined> {
-  const value: ToolRecord = {
-    ...record,
-    args: shorten(record.args),
-    details: shorten(record.details) as Record<string, unknown>,
-  };
+  const value = storedRecord(record);
   try {
     return (await tree.append(recordsDir(vid), json(value as unknown as Json), { vid, ro: true })).key;
   } catch (err) {
@@ -58,12 +54,27 @@ export async function writeRecord(
     }
   }
   try {
-    const small = { ...value, args: { "‥omitted": "too large to record" }, details: { "‥omitted": true } };
-    return (await tree.append(recordsDir(vid), json(small as unknown as Json), { vid, ro: true })).key;
+    return (
+      await tree.append(recordsDir(vid), json(smallRecord(value) as unknown as Json), { vid, ro: true })
+    ).key;
   } catch (err) {
     logger.error({ err, vid, tool: record.name }, "cannot record a tool call");
     return undefined;
   }
+}
+
+/** The record as stored: its arguments and details shortened when large. */
+export function storedRecord(record: ToolRecord): ToolRecord {
+  return {
+    ...record,
+    args: shorten(record.args),
+    details: shorten(record.details) as Record<string, unknown>,
+  };
+}
+
+/** What is stored when even the shortened record is too large for the store. */
+function smallRecord(value: ToolRecord): ToolRecord {
+  return { ...value, args: { "‥omitted": "too large to record" }, details: { "‥omitted": true } };
 }
 
 /** Long strings inside a large JSON value are cut (with a marker) so a record stays small. */

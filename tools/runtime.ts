@@ -42,9 +42,8 @@ export interface RuntimeOptions {
   /** Run in order around every resolved call; see ToolHooks for what they may do. */
   hooks?: ToolHooks | readonly ToolHooks[];
   /**
-   * `background` (default): a call answers once its record is stored; its usage counters are
-   * stored just after, grouped with other calls' (exact all the same) — `flush()` waits for them.
-   * `await`: a call answers only once its counters are stored too (one more store commit per call).
+   * Either way a call answers once its record and its usage counters are stored: they are one
+   * store write (tools/usage.ts). Accepted so callers naming it keep working; `flush()` likewise.
    */
   usageWrites?: "background" | "await";
   /**
@@ -117,7 +116,6 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     powersOf,
     runLocks: createKeyedLock(),
     mcpNeeds: options.mcp?.needs,
-    awaitUsage: options.usageWrites === "await",
   });
 
   async function close(): Promise<void> {

@@ -322,6 +322,11 @@ export function createPlanner(cfg: PlanConfig) {
         return deltree(s, op.key, op.force ? { force: true } : {});
       case "mkindex":
         return mkindex(s, op.key);
+      case "append":
+        return append(s, op.key, op.value, {
+          ...(op.ro !== undefined ? { ro: op.ro } : {}),
+          ...(op.vid !== undefined ? { vid: op.vid } : {}),
+        });
       case "get": {
         parseKey(op.key);
         const f = s.readNode(op.key);

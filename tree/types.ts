@@ -118,6 +118,8 @@ export type TxnOp =
   | { op: "del"; key: string; force?: boolean }
   | { op: "deltree"; key: string; force?: boolean }
   | { op: "mkindex"; key: string }
+  /** As `Tree.append`: `key` is the directory; the result's key names the child made. */
+  | { op: "append"; key: string; value: TreeValue; ro?: boolean; vid?: string }
   | { op: "get"; key: string };
 
 export interface TxnRequest {

@@ -123,6 +123,21 @@ describe("a declaration that does not validate", () => {
     expect(await server.tree.get("/byteseek/tools/text.txn")).toBeUndefined();
   });
 
+  it("refuses a txn append into the tools or MCP directory, running nothing", async () => {
+    for (const dir of ["/byteseek/tools/", "/byteseek/mcp/"]) {
+      const r = await send("POST", "/v1/txn", {
+        success: [
+          { op: "set", key: "/notes/append", value: "written?" },
+          { op: "append", key: dir, kind: "json", value: GOOD },
+        ],
+      });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatchObject({ code: "TREE_INVALID_VALUE", key: dir });
+      expect(await server.tree.get("/notes/append")).toBeUndefined();
+      expect(await server.tree.get(`${dir}0`)).toBeUndefined();
+    }
+  });
+
   it("refuses an import naming the line, importing nothing", async () => {
     const lines = [
       JSON.stringify({ key: "/notes/imported", kind: "char/utf8", value: "x" }),

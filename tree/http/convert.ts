@@ -173,6 +173,12 @@ function opToJson(op: TxnOp): TxnOpJson {
     if (op.unchecked) out.unchecked = true;
     return out;
   }
+  if (op.op === "append") {
+    const out: TxnOpJson = { op: "append", key: op.key, ...typedValueToJson(op.value) };
+    if (op.ro !== undefined) out.ro = op.ro;
+    if (op.vid !== undefined) out.vid = op.vid;
+    return out;
+  }
   if (op.op === "del" || op.op === "deltree")
     return op.force ? { op: op.op, key: op.key, force: true } : { op: op.op, key: op.key };
   return { op: op.op, key: op.key };

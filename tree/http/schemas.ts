@@ -143,6 +143,14 @@ export const TxnOpJson = z.discriminatedUnion("op", [
   z.strictObject({ op: z.literal("del"), key: z.string(), force: z.boolean().optional() }),
   z.strictObject({ op: z.literal("deltree"), key: z.string(), force: z.boolean().optional() }),
   z.strictObject({ op: z.literal("mkindex"), key: z.string() }),
+  z.strictObject({
+    op: z.literal("append"),
+    key: z.string().describe("the directory; the value becomes its next numbered child"),
+    kind: ValueKind.optional().describe("the kind of `value` (inferred when absent)"),
+    value: JsonValue,
+    ro: z.boolean().optional(),
+    vid: z.string().optional(),
+  }),
   z.strictObject({ op: z.literal("get"), key: z.string() }),
 ]);
 export type TxnOpJson = z.infer<typeof TxnOpJson>;

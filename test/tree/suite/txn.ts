@@ -210,5 +210,33 @@ export function txnSuite(ctx: SuiteContext): void {
       expect(await tree.get("/gone/")).toBeUndefined();
       expect(await getDir(tree, "/made/")).toMatchObject({ count: 0, createRev: res.rev });
     });
+
+    it("appends inside a transaction: dense numbers, one revision with the other writes, nothing when a compare fails", async () => {
+      const tree = await ctx.open();
+      await tree.append("/log/", str("zero"));
+      const before = tree.revision();
+      const res = await tree.txn({
+        compare: [{ key: "/count", target: "version", value: 0 }],
+        success: [
+          { op: "append", key: "/log/", value: str("one"), vid: "run-1", ro: true },
+          { op: "append", key: "/log/", value: str("two") },
+          { op: "set", key: "/count", value: int64(2n) },
+        ],
+      });
+      expect(res.succeeded).toBe(true);
+      expect(res.rev).toBe(before + 1);
+      expect(res.results[0]).toMatchObject({ key: "/log/1", rev: before + 1, version: 1 });
+      expect(res.results[1]).toMatchObject({ key: "/log/2", rev: before + 1, version: 1 });
+      expect(await getValue(tree, "/log/1")).toMatchObject({ value: str("one"), vid: "run-1", ro: true });
+      expect(await getValue(tree, "/log/2")).toMatchObject({ value: str("two"), ro: false });
+      const refused = await tree.txn({
+        compare: [{ key: "/count", target: "version", value: 0 }],
+        success: [{ op: "append", key: "/log/", value: str("lost") }],
+        failure: [{ op: "get", key: "/count" }],
+      });
+      expect(refused.succeeded).toBe(false);
+      expect(refused.results[0]).toMatchObject({ key: "/count", version: 1 });
+      expect((await tree.append("/log/", str("three"))).key).toBe("/log/3");
+    });
   });
 }
