@@ -1,5 +1,39 @@
 import { POLICY_INVALID } from "../../tools/catalogue.js";
+import { checkValue } from "../../tools/checked-tree.js";
+import { MCP_DIR } from "../../tools/mcp/registry.js";
+import { isTreeError } from "../../tree/errors.js";
+import type { ListResult, Tree } from "../../tree/types.js";
 import { defineCommand, writeLine } from "../command.js";
+
+/**
+ * The problems of every stored MCP server entry, as a write of it is judged (an entry stored with
+ * `--unchecked`, or before the check existed): `[key, problem]` pairs, by server name.
+ */
+async function mcpEntryProblems(tree: Tree, signal: AbortSignal): Promise<Array<[string, string]>> {
+  const out: Array<[string, string]> = [];
+  let after: string | undefined;
+  do {
+    signal.throwIfAborted();
+    let page: ListResult;
+    try {
+      page = await tree.list(MCP_DIR, after === undefined ? {} : { after });
+    } catch (err) {
+      if (isTreeError(err, "TREE_NOT_FOUND")) return out; // no server registered
+      throw err;
+    }
+    for (const child of page.children) {
+      if (child.kind === "index") continue;
+      const key = `${MCP_DIR}${child.name}`;
+      // a listing may leave a large value out: read it then
+      const value =
+        child.value ?? (await tree.get(key).then((n) => (n && n.kind !== "index" ? n.value : undefined)));
+      const refusal = value && checkValue(key, value);
+      if (refusal) for (const problem of refusal.problems) out.push([key, problem]);
+    }
+    after = page.next;
+  } while (after !== undefined);
+  return out;
+}
 
 /**
  * `kvspace tools` → the catalogue, one line per valid declaration:
@@ -7,23 +41,29 @@ import { defineCommand, writeLine } from "../command.js";
  * denies every call; the reason follows the snippet), snippet `-` when there is none (not listed
  * in the prompt). `--check` → what does not validate instead: the policy's problems
  * (`/byteseek/policy<TAB>problem`: every call is denied), the invalid declarations'
- * (`name<TAB>problem`) — exit 3 when there is any — then the enabled tools the model is not
+ * (`name<TAB>problem`) and the invalid MCP server entries' (`/byteseek/mcp/<server><TAB>problem`)
+ * — exit 3 when there is any — then the enabled tools the model is not
  * offered, and why.
  */
 export const toolsCommand = defineCommand({
   name: "tools",
   usage: "tools [--check]",
-  summary: "list the tool catalogue; --check: an invalid policy and declarations (exit 3 if any)",
+  summary:
+    "list the tool catalogue; --check: an invalid policy, declarations and MCP server entries (exit 3 if any)",
   args: { min: 0, max: 0 },
   flags: { check: "bool" },
-  flagHelp: { check: "list an invalid policy and invalid declarations instead (exit 3 if any)" },
-  async run({ flags }, { tools, stdout, signal }) {
+  flagHelp: {
+    check: "list an invalid policy, invalid declarations and MCP server entries instead (exit 3 if any)",
+  },
+  async run({ flags }, { tree, tools, stdout, signal }) {
     const catalogue = await (await tools()).list(signal);
     if (flags.check === true) {
       const policy = catalogue.policy;
       if (policy) for (const problem of policy.problems) await writeLine(stdout, `${policy.key}\t${problem}`);
       for (const bad of catalogue.invalid)
         for (const problem of bad.problems) await writeLine(stdout, `${bad.name}\t${problem}`);
+      const entries = await mcpEntryProblems(tree, signal);
+      for (const [key, problem] of entries) await writeLine(stdout, `${key}\t${problem}`);
       // the prompt offers a tool only when it is enabled, has a snippet and is not blocked
       for (const t of catalogue.tools) {
         // an invalid policy blocks every tool: its own lines above say why, once
@@ -32,7 +72,7 @@ export const toolsCommand = defineCommand({
           t.blocked ?? (t.snippet === undefined ? "it has no snippet (still callable by name)" : undefined);
         if (why !== undefined) await writeLine(stdout, `${t.name}\tnot offered to the model: ${why}`);
       }
-      return catalogue.invalid.length > 0 || policy ? 3 : 0;
+      return catalogue.invalid.length > 0 || policy || entries.length > 0 ? 3 : 0;
     }
     for (const t of catalogue.tools) {
       const state = t.blocked !== undefined ? "blocked" : t.enabled ? "enabled" : "disabled";

@@ -383,7 +383,7 @@ const errors: GoldenCase[] = [
     args: [],
     stdout: "",
     stderr:
-      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list the tool catalogue; --check: an invalid policy and\n                 declarations (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nExit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.\n\n",
+      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list the tool catalogue; --check: an invalid policy,\n                 declarations and MCP server entries (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nExit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.\n\n",
     code: 2,
   },
   {
@@ -886,6 +886,10 @@ const guidance: GoldenCase[] = [
 const POLICY_FIELDS =
   "workspaceRoots, deny, denyKeys, confirm, approved, approvalTimeoutMs, grants, agentImpls, httpHosts, defaultTimeoutMs, maxTimeoutMs, passEnv, outputCapBytes";
 const POLICY_TYPO = `grantz: unknown field (did you mean grants?); the fields are ${POLICY_FIELDS}`;
+const MCP_UP_PROBLEMS = [
+  "command: Too small: expected array to have >=1 items",
+  "enabled: Invalid input: expected boolean, received string",
+];
 const TYPO_POLICY = ["set", "/byteseek/policy", 'json:{"grantz":{}}', "ro", "--force"];
 
 /** Writes of the policy and of declarations are checked: refused with the problems, stored only with --unchecked. */
@@ -915,6 +919,24 @@ const checked: GoldenCase[] = [
     name: "tools --check reports the stored invalid policy (every tool is blocked by it) and exits 3",
     args: ["tools", "--check"],
     stdout: `/byteseek/policy\t${POLICY_TYPO}\n`,
+    code: 3,
+  },
+  {
+    name: "an MCP server entry that does not validate is refused",
+    args: ["set", "/byteseek/mcp/up", 'json:{"command":[],"enabled":"yes"}'],
+    stdout: "",
+    stderr: `/byteseek/mcp/up is not a valid MCP server entry, so it was not written:\n${MCP_UP_PROBLEMS.map((p) => `- ${p}\n`).join("")}${UNCHECKED_HINT.replace("docs/TOOLS.md", "README.md")}`,
+    code: 1,
+  },
+  {
+    name: "--unchecked stores the MCP server entry anyway",
+    args: ["set", "/byteseek/mcp/up", 'json:{"command":[],"enabled":"yes"}', "--unchecked"],
+    stdout: "",
+  },
+  {
+    name: "tools --check reports the stored invalid MCP server entry beside the policy, and exits 3",
+    args: ["tools", "--check"],
+    stdout: `/byteseek/policy\t${POLICY_TYPO}\n${MCP_UP_PROBLEMS.map((p) => `/byteseek/mcp/up\t${p}\n`).join("")}`,
     code: 3,
   },
   {
