@@ -1,12 +1,12 @@
 /**
  * Tree values as MCP resources: `byteseek://tree/<key>` (each key segment percent-encoded), a
  * resource template for any key, and `resources/list` for the memory entries. What a run may not
- * read is no resource: the policy, the model settings (/byteseek/llm/), the policy's denyKeys and
+ * read is no resource: the policy, the model settings (MODEL_SETTINGS_PREFIX), the policy's denyKeys and
  * system entries.
  */
 import type { ListResourceTemplatesResult, ReadResourceResult, Resource } from "@modelcontextprotocol/server";
 import { MEMORY_DIR } from "../prompts/build.js";
-import { type LoadedPolicy, POLICY_KEY } from "../tools/policy.js";
+import { type LoadedPolicy, MODEL_SETTINGS_PREFIX, POLICY_KEY } from "../tools/policy.js";
 import { isTreeError } from "../tree/errors.js";
 import { isSystemName } from "../tree/path.js";
 import type { Tree } from "../tree/types.js";
@@ -23,7 +23,7 @@ export const TREE_TEMPLATE: ListResourceTemplatesResult["resourceTemplates"][num
 };
 
 /** Keys no run reads, whatever the policy says. */
-const ALWAYS_DENIED = ["/byteseek/llm/", POLICY_KEY];
+const ALWAYS_DENIED = [MODEL_SETTINGS_PREFIX, POLICY_KEY];
 
 export function keyToUri(key: string): string {
   return URI_PREFIX + key.slice(1).split("/").map(encodeURIComponent).join("/");
