@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { json } from "../../tree/value.js";
 import { alive } from "../helpers/processes.js";
 import { setPolicy } from "../tools/helpers.js";
 import {
@@ -368,5 +369,51 @@ describe("MCP client: server-filesystem", () => {
     expect(r.kind).toBe("runtime");
     expect(r.details.code).toBe("mcp_error");
     expect(r.text).toMatch(/denied|outside/i);
+  });
+});
+
+describe("MCP client: a Streamable HTTP server's tools in the listing", () => {
+  let h: McpHarness;
+  beforeEach(async () => {
+    h = await mcpHarness();
+    // the listing reads the registry entry and the declarations; no upstream is reached
+    await h.register("remote", { url: "http://127.0.0.1:9/mcp" });
+    await h.tree.set(
+      "/byteseek/tools/remote.echo",
+      json({
+        name: "remote.echo",
+        description: "echoes",
+        snippet: "remote.echo(message) — echoes",
+        params: { type: "object", properties: { message: { type: "string" } } },
+        impl: { kind: "mcp", server: "remote", tool: "echo" },
+      }),
+    );
+  });
+  afterEach(async () => {
+    await h.dispose();
+  });
+
+  it("lists an HTTP server's tools as blocked for a run without net to its host, as the gate refuses their calls", async () => {
+    await setPolicy(h.tree, {
+      grants: {
+        runs: [
+          { vid: "nonet", grant: { net: [] } },
+          { vid: "elsewhere", grant: { net: ["example.com"] } },
+          { vid: "withnet", grant: { net: ["127.0.0.1:9"] } },
+        ],
+      },
+    } as never);
+    for (const vid of ["nonet", "elsewhere"]) {
+      const listed = (await h.runtime.listTools(vid)).valid.find((t) => t.name === "remote.echo");
+      expect(listed?.blocked, vid).toContain('needs the power "net"');
+      const r = await h.runtime.call("remote.echo", { message: "x" }, { vid });
+      expect(r.kind, vid).toBe("denied");
+      expect(r.text).toContain('needs the power "net"');
+    }
+    const granted = (await h.runtime.listTools("withnet")).valid.find((t) => t.name === "remote.echo");
+    expect(granted?.blocked).toBeUndefined();
+    // the reason is the HTTP server's power, not a stdio server's
+    const execOnly = (await h.runtime.listTools("nonet")).valid.find((t) => t.name === "remote.echo");
+    expect(execOnly?.blocked).not.toContain('"exec"');
   });
 });
