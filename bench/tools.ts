@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     if (shared.children[0]?.name !== String(per * callers - 1))
       throw new Error("records of the shared run are not dense");
 
-    // The same, with the usage counters stored before each call answers (one more commit per call).
+    // The same through a runtime asking usageWrites: await (the counters are in the record's write either way).
     const awaiting = createRuntime({ tree, builtins: [noop], logger, workspace: dir, usageWrites: "await" });
     const latAwait: number[] = [];
     for (let i = 0; i < CALLS / 4; i++) {
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     }
     await runtime.flush();
 
-    // The floor: the store operations one call makes (two gets and the record's append), made
+    // The floor: the store operations one call makes (two gets and the record's append; the call adds the usage counter to that write), made
     // directly, so that the boundary's own share shows whatever the machine's load.
     const latFloor: number[] = [];
     for (let i = 0; i < CALLS / 4; i++) {
