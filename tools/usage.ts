@@ -28,8 +28,12 @@ export interface ToolUsage {
   tools: Record<string, { calls: number; ms: number; kinds: Record<string, number> }>;
 }
 
-/** Most calls one write stores (a transaction holds at most 128 operations: one per record, one for the counters). */
-const MAX_BATCH = 100;
+/**
+ * Most calls one write stores. A transaction holds at most 128 operations, and on etcd each
+ * append is more than one etcd operation (the record, its directory's sequence) besides the
+ * counters and their kept version: 32 leaves room, and more waiting calls take the next write.
+ */
+const MAX_BATCH = 32;
 
 /** How often a write whose counters another writer changed meanwhile is tried again before going apart. */
 const MAX_ATTEMPTS = 50;
