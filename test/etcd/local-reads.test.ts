@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { progressFollowsEvents } from "../../tree/etcd/client.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import type { Tree } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
@@ -143,5 +144,40 @@ describe("reads served locally on etcd", () => {
     expect(await until(async () => ((await b.get("/dir/")) as { count?: number })?.count, 2)).toBe(2);
     await b.del("/dir/x");
     expect(await until(async () => ((await a.get("/dir/")) as { count?: number })?.count, 1)).toBe(1);
+  });
+
+  it("waits for an event of its own range, not a progress answer, on an etcd whose answers can overtake events", async () => {
+    // The etcd the tests run (Debian's 3.4.23) is one of those: a progress answer does not prove
+    // that the events before it have arrived, so it must not let the cache answer.
+    const version = await (await fetch(`${etcd.members[0]!.clientUrl}/version`)).json();
+    expect(progressFollowsEvents((version as { etcdserver: string }).etcdserver)).toBe(false);
+    const other = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "elsewhere/" });
+    try {
+      await a.set("/quiet/k", str("v"));
+      await until(async () => (await a.get("/quiet/k"))?.version, 1);
+      // Revisions this server learns of that bring no event of its range: a write under another
+      // prefix, seen through a linearizable read's answer.
+      await other.set("/x", str("x"));
+      await a.get("/quiet/k", { consistency: "linearizable" });
+      await new Promise((r) => setTimeout(r, 300));
+      const before = await etcdCalls("Range");
+      for (let i = 0; i < 10; i++) expect(await a.get("/quiet/k")).toMatchObject({ value: str("v") });
+      expect((await etcdCalls("Range")) - before).toBeGreaterThanOrEqual(10);
+      // An event of its own range carries the feed past them: the cache answers again.
+      await a.set("/quiet/j", str("j"));
+      await a.get("/quiet/j");
+      const after = await etcdCalls("Range");
+      for (let i = 0; i < 10; i++) expect(await a.get("/quiet/k")).toMatchObject({ value: str("v") });
+      expect((await etcdCalls("Range")) - after).toBeLessThan(3);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("trusts progress answers only from etcd versions that send them behind their events", () => {
+    for (const v of ["3.4.23", "3.4.30", "3.5.0", "3.5.12", "3.3.27", "", "unknown"])
+      expect(progressFollowsEvents(v), v).toBe(false);
+    for (const v of ["3.4.31", "3.4.37", "3.5.13", "3.5.21", "3.6.0", "3.7.1", "4.0.0"])
+      expect(progressFollowsEvents(v), v).toBe(true);
   });
 });

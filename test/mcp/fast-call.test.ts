@@ -1,21 +1,7 @@
-/**
- * The 2026 era's `tools/call` served without an SDK instance (mcp/fast-call.ts) answers exactly
- * what the SDK's stateless handler answers for the same request, and leaves every request it does
- * not take to the SDK. The same McpHttp answers each request both ways; the bodies must match
- * byte for byte (save the record's number: each call is recorded).
- */
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createByteseek } from "../../agent/byteseek.js";
 import { plainToolCall } from "../../mcp/fast-call.js";
-import { createMcpHttp, type McpHttp } from "../../mcp/http.js";
-import { createLiveTree, type LiveTree } from "../../mcp/live.js";
-import { createMcpFactory } from "../../mcp/server.js";
-import { runtimeSource } from "../../mcp/source.js";
-import { openTree } from "../../tree/index.js";
-import type { Tree } from "../../tree/types.js";
-import { tempDir } from "../server/helpers.js";
-import { CONFIRMED_TOOL } from "./helpers.js";
+import type { McpHttp } from "../../mcp/http.js";
+import { startMcpHttp } from "./helpers.js";
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -39,29 +25,11 @@ function callBody(name: string, args: unknown, meta: Record<string, unknown> = E
   return { method: "tools/call", params: { name, arguments: args, _meta: meta }, jsonrpc: "2.0", id };
 }
 
-let tree: Tree;
-let live: LiveTree;
 let mcp: McpHttp;
 let closeAll: () => Promise<void>;
 
 beforeAll(async () => {
-  const store = await tempDir("byteseek-mcp-fast-");
-  const ws = await tempDir("byteseek-mcp-fast-ws-");
-  tree = await openTree({ backend: "classic", location: store.path });
-  const logger = pino({ level: "silent" });
-  const bs = await createByteseek({ tree, workspace: ws.path, logger, env: {}, sweep: false });
-  await tree.set(`/byteseek/tools/${CONFIRMED_TOOL.name}`, { kind: "json", value: CONFIRMED_TOOL });
-  live = createLiveTree(tree, logger);
-  const factory = createMcpFactory({ source: runtimeSource(tree, bs.runtime), logger, live });
-  mcp = createMcpHttp({ factory, live, logger });
-  closeAll = async () => {
-    await mcp.close();
-    live.close();
-    await bs.close();
-    await tree.close();
-    await store.remove();
-    await ws.remove();
-  };
+  ({ mcp, close: closeAll } = await startMcpHttp("mcp-fast"));
 });
 afterAll(() => closeAll());
 

@@ -18,6 +18,10 @@ import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextp
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import pino from "pino";
 import { createByteseek } from "../../agent/byteseek.js";
+import { createMcpHttp, type McpHttp } from "../../mcp/http.js";
+import { createLiveTree, type LiveTree } from "../../mcp/live.js";
+import { createMcpFactory } from "../../mcp/server.js";
+import { runtimeSource } from "../../mcp/source.js";
 import { type App, buildApp } from "../../server/app.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
@@ -212,4 +216,32 @@ export async function declareOverHttp(
     body: JSON.stringify({ kind: "json", value: decl }),
   });
   if (res.status >= 300) throw new Error(`PUT answered ${res.status}: ${await res.text()}`);
+}
+
+/** An McpHttp over a fresh store with CONFIRMED_TOOL declared, without a server in front (a test calls it directly). */
+export async function startMcpHttp(
+  name: string,
+): Promise<{ tree: Tree; live: LiveTree; mcp: McpHttp; close(): Promise<void> }> {
+  const store = await tempDir(`byteseek-${name}-`);
+  const ws = await tempDir(`byteseek-${name}-ws-`);
+  const tree = await openTree({ backend: "classic", location: store.path });
+  const logger = pino({ level: "silent" });
+  const bs = await createByteseek({ tree, workspace: ws.path, logger, env: {}, sweep: false });
+  await tree.set(`/byteseek/tools/${CONFIRMED_TOOL.name}`, { kind: "json", value: CONFIRMED_TOOL });
+  const live = createLiveTree(tree, logger);
+  const factory = createMcpFactory({ source: runtimeSource(tree, bs.runtime), logger, live });
+  const mcp = createMcpHttp({ factory, live, logger });
+  return {
+    tree,
+    live,
+    mcp,
+    async close() {
+      await mcp.close();
+      live.close();
+      await bs.close();
+      await tree.close();
+      await store.remove();
+      await ws.remove();
+    },
+  };
 }

@@ -1,22 +1,8 @@
-/**
- * A `tools/call` on a live 2025-era session whose client cannot be asked, answered without the
- * session's transport and instance (mcp/fast-call.ts `sessionToolCall`, mcp/http.ts `sessionCall`):
- * the same answer as the SDK's, byte for byte, on the same session; every other request left to
- * the SDK; unknown and closed sessions refused as before; the call recorded under the session's
- * run; cancelled as the SDK cancels; the token and Origin checks still first.
- */
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createByteseek } from "../../agent/byteseek.js";
 import { sessionToolCall } from "../../mcp/fast-call.js";
-import { createMcpHttp, type McpHttp } from "../../mcp/http.js";
-import { createLiveTree, type LiveTree } from "../../mcp/live.js";
-import { createMcpFactory } from "../../mcp/server.js";
-import { runtimeSource } from "../../mcp/source.js";
-import { openTree } from "../../tree/index.js";
+import type { McpHttp } from "../../mcp/http.js";
 import type { Tree } from "../../tree/types.js";
-import { tempDir } from "../server/helpers.js";
-import { CONFIRMED_TOOL, type McpTestServer, startMcpServer } from "./helpers.js";
+import { type McpTestServer, startMcpHttp, startMcpServer } from "./helpers.js";
 
 const VERSION = "2025-06-18";
 const KEY = "/byteseek/prompt/truncated";
@@ -50,28 +36,11 @@ const sameRecord = (text: string) => text.replace(/(\/byteseek\/tool\/[^/"]+\/)\
 
 describe("a tools/call on a 2025-era session, answered without the session's transport and instance", () => {
   let tree: Tree;
-  let live: LiveTree;
   let mcp: McpHttp;
   let closeAll: () => Promise<void>;
 
   beforeAll(async () => {
-    const store = await tempDir("byteseek-mcp-session-");
-    const ws = await tempDir("byteseek-mcp-session-ws-");
-    tree = await openTree({ backend: "classic", location: store.path });
-    const logger = pino({ level: "silent" });
-    const bs = await createByteseek({ tree, workspace: ws.path, logger, env: {}, sweep: false });
-    await tree.set(`/byteseek/tools/${CONFIRMED_TOOL.name}`, { kind: "json", value: CONFIRMED_TOOL });
-    live = createLiveTree(tree, logger);
-    const factory = createMcpFactory({ source: runtimeSource(tree, bs.runtime), logger, live });
-    mcp = createMcpHttp({ factory, live, logger });
-    closeAll = async () => {
-      await mcp.close();
-      live.close();
-      await bs.close();
-      await tree.close();
-      await store.remove();
-      await ws.remove();
-    };
+    ({ tree, mcp, close: closeAll } = await startMcpHttp("mcp-session"));
   });
   afterAll(() => closeAll());
 

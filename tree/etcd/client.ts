@@ -125,3 +125,27 @@ export function treeErrorOf(err: unknown, what: string): TreeError {
     );
   return new TreeError("TREE_UNAVAILABLE", `etcd is unavailable (${what}): ${message}`, {}, err);
 }
+
+/**
+ * Whether an etcd of this version answers a watch progress request behind the events it covers.
+ * Before 3.4.31 and 3.5.13 the answer could overtake events already waiting to be sent (etcd
+ * issues 15220 and 17507), so a progress revision did not prove that every earlier event had
+ * arrived: a cache moved up to it could answer a read without a write it had not yet applied.
+ */
+export function progressFollowsEvents(version: string): boolean {
+  const m = /^(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!m) return false;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (major !== 3) return major > 3;
+  if (minor !== 4 && minor !== 5) return minor > 5;
+  return patch >= (minor === 4 ? 31 : 13);
+}
+
+/** Asks etcd its version: whether its progress answers can be trusted (false when it does not say). */
+export async function ordersProgress(client: Etcd3): Promise<boolean> {
+  try {
+    return progressFollowsEvents((await client.maintenance.status()).version);
+  } catch {
+    return false;
+  }
+}

@@ -13,6 +13,11 @@
  * every later change to it). While the feed is down nothing is answered locally and the cache is
  * dropped; it starts again empty from the revision its new stream is created at.
  *
+ * The feed reaches a revision through the events it applies; when this server knows of revisions
+ * that bring no event of its range (other prefixes' writes), it asks etcd for a progress answer,
+ * but only from an etcd that sends that answer behind the events it covers (client.ts,
+ * progressFollowsEvents). From an older one, local answers wait for the next change in the tree.
+ *
  * The same stream feeds every watch() of the tree (watch.ts): each response is decoded once and
  * its revisions handed to the subscribers, so a server holds one etcd watcher, however many
  * prefixes it watches. With no cache and no subscriber the stream is not kept.
@@ -23,7 +28,7 @@ import { keyFromNodeKey, NODE } from "../encoding.js";
 import { deepFreeze } from "../node-cache.js";
 import { SizedCache } from "../sized-cache.js";
 import type { TreeNode } from "../types.js";
-import { headerRev, kvNum } from "./client.js";
+import { headerRev, kvNum, ordersProgress } from "./client.js";
 import { byRevision, type FeedRevision, revisionOf } from "./events.js";
 import { type EtcdRecord, nodeOf } from "./layout.js";
 
@@ -101,6 +106,8 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
   let backoff = 100;
   let cancel: (() => void) | undefined;
   let askedProgress = false;
+  /** Whether this etcd's progress answers may move `fed` (see progressFollowsEvents). */
+  let progressTrusted = false;
   let write: ((req: IWatchRequest) => void) | undefined;
   const subs = new Set<FeedSubscriber>();
   let running = o.cacheBytes > 0;
@@ -145,8 +152,12 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
       if (isRecord) noteRecord(sk, rec);
       if (isNode) cache.set(key, { rec }, rec.raw.length);
     }
-    // etcd sends a watcher every event up to a response's header revision before that response.
-    const rev = headerRev(res.header);
+    // A response with events has delivered every event up to its last one; its header may name a
+    // later revision (a watcher catching up gets its events in several responses, each headed with
+    // the store's revision). One without events is a progress answer: trusted only from an etcd
+    // that sends it behind the events it covers (progressFollowsEvents).
+    const last = res.events.length > 0 ? kvNum(res.events[res.events.length - 1]!.kv, "mod_revision") : 0;
+    const rev = last > 0 ? last : progressTrusted ? headerRev(res.header) : 0;
     if (rev > fed) fed = rev;
     askedProgress = false;
     if (subs.size > 0)
@@ -164,6 +175,11 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
     }
     const gen = generation;
     try {
+      // Learnt beside the stream, not before it: until etcd says its version, progress is not asked.
+      progressTrusted = false;
+      void ordersProgress(o.client).then((trusted) => {
+        if (gen === generation) progressTrusted = trusted;
+      });
       const stream = await o.client.watchClient.watch();
       stream.on("error", () => {});
       if (stopped || gen !== generation) {
@@ -209,7 +225,7 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
       if (fed < o.known()) {
         // Behind what this server knows of: ask etcd where the stream is (it answers once every
         // event up to its current revision has been sent), and read from etcd meanwhile.
-        if (!askedProgress && write) {
+        if (progressTrusted && !askedProgress && write) {
           askedProgress = true;
           write({ progress_request: {} });
         }

@@ -8,11 +8,13 @@
  * live from revision R (at subscription, or again after the stream was lost) and `next <= R`,
  * the revisions from `next` to R are read by a catch-up: a watch of its own from `next`, whose
  * revisions up to R are handed over as they come, while the shared stream's revisions after R
- * wait; the first catch-up revision past R ends it (the waiting ones follow, then live ones).
+ * wait; revision R itself, or the first catch-up revision past it, ends it (the waiting ones
+ * follow, then live ones).
  * Every revision is handed over once, in order, as `next` only moves forward. etcd answers a
  * compacted `next` with its compact revision: TREE_COMPACTED, as before. (A catch-up's end is
  * seen on its own stream, since etcd's headers and progress answers do not prove a replaying
- * watcher has sent everything up to them; in a tree nobody writes, it waits for the next write.)
+ * watcher has sent everything up to them; when R changed nothing in the tree and nobody writes,
+ * it waits for the next write.)
  */
 import type { Etcd3, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
@@ -30,7 +32,7 @@ export interface WatchDeps {
   client: Etcd3;
   prefix: string;
   /** The shared stream. */
-  feed: Pick<LocalReads, "subscribe">;
+  feed: Pick<LocalReads, "subscribe" | "fedRev">;
   logger?: Logger;
   closers: Set<() => void>;
   isClosed(): boolean;
@@ -67,13 +69,15 @@ export async function* watchTree(
   const queue = new AsyncQueue<Item>();
   const nodes = Buffer.from(deps.prefix + NODE, "utf8");
   const nodesEnd = Buffer.from(deps.prefix + String.fromCharCode(NODE.charCodeAt(0) + 1), "utf8");
-  // The next revision owed; undefined: live from when the shared stream is.
-  let next = o.fromRev === undefined ? undefined : Math.max(1, o.fromRev);
+  // The next revision owed: a live watch starts after what this server has seen now, so a write
+  // made while the shared stream is still being set up is caught up, not lost.
+  let next =
+    o.fromRev === undefined ? Math.max(deps.known(), deps.feed.fedRev()) + 1 : Math.max(1, o.fromRev);
   let catching: CatchUp | undefined;
   let stopped = false;
 
   const deliver = (r: FeedRevision) => {
-    if (stopped || (next !== undefined && r.rev < next)) return;
+    if (stopped || r.rev < next) return;
     next = r.rev + 1;
     deps.onRev(r.rev);
     const batch = filterBatch(prefix, r);
@@ -129,6 +133,7 @@ export async function* watchTree(
           const rev = Number(group[0]!.kv.mod_revision);
           if (rev > c.target) return endCatchUp(c);
           deliver(revisionOf(deps.prefix.length, group, (key) => key.startsWith(prefix)));
+          if (rev === c.target) return endCatchUp(c);
         }
       });
       stream.on("error", (err: unknown) => lose(err));
@@ -148,14 +153,13 @@ export async function* watchTree(
         catching.cancel?.();
         catching = undefined;
       }
-      if (next === undefined) next = Math.max(rev, deps.known()) + 1;
       if (next > rev) return;
       catching = { target: rev, waiting: [], stopped: false, backoff: 100 };
       void runCatchUp(catching);
     },
     revision(r) {
       if (catching) catching.waiting.push(r);
-      else if (next !== undefined) deliver(r);
+      else deliver(r);
     },
   });
 
