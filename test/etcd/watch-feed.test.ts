@@ -154,4 +154,21 @@ describe("watch on etcd, fed by the tree's one etcd watch", () => {
       await c.close();
     }
   });
+
+  it("delivers to a watch without fromRev the writes made after the last revision its server saw", async () => {
+    // List, then watch: through a server without a node cache (no stream running until the watch),
+    // a write another server made in between must still reach the watch.
+    const c = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "feed/", cacheBytes: 0 });
+    try {
+      await c.list("/");
+      const put = await a.set("/between/k", str("v"));
+      const w = collect(c, "/between/");
+      await eventually(() => w.batches.length === 1, "the write made before the watch");
+      expect(w.batches[0]!.rev).toBe(put.rev);
+      expect(w.keys()).toEqual(["/between/", "/between/k"]); // its directory made with it
+      await w.stop();
+    } finally {
+      await c.close();
+    }
+  });
 });
