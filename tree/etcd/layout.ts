@@ -18,22 +18,14 @@
 import { histKey, histListKey, nodeKey } from "../encoding.js";
 import type { EventRecord } from "../record.js";
 import type { TreeNode } from "../types.js";
-import { type Json, type NodeKind, valueFromJson } from "../value.js";
+import { valueFromJson } from "../value.js";
+import type { PlanRecord } from "../write-store.js";
 
-/** A node as stored in etcd. Revisions are not in it: they are the etcd key's own. */
-export interface EtcdRecord {
-  k: NodeKind;
-  v?: Json;
-  /** Per key, from 1 (directories stay at 1). */
-  ver: number;
-  mt: number;
-  ro?: 1;
-  vid?: string;
-  /** Directories: number of direct children, and the next append sequence number. */
-  n?: number;
-  s?: number;
-  /** Values: modRevs of retained previous versions, oldest first. */
-  h?: number[];
+/**
+ * A node as stored in etcd: the rules' record (directories carry no `hk` here) and what the etcd
+ * layout adds. Revisions are not in it: they are the etcd key's own.
+ */
+export interface EtcdRecord extends Omit<PlanRecord, "hk"> {
   /** Values: the modRev of the version this one replaced (0: created), for the watch's prevRev. */
   pr?: number;
   /** The id of the write that put this record, on the first node record a write puts. */
