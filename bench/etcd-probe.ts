@@ -124,6 +124,18 @@ function cpuTicks(pid: number): number {
 type Req = { path: string; body: string };
 
 /** `count` requests over `connections` (split across the urls), random keys; answers seconds. */
+/** Sends one PUT (byteseek's, or the gateway's POST /v3/kv/put), reads the answer; its status. */
+async function send(pool: Pool, r: Req): Promise<number> {
+  const res = await pool.request({
+    method: r.path.startsWith("/v3/") ? "POST" : "PUT",
+    path: r.path,
+    body: r.body,
+    headers: { "content-type": "application/json" },
+  });
+  await res.body.text();
+  return res.statusCode;
+}
+
 async function drive(urls: string[], connections: number, count: number, req: (i: number) => Req) {
   const pools = urls.map((u) => new Pool(u, { connections: Math.ceil(connections / urls.length) }));
   let left = count;
@@ -133,15 +145,7 @@ async function drive(urls: string[], connections: number, count: number, req: (i
     Array.from({ length: connections }, async (_v, c) => {
       const pool = pools[c % pools.length]!;
       while (left-- > 0) {
-        const r = req(Math.floor(Math.random() * KEYS));
-        const res = await pool.request({
-          method: r.path.startsWith("/v3/") ? "POST" : "PUT",
-          path: r.path,
-          body: r.body,
-          headers: { "content-type": "application/json" },
-        });
-        await res.body.text();
-        if (res.statusCode >= 300) bad++;
+        if ((await send(pool, req(Math.floor(Math.random() * KEYS)))) >= 300) bad++;
       }
     }),
   );
@@ -204,14 +208,7 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: 32 }, async () => {
           for (let i = next++; i < KEYS; i = next++) {
-            const r = req(i);
-            const res = await pool.request({
-              method: r.path.startsWith("/v3/") ? "POST" : "PUT",
-              path: r.path,
-              body: r.body,
-              headers: { "content-type": "application/json" },
-            });
-            await res.body.text();
+            await send(pool, req(i));
           }
         }),
       );

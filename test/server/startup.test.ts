@@ -5,6 +5,7 @@ import { PassThrough } from "node:stream";
 import pino from "pino";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { clientUrlOrigins } from "../../agent/llm-config.js";
 import { ServerError } from "../../server/errors.js";
 import { readConfig, startServer } from "../../server/main.js";
 import { openTree } from "../../tree/index.js";
@@ -77,9 +78,9 @@ describe("readConfig", () => {
   });
 
   it("refuses a BYTESEEK_LLM_CLIENT_URLS entry that is not an origin at start", async () => {
-    expect(
-      readConfig({ BYTESEEK_LLM_CLIENT_URLS: " http://127.0.0.1:11434, https://models.example " }),
-    ).toBeTruthy();
+    const listed = { BYTESEEK_LLM_CLIENT_URLS: " http://127.0.0.1:11434, https://models.example " };
+    expect(() => readConfig(listed)).not.toThrow();
+    expect(clientUrlOrigins(listed)).toEqual(["http://127.0.0.1:11434", "https://models.example"]);
     for (const bad of ["http://models.example/v1", "ftp://models.example", "models.example"])
       expect((await configError(() => readConfig({ BYTESEEK_LLM_CLIENT_URLS: bad }))).message).toContain(
         "BYTESEEK_LLM_CLIENT_URLS lists origins",
