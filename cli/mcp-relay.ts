@@ -64,17 +64,19 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     stdin.once("close", end);
   });
 
-  readLines(stdin, (line) => {
-    const message = parse(line);
-    if (message?.method !== undefined && message.id !== undefined) {
-      pending.set(JSON.stringify(message.id), message.id);
-      if (opening === undefined) {
-        opening = message as Message & Record<string, unknown>;
-        openingLine = line;
-      }
-    } else if (message?.method === "notifications/initialized") initialized = line;
-    if (socket) socket.write(`${line}\n`);
-    else queued.push(line);
+  readBlocks(stdin, (block) => {
+    for (const line of lines(block)) {
+      const seen = classify(line, "client");
+      if (seen.kind === "request" && seen.id !== undefined) {
+        pending.set(JSON.stringify(seen.id), seen.id);
+        if (opening === undefined) {
+          opening = seen.message ?? parse(line);
+          openingLine = line;
+        }
+      } else if (seen.kind === "initialized") initialized = line;
+    }
+    if (socket) socket.write(block);
+    else queued.push(block);
   });
 
   /** Answers what was in flight when a holder went away: it may have run, so it is not sent again. */
@@ -91,20 +93,26 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     const s = await reach(options, patienceMs);
     s.on("error", (err) => logger.debug({ err }, "relay socket error"));
     // A holder after the first has not seen the opening (unless it is still waiting in the queue).
-    if (attached++ > 0 && opening !== undefined && !queued.includes(openingLine as string)) {
+    if (
+      attached++ > 0 &&
+      opening !== undefined &&
+      !queued.some((block) => block.includes(openingLine as string))
+    ) {
       replays++;
       s.write(`${JSON.stringify({ ...opening, id: `${REPLAY_ID}-${replays}` })}\n`);
       if (initialized !== undefined) s.write(`${initialized}\n`);
     }
-    readLines(s, (line) => {
-      const message = parse(line);
-      if (message?.id !== undefined && message.method === undefined) {
-        if (typeof message.id === "string" && message.id.startsWith(REPLAY_ID)) return;
-        pending.delete(JSON.stringify(message.id));
+    readBlocks(s, (block) => {
+      let out = block;
+      for (const line of lines(block)) {
+        const seen = classify(line, "holder");
+        if (seen.kind !== "response" || seen.id === undefined) continue;
+        if (typeof seen.id === "string" && seen.id.startsWith(REPLAY_ID)) out = out.replace(`${line}\n`, "");
+        else pending.delete(JSON.stringify(seen.id));
       }
-      stdout.write(`${line}\n`);
+      if (out !== "") stdout.write(out);
     });
-    for (const line of queued.splice(0)) s.write(`${line}\n`);
+    for (const block of queued.splice(0)) s.write(block);
     return s;
   }
 
@@ -185,22 +193,74 @@ function hello(options: RelayOptions): Promise<Socket> {
   });
 }
 
-/** Calls `onLine` with each complete line (without its newline). */
-function readLines(stream: Readable, onLine: (line: string) => void): void {
+/** Calls `onBlock` with the complete lines each read brings (newlines kept; a partial line waits for its end). */
+function readBlocks(stream: Readable, onBlock: (block: string) => void): void {
   let rest = "";
   stream.setEncoding("utf8");
   stream.on("data", (chunk: string) => {
-    let start = 0;
-    let text = rest === "" ? chunk : rest + chunk;
-    for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
-      const line = text.slice(start, end).replace(/\r$/, "");
-      if (line !== "") onLine(line);
-      start = end + 1;
+    const text = rest === "" ? chunk : rest + chunk;
+    const end = text.lastIndexOf("\n");
+    if (end < 0) {
+      rest = text;
+      return;
     }
-    text = text.slice(start);
-    rest = text;
+    rest = text.slice(end + 1);
+    onBlock(end === text.length - 1 ? text : text.slice(0, end + 1));
   });
   stream.resume();
+}
+
+/** The non-empty lines of a block. */
+function* lines(block: string): Generator<string> {
+  let start = 0;
+  for (let end = block.indexOf("\n"); end >= 0; end = block.indexOf("\n", start)) {
+    const line = block.slice(start, end > start && block.charCodeAt(end - 1) === 13 ? end - 1 : end);
+    if (line !== "") yield line;
+    start = end + 1;
+  }
+}
+
+/**
+ * A message's top-level id when it is the last member, as the SDKs write requests
+ * (`{"method":…,"params":…,"jsonrpc":"2.0","id":…}`) and results (`{"result":…,"jsonrpc":"2.0","id":…}`).
+ * A raw `,"` cannot occur inside a JSON string (its quotes are escaped), and the closing brace
+ * ends the line, so this member is the outer object's.
+ */
+const TAIL_ID = /,"jsonrpc":"2\.0","id":(-?\d{1,15}|"[A-Za-z0-9_.:-]{1,64}")\}$/;
+
+interface Seen {
+  kind: "request" | "response" | "initialized" | "other";
+  id?: Id;
+  message?: Message & Record<string, unknown>;
+}
+
+/**
+ * What a line is, as far as the relay cares: from the client, requests (kept until answered) and
+ * `initialized`; from the holder, responses. The SDKs' usual shapes are read off the line's ends;
+ * anything else is parsed.
+ */
+function classify(line: string, from: "client" | "holder"): Seen {
+  const expected = from === "client" ? '{"method":"' : '{"result":';
+  if (line.startsWith(expected)) {
+    const tail = TAIL_ID.exec(line.length > 120 ? line.slice(-120) : line);
+    if (tail) {
+      const raw = tail[1] as string;
+      const id = raw.startsWith('"') ? raw.slice(1, -1) : Number(raw);
+      return { kind: from === "client" ? "request" : "response", id };
+    }
+  } else if (from === "holder" && line.startsWith('{"method":"')) return { kind: "other" };
+  const message = parse(line);
+  if (message === undefined) return { kind: "other" };
+  const hasId = typeof message.id === "string" || typeof message.id === "number";
+  if (from === "client") {
+    if (typeof message.method === "string" && hasId)
+      return { kind: "request", id: message.id as Id, message };
+    if (message.method === "notifications/initialized") return { kind: "initialized" };
+    return { kind: "other" };
+  }
+  return message.method === undefined && hasId
+    ? { kind: "response", id: message.id as Id }
+    : { kind: "other" };
 }
 
 function parse(line: string): (Message & Record<string, unknown>) | undefined {

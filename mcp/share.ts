@@ -21,12 +21,12 @@ import { chmod, lstat, mkdir, rm } from "node:fs/promises";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import { type McpFactory, type McpInstance, VID } from "./server.js";
+import { serveConnection } from "./stdio.js";
 
 /** The socket's name in the store folder. */
 export const SHARE_SOCKET = "mcp.sock";
@@ -109,22 +109,17 @@ export async function listenShared(options: ShareOptions): Promise<SharedMcp> {
   function serve(socket: Socket, hello: RelayHello, rest: Buffer): void {
     socket.write(`${JSON.stringify({ byteseek: "ok" })}\n`);
     if (rest.length > 0) socket.unshift(rest);
-    const handle = serveStdio(
-      (ctx) => {
-        const instance = factory.create({
-          era: ctx.era,
-          track: false,
-          ...(hello.vid === undefined ? {} : { vid: hello.vid }),
-        });
+    const handle = serveConnection({
+      factory,
+      logger,
+      input: socket,
+      output: socket,
+      onInstance(instance) {
         instances.add(instance);
         socket.once("close", () => instances.delete(instance));
-        return instance.server;
       },
-      {
-        transport: new StdioServerTransport(socket, socket),
-        onerror: (err) => logger.debug({ err }, "MCP relayed connection error"),
-      },
-    );
+      ...(hello.vid === undefined ? {} : { vid: hello.vid }),
+    });
     open.set(socket, handle);
     // paused since the hello; the transport listens now
     socket.resume();

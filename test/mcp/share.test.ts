@@ -72,7 +72,9 @@ describe("byteseek mcp processes sharing one store folder", () => {
     const two = await second.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
     expect(two.isError).toBe(false);
     expect(textOf(two)).toContain("alpha");
-    expect((two._meta as Record<string, unknown>)["byteseek/record"]).toMatch(/^\/byteseek\/tool\/mcp-second\//);
+    expect((two._meta as Record<string, unknown>)["byteseek/record"]).toMatch(
+      /^\/byteseek\/tool\/mcp-second\//,
+    );
     const three = await third.callTool({ name: "edit_read", arguments: {} });
     expect(three.isError).toBe(true);
     expect((three._meta as Record<string, unknown>)["byteseek/record"]).toBe("/byteseek/tool/three/0");
