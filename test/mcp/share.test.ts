@@ -117,6 +117,63 @@ describe("byteseek mcp processes sharing one store folder", () => {
     expect((await a.listTools()).tools.map((t) => t.name)).toContain("text_peek");
   });
 
+  it("answers a request caught in flight when its holder dies with an error saying it may have run, then serves the next", async () => {
+    const spawnMcp = () => {
+      const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp", "--vid", "raw"], {
+        env: { PATH: process.env.PATH ?? "", ...env },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      const lines: Array<{ id?: unknown; result?: unknown; error?: { message: string } }> = [];
+      let rest = "";
+      child.stdout.on("data", (d: Buffer) => {
+        const parts = (rest + d.toString()).split("\n");
+        rest = parts.pop() ?? "";
+        for (const p of parts) if (p !== "") lines.push(JSON.parse(p));
+      });
+      const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+      return { child, lines, send };
+    };
+    const init = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    const call = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "edit_read", arguments: { path: "a.txt" } },
+    });
+    const holder = spawnMcp();
+    const relay = spawnMcp();
+    try {
+      holder.send(init(1));
+      await eventually(() => holder.lines.length > 0, "the holder's initialize answer");
+      relay.send(init(1));
+      relay.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await eventually(() => relay.lines.some((l) => l.id === 1), "the relayed initialize answer");
+      // The holder stops (its answer never comes), then dies: the relay's request is in flight.
+      holder.child.kill("SIGSTOP");
+      relay.send(call(5));
+      await new Promise((r) => setTimeout(r, 200));
+      holder.child.kill("SIGKILL");
+      await eventually(() => relay.lines.some((l) => l.id === 5), "an answer to the request in flight");
+      const lost = relay.lines.find((l) => l.id === 5);
+      expect(lost?.error?.message).toContain("may have run");
+      // The relay took the folder over: the next call is served, and its replayed opening's answer is not shown.
+      relay.send(call(6));
+      await eventually(() => relay.lines.some((l) => l.id === 6), "the next call's answer");
+      expect(relay.lines.find((l) => l.id === 6)?.result).toMatchObject({ isError: false });
+      expect(relay.lines.filter((l) => l.id === 1)).toHaveLength(1);
+      expect(relay.lines.every((l) => typeof l.id !== "string")).toBe(true);
+    } finally {
+      holder.child.kill("SIGKILL");
+      relay.child.stdin.end();
+      await new Promise((r) => relay.child.once("exit", r));
+    }
+  });
+
   it("refuses a process started for another workspace, naming both, since calls run in the holder's", async () => {
     const holder = track(await connectV1Stdio(env, { name: "holder" }));
     expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
