@@ -18,7 +18,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "pino";
-import { encodeAnswer, type PlainToolCall, stdioPlainCall } from "./fast-call.js";
+import { type PlainToolCall, stdioPlainCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import type { McpFactory, McpInstance } from "./server.js";
@@ -75,25 +75,7 @@ export function serveConnection(options: ConnectionOptions): StdioServerHandle {
   const plain = options.plainCalls !== false;
   const transport = new PlainCalls(new StdioServerTransport(input, output), {
     era: () => (plain ? era : undefined),
-    answer: async (call, signal) => {
-      try {
-        const result = await factory.callTool(
-          call.name,
-          call.args,
-          {
-            clientInfo: () => call.clientInfo,
-            clientCaps: () => call.clientCaps,
-            signal,
-            requestState: () => undefined,
-          },
-          vid,
-        );
-        return encodeAnswer(call.id, { result }, factory.identity);
-      } catch (err) {
-        logger.debug({ err }, "MCP stdio call error");
-        return encodeAnswer(call.id, { error: err }, factory.identity);
-      }
-    },
+    answer: (call, signal) => factory.answerPlain(call, vid, signal),
     write: (line) => output.write(line),
   });
   return serveStdio(

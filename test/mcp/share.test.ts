@@ -8,22 +8,21 @@ import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import pino from "pino";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listenShared, SHARE_SOCKET, sharePath } from "../../mcp/share.js";
 import { startServer } from "../../server/main.js";
 import { openTree } from "../../tree/index.js";
 import { eventually, tempDir } from "../server/helpers.js";
-import { BYTESEEK_BIN, connectV1Stdio, connectV2Stdio, textOf } from "./helpers.js";
+import {
+  BYTESEEK_BIN,
+  closedAfterEach,
+  connectV1Stdio,
+  connectV2Stdio,
+  stdioFolders,
+  textOf,
+} from "./helpers.js";
 
-type Closable = { close(): Promise<void> };
-const open: Closable[] = [];
-const track = <T extends Closable>(c: T): T => {
-  open.push(c);
-  return c;
-};
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((c) => c.close()));
-});
+const track = closedAfterEach();
 
 /** One line from a raw connection to the socket, after sending `line`. */
 function exchange(path: string, line: string): Promise<{ answer: string; closed: boolean }> {
@@ -50,24 +49,12 @@ async function recordName(folder: string, key: string): Promise<string | undefin
 }
 
 describe("byteseek mcp processes sharing one store folder", () => {
-  let store: Awaited<ReturnType<typeof tempDir>>;
-  let ws: Awaited<ReturnType<typeof tempDir>>;
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    store = await tempDir("byteseek-mcp-share-");
-    ws = await tempDir("byteseek-mcp-share-ws-");
-    await writeFile(join(ws.path, "a.txt"), "alpha\n");
-    env = { KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path };
-  });
-  afterAll(async () => {
-    await store.remove();
-    await ws.remove();
-  });
+  const folders = stdioFolders("mcp-share", { "a.txt": "alpha\n" });
 
   it("serves a second process on a held folder through the first, into the same store, with a socket only this user may use", async () => {
-    const first = track(await connectV1Stdio(env, { name: "first" }, ["--vid", "one"]));
-    const second = track(await connectV2Stdio(env, { name: "second" }));
-    const third = track(await connectV1Stdio(env, { name: "third" }, ["--vid", "three"]));
+    const first = track(await connectV1Stdio(folders.env, { name: "first" }, ["--vid", "one"]));
+    const second = track(await connectV2Stdio(folders.env, { name: "second" }));
+    const third = track(await connectV1Stdio(folders.env, { name: "third" }, ["--vid", "three"]));
     expect((await first.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
     const two = await second.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
     expect(two.isError).toBe(false);
@@ -78,19 +65,19 @@ describe("byteseek mcp processes sharing one store folder", () => {
     const three = await third.callTool({ name: "edit_read", arguments: {} });
     expect(three.isError).toBe(true);
     expect((three._meta as Record<string, unknown>)["byteseek/record"]).toBe("/byteseek/tool/three/0");
-    const socket = await stat(join(store.path, SHARE_SOCKET));
+    const socket = await stat(join(folders.store, SHARE_SOCKET));
     expect(socket.isSocket()).toBe(true);
     expect(socket.mode & 0o777).toBe(0o600);
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    expect(await recordName(store.path, "/byteseek/tool/one/0")).toBe("edit.read");
-    expect(await recordName(store.path, "/byteseek/tool/three/0")).toBe("edit.read");
+    await track.closeAll();
+    expect(await recordName(folders.store, "/byteseek/tool/one/0")).toBe("edit.read");
+    expect(await recordName(folders.store, "/byteseek/tool/three/0")).toBe("edit.read");
   });
 
   it("keeps a session going when the process holding the folder ends: another takes the store over and the client calls on", async () => {
-    const holder = await connectV1Stdio(env, { name: "holder" }, ["--vid", "h"]);
+    const holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]);
     let changed = 0;
-    const a = track(await connectV1Stdio(env, { onToolsChanged: () => changed++ }, ["--vid", "a"]));
-    const b = track(await connectV2Stdio(env, { name: "b" }));
+    const a = track(await connectV1Stdio(folders.env, { onToolsChanged: () => changed++ }, ["--vid", "a"]));
+    const b = track(await connectV2Stdio(folders.env, { name: "b" }));
     expect((await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
     await holder.close();
     // Each goes on without reconnecting: one of the relays now holds the store, the other relays to it.
@@ -120,7 +107,7 @@ describe("byteseek mcp processes sharing one store folder", () => {
   it("answers a request caught in flight when its holder dies with an error saying it may have run, then serves the next", async () => {
     const spawnMcp = () => {
       const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp", "--vid", "raw"], {
-        env: { PATH: process.env.PATH ?? "", ...env },
+        env: { PATH: process.env.PATH ?? "", ...folders.env },
         stdio: ["pipe", "pipe", "pipe"],
       });
       const lines: Array<{ id?: unknown; result?: unknown; error?: { message: string } }> = [];
@@ -175,12 +162,12 @@ describe("byteseek mcp processes sharing one store folder", () => {
   });
 
   it("refuses a process started for another workspace, naming both, since calls run in the holder's", async () => {
-    const holder = track(await connectV1Stdio(env, { name: "holder" }));
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
     expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
     const other = await tempDir("byteseek-mcp-share-other-");
     try {
       const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp"], {
-        env: { PATH: process.env.PATH ?? "", KVSPACE: store.path, BYTESEEK_WORKSPACE: other.path },
+        env: { PATH: process.env.PATH ?? "", KVSPACE: folders.store, BYTESEEK_WORKSPACE: other.path },
         stdio: ["pipe", "pipe", "pipe"],
       });
       let stderr = "";
@@ -189,7 +176,7 @@ describe("byteseek mcp processes sharing one store folder", () => {
       });
       const code = await new Promise<number | null>((res) => child.on("exit", res));
       expect(code).toBe(1);
-      expect(stderr).toContain(ws.path);
+      expect(stderr).toContain(folders.workspace);
       expect(stderr).toContain(other.path);
       expect(stderr).toContain("BYTESEEK_WORKSPACE");
     } finally {
@@ -198,16 +185,16 @@ describe("byteseek mcp processes sharing one store folder", () => {
   });
 
   it("answers a connection that is not a relay's with a refusal and closes it", async () => {
-    const holder = track(await connectV1Stdio(env, { name: "holder" }));
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
     expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
-    const path = join(store.path, SHARE_SOCKET);
+    const path = join(folders.store, SHARE_SOCKET);
     // An MCP message straight away (no hello), and a hello naming the right workspace but a bad vid.
     const raw = await exchange(path, `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })}\n`);
     expect(raw.closed).toBe(true);
     expect(JSON.parse(raw.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
     const badVid = await exchange(
       path,
-      `${JSON.stringify({ byteseek: "relay", version: 1, workspace: ws.path, vid: "../x" })}\n`,
+      `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace, vid: "../x" })}\n`,
     );
     expect(JSON.parse(badVid.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
     // Still serving.

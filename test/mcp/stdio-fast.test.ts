@@ -8,34 +8,15 @@ import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createByteseek } from "../../agent/byteseek.js";
-import { createLiveTree } from "../../mcp/live.js";
-import { createMcpFactory, type McpFactory } from "../../mcp/server.js";
-import { runtimeSource } from "../../mcp/source.js";
+import type { McpFactory } from "../../mcp/server.js";
 import { serveConnection } from "../../mcp/stdio.js";
-import { openTree } from "../../tree/index.js";
-import { tempDir } from "../server/helpers.js";
-import { CONFIRMED_TOOL } from "./helpers.js";
+import { PLAIN_CALL_CASES, sameRecord, startMcpHttp } from "./helpers.js";
 
 let factory: McpFactory;
 let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const store = await tempDir("byteseek-stdio-fast-");
-  const ws = await tempDir("byteseek-stdio-fast-ws-");
-  const tree = await openTree({ backend: "classic", location: store.path });
-  const logger = pino({ level: "silent" });
-  const bs = await createByteseek({ tree, workspace: ws.path, logger, env: {}, sweep: false });
-  await tree.set(`/byteseek/tools/${CONFIRMED_TOOL.name}`, { kind: "json", value: CONFIRMED_TOOL });
-  const live = createLiveTree(tree, logger);
-  factory = createMcpFactory({ source: runtimeSource(tree, bs.runtime), logger, live });
-  close = async () => {
-    live.close();
-    await bs.close();
-    await tree.close();
-    await store.remove();
-    await ws.remove();
-  };
+  ({ factory, close } = await startMcpHttp("stdio-fast"));
 });
 afterAll(() => close());
 
@@ -51,12 +32,12 @@ async function connection(plainCalls: boolean, elicit = false) {
     lines.push(...parts);
   });
   let fastCalls = 0;
-  // The plain path calls the factory's callTool; the SDK's instance its own closure: this counts the former.
+  // Only the plain path goes through the factory's answerPlain: this counts it.
   const counted: McpFactory = {
     ...factory,
-    callTool: (...args) => {
+    answerPlain: (...args) => {
       fastCalls++;
-      return factory.callTool(...args);
+      return factory.answerPlain(...args);
     },
   };
   const handle = serveConnection({
@@ -87,24 +68,8 @@ async function connection(plainCalls: boolean, elicit = false) {
   };
 }
 
-/** The record's number differs between two calls; everything else must not. */
-const sameRecord = (text: string) => text.replace(/(\/byteseek\/tool\/[^/"]+\/)\d+/g, "$1N");
-
 describe("a stdio connection on 2026-07-28 answering tools/call beside the SDK", () => {
-  it.each([
-    ["a call that succeeds", "tree_get", { key: "/byteseek/prompt/truncated" }],
-    ["a tool's failure (isError)", "tree_get", { key: "no key" }],
-    ["bad arguments", "tree_get", { nope: 1 }],
-    ["a tree name", "tree.get", { key: "/byteseek/prompt/truncated" }],
-    ["a name no tool has", "no_such_tool", {}],
-    ["byteseek_call", "byteseek_call", { name: "tree.get", args: { key: "/byteseek/prompt/truncated" } }],
-    ["byteseek_find", "byteseek_find", { query: "tree" }],
-    [
-      "a tool needing approval, for a client that cannot ask",
-      "demo_confirmed",
-      { key: "/byteseek/prompt/x" },
-    ],
-  ])("answers %s byte for byte as the SDK does", async (_what, name, args) => {
+  it.each(PLAIN_CALL_CASES)("answers %s byte for byte as the SDK does", async (_what, name, args) => {
     const fast = await connection(true);
     const sdk = await connection(false);
     try {
@@ -158,9 +123,9 @@ describe("a stdio connection on 2026-07-28 answering tools/call beside the SDK",
     const handle = serveConnection({
       factory: {
         ...factory,
-        callTool: (...args) => {
+        answerPlain: (...args) => {
           fastCalls++;
-          return factory.callTool(...args);
+          return factory.answerPlain(...args);
         },
       },
       logger: pino({ level: "silent" }),
