@@ -95,12 +95,28 @@ export interface ShareOptions {
   workspace: string;
 }
 
-/** Listens for relays on `path`; call only while holding the store (anything at `path` is a dead holder's). */
-export async function listenShared(options: ShareOptions): Promise<SharedMcp> {
+/**
+ * Listens for relays on `path`; call only while holding the store (anything at `path` is a dead
+ * holder's). A socket that cannot be made (the path taken by a folder, no room) is a warning, not a
+ * failure: this process serves its own clients, and a `byteseek mcp` started beside it says it
+ * cannot reach the holder.
+ */
+export async function listenShared(options: ShareOptions): Promise<SharedMcp | undefined> {
+  try {
+    return await listen(options);
+  } catch (err) {
+    options.logger.warn(
+      { err, path: options.path },
+      "cannot serve other byteseek mcp processes on this store: they will not start while this one holds it",
+    );
+    return undefined;
+  }
+}
+
+async function listen(options: ShareOptions): Promise<SharedMcp> {
   const { path, factory, live, logger, workspace } = options;
   const open = new Map<Socket, { close(): Promise<void> } | undefined>();
   const instances = new Set<McpInstance>();
-  const unsubscribe = live.subscribe((change) => notifyInstances(instances, change));
 
   function refuse(socket: Socket, code: string, message: string): void {
     socket.end(`${JSON.stringify({ byteseek: "refused", code, message })}\n`);
@@ -186,6 +202,7 @@ export async function listenShared(options: ShareOptions): Promise<SharedMcp> {
   });
   await chmod(path, 0o600);
   server.on("error", (err) => logger.warn({ err }, "MCP share socket error"));
+  const unsubscribe = live.subscribe((change) => notifyInstances(instances, change));
   logger.debug({ path }, "serving MCP relays");
 
   return {

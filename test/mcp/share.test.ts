@@ -133,10 +133,11 @@ describe("byteseek mcp processes sharing one store folder", () => {
       params: { name: "edit_read", arguments: { path: "a.txt" } },
     });
     const holder = spawnMcp();
+    holder.send(init(1));
+    await eventually(() => holder.lines.length > 0, "the holder's initialize answer");
+    // Started once the first holds the folder, so this one relays.
     const relay = spawnMcp();
     try {
-      holder.send(init(1));
-      await eventually(() => holder.lines.length > 0, "the holder's initialize answer");
       relay.send(init(1));
       relay.send({ jsonrpc: "2.0", method: "notifications/initialized" });
       await eventually(() => relay.lines.some((l) => l.id === 1), "the relayed initialize answer");
@@ -199,6 +200,17 @@ describe("byteseek mcp processes sharing one store folder", () => {
     expect(JSON.parse(badVid.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
     // Still serving.
     expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+  });
+});
+
+describe("byteseek mcp on a folder whose socket path is taken", () => {
+  const folders = stdioFolders("mcp-share-taken", { "a.txt": "alone\n" });
+  it("still serves its own client (and says on stderr that others cannot share the folder)", async () => {
+    await mkdir(join(folders.store, SHARE_SOCKET), { recursive: true });
+    const client = track(await connectV1Stdio(folders.env, {}, ["--vid", "alone"]));
+    const ok = await client.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+    expect(textOf(ok)).toContain("alone");
+    expect((await stat(join(folders.store, SHARE_SOCKET))).isDirectory()).toBe(true);
   });
 });
 
@@ -265,7 +277,7 @@ describe("the share socket's place", () => {
         workspace: base.path,
       });
       expect((await stat(path)).isSocket()).toBe(true);
-      await shared.close();
+      await shared?.close();
       await expect(stat(path)).rejects.toThrow();
     } finally {
       await base.remove();
