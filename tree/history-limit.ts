@@ -4,7 +4,8 @@
  * configured directory keep none ("/" sets a count for the rest).
  *
  * The default keeps 10 under /byteseek/ (prompts and tool declarations: what history is for, a
- * rollback) and none elsewhere. Each kept version is a record written on every overwrite and
+ * rollback) but none of the runs' usage counters (rewritten by every call, their past versions
+ * tell nothing the call records do not), and none elsewhere. Each kept version is a record written on every overwrite and
  * another deleted; for data overwritten all the time that costs about a third of write throughput
  * and triples the store (bench/RESULTS.md), so it is asked for where it is wanted, as object
  * stores ask for versioning per bucket.
@@ -15,7 +16,7 @@ import { parseDirKey } from "./path.js";
 /** A count for every value, or counts by directory key (`{"/byteseek/": 10, "/notes/": 3}`). */
 export type HistoryLimit = number | Readonly<Record<string, number>>;
 
-export const DEFAULT_HISTORY_LIMIT: HistoryLimit = { "/byteseek/": 10 };
+export const DEFAULT_HISTORY_LIMIT: HistoryLimit = { "/byteseek/": 10, "/byteseek/usage/": 0 };
 
 /** More than this many versions of one value is a mistake, not a policy. */
 export const MAX_HISTORY = 10_000;

@@ -4,10 +4,12 @@ import { openTree } from "../../tree/index.js";
 import { expectTreeError } from "./helpers.js";
 
 describe("history limits", () => {
-  it("keeps 10 under /byteseek/ and none elsewhere by default", () => {
+  it("keeps 10 under /byteseek/ but none of the usage counters, and none elsewhere by default", () => {
     const rule = historyRule();
     expect(rule.limitFor("/byteseek/prompt/system")).toBe(10);
     expect(rule.limitFor("/byteseek/tools/a/b")).toBe(10);
+    expect(rule.limitFor("/byteseek/usage/run-1")).toBe(0);
+    expect(rule.keepsBelow("/byteseek/usage/")).toBe(false);
     expect(rule.limitFor("/byteseekx/a")).toBe(0);
     expect(rule.limitFor("/data/a")).toBe(0);
   });
