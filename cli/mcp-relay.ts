@@ -5,8 +5,10 @@
  * The holder may go away while this client stays (it was another session's `byteseek mcp`, and that
  * session ended). Then the relay answers the requests still in flight with an error saying they may
  * have run, lets `takeOver` try to hold the store itself (or another relay does), connects to
- * whoever holds it now and replays the client's opening (its `initialize`, answered to nobody, and
- * `notifications/initialized`), so the client goes on as if nothing happened.
+ * whoever holds it now and replays what the client's session is made of — its opening (`initialize`
+ * and `notifications/initialized`), its resource subscriptions and log level, each answered to
+ * nobody — and its open `subscriptions/listen` streams (as sent: their events keep coming under the
+ * client's own id), so the client goes on as if nothing happened.
  */
 import { connect, type Socket } from "node:net";
 import type { Readable, Writable } from "node:stream";
@@ -34,8 +36,11 @@ interface Message {
   method?: string;
 }
 
-/** The id a replayed opening carries, so its answer is known and kept from the client. */
-const REPLAY_ID = "byteseek-relay-reopen";
+/** The id a replayed request carries, so its answer is known and kept from the client. */
+const REPLAY_ID = "byteseek-relay-replay";
+
+/** Requests whose effect is the session's state, not an answer: a new holder is sent them again. */
+const SETUP_METHODS = new Set(["resources/subscribe", "resources/unsubscribe", "logging/setLevel"]);
 
 /** Relays until the client closes stdin; throws a CliError when no holder can be reached or one refuses. */
 export async function relayMcp(options: RelayOptions): Promise<void> {
@@ -45,8 +50,10 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
   let opening: (Message & Record<string, unknown>) | undefined;
   let openingLine: string | undefined;
   let initialized: string | undefined;
-  /** Requests sent and not yet answered, by their id as JSON. */
-  const pending = new Map<string, Id>();
+  /** Requests sent and not yet answered, by their id as JSON; a listen stream's line, sent again to a new holder. */
+  const pending = new Map<string, { id: Id; listen?: string }>();
+  /** Requests that set up the session (subscriptions, log level), replayed in order to a new holder. */
+  const setup: Array<Message & Record<string, unknown>> = [];
   /** Lines the client sent while no holder was connected. */
   const queued: string[] = [];
   let socket: Socket | undefined;
@@ -68,10 +75,17 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     for (const line of lines(block)) {
       const seen = classify(line, "client");
       if (seen.kind === "request" && seen.id !== undefined) {
-        pending.set(JSON.stringify(seen.id), seen.id);
+        const method = seen.message?.method ?? methodOf(line);
+        pending.set(JSON.stringify(seen.id), {
+          id: seen.id,
+          ...(method === "subscriptions/listen" ? { listen: line } : {}),
+        });
         if (opening === undefined) {
           opening = seen.message ?? parse(line);
           openingLine = line;
+        } else if (method !== undefined && SETUP_METHODS.has(method)) {
+          const message = seen.message ?? parse(line);
+          if (message) setup.push(message);
         }
       } else if (seen.kind === "initialized") initialized = line;
     }
@@ -79,9 +93,10 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     else queued.push(block);
   });
 
-  /** Answers what was in flight when a holder went away: it may have run, so it is not sent again. */
+  /** Answers what was in flight when a holder went away: it may have run, so it is not sent again (a listen stream is). */
   function failPending(): void {
-    for (const [key, id] of pending) {
+    for (const [key, { id, listen }] of pending) {
+      if (listen !== undefined) continue;
       pending.delete(key);
       const message =
         "the byteseek process serving this store went away during the request; it may have run (a call's record is under /byteseek/tool/<vid>/): check, then try again";
@@ -98,9 +113,12 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
       opening !== undefined &&
       !queued.some((block) => block.includes(openingLine as string))
     ) {
-      replays++;
-      s.write(`${JSON.stringify({ ...opening, id: `${REPLAY_ID}-${replays}` })}\n`);
+      const replay = (message: Record<string, unknown>) =>
+        s.write(`${JSON.stringify({ ...message, id: `${REPLAY_ID}-${++replays}` })}\n`);
+      replay(opening);
       if (initialized !== undefined) s.write(`${initialized}\n`);
+      for (const message of setup) replay(message);
+      for (const { listen } of pending.values()) if (listen !== undefined) s.write(`${listen}\n`);
     }
     readBlocks(s, (block) => {
       let out = block;
@@ -261,6 +279,12 @@ function classify(line: string, from: "client" | "holder"): Seen {
   return message.method === undefined && hasId
     ? { kind: "response", id: message.id as Id }
     : { kind: "other" };
+}
+
+/** The method of a request line in the SDKs' shape (`{"method":"…",…`). */
+function methodOf(line: string): string | undefined {
+  const end = line.indexOf('"', 11);
+  return line.startsWith('{"method":"') && end > 11 ? line.slice(11, end) : undefined;
 }
 
 function parse(line: string): (Message & Record<string, unknown>) | undefined {

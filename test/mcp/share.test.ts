@@ -24,18 +24,33 @@ import {
 
 const track = closedAfterEach();
 
-/** One line from a raw connection to the socket, after sending `line`. */
-function exchange(path: string, line: string): Promise<{ answer: string; closed: boolean }> {
+/** What a raw connection to the socket answers to `line`, once it closes (or, with `first`, its first line). */
+function exchange(path: string, line: string): Promise<{ answer: string; closed: boolean }>;
+function exchange(path: string, line: string, first: true): Promise<string>;
+function exchange(path: string, line: string, first?: true): Promise<unknown> {
   return new Promise((done, fail) => {
     const s = connect(path);
     let seen = "";
     s.on("error", fail);
     s.on("data", (d: Buffer) => {
       seen += d.toString();
+      if (first && seen.includes("\n")) {
+        s.destroy();
+        done(seen);
+      }
     });
-    s.on("close", () => done({ answer: seen, closed: true }));
+    s.on("close", () => done(first ? seen : { answer: seen, closed: true }));
     s.write(line);
   });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function recordName(folder: string, key: string): Promise<string | undefined> {
@@ -73,36 +88,67 @@ describe("byteseek mcp processes sharing one store folder", () => {
     expect(await recordName(folders.store, "/byteseek/tool/three/0")).toBe("edit.read");
   });
 
-  it("keeps a session going when the process holding the folder ends: another takes the store over and the client calls on", async () => {
-    const holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]);
-    let changed = 0;
-    const a = track(await connectV1Stdio(folders.env, { onToolsChanged: () => changed++ }, ["--vid", "a"]));
-    const b = track(await connectV2Stdio(folders.env, { name: "b" }));
-    expect((await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
-    await holder.close();
-    // Each goes on without reconnecting: one of the relays now holds the store, the other relays to it.
-    const again = await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
-    expect(again.isError).toBe(false);
-    expect((again._meta as Record<string, unknown>)["byteseek/record"]).toBe("/byteseek/tool/a/1");
-    const fromB = await b.callTool({ name: "tree_get", arguments: { key: "/byteseek/prompt/system" } });
-    expect(fromB.isError).toBe(false);
-    // The new holder's watch tells the relayed session when the catalogue changes.
-    const set = await b.callTool({
-      name: "tree_set",
-      arguments: {
-        key: "/byteseek/tools/text.peek",
-        value: {
-          name: "text.peek",
-          description: "Read a tree key",
-          params: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
-          impl: { kind: "builtin", ref: "tree.get" },
+  it.each([
+    ["ends", false],
+    ["is killed", true],
+  ])(
+    "keeps a session going when the process holding the folder %s: another takes the store over and the client calls on",
+    async (_how, kill) => {
+      const holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]);
+      let changed = 0;
+      const a = track(await connectV1Stdio(folders.env, { onToolsChanged: () => changed++ }, ["--vid", "a"]));
+      let bChanged = 0;
+      const b = track(await connectV2Stdio(folders.env, { name: "b", onToolsChanged: () => bChanged++ }));
+      const sub = await b.listen({ toolsListChanged: true });
+      expect(sub.honoredFilter.toolsListChanged).toBe(true);
+      const first = await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+      expect(first.isError).toBe(false);
+      const n = Number(
+        String((first._meta as Record<string, unknown>)["byteseek/record"])
+          .split("/")
+          .at(-1),
+      );
+      if (kill) {
+        // No goodbye: the relays find their sockets closed, the stale socket file still there.
+        const pid = (holder.transport as unknown as { pid: number }).pid;
+        process.kill(pid, "SIGKILL");
+        track(holder);
+        await eventually(() => !isAlive(pid), "the holder's end");
+        // A successor answers a relay's hello (the dead holder's socket refuses connections).
+        const hello = `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace })}\n`;
+        const path = join(folders.store, SHARE_SOCKET);
+        await eventually(
+          async () => (await exchange(path, hello, true).catch(() => "")).includes('"ok"'),
+          "a successor holding the folder",
+        );
+      } else await holder.close();
+      // Each goes on without reconnecting: one of the relays now holds the store, the other relays to it.
+      const again = await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+      expect(again.isError).toBe(false);
+      expect((again._meta as Record<string, unknown>)["byteseek/record"]).toBe(`/byteseek/tool/a/${n + 1}`);
+      const fromB = await b.callTool({ name: "tree_get", arguments: { key: "/byteseek/prompt/system" } });
+      expect(fromB.isError).toBe(false);
+      // The new holder's watch tells the relayed session when the catalogue changes.
+      const set = await b.callTool({
+        name: "tree_set",
+        arguments: {
+          key: "/byteseek/tools/text.peek",
+          value: {
+            name: "text.peek",
+            description: "Read a tree key",
+            params: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+            impl: { kind: "builtin", ref: "tree.get" },
+          },
         },
-      },
-    });
-    expect(set.isError).toBe(false);
-    await eventually(() => changed > 0, "notifications/tools/list_changed after the takeover");
-    expect((await a.listTools()).tools.map((t) => t.name)).toContain("text_peek");
-  });
+      });
+      expect(set.isError).toBe(false);
+      await eventually(() => changed > 0, "notifications/tools/list_changed after the takeover");
+      // b's listen stream was sent again to the new holder, under b's own request.
+      await eventually(() => bChanged > 0, "the 2026-era listen stream's event after the takeover");
+      expect((await a.listTools()).tools.map((t) => t.name)).toContain("text_peek");
+      await sub.close();
+    },
+  );
 
   it("answers a request caught in flight when its holder dies with an error saying it may have run, then serves the next", async () => {
     const spawnMcp = () => {
