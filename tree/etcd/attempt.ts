@@ -12,7 +12,6 @@
  * It is the WriteStore the write rules (plan.ts) plan against. Over 400 lines: the read set, the
  * staged writes and the transaction built from both are one piece of state.
  */
-import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
 import { HIST, HIST_LIST, NODE, upperBound } from "../encoding.js";
 import { compareCodePoints } from "../path.js";
 import type { EventRecord, HistRecord } from "../record.js";
@@ -25,10 +24,12 @@ import {
   type Scanned,
   type WriteStore,
 } from "../write-store.js";
-import { headerRev, isCompactedError, kvNum } from "./client.js";
+import { isCompactedError } from "./client.js";
 import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
 import { type EtcdRecord, histListSk, nodeOf, nodeSk } from "./layout.js";
 import { inRange, mergeRanges, type Range, splitRanges } from "./ranges.js";
+import type { EtcdRpc } from "./rpc.js";
+import type { Compare, KeyValue, RangeResponse, RequestOp } from "./wire.js";
 
 export { PENDING };
 
@@ -74,7 +75,7 @@ export class Attempt implements WriteStore {
   readonly fromCache = new Set<string>();
 
   constructor(
-    private readonly client: Etcd3,
+    private readonly rpc: EtcdRpc,
     private readonly prefix: string,
     private readonly onRev: (rev: number) => void,
     /**
@@ -231,20 +232,20 @@ export class Attempt implements WriteStore {
       });
     }
     if (want.length === 0) return;
-    let kvs: Array<IKeyValue | undefined>;
+    let kvs: Array<KeyValue | undefined>;
     if (this.readRev === 0) {
       // The first read: one transaction of ranges is one snapshot, and fixes R.
-      const res = await this.client.kv.txn({
+      const res = await this.rpc.txn({
         success: want.map((sk) => ({ request_range: { key: enc(this.prefix + sk) } })),
       });
-      this.readRev = headerRev(res.header);
+      this.readRev = res.header.revision;
       this.onRev(this.readRev);
       kvs = res.responses.map((r) => r.response_range?.kvs[0]);
     } else {
       kvs = await Promise.all(
         want.map(async (sk) => {
           try {
-            const res = await this.client.kv.range({ key: enc(this.prefix + sk), revision: this.readRev });
+            const res = await this.rpc.range({ key: enc(this.prefix + sk), revision: this.readRev });
             return res.kvs[0];
           } catch (err) {
             if (isCompactedError(err)) throw new Conflict("read revision compacted");
@@ -305,9 +306,9 @@ export class Attempt implements WriteStore {
     const out = new Map<string, { raw?: string; mr: number }>();
     let from = gte;
     for (;;) {
-      let res: Awaited<ReturnType<Etcd3["kv"]["range"]>>;
+      let res: RangeResponse;
       try {
-        res = await this.client.kv.range({
+        res = await this.rpc.range({
           key: enc(this.prefix + from),
           range_end: enc(this.prefix + lt),
           revision: this.readRev,
@@ -320,7 +321,7 @@ export class Attempt implements WriteStore {
       }
       for (const kv of res.kvs) {
         const sk = kv.key.toString("utf8").slice(this.prefix.length);
-        const mr = kvNum(kv, "mod_revision");
+        const mr = kv.mod_revision;
         if (!this.#deleted(sk)) out.set(sk, keysOnly ? { mr } : { raw: kv.value.toString("utf8"), mr });
       }
       if (!res.more || res.kvs.length === 0) break;
@@ -342,8 +343,8 @@ export class Attempt implements WriteStore {
    * puts alone (see events.ts). Answers the marker's storage key too.
    */
   build(id: string, maxCompares: number, lazy: (ev: EventRecord) => EventRecord): BuiltTxn {
-    const next = String(this.readRev + 1);
-    const compare: ICompare[] = [];
+    const next = this.readRev + 1;
+    const compare: Compare[] = [];
     const used = [...this.#used].sort(compareCodePoints);
     const guards: Range[] = [];
     if (used.length + this.#rangeReads.length > maxCompares) {
@@ -354,14 +355,14 @@ export class Attempt implements WriteStore {
         const e = this.#cache.get(sk);
         compare.push(
           e
-            ? { key: enc(this.prefix + sk), target: "Mod", result: "Equal", mod_revision: String(e.mr) }
-            : { key: enc(this.prefix + sk), target: "Version", result: "Equal", version: "0" },
+            ? { key: enc(this.prefix + sk), target: "Mod", result: "Equal", mod_revision: e.mr }
+            : { key: enc(this.prefix + sk), target: "Version", result: "Equal", version: 0 },
         );
       }
     guards.push(...this.#rangeReads);
     const merged = guards.length > maxCompares - compare.length ? mergeRanges(guards, maxCompares) : guards;
     for (const g of merged) {
-      const c: ICompare = {
+      const c: Compare = {
         key: enc(this.prefix + g.gte),
         target: "Mod",
         result: "Less",
@@ -370,7 +371,7 @@ export class Attempt implements WriteStore {
       if (g.lt !== `${g.gte}\0`) c.range_end = enc(this.prefix + g.lt);
       compare.push(c);
     }
-    const success: IRequestOp[] = [];
+    const success: RequestOp[] = [];
     const localKeys = [...this.#local.keys()];
     for (const r of splitRanges(this.#delRanges, [...localKeys].sort(compareCodePoints)))
       success.push({
@@ -410,14 +411,14 @@ export class Attempt implements WriteStore {
 
 /** An attempt's commit as one etcd transaction. */
 export interface BuiltTxn {
-  compare: ICompare[];
-  success: IRequestOp[];
+  compare: Compare[];
+  success: RequestOp[];
   /** The storage key of the write's marker record ("" when it puts no node). */
   marker: string;
   /** The storage keys it compares and writes; absent when it must commit alone. */
   touched?: { reads: string[]; writes: string[] };
 }
 
-function entryOf(kv: IKeyValue): Entry {
-  return { raw: kv.value.toString("utf8"), cr: kvNum(kv, "create_revision"), mr: kvNum(kv, "mod_revision") };
+function entryOf(kv: KeyValue): Entry {
+  return { raw: kv.value.toString("utf8"), cr: kv.create_revision, mr: kv.mod_revision };
 }
