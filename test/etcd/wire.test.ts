@@ -105,6 +105,25 @@ describe("etcd requests written by hand", () => {
     expect(t.toObject(c, { oneofs: true }).target_union).toBe("version");
   });
 
+  it("writes a key or value given as a string as its UTF-8, the bytes a Buffer of it gives", () => {
+    const text = 'n/ü€𝄞\u0000{"v":"x"}';
+    const asString = encodeTxnRequest({
+      compare: [{ key: text, range_end: `${text}0`, target: "Mod", result: "Less", mod_revision: 9 }],
+      success: [{ request_put: { key: text, value: text } }, { request_delete_range: { key: text } }],
+    });
+    const asBuffer = encodeTxnRequest({
+      compare: [{ key: b(text), range_end: b(`${text}0`), target: "Mod", result: "Less", mod_revision: 9 }],
+      success: [
+        { request_put: { key: b(text), value: b(text) } },
+        { request_delete_range: { key: b(text) } },
+      ],
+    });
+    expect(asString).toEqual(asBuffer);
+    expect((readBack("TxnRequest", asString).success as Array<Record<string, unknown>>)[0]).toMatchObject({
+      request_put: { key: b(text), value: b(text) },
+    });
+  });
+
   it("writes the same bytes as protobufjs for a request without zero fields", () => {
     const req = { key: b("a"), range_end: b("b"), limit: 2, revision: BIG };
     expect(encodeRangeRequest(req)).toEqual(Buffer.from(type("RangeRequest").encode(req).finish()));

@@ -355,46 +355,53 @@ export class Attempt implements WriteStore {
         const e = this.#cache.get(sk);
         compare.push(
           e
-            ? { key: enc(this.prefix + sk), target: "Mod", result: "Equal", mod_revision: e.mr }
-            : { key: enc(this.prefix + sk), target: "Version", result: "Equal", version: 0 },
+            ? { key: this.prefix + sk, target: "Mod", result: "Equal", mod_revision: e.mr }
+            : { key: this.prefix + sk, target: "Version", result: "Equal", version: 0 },
         );
       }
     guards.push(...this.#rangeReads);
     const merged = guards.length > maxCompares - compare.length ? mergeRanges(guards, maxCompares) : guards;
     for (const g of merged) {
       const c: Compare = {
-        key: enc(this.prefix + g.gte),
+        key: this.prefix + g.gte,
         target: "Mod",
         result: "Less",
         mod_revision: next,
       };
-      if (g.lt !== `${g.gte}\0`) c.range_end = enc(this.prefix + g.lt);
+      if (g.lt !== `${g.gte}\0`) c.range_end = this.prefix + g.lt;
       compare.push(c);
     }
     const success: RequestOp[] = [];
     const localKeys = [...this.#local.keys()];
     for (const r of splitRanges(this.#delRanges, [...localKeys].sort(compareCodePoints)))
       success.push({
-        request_delete_range: { key: enc(this.prefix + r.gte), range_end: enc(this.prefix + r.lt) },
+        request_delete_range: { key: this.prefix + r.gte, range_end: this.prefix + r.lt },
       });
     const puts: StagedPut[] = [];
     for (const sk of localKeys) {
       const e = this.#local.get(sk);
-      if (e === null || e === undefined)
-        success.push({ request_delete_range: { key: enc(this.prefix + sk) } });
+      if (e === null || e === undefined) success.push({ request_delete_range: { key: this.prefix + sk } });
       else if (sk.startsWith(NODE))
         puts.push({ sk, rec: e.rec ?? (JSON.parse(e.raw) as EtcdRecord), created: e.cr === PENDING });
     }
     const marker = puts[0];
+    // The marker's text: its staged text with the write's id (and, when a watcher could not
+    // rebuild them, its events) as the last fields, as JSON.stringify of the record with them
+    // would write it, without stringifying the record a second time.
+    let markerRaw = "";
     if (marker) {
-      marker.rec = { ...marker.rec, w: id };
-      if (!sameEvents(this.events, eventsOfPuts(puts))) marker.rec.x = this.events.map(lazy);
+      const staged = this.#local.get(marker.sk)!.raw;
+      markerRaw = `${staged.slice(0, -1)}${staged === "{}" ? "" : ","}"w":${JSON.stringify(id)}`;
+      if (!sameEvents(this.events, eventsOfPuts(puts)))
+        markerRaw += `,"x":${JSON.stringify(this.events.map(lazy))}`;
+      markerRaw += "}";
     }
     for (const sk of localKeys) {
       const e = this.#local.get(sk);
       if (e === null || e === undefined) continue;
-      const raw = sk === marker?.sk ? JSON.stringify(marker.rec) : e.raw;
-      success.push({ request_put: { key: enc(this.prefix + sk), value: enc(raw) } });
+      const raw = sk === marker?.sk ? markerRaw : e.raw;
+      // Keys and values as strings: wire.ts writes their UTF-8 straight into the request.
+      success.push({ request_put: { key: this.prefix + sk, value: raw } });
     }
     // A write that scanned or deleted a range, or puts no node (its events have nowhere to go),
     // commits in a transaction of its own; any other names the keys it read and wrote, so group

@@ -14,7 +14,7 @@
 import type { BuiltTxn } from "./attempt.js";
 import { isEtcdRefusal } from "./client.js";
 import type { EtcdRpc } from "./rpc.js";
-import type { RequestOp, TxnResponse } from "./wire.js";
+import { byteLength, type RequestOp, type TxnResponse } from "./wire.js";
 
 /** The outcome of one write's transaction: whether its compares held, and the revision etcd answered at. */
 export interface Committed {
@@ -141,7 +141,7 @@ export function createGroupCommit(o: GroupCommitOptions) {
 function sizeOf(txn: BuiltTxn): number {
   let n = 0;
   for (const op of txn.success) {
-    n += "request_put" in op ? op.request_put.key.length + op.request_put.value.length : 64;
+    n += "request_put" in op ? byteLength(op.request_put.key) + byteLength(op.request_put.value) : 64;
   }
   return n + txn.compare.length * 64;
 }

@@ -149,12 +149,14 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
         if (had && had.mr < rev) records.delete(sk);
         continue;
       }
-      // Kept current only for what this server read or wrote: a stream of new keys would only fill the caches.
-      const isRecord = records.has(sk);
+      // Kept current only for what this server read or wrote: a stream of new keys would only fill
+      // the caches. A record this server's own commit already noted is not decoded again.
+      const had = records.get(sk);
+      const newer = had !== undefined && had.mr < rev;
       const isNode = cache.has(key);
-      if (!isRecord && !isNode) continue;
+      if (!newer && !isNode) continue;
       const rec = { raw: ev.kv.value.toString("utf8"), cr: ev.kv.create_revision, mr: rev };
-      if (isRecord) noteRecord(sk, rec);
+      if (newer) records.set(sk, rec, rec.raw.length);
       if (isNode) cache.set(key, { rec }, rec.raw.length);
     }
     // A response with events has delivered every event up to its last one; its header may name a

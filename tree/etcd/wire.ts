@@ -15,10 +15,13 @@
 
 // ---- requests ----
 
+/** A bytes field: a string is written as its UTF-8 (no Buffer made for it first). */
+export type Bytes = Buffer | string;
+
 export interface Compare {
-  key: Buffer;
+  key: Bytes;
   /** Compares every key in [key, range_end). */
-  range_end?: Buffer;
+  range_end?: Bytes;
   result: "Equal" | "Less";
   target: "Mod" | "Version";
   /** For target Mod. */
@@ -28,21 +31,21 @@ export interface Compare {
 }
 
 export interface RangeRequest {
-  key: Buffer;
-  range_end?: Buffer;
+  key: Bytes;
+  range_end?: Bytes;
   limit?: number;
   revision?: number;
   keys_only?: boolean;
 }
 
 export interface PutRequest {
-  key: Buffer;
-  value: Buffer;
+  key: Bytes;
+  value: Bytes;
 }
 
 export interface DeleteRangeRequest {
-  key: Buffer;
-  range_end?: Buffer;
+  key: Bytes;
+  range_end?: Bytes;
 }
 
 export type RequestOp =
@@ -128,7 +131,9 @@ function varintSize(n: number): number {
 /** A field's tag plus its length-prefixed content of `n` bytes (fields here are numbered < 16, or 64). */
 const lenField = (field: number, n: number) => (field < 16 ? 1 : 2) + varintSize(n) + n;
 const numField = (n: number | undefined) => (n === undefined || n === 0 ? 0 : 1 + varintSize(n));
-const bytesField = (field: number, b: Buffer | undefined) => (b ? lenField(field, b.length) : 0);
+export const byteLength = (b: Bytes) => (typeof b === "string" ? Buffer.byteLength(b) : b.length);
+const bytesField = (field: number, b: Bytes | undefined) =>
+  b === undefined ? 0 : lenField(field, byteLength(b));
 
 function compareSize(c: Compare): number {
   const value = c.target === "Mod" ? c.mod_revision : c.version;
@@ -197,10 +202,15 @@ class Writer {
     this.varint(n);
   }
 
-  bytes(field: number, b: Buffer | undefined): void {
-    if (!b) return;
-    this.open(field, b.length);
-    this.pos += b.copy(this.buf, this.pos);
+  bytes(field: number, b: Bytes | undefined): void {
+    if (b === undefined) return;
+    if (typeof b === "string") {
+      this.open(field, Buffer.byteLength(b));
+      this.pos += this.buf.write(b, this.pos);
+    } else {
+      this.open(field, b.length);
+      this.pos += b.copy(this.buf, this.pos);
+    }
   }
 
   num(field: number, n: number | undefined): void {
