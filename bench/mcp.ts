@@ -6,8 +6,9 @@
  *   1.x SDK (2025 era, a session) and the 2.x client (2026-07-28, stateless); the same two again
  *   with the route's client: each official client's own tools/call request (headers and body, its
  *   session for 2025) captured through its `fetch` option and replayed through undici with a fresh
- *   id; and MCP over stdio to real `byteseek mcp` processes (each client its own process and store
- *   folder, as hosts run them);
+ *   id; and MCP over stdio to real `byteseek mcp` processes, one per client as hosts run them: each
+ *   with its own store folder (clients in different projects), and all on one folder (sessions of
+ *   one project: the first holds it, the others relay to it);
  * - 1 and 16 concurrent clients: median and p99 latency, calls/s;
  * - the ratio of each MCP median to the route's median at the same concurrency, taken per round
  *   (median of the rounds' ratios), against the bar: ≤ 1.5×. Over HTTP the bar is judged on the
@@ -19,10 +20,10 @@
  * Every wait is bounded (a client's connection, each call, the server's answers): a child that
  * never answers ends the run with a message and exit code 1, every process it started ended.
  * Run: npm run build && node dist/bench/mcp.js [--quick] [--rounds N] [--clients N]
- *      [--only route,http1,http2,raw1,raw2,stdio1,stdio2]
+ *      [--only route,http1,http2,raw1,raw2,stdio1,stdio2,shared1,shared2]
  *      [--server-prof DIR] (CPU-profiles the server process into DIR, for a flame graph)
  *      [--stdio-prof DIR] (CPU-profiles every `byteseek mcp` stdio process into DIR)
- * Over 400 lines: seven contenders' set-up, capture and clean-up, kept beside the one loop that
+ * Over 400 lines: nine contenders' set-up, capture and clean-up, kept beside the one loop that
  * measures them all.
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -329,10 +330,46 @@ async function main(): Promise<void> {
   const { url } = server;
   const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-mcp-stdio-"));
   let stores = 0;
-  const stdioEnv = (): Record<string, string> => ({
+  const stdioEnv = (store: string): Record<string, string> => ({
     PATH: process.env.PATH ?? "",
-    KVSPACE: join(dir, `stdio-${stores++}`),
+    KVSPACE: store,
     BYTESEEK_WORKSPACE: dir,
+  });
+  /**
+   * `byteseek mcp` processes, one per client: each with a store folder of its own (clients in
+   * different projects), or all on one (sessions of one project: the first holds the folder, the
+   * others relay to it, mcp/share.ts).
+   */
+  const stdioRow = (key: string, name: string, sdk: 1 | 2, shared: boolean): Contender => ({
+    key,
+    name,
+    async open(n) {
+      // One process at a time: 16 starting at once on a busy machine time their handshakes out.
+      const callers: Caller[] = [];
+      const pids: Array<number | null> = [];
+      const one = join(dir, `stdio-${stores++}`);
+      for (let i = 0; i < n; i++) {
+        const env = stdioEnv(shared ? one : join(dir, `stdio-${stores++}`));
+        const c =
+          sdk === 1
+            ? new ClientV1({ name: "bench", version: "1" })
+            : new ClientV2(
+                { name: "bench", version: "2" },
+                { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+              );
+        // The transport is closed too: a child that never answered initialize is ended with it.
+        const t = closing(
+          sdk === 1
+            ? new StdioV1({ command: process.execPath, args: mcpArgs, env })
+            : new StdioV2({ command: process.execPath, args: mcpArgs, env }),
+        );
+        closing(c);
+        await within(c.connect(t), CONNECT_MS, `starting byteseek mcp ${i + 1} of ${n} (${sdk}.x client)`);
+        pids.push(t.pid);
+        callers.push(mcpCaller(c));
+      }
+      return { callers, serverCpu: () => sumCpu(pids) };
+    },
   });
   const sumCpu = async (pids: Array<number | null>) =>
     (await Promise.all(pids.map(procCpu))).reduce((a, b) => a + b, 0);
@@ -416,45 +453,10 @@ async function main(): Promise<void> {
       name: "MCP HTTP, 2026-07-28, client 2.x's bytes via undici",
       open: (n) => http(Array.from({ length: n }, () => replayed(httpV2))),
     },
-    {
-      key: "stdio1",
-      name: "MCP stdio, 2025 (sdk 1.x)",
-      async open(n) {
-        // One process at a time: 16 starting at once on a busy machine time their handshakes out.
-        const callers: Caller[] = [];
-        const pids: Array<number | null> = [];
-        for (let i = 0; i < n; i++) {
-          const c = new ClientV1({ name: "bench", version: "1" });
-          // The transport is closed too: a child that never answered initialize is ended with it.
-          const t = closing(new StdioV1({ command: process.execPath, args: mcpArgs, env: stdioEnv() }));
-          closing(c);
-          await within(c.connect(t), CONNECT_MS, `starting byteseek mcp ${i + 1} of ${n} (1.x client)`);
-          pids.push(t.pid);
-          callers.push(mcpCaller(c));
-        }
-        return { callers, serverCpu: () => sumCpu(pids) };
-      },
-    },
-    {
-      key: "stdio2",
-      name: "MCP stdio, 2026-07-28 (client 2.x)",
-      async open(n) {
-        const callers: Caller[] = [];
-        const pids: Array<number | null> = [];
-        for (let i = 0; i < n; i++) {
-          const c = new ClientV2(
-            { name: "bench", version: "2" },
-            { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-          );
-          const t = closing(new StdioV2({ command: process.execPath, args: mcpArgs, env: stdioEnv() }));
-          closing(c);
-          await within(c.connect(t), CONNECT_MS, `starting byteseek mcp ${i + 1} of ${n} (2.x client)`);
-          pids.push(t.pid);
-          callers.push(mcpCaller(c));
-        }
-        return { callers, serverCpu: () => sumCpu(pids) };
-      },
-    },
+    stdioRow("stdio1", "MCP stdio, 2025 (sdk 1.x)", 1, false),
+    stdioRow("stdio2", "MCP stdio, 2026-07-28 (client 2.x)", 2, false),
+    stdioRow("shared1", "MCP stdio, 2025 (sdk 1.x), one store folder", 1, true),
+    stdioRow("shared2", "MCP stdio, 2026-07-28 (client 2.x), one store folder", 2, true),
   ];
   // Every ratio is taken against the route: without it (`--only` not naming it, to profile MCP alone) there are none.
   const contenders = all.filter((c) => only === undefined || only.includes(c.key));

@@ -8,6 +8,8 @@ export type CliErrorCode =
   | "CLI_STORE_LOCKED"
   | "CLI_STORE_UNSUPPORTED"
   | "CLI_STORE_UNAVAILABLE"
+  | "CLI_MCP_HOLDER_GONE"
+  | "CLI_MCP_REFUSED"
   | "CLI_INPUT"
   /** A destructive command with no terminal to ask on and no --yes, or a person said no. */
   | "CLI_NOT_CONFIRMED"

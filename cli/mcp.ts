@@ -8,13 +8,15 @@
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { createByteseek } from "../agent/byteseek.js";
-import { createLiveTree } from "../mcp/live.js";
-import { createMcpFactory } from "../mcp/server.js";
+import { createLiveTree, type LiveTree } from "../mcp/live.js";
+import { createMcpFactory, type McpFactory } from "../mcp/server.js";
+import { listenShared, type SharedMcp, sharePath } from "../mcp/share.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
-import { openStore, storeSpec } from "./open-store.js";
+import { relayMcp } from "./mcp-relay.js";
+import { isLockedError, openStore, storeSpec } from "./open-store.js";
 import { openToolsClient } from "./tools-client.js";
 
 interface Opened {
@@ -56,7 +58,7 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
   try {
     const bs = await createByteseek({
       tree,
-      workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || "."),
+      workspace: workspaceOf(env, cwd),
       logger,
       env,
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
@@ -74,6 +76,64 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
   }
 }
 
+/** The root the file tools touch: BYTESEEK_WORKSPACE, or the folder the host started us in. */
+function workspaceOf(env: NodeJS.ProcessEnv, cwd: string): string {
+  return resolve(cwd, env.BYTESEEK_WORKSPACE || ".");
+}
+
+/** The store opened and served to MCP: its factory and change feed, and (on a folder) the relays' socket. */
+interface Serving {
+  factory: McpFactory;
+  live: LiveTree;
+  close(): Promise<void>;
+}
+
+async function openServing(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  logger: Logger,
+  sharePathOf?: string,
+): Promise<Serving> {
+  const opened = await openSource(env, cwd, logger);
+  const live = createLiveTree(opened.source.tree, logger);
+  const factory = createMcpFactory({ source: opened.source, logger, live });
+  let shared: SharedMcp | undefined;
+  try {
+    if (sharePathOf !== undefined)
+      shared = await listenShared({
+        path: sharePathOf,
+        factory,
+        live,
+        logger,
+        workspace: workspaceOf(env, cwd),
+      });
+  } catch (err) {
+    live.close();
+    await opened.close();
+    throw err;
+  }
+  return {
+    factory,
+    live,
+    async close() {
+      await shared?.close();
+      live.close();
+      await opened.close();
+    },
+  };
+}
+
+/** Resolves when the client closes stdin, or on SIGINT/SIGTERM. */
+function clientLeaves(): Promise<void> {
+  return new Promise<void>((done) => {
+    const stop = () => done();
+    process.stdin.once("end", stop);
+    process.stdin.once("close", stop);
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}
+
 export async function runMcp(options: {
   vid?: string;
   env: NodeJS.ProcessEnv;
@@ -83,19 +143,55 @@ export async function runMcp(options: {
   const logger = pino({ level: env.BYTESEEK_LOG_LEVEL || "warn" }, pino.destination(2)).child({
     part: "mcp",
   });
-  const opened = await openSource(env, cwd, logger);
-  const live = createLiveTree(opened.source.tree, logger);
-  const factory = createMcpFactory({ source: opened.source, logger, live });
-  const stdio = serveMcpStdio({ factory, live, logger, ...(vid === undefined ? {} : { vid }) });
-  await new Promise<void>((done) => {
-    const stop = () => done();
-    process.stdin.once("end", stop);
-    process.stdin.once("close", stop);
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+  const spec = storeSpec(env, cwd);
+  // A folder is held by one process: hold it and serve relays, or relay to whoever holds it.
+  const socket = spec.backend === "classic" ? await sharePath(spec.location, env) : undefined;
+  const hold = async (): Promise<Serving | undefined> => {
+    try {
+      return await openServing(env, cwd, logger, socket);
+    } catch (err) {
+      if (socket !== undefined && isLockedError(err)) return undefined;
+      throw err;
+    }
+  };
+  let serving = await hold();
+  if (serving === undefined && socket !== undefined) {
+    const leave = () => process.stdin.destroy();
+    process.once("SIGINT", leave);
+    process.once("SIGTERM", leave);
+    try {
+      await relayMcp({
+        path: socket,
+        hello: {
+          byteseek: "relay",
+          version: 1,
+          workspace: workspaceOf(env, cwd),
+          ...(vid === undefined ? {} : { vid }),
+        },
+        stdin: process.stdin,
+        stdout: process.stdout,
+        logger,
+        takeOver: async () => {
+          serving ??= await hold();
+          return serving !== undefined;
+        },
+      });
+    } finally {
+      // stdin would keep the process alive after a refusal
+      process.stdin.destroy();
+      await (serving as Serving | undefined)?.close();
+    }
+    return 0;
+  }
+  if (serving === undefined) throw new Error("unreachable: only a folder is ever locked");
+  const stdio = serveMcpStdio({
+    factory: serving.factory,
+    live: serving.live,
+    logger,
+    ...(vid === undefined ? {} : { vid }),
   });
+  await clientLeaves();
   await stdio.close();
-  live.close();
-  await opened.close();
+  await serving.close();
   return 0;
 }

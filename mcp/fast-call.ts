@@ -69,13 +69,9 @@ type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => v !== null && typeof v === "object" && !Array.isArray(v);
 const onlyKeys = (o: Plain, allowed: Set<string>) => Object.keys(o).every((k) => allowed.has(k));
 
-/** The call `body` asks for, when it is a plain 2026-era `tools/call` the SDK would serve as is; otherwise undefined. */
-export function plainToolCall(
-  method: string,
-  headers: IncomingHttpHeaders,
-  body: unknown,
-): PlainToolCall | undefined {
-  if (method !== "POST" || !isPlain(body)) return undefined;
+/** The call a JSON-RPC message asks for, when it is a plain 2026-era `tools/call` (the message alone judged). */
+function plainCallMessage(body: unknown): PlainToolCall | undefined {
+  if (!isPlain(body)) return undefined;
   if (body.method !== "tools/call" || body.jsonrpc !== "2.0" || !onlyKeys(body, REQUEST_KEYS))
     return undefined;
   const { id, params } = body;
@@ -94,11 +90,29 @@ export function plainToolCall(
     !(isPlain(info) && typeof info.name === "string" && typeof info.version === "string")
   )
     return undefined;
+  return {
+    id: id as string | number,
+    name,
+    args: (args ?? {}) as Plain,
+    clientInfo: info as Implementation | undefined,
+    clientCaps: caps as ClientCapabilities,
+  };
+}
+
+/** The call `body` asks for, when it is a plain 2026-era `tools/call` the SDK would serve as is; otherwise undefined. */
+export function plainToolCall(
+  method: string,
+  headers: IncomingHttpHeaders,
+  body: unknown,
+): PlainToolCall | undefined {
+  if (method !== "POST") return undefined;
+  const call = plainCallMessage(body);
+  if (call === undefined) return undefined;
   const version = headers["mcp-protocol-version"];
   const mcpMethod = headers["mcp-method"];
   const mcpName = headers["mcp-name"];
   const accept = headers.accept ?? "";
-  if (version !== PLAIN_REVISION || mcpMethod !== "tools/call" || mcpName !== name) return undefined;
+  if (version !== PLAIN_REVISION || mcpMethod !== "tools/call" || mcpName !== call.name) return undefined;
   if (!isJsonContentType(headers["content-type"] ?? "")) return undefined;
   if (!accept.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
   // The SDK's own reading of the request must agree (envelope checks and all).
@@ -110,13 +124,26 @@ export function plainToolCall(
     body,
   });
   if (route.kind !== "modern" || route.messageKind !== "request") return undefined;
-  return {
-    id: id as string | number,
-    name,
-    args: (args ?? {}) as Plain,
-    clientInfo: info as Implementation | undefined,
-    clientCaps: caps as ClientCapabilities,
-  };
+  return call;
+}
+
+/**
+ * The call a message on a stdio connection pinned to the 2026-07-28 revision asks for, when it is
+ * a plain `tools/call` (the same message rules as over HTTP; stdio has no headers, so the SDK's
+ * reading is asked with the ones the message implies); otherwise undefined.
+ */
+export function stdioPlainCall(message: unknown): PlainToolCall | undefined {
+  const call = plainCallMessage(message);
+  if (call === undefined) return undefined;
+  const route = classifyInboundRequest({
+    httpMethod: "POST",
+    protocolVersionHeader: PLAIN_REVISION,
+    mcpMethodHeader: "tools/call",
+    mcpNameHeader: call.name,
+    body: message,
+  });
+  if (route.kind !== "modern" || route.messageKind !== "request") return undefined;
+  return call;
 }
 
 /** A `tools/call` on a 2025-era session, as `sessionToolCall` takes it. */

@@ -21,13 +21,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
-import {
-  encodeAnswer,
-  encodeSessionAnswer,
-  plainToolCall,
-  type SessionToolCall,
-  sessionToolCall,
-} from "./fast-call.js";
+import { encodeSessionAnswer, plainToolCall, type SessionToolCall, sessionToolCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import { keyToUri } from "./resources.js";
@@ -272,30 +266,6 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     return tracked(session, res);
   }
 
-  async function answerPlain(
-    call: NonNullable<ReturnType<typeof plainToolCall>>,
-    vid: string | undefined,
-    signal: AbortSignal,
-  ): Promise<string> {
-    try {
-      const result = await factory.callTool(
-        call.name,
-        call.args,
-        {
-          clientInfo: () => call.clientInfo,
-          clientCaps: () => call.clientCaps,
-          signal,
-          requestState: () => undefined,
-        },
-        vid,
-      );
-      return encodeAnswer(call.id, { result }, factory.identity);
-    } catch (err) {
-      onerror(err as Error);
-      return encodeAnswer(call.id, { error: err }, factory.identity);
-    }
-  }
-
   /** `call` on session `s`, as its instance would run it (the session busy meanwhile). */
   async function answerOnSession(s: Session, call: SessionToolCall, abort: AbortController): Promise<string> {
     const { server } = s.instance;
@@ -347,7 +317,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
       const call = plainToolCall(method, headers, parsedBody);
       if (call === undefined) return undefined;
       follow();
-      return answerPlain(call, vid, signal);
+      return factory.answerPlain(call, vid, signal);
     },
     async handle(request, parsedBody, vid) {
       follow();

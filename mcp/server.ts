@@ -32,6 +32,7 @@ import { RUN_ID } from "../tools/run-id.js";
 import type { ToolResult } from "../tools/types.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
 import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
+import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
 import { getTemplate, listPrompts, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
@@ -331,10 +332,39 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     return instance;
   }
 
+  /**
+   * A plain 2026-era `tools/call` (mcp/fast-call.ts) answered without an instance, over HTTP or
+   * stdio: the instance's own call, encoded as the SDK encodes its answer (a thrown error included).
+   */
+  async function answerPlain(
+    call: PlainToolCall,
+    vid: string | undefined,
+    signal: AbortSignal,
+  ): Promise<string> {
+    try {
+      const result = await callTool(
+        call.name,
+        call.args,
+        {
+          clientInfo: () => call.clientInfo,
+          clientCaps: () => call.clientCaps,
+          signal,
+          requestState: () => undefined,
+        },
+        vid,
+      );
+      return encodeAnswer(call.id, { result }, identity);
+    } catch (err) {
+      logger.debug({ err }, "MCP call failed");
+      return encodeAnswer(call.id, { error: err }, identity);
+    }
+  }
+
   return {
     create,
-    /** `tools/call` without an instance (the 2026 era's hot path over HTTP: mcp/fast-call.ts). */
+    /** `tools/call` without an instance (the hot paths: mcp/fast-call.ts). */
     callTool,
+    answerPlain,
     identity,
     /** Instances currently connected (stdio connections, 2025-era sessions). */
     instances: instances as ReadonlySet<McpInstance>,

@@ -1,13 +1,27 @@
 /**
- * MCP over stdio (`byteseek mcp`): the SDK's `serveStdio` answers both eras on one connection
- * (2025 initialize, or 2026-07-28 discovery), an instance from the factory serving it; tree changes
- * reach it as notifications (2025) or on its listen stream (2026).
+ * MCP over stdio (`byteseek mcp`), and over the relays' socket (mcp/share.ts), which carries the
+ * same line-delimited messages: the SDK's `serveStdio` answers both eras on one connection (2025
+ * initialize, or 2026-07-28 discovery), an instance from the factory serving it; tree changes reach
+ * it as notifications (2025) or on its listen stream (2026).
+ *
+ * Once a connection is pinned to the 2026-07-28 revision, its plain `tools/call`s are answered
+ * beside the SDK, as over HTTP (mcp/fast-call.ts): the call is the instance's own handler
+ * (`factory.callTool`) and the answer the SDK's bytes, without the SDK's per-request envelope
+ * validation and codec, which cost more than the call. Everything else goes to the SDK.
  */
-import { type StdioServerHandle, serveStdio } from "@modelcontextprotocol/server/stdio";
+import type { Readable, Writable } from "node:stream";
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+  Transport,
+  TransportSendOptions,
+} from "@modelcontextprotocol/server";
+import { type StdioServerHandle, StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "pino";
+import { type PlainToolCall, stdioPlainCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
-import type { McpFactory } from "./server.js";
+import type { McpFactory, McpInstance } from "./server.js";
 
 export interface StdioOptions {
   factory: McpFactory;
@@ -21,17 +35,121 @@ export interface StdioMcp {
   close(): Promise<void>;
 }
 
+/** Serves this process's stdin/stdout. */
 export function serveMcpStdio(options: StdioOptions): StdioMcp {
   const { factory, live, logger, vid } = options;
-  const handle: StdioServerHandle = serveStdio(
-    (ctx) => factory.create({ era: ctx.era, ...(vid === undefined ? {} : { vid }) }).server,
-    { onerror: (err) => logger.debug({ err }, "MCP stdio error") },
-  );
-  const unsubscribe = live.subscribe((change) => notifyInstances(factory.instances, change));
+  const instances = new Set<McpInstance>();
+  const handle = serveConnection({
+    factory,
+    logger,
+    input: process.stdin,
+    output: process.stdout,
+    onInstance: (instance) => instances.add(instance),
+    ...(vid === undefined ? {} : { vid }),
+  });
+  const unsubscribe = live.subscribe((change) => notifyInstances(instances, change));
   return {
     async close() {
       unsubscribe();
       await handle.close();
     },
   };
+}
+
+export interface ConnectionOptions {
+  factory: McpFactory;
+  logger: Logger;
+  input: Readable;
+  output: Writable;
+  vid?: string;
+  /** Told the instance the connection is pinned to, for change notifications. */
+  onInstance(instance: McpInstance): void;
+  /** Answer plain 2026-era calls beside the SDK (default true; false leaves every message to the SDK). */
+  plainCalls?: boolean;
+}
+
+/** Serves one line-delimited connection (stdio, or a relay's socket) until it closes. */
+export function serveConnection(options: ConnectionOptions): StdioServerHandle {
+  const { factory, logger, input, output, vid, onInstance } = options;
+  let era: "legacy" | "modern" | undefined;
+  const plain = options.plainCalls !== false;
+  const transport = new PlainCalls(new StdioServerTransport(input, output), {
+    era: () => (plain ? era : undefined),
+    answer: (call, signal) => factory.answerPlain(call, vid, signal),
+    write: (line) => output.write(line),
+  });
+  return serveStdio(
+    (ctx) => {
+      era = ctx.era;
+      const instance = factory.create({ era: ctx.era, track: false, ...(vid === undefined ? {} : { vid }) });
+      onInstance(instance);
+      return instance.server;
+    },
+    { transport, onerror: (err) => logger.debug({ err }, "MCP stdio error") },
+  );
+}
+
+interface PlainCallsOptions {
+  era(): "legacy" | "modern" | undefined;
+  answer(call: PlainToolCall, signal: AbortSignal): Promise<string>;
+  write(line: string): void;
+}
+
+/** A connection's transport with its plain 2026-era `tools/call`s answered here (see the header). */
+class PlainCalls implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  /** Calls answered here and still running, by id: a `notifications/cancelled` aborts them. */
+  private readonly running = new Map<string | number, AbortController>();
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly options: PlainCallsOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.inner.onclose = () => {
+      for (const ac of this.running.values()) ac.abort();
+      this.onclose?.();
+    };
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.inner.onmessage = (message, extra) => {
+      if (!this.answered(message)) this.onmessage?.(message, extra);
+    };
+    await this.inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  setProtocolVersion = (version: string): void => {
+    this.inner.setProtocolVersion?.(version);
+  };
+
+  /** Whether `message` is a call this answers (else the SDK's instance gets it). */
+  private answered(message: JSONRPCMessage): boolean {
+    if (this.options.era() !== "modern") return false;
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
+      if (id !== undefined) this.running.get(id)?.abort();
+      return false;
+    }
+    const call = stdioPlainCall(message);
+    // An id still running is left to the SDK, which answers it as it does.
+    if (call === undefined || this.running.has(call.id)) return false;
+    const ac = new AbortController();
+    this.running.set(call.id, ac);
+    void this.options.answer(call, ac.signal).then((text) => {
+      if (this.running.get(call.id) === ac) this.running.delete(call.id);
+      // A cancelled request is not answered (as the SDK does).
+      if (!ac.signal.aborted) this.options.write(`${text}\n`);
+    });
+    return true;
+  }
 }

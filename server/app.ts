@@ -25,7 +25,7 @@ import { agentRoutes } from "./routes/agent.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
-import { mcpRoutes } from "./routes/mcp.js";
+import { type McpShareOptions, mcpRoutes } from "./routes/mcp.js";
 import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { promptRoutes } from "./routes/prompt.js";
 import { toolsRoutes } from "./routes/tools.js";
@@ -72,6 +72,8 @@ export interface AppDeps {
   maxWatches?: number;
   /** An MCP 2025-era session idle this long (ms) is closed (default 30 minutes; 0: never). */
   mcpSessionIdleMs?: number;
+  /** Serve `byteseek mcp` relays on this socket (mcp/share.ts): set when this process holds a store folder. */
+  mcpShare?: McpShareOptions;
 }
 
 /** The app `buildApp` answers. */
@@ -293,6 +295,7 @@ export async function buildApp(deps: AppDeps) {
       runtime: deps.runtime,
       logger,
       ...(deps.mcpSessionIdleMs === undefined ? {} : { sessionIdleMs: deps.mcpSessionIdleMs }),
+      ...(deps.mcpShare === undefined ? {} : { share: deps.mcpShare }),
     });
   if (deps.mcp) await app.register(mcpServerRoutes, { mcp: deps.mcp });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });

@@ -19,6 +19,7 @@ import { type Byteseek, createByteseek } from "../agent/byteseek.js";
 import { isAgentError } from "../agent/errors.js";
 import { clientUrlOrigins } from "../agent/llm-config.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
+import { sharePath } from "../mcp/share.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
@@ -245,6 +246,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       bodyTimeoutMs: config.bodyTimeoutMs,
       maxWatches: config.maxWatches,
       mcpSessionIdleMs: config.mcpSessionIdleMs,
+      // `byteseek mcp` on this folder relays to this server instead of finding the folder locked
+      ...(config.store.backend === "classic"
+        ? { mcpShare: { path: await sharePath(config.store.location, env), workspace: config.workspace } }
+        : {}),
       ...(config.token ? { token: config.token } : {}),
     });
     await app.listen({ host: config.host, port: config.port });

@@ -15,6 +15,7 @@ import { z } from "zod";
 import { createMcpHttp } from "../../mcp/http.js";
 import { createLiveTree } from "../../mcp/live.js";
 import { createMcpFactory, VID } from "../../mcp/server.js";
+import { listenShared } from "../../mcp/share.js";
 import { runtimeSource } from "../../mcp/source.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { Tree } from "../../tree/types.js";
@@ -26,6 +27,15 @@ export interface McpRoutesOptions {
   logger: Logger;
   /** A 2025-era session idle this long (ms) is closed (mcp/http.ts; default 30 minutes, 0: never). */
   sessionIdleMs?: number;
+  /** Serve `byteseek mcp` relays on a socket (mcp/share.ts): set when this process holds a store folder. */
+  share?: McpShareOptions;
+}
+
+export interface McpShareOptions {
+  /** The socket (mcp/share.ts `sharePath`). */
+  path: string;
+  /** The root the file tools touch: a relay started for another is refused. */
+  workspace: string;
 }
 
 const McpQuery = z.object({
@@ -70,7 +80,7 @@ function toWebRequest(req: FastifyRequest): Request {
 
 export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function mcpRoutes(
   app,
-  { tree, runtime, logger: parent, sessionIdleMs },
+  { tree, runtime, logger: parent, sessionIdleMs, share },
 ) {
   const logger = parent.child({ part: "mcp" });
   const live = createLiveTree(tree, logger);
@@ -81,7 +91,9 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
     logger,
     ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
   });
+  const shared = share ? await listenShared({ ...share, factory, live, logger }) : undefined;
   app.addHook("preClose", async function closeMcp() {
+    await shared?.close();
     await mcp.close();
     live.close();
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plainToolCall } from "../../mcp/fast-call.js";
 import type { McpHttp } from "../../mcp/http.js";
-import { startMcpHttp } from "./helpers.js";
+import { PLAIN_CALL_CASES, sameRecord, startMcpHttp } from "./helpers.js";
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -44,24 +44,8 @@ async function bothWays(headers: Record<string, string>, body: unknown, vid = "c
   };
 }
 
-/** The record's number differs between two calls; everything else must not. */
-const sameRecord = (text: string) => text.replace(/(\/byteseek\/tool\/[^/"]+\/)\d+/g, "$1N");
-
 describe("a 2026-era tools/call answered without an SDK instance", () => {
-  it.each([
-    ["a call that succeeds", "tree_get", { key: "/byteseek/prompt/truncated" }],
-    ["a tool's failure (isError)", "tree_get", { key: "no key" }],
-    ["bad arguments", "tree_get", { nope: 1 }],
-    ["a tree name", "tree.get", { key: "/byteseek/prompt/truncated" }],
-    ["a name no tool has", "no_such_tool", {}],
-    ["byteseek_call", "byteseek_call", { name: "tree.get", args: { key: "/byteseek/prompt/truncated" } }],
-    ["byteseek_find", "byteseek_find", { query: "tree" }],
-    [
-      "a tool needing approval, for a client that cannot ask",
-      "demo_confirmed",
-      { key: "/byteseek/prompt/truncated" },
-    ],
-  ])("answers %s byte for byte as the SDK does", async (_what, name, args) => {
+  it.each(PLAIN_CALL_CASES)("answers %s byte for byte as the SDK does", async (_what, name, args) => {
     const { sdk, plain } = await bothWays(headersFor(name), callBody(name, args));
     expect(sdk.status).toBe(200);
     expect(sdk.type).toBe("application/json");

@@ -17,10 +17,11 @@ import { StdioClientTransport as StdioTransportV1 } from "@modelcontextprotocol/
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import pino from "pino";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { createByteseek } from "../../agent/byteseek.js";
 import { createMcpHttp, type McpHttp } from "../../mcp/http.js";
 import { createLiveTree, type LiveTree } from "../../mcp/live.js";
-import { createMcpFactory } from "../../mcp/server.js";
+import { createMcpFactory, type McpFactory } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
 import { type App, buildApp } from "../../server/app.js";
 import { openTree } from "../../tree/index.js";
@@ -221,7 +222,7 @@ export async function declareOverHttp(
 /** An McpHttp over a fresh store with CONFIRMED_TOOL declared, without a server in front (a test calls it directly). */
 export async function startMcpHttp(
   name: string,
-): Promise<{ tree: Tree; live: LiveTree; mcp: McpHttp; close(): Promise<void> }> {
+): Promise<{ tree: Tree; live: LiveTree; factory: McpFactory; mcp: McpHttp; close(): Promise<void> }> {
   const store = await tempDir(`byteseek-${name}-`);
   const ws = await tempDir(`byteseek-${name}-ws-`);
   const tree = await openTree({ backend: "classic", location: store.path });
@@ -234,6 +235,7 @@ export async function startMcpHttp(
   return {
     tree,
     live,
+    factory,
     mcp,
     async close() {
       await mcp.close();
@@ -244,4 +246,67 @@ export async function startMcpHttp(
       await ws.remove();
     },
   };
+}
+
+/** Plain 2026-era calls of every outcome, each answered beside the SDK byte for byte as the SDK does (HTTP and stdio). */
+export const PLAIN_CALL_CASES: Array<[what: string, name: string, args: Record<string, unknown>]> = [
+  ["a call that succeeds", "tree_get", { key: "/byteseek/prompt/truncated" }],
+  ["a tool's failure (isError)", "tree_get", { key: "no key" }],
+  ["bad arguments", "tree_get", { nope: 1 }],
+  ["a tree name", "tree.get", { key: "/byteseek/prompt/truncated" }],
+  ["a name no tool has", "no_such_tool", {}],
+  ["byteseek_call", "byteseek_call", { name: "tree.get", args: { key: "/byteseek/prompt/truncated" } }],
+  ["byteseek_find", "byteseek_find", { query: "tree" }],
+  [
+    "a tool needing approval, for a client that cannot ask",
+    "demo_confirmed",
+    { key: "/byteseek/prompt/truncated" },
+  ],
+];
+
+/** The record's number differs between two calls; everything else must not. */
+export const sameRecord = (text: string): string => text.replace(/(\/byteseek\/tool\/[^/"]+\/)\d+/g, "$1N");
+
+type Closable = { close(): Promise<void> };
+
+/** `track(c)` closes `c` after the test it was made in (registers the afterEach); `track.closeAll()` closes them now. */
+export function closedAfterEach(): (<T extends Closable>(c: T) => T) & { closeAll(): Promise<void> } {
+  const open: Closable[] = [];
+  const closeAll = async () => {
+    await Promise.allSettled(open.splice(0).map((c) => c.close()));
+  };
+  afterEach(closeAll);
+  const track = <T extends Closable>(c: T): T => {
+    open.push(c);
+    return c;
+  };
+  return Object.assign(track, { closeAll });
+}
+
+export interface StdioFolders {
+  store: string;
+  workspace: string;
+  /** KVSPACE and BYTESEEK_WORKSPACE for `byteseek mcp`. */
+  env: Record<string, string>;
+}
+
+/** A store folder and a workspace holding `files`, made before the suite's tests and removed after. */
+export function stdioFolders(name: string, files: Record<string, string>): StdioFolders {
+  const made = { store: "", workspace: "", env: {} } as StdioFolders;
+  let removers: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    const store = await tempDir(`byteseek-${name}-`);
+    const ws = await tempDir(`byteseek-${name}-ws-`);
+    removers = [store.remove, ws.remove];
+    for (const [file, text] of Object.entries(files)) await writeFile(join(ws.path, file), text);
+    Object.assign(made, {
+      store: store.path,
+      workspace: ws.path,
+      env: { KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path },
+    });
+  });
+  afterAll(async () => {
+    for (const remove of removers) await remove();
+  });
+  return made;
 }

@@ -2,11 +2,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../server/helpers.js";
 import {
   asked,
   CONFIRMED_TOOL,
+  closedAfterEach,
   connectV1Http,
   connectV2Http,
   declareOverHttp,
@@ -15,16 +16,7 @@ import {
   textOf,
 } from "./helpers.js";
 
-type Closable = { close(): Promise<void> };
-const open: Closable[] = [];
-const track = <T extends Closable>(c: T): T => {
-  open.push(c);
-  return c;
-};
-
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((c) => c.close()));
-});
+const track = closedAfterEach();
 
 const record = async (s: McpTestServer, key: string) => {
   const node = await s.tree.get(key);
@@ -303,7 +295,7 @@ describe("the /mcp endpoint's gate", () => {
       const v2 = track(await connectV2Http(server.url, { token: "s3cret" }));
       expect((await v2.listTools()).tools.length).toBeGreaterThan(2);
     } finally {
-      await Promise.allSettled(open.splice(0).map((c) => c.close()));
+      await track.closeAll();
       await server.close();
     }
   });

@@ -1,51 +1,34 @@
 /** `byteseek mcp` over stdio: the real built CLI as a child process, driven by the official clients. */
 import { spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTree } from "../../tree/index.js";
-import { eventually, tempDir } from "../server/helpers.js";
+import { eventually } from "../server/helpers.js";
 import {
   asked,
   BYTESEEK_BIN,
   CONFIRMED_TOOL,
+  closedAfterEach,
   connectV1Stdio,
   connectV2Stdio,
   declareOverHttp,
   type McpTestServer,
   startMcpServer,
+  stdioFolders,
   textOf,
 } from "./helpers.js";
 
-type Closable = { close(): Promise<void> };
-const open: Closable[] = [];
-const track = <T extends Closable>(c: T): T => {
-  open.push(c);
-  return c;
-};
-afterEach(async () => {
-  await Promise.allSettled(open.splice(0).map((c) => c.close()));
-});
+const track = closedAfterEach();
 
 describe("byteseek mcp on a store folder", () => {
-  let store: Awaited<ReturnType<typeof tempDir>>;
-  let ws: Awaited<ReturnType<typeof tempDir>>;
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    store = await tempDir("byteseek-mcp-stdio-");
-    ws = await tempDir("byteseek-mcp-stdio-ws-");
-    await writeFile(join(ws.path, "dup.txt"), "same\nother\nsame\n");
-    env = { KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path };
-  });
-  afterAll(async () => {
-    await store.remove();
-    await ws.remove();
-  });
+  const folders = stdioFolders("mcp-stdio", { "dup.txt": "same\nother\nsame\n" });
 
   it("serves a 2025-era client: lists, calls, reports failures as isError, asks before a confirmed tool", async () => {
     let changed = 0;
     const client = track(
-      await connectV1Stdio(env, { elicit: "accept", onToolsChanged: () => changed++ }, ["--vid", "stdio-v1"]),
+      await connectV1Stdio(folders.env, { elicit: "accept", onToolsChanged: () => changed++ }, [
+        "--vid",
+        "stdio-v1",
+      ]),
     );
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(
@@ -80,7 +63,7 @@ describe("byteseek mcp on a store folder", () => {
   });
 
   it("serves a 2026-era client: the same tools, and a no from the person is a denied result", async () => {
-    const client = track(await connectV2Stdio(env, { elicit: "decline", name: "stdio v2" }));
+    const client = track(await connectV2Stdio(folders.env, { elicit: "decline", name: "stdio v2" }));
     expect(client.getProtocolEra()).toBe("modern");
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toContain("demo_confirmed");
@@ -97,7 +80,7 @@ describe("byteseek mcp on a store folder", () => {
   });
 
   it("records every call in the store the client named", async () => {
-    const tree = await openTree({ backend: "classic", location: store.path });
+    const tree = await openTree({ backend: "classic", location: folders.store });
     try {
       const first = await tree.get("/byteseek/tool/stdio-v1/0");
       expect(first?.kind === "json" && (first.value.value as { name: string }).name).toBe("edit.read");

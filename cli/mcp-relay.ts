@@ -1,0 +1,275 @@
+/**
+ * `byteseek mcp` on a folder another process holds: this client's stdio relayed, line for line, to
+ * the holder's socket (mcp/share.ts), which serves it through its own runtime.
+ *
+ * The holder may go away while this client stays (it was another session's `byteseek mcp`, and that
+ * session ended). Then the relay answers the requests still in flight with an error saying they may
+ * have run, lets `takeOver` try to hold the store itself (or another relay does), connects to
+ * whoever holds it now and replays the client's opening (its `initialize`, answered to nobody, and
+ * `notifications/initialized`), so the client goes on as if nothing happened.
+ */
+import { connect, type Socket } from "node:net";
+import type { Readable, Writable } from "node:stream";
+import type { Logger } from "pino";
+import { HolderAnswer, type RelayHello } from "../mcp/share.js";
+import { CliError } from "./errors.js";
+
+export interface RelayOptions {
+  /** The holder's socket. */
+  path: string;
+  hello: RelayHello;
+  stdin: Readable;
+  stdout: Writable;
+  logger: Logger;
+  /** Tries to hold the store (and listen on `path`) itself; true when it now does. */
+  takeOver(): Promise<boolean>;
+  /** How long to keep trying to reach a holder after losing one, ms (default 10 s). */
+  patienceMs?: number;
+}
+
+type Id = string | number;
+
+interface Message {
+  id?: Id;
+  method?: string;
+}
+
+/** The id a replayed opening carries, so its answer is known and kept from the client. */
+const REPLAY_ID = "byteseek-relay-reopen";
+
+/** Relays until the client closes stdin; throws a CliError when no holder can be reached or one refuses. */
+export async function relayMcp(options: RelayOptions): Promise<void> {
+  const { stdin, stdout, logger } = options;
+  const patienceMs = options.patienceMs ?? 10_000;
+  /** The client's first request and its `initialized`, replayed to a new holder. */
+  let opening: (Message & Record<string, unknown>) | undefined;
+  let openingLine: string | undefined;
+  let initialized: string | undefined;
+  /** Requests sent and not yet answered, by their id as JSON. */
+  const pending = new Map<string, Id>();
+  /** Lines the client sent while no holder was connected. */
+  const queued: string[] = [];
+  let socket: Socket | undefined;
+  let ended = false;
+  let replays = 0;
+  let attached = 0;
+
+  const clientEnded = new Promise<void>((done) => {
+    const end = () => {
+      ended = true;
+      socket?.end();
+      done();
+    };
+    stdin.once("end", end);
+    stdin.once("close", end);
+  });
+
+  readBlocks(stdin, (block) => {
+    for (const line of lines(block)) {
+      const seen = classify(line, "client");
+      if (seen.kind === "request" && seen.id !== undefined) {
+        pending.set(JSON.stringify(seen.id), seen.id);
+        if (opening === undefined) {
+          opening = seen.message ?? parse(line);
+          openingLine = line;
+        }
+      } else if (seen.kind === "initialized") initialized = line;
+    }
+    if (socket) socket.write(block);
+    else queued.push(block);
+  });
+
+  /** Answers what was in flight when a holder went away: it may have run, so it is not sent again. */
+  function failPending(): void {
+    for (const [key, id] of pending) {
+      pending.delete(key);
+      const message =
+        "the byteseek process serving this store went away during the request; it may have run (a call's record is under /byteseek/tool/<vid>/): check, then try again";
+      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message } })}\n`);
+    }
+  }
+
+  async function attach(): Promise<Socket> {
+    const s = await reach(options, patienceMs);
+    s.on("error", (err) => logger.debug({ err }, "relay socket error"));
+    // A holder after the first has not seen the opening (unless it is still waiting in the queue).
+    if (
+      attached++ > 0 &&
+      opening !== undefined &&
+      !queued.some((block) => block.includes(openingLine as string))
+    ) {
+      replays++;
+      s.write(`${JSON.stringify({ ...opening, id: `${REPLAY_ID}-${replays}` })}\n`);
+      if (initialized !== undefined) s.write(`${initialized}\n`);
+    }
+    readBlocks(s, (block) => {
+      let out = block;
+      for (const line of lines(block)) {
+        const seen = classify(line, "holder");
+        if (seen.kind !== "response" || seen.id === undefined) continue;
+        if (typeof seen.id === "string" && seen.id.startsWith(REPLAY_ID)) out = out.replace(`${line}\n`, "");
+        else pending.delete(JSON.stringify(seen.id));
+      }
+      if (out !== "") stdout.write(out);
+    });
+    for (const block of queued.splice(0)) s.write(block);
+    return s;
+  }
+
+  socket = await attach();
+  for (;;) {
+    const current = socket;
+    await new Promise<void>((done) => {
+      current.once("close", () => done());
+    });
+    socket = undefined;
+    if (ended) return;
+    logger.info("the process holding the store went away: reaching its successor");
+    failPending();
+    socket = await attach();
+    if (ended) {
+      socket.end();
+      await clientEnded;
+      return;
+    }
+  }
+}
+
+/**
+ * Connects and says hello. No holder (it went away, or the folder is held by a moment's `kvspace`
+ * command): take the store over, or wait for whoever does, for up to `patienceMs`.
+ */
+async function reach(options: RelayOptions, patienceMs: number): Promise<Socket> {
+  const deadline = Date.now() + patienceMs;
+  let wait = 10;
+  for (;;) {
+    try {
+      return await hello(options);
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      if (Date.now() >= deadline)
+        throw new CliError(
+          "CLI_MCP_HOLDER_GONE",
+          `cannot reach the byteseek process holding the store (${options.path}): ${(err as Error).message}. Start byteseek mcp again`,
+          { cause: err },
+        );
+    }
+    if (await options.takeOver()) continue;
+    await new Promise((done) => setTimeout(done, wait));
+    wait = Math.min(wait * 2, 200);
+  }
+}
+
+/** One connection and its hello; a refusal is a CliError (final), anything else may pass with a retry. */
+function hello(options: RelayOptions): Promise<Socket> {
+  return new Promise((done, fail) => {
+    const s = connect(options.path);
+    let seen: Buffer = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk]);
+      const end = seen.indexOf(10);
+      if (end < 0) return;
+      s.off("data", onData);
+      s.off("close", onClose);
+      s.off("error", fail);
+      s.pause();
+      if (end + 1 < seen.length) s.unshift(seen.subarray(end + 1));
+      const answer = HolderAnswer.safeParse(parse(seen.subarray(0, end).toString("utf8")));
+      if (!answer.success) {
+        s.destroy();
+        return fail(new Error("the socket answered something other than a byteseek holder"));
+      }
+      if (answer.data.byteseek === "refused") {
+        s.destroy();
+        return fail(new CliError("CLI_MCP_REFUSED", answer.data.message));
+      }
+      done(s);
+    };
+    const onClose = () => fail(new Error("the holder closed the connection"));
+    s.once("error", fail);
+    s.once("close", onClose);
+    s.on("data", onData);
+    s.write(`${JSON.stringify(options.hello)}\n`);
+  });
+}
+
+/** Calls `onBlock` with the complete lines each read brings (newlines kept; a partial line waits for its end). */
+function readBlocks(stream: Readable, onBlock: (block: string) => void): void {
+  let rest = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    const text = rest === "" ? chunk : rest + chunk;
+    const end = text.lastIndexOf("\n");
+    if (end < 0) {
+      rest = text;
+      return;
+    }
+    rest = text.slice(end + 1);
+    onBlock(end === text.length - 1 ? text : text.slice(0, end + 1));
+  });
+  stream.resume();
+}
+
+/** The non-empty lines of a block. */
+function* lines(block: string): Generator<string> {
+  let start = 0;
+  for (let end = block.indexOf("\n"); end >= 0; end = block.indexOf("\n", start)) {
+    const line = block.slice(start, end > start && block.charCodeAt(end - 1) === 13 ? end - 1 : end);
+    if (line !== "") yield line;
+    start = end + 1;
+  }
+}
+
+/**
+ * A message's top-level id when it is the last member, as the SDKs write requests
+ * (`{"method":…,"params":…,"jsonrpc":"2.0","id":…}`) and results (`{"result":…,"jsonrpc":"2.0","id":…}`).
+ * A raw `,"` cannot occur inside a JSON string (its quotes are escaped), and the closing brace
+ * ends the line, so this member is the outer object's.
+ */
+const TAIL_ID = /,"jsonrpc":"2\.0","id":(-?\d{1,15}|"[A-Za-z0-9_.:-]{1,64}")\}$/;
+
+interface Seen {
+  kind: "request" | "response" | "initialized" | "other";
+  id?: Id;
+  message?: Message & Record<string, unknown>;
+}
+
+/**
+ * What a line is, as far as the relay cares: from the client, requests (kept until answered) and
+ * `initialized`; from the holder, responses. The SDKs' usual shapes are read off the line's ends;
+ * anything else is parsed.
+ */
+function classify(line: string, from: "client" | "holder"): Seen {
+  const expected = from === "client" ? '{"method":"' : '{"result":';
+  if (line.startsWith(expected)) {
+    const tail = TAIL_ID.exec(line.length > 120 ? line.slice(-120) : line);
+    if (tail) {
+      const raw = tail[1] as string;
+      const id = raw.startsWith('"') ? raw.slice(1, -1) : Number(raw);
+      return { kind: from === "client" ? "request" : "response", id };
+    }
+  } else if (from === "holder" && line.startsWith('{"method":"')) return { kind: "other" };
+  const message = parse(line);
+  if (message === undefined) return { kind: "other" };
+  const hasId = typeof message.id === "string" || typeof message.id === "number";
+  if (from === "client") {
+    if (typeof message.method === "string" && hasId)
+      return { kind: "request", id: message.id as Id, message };
+    if (message.method === "notifications/initialized") return { kind: "initialized" };
+    return { kind: "other" };
+  }
+  return message.method === undefined && hasId
+    ? { kind: "response", id: message.id as Id }
+    : { kind: "other" };
+}
+
+function parse(line: string): (Message & Record<string, unknown>) | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Message & Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

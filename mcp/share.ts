@@ -1,0 +1,205 @@
+/**
+ * One store folder, many MCP sessions. LevelDB lets one process hold a folder, and a host starts a
+ * stdio server per session, so a second session on the same project would find the folder locked.
+ * The process that holds a folder (a `byteseek mcp`, or `byteseek serve`) therefore listens on a
+ * Unix socket beside the store, and a `byteseek mcp` that finds the folder locked relays its
+ * client's stdio there (cli/mcp-relay.ts): the holder serves each relayed connection as a stdio
+ * connection of its own — the SDK's stdio entry over the socket — through its one runtime, group
+ * commit and watch.
+ *
+ * Who may connect: the socket is made with mode 0600 (only this user, who can open the store's
+ * files anyway), in the store folder or, when that path is too long for a socket, in a private
+ * folder of this user's (0700, checked). What a relay may ask: calls run in the holder's workspace,
+ * so a relay says which workspace it was started for and a different one is refused, naming both.
+ *
+ * The relay's first line is `{"byteseek":"relay","version":1,"workspace":…,"vid"?:…}`; the holder
+ * answers `{"byteseek":"ok"}` or `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as
+ * on stdio (one JSON-RPC message a line).
+ */
+import { createHash } from "node:crypto";
+import { chmod, lstat, mkdir, rm } from "node:fs/promises";
+import { createServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { LiveTree } from "./live.js";
+import { notifyInstances } from "./notify.js";
+import { type McpFactory, type McpInstance, VID } from "./server.js";
+import { serveConnection } from "./stdio.js";
+
+/** The socket's name in the store folder. */
+export const SHARE_SOCKET = "mcp.sock";
+
+/** A Unix socket path holds at most 107 bytes on Linux (104 on macOS); keep below both. */
+const MAX_SOCKET_PATH = 100;
+
+/** A handshake line longer than this is not a relay's. */
+const MAX_HELLO = 4096;
+
+/** A connection that says nothing this long is dropped. */
+const HELLO_TIMEOUT_MS = 5000;
+
+export const RelayHello = z.object({
+  byteseek: z.literal("relay"),
+  version: z.literal(1),
+  workspace: z.string().min(1).max(4096),
+  vid: z.string().regex(VID).optional(),
+});
+export type RelayHello = z.infer<typeof RelayHello>;
+
+export const HolderAnswer = z.union([
+  z.object({ byteseek: z.literal("ok") }),
+  z.object({ byteseek: z.literal("refused"), code: z.string(), message: z.string() }),
+]);
+export type HolderAnswer = z.infer<typeof HolderAnswer>;
+
+/** Where the holder of `folder` (an absolute store path) listens. */
+export async function sharePath(folder: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const beside = join(folder, SHARE_SOCKET);
+  if (Buffer.byteLength(beside) <= MAX_SOCKET_PATH) return beside;
+  const dir = await privateDir(env);
+  const name = createHash("sha256").update(folder).digest("hex").slice(0, 32);
+  return join(dir, `${name}.sock`);
+}
+
+/** `$XDG_RUNTIME_DIR/byteseek`, or `<tmp>/byteseek-<uid>`: made 0700, and refused when anyone else could use it. */
+async function privateDir(env: NodeJS.ProcessEnv): Promise<string> {
+  const uid = process.getuid?.() ?? 0;
+  const base = env.XDG_RUNTIME_DIR || tmpdir();
+  const dir = join(base, env.XDG_RUNTIME_DIR ? "byteseek" : `byteseek-${uid}`);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const st = await lstat(dir);
+  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0)
+    throw new Error(
+      `${dir} is not a private folder of this user's (a folder, owned by uid ${uid}, mode 0700): remove it, or set XDG_RUNTIME_DIR to one that is`,
+    );
+  return dir;
+}
+
+export interface SharedMcp {
+  /** Where it listens. */
+  path: string;
+  /** Relayed connections open now. */
+  connections(): number;
+  /** Stops listening, closes every relayed connection (their relays go on elsewhere) and removes the socket. */
+  close(): Promise<void>;
+}
+
+export interface ShareOptions {
+  path: string;
+  factory: McpFactory;
+  live: LiveTree;
+  logger: Logger;
+  /** The root this process's file tools touch (absolute); a relay must name the same. */
+  workspace: string;
+}
+
+/** Listens for relays on `path`; call only while holding the store (anything at `path` is a dead holder's). */
+export async function listenShared(options: ShareOptions): Promise<SharedMcp> {
+  const { path, factory, live, logger, workspace } = options;
+  const open = new Map<Socket, { close(): Promise<void> } | undefined>();
+  const instances = new Set<McpInstance>();
+  const unsubscribe = live.subscribe((change) => notifyInstances(instances, change));
+
+  function refuse(socket: Socket, code: string, message: string): void {
+    socket.end(`${JSON.stringify({ byteseek: "refused", code, message })}\n`);
+  }
+
+  function serve(socket: Socket, hello: RelayHello, rest: Buffer): void {
+    socket.write(`${JSON.stringify({ byteseek: "ok" })}\n`);
+    if (rest.length > 0) socket.unshift(rest);
+    const handle = serveConnection({
+      factory,
+      logger,
+      input: socket,
+      output: socket,
+      onInstance(instance) {
+        instances.add(instance);
+        socket.once("close", () => instances.delete(instance));
+      },
+      ...(hello.vid === undefined ? {} : { vid: hello.vid }),
+    });
+    open.set(socket, handle);
+    // paused since the hello; the transport listens now
+    socket.resume();
+  }
+
+  function onConnection(socket: Socket): void {
+    open.set(socket, undefined);
+    socket.once("close", () => {
+      const handle = open.get(socket);
+      open.delete(socket);
+      handle?.close().catch(() => {});
+    });
+    socket.on("error", (err) => logger.debug({ err }, "MCP relay socket error"));
+    let seen: Buffer = Buffer.alloc(0);
+    const timer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
+    const onData = (chunk: Buffer) => {
+      seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+      const end = seen.indexOf(10);
+      if (end < 0) {
+        if (seen.length > MAX_HELLO) {
+          clearTimeout(timer);
+          socket.off("data", onData);
+          refuse(socket, "MCP_SHARE_HELLO", "the first line must be a byteseek relay's hello");
+        }
+        return;
+      }
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.pause();
+      let hello: RelayHello;
+      try {
+        hello = RelayHello.parse(JSON.parse(seen.subarray(0, end).toString("utf8")));
+      } catch {
+        refuse(socket, "MCP_SHARE_HELLO", "the first line must be a byteseek relay's hello");
+        return;
+      }
+      if (hello.workspace !== workspace) {
+        refuse(
+          socket,
+          "MCP_SHARE_WORKSPACE",
+          `the store is held by a process whose workspace is ${workspace}, and calls run there; this byteseek mcp was started for ${hello.workspace}. Start it with BYTESEEK_WORKSPACE=${workspace}, or give it a store of its own (KVSPACE)`,
+        );
+        return;
+      }
+      serve(socket, hello, seen.subarray(end + 1));
+    };
+    socket.on("data", onData);
+  }
+
+  await rm(path, { force: true });
+  const server = createServer(onConnection);
+  await new Promise<void>((done, fail) => {
+    server.once("error", fail);
+    // The socket is made 0600 from the start: no moment in which another user could connect.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(path, () => {
+        server.off("error", fail);
+        done();
+      });
+    } finally {
+      process.umask(umask);
+    }
+  });
+  await chmod(path, 0o600);
+  server.on("error", (err) => logger.warn({ err }, "MCP share socket error"));
+  logger.debug({ path }, "serving MCP relays");
+
+  return {
+    path,
+    connections: () => open.size,
+    async close() {
+      unsubscribe();
+      const closed = new Promise<void>((done) => server.close(() => done()));
+      for (const [socket, handle] of open) {
+        await handle?.close().catch(() => {});
+        socket.destroy();
+      }
+      await closed;
+      await rm(path, { force: true });
+    },
+  };
+}

@@ -1,0 +1,274 @@
+/**
+ * Several `byteseek mcp` on one store folder (and `byteseek serve` holding it): the first holds the
+ * folder and serves the others' relayed stdio on a socket beside the store; when it goes, one of
+ * them takes over and the rest follow. Real built CLI processes, official clients.
+ */
+import { spawn } from "node:child_process";
+import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
+import { join } from "node:path";
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { listenShared, SHARE_SOCKET, sharePath } from "../../mcp/share.js";
+import { startServer } from "../../server/main.js";
+import { openTree } from "../../tree/index.js";
+import { eventually, tempDir } from "../server/helpers.js";
+import {
+  BYTESEEK_BIN,
+  closedAfterEach,
+  connectV1Stdio,
+  connectV2Stdio,
+  stdioFolders,
+  textOf,
+} from "./helpers.js";
+
+const track = closedAfterEach();
+
+/** One line from a raw connection to the socket, after sending `line`. */
+function exchange(path: string, line: string): Promise<{ answer: string; closed: boolean }> {
+  return new Promise((done, fail) => {
+    const s = connect(path);
+    let seen = "";
+    s.on("error", fail);
+    s.on("data", (d: Buffer) => {
+      seen += d.toString();
+    });
+    s.on("close", () => done({ answer: seen, closed: true }));
+    s.write(line);
+  });
+}
+
+async function recordName(folder: string, key: string): Promise<string | undefined> {
+  const tree = await openTree({ backend: "classic", location: folder });
+  try {
+    const rec = await tree.get(key);
+    return rec?.kind === "json" ? (rec.value.value as { name: string }).name : undefined;
+  } finally {
+    await tree.close();
+  }
+}
+
+describe("byteseek mcp processes sharing one store folder", () => {
+  const folders = stdioFolders("mcp-share", { "a.txt": "alpha\n" });
+
+  it("serves a second process on a held folder through the first, into the same store, with a socket only this user may use", async () => {
+    const first = track(await connectV1Stdio(folders.env, { name: "first" }, ["--vid", "one"]));
+    const second = track(await connectV2Stdio(folders.env, { name: "second" }));
+    const third = track(await connectV1Stdio(folders.env, { name: "third" }, ["--vid", "three"]));
+    expect((await first.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+    const two = await second.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+    expect(two.isError).toBe(false);
+    expect(textOf(two)).toContain("alpha");
+    expect((two._meta as Record<string, unknown>)["byteseek/record"]).toMatch(
+      /^\/byteseek\/tool\/mcp-second\//,
+    );
+    const three = await third.callTool({ name: "edit_read", arguments: {} });
+    expect(three.isError).toBe(true);
+    expect((three._meta as Record<string, unknown>)["byteseek/record"]).toBe("/byteseek/tool/three/0");
+    const socket = await stat(join(folders.store, SHARE_SOCKET));
+    expect(socket.isSocket()).toBe(true);
+    expect(socket.mode & 0o777).toBe(0o600);
+    await track.closeAll();
+    expect(await recordName(folders.store, "/byteseek/tool/one/0")).toBe("edit.read");
+    expect(await recordName(folders.store, "/byteseek/tool/three/0")).toBe("edit.read");
+  });
+
+  it("keeps a session going when the process holding the folder ends: another takes the store over and the client calls on", async () => {
+    const holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]);
+    let changed = 0;
+    const a = track(await connectV1Stdio(folders.env, { onToolsChanged: () => changed++ }, ["--vid", "a"]));
+    const b = track(await connectV2Stdio(folders.env, { name: "b" }));
+    expect((await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+    await holder.close();
+    // Each goes on without reconnecting: one of the relays now holds the store, the other relays to it.
+    const again = await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+    expect(again.isError).toBe(false);
+    expect((again._meta as Record<string, unknown>)["byteseek/record"]).toBe("/byteseek/tool/a/1");
+    const fromB = await b.callTool({ name: "tree_get", arguments: { key: "/byteseek/prompt/system" } });
+    expect(fromB.isError).toBe(false);
+    // The new holder's watch tells the relayed session when the catalogue changes.
+    const set = await b.callTool({
+      name: "tree_set",
+      arguments: {
+        key: "/byteseek/tools/text.peek",
+        value: {
+          name: "text.peek",
+          description: "Read a tree key",
+          params: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+          impl: { kind: "builtin", ref: "tree.get" },
+        },
+      },
+    });
+    expect(set.isError).toBe(false);
+    await eventually(() => changed > 0, "notifications/tools/list_changed after the takeover");
+    expect((await a.listTools()).tools.map((t) => t.name)).toContain("text_peek");
+  });
+
+  it("answers a request caught in flight when its holder dies with an error saying it may have run, then serves the next", async () => {
+    const spawnMcp = () => {
+      const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp", "--vid", "raw"], {
+        env: { PATH: process.env.PATH ?? "", ...folders.env },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      const lines: Array<{ id?: unknown; result?: unknown; error?: { message: string } }> = [];
+      let rest = "";
+      child.stdout.on("data", (d: Buffer) => {
+        const parts = (rest + d.toString()).split("\n");
+        rest = parts.pop() ?? "";
+        for (const p of parts) if (p !== "") lines.push(JSON.parse(p));
+      });
+      const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+      return { child, lines, send };
+    };
+    const init = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    const call = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "edit_read", arguments: { path: "a.txt" } },
+    });
+    const holder = spawnMcp();
+    const relay = spawnMcp();
+    try {
+      holder.send(init(1));
+      await eventually(() => holder.lines.length > 0, "the holder's initialize answer");
+      relay.send(init(1));
+      relay.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await eventually(() => relay.lines.some((l) => l.id === 1), "the relayed initialize answer");
+      // The holder stops (its answer never comes), then dies: the relay's request is in flight.
+      holder.child.kill("SIGSTOP");
+      relay.send(call(5));
+      await new Promise((r) => setTimeout(r, 200));
+      holder.child.kill("SIGKILL");
+      await eventually(() => relay.lines.some((l) => l.id === 5), "an answer to the request in flight");
+      const lost = relay.lines.find((l) => l.id === 5);
+      expect(lost?.error?.message).toContain("may have run");
+      // The relay took the folder over: the next call is served, and its replayed opening's answer is not shown.
+      relay.send(call(6));
+      await eventually(() => relay.lines.some((l) => l.id === 6), "the next call's answer");
+      expect(relay.lines.find((l) => l.id === 6)?.result).toMatchObject({ isError: false });
+      expect(relay.lines.filter((l) => l.id === 1)).toHaveLength(1);
+      expect(relay.lines.every((l) => typeof l.id !== "string")).toBe(true);
+    } finally {
+      holder.child.kill("SIGKILL");
+      relay.child.stdin.end();
+      await new Promise((r) => relay.child.once("exit", r));
+    }
+  });
+
+  it("refuses a process started for another workspace, naming both, since calls run in the holder's", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
+    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+    const other = await tempDir("byteseek-mcp-share-other-");
+    try {
+      const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp"], {
+        env: { PATH: process.env.PATH ?? "", KVSPACE: folders.store, BYTESEEK_WORKSPACE: other.path },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const code = await new Promise<number | null>((res) => child.on("exit", res));
+      expect(code).toBe(1);
+      expect(stderr).toContain(folders.workspace);
+      expect(stderr).toContain(other.path);
+      expect(stderr).toContain("BYTESEEK_WORKSPACE");
+    } finally {
+      await other.remove();
+    }
+  });
+
+  it("answers a connection that is not a relay's with a refusal and closes it", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
+    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+    const path = join(folders.store, SHARE_SOCKET);
+    // An MCP message straight away (no hello), and a hello naming the right workspace but a bad vid.
+    const raw = await exchange(path, `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })}\n`);
+    expect(raw.closed).toBe(true);
+    expect(JSON.parse(raw.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
+    const badVid = await exchange(
+      path,
+      `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace, vid: "../x" })}\n`,
+    );
+    expect(JSON.parse(badVid.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
+    // Still serving.
+    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+  });
+});
+
+describe("byteseek mcp on a folder a byteseek server holds", () => {
+  it("relays to the server, whose runtime makes and records the call", async () => {
+    const store = await tempDir("byteseek-mcp-share-serve-");
+    const ws = await tempDir("byteseek-mcp-share-serve-ws-");
+    await writeFile(join(ws.path, "a.txt"), "served\n");
+    const server = await startServer({
+      env: { KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path, BYTESEEK_PORT: "0" },
+      logger: pino({ level: "silent" }),
+      handleSignals: false,
+    });
+    try {
+      const client = track(
+        await connectV1Stdio({ KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path }, {}, ["--vid", "rel"]),
+      );
+      const ok = await client.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+      expect(textOf(ok)).toContain("served");
+      const rec = await server.tree.get("/byteseek/tool/rel/0");
+      expect(rec?.kind === "json" && (rec.value.value as { name: string }).name).toBe("edit.read");
+      await client.close();
+    } finally {
+      await server.close();
+      await store.remove();
+      await ws.remove();
+    }
+  });
+});
+
+describe("the share socket's place", () => {
+  it("sits in the store folder, or in a private folder of this user's when that path is too long for a socket", async () => {
+    const base = await tempDir("byteseek-share-path-");
+    try {
+      expect(await sharePath("/srv/store", {})).toBe(`/srv/store/${SHARE_SOCKET}`);
+      const long = `/srv/${"x".repeat(120)}`;
+      const runtime = join(base.path, "run");
+      await mkdir(runtime, { mode: 0o700 });
+      const path = await sharePath(long, { XDG_RUNTIME_DIR: runtime });
+      expect(path.startsWith(join(runtime, "byteseek"))).toBe(true);
+      expect(Buffer.byteLength(path)).toBeLessThanOrEqual(100);
+      expect(await sharePath(long, { XDG_RUNTIME_DIR: runtime })).toBe(path);
+      expect((await stat(join(runtime, "byteseek"))).mode & 0o777).toBe(0o700);
+      // A folder others may write is not used: anyone could put a socket of theirs there.
+      await chmod(join(runtime, "byteseek"), 0o777);
+      await expect(sharePath(long, { XDG_RUNTIME_DIR: runtime })).rejects.toThrow(/private folder/);
+    } finally {
+      await base.remove();
+    }
+  });
+
+  it("replaces what a dead holder left at the path", async () => {
+    const base = await tempDir("byteseek-share-stale-");
+    try {
+      const path = join(base.path, SHARE_SOCKET);
+      await writeFile(path, "left over");
+      const noop = { subscribe: () => () => {}, close() {} };
+      const shared = await listenShared({
+        path,
+        // no connection is made: the factory is never asked
+        factory: {} as never,
+        live: noop as never,
+        logger: pino({ level: "silent" }),
+        workspace: base.path,
+      });
+      expect((await stat(path)).isSocket()).toBe(true);
+      await shared.close();
+      await expect(stat(path)).rejects.toThrow();
+    } finally {
+      await base.remove();
+    }
+  });
+});
