@@ -9,7 +9,7 @@
  *   npm run build && node dist/bench/etcd-probe.js [--count N] [--rounds R] [--only x1,x32,two,gw1,gw32]
  *
  * Each server runs in a child process (this file with `--serve`) that counts its etcd calls by
- * wrapping etcd3's KVClient; the parent asks it for the counts over IPC.
+ * wrapping etcd3's KVClient and the tree's EtcdRpc; the parent asks it for the counts over IPC.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -40,10 +40,19 @@ function flag(name: string): string | undefined {
 
 async function serve(): Promise<void> {
   const etcd3 = await import("etcd3");
+  const { EtcdRpc } = await import("../tree/etcd/rpc.js");
   const { startServer } = await import("../server/main.js");
   const s: Stats = { txn: 0, range: 0, other: 0, writes: 0, failed: 0, failedKeys: {}, cpuUs: 0 };
-  const proto = etcd3.KVClient.prototype as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-  for (const name of ["range", "put", "deleteRange", "compact", "txn"]) {
+  // The tree's hot calls go through EtcdRpc, the rest through etcd3's KVClient: both counted.
+  const methods = [
+    ...["range", "put", "deleteRange", "compact", "txn"].map((name) => ({
+      name,
+      proto: etcd3.KVClient.prototype,
+    })),
+    ...["range", "txn"].map((name) => ({ name, proto: EtcdRpc.prototype })),
+  ];
+  for (const { name, proto: p } of methods) {
+    const proto = p as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
     const orig = proto[name]!;
     proto[name] = async function (this: unknown, ...args: unknown[]) {
       const req = args[0] as {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BuiltTxn } from "../../tree/etcd/attempt.js";
 import { createGroupCommit } from "../../tree/etcd/group-commit.js";
 import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
+import { EtcdRpc } from "../../tree/etcd/rpc.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
@@ -27,7 +28,7 @@ const buf = (s: string) => Buffer.from(s, "utf8");
 function putTxn(keys: string[], guard?: { key: string; version: number }): BuiltTxn {
   return {
     compare: guard
-      ? [{ key: buf(guard.key), target: "Version", result: "Equal", version: String(guard.version) }]
+      ? [{ key: buf(guard.key), target: "Version", result: "Equal", version: guard.version }]
       : [],
     success: keys.map((k) => ({ request_put: { key: buf(k), value: buf("x") } })),
     marker: keys[0] ?? "",
@@ -112,7 +113,7 @@ describe("group commit on etcd", () => {
 
   it("fails only the write whose compare does not hold; the others in its batch commit", async () => {
     const p = `gc${++n}/`;
-    const group = createGroupCommit({ client, maxTxnOps: 128 });
+    const group = createGroupCommit({ rpc: new EtcdRpc(client), maxTxnOps: 128 });
     await client.kv.put({ key: buf(`${p}taken`), value: buf("already") });
     const outcomes = await Promise.all([
       group.commit(putTxn([`${p}a0`])),
@@ -131,7 +132,11 @@ describe("group commit on etcd", () => {
     const p = `gc${++n}/`;
     // The tree's limit says more than this etcd accepts (1024 operations): a batch of one big write
     // and 30 small ones goes over what etcd leaves a nested transaction.
-    const group = createGroupCommit({ client, maxTxnOps: 4096, maxBatchBytes: 64 * 1024 * 1024 });
+    const group = createGroupCommit({
+      rpc: new EtcdRpc(client),
+      maxTxnOps: 4096,
+      maxBatchBytes: 64 * 1024 * 1024,
+    });
     const big = Array.from({ length: 1000 }, (_v, i) => `${p}big/${i}`);
     const outcomes = await Promise.all([
       group.commit(putTxn([`${p}first`])),

@@ -12,7 +12,6 @@
  * It is the WriteStore the write rules (plan.ts) plan against. Over 400 lines: the read set, the
  * staged writes and the transaction built from both are one piece of state.
  */
-import type { Etcd3, ICompare, IKeyValue, IRequestOp } from "etcd3";
 import { HIST, HIST_LIST, NODE, upperBound } from "../encoding.js";
 import { compareCodePoints } from "../path.js";
 import type { EventRecord, HistRecord } from "../record.js";
@@ -25,10 +24,12 @@ import {
   type Scanned,
   type WriteStore,
 } from "../write-store.js";
-import { headerRev, isCompactedError, kvNum } from "./client.js";
+import { isCompactedError } from "./client.js";
 import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
 import { type EtcdRecord, histListSk, nodeOf, nodeSk } from "./layout.js";
 import { inRange, mergeRanges, type Range, splitRanges } from "./ranges.js";
+import type { EtcdRpc } from "./rpc.js";
+import type { Compare, KeyValue, RangeResponse, RequestOp } from "./wire.js";
 
 export { PENDING };
 
@@ -74,7 +75,7 @@ export class Attempt implements WriteStore {
   readonly fromCache = new Set<string>();
 
   constructor(
-    private readonly client: Etcd3,
+    private readonly rpc: EtcdRpc,
     private readonly prefix: string,
     private readonly onRev: (rev: number) => void,
     /**
@@ -231,20 +232,20 @@ export class Attempt implements WriteStore {
       });
     }
     if (want.length === 0) return;
-    let kvs: Array<IKeyValue | undefined>;
+    let kvs: Array<KeyValue | undefined>;
     if (this.readRev === 0) {
       // The first read: one transaction of ranges is one snapshot, and fixes R.
-      const res = await this.client.kv.txn({
+      const res = await this.rpc.txn({
         success: want.map((sk) => ({ request_range: { key: enc(this.prefix + sk) } })),
       });
-      this.readRev = headerRev(res.header);
+      this.readRev = res.header.revision;
       this.onRev(this.readRev);
       kvs = res.responses.map((r) => r.response_range?.kvs[0]);
     } else {
       kvs = await Promise.all(
         want.map(async (sk) => {
           try {
-            const res = await this.client.kv.range({ key: enc(this.prefix + sk), revision: this.readRev });
+            const res = await this.rpc.range({ key: enc(this.prefix + sk), revision: this.readRev });
             return res.kvs[0];
           } catch (err) {
             if (isCompactedError(err)) throw new Conflict("read revision compacted");
@@ -305,9 +306,9 @@ export class Attempt implements WriteStore {
     const out = new Map<string, { raw?: string; mr: number }>();
     let from = gte;
     for (;;) {
-      let res: Awaited<ReturnType<Etcd3["kv"]["range"]>>;
+      let res: RangeResponse;
       try {
-        res = await this.client.kv.range({
+        res = await this.rpc.range({
           key: enc(this.prefix + from),
           range_end: enc(this.prefix + lt),
           revision: this.readRev,
@@ -320,7 +321,7 @@ export class Attempt implements WriteStore {
       }
       for (const kv of res.kvs) {
         const sk = kv.key.toString("utf8").slice(this.prefix.length);
-        const mr = kvNum(kv, "mod_revision");
+        const mr = kv.mod_revision;
         if (!this.#deleted(sk)) out.set(sk, keysOnly ? { mr } : { raw: kv.value.toString("utf8"), mr });
       }
       if (!res.more || res.kvs.length === 0) break;
@@ -342,8 +343,8 @@ export class Attempt implements WriteStore {
    * puts alone (see events.ts). Answers the marker's storage key too.
    */
   build(id: string, maxCompares: number, lazy: (ev: EventRecord) => EventRecord): BuiltTxn {
-    const next = String(this.readRev + 1);
-    const compare: ICompare[] = [];
+    const next = this.readRev + 1;
+    const compare: Compare[] = [];
     const used = [...this.#used].sort(compareCodePoints);
     const guards: Range[] = [];
     if (used.length + this.#rangeReads.length > maxCompares) {
@@ -354,46 +355,53 @@ export class Attempt implements WriteStore {
         const e = this.#cache.get(sk);
         compare.push(
           e
-            ? { key: enc(this.prefix + sk), target: "Mod", result: "Equal", mod_revision: String(e.mr) }
-            : { key: enc(this.prefix + sk), target: "Version", result: "Equal", version: "0" },
+            ? { key: this.prefix + sk, target: "Mod", result: "Equal", mod_revision: e.mr }
+            : { key: this.prefix + sk, target: "Version", result: "Equal", version: 0 },
         );
       }
     guards.push(...this.#rangeReads);
     const merged = guards.length > maxCompares - compare.length ? mergeRanges(guards, maxCompares) : guards;
     for (const g of merged) {
-      const c: ICompare = {
-        key: enc(this.prefix + g.gte),
+      const c: Compare = {
+        key: this.prefix + g.gte,
         target: "Mod",
         result: "Less",
         mod_revision: next,
       };
-      if (g.lt !== `${g.gte}\0`) c.range_end = enc(this.prefix + g.lt);
+      if (g.lt !== `${g.gte}\0`) c.range_end = this.prefix + g.lt;
       compare.push(c);
     }
-    const success: IRequestOp[] = [];
+    const success: RequestOp[] = [];
     const localKeys = [...this.#local.keys()];
     for (const r of splitRanges(this.#delRanges, [...localKeys].sort(compareCodePoints)))
       success.push({
-        request_delete_range: { key: enc(this.prefix + r.gte), range_end: enc(this.prefix + r.lt) },
+        request_delete_range: { key: this.prefix + r.gte, range_end: this.prefix + r.lt },
       });
     const puts: StagedPut[] = [];
     for (const sk of localKeys) {
       const e = this.#local.get(sk);
-      if (e === null || e === undefined)
-        success.push({ request_delete_range: { key: enc(this.prefix + sk) } });
+      if (e === null || e === undefined) success.push({ request_delete_range: { key: this.prefix + sk } });
       else if (sk.startsWith(NODE))
         puts.push({ sk, rec: e.rec ?? (JSON.parse(e.raw) as EtcdRecord), created: e.cr === PENDING });
     }
     const marker = puts[0];
+    // The marker's text: its staged text with the write's id (and, when a watcher could not
+    // rebuild them, its events) as the last fields, as JSON.stringify of the record with them
+    // would write it, without stringifying the record a second time.
+    let markerRaw = "";
     if (marker) {
-      marker.rec = { ...marker.rec, w: id };
-      if (!sameEvents(this.events, eventsOfPuts(puts))) marker.rec.x = this.events.map(lazy);
+      const staged = this.#local.get(marker.sk)!.raw;
+      markerRaw = `${staged.slice(0, -1)}${staged === "{}" ? "" : ","}"w":${JSON.stringify(id)}`;
+      if (!sameEvents(this.events, eventsOfPuts(puts)))
+        markerRaw += `,"x":${JSON.stringify(this.events.map(lazy))}`;
+      markerRaw += "}";
     }
     for (const sk of localKeys) {
       const e = this.#local.get(sk);
       if (e === null || e === undefined) continue;
-      const raw = sk === marker?.sk ? JSON.stringify(marker.rec) : e.raw;
-      success.push({ request_put: { key: enc(this.prefix + sk), value: enc(raw) } });
+      const raw = sk === marker?.sk ? markerRaw : e.raw;
+      // Keys and values as strings: wire.ts writes their UTF-8 straight into the request.
+      success.push({ request_put: { key: this.prefix + sk, value: raw } });
     }
     // A write that scanned or deleted a range, or puts no node (its events have nowhere to go),
     // commits in a transaction of its own; any other names the keys it read and wrote, so group
@@ -410,14 +418,14 @@ export class Attempt implements WriteStore {
 
 /** An attempt's commit as one etcd transaction. */
 export interface BuiltTxn {
-  compare: ICompare[];
-  success: IRequestOp[];
+  compare: Compare[];
+  success: RequestOp[];
   /** The storage key of the write's marker record ("" when it puts no node). */
   marker: string;
   /** The storage keys it compares and writes; absent when it must commit alone. */
   touched?: { reads: string[]; writes: string[] };
 }
 
-function entryOf(kv: IKeyValue): Entry {
-  return { raw: kv.value.toString("utf8"), cr: kvNum(kv, "create_revision"), mr: kvNum(kv, "mod_revision") };
+function entryOf(kv: KeyValue): Entry {
+  return { raw: kv.value.toString("utf8"), cr: kv.create_revision, mr: kv.mod_revision };
 }

@@ -32,6 +32,7 @@ import { type Committed, createGroupCommit } from "./group-commit.js";
 import { type EtcdRecord, nodeSk } from "./layout.js";
 import { startLocalReads } from "./local-reads.js";
 import { createEtcdReads } from "./reads.js";
+import { EtcdRpc } from "./rpc.js";
 import { upgradeEtcdLayout } from "./upgrade.js";
 import { watchTree } from "./watch.js";
 
@@ -91,7 +92,8 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
     });
   const plan = createPlanner({ history: versionsKept, maxValueBytes });
-  const group = createGroupCommit({ client, maxTxnOps });
+  const rpc = new EtcdRpc(client);
+  const group = createGroupCommit({ rpc, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
   let closed = false;
@@ -219,7 +221,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       for (let attempt = 0; ; attempt++) {
         ensureOpen();
         // After a conflict, read etcd: what the record cache held may be what conflicted.
-        const m = new Attempt(client, prefix, seeRev, conflicts === 0 ? local : undefined, maxTxnOps);
+        const m = new Attempt(rpc, prefix, seeRev, conflicts === 0 ? local : undefined, maxTxnOps);
         const id = `${base}.${attempt}`;
         let value: T;
         let outcome: "conflict" | "unavailable";
@@ -334,6 +336,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
 
   const local = startLocalReads({
     client,
+    rpc,
     prefix,
     cacheBytes: options.cacheBytes ?? 32 * 1024 * 1024,
     known: () => lastRev,
@@ -406,7 +409,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
         ? beforeUpgrade(o.fromRev)
         : watchTree(
             {
-              client,
+              rpc,
               prefix,
               feed: local,
               ...(logger ? { logger } : {}),

@@ -6,12 +6,12 @@
  * events in the first node record it writes (`x`), which a watcher reads instead. Both sides run
  * `eventsOfPuts`, so a write carries `x` exactly when the rebuild would differ.
  */
-import type { IEvent } from "etcd3";
 import { keyFromNodeKey } from "../encoding.js";
 import { type EventRecord, eventFromRecord } from "../record.js";
 import type { WatchEvent } from "../types.js";
 import { PENDING } from "./attempt.js";
 import type { EtcdRecord } from "./layout.js";
+import type { WatchEvent as EtcdEvent } from "./wire.js";
 
 /** A node record a write puts, in the order it staged it. `created`: the key did not exist before. */
 export interface StagedPut {
@@ -56,12 +56,12 @@ export interface FeedRevision {
 }
 
 /** A watch response's events, one group per revision, in order. */
-export function byRevision(events: IEvent[]): IEvent[][] {
-  const groups: IEvent[][] = [];
+export function byRevision(events: EtcdEvent[]): EtcdEvent[][] {
+  const groups: EtcdEvent[][] = [];
   let rev = -1;
   for (const ev of events) {
     if (!ev.kv) continue;
-    const r = Number(ev.kv.mod_revision);
+    const r = ev.kv.mod_revision;
     if (r !== rev) groups.push([]);
     rev = r;
     groups[groups.length - 1]!.push(ev);
@@ -81,10 +81,10 @@ const CARRIED = Buffer.from('"x":', "utf8");
  */
 export function revisionOf(
   prefixLength: number,
-  group: IEvent[],
+  group: EtcdEvent[],
   wanted: (key: string) => boolean = () => true,
 ): FeedRevision {
-  const rev = Number(group[0]!.kv.mod_revision);
+  const rev = group[0]!.kv.mod_revision;
   const carries = group.some((ev) => ev.type === "Put" && ev.kv.value.includes(CARRIED));
   const writes: StagedPut[][] = [];
   for (const ev of group) {
@@ -92,7 +92,7 @@ export function revisionOf(
     const sk = ev.kv.key.toString("utf8").slice(prefixLength);
     if (!carries && !wanted(keyFromNodeKey(sk))) continue;
     const rec = JSON.parse(ev.kv.value.toString("utf8")) as EtcdRecord;
-    const put = { sk, rec, created: Number(ev.kv.version) === 1 };
+    const put = { sk, rec, created: ev.kv.version === 1 };
     if (rec.w !== undefined || writes.length === 0) writes.push([put]);
     else writes[writes.length - 1]!.push(put);
   }

@@ -11,9 +11,10 @@
  * deletes a range goes alone. If etcd refuses a batch (too large, too many operations) every
  * write in it is sent again on its own, so a refusal reaches only the write that caused it.
  */
-import type { Etcd3, IRequestOp } from "etcd3";
 import type { BuiltTxn } from "./attempt.js";
-import { headerRev, isEtcdRefusal } from "./client.js";
+import { isEtcdRefusal } from "./client.js";
+import type { EtcdRpc } from "./rpc.js";
+import { byteLength, type RequestOp, type TxnResponse } from "./wire.js";
 
 /** The outcome of one write's transaction: whether its compares held, and the revision etcd answered at. */
 export interface Committed {
@@ -22,7 +23,7 @@ export interface Committed {
 }
 
 export interface GroupCommitOptions {
-  client: Etcd3;
+  rpc: EtcdRpc;
   /** etcd's --max-txn-ops: a batch of b writes leaves each nested transaction maxTxnOps - b. */
   maxTxnOps: number;
   /** Most bytes of keys and values in one batch (well under etcd's --max-request-bytes). */
@@ -46,8 +47,8 @@ export function createGroupCommit(o: GroupCommitOptions) {
   let inflight = 0;
 
   async function alone(txn: BuiltTxn): Promise<Committed> {
-    const res = await o.client.kv.txn({ compare: txn.compare, success: txn.success });
-    return { succeeded: res.succeeded, rev: headerRev(res.header) };
+    const res = await o.rpc.txn({ compare: txn.compare, success: txn.success });
+    return { succeeded: res.succeeded, rev: res.header.revision };
   }
 
   /** The first waiting write and every later one that fits beside it, taken off the queue. */
@@ -88,12 +89,12 @@ export function createGroupCommit(o: GroupCommitOptions) {
       await alone(w.txn).then(w.resolve, w.reject);
       return;
     }
-    const success: IRequestOp[] = batch.map((w) => ({
+    const success: RequestOp[] = batch.map((w) => ({
       request_txn: { compare: w.txn.compare, success: w.txn.success },
     }));
-    let res: Awaited<ReturnType<Etcd3["kv"]["txn"]>>;
+    let res: TxnResponse;
     try {
-      res = await o.client.kv.txn({ success });
+      res = await o.rpc.txn({ success });
     } catch (err) {
       if (!isEtcdRefusal(err)) {
         for (const w of batch) w.reject(err);
@@ -103,7 +104,7 @@ export function createGroupCommit(o: GroupCommitOptions) {
       await Promise.all(batch.map((w) => alone(w.txn).then(w.resolve, w.reject)));
       return;
     }
-    const rev = headerRev(res.header);
+    const rev = res.header.revision;
     batch.forEach((w, i) => {
       w.resolve({ succeeded: res.responses[i]?.response_txn?.succeeded === true, rev });
     });
@@ -140,8 +141,7 @@ export function createGroupCommit(o: GroupCommitOptions) {
 function sizeOf(txn: BuiltTxn): number {
   let n = 0;
   for (const op of txn.success) {
-    const put = op.request_put;
-    n += put ? (put.key?.length ?? 0) + (put.value?.length ?? 0) : 64;
+    n += "request_put" in op ? byteLength(op.request_put.key) + byteLength(op.request_put.value) : 64;
   }
   return n + txn.compare.length * 64;
 }

@@ -22,18 +22,23 @@
  * its revisions handed to the subscribers, so a server holds one etcd watcher, however many
  * prefixes it watches. With no cache and no subscriber the stream is not kept.
  */
-import type { Etcd3, IWatchRequest, IWatchResponse } from "etcd3";
+
+import type { Etcd3 } from "etcd3";
 import type { Logger } from "pino";
 import { keyFromNodeKey, NODE } from "../encoding.js";
 import { deepFreeze } from "../node-cache.js";
 import { SizedCache } from "../sized-cache.js";
 import type { TreeNode } from "../types.js";
-import { headerRev, kvNum, ordersProgress } from "./client.js";
+import { ordersProgress } from "./client.js";
 import { byRevision, type FeedRevision, revisionOf } from "./events.js";
 import { type EtcdRecord, nodeOf } from "./layout.js";
+import type { EtcdRpc } from "./rpc.js";
+import type { WatchRequest, WatchResponse } from "./wire.js";
 
 export interface LocalReadsOptions {
+  /** For etcd's version (whether its progress answers can be trusted). */
   client: Etcd3;
+  rpc: EtcdRpc;
   prefix: string;
   /** Memory for cached nodes, bytes (0: every read goes to etcd). */
   cacheBytes: number;
@@ -108,7 +113,7 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
   let askedProgress = false;
   /** Whether this etcd's progress answers may move `fed` (see progressFollowsEvents). */
   let progressTrusted = false;
-  let write: ((req: IWatchRequest) => void) | undefined;
+  let write: ((req: WatchRequest) => void) | undefined;
   const subs = new Set<FeedSubscriber>();
   let running = o.cacheBytes > 0;
   const wanted = (key: string) => {
@@ -133,31 +138,33 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
     backoff = Math.min(backoff * 2, 2000);
   };
 
-  const apply = (res: IWatchResponse) => {
+  const apply = (res: WatchResponse) => {
     for (const ev of res.events) {
       const sk = ev.kv.key.toString("utf8").slice(o.prefix.length);
       const key = keyFromNodeKey(sk);
-      const rev = kvNum(ev.kv, "mod_revision");
+      const rev = ev.kv.mod_revision;
       if (ev.type === "Delete") {
         cache.delete(key);
         const had = records.get(sk);
         if (had && had.mr < rev) records.delete(sk);
         continue;
       }
-      // Kept current only for what this server read or wrote: a stream of new keys would only fill the caches.
-      const isRecord = records.has(sk);
+      // Kept current only for what this server read or wrote: a stream of new keys would only fill
+      // the caches. A record this server's own commit already noted is not decoded again.
+      const had = records.get(sk);
+      const newer = had !== undefined && had.mr < rev;
       const isNode = cache.has(key);
-      if (!isRecord && !isNode) continue;
-      const rec = { raw: ev.kv.value.toString("utf8"), cr: kvNum(ev.kv, "create_revision"), mr: rev };
-      if (isRecord) noteRecord(sk, rec);
+      if (!newer && !isNode) continue;
+      const rec = { raw: ev.kv.value.toString("utf8"), cr: ev.kv.create_revision, mr: rev };
+      if (newer) records.set(sk, rec, rec.raw.length);
       if (isNode) cache.set(key, { rec }, rec.raw.length);
     }
     // A response with events has delivered every event up to its last one; its header may name a
     // later revision (a watcher catching up gets its events in several responses, each headed with
     // the store's revision). One without events is a progress answer: trusted only from an etcd
     // that sends it behind the events it covers (progressFollowsEvents).
-    const last = res.events.length > 0 ? kvNum(res.events[res.events.length - 1]!.kv, "mod_revision") : 0;
-    const rev = last > 0 ? last : progressTrusted ? headerRev(res.header) : 0;
+    const last = res.events.length > 0 ? res.events[res.events.length - 1]!.kv.mod_revision : 0;
+    const rev = last > 0 ? last : progressTrusted ? res.header.revision : 0;
     if (rev > fed) fed = rev;
     askedProgress = false;
     if (subs.size > 0)
@@ -180,21 +187,21 @@ export function startLocalReads(o: LocalReadsOptions): LocalReads {
       void ordersProgress(o.client).then((trusted) => {
         if (gen === generation) progressTrusted = trusted;
       });
-      const stream = await o.client.watchClient.watch();
+      const stream = await o.rpc.watch();
       stream.on("error", () => {});
       if (stopped || gen !== generation) {
         stream.cancel();
         return;
       }
       cancel = () => stream.cancel();
-      stream.on("data", (res: IWatchResponse) => {
+      stream.on("data", (res: WatchResponse) => {
         if (gen !== generation) return;
         if (res.canceled) return down(gen, res.cancel_reason || "etcd cancelled the watch");
         if (res.created) {
           // From now on: the cache is empty, so there is nothing older to apply.
           backoff = 100;
           live = true;
-          fed = headerRev(res.header);
+          fed = res.header.revision;
           for (const sub of [...subs]) sub.live(fed);
           return;
         }

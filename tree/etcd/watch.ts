@@ -16,7 +16,6 @@
  * watcher has sent everything up to them; when R changed nothing in the tree and nobody writes,
  * it waits for the next write.)
  */
-import type { Etcd3, IWatchResponse } from "etcd3";
 import type { Logger } from "pino";
 import { NODE } from "../encoding.js";
 import { TreeError } from "../errors.js";
@@ -24,12 +23,13 @@ import { parseKey } from "../path.js";
 import type { WatchBatch, WatchOptions } from "../types.js";
 import type { TreeValue } from "../value.js";
 import { AsyncQueue, filterBatch } from "../watch-hub.js";
-import { headerRev } from "./client.js";
 import { byRevision, type FeedRevision, revisionOf } from "./events.js";
 import type { LocalReads } from "./local-reads.js";
+import type { EtcdRpc } from "./rpc.js";
+import type { WatchResponse } from "./wire.js";
 
 export interface WatchDeps {
-  client: Etcd3;
+  rpc: EtcdRpc;
   prefix: string;
   /** The shared stream. */
   feed: Pick<LocalReads, "subscribe" | "fedRev">;
@@ -106,7 +106,7 @@ export async function* watchTree(
       c.backoff = Math.min(c.backoff * 2, 2000);
     };
     try {
-      const stream = await deps.client.watchClient.watch();
+      const stream = await deps.rpc.watch();
       // Cancelling a stream makes it emit a CANCELLED error: never let one go unheard.
       stream.on("error", () => {});
       if (c.stopped || stopped) {
@@ -114,12 +114,12 @@ export async function* watchTree(
         return;
       }
       c.cancel = () => stream.cancel();
-      stream.on("data", (res: IWatchResponse) => {
+      stream.on("data", (res: WatchResponse) => {
         if (c.stopped || lost) return;
         if (res.canceled) {
-          const compacted = Number(res.compact_revision);
-          deps.onRev(headerRev(res.header));
-          if (compacted > 0) queue.push({ compacted, current: headerRev(res.header) });
+          const compacted = res.compact_revision;
+          deps.onRev(res.header.revision);
+          if (compacted > 0) queue.push({ compacted, current: res.header.revision });
           else queue.push({ error: new Error(res.cancel_reason || "etcd cancelled the watch") });
           c.stopped = true;
           c.cancel?.();
@@ -130,7 +130,7 @@ export async function* watchTree(
           return;
         }
         for (const group of byRevision(res.events)) {
-          const rev = Number(group[0]!.kv.mod_revision);
+          const rev = group[0]!.kv.mod_revision;
           if (rev > c.target) return endCatchUp(c);
           deliver(revisionOf(deps.prefix.length, group, (key) => key.startsWith(prefix)));
           if (rev === c.target) return endCatchUp(c);

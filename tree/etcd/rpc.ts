@@ -1,0 +1,101 @@
+/**
+ * The etcd calls of the tree's hot paths (transactions, ranges, the watch stream), made with the
+ * hand-written messages of wire.ts on etcd3's own connections: etcd3's pool picks the member,
+ * skips one that failed (client.ts's breaker), applies the call options (deadlines) and holds
+ * the TLS credentials and auth token, exactly as for its own calls; only the encoding differs.
+ * Errors come out as etcd3's (castGrpcError), so isEtcdFailure and isEtcdRefusal read them alike.
+ *
+ * A class, so bench/etcd-probe.ts can count the calls by wrapping its prototype's methods.
+ */
+import type { ClientDuplexStream, Metadata } from "@grpc/grpc-js";
+import { castGrpcError, type Etcd3, EtcdInvalidAuthTokenError, type ICallable } from "etcd3";
+import {
+  decodeRangeResponse,
+  decodeTxnResponse,
+  decodeWatchResponse,
+  encodeRangeRequest,
+  encodeTxnRequest,
+  encodeWatchRequest,
+  type RangeRequest,
+  type RangeResponse,
+  type TxnRequest,
+  type TxnResponse,
+  type WatchRequest,
+  type WatchResponse,
+} from "./wire.js";
+
+export type WatchStream = ClientDuplexStream<WatchRequest, WatchResponse>;
+
+/** What etcd3's pool offers past its ICallable type: the authenticator that holds the token. */
+type Pool = ICallable<unknown> & { authenticator?: { invalidateMetadata(): void } };
+
+export class EtcdRpc {
+  readonly #pool: Pool;
+
+  constructor(client: Etcd3) {
+    // etcd3 keeps its pool protected: it is the one that knows the members, their health and the token.
+    this.#pool = (client as unknown as { pool: Pool }).pool;
+  }
+
+  txn(req: TxnRequest): Promise<TxnResponse> {
+    return this.#unary("/etcdserverpb.KV/Txn", "txn", encodeTxnRequest, decodeTxnResponse, req);
+  }
+
+  range(req: RangeRequest): Promise<RangeResponse> {
+    return this.#unary("/etcdserverpb.KV/Range", "range", encodeRangeRequest, decodeRangeResponse, req);
+  }
+
+  /** A new watch stream (its `error` is etcd3's markFailed's to see too, as for etcd3's own). */
+  watch(): Promise<WatchStream> {
+    const pool = this.#pool;
+    return pool.withConnection("Watch", ({ resource, client, metadata }) => {
+      const stream = client.makeBidiStreamRequest(
+        "/etcdserverpb.Watch/Watch",
+        encodeWatchRequest,
+        decodeWatchResponse,
+        metadata,
+        this.#options("Watch", "watch", undefined, true),
+      );
+      stream.on("error", (err: Error) => stream.writable && pool.markFailed(resource, err));
+      return stream;
+    });
+  }
+
+  #options(service: "KV" | "Watch", method: "txn" | "range" | "watch", params: unknown, isStream: boolean) {
+    const f = this.#pool.callOptionsFactory;
+    // The context's params are etcd3's request objects; client.ts's factory only reads isStream.
+    const context = { service, method, params, isStream } as Parameters<
+      Exclude<typeof f, object | undefined>
+    >[0];
+    return (typeof f === "function" ? f(context) : f) ?? {};
+  }
+
+  async #unary<Req, Res>(
+    path: string,
+    method: "txn" | "range",
+    encode: (req: Req) => Buffer,
+    decode: (buf: Buffer) => Res,
+    req: Req,
+  ): Promise<Res> {
+    const call = (metadata: Metadata, client: import("@grpc/grpc-js").Client) =>
+      new Promise<Res>((resolve, reject) => {
+        client.makeUnaryRequest(
+          path,
+          encode,
+          decode,
+          req,
+          metadata,
+          this.#options("KV", method, req, false),
+          (err, res) => (err ? reject(castGrpcError(err)) : resolve(res as Res)),
+        );
+      });
+    try {
+      return await this.#pool.withConnection("KV", ({ client, metadata }) => call(metadata, client));
+    } catch (err) {
+      // A token that expired: etcd3 fetches a new one and sends the call again (nothing was applied).
+      if (!(err instanceof EtcdInvalidAuthTokenError) || !this.#pool.authenticator) throw err;
+      this.#pool.authenticator.invalidateMetadata();
+      return this.#pool.withConnection("KV", ({ client, metadata }) => call(metadata, client));
+    }
+  }
+}
