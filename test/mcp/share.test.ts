@@ -15,6 +15,7 @@ import { openTree } from "../../tree/index.js";
 import { eventually, tempDir } from "../server/helpers.js";
 import {
   BYTESEEK_BIN,
+  CONFIRMED_TOOL,
   closedAfterEach,
   connectV1Stdio,
   connectV2Stdio,
@@ -156,7 +157,8 @@ describe("byteseek mcp processes sharing one store folder", () => {
         env: { PATH: process.env.PATH ?? "", ...folders.env },
         stdio: ["pipe", "pipe", "pipe"],
       });
-      const lines: Array<{ id?: unknown; result?: unknown; error?: { message: string } }> = [];
+      const lines: Array<{ id?: unknown; method?: string; result?: unknown; error?: { message: string } }> =
+        [];
       let rest = "";
       child.stdout.on("data", (d: Buffer) => {
         const parts = (rest + d.toString()).split("\n");
@@ -170,13 +172,17 @@ describe("byteseek mcp processes sharing one store folder", () => {
       jsonrpc: "2.0",
       id,
       method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: { elicitation: {} },
+        clientInfo: { name: "raw", version: "1" },
+      },
     });
-    const call = (id: number) => ({
+    const call = (id: number, name = "edit_read", args: unknown = { path: "a.txt" }) => ({
       jsonrpc: "2.0",
       id,
       method: "tools/call",
-      params: { name: "edit_read", arguments: { path: "a.txt" } },
+      params: { name, arguments: args },
     });
     const holder = spawnMcp();
     holder.send(init(1));
@@ -187,10 +193,14 @@ describe("byteseek mcp processes sharing one store folder", () => {
       relay.send(init(1));
       relay.send({ jsonrpc: "2.0", method: "notifications/initialized" });
       await eventually(() => relay.lines.some((l) => l.id === 1), "the relayed initialize answer");
-      // The holder stops (its answer never comes), then dies: the relay's request is in flight.
-      holder.child.kill("SIGSTOP");
-      relay.send(call(5));
-      await new Promise((r) => setTimeout(r, 200));
+      relay.send(
+        call(4, "tree_set", { key: `/byteseek/tools/${CONFIRMED_TOOL.name}`, value: CONFIRMED_TOOL }),
+      );
+      await eventually(() => relay.lines.some((l) => l.id === 4), "the declaration written");
+      // A call that asks the person: the holder waits for the answer (the question reached the
+      // client, so the call is in the holder's hands), and dies meanwhile.
+      relay.send(call(5, "demo_confirmed", { key: "/byteseek/prompt/system" }));
+      await eventually(() => relay.lines.some((l) => l.method === "elicitation/create"), "the question");
       holder.child.kill("SIGKILL");
       await eventually(() => relay.lines.some((l) => l.id === 5), "an answer to the request in flight");
       const lost = relay.lines.find((l) => l.id === 5);
