@@ -9,17 +9,22 @@ import type { McpInstance } from "./server.js";
 
 export function notifyInstances(instances: Iterable<McpInstance>, change: TreeChange): void {
   const uris = change.keys.map((k) => [k, keyToUri(k)] as const);
-  for (const { server, era, subscriptions } of instances) {
+  for (const { server, era, subscriptions, listening } of instances) {
     if (!server.transport) continue;
-    if (change.tools) send(() => server.sendToolListChanged());
-    if (change.prompts) send(() => server.sendPromptListChanged());
-    if (change.resources) send(() => server.sendResourceListChanged());
+    // A 2026-era stdio connection says what it listens for; nothing else is made for it.
+    if (change.tools && (!listening || listening.wants("tools"))) send(() => server.sendToolListChanged());
+    if (change.prompts && (!listening || listening.wants("prompts")))
+      send(() => server.sendPromptListChanged());
+    if (change.resources && (!listening || listening.wants("resources")))
+      send(() => server.sendResourceListChanged());
     for (const [key, uri] of uris) {
       // 2025 era: only what the client subscribed to (a deleted directory covers what was under it).
       // 2026 era: the SDK's listen stream filters by the client's subscription list.
       const targets =
         era === "modern"
-          ? [uri]
+          ? listening && !listening.wantsUri(uri)
+            ? []
+            : [uri]
           : key.endsWith("/")
             ? [...subscriptions].filter((s) => s.startsWith(uri))
             : subscriptions.has(uri)

@@ -77,6 +77,45 @@ export interface McpInstance {
   era: "legacy" | "modern";
   /** Resource URIs a 2025-era client subscribed to (`resources/subscribe`). */
   subscriptions: Set<string>;
+  /**
+   * What a 2026-era stdio client listens for (mcp/stdio.ts): change notifications nothing listens
+   * for are not made at all (the SDK would make each, then drop it).
+   */
+  listening?: ListenFilters;
+}
+
+/** A connection's open `subscriptions/listen` filters (by request id), as the client sent them. */
+export class ListenFilters {
+  readonly #open = new Map<string | number, ListenFilter>();
+
+  add(id: string | number, filter: ListenFilter): void {
+    this.#open.set(id, filter);
+  }
+
+  end(id: string | number): void {
+    this.#open.delete(id);
+  }
+
+  /** Whether some open listen stream takes this kind of change. */
+  wants(kind: "tools" | "prompts" | "resources"): boolean {
+    const field = `${kind}ListChanged` as const;
+    for (const f of this.#open.values()) if (f[field] === true) return true;
+    return false;
+  }
+
+  /** Whether some open listen stream subscribed to this resource. */
+  wantsUri(uri: string): boolean {
+    for (const f of this.#open.values()) if (f.resourceSubscriptions?.includes(uri)) return true;
+    return false;
+  }
+}
+
+/** The filter of a `subscriptions/listen` request (`params.notifications`), as far as it is read here. */
+export interface ListenFilter {
+  toolsListChanged?: unknown;
+  promptsListChanged?: unknown;
+  resourcesListChanged?: unknown;
+  resourceSubscriptions?: unknown[];
 }
 
 /** `mcp-<client name>`, made a valid run id. */

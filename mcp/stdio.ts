@@ -21,7 +21,7 @@ import type { Logger } from "pino";
 import { type PlainToolCall, stdioPlainCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
-import type { McpFactory, McpInstance } from "./server.js";
+import { type ListenFilter, ListenFilters, type McpFactory, type McpInstance } from "./server.js";
 
 export interface StdioOptions {
   factory: McpFactory;
@@ -82,6 +82,7 @@ export function serveConnection(options: ConnectionOptions): StdioServerHandle {
     (ctx) => {
       era = ctx.era;
       const instance = factory.create({ era: ctx.era, track: false, ...(vid === undefined ? {} : { vid }) });
+      if (ctx.era === "modern") instance.listening = transport.listening;
       onInstance(instance);
       return instance.server;
     },
@@ -102,6 +103,8 @@ class PlainCalls implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   /** Calls answered here and still running, by id: a `notifications/cancelled` aborts them. */
   private readonly running = new Map<string | number, AbortController>();
+  /** The client's open listen streams: opened by its request, ended by their answer or its cancel. */
+  readonly listening = new ListenFilters();
 
   constructor(
     private readonly inner: Transport,
@@ -121,6 +124,7 @@ class PlainCalls implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if ("id" in message && !("method" in message) && message.id !== undefined) this.listening.end(message.id);
     return this.inner.send(message, options);
   }
 
@@ -134,12 +138,20 @@ class PlainCalls implements Transport {
 
   /** Whether `message` is a call this answers (else the SDK's instance gets it). */
   private answered(message: JSONRPCMessage): boolean {
-    if (this.options.era() !== "modern") return false;
+    if ("method" in message && message.method === "subscriptions/listen" && "id" in message) {
+      const filter = (message.params as { notifications?: unknown } | undefined)?.notifications;
+      if (filter !== null && typeof filter === "object")
+        this.listening.add(message.id, filter as ListenFilter);
+    }
     if ("method" in message && message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
-      if (id !== undefined) this.running.get(id)?.abort();
+      if (id !== undefined) {
+        this.running.get(id)?.abort();
+        this.listening.end(id);
+      }
       return false;
     }
+    if (this.options.era() !== "modern") return false;
     const call = stdioPlainCall(message);
     // An id still running is left to the SDK, which answers it as it does.
     if (call === undefined || this.running.has(call.id)) return false;

@@ -8,8 +8,11 @@ import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { McpFactory } from "../../mcp/server.js";
+import { notifyInstances } from "../../mcp/notify.js";
+import { keyToUri } from "../../mcp/resources.js";
+import type { McpFactory, McpInstance } from "../../mcp/server.js";
 import { serveConnection } from "../../mcp/stdio.js";
+import { eventually } from "../server/helpers.js";
 import { PLAIN_CALL_CASES, sameRecord, startMcpHttp } from "./helpers.js";
 
 let factory: McpFactory;
@@ -32,6 +35,7 @@ async function connection(plainCalls: boolean, elicit = false) {
     lines.push(...parts);
   });
   let fastCalls = 0;
+  const instances: McpInstance[] = [];
   // Only the plain path goes through the factory's answerPlain: this counts it.
   const counted: McpFactory = {
     ...factory,
@@ -46,7 +50,9 @@ async function connection(plainCalls: boolean, elicit = false) {
     input: toServer,
     output: toClient,
     vid: "conf",
-    onInstance() {},
+    onInstance(instance) {
+      instances.push(instance);
+    },
     plainCalls,
   });
   const client = new ClientV2(
@@ -61,6 +67,7 @@ async function connection(plainCalls: boolean, elicit = false) {
     client,
     lines,
     fastCalls: () => fastCalls,
+    instances,
     async close() {
       await client.close();
       await handle.close();
@@ -143,6 +150,40 @@ describe("a stdio connection on 2026-07-28 answering tools/call beside the SDK",
     } finally {
       await client.close();
       await handle.close();
+    }
+  });
+});
+
+describe("change notifications on a 2026-era stdio connection", () => {
+  it("go to what its listen streams ask for, and stop being made once they end", async () => {
+    const c = await connection(true);
+    try {
+      const got: Array<{ method: string; uri?: string }> = [];
+      c.client.setNotificationHandler("notifications/tools/list_changed", async () => {
+        got.push({ method: "tools" });
+      });
+      c.client.setNotificationHandler("notifications/resources/updated", async (n) => {
+        got.push({ method: "resource", uri: n.params.uri });
+      });
+      // The connection is pinned by its first request.
+      await c.client.callTool({ name: "tree_get", arguments: { key: "/byteseek/prompt/truncated" } });
+      const [instance] = c.instances;
+      expect(instance?.listening?.wants("tools")).toBe(false);
+      const change = { tools: true, prompts: false, resources: false, keys: ["/a", "/b"] };
+      const sub = await c.client.listen({ toolsListChanged: true, resourceSubscriptions: [keyToUri("/a")] });
+      expect(instance?.listening?.wants("tools")).toBe(true);
+      expect(instance?.listening?.wantsUri(keyToUri("/b"))).toBe(false);
+      notifyInstances(c.instances, change);
+      await eventually(() => got.length >= 2, "the listened-for notifications");
+      expect(got).toEqual([{ method: "tools" }, { method: "resource", uri: keyToUri("/a") }]);
+      await sub.close();
+      await eventually(() => instance?.listening?.wants("tools") === false, "the listen stream's end");
+      const lines = c.lines.length;
+      notifyInstances(c.instances, change);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(c.lines.length).toBe(lines);
+    } finally {
+      await c.close();
     }
   });
 });
