@@ -88,7 +88,8 @@ export function createCatalogue({
   powersOf,
   mcpNeeds,
 }: CatalogueOptions): Catalogue {
-  const parsed = new Map<string, { modRev: number; result: Parsed }>();
+  // A declaration's parse and its hash (the records' `decl.hash`), by key, while its modRev holds.
+  const parsed = new Map<string, { modRev: number; result: Parsed; hash?: string }>();
 
   function parseNode(
     key: string,
@@ -127,7 +128,13 @@ export function createCatalogue({
         ),
       };
     const raw = node.kind === "json" ? node.value.value : undefined;
-    const decl: DeclRef = { key, modRev: node.modRev, hash: hashOf(raw), writer: node.vid ?? "person" };
+    const entry = parsed.get(key);
+    let hash = entry?.modRev === node.modRev ? entry.hash : undefined;
+    if (hash === undefined) {
+      hash = hashOf(raw);
+      if (entry?.modRev === node.modRev) entry.hash = hash;
+    }
+    const decl: DeclRef = { key, modRev: node.modRev, hash, writer: node.vid ?? "person" };
     if (!p.declaration.enabled)
       return {
         ok: false,

@@ -57,7 +57,12 @@ export interface ScopeOptions {
 }
 
 export function createCommandScope(options: ScopeOptions): OwnedScope {
-  const mark = randomBytes(12).toString("hex");
+  // Drawn when a process or folder needs it: most calls start none.
+  let drawn: string | undefined;
+  const mark = (): string => {
+    drawn ??= randomBytes(12).toString("hex");
+    return drawn;
+  };
   let dir: Promise<string> | undefined;
   let used = false;
   // the tool ended its processes itself once its command was over: no second scan is needed
@@ -65,14 +70,16 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
   function scratch(): Promise<string> {
     used = true;
     dir ??= options.root.path().then(async function makeCallDir(root) {
-      const d = path.join(root, mark);
+      const d = path.join(root, mark());
       await mkdir(path.join(d, "tmp"), { recursive: true, mode: 0o700 });
       return d;
     });
     return dir;
   }
   return {
-    mark,
+    get mark() {
+      return mark();
+    },
     outputCapBytes: options.outputCapBytes,
     scratch,
     async env(declared) {
@@ -81,18 +88,18 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
         source: options.source,
         passEnv: options.passEnv,
         ...(declared ? { declared } : {}),
-        mark,
+        mark: mark(),
         tmpdir: path.join(d, "tmp"),
       });
     },
     async endProcesses(pgid) {
-      const n = await endCallProcesses(pgid, mark);
+      const n = await endCallProcesses(pgid, mark());
       ended = true;
       return n;
     },
     async dispose() {
       if (!used) return;
-      if (!ended) await endCallProcesses(undefined, mark);
+      if (!ended) await endCallProcesses(undefined, mark());
       const d = await dir?.catch(() => undefined);
       if (d) await rm(d, { recursive: true, force: true });
     },
