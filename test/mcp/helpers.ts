@@ -4,6 +4,7 @@
  * 1.x SDK (2025 era: initialize, sessions) and the 2.x client pinned to 2026-07-28 — over Streamable
  * HTTP or over stdio to the real `dist/cli/byteseek.js mcp`.
  */
+import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -309,4 +310,18 @@ export function stdioFolders(name: string, files: Record<string, string>): Stdio
     for (const remove of removers) await remove();
   });
   return made;
+}
+
+/** Runs `byteseek mcp` with `env` until it exits by itself (a refusal at start): its exit code and stderr. */
+export async function mcpExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp"], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((res) => child.on("exit", res));
+  return { code, stderr };
 }

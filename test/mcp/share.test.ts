@@ -19,6 +19,7 @@ import {
   closedAfterEach,
   connectV1Stdio,
   connectV2Stdio,
+  mcpExit,
   stdioFolders,
   textOf,
 } from "./helpers.js";
@@ -223,15 +224,7 @@ describe("byteseek mcp processes sharing one store folder", () => {
     expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
     const other = await tempDir("byteseek-mcp-share-other-");
     try {
-      const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp"], {
-        env: { PATH: process.env.PATH ?? "", KVSPACE: folders.store, BYTESEEK_WORKSPACE: other.path },
-        stdio: ["pipe", "pipe", "pipe"],
-      });
-      let stderr = "";
-      child.stderr.on("data", (d: Buffer) => {
-        stderr += d.toString();
-      });
-      const code = await new Promise<number | null>((res) => child.on("exit", res));
+      const { code, stderr } = await mcpExit({ KVSPACE: folders.store, BYTESEEK_WORKSPACE: other.path });
       expect(code).toBe(1);
       expect(stderr).toContain(folders.workspace);
       expect(stderr).toContain(other.path);

@@ -1,17 +1,15 @@
-/** `byteseek mcp` over stdio: the real built CLI as a child process, driven by the official clients. */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTree } from "../../tree/index.js";
 import { eventually } from "../server/helpers.js";
 import {
   asked,
-  BYTESEEK_BIN,
   CONFIRMED_TOOL,
   closedAfterEach,
   connectV1Stdio,
   connectV2Stdio,
   declareOverHttp,
   type McpTestServer,
+  mcpExit,
   startMcpServer,
   stdioFolders,
   textOf,
@@ -123,15 +121,7 @@ describe("byteseek mcp through a running server (KVSPACE=http://…)", () => {
   });
 
   it("refuses to start without the server's token, saying why on stderr", async () => {
-    const child = spawn(process.execPath, [BYTESEEK_BIN, "mcp"], {
-      env: { PATH: process.env.PATH ?? "", KVSPACE: server.url },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const code = await new Promise<number | null>((res) => child.on("exit", res));
+    const { code, stderr } = await mcpExit({ KVSPACE: server.url });
     expect(code).toBe(1);
     expect(stderr).toMatch(/401|token/i);
   });
