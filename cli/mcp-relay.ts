@@ -27,6 +27,11 @@ export interface RelayOptions {
   takeOver(): Promise<boolean>;
   /** How long to keep trying to reach a holder after losing one, ms (default 10 s). */
   patienceMs?: number;
+  /**
+   * After losing a `byteseek serve`, how long to only wait for a holder before taking the store
+   * over, ms (default 5 s): a server being restarted gets its folder back.
+   */
+  serverGraceMs?: number;
 }
 
 type Id = string | number;
@@ -60,6 +65,8 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
   let ended = false;
   let replays = 0;
   let attached = 0;
+  /** What held the store last: a lost server is given time to come back. */
+  let holder: "serve" | "mcp" | undefined;
 
   const clientEnded = new Promise<void>((done) => {
     const end = () => {
@@ -105,7 +112,10 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
   }
 
   async function attach(): Promise<Socket> {
-    const s = await reach(options, patienceMs);
+    const grace = holder === "serve" ? (options.serverGraceMs ?? 5000) : 0;
+    const reached = await reach(options, patienceMs, grace);
+    const s = reached.socket;
+    holder = reached.holder;
     s.on("error", (err) => logger.debug({ err }, "relay socket error"));
     // A holder after the first has not seen the opening (unless it is still waiting in the queue).
     if (
@@ -157,8 +167,9 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
  * Connects and says hello. No holder (it went away, or the folder is held by a moment's `kvspace`
  * command): take the store over, or wait for whoever does, for up to `patienceMs`.
  */
-async function reach(options: RelayOptions, patienceMs: number): Promise<Socket> {
-  const deadline = Date.now() + patienceMs;
+async function reach(options: RelayOptions, patienceMs: number, graceMs: number): Promise<Reached> {
+  const start = Date.now();
+  const deadline = start + Math.max(patienceMs, graceMs + 1000);
   let wait = 10;
   for (;;) {
     try {
@@ -172,14 +183,19 @@ async function reach(options: RelayOptions, patienceMs: number): Promise<Socket>
           { cause: err },
         );
     }
-    if (await options.takeOver()) continue;
+    if (Date.now() - start >= graceMs && (await options.takeOver())) continue;
     await new Promise((done) => setTimeout(done, wait));
     wait = Math.min(wait * 2, 200);
   }
 }
 
+interface Reached {
+  socket: Socket;
+  holder: "serve" | "mcp" | undefined;
+}
+
 /** One connection and its hello; a refusal is a CliError (final), anything else may pass with a retry. */
-function hello(options: RelayOptions): Promise<Socket> {
+function hello(options: RelayOptions): Promise<Reached> {
   return new Promise((done, fail) => {
     const s = connect(options.path);
     let seen: Buffer = Buffer.alloc(0);
@@ -201,7 +217,7 @@ function hello(options: RelayOptions): Promise<Socket> {
         s.destroy();
         return fail(new CliError("CLI_MCP_REFUSED", answer.data.message));
       }
-      done(s);
+      done({ socket: s, holder: answer.data.holder });
     };
     const onClose = () => fail(new Error("the holder closed the connection"));
     s.once("error", fail);

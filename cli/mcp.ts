@@ -106,6 +106,7 @@ async function openServing(
         live,
         logger,
         workspace: workspaceOf(env, cwd),
+        holder: "mcp",
       });
   } catch (err) {
     live.close();

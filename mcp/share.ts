@@ -13,7 +13,7 @@
  * so a relay says which workspace it was started for and a different one is refused, naming both.
  *
  * The relay's first line is `{"byteseek":"relay","version":1,"workspace":…,"vid"?:…}`; the holder
- * answers `{"byteseek":"ok"}` or `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as
+ * answers `{"byteseek":"ok","holder":"serve"|"mcp"}` or `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as
  * on stdio (one JSON-RPC message a line).
  */
 import { createHash } from "node:crypto";
@@ -49,7 +49,8 @@ export const RelayHello = z.object({
 export type RelayHello = z.infer<typeof RelayHello>;
 
 export const HolderAnswer = z.union([
-  z.object({ byteseek: z.literal("ok") }),
+  // What holds the store: a relay that loses a server leaves it time to restart before taking over.
+  z.object({ byteseek: z.literal("ok"), holder: z.enum(["serve", "mcp"]).optional() }),
   z.object({ byteseek: z.literal("refused"), code: z.string(), message: z.string() }),
 ]);
 export type HolderAnswer = z.infer<typeof HolderAnswer>;
@@ -93,6 +94,8 @@ export interface ShareOptions {
   logger: Logger;
   /** The root this process's file tools touch (absolute); a relay must name the same. */
   workspace: string;
+  /** What this process is (told to relays): a `byteseek serve` or a `byteseek mcp`. */
+  holder: "serve" | "mcp";
 }
 
 /**
@@ -114,7 +117,7 @@ export async function listenShared(options: ShareOptions): Promise<SharedMcp | u
 }
 
 async function listen(options: ShareOptions): Promise<SharedMcp> {
-  const { path, factory, live, logger, workspace } = options;
+  const { path, factory, live, logger, workspace, holder } = options;
   const open = new Map<Socket, { close(): Promise<void> } | undefined>();
   const instances = new Set<McpInstance>();
 
@@ -123,7 +126,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
   }
 
   function serve(socket: Socket, hello: RelayHello, rest: Buffer): void {
-    socket.write(`${JSON.stringify({ byteseek: "ok" })}\n`);
+    socket.write(`${JSON.stringify({ byteseek: "ok", holder })}\n`);
     if (rest.length > 0) socket.unshift(rest);
     const handle = serveConnection({
       factory,

@@ -91,7 +91,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
     logger,
     ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
   });
-  const shared = share ? await listenShared({ ...share, factory, live, logger }) : undefined;
+  const shared = share ? await listenShared({ ...share, factory, live, logger, holder: "serve" }) : undefined;
   app.addHook("preClose", async function closeMcp() {
     await shared?.close();
     await mcp.close();

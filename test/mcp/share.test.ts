@@ -264,28 +264,32 @@ describe("byteseek mcp on a folder whose socket path is taken", () => {
 });
 
 describe("byteseek mcp on a folder a byteseek server holds", () => {
-  it("relays to the server, whose runtime makes and records the call", async () => {
-    const store = await tempDir("byteseek-mcp-share-serve-");
-    const ws = await tempDir("byteseek-mcp-share-serve-ws-");
-    await writeFile(join(ws.path, "a.txt"), "served\n");
-    const server = await startServer({
-      env: { KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path, BYTESEEK_PORT: "0" },
+  const folders = stdioFolders("mcp-share-serve", { "a.txt": "served\n" });
+  const serve = () =>
+    startServer({
+      env: { KVSPACE: folders.store, BYTESEEK_WORKSPACE: folders.workspace, BYTESEEK_PORT: "0" },
       logger: pino({ level: "silent" }),
       handleSignals: false,
     });
+
+  it("relays to the server, whose runtime makes and records the call, and leaves a restarted server its folder", async () => {
+    let server = await serve();
     try {
-      const client = track(
-        await connectV1Stdio({ KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path }, {}, ["--vid", "rel"]),
-      );
+      const client = track(await connectV1Stdio(folders.env, {}, ["--vid", "rel"]));
       const ok = await client.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
       expect(textOf(ok)).toContain("served");
       const rec = await server.tree.get("/byteseek/tool/rel/0");
       expect(rec?.kind === "json" && (rec.value.value as { name: string }).name).toBe("edit.read");
-      await client.close();
-    } finally {
+      // The server restarts: the relay waits for it instead of taking the folder (the start would fail).
       await server.close();
-      await store.remove();
-      await ws.remove();
+      await new Promise((r) => setTimeout(r, 300));
+      server = await serve();
+      const again = await client.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+      expect(again.isError).toBe(false);
+      expect(await server.tree.get("/byteseek/tool/rel/1")).toBeDefined();
+    } finally {
+      await track.closeAll();
+      await server.close();
     }
   });
 });
@@ -324,6 +328,7 @@ describe("the share socket's place", () => {
         live: noop as never,
         logger: pino({ level: "silent" }),
         workspace: base.path,
+        holder: "mcp",
       });
       expect((await stat(path)).isSocket()).toBe(true);
       await shared?.close();
