@@ -154,6 +154,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
     socket.on("error", (err) => logger.debug({ err }, "MCP relay socket error"));
     let seen: Buffer = Buffer.alloc(0);
     const timer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS);
+    timer.unref();
     const onData = (chunk: Buffer) => {
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
       const end = seen.indexOf(10);
