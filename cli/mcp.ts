@@ -10,7 +10,7 @@ import pino, { type Logger } from "pino";
 import { createByteseek } from "../agent/byteseek.js";
 import { createLiveTree, type LiveTree } from "../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../mcp/server.js";
-import { listenShared, type SharedMcp, sharePath } from "../mcp/share.js";
+import { listenShared, sharePath } from "../mcp/share.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
 import { openHttpTree } from "../tree/http/index.js";
@@ -97,22 +97,18 @@ async function openServing(
   const opened = await openSource(env, cwd, logger);
   const live = createLiveTree(opened.source.tree, logger);
   const factory = createMcpFactory({ source: opened.source, logger, live });
-  let shared: SharedMcp | undefined;
-  try {
-    if (sharePathOf !== undefined)
-      shared = await listenShared({
-        path: sharePathOf,
-        factory,
-        live,
-        logger,
-        workspace: workspaceOf(env, cwd),
-        holder: "mcp",
-      });
-  } catch (err) {
-    live.close();
-    await opened.close();
-    throw err;
-  }
+  // A socket that cannot be made is a warning (listenShared): this process still serves its client.
+  const shared =
+    sharePathOf === undefined
+      ? undefined
+      : await listenShared({
+          path: sharePathOf,
+          factory,
+          live,
+          logger,
+          workspace: workspaceOf(env, cwd),
+          holder: "mcp",
+        });
   return {
     factory,
     live,

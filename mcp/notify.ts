@@ -8,7 +8,12 @@ import { keyToUri } from "./resources.js";
 import type { McpInstance } from "./server.js";
 
 export function notifyInstances(instances: Iterable<McpInstance>, change: TreeChange): void {
-  const uris = change.keys.map((k) => [k, keyToUri(k)] as const);
+  // Every call's record is a change: its URIs are made only for an instance that may want one.
+  let uris: Array<readonly [string, string]> | undefined;
+  const urisOf = () => {
+    uris ??= change.keys.map((k) => [k, keyToUri(k)] as const);
+    return uris;
+  };
   for (const { server, era, subscriptions, listening } of instances) {
     if (!server.transport) continue;
     // A 2026-era stdio connection says what it listens for; nothing else is made for it.
@@ -17,7 +22,9 @@ export function notifyInstances(instances: Iterable<McpInstance>, change: TreeCh
       send(() => server.sendPromptListChanged());
     if (change.resources && (!listening || listening.wants("resources")))
       send(() => server.sendResourceListChanged());
-    for (const [key, uri] of uris) {
+    const mayWant = era === "modern" ? !listening || listening.wantsAnyUri() : subscriptions.size > 0;
+    if (!mayWant) continue;
+    for (const [key, uri] of urisOf()) {
       // 2025 era: only what the client subscribed to (a deleted directory covers what was under it).
       // 2026 era: the SDK's listen stream filters by the client's subscription list.
       const targets =

@@ -103,6 +103,12 @@ export class ListenFilters {
     return false;
   }
 
+  /** Whether some open listen stream subscribed to any resource. */
+  wantsAnyUri(): boolean {
+    for (const f of this.#open.values()) if ((f.resourceSubscriptions?.length ?? 0) > 0) return true;
+    return false;
+  }
+
   /** Whether some open listen stream subscribed to this resource. */
   wantsUri(uri: string): boolean {
     for (const f of this.#open.values()) if (f.resourceSubscriptions?.includes(uri)) return true;

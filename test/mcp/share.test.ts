@@ -234,6 +234,20 @@ describe("byteseek mcp processes sharing one store folder", () => {
     }
   });
 
+  it("drops a connection that never says hello, while serving its own client meanwhile", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
+    const silent = connect(join(folders.store, SHARE_SOCKET));
+    const closed = new Promise<number>((done) => {
+      const t0 = Date.now();
+      silent.on("error", () => {});
+      silent.on("close", () => done(Date.now() - t0));
+    });
+    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+    const after = await closed;
+    expect(after).toBeGreaterThanOrEqual(4000);
+    expect(after).toBeLessThan(15_000);
+  }, 20_000);
+
   it("answers a connection that is not a relay's with a refusal and closes it", async () => {
     const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
     expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
