@@ -4,6 +4,7 @@ import type { BuiltTxn } from "../../tree/etcd/attempt.js";
 import { createGroupCommit } from "../../tree/etcd/group-commit.js";
 import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
 import { EtcdRpc } from "../../tree/etcd/rpc.js";
+import type { TxnRequest, TxnResponse } from "../../tree/etcd/wire.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
@@ -35,6 +36,37 @@ function putTxn(keys: string[], guard?: { key: string; version: number }): Built
     touched: { reads: guard ? [guard.key] : [], writes: keys },
   };
 }
+
+/**
+ * The real rpc, holding each transaction back until the test lets it go, so a test sees which
+ * batches group commit sends while another is on its way.
+ */
+class HeldRpc extends EtcdRpc {
+  readonly sent: Array<{ keys: string[]; go: () => void; done: Promise<TxnResponse> }> = [];
+
+  override txn(req: TxnRequest): Promise<TxnResponse> {
+    const ops = req.success?.flatMap((op) => ("request_txn" in op ? op.request_txn.success : [op])) ?? [];
+    const keys = ops.map((op) => ("request_put" in op ? String(op.request_put.key) : "?"));
+    let go!: () => void;
+    const held = new Promise<void>((r) => {
+      go = r;
+    });
+    const done = held.then(() => super.txn(req));
+    this.sent.push({ keys, go, done });
+    return done;
+  }
+
+  /** Resolves once `count` transactions have been sent. */
+  async untilSent(count: number): Promise<void> {
+    for (let i = 0; i < 500 && this.sent.length < count; i++) await new Promise((r) => setTimeout(r, 2));
+    expect(this.sent.length).toBe(count);
+  }
+}
+
+/** A few turns of the event loop: what group commit would send by now, it has. */
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
 
 async function take(tree: Tree, fromRev: number, events: number): Promise<WatchBatch[]> {
   const out: WatchBatch[] = [];
@@ -148,5 +180,59 @@ describe("group commit on etcd", () => {
       Number((await client.kv.range({ key: buf(from), range_end: buf(to), count_only: true })).count);
     expect(await count(`${p}big/`, `${p}big0`)).toBe(1000);
     expect(await count(`${p}small/`, `${p}small0`)).toBe(30);
+  });
+
+  it("sends a batch beside the one on its way, but holds back a write to a key that one writes", async () => {
+    const p = `gc${++n}/`;
+    const rpc = new HeldRpc(client);
+    const group = createGroupCommit({ rpc, maxTxnOps: 128 });
+    const first = group.commit(putTxn([`${p}a`]));
+    await rpc.untilSent(1);
+    // While the first is on its way: a second write of its key, and two writes of other keys.
+    const again = group.commit(putTxn([`${p}a`]));
+    const others = [group.commit(putTxn([`${p}b`])), group.commit(putTxn([`${p}c`]))];
+    await rpc.untilSent(2);
+    expect(rpc.sent[1]!.keys.sort()).toEqual([`${p}b`, `${p}c`]);
+    rpc.sent[1]!.go();
+    const [b, c] = await Promise.all(others);
+    expect(b!.succeeded && c!.succeeded).toBe(true);
+    await settle();
+    // The write of `a` waits for the batch that writes `a`, even with room beside it.
+    expect(rpc.sent).toHaveLength(2);
+    rpc.sent[0]!.go();
+    const a1 = await first;
+    await rpc.untilSent(3);
+    expect(rpc.sent[2]!.keys).toEqual([`${p}a`]);
+    rpc.sent[2]!.go();
+    const a2 = await again;
+    expect(a1.succeeded && a2.succeeded).toBe(true);
+    expect(a2.rev).toBeGreaterThan(a1.rev);
+  });
+
+  it("sends a batch beside the one on its way only once it is as large, and at most two at once", async () => {
+    const p = `gc${++n}/`;
+    const rpc = new HeldRpc(client);
+    const group = createGroupCommit({ rpc, maxTxnOps: 128 });
+    const commit = (name: string) => group.commit(putTxn([`${p}${name}`]));
+    const first = ["a", "b", "c"].map(commit);
+    await rpc.untilSent(1);
+    expect(rpc.sent[0]!.keys).toHaveLength(3);
+    const second = ["d", "e"].map(commit);
+    await settle();
+    expect(rpc.sent).toHaveLength(1);
+    second.push(commit("f"));
+    await rpc.untilSent(2);
+    expect(rpc.sent[1]!.keys).toHaveLength(3);
+    // Two on their way: the next waits for one of them, whatever its size.
+    const third = ["g", "h", "i", "j"].map(commit);
+    await settle();
+    expect(rpc.sent).toHaveLength(2);
+    rpc.sent[0]!.go();
+    await Promise.all(first);
+    await rpc.untilSent(3);
+    expect(rpc.sent[2]!.keys).toHaveLength(4);
+    for (const s of rpc.sent.slice(1)) s.go();
+    const all = await Promise.all([...first, ...second, ...third]);
+    expect(all.every((o) => o.succeeded)).toBe(true);
   });
 });

@@ -10,11 +10,20 @@
  * compare judged before the batch must not miss a change made in it); a write that scans or
  * deletes a range goes alone. If etcd refuses a batch (too large, too many operations) every
  * write in it is sent again on its own, so a refusal reaches only the write that caused it.
+ *
+ * When batches go: a batch forms from the writes ready once the I/O the event loop has read this
+ * turn is handled (so requests parsed together commit together), and goes at once when nothing is
+ * on its way. While one batch is, a second goes beside it only when it is at least as large: etcd
+ * then takes both in one raft round (one WAL sync) instead of one after the other, yet batches
+ * stay as large as the load allows (each transaction costs etcd far more than a write in it).
+ * Writes in two batches on their way together are still judged each on its own compares.
  */
 import type { BuiltTxn } from "./attempt.js";
 import { isEtcdRefusal } from "./client.js";
 import type { EtcdRpc } from "./rpc.js";
 import { byteLength, type RequestOp, type TxnResponse } from "./wire.js";
+
+type Touched = NonNullable<BuiltTxn["touched"]>;
 
 /** The outcome of one write's transaction: whether its compares held, and the revision etcd answered at. */
 export interface Committed {
@@ -28,7 +37,7 @@ export interface GroupCommitOptions {
   maxTxnOps: number;
   /** Most bytes of keys and values in one batch (well under etcd's --max-request-bytes). */
   maxBatchBytes?: number;
-  /** Batches on their way to etcd at once (the next one forms while they are). */
+  /** Most batches on their way to etcd at once (default 2; see above for when a second goes). */
   inflight?: number;
 }
 
@@ -42,33 +51,57 @@ interface Waiting {
 
 export function createGroupCommit(o: GroupCommitOptions) {
   const maxBytes = o.maxBatchBytes ?? 512 * 1024;
-  const maxInflight = o.inflight ?? 1;
+  const maxInflight = o.inflight ?? 2;
   const queue: Waiting[] = [];
-  let inflight = 0;
+  /** Writes in the batch sent last (the bar a batch beside it must reach). */
+  let lastSize = 0;
+  let scheduled = false;
 
   async function alone(txn: BuiltTxn): Promise<Committed> {
     const res = await o.rpc.txn({ compare: txn.compare, success: txn.success });
     return { succeeded: res.succeeded, rev: res.header.revision };
   }
 
-  /** The first waiting write and every later one that fits beside it, taken off the queue. */
-  function take(): Waiting[] {
-    const first = queue.shift()!;
+  /**
+   * The keys a batch on its way reads and writes (a batch beside it touches none it writes), or
+   * null for a write that did not name its keys (nothing goes beside it).
+   */
+  type Flying = { written: Set<string>; read: Set<string> } | null;
+  const flying = new Set<Flying>();
+
+  /** Whether `t` may join keys already `written` and `read` (no key written twice, none read and written). */
+  const clear = (t: Touched, written: Set<string>, read: Set<string>) =>
+    !t.writes.some((k) => written.has(k) || read.has(k)) && !t.reads.some((k) => written.has(k));
+
+  /**
+   * The first waiting write that may go now and every later one that fits beside it, taken off
+   * the queue (empty when none may). Beside a batch on its way, only writes that name their keys
+   * and touch none it writes may go.
+   */
+  function take(): { batch: Waiting[]; keys: Flying } {
+    const keys = { written: new Set<string>(), read: new Set<string>() };
+    const mayGo = (t: Touched | undefined): t is Touched => {
+      if (t === undefined) return false;
+      for (const f of flying) if (f === null || !clear(t, f.written, f.read)) return false;
+      return true;
+    };
+    const start = flying.size === 0 ? 0 : queue.findIndex((w) => mayGo(w.txn.touched));
+    if (start < 0) return { batch: [], keys };
+    const first = queue.splice(start, 1)[0]!;
     const batch = [first];
-    if (!first.txn.touched) return batch;
-    const written = new Set(first.txn.touched.writes);
-    const read = new Set(first.txn.touched.reads);
+    if (!first.txn.touched) return { batch, keys: null };
+    for (const k of first.txn.touched.writes) keys.written.add(k);
+    for (const k of first.txn.touched.reads) keys.read.add(k);
     let bytes = first.bytes;
     let widest = first.ops;
-    for (let i = 0; i < queue.length; ) {
+    for (let i = start; i < queue.length; ) {
       const w = queue[i]!;
       const t = w.txn.touched;
       const fits =
-        t !== undefined &&
+        mayGo(t) &&
         bytes + w.bytes <= maxBytes &&
         batch.length + 1 + Math.max(widest, w.ops) <= o.maxTxnOps &&
-        !t.writes.some((k) => written.has(k) || read.has(k)) &&
-        !t.reads.some((k) => written.has(k));
+        clear(t, keys.written, keys.read);
       if (!fits) {
         i++;
         continue;
@@ -77,10 +110,10 @@ export function createGroupCommit(o: GroupCommitOptions) {
       batch.push(w);
       bytes += w.bytes;
       widest = Math.max(widest, w.ops);
-      for (const k of t.writes) written.add(k);
-      for (const k of t.reads) read.add(k);
+      for (const k of t.writes) keys.written.add(k);
+      for (const k of t.reads) keys.read.add(k);
     }
-    return batch;
+    return { batch, keys };
   }
 
   async function send(batch: Waiting[]): Promise<void> {
@@ -111,14 +144,25 @@ export function createGroupCommit(o: GroupCommitOptions) {
   }
 
   function pump(): void {
-    while (inflight < maxInflight && queue.length > 0) {
-      const batch = take();
-      inflight++;
+    scheduled = false;
+    while (flying.size < maxInflight && queue.length > 0) {
+      if (flying.size > 0 && queue.length < lastSize) return;
+      const { batch, keys } = take();
+      if (batch.length === 0) return;
+      flying.add(keys);
+      lastSize = batch.length;
       void send(batch).finally(() => {
-        inflight--;
-        pump();
+        flying.delete(keys);
+        schedule();
       });
     }
+  }
+
+  /** Pumps after the I/O callbacks of this turn of the event loop, once however often asked. */
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(pump);
   }
 
   return {
@@ -132,7 +176,7 @@ export function createGroupCommit(o: GroupCommitOptions) {
           resolve,
           reject,
         });
-        pump();
+        schedule();
       });
     },
   };
