@@ -4,7 +4,7 @@ import type { BuiltTxn } from "../../tree/etcd/attempt.js";
 import { createGroupCommit } from "../../tree/etcd/group-commit.js";
 import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
 import { EtcdRpc } from "../../tree/etcd/rpc.js";
-import type { TxnRequest, TxnResponse } from "../../tree/etcd/wire.js";
+import type { RequestOp, TxnRequest, TxnResponse } from "../../tree/etcd/wire.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
@@ -45,7 +45,8 @@ class HeldRpc extends EtcdRpc {
   readonly sent: Array<{ keys: string[]; go: () => void; done: Promise<TxnResponse> }> = [];
 
   override txn(req: TxnRequest): Promise<TxnResponse> {
-    const ops = req.success?.flatMap((op) => ("request_txn" in op ? op.request_txn.success : [op])) ?? [];
+    const ops: RequestOp[] =
+      req.success?.flatMap((op) => ("request_txn" in op ? (op.request_txn.success ?? []) : [op])) ?? [];
     const keys = ops.map((op) => ("request_put" in op ? String(op.request_put.key) : "?"));
     let go!: () => void;
     const held = new Promise<void>((r) => {
@@ -234,5 +235,32 @@ describe("group commit on etcd", () => {
     for (const s of rpc.sent.slice(1)) s.go();
     const all = await Promise.all([...first, ...second, ...third]);
     expect(all.every((o) => o.succeeded)).toBe(true);
+  });
+
+  it("lets no batch overtake a waiting write that must go alone", async () => {
+    const p = `gc${++n}/`;
+    const rpc = new HeldRpc(client);
+    const group = createGroupCommit({ rpc, maxTxnOps: 128 });
+    const first = group.commit(putTxn([`${p}a`]));
+    await rpc.untilSent(1);
+    // A write that names no keys (a range delete, say), then writes that could go beside `a`.
+    const { touched: _keys, ...alone } = putTxn([`${p}alone`]);
+    const lone = group.commit(alone);
+    const after = ["b", "c"].map((k) => group.commit(putTxn([`${p}${k}`])));
+    await settle();
+    expect(rpc.sent).toHaveLength(1);
+    rpc.sent[0]!.go();
+    await first;
+    await rpc.untilSent(2);
+    expect(rpc.sent[1]!.keys).toEqual([`${p}alone`]);
+    await settle();
+    expect(rpc.sent).toHaveLength(2);
+    rpc.sent[1]!.go();
+    const l = await lone;
+    await rpc.untilSent(3);
+    expect(rpc.sent[2]!.keys.sort()).toEqual([`${p}b`, `${p}c`]);
+    rpc.sent[2]!.go();
+    const rest = await Promise.all(after);
+    expect(rest.every((o) => o.succeeded && o.rev > l.rev)).toBe(true);
   });
 });

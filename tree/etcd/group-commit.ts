@@ -76,7 +76,7 @@ export function createGroupCommit(o: GroupCommitOptions) {
   /**
    * The first waiting write that may go now and every later one that fits beside it, taken off
    * the queue (empty when none may). Beside a batch on its way, only writes that name their keys
-   * and touch none it writes may go.
+   * and touch none it writes may go, and none while the first waiting write must go alone.
    */
   function take(): { batch: Waiting[]; keys: Flying } {
     const keys = { written: new Set<string>(), read: new Set<string>() };
@@ -85,7 +85,9 @@ export function createGroupCommit(o: GroupCommitOptions) {
       for (const f of flying) if (f === null || !clear(t, f.written, f.read)) return false;
       return true;
     };
-    const start = flying.size === 0 ? 0 : queue.findIndex((w) => mayGo(w.txn.touched));
+    // A write that must go alone waits for every batch on its way: none may overtake it meanwhile.
+    const start =
+      flying.size === 0 ? 0 : queue[0]!.txn.touched ? queue.findIndex((w) => mayGo(w.txn.touched)) : -1;
     if (start < 0) return { batch: [], keys };
     const first = queue.splice(start, 1)[0]!;
     const batch = [first];
