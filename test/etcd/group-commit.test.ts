@@ -189,9 +189,9 @@ describe("group commit on etcd", () => {
     const group = createGroupCommit({ rpc, maxTxnOps: 128 });
     const first = group.commit(putTxn([`${p}a`]));
     await rpc.untilSent(1);
-    // While the first is on its way: a second write of its key, and two writes of other keys.
-    const again = group.commit(putTxn([`${p}a`]));
+    // While the first is on its way: two writes of other keys, and a second write of its key.
     const others = [group.commit(putTxn([`${p}b`])), group.commit(putTxn([`${p}c`]))];
+    const again = group.commit(putTxn([`${p}a`]));
     await rpc.untilSent(2);
     expect(rpc.sent[1]!.keys.sort()).toEqual([`${p}b`, `${p}c`]);
     rpc.sent[1]!.go();
@@ -237,13 +237,13 @@ describe("group commit on etcd", () => {
     expect(all.every((o) => o.succeeded)).toBe(true);
   });
 
-  it("lets no batch overtake a waiting write that must go alone", async () => {
+  it("lets no batch overtake the first waiting write while it cannot go", async () => {
     const p = `gc${++n}/`;
     const rpc = new HeldRpc(client);
     const group = createGroupCommit({ rpc, maxTxnOps: 128 });
+    // A write that names no keys (a range delete, say) must go alone, after the batch on its way.
     const first = group.commit(putTxn([`${p}a`]));
     await rpc.untilSent(1);
-    // A write that names no keys (a range delete, say), then writes that could go beside `a`.
     const { touched: _keys, ...alone } = putTxn([`${p}alone`]);
     const lone = group.commit(alone);
     const after = ["b", "c"].map((k) => group.commit(putTxn([`${p}${k}`])));
@@ -259,8 +259,17 @@ describe("group commit on etcd", () => {
     const l = await lone;
     await rpc.untilSent(3);
     expect(rpc.sent[2]!.keys.sort()).toEqual([`${p}b`, `${p}c`]);
+    // A write of a key the batch on its way writes waits for it, and the writes after it with it.
+    const again = group.commit(putTxn([`${p}b`]));
+    const later = group.commit(putTxn([`${p}d`]));
+    await settle();
+    expect(rpc.sent).toHaveLength(3);
     rpc.sent[2]!.go();
     const rest = await Promise.all(after);
     expect(rest.every((o) => o.succeeded && o.rev > l.rev)).toBe(true);
+    await rpc.untilSent(4);
+    expect(rpc.sent[3]!.keys).toEqual([`${p}b`, `${p}d`]);
+    rpc.sent[3]!.go();
+    expect((await again).succeeded && (await later).succeeded).toBe(true);
   });
 });

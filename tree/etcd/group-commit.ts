@@ -74,9 +74,9 @@ export function createGroupCommit(o: GroupCommitOptions) {
     !t.writes.some((k) => written.has(k) || read.has(k)) && !t.reads.some((k) => written.has(k));
 
   /**
-   * The first waiting write that may go now and every later one that fits beside it, taken off
-   * the queue (empty when none may). Beside a batch on its way, only writes that name their keys
-   * and touch none it writes may go, and none while the first waiting write must go alone.
+   * The first waiting write and every later one that fits beside it, taken off the queue. Beside
+   * a batch on its way, only writes that name their keys and touch none it writes may go: empty
+   * when the first waiting write may not.
    */
   function take(): { batch: Waiting[]; keys: Flying } {
     const keys = { written: new Set<string>(), read: new Set<string>() };
@@ -85,18 +85,17 @@ export function createGroupCommit(o: GroupCommitOptions) {
       for (const f of flying) if (f === null || !clear(t, f.written, f.read)) return false;
       return true;
     };
-    // A write that must go alone waits for every batch on its way: none may overtake it meanwhile.
-    const start =
-      flying.size === 0 ? 0 : queue[0]!.txn.touched ? queue.findIndex((w) => mayGo(w.txn.touched)) : -1;
-    if (start < 0) return { batch: [], keys };
-    const first = queue.splice(start, 1)[0]!;
+    // Beside a batch on its way, a batch starts with the first waiting write or not at all: one
+    // that must wait (it must go alone, or shares a key) is never overtaken, so it never waits for ever.
+    if (flying.size > 0 && !mayGo(queue[0]!.txn.touched)) return { batch: [], keys };
+    const first = queue.shift()!;
     const batch = [first];
     if (!first.txn.touched) return { batch, keys: null };
     for (const k of first.txn.touched.writes) keys.written.add(k);
     for (const k of first.txn.touched.reads) keys.read.add(k);
     let bytes = first.bytes;
     let widest = first.ops;
-    for (let i = start; i < queue.length; ) {
+    for (let i = 0; i < queue.length; ) {
       const w = queue[i]!;
       const t = w.txn.touched;
       const fits =
