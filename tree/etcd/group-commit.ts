@@ -16,7 +16,9 @@
  * on its way. While one batch is, a second goes beside it only when it is at least as large: etcd
  * then takes both in one raft round (one WAL sync) instead of one after the other, yet batches
  * stay as large as the load allows (each transaction costs etcd far more than a write in it).
- * Writes in two batches on their way together are still judged each on its own compares.
+ * Writes in two batches on their way together are still judged each on its own compares; a
+ * second batch touches no key the first writes, and starts with the first waiting write or waits,
+ * so a write that must go alone, or that shares a key with hot writes, is never overtaken for ever.
  */
 import type { BuiltTxn } from "./attempt.js";
 import { isEtcdRefusal } from "./client.js";
