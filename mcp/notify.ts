@@ -14,32 +14,29 @@ export function notifyInstances(instances: Iterable<McpInstance>, change: TreeCh
     uris ??= change.keys.map((k) => [k, keyToUri(k)] as const);
     return uris;
   };
-  for (const { server, era, subscriptions, listening } of instances) {
+  for (const instance of instances) {
+    const { server, era, subscriptions, listening } = instance;
     if (!server.transport) continue;
     // A 2026-era stdio connection says what it listens for; nothing else is made for it.
-    if (change.tools && (!listening || listening.wants("tools"))) send(() => server.sendToolListChanged());
-    if (change.prompts && (!listening || listening.wants("prompts")))
-      send(() => server.sendPromptListChanged());
-    if (change.resources && (!listening || listening.wants("resources")))
-      send(() => server.sendResourceListChanged());
+    const wants = (kind: "tools" | "prompts" | "resources") =>
+      change[kind] && (!listening || listening.wants(kind));
+    if (wants("tools")) send(() => server.sendToolListChanged());
+    if (wants("prompts")) send(() => server.sendPromptListChanged());
+    if (wants("resources")) send(() => server.sendResourceListChanged());
     const mayWant = era === "modern" ? !listening || listening.wantsAnyUri() : subscriptions.size > 0;
     if (!mayWant) continue;
-    for (const [key, uri] of urisOf()) {
-      // 2025 era: only what the client subscribed to (a deleted directory covers what was under it).
-      // 2026 era: the SDK's listen stream filters by the client's subscription list.
-      const targets =
-        era === "modern"
-          ? listening && !listening.wantsUri(uri)
-            ? []
-            : [uri]
-          : key.endsWith("/")
-            ? [...subscriptions].filter((s) => s.startsWith(uri))
-            : subscriptions.has(uri)
-              ? [uri]
-              : [];
-      for (const t of targets) send(() => server.sendResourceUpdated({ uri: t }));
-    }
+    for (const [key, uri] of urisOf())
+      for (const t of updated(instance, key, uri)) send(() => server.sendResourceUpdated({ uri: t }));
   }
+}
+
+/** The resource URIs to tell `instance` are updated when `key` (at `uri`) changed. */
+function updated({ era, subscriptions, listening }: McpInstance, key: string, uri: string): string[] {
+  // 2026 era: the SDK's listen stream filters by the client's subscription list (a stdio one's, here).
+  if (era === "modern") return !listening || listening.wantsUri(uri) ? [uri] : [];
+  // 2025 era: only what the client subscribed to (a deleted directory covers what was under it).
+  if (key.endsWith("/")) return [...subscriptions].filter((s) => s.startsWith(uri));
+  return subscriptions.has(uri) ? [uri] : [];
 }
 
 function send(notification: () => Promise<void>): void {

@@ -99,19 +99,21 @@ export class ListenFilters {
   /** Whether some open listen stream takes this kind of change. */
   wants(kind: "tools" | "prompts" | "resources"): boolean {
     const field = `${kind}ListChanged` as const;
-    for (const f of this.#open.values()) if (f[field] === true) return true;
-    return false;
+    return this.#some((f) => f[field] === true);
   }
 
   /** Whether some open listen stream subscribed to any resource. */
   wantsAnyUri(): boolean {
-    for (const f of this.#open.values()) if ((f.resourceSubscriptions?.length ?? 0) > 0) return true;
-    return false;
+    return this.#some((f) => (f.resourceSubscriptions?.length ?? 0) > 0);
   }
 
   /** Whether some open listen stream subscribed to this resource. */
   wantsUri(uri: string): boolean {
-    for (const f of this.#open.values()) if (f.resourceSubscriptions?.includes(uri)) return true;
+    return this.#some((f) => f.resourceSubscriptions?.includes(uri) === true);
+  }
+
+  #some(test: (f: ListenFilter) => boolean): boolean {
+    for (const f of this.#open.values()) if (test(f)) return true;
     return false;
   }
 }

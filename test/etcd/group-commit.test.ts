@@ -64,6 +64,12 @@ class HeldRpc extends EtcdRpc {
   }
 }
 
+/** Group commit on a HeldRpc, with a fresh key prefix. */
+function heldGroup() {
+  const rpc = new HeldRpc(client);
+  return { p: `gc${++n}/`, rpc, group: createGroupCommit({ rpc, maxTxnOps: 128 }) };
+}
+
 /** A few turns of the event loop: what group commit would send by now, it has. */
 const settle = async () => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -184,9 +190,7 @@ describe("group commit on etcd", () => {
   });
 
   it("sends a batch beside the one on its way, but holds back a write to a key that one writes", async () => {
-    const p = `gc${++n}/`;
-    const rpc = new HeldRpc(client);
-    const group = createGroupCommit({ rpc, maxTxnOps: 128 });
+    const { p, rpc, group } = heldGroup();
     const first = group.commit(putTxn([`${p}a`]));
     await rpc.untilSent(1);
     // While the first is on its way: two writes of other keys, and a second write of its key.
@@ -211,9 +215,7 @@ describe("group commit on etcd", () => {
   });
 
   it("sends a batch beside the one on its way only once it is as large, and at most two at once", async () => {
-    const p = `gc${++n}/`;
-    const rpc = new HeldRpc(client);
-    const group = createGroupCommit({ rpc, maxTxnOps: 128 });
+    const { p, rpc, group } = heldGroup();
     const commit = (name: string) => group.commit(putTxn([`${p}${name}`]));
     const first = ["a", "b", "c"].map(commit);
     await rpc.untilSent(1);
@@ -238,9 +240,7 @@ describe("group commit on etcd", () => {
   });
 
   it("lets no batch overtake the first waiting write while it cannot go", async () => {
-    const p = `gc${++n}/`;
-    const rpc = new HeldRpc(client);
-    const group = createGroupCommit({ rpc, maxTxnOps: 128 });
+    const { p, rpc, group } = heldGroup();
     // A write that names no keys (a range delete, say) must go alone, after the batch on its way.
     const first = group.commit(putTxn([`${p}a`]));
     await rpc.untilSent(1);

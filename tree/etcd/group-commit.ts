@@ -64,39 +64,50 @@ export function createGroupCommit(o: GroupCommitOptions) {
     return { succeeded: res.succeeded, rev: res.header.revision };
   }
 
-  /**
-   * The keys a batch on its way reads and writes (a batch beside it touches none it writes), or
-   * null for a write that did not name its keys (nothing goes beside it).
-   */
-  type Flying = { written: Set<string>; read: Set<string> } | null;
-  const flying = new Set<Flying>();
+  /** The keys a batch on its way reads and writes; `alone`: a write that did not name them. */
+  interface Keys {
+    written: Set<string>;
+    read: Set<string>;
+    alone: boolean;
+  }
+  const flying = new Set<Keys>();
 
-  /** Whether `t` may join keys already `written` and `read` (no key written twice, none read and written). */
-  const clear = (t: Touched, written: Set<string>, read: Set<string>) =>
-    !t.writes.some((k) => written.has(k) || read.has(k)) && !t.reads.some((k) => written.has(k));
+  /** Whether `t` may go beside `keys` (no key written twice, none read and written). */
+  const clear = (t: Touched, keys: Keys) =>
+    !keys.alone &&
+    !t.writes.some((k) => keys.written.has(k) || keys.read.has(k)) &&
+    !t.reads.some((k) => keys.written.has(k));
+
+  /** Whether a write names its keys and may go beside every batch on its way. */
+  function mayGo(t: Touched | undefined): t is Touched {
+    if (t === undefined) return false;
+    for (const keys of flying) if (!clear(t, keys)) return false;
+    return true;
+  }
 
   /**
    * The first waiting write and every later one that fits beside it, taken off the queue. Beside
    * a batch on its way, only writes that name their keys and touch none it writes may go: empty
    * when the first waiting write may not.
    */
-  function take(): { batch: Waiting[]; keys: Flying } {
-    const keys = { written: new Set<string>(), read: new Set<string>() };
-    const mayGo = (t: Touched | undefined): t is Touched => {
-      if (t === undefined) return false;
-      for (const f of flying) if (f === null || !clear(t, f.written, f.read)) return false;
-      return true;
-    };
+  function take(): { batch: Waiting[]; keys: Keys } {
+    const keys: Keys = { written: new Set(), read: new Set(), alone: false };
     // Beside a batch on its way, a batch starts with the first waiting write or not at all: one
     // that must wait (it must go alone, or shares a key) is never overtaken, so it never waits for ever.
     if (flying.size > 0 && !mayGo(queue[0]!.txn.touched)) return { batch: [], keys };
     const first = queue.shift()!;
-    const batch = [first];
-    if (!first.txn.touched) return { batch, keys: null };
-    for (const k of first.txn.touched.writes) keys.written.add(k);
-    for (const k of first.txn.touched.reads) keys.read.add(k);
-    let bytes = first.bytes;
-    let widest = first.ops;
+    if (!first.txn.touched) return { batch: [first], keys: { ...keys, alone: true } };
+    const batch: Waiting[] = [];
+    let bytes = 0;
+    let widest = 0;
+    const add = (w: Waiting, t: Touched) => {
+      batch.push(w);
+      bytes += w.bytes;
+      widest = Math.max(widest, w.ops);
+      for (const k of t.writes) keys.written.add(k);
+      for (const k of t.reads) keys.read.add(k);
+    };
+    add(first, first.txn.touched);
     for (let i = 0; i < queue.length; ) {
       const w = queue[i]!;
       const t = w.txn.touched;
@@ -104,17 +115,13 @@ export function createGroupCommit(o: GroupCommitOptions) {
         mayGo(t) &&
         bytes + w.bytes <= maxBytes &&
         batch.length + 1 + Math.max(widest, w.ops) <= o.maxTxnOps &&
-        clear(t, keys.written, keys.read);
+        clear(t, keys);
       if (!fits) {
         i++;
         continue;
       }
       queue.splice(i, 1);
-      batch.push(w);
-      bytes += w.bytes;
-      widest = Math.max(widest, w.ops);
-      for (const k of t.writes) keys.written.add(k);
-      for (const k of t.reads) keys.read.add(k);
+      add(w, t);
     }
     return { batch, keys };
   }
