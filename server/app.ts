@@ -229,6 +229,8 @@ export async function buildApp(deps: AppDeps) {
       authorized: token ? createBearerCheck(token) : undefined,
       requestId,
       closing: () => closing,
+      parseJson,
+      bodyLimit,
     });
   }
 
