@@ -64,6 +64,18 @@ class HeldRpc extends EtcdRpc {
   }
 }
 
+/** The real rpc, noting the shape of each transaction: `flat <ops>` or `nested <writes>`. */
+class ShapeRpc extends EtcdRpc {
+  readonly shapes: string[] = [];
+
+  override txn(req: TxnRequest): Promise<TxnResponse> {
+    const ops = req.success ?? [];
+    const nested = ops.some((op) => "request_txn" in op);
+    this.shapes.push(`${nested ? "nested" : "flat"} ${ops.length}`);
+    return super.txn(req);
+  }
+}
+
 /** Group commit on a HeldRpc, with a fresh key prefix. */
 function heldGroup() {
   const rpc = new HeldRpc(client);
@@ -165,6 +177,56 @@ describe("group commit on etcd", () => {
     expect(new Set(outcomes.slice(1).map((o) => o.rev)).size).toBe(1);
     const got = await client.kv.range({ key: buf(`${p}b`), range_end: buf(`${p}c`) });
     expect(got.kvs.map((kv) => kv.key.toString())).toEqual([0, 1, 2, 4, 5, 6, 7].map((i) => `${p}b${i}`));
+  });
+
+  it("sends a batch flat while its compares hold, nested for a while after one fails, then flat again", async () => {
+    const p = `gc${++n}/`;
+    const rpc = new ShapeRpc(client);
+    const group = createGroupCommit({ rpc, maxTxnOps: 128, nestedAfterConflict: 1 });
+    await client.kv.put({ key: buf(`${p}taken`), value: buf("already") });
+    /** Eight writes at once, each guarded by `version == 0` on a key of its own; `taken` for the one at `conflict`. */
+    const eight = (round: string, conflict?: number) =>
+      Promise.all(
+        Array.from({ length: 8 }, (_v, i) =>
+          group.commit(
+            putTxn([`${p}${round}/${i}`], {
+              key: i === conflict ? `${p}taken` : `${p}free/${round}`,
+              version: 0,
+            }),
+          ),
+        ),
+      );
+    const holding = await eight("r1");
+    expect(holding.every((o) => o.succeeded)).toBe(true);
+    expect(new Set(holding.map((o) => o.rev)).size).toBe(1);
+    expect(rpc.shapes).toEqual(["flat 8"]);
+    // One compare fails: nothing of the flat batch was applied; nested, only that write fails.
+    const conflicting = await eight("r2", 5);
+    expect(conflicting.map((o) => o.succeeded)).toEqual([true, true, true, true, true, false, true, true]);
+    expect(rpc.shapes.slice(1)).toEqual(["flat 8", "nested 8"]);
+    // The next batch goes nested straight away (nestedAfterConflict: 1), the one after flat again.
+    expect((await eight("r3")).every((o) => o.succeeded)).toBe(true);
+    expect((await eight("r4")).every((o) => o.succeeded)).toBe(true);
+    expect(rpc.shapes.slice(3)).toEqual(["nested 8", "flat 8"]);
+    const got = await client.kv.range({ key: buf(`${p}r`), range_end: buf(`${p}s`), keys_only: true });
+    expect(got.kvs.map((kv) => kv.key.toString()).sort()).toEqual(
+      ["r1", "r2", "r3", "r4"]
+        .flatMap((r) => Array.from({ length: 8 }, (_v, i) => `${p}${r}/${i}`))
+        .filter((k) => k !== `${p}r2/5`)
+        .sort(),
+    );
+  });
+
+  it("sends a batch nested when, flat, it would go over etcd's operation limit", async () => {
+    const p = `gc${++n}/`;
+    const rpc = new ShapeRpc(client);
+    // Two puts a write: five writes fit nested (5 + 1 + 2 <= 8), not flat (10 puts > 8).
+    const group = createGroupCommit({ rpc, maxTxnOps: 8 });
+    const outcomes = await Promise.all(
+      Array.from({ length: 5 }, (_v, i) => group.commit(putTxn([`${p}${i}/a`, `${p}${i}/b`]))),
+    );
+    expect(outcomes.every((o) => o.succeeded)).toBe(true);
+    expect(rpc.shapes).toEqual(["nested 5"]);
   });
 
   it("sends a batch etcd refuses again write by write, so each write gets its own outcome", async () => {
