@@ -64,7 +64,8 @@ interface Exchange {
 export function createFastPath(d: FastPathDeps): FastPath {
   /**
    * Writes the answer with the headers fastify's route and hooks give it (server/answer.ts, which
-   * fastify's hooks use too), and the request's log line. It never runs while closing.
+   * fastify's hooks use too), and the request's log line. A PUT taken before the server began
+   * closing may be answered after: it then says the connection closes, as fastify's hook does.
    */
   function send(
     x: Exchange,
@@ -75,7 +76,7 @@ export function createFastPath(d: FastPathDeps): FastPath {
     x.res.writeHead(status, {
       "content-type": JSON_UTF8,
       "content-length": Buffer.byteLength(body),
-      ...answerHeaders(d.tree, x.id, false),
+      ...answerHeaders(d.tree, x.id, d.closing()),
       ...extra,
     });
     x.res.end(body);
@@ -113,8 +114,10 @@ export function createFastPath(d: FastPathDeps): FastPath {
         received += chunk.length;
       });
       x.req.on("end", () => resolve(received === length ? Buffer.concat(chunks, received) : undefined));
-      // Cut by the front door's body bound, or by the client: nobody is left to answer.
+      // Cut by the front door's body bound, or by the client: nobody is left to answer. (After
+      // "end", "close" changes nothing: the promise is settled.)
       x.req.on("error", () => resolve(undefined));
+      x.req.on("close", () => resolve(undefined));
     });
   }
 

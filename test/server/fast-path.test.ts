@@ -5,11 +5,12 @@
  * must match, and an onResponse hook on fastify shows which requests the fast path took.
  */
 
+import { connect } from "node:net";
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { HOOKS_THE_FAST_PATH_DOES } from "../../server/answer.js";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { eventually, startTestServer, type TestServer } from "./helpers.js";
 
 interface Case {
   name: string;
@@ -269,6 +270,44 @@ describe("the fast path for plain GET and PUT", () => {
       expect(a.status).toBe(auth?.toLowerCase().endsWith("s3cret") ? 200 : 401);
       expect(fast.seen.count - before).toBe(taken ? 0 : 1);
     }
+  });
+
+  it("answers a PUT whose body arrives once the server is closing with Connection: close, as fastify does", async () => {
+    const { fast, plain } = await pair();
+    for (const { s, seen } of [fast, plain]) {
+      const before = seen.count;
+      const port = Number(new URL(s.url).port);
+      const socket = connect(port, "127.0.0.1");
+      let answer = "";
+      socket.on("data", (c) => {
+        answer += c.toString();
+      });
+      const ended = new Promise<void>((r) => socket.on("close", () => r()));
+      await new Promise<void>((r) => socket.once("connect", () => r()));
+      socket.write(
+        `PUT /v1/tree/late/k HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 6\r\n\r\n"la`,
+      );
+      // Closing begins once the server has the request: its connection is open and a moment passed.
+      await eventually(
+        () => new Promise<boolean>((r) => s.app.server.getConnections((_e, n) => r(n > 0))),
+        "the connection is accepted",
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      const closed = s.app.close();
+      socket.write('te"');
+      try {
+        await eventually(() => answer.endsWith("}"), "the whole answer");
+        expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+        expect(answer.toLowerCase()).toContain("connection: close");
+        // Told so, the server closes the connection itself, and closing completes.
+        await ended;
+        await closed;
+      } finally {
+        socket.destroy();
+      }
+      expect(seen.count - before, "taken by fastify").toBe(s === fast.s ? 0 : 1);
+    }
+    // The servers are closed: the afterEach closes them again, which fastify allows.
   });
 
   it("knows every per-request hook fastify runs: a new one fails here until the fast path does its work", async () => {
