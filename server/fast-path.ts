@@ -104,16 +104,15 @@ export function createFastPath(d: FastPathDeps): FastPath {
     }
   }
 
-  /** Reads the body of `x.req`, stated to be `length` bytes; undefined if the request ends without it. */
-  function readBody(x: Exchange, length: number): Promise<Buffer | undefined> {
+  /**
+   * Reads the body of `x.req` (node's parser delivers exactly Content-Length bytes before "end");
+   * undefined if the request is cut first.
+   */
+  function readBody(x: Exchange): Promise<Buffer | undefined> {
     return new Promise((resolve) => {
       const chunks: Buffer[] = [];
-      let received = 0;
-      x.req.on("data", (chunk: Buffer) => {
-        chunks.push(chunk);
-        received += chunk.length;
-      });
-      x.req.on("end", () => resolve(received === length ? Buffer.concat(chunks, received) : undefined));
+      x.req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      x.req.on("end", () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
       // Cut by the front door's body bound, or by the client: nobody is left to answer. (After
       // "end", "close" changes nothing: the promise is settled.)
       x.req.on("error", () => resolve(undefined));
@@ -121,8 +120,8 @@ export function createFastPath(d: FastPathDeps): FastPath {
     });
   }
 
-  async function put(x: Exchange, key: string, length: number) {
-    const raw = await readBody(x, length);
+  async function put(x: Exchange, key: string) {
+    const raw = await readBody(x);
     if (!raw || x.res.destroyed) return;
     let body: unknown;
     try {
@@ -164,7 +163,7 @@ export function createFastPath(d: FastPathDeps): FastPath {
       )
         return false;
       const x = { req, res, id: d.requestId(req), start: performance.now() };
-      void put(x, keyFromUrl(url, TREE_PREFIX), Number(length));
+      void put(x, keyFromUrl(url, TREE_PREFIX));
       return true;
     }
     return false;
