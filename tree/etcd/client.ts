@@ -1,7 +1,7 @@
 /**
  * The etcd3 client as the tree uses it: the raw KV and Watch services (the tree builds its own
- * keys, compares and retries; its transactions, ranges and watch streams go through rpc.ts, on
- * this client's connections), a deadline on every unary call, fast reconnects, and no hidden
+ * keys, compares and retries; its transactions, ranges and watch streams go through rpc.ts, with
+ * this client's members, breaker and token), a deadline on every unary call, fast reconnects, and no hidden
  * retries — a transaction re-sent blindly could be applied twice, so retrying is the tree's job.
  */
 import {

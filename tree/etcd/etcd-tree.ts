@@ -453,6 +453,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       closed = true;
       local.close();
       for (const stop of closers) stop();
+      rpc.close();
       if (!options.client) client.close();
     },
   };
@@ -467,6 +468,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     );
   } catch (err) {
     local.close();
+    rpc.close();
     if (!options.client) client.close();
     throw treeErrorOf(err, `open ${options.endpoints.join(",")}`);
   }

@@ -1,14 +1,16 @@
 /**
  * The etcd calls of the tree's hot paths (transactions, ranges, the watch stream), made with the
- * hand-written messages of wire.ts on etcd3's own connections: etcd3's pool picks the member,
- * skips one that failed (client.ts's breaker), applies the call options (deadlines) and holds
- * the TLS credentials and auth token, exactly as for its own calls; only the encoding differs.
+ * hand-written messages of wire.ts: etcd3's pool picks the member, skips one that failed
+ * (client.ts's breaker) and holds the auth token, exactly as for its own calls; only the encoding
+ * differs, and for unary calls the wire too (h2.ts: one plain HTTP/2 session per member instead of
+ * grpc-js's call machinery). The watch stream stays on etcd3's grpc-js connection: one per process.
  * Errors come out as etcd3's (castGrpcError), so isEtcdFailure and isEtcdRefusal read them alike.
  *
  * A class, so bench/etcd-probe.ts can count the calls by wrapping its prototype's methods.
  */
-import type { ClientDuplexStream, Metadata } from "@grpc/grpc-js";
+import type { ClientDuplexStream } from "@grpc/grpc-js";
 import { castGrpcError, type Etcd3, EtcdInvalidAuthTokenError, type ICallable } from "etcd3";
+import { createH2Transport, type Member } from "./h2.js";
 import {
   decodeRangeResponse,
   decodeTxnResponse,
@@ -31,6 +33,7 @@ type Pool = ICallable<unknown> & { authenticator?: { invalidateMetadata(): void 
 
 export class EtcdRpc {
   readonly #pool: Pool;
+  readonly #h2 = createH2Transport();
 
   constructor(client: Etcd3) {
     // etcd3 keeps its pool protected: it is the one that knows the members, their health and the token.
@@ -77,25 +80,32 @@ export class EtcdRpc {
     decode: (buf: Buffer) => Res,
     req: Req,
   ): Promise<Res> {
-    const call = (metadata: Metadata, client: import("@grpc/grpc-js").Client) =>
-      new Promise<Res>((resolve, reject) => {
-        client.makeUnaryRequest(
-          path,
-          encode,
-          decode,
-          req,
-          metadata,
-          this.#options("KV", method, req, false),
-          (err, res) => (err ? reject(castGrpcError(err)) : resolve(res as Res)),
-        );
-      });
+    const message = encode(req);
+    const options = this.#options("KV", method, req, false) as { deadline?: number };
+    const timeoutMs = options.deadline === undefined ? 5000 : options.deadline - Date.now();
+    const call = async (member: Member, metadata: import("@grpc/grpc-js").Metadata) => {
+      try {
+        return decode(await this.#h2.call(member, path, message, metadata.toHttp2Headers(), timeoutMs));
+      } catch (err) {
+        throw castGrpcError(err as Error);
+      }
+    };
+    const viaPool = () =>
+      this.#pool.withConnection("KV", ({ resource, metadata }) =>
+        call(resource as unknown as Member, metadata),
+      );
     try {
-      return await this.#pool.withConnection("KV", ({ client, metadata }) => call(metadata, client));
+      return await viaPool();
     } catch (err) {
       // A token that expired: etcd3 fetches a new one and sends the call again (nothing was applied).
       if (!(err instanceof EtcdInvalidAuthTokenError) || !this.#pool.authenticator) throw err;
       this.#pool.authenticator.invalidateMetadata();
-      return this.#pool.withConnection("KV", ({ client, metadata }) => call(metadata, client));
+      return viaPool();
     }
+  }
+
+  /** Closes the unary calls' sessions (the pool's connections are etcd3's to close). */
+  close(): void {
+    this.#h2.close();
   }
 }
