@@ -59,16 +59,22 @@ describe("unary calls on a plain HTTP/2 session", () => {
     expect(isEtcdFailure(err)).toBe(true);
   });
 
-  it("gives up on a member that never answers at the deadline", async () => {
-    const silent: Server = createServer(() => {});
+  it("gives up on a member that never answers at the deadline, and connects afresh for the next call", async () => {
+    let connections = 0;
+    const silent: Server = createServer(() => {
+      connections++;
+    });
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", () => r()));
     try {
       const { port } = silent.address() as { port: number };
-      const err = await failure(
-        h2.call(member(`127.0.0.1:${port}`), RANGE, encodeRangeRequest({ key: "k" }), {}, 200),
-      );
-      expect(err).toBeInstanceOf(GRPCDeadlineExceededError);
-      expect(isEtcdFailure(err)).toBe(true);
+      const m = member(`127.0.0.1:${port}`);
+      for (let i = 0; i < 2; i++) {
+        const err = await failure(h2.call(m, RANGE, encodeRangeRequest({ key: "k" }), {}, 200));
+        expect(err).toBeInstanceOf(GRPCDeadlineExceededError);
+        expect(isEtcdFailure(err)).toBe(true);
+      }
+      // The silent connection was dropped at the first deadline, not used again.
+      expect(connections).toBe(2);
     } finally {
       h2.close();
       silent.close();

@@ -115,8 +115,10 @@ export function createH2Transport() {
           else resolve(body!);
         };
         const timer = setTimeout(() => {
-          stream.close(http2.constants.NGHTTP2_CANCEL);
           settle(grpcError(DEADLINE_EXCEEDED, "Deadline exceeded"));
+          // A member that stopped answering may be gone without a word (no keepalive here): the
+          // next call connects again, as etcd3 resets its own connections on this error.
+          session.destroy();
         }, timeoutMs);
         const readStatus = (h: http2.IncomingHttpHeaders) => {
           const s = h["grpc-status"];
