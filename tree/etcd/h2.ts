@@ -9,6 +9,7 @@
  * castGrpcError types them the same: a member that cannot be reached is UNAVAILABLE (14).
  */
 import http2 from "node:http2";
+import { status } from "@grpc/grpc-js";
 
 /** What rpc.ts knows of a member: etcd3's pool entry. */
 export interface Member {
@@ -17,53 +18,32 @@ export interface Member {
   channelCredentials: { _isSecure(): boolean };
 }
 
-const STATUS_NAMES = [
-  "OK",
-  "CANCELLED",
-  "UNKNOWN",
-  "INVALID_ARGUMENT",
-  "DEADLINE_EXCEEDED",
-  "NOT_FOUND",
-  "ALREADY_EXISTS",
-  "PERMISSION_DENIED",
-  "RESOURCE_EXHAUSTED",
-  "FAILED_PRECONDITION",
-  "ABORTED",
-  "OUT_OF_RANGE",
-  "UNIMPLEMENTED",
-  "INTERNAL",
-  "UNAVAILABLE",
-  "DATA_LOSS",
-  "UNAUTHENTICATED",
-] as const;
-const UNAVAILABLE = 14;
-const DEADLINE_EXCEEDED = 4;
-
 /** An error as grpc-js makes it: etcd3's castGrpcError reads its message and code. */
 function grpcError(code: number, details: string): Error & { code: number; details: string } {
-  return Object.assign(new Error(`${code} ${STATUS_NAMES[code] ?? "UNKNOWN"}: ${details}`), {
+  return Object.assign(new Error(`${code} ${status[code] ?? "UNKNOWN"}: ${details}`), {
     code,
     details,
   });
 }
 
 /** The HTTP status of an answer that is not gRPC, as gRPC maps it. */
-function codeOfHttpStatus(status: number): number {
-  if (status === 401) return 16;
-  if (status === 403) return 7;
-  if (status === 404 || status === 501) return 12;
-  if (status === 429 || status === 502 || status === 503 || status === 504) return UNAVAILABLE;
-  return 2;
+function codeOfHttpStatus(http: number): number {
+  if (http === 401) return status.UNAUTHENTICATED;
+  if (http === 403) return status.PERMISSION_DENIED;
+  if (http === 404 || http === 501) return status.UNIMPLEMENTED;
+  if (http === 429 || http === 502 || http === 503 || http === 504) return status.UNAVAILABLE;
+  return status.UNKNOWN;
 }
 
 export function createH2Transport() {
   const sessions = new Map<string, http2.ClientHttp2Session>();
 
   function sessionOf(m: Member): http2.ClientHttp2Session {
-    const key = `${m.channelCredentials._isSecure() ? "https" : "http"}://${m.host}`;
+    const key = m.host;
     const open = sessions.get(key);
     if (open && !open.closed && !open.destroyed) return open;
-    const session = http2.connect(key, { maxSessionMemory: 128 });
+    const url = `${m.channelCredentials._isSecure() ? "https" : "http"}://${m.host}`;
+    const session = http2.connect(url, { maxSessionMemory: 128 });
     // A session that fails or ends is dropped; the next call connects again.
     const drop = () => {
       if (sessions.get(key) === session) sessions.delete(key);
@@ -91,7 +71,7 @@ export function createH2Transport() {
         try {
           session = sessionOf(m);
         } catch (err) {
-          reject(grpcError(UNAVAILABLE, err instanceof Error ? err.message : String(err)));
+          reject(grpcError(status.UNAVAILABLE, err instanceof Error ? err.message : String(err)));
           return;
         }
         const stream = session.request({
@@ -103,7 +83,7 @@ export function createH2Transport() {
           "grpc-timeout": `${Math.max(1, Math.ceil(timeoutMs))}m`,
         });
         const chunks: Buffer[] = [];
-        let status: number | undefined;
+        let code: number | undefined;
         let details = "";
         let httpStatus = 200;
         let settled = false;
@@ -115,7 +95,7 @@ export function createH2Transport() {
           else resolve(body!);
         };
         const timer = setTimeout(() => {
-          settle(grpcError(DEADLINE_EXCEEDED, "Deadline exceeded"));
+          settle(grpcError(status.DEADLINE_EXCEEDED, "Deadline exceeded"));
           // A member that stopped answering may be gone without a word (no keepalive here): the
           // next call connects again, as etcd3 resets its own connections on this error.
           session.destroy();
@@ -123,7 +103,7 @@ export function createH2Transport() {
         const readStatus = (h: http2.IncomingHttpHeaders) => {
           const s = h["grpc-status"];
           if (s === undefined) return;
-          status = Number(s);
+          code = Number(s);
           const m = h["grpc-message"];
           details = typeof m === "string" ? decodeURIComponent(m) : "";
         };
@@ -134,18 +114,21 @@ export function createH2Transport() {
         stream.on("trailers", readStatus);
         stream.on("data", (c: Buffer) => chunks.push(c));
         stream.on("end", () => {
-          if (status === undefined) {
-            const code = httpStatus === 200 ? 2 : codeOfHttpStatus(httpStatus);
-            return settle(grpcError(code, `no gRPC status in an HTTP ${httpStatus} answer`));
+          if (code === undefined) {
+            const guess = httpStatus === 200 ? status.UNKNOWN : codeOfHttpStatus(httpStatus);
+            return settle(grpcError(guess, `no gRPC status in an HTTP ${httpStatus} answer`));
           }
-          if (status !== 0) return settle(grpcError(status, details));
+          if (code !== status.OK) return settle(grpcError(code, details));
           const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
           // One message: a 5-byte prefix (not compressed, its length), then the message.
-          if (body.length < 5 || body[0] !== 0) return settle(grpcError(13, "a malformed gRPC answer"));
+          if (body.length < 5 || body[0] !== 0)
+            return settle(grpcError(status.INTERNAL, "a malformed gRPC answer"));
           settle(undefined, body.subarray(5, 5 + body.readUInt32BE(1)));
         });
-        stream.on("error", (err) => settle(grpcError(UNAVAILABLE, err.message)));
-        stream.on("close", () => settle(grpcError(UNAVAILABLE, "the stream closed before its answer")));
+        stream.on("error", (err) => settle(grpcError(status.UNAVAILABLE, err.message)));
+        stream.on("close", () =>
+          settle(grpcError(status.UNAVAILABLE, "the stream closed before its answer")),
+        );
         const framed = Buffer.allocUnsafe(5 + message.length);
         framed[0] = 0;
         framed.writeUInt32BE(message.length, 1);
