@@ -1,12 +1,15 @@
 /**
  * Where a PUT through byteseek on etcd goes (issue 19), counted rather than timed: etcd calls per
- * request (transactions, ranges), writes per transaction (group commit), nested transactions whose
+ * request (transactions, ranges), PUTs per transaction (group commit), nested transactions whose
  * compares failed and the keys those compares named, and CPU µs per request of byteseek's process
  * and of etcd's — for a fixed number of random-key PUTs over 10,000 pre-written keys, as
  * bench/http.js `--etcd` loads them. On a loaded machine req/s drift; counts and CPU per request
  * are what an A/B compares.
  *
  *   npm run build && node dist/bench/etcd-probe.js [--count N] [--rounds R] [--only x1,x32,two,gw1,gw32]
+ *
+ * Phases: gw1/gw32 the etcd v3 gateway at 1/32 connections; x1, x8, x16, x32, x64 one byteseek
+ * server at that many; two and two64 both servers, 32 and 64 connections split between them.
  *
  * Each server runs in a child process (this file with `--serve`) that counts its etcd calls by
  * wrapping etcd3's KVClient and the tree's EtcdRpc; the parent asks it for the counts over IPC.
@@ -26,8 +29,6 @@ interface Stats {
   txn: number;
   range: number;
   other: number;
-  /** Writes carried by transactions (nested ones counted one each). */
-  writes: number;
   failed: number;
   failedKeys: Record<string, number>;
   cpuUs: number;
@@ -42,7 +43,7 @@ async function serve(): Promise<void> {
   const etcd3 = await import("etcd3");
   const { EtcdRpc } = await import("../tree/etcd/rpc.js");
   const { startServer } = await import("../server/main.js");
-  const s: Stats = { txn: 0, range: 0, other: 0, writes: 0, failed: 0, failedKeys: {}, cpuUs: 0 };
+  const s: Stats = { txn: 0, range: 0, other: 0, failed: 0, failedKeys: {}, cpuUs: 0 };
   // The tree's hot calls go through EtcdRpc, the rest through etcd3's KVClient: both counted.
   const methods = [
     ...["range", "put", "deleteRange", "compact", "txn"].map((name) => ({
@@ -74,12 +75,10 @@ async function serve(): Promise<void> {
           }
         };
         if (nested.length > 0) {
-          s.writes += nested.length;
           res.responses?.forEach((r, i) => {
             if (r.response_txn && !r.response_txn.succeeded) note(req.success?.[i]?.request_txn?.compare);
           });
         } else if ((req.compare?.length ?? 0) > 0 || req.success?.some((op) => !("request_range" in op))) {
-          s.writes++;
           if (!res.succeeded) note(req.compare);
         } else s.range++; // a transaction of ranges is a read
       } else if (name === "range") s.range++;
@@ -101,7 +100,7 @@ async function serve(): Promise<void> {
   process.on("message", async (m: string) => {
     if (m === "reset") {
       await inspector?.post("Profiler.start");
-      Object.assign(s, { txn: 0, range: 0, other: 0, writes: 0, failed: 0, failedKeys: {} });
+      Object.assign(s, { txn: 0, range: 0, other: 0, failed: 0, failedKeys: {} });
       cpu0 = process.cpuUsage();
       process.send?.({ ok: true });
     } else if (m === "stats") {
@@ -132,7 +131,6 @@ function cpuTicks(pid: number): number {
 
 type Req = { path: string; body: string };
 
-/** `count` requests over `connections` (split across the urls), random keys; answers seconds. */
 /** Sends one PUT (byteseek's, or the gateway's POST /v3/kv/put), reads the answer; its status. */
 async function send(pool: Pool, r: Req): Promise<number> {
   const res = await pool.request({
@@ -145,6 +143,7 @@ async function send(pool: Pool, r: Req): Promise<number> {
   return res.statusCode;
 }
 
+/** `count` requests over `connections` (split across the urls), random keys; answers seconds. */
 async function drive(urls: string[], connections: number, count: number, req: (i: number) => Req) {
   const pools = urls.map((u) => new Pool(u, { connections: Math.ceil(connections / urls.length) }));
   let left = count;
@@ -250,6 +249,11 @@ async function main(): Promise<void> {
       gw32: { urls: [gw], conns: 32, req: v3, servers: [] },
       x32: { urls: [a.url], conns: 32, req: ours, servers: [a.child] },
       two: { urls: [a.url, b.url], conns: 32, req: ours, servers: [a.child, b.child] },
+      // How CPU per PUT follows the load one process carries (bench/RESULTS.md, two servers).
+      x8: { urls: [a.url], conns: 8, req: ours, servers: [a.child] },
+      x16: { urls: [a.url], conns: 16, req: ours, servers: [a.child] },
+      x64: { urls: [a.url], conns: 64, req: ours, servers: [a.child] },
+      two64: { urls: [a.url, b.url], conns: 64, req: ours, servers: [a.child, b.child] },
       xa: { urls: [a.url], conns: 32, req: ours, servers: [a.child] },
       xb: { urls: [b.url], conns: 32, req: ours, servers: [b.child] },
       x1a: { urls: [a.url], conns: 1, req: ours, servers: [a.child] },
@@ -288,8 +292,8 @@ async function main(): Promise<void> {
             (stats.length
               ? `  byteseek ${(sum((s) => s.cpuUs) / n).toFixed(0)} µs/req` +
                 `  txn/req ${(sum((s) => s.txn) / n).toFixed(3)} range/req ${(sum((s) => s.range) / n).toFixed(3)}` +
-                ` other ${sum((s) => s.other)}  writes/txn ${(
-                  sum((s) => s.writes) /
+                ` other ${sum((s) => s.other)}  PUTs/txn ${(
+                  n /
                     Math.max(
                       1,
                       sum((s) => s.txn),

@@ -126,9 +126,11 @@ export function createH2Transport() {
           settle(undefined, body.subarray(5, 5 + body.readUInt32BE(1)));
         });
         stream.on("error", (err) => settle(grpcError(status.UNAVAILABLE, err.message)));
-        stream.on("close", () =>
-          settle(grpcError(status.UNAVAILABLE, "the stream closed before its answer")),
-        );
+        // Every stream closes, most after their answer: the error (and its stack) is made only
+        // for one that closed before it.
+        stream.on("close", () => {
+          if (!settled) settle(grpcError(status.UNAVAILABLE, "the stream closed before its answer"));
+        });
         const framed = Buffer.allocUnsafe(5 + message.length);
         framed[0] = 0;
         framed.writeUInt32BE(message.length, 1);
