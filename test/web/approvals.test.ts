@@ -1,45 +1,34 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../tools/approval-flow.js";
 import { json } from "../../tree/index.js";
 import {
-  ensureWebBuilt,
-  launchBrowser,
-  openPage,
   removeDir,
+  requireConfirm,
   screenshot,
   startServer,
   type TestServer,
+  useBrowser,
 } from "./harness.js";
 
-// A real browser on a shared machine: generous limits; every wait is for a condition.
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
-
-let chromium: Awaited<ReturnType<typeof launchBrowser>>;
-let browser: Browser;
+// A real browser, launched once for the file (harness.ts).
+const browser = useBrowser();
 let server: TestServer;
 
 beforeAll(async () => {
-  await ensureWebBuilt();
-  chromium = await launchBrowser();
-  browser = chromium.browser;
   server = await startServer({ tools: true });
   // A person makes tree.get ask first.
-  const node = await server.tree.get("/byteseek/tools/tree.get");
-  const decl = node && "value" in node ? (node.value.value as Record<string, unknown>) : {};
-  await server.tree.set("/byteseek/tools/tree.get", json({ ...decl, confirm: true } as never));
+  await requireConfirm(server.tree, "tree.get");
   await server.tree.set("/notes/today", json({ text: "hello from the tree" }));
 });
 
 afterAll(async () => {
-  await chromium?.close();
   await server?.close();
   if (server) await removeDir(server.dir);
 });
 
 describe("approvals on the web page", () => {
   it("shows a call that starts waiting, live, and runs it when the person clicks Approve", async () => {
-    const { page, context, errors } = await openPage(browser, server.url);
+    const { page, context, errors } = await browser.open(server.url);
     await page.goto("/ui/");
     await page.locator("#live[data-state='live']").waitFor();
     expect(await page.locator("#approvals").isHidden()).toBe(true);
@@ -70,7 +59,7 @@ describe("approvals on the web page", () => {
   });
 
   it("Deny refuses the call: it answers denied and nothing is read", async () => {
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/");
     await page.locator("#live[data-state='live']").waitFor();
     const call = server.runtime!.call(

@@ -2,21 +2,17 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { type App, buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
-import { json, openTree, type Tree } from "../../tree/index.js";
+import { openTree, type Tree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
-import { ensureWebBuilt, launchBrowser, openPage, removeDir, screenshot } from "./harness.js";
+import { removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
 
-// A real browser on a shared machine: generous limits; every wait is for a condition.
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
-
-let chromium: Awaited<ReturnType<typeof launchBrowser>>;
-let browser: Browser;
+// A real browser, launched once for the file (harness.ts).
+const browser = useBrowser();
 let fake: FakeLlm;
 let dir: string;
 let workspace: string;
@@ -26,9 +22,6 @@ let app: App;
 let url: string;
 
 beforeAll(async () => {
-  await ensureWebBuilt();
-  chromium = await launchBrowser();
-  browser = chromium.browser;
   fake = await startFakeLlm();
   dir = await mkdtemp(join(tmpdir(), "byteseek-web-chat-"));
   workspace = join(dir, "workspace");
@@ -44,13 +37,10 @@ beforeAll(async () => {
   if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
   url = await app.listen({ host: "127.0.0.1", port: 0 });
   // A person makes edit.write ask first.
-  const node = await tree.get("/byteseek/tools/edit.write");
-  const decl = node && "value" in node ? (node.value.value as Record<string, unknown>) : {};
-  await tree.set("/byteseek/tools/edit.write", json({ ...decl, confirm: true } as never));
+  await requireConfirm(tree, "edit.write");
 });
 
 afterAll(async () => {
-  await chromium?.close();
   await app?.close();
   await bs?.close();
   await tree?.close();
@@ -65,7 +55,7 @@ describe("the agent on the web page", () => {
       { text: "Let me read it.", toolCalls: [{ name: "edit.read", args: { path: "notes.txt" } }] },
       { text: "The file says hello." },
     );
-    const { page, context, errors } = await openPage(browser, url);
+    const { page, context, errors } = await browser.open(url);
     await page.goto("/ui/");
     await page.getByRole("link", { name: "Agent" }).click();
     await page.getByLabel("Message").fill("What does notes.txt say?");
@@ -116,7 +106,7 @@ describe("the agent on the web page", () => {
       { toolCalls: [{ name: "edit.write", args: { path: "approved.txt", text: "made on the page\n" } }] },
       { text: "Written." },
     );
-    const { page, context, errors } = await openPage(browser, url);
+    const { page, context, errors } = await browser.open(url);
     await page.goto("/agent/");
     await page.getByLabel("Message").fill("Write approved.txt");
     await page.getByRole("button", { name: "Send" }).click();
@@ -139,7 +129,7 @@ describe("the agent on the web page", () => {
       { toolCalls: [{ name: "edit.write", args: { path: "denied.txt", text: "never\n" } }] },
       { text: "Understood." },
     );
-    const { page, context, errors } = await openPage(browser, url);
+    const { page, context, errors } = await browser.open(url);
     await page.goto("/agent/");
     await page.getByLabel("Message").fill("Write denied.txt");
     await page.getByRole("button", { name: "Send" }).click();
@@ -158,7 +148,7 @@ describe("the agent on the web page", () => {
 
   it("shows the answer while it streams, and Stop ends the turn", async () => {
     fake.script({ text: "Thinking out loud", hold: "body" });
-    const { page, context } = await openPage(browser, url);
+    const { page, context } = await browser.open(url);
     await page.goto("/agent/");
     await page.getByLabel("Message").fill("Take your time");
     await page.getByRole("button", { name: "Send" }).click();
@@ -179,7 +169,7 @@ describe("the agent on the web page", () => {
     if (!other.hasRoute({ method: "GET", url: "/" })) await other.register(webRoutes);
     const otherUrl = await other.listen({ host: "127.0.0.1", port: 0 });
     try {
-      const { page, context } = await openPage(browser, otherUrl);
+      const { page, context } = await browser.open(otherUrl);
       await page.goto("/agent/");
       await page.getByLabel("Message").fill("hi");
       await page.getByRole("button", { name: "Send" }).click();

@@ -11,13 +11,14 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, vi } from "vitest";
 import { buildApp } from "../../server/app.js";
 import { createEditTools } from "../../tools/edit/index.js";
 import { createMcpClient, type McpClient } from "../../tools/mcp/client.js";
 import { createRuntime } from "../../tools/runtime.js";
 import { seedTools } from "../../tools/seed.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
-import { openTree } from "../../tree/index.js";
+import { json, openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
@@ -155,6 +156,39 @@ export async function openPage(browser: Browser, baseUrl: string, viewport = { w
     if (m.type() === "error") errors.push(m.text());
   });
   return { page, context, requests, errors };
+}
+
+/**
+ * One browser for a test file: vitest's limits raised for a real browser on a shared machine
+ * (every wait in these tests is for a condition, never a fixed time), the page's scripts built and
+ * Chromium launched before the file's tests, closed after them. `open` is openPage on it.
+ */
+export function useBrowser(): {
+  open(baseUrl: string, viewport?: { width: number; height: number }): ReturnType<typeof openPage>;
+} {
+  vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+  let launched: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+  beforeAll(async () => {
+    await ensureWebBuilt();
+    launched = await launchBrowser();
+  });
+  afterAll(async () => {
+    await launched?.close();
+  });
+  return {
+    open(baseUrl, viewport) {
+      if (!launched) throw new Error("the browser is launched in beforeAll: open pages from the tests");
+      return openPage(launched.browser, baseUrl, viewport);
+    },
+  };
+}
+
+/** A person makes `tool` ask before it runs: its declaration in `tree` gets `confirm: true`. */
+export async function requireConfirm(tree: Tree, tool: string): Promise<void> {
+  const key = `/byteseek/tools/${tool}`;
+  const node = await tree.get(key);
+  const decl = node && "value" in node ? (node.value.value as Record<string, unknown>) : {};
+  await tree.set(key, json({ ...decl, confirm: true } as never));
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

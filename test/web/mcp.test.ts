@@ -1,32 +1,12 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json } from "../../tree/index.js";
 import { everythingStdio, newTag, taggedProcesses } from "../mcp-client/helpers.js";
-import {
-  ARTIFACTS,
-  ensureWebBuilt,
-  launchBrowser,
-  openPage,
-  removeDir,
-  screenshot,
-  startServer,
-  type TestServer,
-} from "./harness.js";
+import { ARTIFACTS, removeDir, screenshot, startServer, type TestServer, useBrowser } from "./harness.js";
 
-// A real browser on a shared machine: every wait below is for a condition, never a fixed time.
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
-
-let chromium: Awaited<ReturnType<typeof launchBrowser>>;
-let browser: Browser;
-
-beforeAll(async () => {
-  await ensureWebBuilt();
-  chromium = await launchBrowser();
-  browser = chromium.browser;
-});
+// A real browser, launched once for the file (harness.ts).
+const browser = useBrowser();
 
 afterAll(async () => {
-  await chromium?.close();
   console.log(`web e2e (mcp): screenshots in ${ARTIFACTS}`);
 });
 
@@ -48,7 +28,7 @@ describe("the MCP servers on the tools page", () => {
   });
 
   it("shows the registry with each server's state, syncs on a click, and lists its tools among the tools", async () => {
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/tools/");
     const everything = page.locator('#mcp-servers li[data-server="everything"]');
     await everything.waitFor();

@@ -1,34 +1,18 @@
 // Over 400 lines: the page end to end in one browser against one server, started once for all its cases.
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bool, int64, json, str } from "../../tree/index.js";
-import {
-  ARTIFACTS,
-  ensureWebBuilt,
-  launchBrowser,
-  openPage,
-  removeDir,
-  screenshot,
-  startServer,
-  type TestServer,
-} from "./harness.js";
+import { ARTIFACTS, removeDir, screenshot, startServer, type TestServer, useBrowser } from "./harness.js";
 import { createWriter, type Writer } from "./writer.js";
 
 let server: TestServer;
-// A real browser on a shared machine: generous limits for slow moments; every wait below is for
-// a condition, never a fixed time.
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
-let chromium: Awaited<ReturnType<typeof launchBrowser>>;
-let browser: Browser;
+const browser = useBrowser();
 let writer: Writer;
 const shots: string[] = [];
 
 beforeAll(async () => {
-  await ensureWebBuilt();
   server = await startServer();
-  chromium = await launchBrowser();
-  browser = chromium.browser;
   writer = await createWriter(server.url);
   console.log(
     `web e2e: concurrent writes go through ${writer.via === "cli" ? "the kvspace CLI (KVSPACE=http://…)" : "the HTTP API (dist/ is not built)"}`,
@@ -36,7 +20,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await chromium?.close();
   await server?.close();
   if (server) await removeDir(server.dir);
   console.log(`web e2e: screenshots in ${ARTIFACTS}:\n  ${shots.join("\n  ")}`);
@@ -77,7 +60,7 @@ describe("browse", () => {
   it("opens a deep link to a value, with its ancestors open in the tree and the metadata shown", async () => {
     await server.tree.set("/docs/guide/intro", str("Hello from byteseek.\nSecond line."));
     await server.tree.set("/docs/guide/n", int64(7));
-    const { page, context, requests, errors } = await openPage(browser, server.url);
+    const { page, context, requests, errors } = await browser.open(server.url);
     await page.goto("/ui/docs/guide/intro");
     await page.locator("h1", { hasText: "/docs/guide/intro" }).waitFor();
     expect(await page.locator("#value-input").inputValue()).toBe("Hello from byteseek.\nSecond line.");
@@ -105,7 +88,7 @@ describe("browse", () => {
 
   it("shows a read-only value without a Save button, naming the CLI command that changes it", async () => {
     await server.tree.set("/byteseek/policy", json({ deny: [] }), { ro: true, force: true });
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/byteseek/policy");
     const note = page.locator("#ro-note");
     await note.waitFor();
@@ -119,7 +102,7 @@ describe("browse", () => {
   it("opens keys with spaces, '?', '#' and non-ASCII names through percent-encoded links", async () => {
     const key = "/odd/héllo wörld?#1";
     await server.tree.set(key, str("odd"));
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/odd/");
     await page.locator("table.listing a", { hasText: "héllo wörld?#1" }).click();
     await page.locator("h1", { hasText: key }).waitFor();
@@ -133,7 +116,7 @@ describe("browse", () => {
     await server.tree.set("/find/alpha", str("a"));
     await server.tree.set("/find/alps", str("b"));
     await server.tree.set("/find/beta", str("c"));
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/");
     await page.locator("h1", { hasText: "/" }).waitFor();
     await page.keyboard.press("/");
@@ -151,7 +134,7 @@ describe("browse", () => {
   it("pages through a large directory", async () => {
     // All-digit names list in numeric order (natural order), so the last page ends with 129.
     for (let i = 0; i < 130; i++) await server.tree.set(`/big/${i}`, int64(i));
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/big/");
     await page.locator("table.listing tbody tr").nth(99).waitFor();
     expect(await page.locator("table.listing tbody tr").count()).toBe(100);
@@ -166,7 +149,7 @@ describe("browse", () => {
 describe("view and edit", () => {
   it("saves an edited value with If-Match and shows the new version", async () => {
     await server.tree.set("/edit/greeting", str("hello"));
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/edit/greeting");
     await page.locator("#value-input").fill("hello, world");
     await page.getByRole("button", { name: "Save" }).click();
@@ -182,7 +165,7 @@ describe("view and edit", () => {
     await server.tree.set("/edit/cfg", json({ a: 1 }));
     await server.tree.set("/edit/big", int64(2n ** 60n));
     await server.tree.set("/edit/flag", bool(false));
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
 
     await page.goto("/ui/edit/cfg");
     await page.locator("#value-input").fill('{"a": 2,');
@@ -210,7 +193,7 @@ describe("view and edit", () => {
 
   it("shows a read-only key without a way to edit it", async () => {
     await server.tree.set("/edit/locked", str("fixed"), { ro: true });
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/edit/locked");
     await page.getByText("This key is read-only").waitFor();
     expect(await page.locator("#value-input").getAttribute("readonly")).not.toBeNull();
@@ -220,7 +203,7 @@ describe("view and edit", () => {
 
   it("shows who saved first when a CLI write lands during an edit, and can overwrite it", async () => {
     await server.tree.set("/edit/shared", str("base text"));
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/edit/shared");
     await waitLive(page);
     await page.locator("#value-input").fill("my text");
@@ -245,7 +228,7 @@ describe("view and edit", () => {
 
   it("creates and deletes a key, creates a directory, appends, and deletes it after confirmation", async () => {
     await server.tree.mkindex("/make/");
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/make/");
     await page.locator("summary", { hasText: "New key" }).click();
     await page.locator("#new-key-name").fill("note");
@@ -297,7 +280,7 @@ describe("view and edit", () => {
 describe("live", () => {
   it("shows a key written by the CLI without reloading, in the listing and the tree", async () => {
     await server.tree.mkindex("/live/");
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/live/");
     await waitLive(page);
     await writer.set("/live/arrived", "string:from the CLI");
@@ -315,7 +298,7 @@ describe("live", () => {
 
   it("reconnects by itself after the server restarts, resuming with Last-Event-ID after the last change it saw", async () => {
     const own = await startServer();
-    const { page, context } = await openPage(browser, own.url);
+    const { page, context } = await browser.open(own.url);
     const resumedFrom: string[] = [];
     page.on("request", (r) => {
       const id = r.headers()["last-event-id"];
@@ -347,7 +330,7 @@ describe("live", () => {
 
 describe("event streams", () => {
   it("reads the same events however the stream is cut into chunks: CR/LF split, multi-line data, UTF-8 split", async () => {
-    const { page, context, errors } = await openPage(browser, server.url);
+    const { page, context, errors } = await browser.open(server.url);
     await page.goto("/ui/");
     // The page's own module, as the page loads it (a string: the test runner leaves it untransformed).
     await page.evaluate(
@@ -402,7 +385,7 @@ describe("history", () => {
     await server.tree.set("/byteseek/hist/doc", str("line one\nline two"));
     await server.tree.set("/byteseek/hist/doc", str("line one\nline 2"));
     await server.tree.set("/byteseek/hist/doc", str("line one\nline 2\nline three"));
-    const { page, context } = await openPage(browser, server.url);
+    const { page, context } = await browser.open(server.url);
     await page.goto("/ui/byteseek/hist/doc");
     await page.locator("summary", { hasText: "History" }).click();
     await page.locator('tr[data-version="1"]').waitFor();
@@ -426,7 +409,7 @@ describe("token", () => {
   it("asks for the token once and keeps it for the session", async () => {
     const own = await startServer({ token: "s3cret-token" });
     await own.tree.set("/private/note", str("behind a token"));
-    const { page, context, errors } = await openPage(browser, own.url);
+    const { page, context, errors } = await browser.open(own.url);
     try {
       await page.goto("/ui/private/note");
       const dialog = page.locator("#token-dialog");
@@ -457,7 +440,7 @@ describe("token", () => {
 describe("narrow window and keyboard", () => {
   it("stacks the panes on a phone-sized window and reaches the editor by keyboard", async () => {
     await server.tree.set("/narrow/value", str("small screen"));
-    const { page, context } = await openPage(browser, server.url, { width: 390, height: 800 });
+    const { page, context } = await browser.open(server.url, { width: 390, height: 800 });
     await page.goto("/ui/narrow/value");
     await page.locator("h1", { hasText: "/narrow/value" }).waitFor();
     const width = await page.evaluate<number>("document.documentElement.scrollWidth");

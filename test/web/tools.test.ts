@@ -1,33 +1,13 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json, str } from "../../tree/index.js";
-import {
-  ARTIFACTS,
-  ensureWebBuilt,
-  launchBrowser,
-  openPage,
-  removeDir,
-  screenshot,
-  startServer,
-  type TestServer,
-} from "./harness.js";
+import { ARTIFACTS, removeDir, screenshot, startServer, type TestServer, useBrowser } from "./harness.js";
 
-// A real browser on a shared machine: generous limits for slow moments; every wait below is for
-// a condition, never a fixed time.
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
-
-let chromium: Awaited<ReturnType<typeof launchBrowser>>;
-let browser: Browser;
+// A real browser, launched once for the file (harness.ts).
+const browser = useBrowser();
 const shots: string[] = [];
 
-beforeAll(async () => {
-  await ensureWebBuilt();
-  chromium = await launchBrowser();
-  browser = chromium.browser;
-});
-
 afterAll(async () => {
-  await chromium?.close();
   console.log(`web e2e (tools): screenshots in ${ARTIFACTS}:\n  ${shots.join("\n  ")}`);
 });
 
@@ -51,7 +31,7 @@ describe("tools", () => {
   });
 
   it("lists the declared tools, invalid ones with their problems, and the next system prompt", async () => {
-    const { page, context } = await openPage(browser, tools.url);
+    const { page, context } = await browser.open(tools.url);
     await page.goto("/tools/");
     await page.locator('li[data-tool="tree.get"][data-status="enabled"]').waitFor();
     await page.locator('li[data-tool="tree.peek"][data-status="disabled"]').waitFor();
@@ -66,7 +46,7 @@ describe("tools", () => {
   });
 
   it("calls a tool through the form generated from its schema and shows its record live", async () => {
-    const { page, context } = await openPage(browser, tools.url);
+    const { page, context } = await browser.open(tools.url);
     await page.goto("/tools/tree.set");
     await page.getByLabel(/^key/).fill("/from-form/greeting");
     await page.getByLabel(/^value/).fill('"hello from the form"');
