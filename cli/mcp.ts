@@ -5,6 +5,7 @@
  * every call). stdout carries the protocol only; logs go to stderr (BYTESEEK_LOG_LEVEL, default
  * warn). Answers once the client closes stdin (or on SIGINT/SIGTERM).
  */
+import type { Socket } from "node:net";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { createByteseek } from "../agent/byteseek.js";
@@ -13,6 +14,7 @@ import { createMcpFactory, type McpFactory } from "../mcp/server.js";
 import { listenShared, sharePath } from "../mcp/share.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
+import { buildApp } from "../server/app.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { relayMcp } from "./mcp-relay.js";
@@ -21,6 +23,8 @@ import { openToolsClient } from "./tools-client.js";
 
 interface Opened {
   source: McpSource;
+  /** On a folder: the tree's HTTP API, served to `kvspace` over the share socket (mcp/share.ts). */
+  http?: (socket: Socket) => void;
   close(): Promise<void>;
 }
 
@@ -63,13 +67,34 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
       env,
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
-    return {
-      source: runtimeSource(tree, bs.runtime),
-      async close() {
-        await bs.close();
-        await tree.close();
-      },
-    };
+    try {
+      // On a folder (which only this process can open): what `byteseek serve` answers but the
+      // agent and the page, with the same token, for `kvspace` on it (mcp/share.ts).
+      const app =
+        spec.backend === "classic"
+          ? await buildApp({
+              tree,
+              logger: logger.child({ part: "http" }),
+              runtime: bs.runtime,
+              mcp: bs.mcp,
+              web: false,
+              ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}),
+            })
+          : undefined;
+      await app?.ready();
+      return {
+        source: runtimeSource(tree, bs.runtime),
+        ...(app ? { http: (socket: Socket) => app.server.emit("connection", socket) } : {}),
+        async close() {
+          await app?.close();
+          await bs.close();
+          await tree.close();
+        },
+      };
+    } catch (err) {
+      await bs.close();
+      throw err;
+    }
   } catch (err) {
     await tree.close();
     throw err;
@@ -108,6 +133,7 @@ async function openServing(
           logger,
           workspace: workspaceOf(env, cwd),
           holder: "mcp",
+          ...(opened.http ? { http: opened.http } : {}),
         });
   return {
     factory,

@@ -1,13 +1,21 @@
 import type { Logger } from "pino";
 import { builtinMap } from "../agent/byteseek.js";
+import { sharePath } from "../mcp/share.js";
 import { createCheckedTree } from "../tools/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
 
-/** Opens a `Tree` on a byteseek server's URL; comes with the HTTP client (issue 3). */
-export type RemoteTreeFactory = (url: URL, env: NodeJS.ProcessEnv) => Promise<Tree>;
+/**
+ * Opens a `Tree` on a byteseek server's URL, or through a Unix socket (`socketPath`); comes with
+ * the HTTP client (tree/http).
+ */
+export type RemoteTreeFactory = (
+  url: URL,
+  env: NodeJS.ProcessEnv,
+  options?: { socketPath?: string },
+) => Promise<Tree>;
 
 export interface OpenStoreOptions {
   env?: NodeJS.ProcessEnv;
@@ -25,8 +33,10 @@ export function storeSpec(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): 
 /**
  * Opens the store `KVSPACE` names: the embedded classic-level store in a folder, a tree on etcd,
  * or a server through `remote`; writes of tool declarations, the policy and MCP server entries are
- * checked (tools/checked-tree.ts; a server checks them itself). A folder locked by another process (a running server) fails with
- * `CLI_STORE_LOCKED` saying how to go through the server instead.
+ * checked (tools/checked-tree.ts; a server checks them itself). A folder another process holds
+ * is reached through that process's socket when `remote` is given and it answers there (a
+ * `byteseek mcp` or `byteseek serve`); otherwise it fails with `CLI_STORE_LOCKED` saying how to
+ * go through the server instead.
  */
 export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
   const { env = process.env, cwd = process.cwd(), logger, remote } = options;
@@ -45,6 +55,11 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
     // a server checks what it is sent; here the CLI writes the store itself, so it checks
     return createCheckedTree(tree, { builtins: () => builtinMap() });
   } catch (err) {
+    const through =
+      isLockedError(err) && remote && spec.backend === "classic"
+        ? await throughHolder(spec.location, env, remote)
+        : undefined;
+    if (through) return through;
     if (isLockedError(err))
       throw new CliError(
         "CLI_STORE_LOCKED",
@@ -56,6 +71,31 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
     throw new CliError("CLI_STORE_UNAVAILABLE", `cannot open the store at ${location}: ${describe(err)}`, {
       cause: err,
     });
+  }
+}
+
+/**
+ * The tree of a folder another process holds, through the HTTP API it serves on its share socket
+ * (a `byteseek mcp` or `byteseek serve`: mcp/share.ts), with its token and its checks; undefined
+ * when nothing answers there (a holder that is not byteseek, or one that left).
+ */
+async function throughHolder(
+  folder: string,
+  env: NodeJS.ProcessEnv,
+  remote: RemoteTreeFactory,
+): Promise<Tree | undefined> {
+  let socketPath: string;
+  try {
+    socketPath = await sharePath(folder, env);
+  } catch {
+    return undefined;
+  }
+  try {
+    return await remote(new URL("http://localhost"), env, { socketPath });
+  } catch (err) {
+    // Anything else (a wrong token, say) is the holder's answer, and says what to do.
+    if (isTreeError(err) && err.code === "TREE_UNAVAILABLE") return undefined;
+    throw err;
   }
 }
 

@@ -15,6 +15,11 @@
  * The relay's first line is `{"byteseek":"relay","version":1,"workspace":…,"vid"?:…}`; the holder
  * answers `{"byteseek":"ok","holder":"serve"|"mcp"}` or `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as
  * on stdio (one JSON-RPC message a line).
+ *
+ * The same socket carries the tree's HTTP API, for `kvspace` (and `byteseek run`) on a folder held
+ * here (cli/open-store.ts): a connection whose first byte starts an HTTP request line (a method's
+ * capital letter; a hello starts with `{`) is handed to the holder's HTTP server, with the holder's
+ * token, Host guard and routes, as a TCP connection of its own would be.
  */
 import { createHash } from "node:crypto";
 import { chmod, lstat, mkdir, rm } from "node:fs/promises";
@@ -96,7 +101,12 @@ export interface ShareOptions {
   workspace: string;
   /** What this process is (told to relays): a `byteseek serve` or a `byteseek mcp`. */
   holder: "serve" | "mcp";
+  /** Takes a connection that speaks HTTP (its bytes so far put back): the holder's HTTP server. */
+  http?: (socket: Socket) => void;
 }
+
+/** A hello is a JSON object; an HTTP request line starts with its method, in capitals. */
+const HTTP_FIRST_BYTE = /^[A-Z]$/;
 
 /**
  * Listens for relays on `path`; call only while holding the store (anything at `path` is a dead
@@ -117,7 +127,7 @@ export async function listenShared(options: ShareOptions): Promise<SharedMcp | u
 }
 
 async function listen(options: ShareOptions): Promise<SharedMcp> {
-  const { path, factory, live, logger, workspace, holder } = options;
+  const { path, factory, live, logger, workspace, holder, http } = options;
   const open = new Map<Socket, { close(): Promise<void> } | undefined>();
   const instances = new Set<McpInstance>();
 
@@ -157,6 +167,15 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
     timer.unref();
     const onData = (chunk: Buffer) => {
       seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+      if (http && HTTP_FIRST_BYTE.test(String.fromCharCode(seen[0]!))) {
+        clearTimeout(timer);
+        socket.off("data", onData);
+        socket.pause();
+        socket.unshift(seen);
+        http(socket);
+        socket.resume();
+        return;
+      }
       const end = seen.indexOf(10);
       if (end < 0) {
         if (seen.length > MAX_HELLO) {

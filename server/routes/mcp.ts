@@ -91,7 +91,17 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
     logger,
     ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
   });
-  const shared = share ? await listenShared({ ...share, factory, live, logger, holder: "serve" }) : undefined;
+  // The socket carries the HTTP API too (for `kvspace` on the folder): this server's own handler.
+  const shared = share
+    ? await listenShared({
+        ...share,
+        factory,
+        live,
+        logger,
+        holder: "serve",
+        http: (socket) => app.server.emit("connection", socket),
+      })
+    : undefined;
   app.addHook("preClose", async function closeMcp() {
     await shared?.close();
     await mcp.close();

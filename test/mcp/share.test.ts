@@ -11,7 +11,9 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { listenShared, SHARE_SOCKET, sharePath } from "../../mcp/share.js";
 import { startServer } from "../../server/main.js";
-import { openTree } from "../../tree/index.js";
+import { int64, openTree, str, type Tree } from "../../tree/index.js";
+import { cliEnv } from "../cli/cli-server.js";
+import { runCli } from "../cli/run-cli.js";
 import { eventually, tempDir } from "../server/helpers.js";
 import {
   BYTESEEK_BIN,
@@ -58,11 +60,16 @@ function isAlive(pid: number): boolean {
 async function recordName(folder: string, key: string): Promise<string | undefined> {
   const tree = await openTree({ backend: "classic", location: folder });
   try {
-    const rec = await tree.get(key);
-    return rec?.kind === "json" ? (rec.value.value as { name: string }).name : undefined;
+    return await recordNameIn(tree, key);
   } finally {
     await tree.close();
   }
+}
+
+/** The tool a call record names. */
+async function recordNameIn(tree: Tree, key: string): Promise<string | undefined> {
+  const rec = await tree.get(key);
+  return rec?.kind === "json" ? (rec.value.value as { name: string }).name : undefined;
 }
 
 describe("byteseek mcp processes sharing one store folder", () => {
@@ -266,6 +273,68 @@ describe("byteseek mcp processes sharing one store folder", () => {
   });
 });
 
+describe("kvspace on a folder a byteseek mcp holds", () => {
+  const folders = stdioFolders("mcp-share-kvspace", { "a.txt": "alpha\n" });
+
+  it("reads and writes the store through the holder's socket, and the holder's client sees the write", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]));
+    const env = { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace };
+    expect(await runCli(["set", "/notes/today", "string:written by kvspace"], { env })).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
+    expect(await runCli(["get", "/notes/today"], { env })).toMatchObject({
+      code: 0,
+      stdout: "/notes/today\tchar/utf8:written by kvspace\n",
+    });
+    // The holder's runtime reads what kvspace wrote: one store, one process holding it.
+    const read = await holder.callTool({ name: "tree_get", arguments: { key: "/notes/today" } });
+    expect(read.isError).toBe(false);
+    expect(textOf(read)).toContain("written by kvspace");
+    // A call runs in the holder, in its workspace (this kvspace was started for another folder).
+    const elsewhere = await tempDir("byteseek-mcp-share-elsewhere-");
+    try {
+      const call = await runCli(["call", "edit.read", '{"path":"a.txt"}', "--vid", "kv"], {
+        env: { ...env, BYTESEEK_WORKSPACE: elsewhere.path },
+      });
+      expect(call).toMatchObject({ code: 0 });
+      expect(call.stdout).toContain("alpha");
+      expect(call.stderr).toContain("held by another byteseek process; calls run there, in its workspace");
+    } finally {
+      await elsewhere.remove();
+    }
+    // Declarations are checked on the way in, as a server checks them.
+    const bad = await runCli(["set", "/byteseek/tools/broken", 'json:{"impl":42}'], { env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/broken/);
+    await track.closeAll();
+    const tree = await openTree({ backend: "classic", location: folders.store });
+    try {
+      expect(await tree.get("/notes/today")).toMatchObject({ value: str("written by kvspace") });
+      expect(await tree.get("/byteseek/tools/broken")).toBeUndefined();
+      expect(await recordNameIn(tree, "/byteseek/tool/kv/0")).toBe("edit.read");
+    } finally {
+      await tree.close();
+    }
+  });
+
+  it("answers HTTP on the socket with the same guard as on TCP: another Host is refused", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
+    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+    const path = join(folders.store, SHARE_SOCKET);
+    const ok = await exchange(path, "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    expect(ok.answer).toMatch(/^HTTP\/1\.1 200 /);
+    const misdirected = await exchange(
+      path,
+      "GET /v1/tree/notes/ HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    );
+    expect(misdirected.answer).toMatch(/^HTTP\/1\.1 421 /);
+    expect(misdirected.answer).toContain("HTTP_MISDIRECTED");
+    // Still serving its own client.
+    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+  });
+});
+
 describe("byteseek mcp on a folder whose socket path is taken", () => {
   const folders = stdioFolders("mcp-share-taken", { "a.txt": "alone\n" });
   it("still serves its own client (and says on stderr that others cannot share the folder)", async () => {
@@ -285,6 +354,31 @@ describe("byteseek mcp on a folder a byteseek server holds", () => {
       logger: pino({ level: "silent" }),
       handleSignals: false,
     });
+
+  it("lets kvspace on its folder through the socket, with the server's token", async () => {
+    const server = await startServer({
+      env: {
+        KVSPACE: folders.store,
+        BYTESEEK_WORKSPACE: folders.workspace,
+        BYTESEEK_PORT: "0",
+        BYTESEEK_TOKEN: "the-token",
+      },
+      logger: pino({ level: "silent" }),
+      handleSignals: false,
+    });
+    try {
+      const env = cliEnv(folders.store);
+      const refused = await runCli(["get", "/byteseek/policy"], { env });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("401");
+      expect(refused.stdout).toBe("");
+      const withToken = { ...env, BYTESEEK_TOKEN: "the-token" };
+      expect((await runCli(["set", "/notes/n", "int:7"], { env: withToken })).code).toBe(0);
+      expect(await server.tree.get("/notes/n")).toMatchObject({ value: int64(7n) });
+    } finally {
+      await server.close();
+    }
+  });
 
   it("relays to the server, whose runtime makes and records the call, and leaves a restarted server its folder", async () => {
     let server = await serve();

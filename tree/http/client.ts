@@ -62,9 +62,30 @@ export interface HttpTreeOptions {
   connections?: number;
   /** Longest pause between watch reconnection attempts, ms (default 2000). */
   maxReconnectDelayMs?: number;
+  /**
+   * A Unix socket to connect to instead of the URL's host and port (the URL still gives the Host
+   * header and the path): the socket of the process that holds a store folder (mcp/share.ts).
+   */
+  socketPath?: string;
 }
 
 const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
+
+/** Where an HTTP tree's requests go: a server's URL, or a Unix socket beside a held store folder. */
+export interface HttpEndpoint {
+  url: URL;
+  socketPath?: string;
+}
+
+const endpoints = new WeakMap<Tree, HttpEndpoint>();
+
+/**
+ * Where `tree` sends its requests when it is an HTTP tree (so what else talks to the same server,
+ * its tool routes, goes there too); undefined for any other tree.
+ */
+export function endpointOf(tree: Tree): HttpEndpoint | undefined {
+  return endpoints.get(tree);
+}
 
 /** A Tree answered by a byteseek server. */
 export interface HttpTree extends Tree {
@@ -83,7 +104,9 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
     connections: options.connections ?? 16,
     keepAliveTimeout: 30_000,
     pipelining: 1,
+    ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
   });
+  const where = options.socketPath === undefined ? base.href : `${base.href} (through ${options.socketPath})`;
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
   const watches = new Set<AbortController>();
@@ -102,7 +125,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
   function unreachable(err: unknown): TreeError {
     return new TreeError(
       "TREE_UNAVAILABLE",
-      `cannot reach the byteseek server at ${base.href}: ${(err as Error).message}`,
+      `cannot reach the byteseek server at ${where}: ${(err as Error).message}`,
       { url: base.href },
       err,
     );
@@ -394,6 +417,10 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       compacted = body.compactedRev;
     }
   }
+  endpoints.set(tree, {
+    url: base,
+    ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
+  });
   return tree;
 }
 
@@ -401,8 +428,16 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
  * Opens a tree on a server and checks it answers (and the token is right) before the first real
  * call; the shape `cli/open-store.ts` takes as its `remote` factory.
  */
-export async function openHttpTree(url: URL, env: NodeJS.ProcessEnv): Promise<Tree> {
-  const tree = createHttpTree({ url, ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}) });
+export async function openHttpTree(
+  url: URL,
+  env: NodeJS.ProcessEnv,
+  options: { socketPath?: string } = {},
+): Promise<Tree> {
+  const tree = createHttpTree({
+    url,
+    ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}),
+    ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
+  });
   try {
     await tree.refresh();
   } catch (err) {

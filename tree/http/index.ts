@@ -1,4 +1,11 @@
-export { createHttpTree, type HttpTree, type HttpTreeOptions, openHttpTree } from "./client.js";
+export {
+  createHttpTree,
+  endpointOf,
+  type HttpEndpoint,
+  type HttpTree,
+  type HttpTreeOptions,
+  openHttpTree,
+} from "./client.js";
 export {
   batchFromJson,
   batchToJson,
