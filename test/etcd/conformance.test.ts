@@ -1,22 +1,17 @@
 import type { Etcd3 } from "etcd3";
-import { afterAll, beforeAll } from "vitest";
-import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
+import { createEtcdTree } from "../../tree/etcd/index.js";
 import { describeTreeSuite } from "../tree/conformance.js";
-import { type EtcdCluster, startEtcd } from "./etcd-process.js";
+import type { EtcdCluster } from "./etcd-process.js";
+import { useEtcdClient } from "./fixtures.js";
 
 // One etcd for the whole suite; every test's tree lives under its own prefix.
 let etcd: EtcdCluster;
 let client: Etcd3;
 let n = 0;
 
-beforeAll(async () => {
-  etcd = await startEtcd();
-  client = connectEtcd({ endpoints: etcd.endpoints });
-}, 60_000);
-
-afterAll(async () => {
-  client?.close();
-  await etcd?.remove();
+useEtcdClient((e, c) => {
+  etcd = e;
+  client = c;
 });
 
 describeTreeSuite("etcd", async (options = {}) => {

@@ -1,26 +1,22 @@
 import type { Etcd3 } from "etcd3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BuiltTxn } from "../../tree/etcd/attempt.js";
 import { createGroupCommit } from "../../tree/etcd/group-commit.js";
-import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
+import { createEtcdTree } from "../../tree/etcd/index.js";
 import { EtcdRpc } from "../../tree/etcd/rpc.js";
 import type { RequestOp, TxnRequest, TxnResponse } from "../../tree/etcd/wire.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
-import { type EtcdCluster, startEtcd } from "./etcd-process.js";
+import type { EtcdCluster } from "./etcd-process.js";
+import { useEtcdClient } from "./fixtures.js";
 
 let etcd: EtcdCluster;
 let client: Etcd3;
 let n = 0;
 
-beforeAll(async () => {
-  etcd = await startEtcd();
-  client = connectEtcd({ endpoints: etcd.endpoints });
-}, 60_000);
-
-afterAll(async () => {
-  client?.close();
-  await etcd?.remove();
+useEtcdClient((e, c) => {
+  etcd = e;
+  client = c;
 });
 
 const buf = (s: string) => Buffer.from(s, "utf8");

@@ -1,28 +1,24 @@
 import type { Etcd3 } from "etcd3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { nodeKey } from "../../tree/encoding.js";
 import { isTreeError } from "../../tree/errors.js";
 import { Attempt } from "../../tree/etcd/attempt.js";
-import { connectEtcd, createEtcdTree } from "../../tree/etcd/index.js";
+import { createEtcdTree } from "../../tree/etcd/index.js";
 import { EtcdRpc } from "../../tree/etcd/rpc.js";
 import { historyRule } from "../../tree/history-limit.js";
 import { createPlanner } from "../../tree/plan.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
-import { type EtcdCluster, startEtcd } from "./etcd-process.js";
+import type { EtcdCluster } from "./etcd-process.js";
+import { useEtcdClient } from "./fixtures.js";
 
 let etcd: EtcdCluster;
 let client: Etcd3;
 let n = 0;
 
-beforeAll(async () => {
-  etcd = await startEtcd();
-  client = connectEtcd({ endpoints: etcd.endpoints });
-}, 60_000);
-
-afterAll(async () => {
-  client?.close();
-  await etcd?.remove();
+useEtcdClient((e, c) => {
+  etcd = e;
+  client = c;
 });
 
 const open = (prefix: string): Promise<Tree> => createEtcdTree({ endpoints: etcd.endpoints, client, prefix });

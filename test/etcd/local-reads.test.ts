@@ -1,25 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { progressFollowsEvents } from "../../tree/etcd/client.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import type { Tree } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
-import { type EtcdCluster, startEtcd } from "./etcd-process.js";
+import type { EtcdCluster } from "./etcd-process.js";
+import { useTwoTrees } from "./fixtures.js";
 
 // Two servers' trees on one etcd, each with its own client and node cache.
 let etcd: EtcdCluster;
 let a: Tree;
 let b: Tree;
 
-beforeAll(async () => {
-  etcd = await startEtcd();
-  a = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "local/" });
-  b = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "local/" });
-}, 60_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await etcd?.remove();
+useTwoTrees("local/", (e, x, y) => {
+  etcd = e;
+  a = x;
+  b = y;
 });
 
 /** How many calls of a gRPC method (Range, Txn) etcd has answered, from its metrics. */

@@ -1,24 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEtcdTree } from "../../tree/etcd/index.js";
+import { describe, expect, it } from "vitest";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { int64, json, str } from "../../tree/value.js";
-import { type EtcdCluster, startEtcd } from "./etcd-process.js";
+import { useTwoTrees } from "./fixtures.js";
 
 // Two trees with their own clients on one etcd and one prefix: what two byteseek servers are.
-let etcd: EtcdCluster;
 let a: Tree;
 let b: Tree;
 
-beforeAll(async () => {
-  etcd = await startEtcd();
-  a = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "shared/" });
-  b = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "shared/" });
-}, 60_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await etcd?.remove();
+useTwoTrees("shared/", (_etcd, x, y) => {
+  a = x;
+  b = y;
 });
 
 describe("two trees on one etcd", () => {

@@ -1,25 +1,20 @@
 /** watch() on etcd shares the tree's one etcd watch (the node cache's feed) among its subscribers. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
 import { eventually } from "../server/helpers.js";
-import { type EtcdCluster, startEtcd } from "./etcd-process.js";
+import type { EtcdCluster } from "./etcd-process.js";
+import { useTwoTrees } from "./fixtures.js";
 
 let etcd: EtcdCluster;
 let a: Tree;
 let b: Tree;
 
-beforeAll(async () => {
-  etcd = await startEtcd();
-  a = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "feed/" });
-  b = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "feed/" });
-}, 60_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await etcd?.remove();
+useTwoTrees("feed/", (e, x, y) => {
+  etcd = e;
+  a = x;
+  b = y;
 });
 
 /** How many watchers etcd holds (every client's), from its metrics. */
