@@ -9,10 +9,7 @@ let etcd: EtcdCluster;
 let client: Etcd3;
 let n = 0;
 
-useEtcdClient((e, c) => {
-  etcd = e;
-  client = c;
-});
+useEtcdClient((e, c) => ([etcd, client] = [e, c]));
 
 describeTreeSuite("etcd", async (options = {}) => {
   const tree = await createEtcdTree({ endpoints: etcd.endpoints, client, prefix: `t${++n}/`, ...options });

@@ -1,7 +1,7 @@
 /**
  * The etcd a test file shares across its tests: started before them, removed after them, with what
  * was opened on it. Each hands what it made to `take`, so the file keeps it in variables of its own
- * (`useEtcdClient((e, c) => { etcd = e; client = c; })`) and its tests read as before.
+ * (`useEtcdClient((e, c) => ([etcd, client] = [e, c]))`) and its tests read as before.
  */
 import type { Etcd3 } from "etcd3";
 import { afterAll, beforeAll } from "vitest";

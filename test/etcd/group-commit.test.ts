@@ -14,10 +14,7 @@ let etcd: EtcdCluster;
 let client: Etcd3;
 let n = 0;
 
-useEtcdClient((e, c) => {
-  etcd = e;
-  client = c;
-});
+useEtcdClient((e, c) => ([etcd, client] = [e, c]));
 
 const buf = (s: string) => Buffer.from(s, "utf8");
 

@@ -16,10 +16,7 @@ let etcd: EtcdCluster;
 let client: Etcd3;
 let n = 0;
 
-useEtcdClient((e, c) => {
-  etcd = e;
-  client = c;
-});
+useEtcdClient((e, c) => ([etcd, client] = [e, c]));
 
 const open = (prefix: string): Promise<Tree> => createEtcdTree({ endpoints: etcd.endpoints, client, prefix });
 

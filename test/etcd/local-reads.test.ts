@@ -11,11 +11,7 @@ let etcd: EtcdCluster;
 let a: Tree;
 let b: Tree;
 
-useTwoTrees("local/", (e, x, y) => {
-  etcd = e;
-  a = x;
-  b = y;
-});
+useTwoTrees("local/", (e, x, y) => ([etcd, a, b] = [e, x, y]));
 
 /** How many calls of a gRPC method (Range, Txn) etcd has answered, from its metrics. */
 async function etcdCalls(method: "Range" | "Txn"): Promise<number> {

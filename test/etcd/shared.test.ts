@@ -7,10 +7,7 @@ import { useTwoTrees } from "./fixtures.js";
 let a: Tree;
 let b: Tree;
 
-useTwoTrees("shared/", (_etcd, x, y) => {
-  a = x;
-  b = y;
-});
+useTwoTrees("shared/", (_etcd, x, y) => ([a, b] = [x, y]));
 
 describe("two trees on one etcd", () => {
   it("shows a write through A to B's get, list and watch, at the same revision", async () => {

@@ -11,11 +11,7 @@ let etcd: EtcdCluster;
 let a: Tree;
 let b: Tree;
 
-useTwoTrees("feed/", (e, x, y) => {
-  etcd = e;
-  a = x;
-  b = y;
-});
+useTwoTrees("feed/", (e, x, y) => ([etcd, a, b] = [e, x, y]));
 
 /** How many watchers etcd holds (every client's), from its metrics. */
 async function watchers(): Promise<number> {
