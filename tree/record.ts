@@ -7,27 +7,15 @@ import {
   valueFromJson,
   valueToJson,
 } from "./value.js";
+import type { PlanRecord } from "./write-store.js";
 
-/** A node as stored: short field names, the value in its JSON form. */
-export interface NodeRecord {
-  k: NodeKind;
-  v?: Json;
-  ver: number;
+/**
+ * A node as stored: short field names, the value in its JSON form; the fields the write rules read
+ * (PlanRecord), and the revisions that created and last wrote it.
+ */
+export interface NodeRecord extends PlanRecord {
   cr: number;
   mr: number;
-  mt: number;
-  ro?: 1;
-  vid?: string;
-  /** Directories: number of direct children, and the next append sequence number. */
-  n?: number;
-  s?: number;
-  /** Values: modRevs of retained previous versions, oldest first. */
-  h?: number[];
-  /**
-   * Directories: a value below may have been deleted with its history kept (an `H` list), so a
-   * key created below must look for it. Without the flag a new key skips that read.
-   */
-  hk?: 1;
   /** The root: the store's layout version (STORE_FORMAT); absent before directories carried `hk`. */
   fmt?: number;
 }

@@ -96,30 +96,18 @@ async function syncOnce(
       ? { key: syncKey(server), target: "modRev", value: stateNode.modRev }
       : { key: syncKey(server), target: "exists", value: false },
   ];
+  /** Records the sync's failure (the tools this server had stay as they were). */
+  const fail = (error: string) => recordError(deps, server, reason, previous, guards, error);
   let entry: McpServerEntry | undefined;
   if (node && node.kind === "json") {
     const parsed = parseEntry(node.value.value);
     if (!parsed.ok) {
       await pool.stop(server);
-      return recordError(
-        deps,
-        server,
-        reason,
-        previous,
-        guards,
-        `the entry at ${registryKey} is invalid: ${parsed.problems.join("; ")}`,
-      );
+      return fail(`the entry at ${registryKey} is invalid: ${parsed.problems.join("; ")}`);
     }
     entry = parsed.entry;
   } else if (node && node.kind !== "index") {
-    return recordError(
-      deps,
-      server,
-      reason,
-      previous,
-      guards,
-      `the entry at ${registryKey} must be a json object, not ${node.kind}`,
-    );
+    return fail(`the entry at ${registryKey} must be a json object, not ${node.kind}`);
   }
   const vid = node && node.kind !== "index" ? node.vid : undefined;
 
@@ -128,7 +116,7 @@ async function syncOnce(
     const refusal = await agentMayRegister(deps, entry, vid);
     if (refusal) {
       await pool.stop(server);
-      return recordError(deps, server, reason, previous, guards, refusal);
+      return fail(refusal);
     }
     const timeout = entry.timeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     let listed: UpstreamTool[];
@@ -146,7 +134,7 @@ async function syncOnce(
         err instanceof ToolError
           ? err.message
           : `the MCP server "${server}" did not answer tools/list: ${(err as Error).message}`;
-      return recordError(deps, server, reason, previous, guards, message);
+      return fail(message);
     }
     upstream = upstreamDeclarations(server, entry, listed);
   } else await pool.stop(server);
@@ -242,12 +230,7 @@ async function syncOnce(
     ops.push({ op: "set", key: syncKey(server), value: json(state as unknown as Json) });
   }
   if (ops.length + compares.length > MAX_TXN_OPS)
-    return recordError(
-      deps,
-      server,
-      reason,
-      previous,
-      guards,
+    return fail(
       `the MCP server "${server}" has too many tool changes for one transaction (${ops.length}); list the tools you need in the entry's "tools"`,
     );
   const res = await tree.txn({ compare: compares, success: ops });

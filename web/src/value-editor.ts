@@ -36,6 +36,18 @@ export function createValueEditor(
   };
   let input: HTMLInputElement | HTMLTextAreaElement;
   let read: () => ReadResult;
+  /** A one-line field for a number, typed as text (int64s beyond 2^53 stay exact). */
+  const numberInput = (inputmode: "numeric" | "decimal") =>
+    h("input", {
+      type: "text",
+      inputmode,
+      id: opts.id,
+      autocomplete: "off",
+      spellcheck: "false",
+      value: initial === undefined ? "" : String(initial),
+      readonly: opts.readOnly,
+      oninput: touched,
+    });
 
   switch (kind) {
     case "bool": {
@@ -56,16 +68,7 @@ export function createValueEditor(
       return { el, read, dirty: () => changed, focus: () => box.focus() };
     }
     case "int64":
-      input = h("input", {
-        type: "text",
-        inputmode: "numeric",
-        id: opts.id,
-        autocomplete: "off",
-        spellcheck: "false",
-        value: initial === undefined ? "" : String(initial),
-        readonly: opts.readOnly,
-        oninput: touched,
-      });
+      input = numberInput("numeric");
       read = () => {
         const s = input.value.trim();
         if (!/^[-+]?[0-9]+$/.test(s))
@@ -77,16 +80,7 @@ export function createValueEditor(
       };
       break;
     case "float64":
-      input = h("input", {
-        type: "text",
-        inputmode: "decimal",
-        id: opts.id,
-        autocomplete: "off",
-        spellcheck: "false",
-        value: initial === undefined ? "" : String(initial),
-        readonly: opts.readOnly,
-        oninput: touched,
-      });
+      input = numberInput("decimal");
       read = () => {
         const s = input.value.trim();
         if (s === "NaN" || s === "Infinity" || s === "-Infinity") return { ok: true, value: s };
