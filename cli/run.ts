@@ -77,8 +77,7 @@ export async function runKvspace(
     tree = opened;
     const seed = deps.seed ?? defaultSeed;
     const ask = deps.confirm ?? (io.stdin.isTTY ? terminalConfirm : undefined);
-    // through a server, the server seeded the store when it started
-    // A server (or the process holding the folder, reached through its socket) seeded its own store.
+    // A server (or the process holding the folder, reached through its socket) seeded its store.
     if (seeding && endpointOf(opened) === undefined && !isRemote(io)) await seed(opened, io);
     code =
       (await command.run(input, {

@@ -30,6 +30,7 @@ import {
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_MAX_WATCHES,
 } from "./app.js";
+import { withoutToken } from "./auth.js";
 import { ServerError } from "./errors.js";
 import { hostName } from "./request-guard.js";
 
@@ -131,11 +132,6 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   };
   if (token) config.token = token;
   return config;
-}
-
-function withoutToken(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { BYTESEEK_TOKEN: _token, ...rest } = env;
-  return rest;
 }
 
 /**

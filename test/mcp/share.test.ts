@@ -11,7 +11,8 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { listenShared, SHARE_SOCKET, sharePath } from "../../mcp/share.js";
 import { startServer } from "../../server/main.js";
-import { int64, openTree, str, type Tree } from "../../tree/index.js";
+import { createHttpTree } from "../../tree/http/index.js";
+import { int64, json, openTree, str, type Tree } from "../../tree/index.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runCli } from "../cli/run-cli.js";
 import { eventually, tempDir } from "../server/helpers.js";
@@ -316,6 +317,36 @@ describe("kvspace on a folder a byteseek mcp holds", () => {
     } finally {
       await tree.close();
     }
+  });
+
+  it("keeps the token that guards its socket from every command, even one the policy's passEnv names", async () => {
+    const token = "mcp-holder-token-5d1f";
+    const holder = track(await connectV1Stdio({ ...folders.env, BYTESEEK_TOKEN: token }, { name: "holder" }));
+    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+    // A person lists the token in passEnv, through the socket with the token (a shell call's env
+    // is built from the runtime's environment and passEnv).
+    const tree = createHttpTree({
+      url: "http://localhost",
+      socketPath: join(folders.store, SHARE_SOCKET),
+      token,
+    });
+    try {
+      const policy = await tree.get("/byteseek/policy");
+      const value = policy?.kind === "json" ? (policy.value.value as Record<string, unknown>) : {};
+      await tree.set("/byteseek/policy", json({ ...value, passEnv: ["BYTESEEK_TOKEN", "LANG"] } as never), {
+        force: true,
+        ro: true,
+      });
+    } finally {
+      await tree.close();
+    }
+    const r = await holder.callTool({
+      name: "shell_run",
+      arguments: { command: 'echo "token=[$BYTESEEK_TOKEN]"' },
+    });
+    expect(r.isError, textOf(r)).toBe(false);
+    expect(textOf(r)).toContain("token=[]");
+    expect(textOf(r)).not.toContain(token);
   });
 
   it("answers HTTP on the socket with the same guard as on TCP: another Host is refused", async () => {

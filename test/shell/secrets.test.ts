@@ -82,21 +82,22 @@ describe("commands never see the server's secrets (a real server child process)"
     expect((await server.json("GET", "/v1/tree/byteseek/policy")).status).toBe(200);
   });
 
-  it("passes a name the policy lists in passEnv, and only to the command", async () => {
+  it("passes a name the policy lists in passEnv, and only to the command; never the server's token", async () => {
     const policy = (await server.json("GET", "/v1/tree/byteseek/policy")).body as {
       value: Record<string, unknown>;
     };
     const put = await server.json("PUT", "/v1/tree/byteseek/policy?force=1", {
       kind: "json",
-      value: { ...policy.value, passEnv: ["GH_PAT"] },
+      value: { ...policy.value, passEnv: ["GH_PAT", "BYTESEEK_TOKEN"] },
       ro: true,
     });
     expect(put.status).toBeLessThan(300);
     const r = await server.call("shell.run", {
-      command: 'echo "pat=$GH_PAT"; tr "\\0" "\\n" < /proc/$PPID/environ',
+      command: 'echo "pat=$GH_PAT"; echo "token=[$BYTESEEK_TOKEN]"; tr "\\0" "\\n" < /proc/$PPID/environ',
     });
     expect(r.kind, r.text).toBe("ok");
     expect(r.text).toContain(`pat=${SECRETS.GH_PAT}`);
+    expect(r.text).toContain("token=[]");
     // the parent still holds none: the value lives in the server's memory, not its environ
     expect(leaked(r.text.replace(`pat=${SECRETS.GH_PAT}`, ""))).toEqual([]);
   });
