@@ -14,6 +14,7 @@ import { startServer } from "../../server/main.js";
 import { createHttpTree } from "../../tree/http/index.js";
 import { int64, json, openTree, str, type Tree } from "../../tree/index.js";
 import { cliEnv } from "../cli/cli-server.js";
+import { runInProcess } from "../cli/in-process.js";
 import { runCli } from "../cli/run-cli.js";
 import { eventually, tempDir } from "../server/helpers.js";
 import {
@@ -317,6 +318,30 @@ describe("kvspace on a folder a byteseek mcp holds", () => {
     } finally {
       await tree.close();
     }
+  });
+
+  it("streams kvspace watch through the socket: a write by the holder's client shows up", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "w"]));
+    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+    const controller = new AbortController();
+    let out = "";
+    const done = runInProcess(
+      ["watch", "/watched/"],
+      { env: { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace } },
+      {},
+      { signal: controller.signal, onStdout: (all) => (out = all) },
+    );
+    // The watch starts after its first answer; write until it has seen one.
+    await eventually(async () => {
+      const w = await holder.callTool({
+        name: "tree_set",
+        arguments: { key: "/watched/k", value: "from the holder" },
+      });
+      expect(w.isError, textOf(w)).toBe(false);
+      return out.includes("/watched/k\tchar/utf8:from the holder");
+    }, "kvspace watch to print the holder's write");
+    controller.abort();
+    expect((await done).code).toBe(0);
   });
 
   it("keeps the token that guards its socket from every command, even one the policy's passEnv names", async () => {
