@@ -11,7 +11,8 @@ import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { type ClientLlmSettings, clientLlmSettings, LLM_SETTINGS } from "../agent/llm-config.js";
 import type { ApprovalDecision } from "../tools/approvals.js";
-import { readSse } from "../tree/http/index.js";
+import { endpointOf, openHttpTree, readSse } from "../tree/http/index.js";
+import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";
 
@@ -53,13 +54,23 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     { level },
     logFile ? pino.destination({ dest: logFile, mkdir: true, sync: true }) : pino.destination(2),
   );
-  const tree: Tree = await openStore({ env, cwd, logger: logger.child({ part: "tree" }) });
+  // A folder another byteseek process holds is reached through its socket: the turn still runs
+  // here, with this shell's model and workspace; only the tree is the holder's.
+  const tree: Tree = await openStore({
+    env,
+    cwd,
+    logger: logger.child({ part: "tree" }),
+    remote: openHttpTree,
+  });
+  const held = endpointOf(tree) !== undefined;
   try {
     const bs = await createByteseek({
       tree,
       workspace: env.BYTESEEK_WORKSPACE || cwd,
       logger,
       env,
+      // the holder seeded its store
+      ...(held ? { seed: false } : {}),
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
     return {
@@ -67,7 +78,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       async decide(key, decision) {
         await bs.runtime.approvals.decide(key, decision, "person (terminal)");
       },
-      notes: [],
+      notes: held
+        ? [
+            `store: ${describeStore(spec)} is held by another byteseek process; this run reaches its tree through it`,
+          ]
+        : [],
       ...(logFile ? { logFile } : {}),
       async close() {
         await bs.close();

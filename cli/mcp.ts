@@ -24,7 +24,7 @@ import { openToolsClient } from "./tools-client.js";
 
 interface Opened {
   source: McpSource;
-  /** On a folder: the tree's HTTP API, served to `kvspace` over the share socket (mcp/share.ts). */
+  /** On a folder: the HTTP API, served to `kvspace` and `byteseek run` over the share socket (mcp/share.ts). */
   http?: (socket: Socket) => void;
   close(): Promise<void>;
 }
@@ -71,7 +71,7 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
     });
     try {
       // On a folder (which only this process can open): what `byteseek serve` answers but the
-      // agent and the page, with the same token, for `kvspace` on it (mcp/share.ts).
+      // agent and the page, with the same token, for `kvspace` and `byteseek run` on it (mcp/share.ts).
       const app =
         spec.backend === "classic"
           ? await buildApp({

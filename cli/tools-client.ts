@@ -15,8 +15,6 @@ import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } 
 import type { McpServerStatus } from "../tools/mcp/client.js";
 import type { SyncReport } from "../tools/mcp/sync.js";
 import type { ToolResult } from "../tools/types.js";
-import { endpointOf, type HttpEndpoint } from "../tree/http/index.js";
-import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
 import { storeSpec } from "./open-store.js";
@@ -55,19 +53,12 @@ export interface OpenToolsOptions {
 }
 
 /**
- * The client for the store `KVSPACE` names: a server's routes for an http(s) URL, or when the tree
- * came through the socket of the process holding the folder (cli/open-store.ts); else in-process.
+ * The client for the store `KVSPACE` names: a server's routes for an http(s) URL, else in-process
+ * (on a folder another process holds too: only the tree is reached through it, cli/open-store.ts).
  */
 export async function openToolsClient(options: OpenToolsOptions): Promise<ToolsClient> {
   const spec = storeSpec(options.env, options.cwd);
-  if (spec.backend === "http") return remoteTools({ url: new URL(spec.url) }, options.env);
-  const through = endpointOf(options.tree);
-  if (through) {
-    options.stderr.write(
-      `kvspace: the store at ${describeStore(spec)} is held by another byteseek process; calls run there, in its workspace\n`,
-    );
-    return remoteTools(through, options.env);
-  }
+  if (spec.backend === "http") return remoteTools(new URL(spec.url), options.env);
   return embeddedTools(options);
 }
 
@@ -113,8 +104,8 @@ interface ErrorBody {
   error?: { code?: string; message?: string };
 }
 
-function remoteTools({ url, socketPath }: HttpEndpoint, env: NodeJS.ProcessEnv): ToolsClient {
-  const pool = new Pool(url.origin, { connections: 2, ...(socketPath === undefined ? {} : { socketPath }) });
+function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
+  const pool = new Pool(url.origin, { connections: 2 });
   const base = url.pathname.replace(/\/+$/, "");
   const auth: Record<string, string> = env.BYTESEEK_TOKEN
     ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` }

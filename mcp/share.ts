@@ -16,10 +16,10 @@
  * answers `{"byteseek":"ok","holder":"serve"|"mcp"}` or `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as
  * on stdio (one JSON-RPC message a line).
  *
- * The same socket carries the HTTP API, for `kvspace` on a folder held here (cli/open-store.ts): a
- * connection whose first byte starts an HTTP request line (a method's capital letter; a hello
- * starts with `{`) is handed to the holder's HTTP server, with the holder's token, Host guard and
- * routes, as a TCP connection of its own would be.
+ * The same socket carries the HTTP API, for `kvspace` and `byteseek run|chat` on a folder held
+ * here (cli/open-store.ts): a connection whose first byte starts an HTTP request line (a method's
+ * capital letter; a hello starts with `{`) is handed to the holder's HTTP server, with the
+ * holder's token, Host guard and routes, as a TCP connection of its own would be.
  */
 import { createHash } from "node:crypto";
 import { chmod, lstat, mkdir, rm } from "node:fs/promises";

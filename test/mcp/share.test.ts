@@ -13,9 +13,11 @@ import { listenShared, SHARE_SOCKET, sharePath } from "../../mcp/share.js";
 import { startServer } from "../../server/main.js";
 import { createHttpTree } from "../../tree/http/index.js";
 import { int64, json, openTree, str, type Tree } from "../../tree/index.js";
+import { byteseek as byteseekRun } from "../agent/helpers.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
 import { runCli } from "../cli/run-cli.js";
+import { startFakeLlm } from "../fake-llm/server.js";
 import { eventually, tempDir } from "../server/helpers.js";
 import {
   BYTESEEK_BIN,
@@ -275,7 +277,7 @@ describe("byteseek mcp processes sharing one store folder", () => {
   });
 });
 
-describe("kvspace on a folder a byteseek mcp holds", () => {
+describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
   const folders = stdioFolders("mcp-share-kvspace", { "a.txt": "alpha\n" });
 
   it("reads and writes the store through the holder's socket, and the holder's client sees the write", async () => {
@@ -293,15 +295,16 @@ describe("kvspace on a folder a byteseek mcp holds", () => {
     const read = await holder.callTool({ name: "tree_get", arguments: { key: "/notes/today" } });
     expect(read.isError).toBe(false);
     expect(textOf(read)).toContain("written by kvspace");
-    // A call runs in the holder, in its workspace (this kvspace was started for another folder).
+    // A call runs here, in kvspace's own workspace, as on a folder nobody holds; its record goes
+    // into the holder's store.
     const elsewhere = await tempDir("byteseek-mcp-share-elsewhere-");
     try {
-      const call = await runCli(["call", "edit.read", '{"path":"a.txt"}', "--vid", "kv"], {
+      await writeFile(join(elsewhere.path, "b.txt"), "beta\n");
+      const call = await runCli(["call", "edit.read", '{"path":"b.txt"}', "--vid", "kv"], {
         env: { ...env, BYTESEEK_WORKSPACE: elsewhere.path },
       });
       expect(call).toMatchObject({ code: 0 });
-      expect(call.stdout).toContain("alpha");
-      expect(call.stderr).toContain("held by another byteseek process; calls run there, in its workspace");
+      expect(call.stdout).toContain("beta");
     } finally {
       await elsewhere.remove();
     }
@@ -317,6 +320,36 @@ describe("kvspace on a folder a byteseek mcp holds", () => {
       expect(await recordNameIn(tree, "/byteseek/tool/kv/0")).toBe("edit.read");
     } finally {
       await tree.close();
+    }
+  });
+
+  it("lets byteseek run a turn on it: the model and tools here, the records in the holder's store", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
+    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+    const fake = await startFakeLlm();
+    try {
+      fake.script(
+        { toolCalls: [{ name: "edit.read", args: { path: "a.txt" } }] },
+        { text: "The file says alpha." },
+      );
+      const run = await byteseekRun(["run", "What does a.txt say?", "--vid", "turn"], {
+        PATH: process.env.PATH ?? "",
+        ...folders.env,
+        BYTESEEK_LLM_API: "openai",
+        BYTESEEK_LLM_URL: `${fake.url}/v1`,
+        BYTESEEK_LLM_MODEL: "fake-1",
+        BYTESEEK_LLM_MAX_RETRIES: "0",
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain("The file says alpha.");
+      expect(run.stderr).toContain(
+        "is held by another byteseek process; this run reaches its tree through it",
+      );
+      // The holder's own client reads the record the turn wrote.
+      const rec = await holder.callTool({ name: "tree_get", arguments: { key: "/byteseek/tool/turn/0" } });
+      expect(textOf(rec)).toContain("edit.read");
+    } finally {
+      await fake.close();
     }
   });
 
