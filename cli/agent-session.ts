@@ -10,6 +10,7 @@ import { request } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { type ClientLlmSettings, clientLlmSettings, LLM_SETTINGS } from "../agent/llm-config.js";
+import { withoutToken } from "../server/auth.js";
 import type { ApprovalDecision } from "../tools/approvals.js";
 import { endpointOf, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
@@ -68,7 +69,8 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       tree,
       workspace: env.BYTESEEK_WORKSPACE || cwd,
       logger,
-      env,
+      // a token this process holds is a client's credential (a held folder's socket): no tool's
+      env: withoutToken(env),
       // the holder seeded its store
       ...(held ? { seed: false } : {}),
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),

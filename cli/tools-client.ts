@@ -9,6 +9,7 @@ import pino from "pino";
 import { Pool } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
+import { withoutToken } from "../server/auth.js";
 import { catalogueToJson } from "../server/routes/tools.js";
 import type { ToolsJson } from "../server/runtime-schemas.js";
 import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
@@ -71,7 +72,8 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
     tree,
     workspace,
     logger,
-    env,
+    // a token this process holds is a client's credential (a held folder's socket): no tool's
+    env: withoutToken(env),
     // kvspace seeded the store when it opened it (unless BYTESEEK_SEED=0 said not to)
     seed: false,
     sweep: false,

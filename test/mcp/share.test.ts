@@ -464,6 +464,19 @@ describe("byteseek mcp on a folder a byteseek server holds", () => {
       const withToken = { ...env, BYTESEEK_TOKEN: "the-token" };
       expect((await runCli(["set", "/notes/n", "int:7"], { env: withToken })).code).toBe(0);
       expect(await server.tree.get("/notes/n")).toMatchObject({ value: int64(7n) });
+      // The token is this kvspace's credential: a call it runs never sees it, even named in passEnv.
+      const policy = await server.tree.get("/byteseek/policy");
+      const value = policy?.kind === "json" ? (policy.value.value as Record<string, unknown>) : {};
+      await server.tree.set("/byteseek/policy", json({ ...value, passEnv: ["BYTESEEK_TOKEN"] } as never), {
+        force: true,
+        ro: true,
+      });
+      const call = await runCli(
+        ["call", "shell.run", JSON.stringify({ command: 'echo "token=[$BYTESEEK_TOKEN]"' })],
+        { env: { ...withToken, BYTESEEK_WORKSPACE: folders.workspace } },
+      );
+      expect(call.code, call.stderr).toBe(0);
+      expect(call.stdout).toContain("token=[]");
     } finally {
       await server.close();
     }
