@@ -25,6 +25,7 @@ export type ToolErrorCode =
   | "is_directory"
   | "not_regular_file"
   | "path_changed"
+  | "file_changed"
   | "not_a_directory"
   | "outside_root"
   | "invalid_path"

@@ -1,9 +1,19 @@
 import { spawn } from "node:child_process";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import {
+  appendFile,
+  rename as fsRename,
+  mkdir,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeFileAtomic } from "../../tools/edit/atomic-write.js";
 import { createRenameTool, createWriteTool } from "../../tools/edit/index.js";
-import { makeWorkspace, type TestWorkspace } from "./workspace.js";
+import { failure, makeWorkspace, type TestWorkspace, tempResidue } from "./workspace.js";
 
 const write = createWriteTool();
 const rename = createRenameTool();
@@ -91,3 +101,44 @@ describe.each(Object.keys(ATTEMPTS) as (keyof typeof ATTEMPTS)[])(
     }, 30_000);
   },
 );
+
+describe("an atomic write made over a file as it was read (unchangedSince)", () => {
+  let ws: TestWorkspace;
+  beforeEach(async () => {
+    ws = await makeWorkspace();
+  });
+  afterEach(() => ws.cleanup());
+
+  it("is refused when another program wrote the file since, leaving that write and no temp file", async () => {
+    const file = path.join(ws.root, "shared.txt");
+    await writeFile(file, "line 1\n");
+    const read = await stat(file);
+    // Another program appends in place after the edit read the file.
+    await appendFile(file, "line 2, by someone else\n");
+    const err = await failure(
+      writeFileAtomic(file, Buffer.from("LINE 1\n"), { display: "shared.txt", unchangedSince: read }),
+      "file_changed",
+    );
+    expect(err.message).toContain("shared.txt changed while this edit was being made");
+    expect(await readFile(file, "utf8")).toBe("line 1\nline 2, by someone else\n");
+    expect(await tempResidue(ws.root)).toEqual([]);
+  });
+
+  it("is refused when the file was replaced by another (a new inode), even of the same size", async () => {
+    const file = path.join(ws.root, "swapped.txt");
+    await writeFile(file, "aaaa\n");
+    const read = await stat(file);
+    const other = path.join(ws.root, "other.txt");
+    await writeFile(other, "bbbb\n");
+    await fsRename(other, file);
+    await failure(writeFileAtomic(file, Buffer.from("cccc\n"), { unchangedSince: read }), "file_changed");
+    expect(await readFile(file, "utf8")).toBe("bbbb\n");
+  });
+
+  it("goes through when nobody wrote the file since", async () => {
+    const file = path.join(ws.root, "mine.txt");
+    await writeFile(file, "old\n");
+    await writeFileAtomic(file, Buffer.from("new\n"), { unchangedSince: await stat(file) });
+    expect(await readFile(file, "utf8")).toBe("new\n");
+  });
+});

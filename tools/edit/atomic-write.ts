@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
 import { lstat, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../errors.js";
@@ -23,7 +24,18 @@ export interface AtomicWriteOptions {
   signal?: AbortSignal;
   /** Most bytes given to one write call, so an abort is noticed between calls. */
   chunkBytes?: number;
+  /**
+   * The target as it was read (its stats): the rename is refused, the file left as it is, when it
+   * is no longer that file or was written since (another process editing it in the meantime).
+   */
+  unchangedSince?: FileStamp;
 }
+
+/** What tells a file's version apart: its inode, size and change times. */
+export type FileStamp = Pick<Stats, "ino" | "size" | "mtimeMs" | "ctimeMs">;
+
+const sameStamp = (a: FileStamp, b: FileStamp): boolean =>
+  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 
 const CHUNK = 16 * 1024 * 1024;
 /** Read-back block: small enough to stay in cache while compared, and one allocation reused. */
@@ -111,6 +123,16 @@ export async function writeFileAtomic(
     fh = undefined;
     options.signal?.throwIfAborted();
     await dir.check();
+    const was = options.unchangedSince;
+    if (was) {
+      const now = await stat(final).catch(() => undefined);
+      if (!now || !sameStamp(now, was))
+        throw new ToolError(
+          "file_changed",
+          `${display} changed while this edit was being made (another program wrote it); it is left as that program wrote it. Read it again, then edit.`,
+          { details: { path: display } },
+        );
+    }
     await rename(temp, final);
   } catch (err) {
     await fh?.close().catch(() => undefined);

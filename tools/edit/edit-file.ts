@@ -67,7 +67,8 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
       };
     }
     const parts = spliceParts(buf, plan.edits);
-    await writeFileAtomic(target.real, parts, { display, signal: ctx.signal });
+    // Another process may have written the file since it was read: then the edit is not made.
+    await writeFileAtomic(target.real, parts, { display, signal: ctx.signal, unchangedSince: st });
     const same = await contentEquals(target.real, parts).catch((err: unknown) => {
       throw fsError(err, display);
     });
