@@ -13,7 +13,7 @@
 import { connect, type Socket } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
-import { HolderAnswer, type RelayHello } from "../mcp/share.js";
+import { HolderAnswer, type RelayHello, socketAt } from "../mcp/share.js";
 import { CliError } from "./errors.js";
 
 export interface RelayOptions {
@@ -195,7 +195,13 @@ interface Reached {
 }
 
 /** One connection and its hello; a refusal is a CliError (final), anything else may pass with a retry. */
-function hello(options: RelayOptions): Promise<Reached> {
+async function hello(options: RelayOptions): Promise<Reached> {
+  // A socket at the path that this user did not make is never talked to (a shared folder).
+  if ((await socketAt(options.path)) === "foreign")
+    throw new CliError(
+      "CLI_MCP_REFUSED",
+      `${options.path} is not a socket this user made (a symlink, or another user's): byteseek mcp does not relay there. Remove it, or give this session a store of its own (KVSPACE)`,
+    );
   return new Promise((done, fail) => {
     const s = connect(options.path);
     let seen: Buffer = Buffer.alloc(0);

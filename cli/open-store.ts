@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { builtinMap } from "../agent/byteseek.js";
-import { sharePath } from "../mcp/share.js";
+import { sharePath, socketAt } from "../mcp/share.js";
 import { createCheckedTree } from "../tools/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
@@ -90,6 +90,8 @@ async function throughHolder(
   } catch {
     return undefined;
   }
+  // The token goes only to a socket this user made.
+  if ((await socketAt(socketPath)) !== "own") return undefined;
   try {
     return await remote(new URL("http://localhost"), env, { socketPath });
   } catch (err) {

@@ -69,6 +69,18 @@ export async function sharePath(folder: string, env: NodeJS.ProcessEnv = process
   return join(dir, `${name}.sock`);
 }
 
+/**
+ * What is at a holder's socket path: nothing, a socket this user made, or something else (a
+ * symlink, a file, another user's socket). A client talks to a holder only through its own: a
+ * socket someone else put in a shared store folder never gets a relay's session or a token.
+ */
+export async function socketAt(path: string): Promise<"absent" | "own" | "foreign"> {
+  const st = await lstat(path).catch(() => undefined);
+  if (st === undefined) return "absent";
+  const uid = process.getuid?.();
+  return st.isSocket() && (uid === undefined || st.uid === uid) ? "own" : "foreign";
+}
+
 /** `$XDG_RUNTIME_DIR/byteseek`, or `<tmp>/byteseek-<uid>`: made 0700, and refused when anyone else could use it. */
 async function privateDir(env: NodeJS.ProcessEnv): Promise<string> {
   const uid = process.getuid?.() ?? 0;

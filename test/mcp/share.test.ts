@@ -4,8 +4,8 @@
  * them takes over and the rest follow. Real built CLI processes, official clients.
  */
 import { spawn } from "node:child_process";
-import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
+import { chmod, mkdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { connect, createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
@@ -500,6 +500,65 @@ describe("byteseek mcp on a folder a byteseek server holds", () => {
     } finally {
       await track.closeAll();
       await server.close();
+    }
+  });
+});
+
+describe("a store folder whose share socket is not this user's (a symlink planted in a shared folder)", () => {
+  const folders = stdioFolders("mcp-share-planted", { "a.txt": "alpha\n" });
+
+  /** A socket elsewhere that answers anything (as a holder would), counting who connects. */
+  async function planted(): Promise<{ connections: () => number; close(): Promise<void> }> {
+    const dir = await tempDir("byteseek-planted-");
+    const path = join(dir.path, "evil.sock");
+    let connections = 0;
+    const server = createNetServer((s) => {
+      connections++;
+      s.on("data", () =>
+        s.end(
+          `${JSON.stringify({ byteseek: "ok", holder: "mcp" })}\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}`,
+        ),
+      );
+    });
+    await new Promise<void>((done) => server.listen(path, done));
+    await symlink(path, join(folders.store, SHARE_SOCKET));
+    return {
+      connections: () => connections,
+      async close() {
+        await rm(join(folders.store, SHARE_SOCKET), { force: true });
+        await new Promise((done) => server.close(done));
+        await dir.remove();
+      },
+    };
+  }
+
+  it("gets no token from kvspace, which says the store is in use", async () => {
+    const held = await openTree({ backend: "classic", location: folders.store });
+    const evil = await planted();
+    try {
+      const r = await runCli(["get", "/byteseek/policy"], {
+        env: { ...cliEnv(folders.store), BYTESEEK_TOKEN: "not-for-you" },
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("is in use by another process");
+      expect(evil.connections()).toBe(0);
+    } finally {
+      await evil.close();
+      await held.close();
+    }
+  });
+
+  it("gets no relay from byteseek mcp, which exits naming the socket", async () => {
+    const held = await openTree({ backend: "classic", location: folders.store });
+    const evil = await planted();
+    try {
+      const { code, stderr } = await mcpExit(folders.env);
+      expect(code).not.toBe(0);
+      expect(stderr).toContain("is not a socket this user made");
+      expect(evil.connections()).toBe(0);
+    } finally {
+      await evil.close();
+      await held.close();
     }
   });
 });
