@@ -10,6 +10,7 @@ import { createCheckedTree } from "../tools/checked-tree.js";
 import { createEditTools, sweepTempFiles } from "../tools/edit/index.js";
 import type { LlmClient } from "../tools/impl/llm.js";
 import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
+import { withoutToken } from "../tools/process/secrets.js";
 import { createRuntime, type Runtime } from "../tools/runtime.js";
 import { seedTools } from "../tools/seed.js";
 import { createShellTools } from "../tools/shell/index.js";
@@ -147,12 +148,14 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
       return reply.text;
     },
   };
-  // commands take their allow-listed variables from the environment handed in (the server's, secrets included)
+  // Commands take their allow-listed variables from the environment handed in (the server's,
+  // secrets included), never BYTESEEK_TOKEN, whichever entry point made this runtime.
+  const commandEnv = withoutToken(options.env ?? process.env);
   const mcp = createMcpClient({
     tree,
     logger: logger.child({ part: "mcp-client" }),
     workspace: options.workspace,
-    env: options.env ?? process.env,
+    env: commandEnv,
   });
   const runtime = createRuntime({
     tree,
@@ -162,7 +165,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     llm,
     mcp,
     ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
-    env: options.env ?? process.env,
+    env: commandEnv,
   });
   const agent = createAgent({
     tree,

@@ -10,9 +10,8 @@ import { request } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { type ClientLlmSettings, clientLlmSettings, LLM_SETTINGS } from "../agent/llm-config.js";
-import { withoutToken } from "../server/auth.js";
 import type { ApprovalDecision } from "../tools/approvals.js";
-import { endpointOf, openHttpTree, readSse } from "../tree/http/index.js";
+import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";
@@ -63,14 +62,13 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     logger: logger.child({ part: "tree" }),
     remote: openHttpTree,
   });
-  const held = endpointOf(tree) !== undefined;
+  const held = isHttpTree(tree);
   try {
     const bs = await createByteseek({
       tree,
       workspace: env.BYTESEEK_WORKSPACE || cwd,
       logger,
-      // a token this process holds is a client's credential (a held folder's socket): no tool's
-      env: withoutToken(env),
+      env,
       // the holder seeded its store
       ...(held ? { seed: false } : {}),
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),

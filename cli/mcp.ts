@@ -15,7 +15,6 @@ import { listenShared, sharePath } from "../mcp/share.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
 import { buildApp } from "../server/app.js";
-import { withoutToken } from "../server/auth.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { relayMcp } from "./mcp-relay.js";
@@ -65,8 +64,7 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
       tree,
       workspace: workspaceOf(env, cwd),
       logger,
-      // The token guards this process's HTTP API (on a folder, below): no tool's to see.
-      env: withoutToken(env),
+      env,
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
     try {

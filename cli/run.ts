@@ -3,7 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { type Command, CommanderError } from "commander";
 import { seedStore, seedWanted } from "../agent/byteseek.js";
 import { isTreeError } from "../tree/errors.js";
-import { endpointOf, openHttpTree } from "../tree/http/index.js";
+import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
 import { commanderOutput, rootProgram } from "./commander-output.js";
@@ -78,7 +78,7 @@ export async function runKvspace(
     const seed = deps.seed ?? defaultSeed;
     const ask = deps.confirm ?? (io.stdin.isTTY ? terminalConfirm : undefined);
     // A server (or the process holding the folder, reached through its socket) seeded its store.
-    if (seeding && endpointOf(opened) === undefined && !isRemote(io)) await seed(opened, io);
+    if (seeding && !isHttpTree(opened) && !isRemote(io)) await seed(opened, io);
     code =
       (await command.run(input, {
         ...io,

@@ -9,7 +9,6 @@ import pino from "pino";
 import { Pool } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
-import { withoutToken } from "../server/auth.js";
 import { catalogueToJson } from "../server/routes/tools.js";
 import type { ToolsJson } from "../server/runtime-schemas.js";
 import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
@@ -72,8 +71,7 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
     tree,
     workspace,
     logger,
-    // a token this process holds is a client's credential (a held folder's socket): no tool's
-    env: withoutToken(env),
+    env,
     // kvspace seeded the store when it opened it (unless BYTESEEK_SEED=0 said not to)
     seed: false,
     sweep: false,

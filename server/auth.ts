@@ -38,12 +38,3 @@ export function createAuthCheck(token: string): (req: FastifyRequest) => void {
       );
   };
 }
-
-/**
- * The environment a process's runtime and model settings read: its own, less BYTESEEK_TOKEN. The
- * token stays with the HTTP layer; no tool sees it, not even through the policy's passEnv.
- */
-export function withoutToken(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { BYTESEEK_TOKEN: _token, ...rest } = env;
-  return rest;
-}

@@ -30,7 +30,6 @@ import {
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_MAX_WATCHES,
 } from "./app.js";
-import { withoutToken } from "./auth.js";
 import { ServerError } from "./errors.js";
 import { hostName } from "./request-guard.js";
 
@@ -226,8 +225,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       tree,
       workspace: config.workspace,
       logger: logger.child({ part: "agent" }),
-      // The model's settings only: the token stays with the HTTP layer, never a tool's to see.
-      env: withoutToken(env),
+      // The token stays with the HTTP layer: createByteseek keeps it from every command.
+      env,
       ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
     });
     app = await buildApp({

@@ -4,6 +4,18 @@ import { closeSync, openSync, readFileSync, readSync, writeSync } from "node:fs"
 export const SECRET_NAME =
   /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|_PAT$|^BYTESEEK_LLM_KEY$/i;
 
+/**
+ * An environment less BYTESEEK_TOKEN: what a process's runtime takes its commands' variables from.
+ * The token guards the HTTP API (or is this process's credential to a server or a held folder's
+ * socket); no tool sees it, not even through the policy's passEnv.
+ */
+export function withoutToken(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string | undefined> {
+  const { BYTESEEK_TOKEN: _token, ...rest } = env;
+  return rest;
+}
+
 export interface WithdrawnEnv {
   /** The whole environment as it was, secrets included: hand it to the parts that read settings. */
   env: Record<string, string | undefined>;

@@ -71,20 +71,14 @@ export interface HttpTreeOptions {
 
 const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
 
-/** Where an HTTP tree's requests go: a server's URL, or a Unix socket beside a held store folder. */
-export interface HttpEndpoint {
-  url: URL;
-  socketPath?: string;
-}
-
-const endpoints = new WeakMap<Tree, HttpEndpoint>();
+const httpTrees = new WeakSet<Tree>();
 
 /**
- * Where `tree` sends its requests when it is an HTTP tree (so what else talks to the same server,
- * its tool routes, goes there too); undefined for any other tree.
+ * Whether `tree` is answered by a byteseek process (over TCP, or a held folder's socket): that
+ * process seeded its store, and checks what it is sent.
  */
-export function endpointOf(tree: Tree): HttpEndpoint | undefined {
-  return endpoints.get(tree);
+export function isHttpTree(tree: Tree): boolean {
+  return httpTrees.has(tree);
 }
 
 /** A Tree answered by a byteseek server. */
@@ -417,10 +411,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       compacted = body.compactedRev;
     }
   }
-  endpoints.set(tree, {
-    url: base,
-    ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
-  });
+  httpTrees.add(tree);
   return tree;
 }
 

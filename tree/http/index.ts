@@ -1,9 +1,8 @@
 export {
   createHttpTree,
-  endpointOf,
-  type HttpEndpoint,
   type HttpTree,
   type HttpTreeOptions,
+  isHttpTree,
   openHttpTree,
 } from "./client.js";
 export {
