@@ -15,4 +15,5 @@ export {
   targetOfUrl,
 } from "./host-rules.js";
 export { systemLookup } from "./lookup.js";
+export { pinnedAgent } from "./pinned-agent.js";
 export { EGRESS_SOCKET, type EgressProxy, type EgressProxyOptions, startEgressProxy } from "./proxy.js";
