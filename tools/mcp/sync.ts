@@ -6,6 +6,7 @@ import { netHosts } from "../gate.js";
 import { hostAllowed, type Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
+import { type Gone, type Held, type Pin, pinOf } from "./pins.js";
 import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
 import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
 import { type UpstreamTool, upstreamDeclarations } from "./upstream-tools.js";
@@ -28,6 +29,14 @@ export interface SyncState {
   error?: string;
   /** The upstream declaration of every synced tool, by tree name: the base local overrides are found against. */
   tools: Record<string, DeclJson>;
+  /** The registry entry's revision the last successful sync read: a new one is a fresh registration. */
+  entryRev?: number;
+  /** What was accepted of each upstream tool, by upstream name (pins.ts). Absent before the first sync. */
+  pins?: Record<string, Pin>;
+  /** Upstream tools held for a person's review, by upstream name: not offered, calls refused. */
+  held?: Record<string, Held>;
+  /** Tools that left the upstream's list or the sync, by upstream name, with a person's changes to them. */
+  gone?: Record<string, Gone>;
   /** What the last successful sync changed. */
   last?: {
     added: string[];
@@ -49,6 +58,8 @@ export interface SyncReport {
   changed: string[];
   removed: string[];
   conflicts: string[];
+  /** Tree names of the tools held for a person's review after this sync (kvspace mcp review). */
+  held?: string[];
   error?: string;
 }
 
@@ -112,6 +123,8 @@ async function syncOnce(
   const vid = node && node.kind !== "index" ? node.vid : undefined;
 
   let upstream = new Map<string, DeclJson>();
+  /** The upstream's own list, by name, when it answered one. */
+  let offered: Map<string, UpstreamTool> | undefined;
   if (entry?.enabled) {
     const refusal = await agentMayRegister(deps, entry, vid);
     if (refusal) {
@@ -137,7 +150,9 @@ async function syncOnce(
       return fail(message);
     }
     upstream = upstreamDeclarations(server, entry, listed);
+    offered = new Map(listed.map((t) => [t.name, t]));
   } else await pool.stop(server);
+  const pinned = pinTools(previous, upstream, offered, node?.modRev, vid);
 
   // what the tree holds now of every tool this server had or has
   const names = new Set([...Object.keys(previous?.tools ?? {}), ...upstream.keys()]);
@@ -165,8 +180,11 @@ async function syncOnce(
     const now = current.get(name);
     const base = previous?.tools[name];
     if (!now) {
+      // a tool coming back gets what a person had changed in it before it went
+      const gone = previous?.gone?.[upstreamName(decl)];
+      const back = gone?.local ? mergeDeclaration(gone.base, gone.local, decl) : decl;
       compares.push({ key, target: "exists", value: false });
-      ops.push(setOp(key, decl, vid));
+      ops.push(setOp(key, back, vid));
       added.push(name);
       kept[name] = decl;
       continue;
@@ -184,9 +202,20 @@ async function syncOnce(
     ops.push(setOp(key, merged, vid));
     changed.push(name);
   }
-  for (const name of Object.keys(previous?.tools ?? {})) {
+  const synced = new Set([...upstream.values()].map(upstreamName));
+  for (const [name, base] of Object.entries(previous?.tools ?? {})) {
     if (upstream.has(name)) continue;
     const now = current.get(name);
+    const tool = upstreamName(base);
+    if (!synced.has(tool))
+      pinned.gone[tool] = {
+        name,
+        base,
+        ...(now?.ours && now.value ? { local: now.value } : {}),
+        upstream: offered !== undefined && !offered.has(tool),
+        ts: Date.now(),
+      };
+    if (!synced.has(tool)) delete pinned.held[tool];
     if (now?.ours) {
       compares.push({ key: `${TOOLS_DIR}${name}`, target: "modRev", value: now.modRev });
       ops.push({ op: "del", key: `${TOOLS_DIR}${name}` });
@@ -202,12 +231,19 @@ async function syncOnce(
     changed: changed.sort(),
     removed: removed.sort(),
     conflicts: conflicts.sort(),
+    held: Object.values(pinned.held)
+      .map((h) => h.name)
+      .sort(),
   };
   const nothingNew =
     ops.length === 0 &&
     previous?.state === "ok" &&
     sameJson(previous.tools, kept) &&
-    sameJson(previous.last?.conflicts ?? [], report.conflicts);
+    sameJson(previous.last?.conflicts ?? [], report.conflicts) &&
+    previous.entryRev === node?.modRev &&
+    sameJson(previous.pins ?? {}, pinned.pins) &&
+    sameJson(previous.held ?? {}, pinned.held) &&
+    sameJson(previous.gone ?? {}, pinned.gone);
   if (nothingNew && !unregistered) return report;
   if (unregistered) {
     if (stateNode) ops.push({ op: "del", key: syncKey(server) });
@@ -219,6 +255,10 @@ async function syncOnce(
       reason,
       ts: Date.now(),
       tools: kept,
+      ...(node && node.kind !== "index" ? { entryRev: node.modRev } : {}),
+      pins: pinned.pins,
+      held: pinned.held,
+      gone: pinned.gone,
       last: {
         added: report.added,
         changed: report.changed,
@@ -236,10 +276,68 @@ async function syncOnce(
   const res = await tree.txn({ compare: compares, success: ops });
   if (!res.succeeded) return "conflict";
   deps.logger.info(
-    { server, reason, added: added.length, changed: changed.length, removed: removed.length },
+    {
+      server,
+      reason,
+      added: added.length,
+      changed: changed.length,
+      removed: removed.length,
+      held: report.held?.length ?? 0,
+    },
     "MCP server synced",
   );
   return report;
+}
+
+/** The upstream name a synced declaration calls (`impl.tool`). */
+function upstreamName(decl: DeclJson): string {
+  return String((decl.impl as { tool?: unknown } | undefined)?.tool ?? "");
+}
+
+/**
+ * The pins, held tools and gone tools after this sync. A tool whose pin matches is offered; one
+ * without a pin is accepted when this is the server's first sync, or the first after its entry was
+ * written (a fresh registration by whoever wrote it: a person, or the run that owns the entry), and
+ * held as `new` otherwise; one whose pin differs is held as `changed`, one that left the upstream's
+ * list and came back as `re-added`. A held tool stays held until a person accepts it — except a
+ * `changed` one whose upstream went back to exactly what was accepted.
+ */
+function pinTools(
+  previous: SyncState | undefined,
+  upstream: ReadonlyMap<string, DeclJson>,
+  offered: ReadonlyMap<string, UpstreamTool> | undefined,
+  entryRev: number | undefined,
+  vid: string | undefined,
+): { pins: Record<string, Pin>; held: Record<string, Held>; gone: Record<string, Gone> } {
+  const pins = { ...(previous?.pins ?? {}) };
+  const held = { ...(previous?.held ?? {}) };
+  const gone = { ...(previous?.gone ?? {}) };
+  const fresh = previous?.pins === undefined || previous.entryRev !== entryRev;
+  const by = vid === undefined ? "person (registration)" : `run ${vid} (registration)`;
+  const now = Date.now();
+  for (const [name, decl] of upstream) {
+    const toolName = upstreamName(decl);
+    const raw = offered?.get(toolName);
+    if (!raw) continue;
+    const { hash, tool } = pinOf(raw);
+    const pin = pins[toolName];
+    const wasGone = gone[toolName];
+    delete gone[toolName];
+    const before = held[toolName];
+    if (before) {
+      if (before.why === "changed" && pin?.hash === hash) delete held[toolName];
+      else if (before.hash !== hash) held[toolName] = { ...before, hash, tool, name };
+      continue;
+    }
+    if (pin && pin.hash === hash && !wasGone?.upstream) continue;
+    if (!pin && fresh) {
+      pins[toolName] = { hash, tool, by, ts: now };
+      continue;
+    }
+    const why = wasGone?.upstream ? "re-added" : pin ? "changed" : "new";
+    held[toolName] = { hash, tool, name, why, since: now };
+  }
+  return { pins, held, gone };
 }
 
 /**
@@ -285,6 +383,10 @@ async function recordError(
     ts: Date.now(),
     error,
     tools,
+    ...(previous?.entryRev !== undefined ? { entryRev: previous.entryRev } : {}),
+    ...(previous?.pins ? { pins: previous.pins } : {}),
+    ...(previous?.held ? { held: previous.held } : {}),
+    ...(previous?.gone ? { gone: previous.gone } : {}),
     ...(previous?.last ? { last: previous.last } : {}),
   };
   const res = await deps.tree.txn({
