@@ -34,6 +34,7 @@ const listDoc = {
               pid: 4242,
               tools: 2,
               toolNames: ["files.read_file", "files.list_directory"],
+              held: [],
               sync: { state: "ok", reason: "start", ts: 1764835200000 },
             },
           ],
