@@ -3,7 +3,8 @@ import path from "node:path";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
 import { powersNeeded } from "./needs.js";
-import { hostAllowed, MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
+import { matchName, targetOfUrl } from "./net/host-rules.js";
+import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
 import { type Grant, grantOf, type Need, POWER_MEANING, type Power } from "./powers.js";
 
 /** Argument names that hold file paths in the file tools (`edit.*`). */
@@ -188,8 +189,10 @@ function confirmIndex(policy: Policy, name: string, ref: string | undefined): st
 /** Why `grant` does not cover `need` (a suffix for the message), or undefined when it does. */
 function lacking(need: Need, grant: Grant, policy: Policy): string | undefined {
   switch (need.power) {
-    case "net":
-      return hostAllowed(need.url, netHosts(policy, grant)) ? undefined : ` to ${need.url.host}`;
+    case "net": {
+      const verdict = matchName(targetOfUrl(need.url), netHosts(policy, grant));
+      return verdict.ok ? undefined : ` to ${need.url.host}: ${verdict.reason}`;
+    }
     case "tree":
       return grant.tree.some((p) => need.key.startsWith(p) || `${need.key}/`.startsWith(p))
         ? undefined
