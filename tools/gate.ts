@@ -4,7 +4,8 @@ import { parseStanding } from "./approvals.js";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
 import { powersNeeded } from "./needs.js";
-import { hostAllowed, MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
+import { matchName, targetOfUrl } from "./net/host-rules.js";
+import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
 import { type Grant, grantOf, type Need, POWER_MEANING, type Power } from "./powers.js";
 
 /** Argument names that hold file paths in the file tools (`edit.*`). */
@@ -106,27 +107,8 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
   }
   const ref = impl.kind === "builtin" ? impl.ref : undefined;
   for (const key of keysRead(decl, args)) {
-    const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
-    if (hit >= 0) {
-      const prefix = policy.denyKeys[hit] as string;
-      return refuse(
-        "denied",
-        `denyKeys[${hit}] (${prefix})`,
-        `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
-      );
-    }
-    if (modelSettingsKey(key))
-      return refuse(
-        "denied",
-        "model settings",
-        `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: no tool may read or change them; ask the user`,
-      );
-    if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
-      return refuse(
-        "denied",
-        "policy",
-        `${key} is the gate policy: no tool may read or change it; ask the user`,
-      );
+    const refusal = keyRefusal(key, policy);
+    if (refusal) return refusal;
   }
   if (ref?.startsWith("edit.")) {
     for (const arg of PATH_ARGS) {
@@ -169,6 +151,46 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
   return { allowed: true, rule: `${rule}, ${by} (${confirmRule})` };
 }
 
+/** Why no tool may touch `key` whatever the run's grant: denyKeys, the model's settings, the policy. */
+function keyRefusal(key: string, policy: Policy): GateVerdict | undefined {
+  const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
+  if (hit >= 0) {
+    const prefix = policy.denyKeys[hit] as string;
+    return refuse(
+      "denied",
+      `denyKeys[${hit}] (${prefix})`,
+      `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
+    );
+  }
+  if (modelSettingsKey(key))
+    return refuse(
+      "denied",
+      "model settings",
+      `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: no tool may read or change them; ask the user`,
+    );
+  if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
+    return refuse(
+      "denied",
+      "policy",
+      `${key} is the gate policy: no tool may read or change it; ask the user`,
+    );
+  return undefined;
+}
+
+/**
+ * Why run `vid` may not read `key`, exactly as the gate decides a `tree.get` of it: the power `tree`
+ * on the key (the run's grant), then denyKeys, the model's settings and the policy. Undefined: it
+ * may. MCP resources and prompts are read under this rule (mcp/resources.ts).
+ */
+export function treeReadRefusal(key: string, policy: Policy, vid: string): string | undefined {
+  const { grant, rule } = grantOf(policy.grants, vid);
+  const need: Need = { power: "tree", key };
+  if (lacking(need, grant, policy) !== undefined)
+    return `run ${vid} does not hold the power "tree" on ${key} (rule: ${rule}.tree)`;
+  const refusal = keyRefusal(key, policy);
+  return refusal && !refusal.allowed ? refusal.reason : undefined;
+}
+
 function refuse(code: GateRefusal["code"], rule: string, reason: string): GateVerdict {
   return { allowed: false, code, rule, reason };
 }
@@ -190,8 +212,10 @@ function confirmIndex(policy: Policy, name: string, ref: string | undefined): st
 /** Why `grant` does not cover `need` (a suffix for the message), or undefined when it does. */
 function lacking(need: Need, grant: Grant, policy: Policy): string | undefined {
   switch (need.power) {
-    case "net":
-      return hostAllowed(need.url, netHosts(policy, grant)) ? undefined : ` to ${need.url.host}`;
+    case "net": {
+      const verdict = matchName(targetOfUrl(need.url), netHosts(policy, grant));
+      return verdict.ok ? undefined : ` to ${need.url.host}: ${verdict.reason}`;
+    }
     case "tree":
       return grant.tree.some((p) => need.key.startsWith(p) || `${need.key}/`.startsWith(p))
         ? undefined

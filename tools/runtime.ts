@@ -16,6 +16,7 @@ import { builtinRegistry } from "./impl/builtin.js";
 import type { LlmClient } from "./impl/llm.js";
 import { createKeyedLock } from "./locks.js";
 import type { McpClient } from "./mcp/client.js";
+import type { HostLookup } from "./net/host-rules.js";
 import { createPolicyReader } from "./policy.js";
 import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   scratchParent?: string;
   /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
   mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held">>;
+  /** The resolver http impls check host names with before connecting (default: the system's). */
+  lookup?: HostLookup;
 }
 
 export interface Runtime {
@@ -105,6 +108,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     registry,
     llm: options.llm,
     mcp: options.mcp,
+    lookup: options.lookup,
     workspace,
     hidden,
     commandEnv: options.env ?? process.env,
