@@ -93,27 +93,8 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
   }
   const ref = impl.kind === "builtin" ? impl.ref : undefined;
   for (const key of keysRead(decl, args)) {
-    const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
-    if (hit >= 0) {
-      const prefix = policy.denyKeys[hit] as string;
-      return refuse(
-        "denied",
-        `denyKeys[${hit}] (${prefix})`,
-        `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
-      );
-    }
-    if (modelSettingsKey(key))
-      return refuse(
-        "denied",
-        "model settings",
-        `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: no tool may read or change them; ask the user`,
-      );
-    if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
-      return refuse(
-        "denied",
-        "policy",
-        `${key} is the gate policy: no tool may read or change it; ask the user`,
-      );
+    const refusal = keyRefusal(key, policy);
+    if (refusal) return refusal;
   }
   if (ref?.startsWith("edit.")) {
     for (const arg of PATH_ARGS) {
@@ -145,6 +126,46 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
   if (confirmRule === undefined) return { allowed: true, rule };
   const by = input.approved ? "approved" : `approved[${standing}] (${policy.approved[standing]})`;
   return { allowed: true, rule: `${rule}, ${by} (${confirmRule})` };
+}
+
+/** Why no tool may touch `key` whatever the run's grant: denyKeys, the model's settings, the policy. */
+function keyRefusal(key: string, policy: Policy): GateVerdict | undefined {
+  const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
+  if (hit >= 0) {
+    const prefix = policy.denyKeys[hit] as string;
+    return refuse(
+      "denied",
+      `denyKeys[${hit}] (${prefix})`,
+      `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
+    );
+  }
+  if (modelSettingsKey(key))
+    return refuse(
+      "denied",
+      "model settings",
+      `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: no tool may read or change them; ask the user`,
+    );
+  if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
+    return refuse(
+      "denied",
+      "policy",
+      `${key} is the gate policy: no tool may read or change it; ask the user`,
+    );
+  return undefined;
+}
+
+/**
+ * Why run `vid` may not read `key`, exactly as the gate decides a `tree.get` of it: the power `tree`
+ * on the key (the run's grant), then denyKeys, the model's settings and the policy. Undefined: it
+ * may. MCP resources and prompts are read under this rule (mcp/resources.ts).
+ */
+export function treeReadRefusal(key: string, policy: Policy, vid: string): string | undefined {
+  const { grant, rule } = grantOf(policy.grants, vid);
+  const need: Need = { power: "tree", key };
+  if (lacking(need, grant, policy) !== undefined)
+    return `run ${vid} does not hold the power "tree" on ${key} (rule: ${rule}.tree)`;
+  const refusal = keyRefusal(key, policy);
+  return refusal && !refusal.allowed ? refusal.reason : undefined;
 }
 
 function refuse(code: GateRefusal["code"], rule: string, reason: string): GateVerdict {
