@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Tree } from "../../tree/types.js";
 import type { McpImpl } from "../declaration.js";
 import { ToolError } from "../errors.js";
+import type { HostLookup } from "../net/host-rules.js";
 import { createPolicyReader, type Policy } from "../policy.js";
 import type { Need } from "../powers.js";
 import type { ToolContext, ToolOutput } from "../types.js";
@@ -58,6 +59,8 @@ export interface McpClientOptions {
   workspace: string;
   /** The environment upstream processes take their allow-listed variables from. */
   env: Readonly<Record<string, string | undefined>>;
+  /** The resolver an agent-registered HTTP server's host is checked with (default: the system's). */
+  lookup?: HostLookup;
 }
 
 /** byteseek's MCP client: the registry, its sync into declarations, and the `mcp` impl kind's calls. */
@@ -104,7 +107,13 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       void syncOne(server, "list_changed");
     },
   });
-  const deps = { tree, logger, pool, readPolicy: policy };
+  const deps = {
+    tree,
+    logger,
+    pool,
+    readPolicy: policy,
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  };
   const watchAbort = new AbortController();
   let watching: Promise<void> | undefined;
 

@@ -3,7 +3,9 @@ import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
 import { ToolError } from "../errors.js";
 import { netHosts } from "../gate.js";
-import { hostAllowed, type Policy } from "../policy.js";
+import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
+import { systemLookup } from "../net/lookup.js";
+import type { Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
 import { type Gone, type Held, type Pin, pinOf } from "./pins.js";
@@ -68,6 +70,8 @@ export interface SyncDeps {
   logger: Logger;
   pool: UpstreamPool;
   readPolicy: () => Promise<Policy | undefined>;
+  /** The resolver an agent's HTTP server's host is checked with (default: the system's). */
+  lookup?: HostLookup;
 }
 
 /**
@@ -360,8 +364,13 @@ async function agentMayRegister(
     return undefined;
   }
   const url = new URL(entry.url);
-  if (!hostAllowed(url, netHosts(policy, grant)))
-    return `run ${vid} registered this server, and it does not hold the power "net" to ${url.host} (rule: ${rule}.net), so it is not reached. A person may register it instead`;
+  // the host rules on the name and on what it resolves to now (a name that does not resolve fails
+  // at the connection instead); the connection itself is not pinned to this answer
+  const verdict = await resolveTarget(targetOfUrl(url), netHosts(policy, grant), {
+    lookup: deps.lookup ?? systemLookup,
+  });
+  if (!verdict.ok && verdict.code === "denied")
+    return `run ${vid} registered this server, and it does not hold the power "net" to ${url.host} (${verdict.reason}; rule: ${rule}.net), so it is not reached. A person may register it instead`;
   return undefined;
 }
 
