@@ -49,7 +49,9 @@ export const Policy = z
     approved: z
       .array(z.string())
       .default([])
-      .describe("Tool names or builtin refs a person approved for good (an approval with scope always)"),
+      .describe(
+        "Tool names or builtin refs a person approved for good; an approval with scope always adds <name>@sha256:<declaration hash>, which lapses when the declaration changes",
+      ),
     approvalTimeoutMs: z
       .number()
       .int()

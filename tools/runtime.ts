@@ -55,7 +55,7 @@ export interface RuntimeOptions {
   /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
   scratchParent?: string;
   /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
-  mcp?: Pick<McpClient, "call" | "needs">;
+  mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held">>;
   /** The resolver http impls check host names with before connecting (default: the system's). */
   lookup?: HostLookup;
 }
@@ -93,7 +93,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const scratchRoot = createScratchRoot(options.scratchParent);
-  const catalogue = createCatalogue({ tree, registry, readPolicy, powersOf, mcpNeeds: options.mcp?.needs });
+  const mcpHeld = options.mcp?.held;
+  const catalogue = createCatalogue({
+    tree,
+    registry,
+    readPolicy,
+    powersOf,
+    mcpNeeds: options.mcp?.needs,
+    mcpHeld,
+  });
   const execute = createExecutor({
     tree,
     logger,
@@ -120,6 +128,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     powersOf,
     runLocks: createKeyedLock(),
     mcpNeeds: options.mcp?.needs,
+    mcpHeld,
   });
 
   async function close(): Promise<void> {
