@@ -46,6 +46,9 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "GET", path: "/v1/approvals", ok: 200 },
   { method: "GET", path: "/v1/mcp", ok: 200 },
   { method: "POST", path: "/v1/mcp/sync", ...json({}), ok: 200 },
+  // No such upstream server: any answer but 401 shows the token let it through.
+  { method: "GET", path: "/v1/mcp/auth/review", ok: "any" },
+  { method: "POST", path: "/v1/mcp/auth/accept", ...json({ hashes: {} }), ok: "any" },
   // No such approval: the 404 shows the token let it through.
   { method: "POST", path: "/v1/approvals/auth/0", ...json({ decision: "approve" }), ok: 404 },
   // No model is configured here: any answer but 401 shows the token let it through.
@@ -140,7 +143,8 @@ describe("BYTESEEK_TOKEN", () => {
       path
         .replace(/^\/v1\/(tree|watch|export)\/.*$/, "/v1/$1/*")
         .replace(/^\/v1\/tools\/[^/]+\/call$/, "/v1/tools/:name/call")
-        .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n");
+        .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n")
+        .replace(/^\/v1\/mcp\/[^/]+\/(review|accept)$/, "/v1/mcp/:server/$1");
     const covered = new Set([...API.map((c) => `${c.method} ${shape(c.path)}`), "GET /healthz"]);
     const missing = listed.filter((op) => {
       const [method, path] = op.split(" ") as [string, string];
