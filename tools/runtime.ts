@@ -19,6 +19,7 @@ import type { McpClient } from "./mcp/client.js";
 import { createPolicyReader } from "./policy.js";
 import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
+import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
 export type { CallOptions } from "./call-pipeline.js";
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   scratchParent?: string;
   /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
   mcp?: Pick<McpClient, "call" | "needs">;
+  /** Starts commands in the sandbox (default: bubblewrap on PATH; the runtime closes the one it made). */
+  sandbox?: SandboxRunner;
 }
 
 export interface Runtime {
@@ -90,6 +93,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const scratchRoot = createScratchRoot(options.scratchParent);
+  const sandbox = options.sandbox ?? createSandboxRunner();
   const catalogue = createCatalogue({ tree, registry, readPolicy, powersOf, mcpNeeds: options.mcp?.needs });
   const execute = createExecutor({
     tree,
@@ -102,6 +106,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     commandEnv: options.env ?? process.env,
     scratchRoot,
     fileLocks: createKeyedLock(),
+    sandbox,
   });
   const pipeline = createCallPipeline({
     tree,
@@ -121,6 +126,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   async function close(): Promise<void> {
     await pipeline.flush();
     await scratchRoot.remove();
+    if (!options.sandbox) await sandbox.close();
   }
 
   return {
