@@ -112,6 +112,12 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
       ...request.view,
       extraReadOnly: [...(request.view.extraReadOnly ?? []), ...(await extraReadOnly())],
     });
+    if (request.view.hidden.some((h) => within(request.cwd, h)))
+      throw new ToolError(
+        "denied",
+        `the working directory ${request.cwd} is hidden from commands (the store's folder, a denied path or a credential path); run the command elsewhere in the workspace`,
+        { details: { cwd: request.cwd } },
+      );
     const shown = request.view.roots.some((r) => within(request.cwd, r.path));
     cgroups ??=
       options.cgroupRoot === false ? Promise.resolve(undefined) : openPidsCgroups(options.cgroupRoot);

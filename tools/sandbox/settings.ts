@@ -72,3 +72,7 @@ export const SandboxMode = z
     'Run every command in the kernel sandbox ("on", the default), or as the server\'s own user with all its rights ("off": an explicit, warned choice)',
   );
 export type SandboxMode = z.infer<typeof SandboxMode>;
+
+/** What `kvspace policy`, `byteseek serve`'s start line and the web page say when the policy turns the sandbox off. */
+export const SANDBOX_OFF_WARNING =
+  'warning: the policy turns the sandbox off ("sandbox": "off"): commands run as the server\'s own user, with its files, network and processes; remove the setting from /byteseek/policy to sandbox them again';

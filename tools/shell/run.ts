@@ -49,10 +49,14 @@ async function runContained(
   const child = await ctx.commands.spawn(["bash", "-c", 'exec bash -c "$1" 2>&1', "bash", command], {
     cwd: ctx.workspace,
     env,
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
   const stdout = child.stdout!; // piped above
   stdout.pipe(spool);
+  // the command's stderr is joined to stdout above; what comes here is the sandbox's own complaint
+  child.stderr!.on("data", (c: Buffer) => {
+    if (!spool.writableEnded) spool.write(c);
+  });
   const drained = new Promise<void>((resolve) => {
     spool.once("finish", resolve);
     spool.once("error", () => resolve());
