@@ -21,7 +21,10 @@ import { isAgentError } from "../agent/errors.js";
 import { clientUrlOrigins } from "../agent/llm-config.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { sharePath } from "../mcp/share.js";
+import { createPolicyReader } from "../tools/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
+import { unavailableMessage } from "../tools/sandbox/probe.js";
+import { SANDBOX_OFF_WARNING } from "../tools/sandbox/settings.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import {
@@ -323,6 +326,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
   const url = `http://${hostPart}:${port}`;
   const sync = config.store.backend === "classic" ? { sync: config.store.sync } : {};
+  const sandbox = await sandboxAtStart(tree, byteseek);
   logger.info(
     {
       url,
@@ -333,9 +337,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         token === undefined
           ? "none (--no-auth)"
           : (tokenFile ?? (config.auth === "env" ? "BYTESEEK_TOKEN" : "made for this start")),
+      sandbox: sandbox.state,
     },
     "listening",
   );
+  if (sandbox.warning) logger.warn({ sandbox: sandbox.state }, sandbox.warning);
   // on a wildcard address, the page is reached on this machine's loopback
   const pageBase = ["0.0.0.0", "::", "[::]"].includes(config.host) ? `http://127.0.0.1:${port}` : url;
   const pageUrl = token === undefined ? `${pageBase}/` : `${pageBase}/?token=${encodeURIComponent(token)}`;
@@ -382,4 +388,19 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     pageUrl,
     close,
   };
+}
+
+/**
+ * What the start line says of the sandbox: on, off (the policy's explicit choice, warned), or
+ * unavailable here (every command will be refused: warned with the cause and the setting).
+ */
+async function sandboxAtStart(
+  tree: Tree,
+  byteseek: Byteseek,
+): Promise<{ state: "on" | "off" | "unavailable"; warning?: string }> {
+  const loaded = await createPolicyReader(tree)().catch(() => undefined);
+  if (loaded?.ok && loaded.policy.sandbox === "off") return { state: "off", warning: SANDBOX_OFF_WARNING };
+  const status = await byteseek.sandbox.status();
+  if (!status.ok) return { state: "unavailable", warning: `warning: ${unavailableMessage(status.cause)}` };
+  return { state: "on" };
 }
