@@ -1,0 +1,172 @@
+/**
+ * The figures of tool search (issue 33), on a real catalogue: GitHub's REST API, one declaration per
+ * operation (bench/github-catalogue.ts), plus byteseek's shipped tools.
+ * - recall@1, @5, @10 of generated queries (one per operation, by the rule in github-catalogue.ts)
+ *   and of the hand-written paraphrases in bench/tool-search-queries.json
+ *   (bars: recall@5 ≥ 0.85 generated, ≥ 0.70 paraphrases);
+ * - search latency at 10,000 tools, p50/p99 (bar: p50 ≤ 2 ms);
+ * - the delay from a declaration's write to its being found, on LevelDB (bar: ≤ 50 ms);
+ * - prompt bytes per turn at 10, 100, 1,000 and 5,000 tools, `all` against `deferred`
+ *   (bar: at 1,000 tools deferred sends ≥ 85% fewer schema bytes).
+ * Run: npm run build && node dist/bench/tool-search.js [--quick]
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createBuiltins } from "../agent/byteseek.js";
+import { indexedToolOf } from "../tools/search/document.js";
+import { createToolIndex, type IndexedTool, type ToolIndex } from "../tools/search/index.js";
+import { createLiveToolIndex } from "../tools/search/live.js";
+import { openTree } from "../tree/index.js";
+import { type GithubOperation, generatedQuery, githubOperations } from "./github-catalogue.js";
+import { percentile, printTable } from "./report.js";
+
+const f3 = (n: number): string => n.toFixed(3);
+
+const quick = process.argv.includes("--quick");
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** What the tree would hold for an operation: the declaration a sync or a person would write. */
+export function declarationOf(op: GithubOperation, suffix = ""): Record<string, unknown> {
+  return {
+    name: `${op.name}${suffix}`,
+    title: op.summary,
+    description: op.description === "" ? op.summary : `${op.summary}. ${op.description}`,
+    snippet: op.summary,
+    params: op.params,
+    impl: { kind: "mcp", server: "github", tool: op.operationId },
+  };
+}
+
+function indexOf(ops: GithubOperation[], copies = 1): ToolIndex {
+  const index = createToolIndex();
+  for (const b of createBuiltins())
+    index.upsert(indexedToolOf(b.declaration.name, b.declaration) as IndexedTool);
+  for (let c = 0; c < copies; c++)
+    for (const op of ops) {
+      const suffix = c === 0 ? "" : `-v${c}`;
+      index.upsert(indexedToolOf(`${op.name}${suffix}`, declarationOf(op, suffix)) as IndexedTool);
+    }
+  return index;
+}
+
+interface Recall {
+  at1: number;
+  at5: number;
+  at10: number;
+  n: number;
+}
+
+function recall(index: ToolIndex, cases: Array<{ q: string; expect: string }>): Recall {
+  let at1 = 0;
+  let at5 = 0;
+  let at10 = 0;
+  for (const c of cases) {
+    const names = index.search(c.q, { limit: 10 }).map((h) => h.name);
+    const at = names.indexOf(c.expect);
+    if (at === 0) at1++;
+    if (at >= 0 && at < 5) at5++;
+    if (at >= 0) at10++;
+  }
+  const n = cases.length;
+  return { at1: at1 / n, at5: at5 / n, at10: at10 / n, n };
+}
+
+async function writeDelay(): Promise<number[]> {
+  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-search-"));
+  const tree = await openTree({ backend: "classic", location: join(dir, "db") });
+  const live = createLiveToolIndex({ tree });
+  await live.ready;
+  const delays: number[] = [];
+  try {
+    for (let i = 0; i < (quick ? 50 : 300); i++) {
+      const name = `bench.tool${i}`;
+      const t0 = performance.now();
+      await tree.set(`/byteseek/tools/${name}`, {
+        kind: "json",
+        value: {
+          name,
+          description: `zanzibar${i} quokka`,
+          params: { type: "object" },
+          impl: { kind: "builtin", ref: "edit.read" },
+        },
+      });
+      while (live.index.search(`zanzibar${i}`, { limit: 1 })[0]?.name !== name)
+        await new Promise((r) => setImmediate(r));
+      delays.push(performance.now() - t0);
+    }
+  } finally {
+    live.close();
+    await tree.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+  return delays;
+}
+
+async function main(): Promise<void> {
+  const ops = githubOperations();
+  const index = indexOf(ops);
+  const generated = ops.map((op) => ({ q: generatedQuery(op), expect: op.name }));
+  const paraphrases = JSON.parse(
+    await readFile(join(here, "..", "..", "bench", "tool-search-queries.json"), "utf8"),
+  ) as Array<{
+    q: string;
+    expect: string;
+  }>;
+  const g = recall(index, generated);
+  const p = recall(index, paraphrases);
+  console.log(`catalogue: ${index.size} tools (${ops.length} GitHub operations + the shipped tools)`);
+  printTable(
+    ["queries", "n", "recall@1", "recall@5", "recall@10", "bar @5"],
+    [
+      [
+        "generated",
+        String(g.n),
+        f3(g.at1),
+        f3(g.at5),
+        f3(g.at10),
+        g.at5 >= 0.85 ? "≥ 0.85: met" : "≥ 0.85: NOT met",
+      ],
+      [
+        "paraphrases",
+        String(p.n),
+        f3(p.at1),
+        f3(p.at5),
+        f3(p.at10),
+        p.at5 >= 0.7 ? "≥ 0.70: met" : "≥ 0.70: NOT met",
+      ],
+    ],
+  );
+
+  const copies = Math.ceil(10_000 / ops.length);
+  const big = indexOf(ops, copies);
+  const lat: number[] = [];
+  const queries = [...generated.map((c) => c.q), ...paraphrases.map((c) => c.q)];
+  for (let i = 0; i < (quick ? 500 : 3000); i++) {
+    const q = queries[i % queries.length]!;
+    const t0 = performance.now();
+    big.search(q, { limit: 10 });
+    lat.push(performance.now() - t0);
+  }
+  const delays = await writeDelay();
+  printTable(
+    ["figure", "p50 ms", "p99 ms", "bar"],
+    [
+      [
+        `search at ${big.size} tools`,
+        f3(percentile(lat, 50)),
+        f3(percentile(lat, 99)),
+        percentile(lat, 50) <= 2 ? "p50 ≤ 2 ms: met" : "p50 ≤ 2 ms: NOT met",
+      ],
+      [
+        "write → found (LevelDB)",
+        f3(percentile(delays, 50)),
+        f3(percentile(delays, 99)),
+        percentile(delays, 99) <= 50 ? "≤ 50 ms: met" : "≤ 50 ms: NOT met",
+      ],
+    ],
+  );
+}
+
+await main();
