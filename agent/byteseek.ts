@@ -12,6 +12,8 @@ import type { LlmClient } from "../tools/impl/llm.js";
 import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
 import { withoutToken } from "../tools/process/secrets.js";
 import { createRuntime, type Runtime } from "../tools/runtime.js";
+import { createToolSearcher, type ToolSearcher } from "../tools/search/searcher.js";
+import { createToolSearchTool } from "../tools/search/tool.js";
 import { seedTools } from "../tools/seed.js";
 import { createShellTools } from "../tools/shell/index.js";
 import { createTreeTools } from "../tools/tree/tools.js";
@@ -51,6 +53,8 @@ export interface Byteseek {
   builtins: readonly BuiltinTool[];
   /** The upstream MCP servers (`/byteseek/mcp/`): started on first use, stopped by close(). */
   mcp: McpClient;
+  /** The catalogue's search, as run `vid` sees it (tools.search, `GET /v1/tools?search=`, kvspace). */
+  search: ToolSearcher;
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
   /**
@@ -60,8 +64,12 @@ export interface Byteseek {
   close(): Promise<void>;
 }
 
-export function createBuiltins(): BuiltinTool[] {
-  return [...createEditTools(), ...createShellTools(), ...createTreeTools()];
+/**
+ * Every built-in. `searcher` answers `tools.search`; it is bound late, since it reads the catalogue
+ * through the runtime these built-ins go into (without one, as when only seeding, the tool says so).
+ */
+export function createBuiltins(searcher: () => ToolSearcher | undefined = () => undefined): BuiltinTool[] {
+  return [...createEditTools(), ...createShellTools(), ...createTreeTools(), createToolSearchTool(searcher)];
 }
 
 /** The built-ins by the `ref` a declaration's `builtin` impl names. */
@@ -102,7 +110,8 @@ export async function seedStore(
 export async function createByteseek(options: ByteseekOptions): Promise<Byteseek> {
   const { logger } = options;
   const env = options.env ?? {};
-  const builtins = createBuiltins();
+  let search: ToolSearcher | undefined;
+  const builtins = createBuiltins(() => search);
   // every writer through byteseek — tool calls, HTTP, MCP — has its declarations and policy checked
   const tree = createCheckedTree(options.tree, { builtins: builtinMap(builtins) });
   if (options.seed ?? seedWanted(env)) await seedStore(tree, { builtins, logger });
@@ -167,6 +176,12 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
     env: commandEnv,
   });
+  search = createToolSearcher({
+    tree,
+    listTools: (vid) => runtime.listTools(vid),
+    onError: (err) =>
+      logger.warn({ err }, "the tool index lost the tree's watch; it reads the catalogue again"),
+  });
   const agent = createAgent({
     tree,
     runtime,
@@ -180,8 +195,10 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     agent,
     builtins,
     mcp,
+    search,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
     async close() {
+      search?.close();
       // upstream servers first: no process outlives byteseek
       await mcp.close();
       await runtime.close();

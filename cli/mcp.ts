@@ -83,7 +83,7 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
           : undefined;
       await app?.ready();
       return {
-        source: runtimeSource(tree, bs.runtime),
+        source: runtimeSource(tree, bs.runtime, bs.search),
         ...(app ? { http: (socket: Socket) => app.server.emit("connection", socket) } : {}),
         async close() {
           await app?.close();

@@ -35,6 +35,10 @@ import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
 import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
+
+/** byteseek_find with a query answers at most this many tools, best first. */
+const FIND_LIMIT = 20;
+
 import { getTemplate, listPrompts, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
 import { listMemory, readable, readKey, TREE_TEMPLATE, uriToKey } from "./resources.js";
 import type { McpSource } from "./source.js";
@@ -256,7 +260,9 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     if (name === FIND_TOOL) {
       const query = typeof args.query === "string" ? args.query : "";
       const catalogue = await freshCatalogue(vid);
-      return { content: [{ type: "text", text: capText(findTools(catalogue, query), 49_000).text }] };
+      const ranked =
+        query.trim() !== "" && source.search ? await source.search(query, vid, FIND_LIMIT) : undefined;
+      return { content: [{ type: "text", text: capText(findTools(catalogue, query, ranked), 49_000).text }] };
     }
     if (name === CALL_TOOL) {
       const target = typeof args.name === "string" ? args.name : "";

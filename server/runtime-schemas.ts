@@ -46,6 +46,19 @@ export const ToolsJson = z.object({
     })
     .optional()
     .describe("present when the policy does not validate (it was stored unchecked): every call is denied"),
+  search: z
+    .object({
+      query: z.string(),
+      hits: z.array(
+        z.object({
+          name: z.string(),
+          score: z.number().describe("BM25F relevance: higher is better; comparable within one answer"),
+          snippet: z.string().describe("one line saying what the tool does"),
+        }),
+      ),
+    })
+    .optional()
+    .describe("with ?search=: the ranked hits (tools then holds those tools, in the same order)"),
 });
 export type ToolsJson = z.infer<typeof ToolsJson>;
 

@@ -1,6 +1,6 @@
 /**
  * The index of the tree's catalogue, kept live: built from `/byteseek/tools/` at start, then from
- * the tree's watch, so a declaration written, changed or removed is found (or not) as soon as its
+ * the tree's watch (of the whole tree, so that its revision follows the store's), so a declaration written, changed or removed is found (or not) as soon as its
  * event arrives — on LevelDB, on etcd and through a server alike, since all three feed one watch.
  */
 import type { Tree, WatchBatch } from "../../tree/types.js";
@@ -97,7 +97,9 @@ export function createLiveToolIndex({
     let next = from + 1;
     while (!stop.signal.aborted) {
       try {
-        for await (const batch of tree.watch(TOOLS_DIR, { fromRev: next, signal: stop.signal })) {
+        // the whole tree, not only /byteseek/tools/: every batch moves `seen`, so a search can wait
+        // for exactly the revision it was asked at (other keys' batches are passed over at once)
+        for await (const batch of tree.watch("/", { fromRev: next, signal: stop.signal })) {
           apply(batch);
           next = batch.rev + 1;
         }
