@@ -78,6 +78,10 @@ export const PromptJson = z.object({
   vid: z.string(),
   system: z.string(),
   tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
+  mode: z
+    .enum(["all", "deferred"])
+    .describe("deferred: only the always-on tools and those tools.search found went in full (the policy's toolList)"),
+  deferred: z.number().int().describe("offered tools not sent with their schemas: the model finds them with tools.search"),
 });
 export type PromptJson = z.infer<typeof PromptJson>;
 

@@ -52,7 +52,7 @@ export const toolsCommand = defineCommand({
   name: "tools",
   usage: "tools [--check] | tools search <query> [--limit K]",
   summary:
-    "list the tool catalogue; --check: an invalid policy, declarations and MCP server entries (exit 3 if any); search: the tools that match, best first",
+    "list or search the tool catalogue; --check: an invalid policy, declarations and MCP server entries (exit 3 if any)",
   help: [
     "`kvspace tools search <query>` ranks the catalogue by what a tool does (its name, description,",
     "snippet, guidelines and parameters; any language): one line per hit, name<TAB>score<TAB>what it does,",

@@ -110,6 +110,7 @@ describe("the policy", () => {
       maxTimeoutMs: 3_600_000,
       passEnv: [],
       outputCapBytes: 16 * 1024 * 1024,
+      toolList: { mode: "auto", threshold: 64, budgetBytes: 4096, alwaysOn: ["edit.*", "shell.run", "tools.search"] },
     });
     expect(Policy.safeParse({ agentImpl: ["shell"] }).success).toBe(false);
   });
