@@ -65,14 +65,20 @@ export function placeholders(text: string): string[] {
   return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }
 
-export async function listPrompts(tree: Tree): Promise<Prompt[]> {
+/** The prompts a run may read: `system`, and the templates whose keys `readable` lets it read. */
+export async function listPrompts(
+  tree: Tree,
+  readable: (key: string) => boolean = () => true,
+): Promise<Prompt[]> {
   const list: Prompt[] = [SYSTEM];
-  for (const t of await templates(tree))
+  for (const t of await templates(tree)) {
+    if (!readable(`${MCP_PROMPTS_DIR}${t.name}`)) continue;
     list.push({
       name: t.name,
       description: t.description ?? `The prompt kept at ${MCP_PROMPTS_DIR}${t.name}`,
       arguments: placeholders(t.text).map((a) => ({ name: a, required: true })),
     });
+  }
   return list;
 }
 

@@ -1,12 +1,15 @@
 /**
  * Tree values as MCP resources: `byteseek://tree/<key>` (each key segment percent-encoded), a
  * resource template for any key, and `resources/list` for the memory entries. What a run may not
- * read is no resource: the policy, the model settings (MODEL_SETTINGS_PREFIX), the policy's denyKeys and
- * system entries.
+ * read with `tree.get` is no resource (the gate's own rule, treeReadRefusal: the run's `tree` grant,
+ * denyKeys, the model settings, the policy), nor are system entries; a registry entry's secret fields
+ * read masked (SECRET_FIELDS).
  */
 import type { ListResourceTemplatesResult, ReadResourceResult, Resource } from "@modelcontextprotocol/server";
 import { MEMORY_DIR } from "../prompts/build.js";
-import { type LoadedPolicy, MODEL_SETTINGS_PREFIX, POLICY_KEY } from "../tools/policy.js";
+import { treeReadRefusal } from "../tools/gate.js";
+import { maskSecrets } from "../tools/mcp/registry.js";
+import type { LoadedPolicy } from "../tools/policy.js";
 import { isTreeError } from "../tree/errors.js";
 import { isSystemName } from "../tree/path.js";
 import type { Tree } from "../tree/types.js";
@@ -21,9 +24,6 @@ export const TREE_TEMPLATE: ListResourceTemplatesResult["resourceTemplates"][num
   description:
     "Any key of the byteseek tree the run may read, without its leading '/': byteseek://tree/byteseek/memory/x. A directory ends with '/'.",
 };
-
-/** Keys no run reads, whatever the policy says. */
-const ALWAYS_DENIED = [MODEL_SETTINGS_PREFIX, POLICY_KEY];
 
 export function keyToUri(key: string): string {
   return URI_PREFIX + key.slice(1).split("/").map(encodeURIComponent).join("/");
@@ -43,18 +43,23 @@ export function uriToKey(uri: string): string | undefined {
   }
 }
 
-/** Whether a run may read `key` under `loaded` (an invalid policy lets nothing be read). */
-export function readable(key: string, loaded: LoadedPolicy): boolean {
-  if (!loaded.ok) return false;
-  const denied = [...ALWAYS_DENIED, ...loaded.policy.denyKeys];
-  if (denied.some((p) => key === p || key.startsWith(p) || `${key}/`.startsWith(p))) return false;
-  return !key.split("/").some((s) => isSystemName(s));
+/** Why run `vid` may not read `key` under `loaded` (an invalid policy lets nothing be read), or undefined. */
+export function unreadable(key: string, loaded: LoadedPolicy, vid: string): string | undefined {
+  if (!loaded.ok) return "the policy at /byteseek/policy is invalid";
+  if (key.split("/").some((s) => isSystemName(s))) return `${key} is a system entry kept by byteseek`;
+  return treeReadRefusal(key, loaded.policy, vid);
 }
 
-/** One page of memory entries the run may read. */
+/** Whether run `vid` may read `key` under `loaded`. */
+export function readable(key: string, loaded: LoadedPolicy, vid: string): boolean {
+  return unreadable(key, loaded, vid) === undefined;
+}
+
+/** One page of memory entries run `vid` may read. */
 export async function listMemory(
   tree: Tree,
   loaded: LoadedPolicy,
+  vid: string,
   cursor: string | undefined,
 ): Promise<{ resources: Resource[]; nextCursor?: string }> {
   let page: Awaited<ReturnType<Tree["list"]>>;
@@ -68,7 +73,7 @@ export async function listMemory(
   for (const c of page.children) {
     if (c.kind === "index") continue;
     const key = `${MEMORY_DIR}${c.name}`;
-    if (!readable(key, loaded)) continue;
+    if (!readable(key, loaded, vid)) continue;
     resources.push({
       uri: keyToUri(key),
       name: c.name,
@@ -93,6 +98,9 @@ export async function readKey(
     if (page.next) names.push(`… (more after ${page.next})`);
     return [{ uri, mimeType: "text/plain", text: names.join("\n") }];
   }
-  const text = node.kind === "json" ? JSON.stringify(node.value.value, null, 2) : formatValue(node.value);
+  const text =
+    node.kind === "json"
+      ? JSON.stringify(maskSecrets(key, node.value.value), null, 2)
+      : formatValue(node.value);
   return [{ uri, mimeType: node.kind === "json" ? "application/json" : "text/plain", text }];
 }

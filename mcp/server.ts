@@ -35,13 +35,12 @@ import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
 import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
+import { getTemplate, listPrompts, MCP_PROMPTS_DIR, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
+import { listMemory, readKey, TREE_TEMPLATE, unreadable, uriToKey } from "./resources.js";
+import type { McpSource } from "./source.js";
 
 /** byteseek_find with a query answers at most this many tools, best first. */
 const FIND_LIMIT = 20;
-
-import { getTemplate, listPrompts, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
-import { listMemory, readable, readKey, TREE_TEMPLATE, uriToKey } from "./resources.js";
-import type { McpSource } from "./source.js";
 
 /** What hosts keep of a tool result, at most (characters). */
 export const HOST_TEXT_LIMIT = 50_000;
@@ -324,36 +323,44 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       callTool(request.params.name, request.params.arguments ?? {}, asked(ctx), options.vid),
     );
 
-    server.setRequestHandler("prompts/list", async () => ({ prompts: await listPrompts(tree) }));
+    // templates are tree values: a run reads them under its grant, as resources and tree.get
+    server.setRequestHandler("prompts/list", async (_request, ctx) => {
+      const loaded = await readPolicy();
+      const vid = vidOf(ctx);
+      return { prompts: await listPrompts(tree, (key) => unreadable(key, loaded, vid) === undefined) };
+    });
 
     server.setRequestHandler("prompts/get", async (request, ctx) => {
       const { name } = request.params;
       if (name === SYSTEM_PROMPT) return systemPromptResult(await source.systemPrompt(vidOf(ctx)));
+      const why = unreadable(`${MCP_PROMPTS_DIR}${name}`, await readPolicy(), vidOf(ctx));
+      if (why !== undefined)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `prompt ${name} is not readable: ${why}`);
       const answer = await getTemplate(tree, name, request.params.arguments ?? {});
       if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
       return answer.result;
     });
 
-    server.setRequestHandler("resources/list", async (request) => {
+    server.setRequestHandler("resources/list", async (request, ctx) => {
       const cursor = request.params?.cursor;
-      return listMemory(tree, await readPolicy(), cursor);
+      return listMemory(tree, await readPolicy(), vidOf(ctx), cursor);
     });
 
     server.setRequestHandler("resources/templates/list", async () => ({
       resourceTemplates: [TREE_TEMPLATE],
     }));
 
-    server.setRequestHandler("resources/read", async (request) => {
+    server.setRequestHandler("resources/read", async (request, ctx) => {
       const { uri } = request.params;
       const key = uriToKey(uri);
-      const loaded = await readPolicy();
-      if (key === undefined || !readable(key, loaded))
+      if (key === undefined)
         throw new ProtocolError(
           ProtocolErrorCode.ResourceNotFound,
-          key === undefined
-            ? `${uri} is not a byteseek resource: use byteseek://tree/<key>`
-            : `${uri} is not readable: the policy keeps ${key} from runs`,
+          `${uri} is not a byteseek resource: use byteseek://tree/<key>`,
         );
+      const why = unreadable(key, await readPolicy(), vidOf(ctx));
+      if (why !== undefined)
+        throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `${uri} is not readable: ${why}`);
       let contents: Awaited<ReturnType<typeof readKey>>;
       try {
         contents = await readKey(tree, uri, key);

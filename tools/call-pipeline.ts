@@ -53,6 +53,8 @@ export interface PipelineOptions {
   runLocks: KeyedLock;
   /** What an `mcp` tool's server needs (GateInput.mcpNeeds), from the MCP client. */
   mcpNeeds?: GateInput["mcpNeeds"] | undefined;
+  /** An `mcp` tool's server's held tools (GateInput.mcpHeld), from the MCP client. */
+  mcpHeld?: GateInput["mcpHeld"] | undefined;
 }
 
 export interface CallPipeline {
@@ -77,6 +79,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     call: ToolCall,
     policy: Policy,
     inheritedConfirm: string | undefined,
+    declHash: string,
     runHooks = true,
   ): Promise<{ result?: ToolResult; rule: string }> {
     for (const hook of runHooks ? hooks : []) {
@@ -116,8 +119,10 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       workspace,
       hidden,
       builtinPowers: powersOf,
+      declHash,
       ...(inheritedConfirm ? { inheritedConfirm } : {}),
       ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),
+      ...(options.mcpHeld ? { mcpHeld: options.mcpHeld } : {}),
     });
     if (verdict.allowed) return { rule: verdict.rule };
     return {
@@ -223,7 +228,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         { problems: loaded.problems },
       );
     else {
-      let gated = await gate(call, loaded.policy, resolved.inheritedConfirm);
+      let gated = await gate(call, loaded.policy, resolved.inheritedConfirm, resolved.decl.hash);
       if (gated.result?.details.code === "needs_approval" && callOptions.waitForApproval) {
         const asked = await approvalOf(
           approvals,
@@ -237,7 +242,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         if (asked.key) meta.approval = asked.key;
         if (asked.approved) {
           call.approved = true;
-          gated = await gate(call, loaded.policy, resolved.inheritedConfirm, false);
+          gated = await gate(call, loaded.policy, resolved.inheritedConfirm, resolved.decl.hash, false);
           gated.rule = `${gated.rule}; ${asked.rule}`;
         } else gated = { rule: gated.rule, result: asked.refusal };
       }

@@ -6,6 +6,9 @@
  * list. A write that says `unchecked` stores it anyway (`kvspace set|import --unchecked`, HTTP
  * `?unchecked=1`, a txn op's `"unchecked": true`); `kvspace tools --check` then reports it.
  *
+ * A write without a run id under /byteseek/ (a person's: HTTP, the CLI, the web page, an approved
+ * change) makes the key the person's: its owner run is cleared (tools/ownership.ts says why).
+ *
  * The refusal is the tree's own `TREE_INVALID_VALUE` (400 over HTTP), carrying `details.check`
  * (what the value was checked as) and `details.problems` (one line each: the field's path and
  * what is expected): a checked tree is a `Tree`, and its callers — the HTTP client, which rebuilds
@@ -20,6 +23,7 @@ import { type TreeValue, valueFromJson } from "../tree/value.js";
 import { TOOLS_DIR } from "./catalogue.js";
 import { parseDeclaration, zodProblems } from "./declaration.js";
 import { MCP_DIR, parseEntry, serverOfKey } from "./mcp/registry.js";
+import { personOwnable } from "./ownership.js";
 import { POLICY_KEY, Policy } from "./policy.js";
 import type { BuiltinTool } from "./types.js";
 
@@ -144,13 +148,22 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
   const check = (key: string, value: TreeValue) =>
     checkedAt(key) === undefined ? undefined : checkValue(key, value, known());
 
-  function checkTxn(request: TxnRequest): void {
+  function checkTxn(request: TxnRequest): TxnRequest {
     for (const op of [...(request.success ?? []), ...(request.failure ?? [])]) {
       if (op.op === "append") refuseAppend(op.key);
       if (op.op !== "set" || op.unchecked) continue;
       const refusal = check(op.key, op.value);
       if (refusal) throw refusalError(refusal, { txn: true });
     }
+    const own = (ops: TxnRequest["success"]) =>
+      ops?.map((op) =>
+        op.op === "set" && op.vid === undefined && personOwnable(op.key) ? { ...op, disown: true } : op,
+      );
+    return {
+      ...request,
+      ...(request.success ? { success: own(request.success) } : {}),
+      ...(request.failure ? { failure: own(request.failure) } : {}),
+    };
   }
 
   /** The entries as the import reads them, each checked as it passes (the import writes nothing until all are read). */
@@ -187,7 +200,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
         const refusal = check(key, value);
         if (refusal) throw refusalError(refusal);
       }
-      return tree.set(key, value, o);
+      return tree.set(key, value, o.vid === undefined && personOwnable(key) ? { ...o, disown: true } : o);
     },
     del: (key, o) => tree.del(key, o),
     deltree: (dir, o) => tree.deltree(dir, o),
@@ -198,8 +211,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
       return tree.append(dir, value, o);
     },
     async txn(request) {
-      checkTxn(request);
-      return tree.txn(request);
+      return tree.txn(checkTxn(request));
     },
     watch: (prefix, o) => tree.watch(prefix, o),
     history: (key) => tree.history(key),

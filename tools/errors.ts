@@ -45,7 +45,9 @@ export type ToolErrorCode =
   // the mcp impl kind (tools/mcp/)
   | "mcp_error"
   | "mcp_unavailable"
-  | "mcp_protocol";
+  | "mcp_protocol"
+  /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts). */
+  | "held_for_review";
 
 /** The kind a code maps to when the thrower does not say. */
 const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
@@ -57,6 +59,7 @@ const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
   needs_approval: "denied",
   outside_root: "denied",
   read_only: "denied",
+  held_for_review: "denied",
 };
 
 export class ToolError extends Error {
@@ -100,4 +103,24 @@ export class ApprovalError extends Error {
 
 export function isApprovalError(err: unknown): err is ApprovalError {
   return err instanceof ApprovalError;
+}
+
+/** Codes of the MCP review API (tools/mcp/client.ts review/accept), for its callers: HTTP maps them. */
+export type McpReviewErrorCode = "MCP_UNKNOWN_SERVER" | "MCP_NOT_HELD" | "MCP_REVIEW_STALE";
+
+/** A review or acceptance that cannot be made: no such server, nothing held of that name, or it changed again. */
+export class McpReviewError extends Error {
+  override readonly name = "McpReviewError";
+  readonly code: McpReviewErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: McpReviewErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isMcpReviewError(err: unknown): err is McpReviewError {
+  return err instanceof McpReviewError;
 }

@@ -23,6 +23,7 @@ export interface ExecutorOptions {
   registry: ReadonlyMap<string, BuiltinTool>;
   llm?: LlmClient | undefined;
   mcp?: ImplEnv["mcp"];
+  lookup?: ImplEnv["lookup"];
   workspace: string;
   hidden: readonly string[];
   commandEnv: Readonly<Record<string, string | undefined>>;
@@ -38,7 +39,8 @@ export type Execute = (
 ) => Promise<ToolResult>;
 
 export function createExecutor(options: ExecutorOptions): Execute {
-  const { tree, logger, registry, llm, mcp, workspace, hidden, commandEnv, scratchRoot, fileLocks } = options;
+  const { tree, logger, registry, llm, mcp, lookup, workspace, hidden, commandEnv, scratchRoot, fileLocks } =
+    options;
 
   return async function execute(call, policy, callerSignal, scopes) {
     const decl = call.declaration;
@@ -85,7 +87,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       denyKeys: policy.denyKeys,
       approved: call.approved,
     };
-    const env: ImplEnv = { registry, policy, llm, mcp };
+    const env: ImplEnv = { registry, policy, llm, mcp, lookup };
     try {
       if (controller.signal.aborted) return fromError(controller.signal.reason, call.name);
       const work = runImpl(call, ctx, env);

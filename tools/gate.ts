@@ -1,9 +1,11 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { parseStanding } from "./approvals.js";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
 import { powersNeeded } from "./needs.js";
-import { hostAllowed, MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
+import { matchName, targetOfUrl } from "./net/host-rules.js";
+import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
 import { type Grant, grantOf, type Need, POWER_MEANING, type Power } from "./powers.js";
 
 /** Argument names that hold file paths in the file tools (`edit.*`). */
@@ -11,7 +13,7 @@ const PATH_ARGS = ["path", "from", "to"] as const;
 
 /** Why the policy refuses a call: the code, a reason written for the model, and the rule. */
 export interface GateRefusal {
-  code: "denied" | "needs_approval" | "outside_root";
+  code: "denied" | "needs_approval" | "outside_root" | "held_for_review";
   reason: string;
   /** The policy rule (or declaration field) that refused, e.g. `grants.default.exec`, `deny[0] (secrets/)`. */
   rule: string;
@@ -37,10 +39,14 @@ export interface GateInput {
   hidden?: readonly string[];
   /** The powers a built-in needs, by ref. */
   builtinPowers: (ref: string) => readonly Power[];
+  /** The hash of the declaration as read for this call: a standing approval names it (approvals.ts). */
+  declHash?: string;
   /** Confirmation inherited from the declaration a `builtin` alias wraps: where it comes from. */
   inheritedConfirm?: string;
   /** The powers an `mcp` tool's server needs (exec for a command, net to its host), from its registry entry. */
   mcpNeeds?: (server: string) => Promise<Need[]>;
+  /** An `mcp` tool's server's upstream tools held for a person's review, with why (tools/mcp/pins.ts). */
+  mcpHeld?: (server: string) => Promise<ReadonlyMap<string, string>>;
 }
 
 const HOW_TO_GRANT =
@@ -67,6 +73,15 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
       "agentImpls",
       `${name} was declared by an agent with an impl of kind "${impl.kind}", which the policy's legacy agentImpls rule does not allow (allowed: ${policy.agentImpls.join(", ") || "none"}). ${HOW_TO_GRANT} by removing agentImpls (grants decide instead). Until then use an existing tool.`,
     );
+  if (impl.kind === "mcp") {
+    const held = (await input.mcpHeld?.(impl.server))?.get(impl.tool);
+    if (held)
+      return refuse(
+        "held_for_review",
+        `pin (${impl.server}/${impl.tool})`,
+        `${name} was not run: ${held}. Until then use another tool, or ask the user to review it.`,
+      );
+  }
   const { grant, rule } = grantOf(policy.grants, vid);
   if (impl.kind === "http") {
     try {
@@ -92,27 +107,8 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
   }
   const ref = impl.kind === "builtin" ? impl.ref : undefined;
   for (const key of keysRead(decl, args)) {
-    const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
-    if (hit >= 0) {
-      const prefix = policy.denyKeys[hit] as string;
-      return refuse(
-        "denied",
-        `denyKeys[${hit}] (${prefix})`,
-        `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
-      );
-    }
-    if (modelSettingsKey(key))
-      return refuse(
-        "denied",
-        "model settings",
-        `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: no tool may read or change them; ask the user`,
-      );
-    if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
-      return refuse(
-        "denied",
-        "policy",
-        `${key} is the gate policy: no tool may read or change it; ask the user`,
-      );
+    const refusal = keyRefusal(key, policy);
+    if (refusal) return refusal;
   }
   if (ref?.startsWith("edit.")) {
     for (const arg of PATH_ARGS) {
@@ -134,16 +130,65 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
     : input.inheritedConfirm
       ? input.inheritedConfirm
       : confirmIndex(policy, name, ref);
-  const standing = policy.approved.findIndex((a) => a === name || (ref !== undefined && a === ref));
-  if (confirmRule !== undefined && !input.approved && standing < 0)
+  const standing = policy.approved.findIndex((a) => {
+    const s = parseStanding(a);
+    if (s.hash !== undefined) return s.tool === name && s.hash === input.declHash;
+    return a === name || (ref !== undefined && a === ref);
+  });
+  if (confirmRule !== undefined && !input.approved && standing < 0) {
+    const lapsed = policy.approved.some((a) => {
+      const s = parseStanding(a);
+      return s.tool === name && s.hash !== undefined;
+    });
     return refuse(
       "needs_approval",
       confirmRule,
-      `${name} needs the user's approval (rule: ${confirmRule}): ask the user, and call it again once they approve`,
+      `${name} needs the user's approval (rule: ${confirmRule})${lapsed ? "; the approval for good it had was for an earlier version of its declaration, which has changed since" : ""}: ask the user, and call it again once they approve`,
     );
+  }
   if (confirmRule === undefined) return { allowed: true, rule };
   const by = input.approved ? "approved" : `approved[${standing}] (${policy.approved[standing]})`;
   return { allowed: true, rule: `${rule}, ${by} (${confirmRule})` };
+}
+
+/** Why no tool may touch `key` whatever the run's grant: denyKeys, the model's settings, the policy. */
+function keyRefusal(key: string, policy: Policy): GateVerdict | undefined {
+  const hit = policy.denyKeys.findIndex((p) => key.startsWith(p) || `${key}/`.startsWith(p));
+  if (hit >= 0) {
+    const prefix = policy.denyKeys[hit] as string;
+    return refuse(
+      "denied",
+      `denyKeys[${hit}] (${prefix})`,
+      `the policy denies tools access to ${prefix} (rule: denyKeys[${hit}]); ${key} is under it`,
+    );
+  }
+  if (modelSettingsKey(key))
+    return refuse(
+      "denied",
+      "model settings",
+      `${key} is under ${MODEL_SETTINGS_PREFIX}, the model's settings: no tool may read or change them; ask the user`,
+    );
+  if (key === POLICY_KEY || key.startsWith(`${POLICY_KEY}/`))
+    return refuse(
+      "denied",
+      "policy",
+      `${key} is the gate policy: no tool may read or change it; ask the user`,
+    );
+  return undefined;
+}
+
+/**
+ * Why run `vid` may not read `key`, exactly as the gate decides a `tree.get` of it: the power `tree`
+ * on the key (the run's grant), then denyKeys, the model's settings and the policy. Undefined: it
+ * may. MCP resources and prompts are read under this rule (mcp/resources.ts).
+ */
+export function treeReadRefusal(key: string, policy: Policy, vid: string): string | undefined {
+  const { grant, rule } = grantOf(policy.grants, vid);
+  const need: Need = { power: "tree", key };
+  if (lacking(need, grant, policy) !== undefined)
+    return `run ${vid} does not hold the power "tree" on ${key} (rule: ${rule}.tree)`;
+  const refusal = keyRefusal(key, policy);
+  return refusal && !refusal.allowed ? refusal.reason : undefined;
 }
 
 function refuse(code: GateRefusal["code"], rule: string, reason: string): GateVerdict {
@@ -167,8 +212,10 @@ function confirmIndex(policy: Policy, name: string, ref: string | undefined): st
 /** Why `grant` does not cover `need` (a suffix for the message), or undefined when it does. */
 function lacking(need: Need, grant: Grant, policy: Policy): string | undefined {
   switch (need.power) {
-    case "net":
-      return hostAllowed(need.url, netHosts(policy, grant)) ? undefined : ` to ${need.url.host}`;
+    case "net": {
+      const verdict = matchName(targetOfUrl(need.url), netHosts(policy, grant));
+      return verdict.ok ? undefined : ` to ${need.url.host}: ${verdict.reason}`;
+    }
     case "tree":
       return grant.tree.some((p) => need.key.startsWith(p) || `${need.key}/`.startsWith(p))
         ? undefined

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Tree } from "../tree/types.js";
 import { IMPL_KINDS, zodProblems } from "./declaration.js";
+import { matchName, targetOfUrl } from "./net/host-rules.js";
 import { DEFAULT_GRANT, Grants } from "./powers.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
@@ -77,7 +78,9 @@ export const Policy = z
     approved: z
       .array(z.string())
       .default([])
-      .describe("Tool names or builtin refs a person approved for good (an approval with scope always)"),
+      .describe(
+        "Tool names or builtin refs a person approved for good; an approval with scope always adds <name>@sha256:<declaration hash>, which lapses when the declaration changes",
+      ),
     approvalTimeoutMs: z
       .number()
       .int()
@@ -178,15 +181,11 @@ export function createPolicyReader(tree: Tree) {
   };
 }
 
-/** Does `host` (hostname, port as written in the URL or absent) match an allow-list entry? */
+/**
+ * Does a `net` entry let a request to `url` through by name (net/host-rules.ts: explicit entries,
+ * then wildcards, which never match loopback, private or this machine's addresses)? What the name
+ * resolves to is checked where the connection is made.
+ */
 export function hostAllowed(url: URL, allowed: readonly string[]): boolean {
-  const hostname = url.hostname.toLowerCase();
-  const withPort = url.port ? `${hostname}:${url.port}` : hostname;
-  return allowed.some(function matches(raw) {
-    const entry = raw.toLowerCase();
-    if (entry === "*") return true;
-    if (entry.startsWith("*.")) return hostname.endsWith(entry.slice(1));
-    const hasPort = /^(\[[^\]]*\]|[^:]*):[0-9]+$/.test(entry);
-    return hasPort ? entry === withPort : entry === hostname;
-  });
+  return matchName(targetOfUrl(url), allowed).ok;
 }

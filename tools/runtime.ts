@@ -16,6 +16,7 @@ import { builtinRegistry } from "./impl/builtin.js";
 import type { LlmClient } from "./impl/llm.js";
 import { createKeyedLock } from "./locks.js";
 import type { McpClient } from "./mcp/client.js";
+import type { HostLookup } from "./net/host-rules.js";
 import { createPolicyReader } from "./policy.js";
 import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
@@ -54,7 +55,9 @@ export interface RuntimeOptions {
   /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
   scratchParent?: string;
   /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
-  mcp?: Pick<McpClient, "call" | "needs">;
+  mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held">>;
+  /** The resolver http impls check host names with before connecting (default: the system's). */
+  lookup?: HostLookup;
 }
 
 export interface Runtime {
@@ -90,13 +93,22 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const scratchRoot = createScratchRoot(options.scratchParent);
-  const catalogue = createCatalogue({ tree, registry, readPolicy, powersOf, mcpNeeds: options.mcp?.needs });
+  const mcpHeld = options.mcp?.held;
+  const catalogue = createCatalogue({
+    tree,
+    registry,
+    readPolicy,
+    powersOf,
+    mcpNeeds: options.mcp?.needs,
+    mcpHeld,
+  });
   const execute = createExecutor({
     tree,
     logger,
     registry,
     llm: options.llm,
     mcp: options.mcp,
+    lookup: options.lookup,
     workspace,
     hidden,
     commandEnv: options.env ?? process.env,
@@ -116,6 +128,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     powersOf,
     runLocks: createKeyedLock(),
     mcpNeeds: options.mcp?.needs,
+    mcpHeld,
   });
 
   async function close(): Promise<void> {

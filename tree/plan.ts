@@ -227,7 +227,7 @@ export function createPlanner(cfg: PlanConfig) {
       mt: s.now,
     };
     if (o.ro ?? prev?.rec.ro === 1) rec.ro = 1;
-    const vid = o.vid ?? prev?.rec.vid;
+    const vid = o.vid ?? (o.disown ? undefined : prev?.rec.vid);
     if (vid !== undefined) rec.vid = vid;
     putValue(s, key, rec, prev, dir);
     if (dir) adjustCount(s, parent, +1, dir);
@@ -315,6 +315,7 @@ export function createPlanner(cfg: PlanConfig) {
           ...(op.ro !== undefined ? { ro: op.ro } : {}),
           ...(op.force ? { force: true } : {}),
           ...(op.vid !== undefined ? { vid: op.vid } : {}),
+          ...(op.disown ? { disown: true } : {}),
         });
       case "del":
         return del(s, op.key, op.force ? { force: true } : {});

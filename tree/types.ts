@@ -49,7 +49,13 @@ export interface SetOptions {
   ro?: boolean;
   /** Write even if the key is read-only. */
   force?: boolean;
+  /** The run writing it, recorded as the key's owner; absent: the owner stays as it was (unless `disown`). */
   vid?: string;
+  /**
+   * Clear the key's owner run (a write without `vid` otherwise keeps it): byteseek's checked tree
+   * sets it on a person's write under /byteseek/, so what a person wrote is theirs.
+   */
+  disown?: boolean;
   /**
    * Store the value even if a checking layer over the tree would refuse it (byteseek checks its
    * tool declarations and policy: tools/checked-tree.ts). The storage engines ignore it.
@@ -112,6 +118,8 @@ export type TxnOp =
       ro?: boolean;
       force?: boolean;
       vid?: string;
+      /** As `SetOptions.disown`. */
+      disown?: boolean;
       /** As `SetOptions.unchecked`. */
       unchecked?: boolean;
     }

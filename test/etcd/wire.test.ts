@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
+import { EtcdWireError } from "../../tree/etcd/errors.js";
 import {
   decodeRangeResponse,
   decodeTxnResponse,
@@ -147,7 +148,8 @@ describe("etcd requests written by hand", () => {
 });
 
 describe("etcd answers read by hand", () => {
-  // What etcd puts in every header: the cluster and member ids are full 64-bit numbers.
+  // What etcd puts in every header: the cluster and member ids are full 64-bit numbers, as lease ids are.
+  const LEASE = 7587868207497815812n;
   const header = {
     cluster_id: "14841639068965178418",
     member_id: "10276657743932975437",
@@ -160,7 +162,7 @@ describe("etcd answers read by hand", () => {
     create_revision: 3,
     mod_revision: rev,
     version: 2,
-    lease: "7587868207497815812",
+    lease: String(LEASE),
   });
   const encode = (name: string, obj: Record<string, unknown>) => {
     const t = type(name);
@@ -193,8 +195,8 @@ describe("etcd answers read by hand", () => {
     expect(got.responses[2]!.response_range).toEqual({
       header: { revision: BIG },
       kvs: [
-        { key: b("a"), value: b("1"), create_revision: 3, mod_revision: 9, version: 2 },
-        { key: b("b"), value: b("ü"), create_revision: 3, mod_revision: MAX, version: 2 },
+        { key: b("a"), value: b("1"), create_revision: 3, mod_revision: 9, version: 2, lease: LEASE },
+        { key: b("b"), value: b("ü"), create_revision: 3, mod_revision: MAX, version: 2, lease: LEASE },
       ],
       more: true,
       count: 5,
@@ -207,7 +209,7 @@ describe("etcd answers read by hand", () => {
       decodeRangeResponse(encode("RangeResponse", { header, kvs: [kv("k", "v", 7)], count: 1 })),
     ).toEqual({
       header: { revision: BIG },
-      kvs: [{ key: b("k"), value: b("v"), create_revision: 3, mod_revision: 7, version: 2 }],
+      kvs: [{ key: b("k"), value: b("v"), create_revision: 3, mod_revision: 7, version: 2, lease: LEASE }],
       more: false,
       count: 1,
     });
@@ -240,7 +242,14 @@ describe("etcd answers read by hand", () => {
       events: [
         {
           type: "Put",
-          kv: { key: b("n/a"), value: b('{"v":1}'), create_revision: 3, mod_revision: 40, version: 2 },
+          kv: {
+            key: b("n/a"),
+            value: b('{"v":1}'),
+            create_revision: 3,
+            mod_revision: 40,
+            version: 2,
+            lease: LEASE,
+          },
         },
         {
           type: "Delete",
@@ -269,6 +278,37 @@ describe("etcd answers read by hand", () => {
     });
   });
 
+  it("reads revisions exactly up to 2^53 - 1 and refuses larger or negative ones rather than rounding them", () => {
+    const at = (revision: string) => encode("RangeResponse", { header: { ...header, revision } });
+    expect(decodeRangeResponse(at(String(MAX))).header.revision).toBe(MAX);
+    // 2^53 + 1 has no number: it used to be read as 2^53, a revision etcd never answered.
+    for (const revision of ["9007199254740993", "9223372036854775807", "-1"]) {
+      let err: unknown;
+      try {
+        decodeRangeResponse(at(revision));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(EtcdWireError);
+      expect((err as EtcdWireError).code).toBe("ETCD_WIRE_INT64_RANGE");
+    }
+    const kvAt = (field: string, value: string) =>
+      encode("RangeResponse", { kvs: [{ ...kv("k", "v", 1), [field]: value }] });
+    for (const field of ["create_revision", "mod_revision", "version"])
+      expect(() => decodeRangeResponse(kvAt(field, "9007199254740993"))).toThrow(/outside 0 \.\. 2\^53 - 1/);
+  });
+
+  it("reads a lease id exactly as the 64-bit number it is, negative ones included", () => {
+    for (const lease of [2n ** 63n - 1n, 2n ** 53n + 1n, -5n, 1n]) {
+      const got = decodeRangeResponse(
+        encode("RangeResponse", { kvs: [{ ...kv("k", "v", 1), lease: String(lease) }] }),
+      );
+      expect(got.kvs[0]!.lease).toBe(lease);
+    }
+    const none = decodeRangeResponse(encode("RangeResponse", { kvs: [{ ...kv("k", "v", 1), lease: "0" }] }));
+    expect(none.kvs[0]).not.toHaveProperty("lease");
+  });
+
   it("refuses a truncated answer rather than reading past it", () => {
     const bytes = encode("TxnResponse", {
       header,
@@ -276,6 +316,6 @@ describe("etcd answers read by hand", () => {
       responses: [{ response_put: { header } }],
     });
     for (const cut of [1, 3, bytes.length - 1])
-      expect(() => decodeTxnResponse(bytes.subarray(0, cut))).toThrow(RangeError);
+      expect(() => decodeTxnResponse(bytes.subarray(0, cut))).toThrow(EtcdWireError);
   });
 });

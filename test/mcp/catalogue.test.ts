@@ -95,12 +95,27 @@ describe("MCP resources", () => {
 
   it("keeps the policy, the model settings and the policy's denyKeys from being resources", () => {
     const loaded = { ok: true as const, policy: { ...defaultPolicy(), denyKeys: ["/secret/"] } };
-    expect(readable("/byteseek/memory/x", loaded)).toBe(true);
-    expect(readable("/byteseek/policy", loaded)).toBe(false);
-    expect(readable("/byteseek/llm/key", loaded)).toBe(false);
-    expect(readable("/byteseek/llm/", loaded)).toBe(false);
-    expect(readable("/secret/a", loaded)).toBe(false);
-    expect(readable("/secret", loaded)).toBe(false);
-    expect(readable("/byteseek/memory/x", { ok: false, problems: ["bad"] })).toBe(false);
+    expect(readable("/byteseek/memory/x", loaded, "r")).toBe(true);
+    expect(readable("/byteseek/policy", loaded, "r")).toBe(false);
+    expect(readable("/byteseek/llm/key", loaded, "r")).toBe(false);
+    expect(readable("/byteseek/llm/", loaded, "r")).toBe(false);
+    expect(readable("/secret/a", loaded, "r")).toBe(false);
+    expect(readable("/secret", loaded, "r")).toBe(false);
+    expect(readable("/byteseek/memory/x", { ok: false, problems: ["bad"] }, "r")).toBe(false);
+  });
+
+  it("reads resources under the run's tree grant, as tree.get does", () => {
+    const policy = defaultPolicy();
+    const loaded = {
+      ok: true as const,
+      policy: {
+        ...policy,
+        grants: { ...policy.grants, runs: [{ vid: "narrow", grant: { tree: ["/notes/"] } }] },
+      },
+    };
+    expect(readable("/notes/a", loaded, "narrow")).toBe(true);
+    expect(readable("/byteseek/mcp/github", loaded, "narrow")).toBe(false);
+    expect(readable("/byteseek/memory/x", loaded, "narrow")).toBe(false);
+    expect(readable("/byteseek/mcp/github", loaded, "wide")).toBe(true);
   });
 });

@@ -159,7 +159,14 @@ describe("runs are kept apart", () => {
       },
       { vid: "agent" },
     );
-    expect(rewrite).toMatchObject({ kind: "denied", details: { code: "needs_approval" } });
+    // lowering the person's confirm: true is refused outright (a floor), approval or not
+    expect(rewrite).toMatchObject({ kind: "denied", details: { code: "denied", rule: "person floor" } });
+    const keepsConfirm = await h.runtime.call(
+      "tree.set",
+      { key: "/byteseek/tools/text.echo", value: { ...echo, impl: { kind: "shell", argv: ["id"] } } },
+      { vid: "agent" },
+    );
+    expect(keepsConfirm).toMatchObject({ kind: "denied", details: { code: "needs_approval" } });
     const node = await h.tree.get("/byteseek/tools/text.echo");
     expect(node?.kind === "json" && node.value.value).toEqual(echo);
     expect(

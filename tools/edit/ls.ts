@@ -1,10 +1,11 @@
-import { readdir, readlink, stat } from "node:fs/promises";
+import { readlink, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool } from "../types.js";
 import { fsError } from "./fs-errors.js";
+import { listPinned } from "./pinned-list.js";
 import { isDeniedPath, resolveWorkspacePath } from "./workspace-path.js";
 
 const LsArgs = z
@@ -50,9 +51,8 @@ export function createLsTool(): BuiltinTool {
           },
         );
       }
-      const entries = await readdir(target.real, { withFileTypes: true }).catch((err: unknown) => {
-        throw fsError(err, display);
-      });
+      // listed through the folder as opened: one swapped for a symlink since the check is refused
+      const entries = await listPinned(target.real, display);
       // what the policy denies is not listed
       const visible = entries.filter((e) => !isDeniedPath(ctx.deny, path.join(target.real, e.name)));
       const rows = await Promise.all(

@@ -1,15 +1,19 @@
 import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
-import { type FileHandle, open, stat } from "node:fs/promises";
+import { type FileHandle, lstat, open } from "node:fs/promises";
 import { ToolError } from "../errors.js";
-import { fsError } from "./fs-errors.js";
+import { errnoOf, fsError } from "./fs-errors.js";
+import { checkOpened, openedSync, swapped } from "./opened-path.js";
 
 /**
  * Files are opened only once they are known to be regular: an open() of a FIFO waits for a writer,
  * holding one of libuv's four pool threads (four such reads stall every store write). So paths are
  * stat()ed first (which never opens), and opened with O_NONBLOCK — harmless for a regular file, and
  * it keeps a FIFO swapped in after the stat from blocking — then checked again on the handle.
+ * The path is a real path the caller checked: a symlink there now was swapped in since, so it is
+ * neither stat()ed through nor opened (O_NOFOLLOW), and the opened file must be the one at that
+ * path (opened-path.ts) — a folder above it swapped for a symlink is caught there.
  */
-const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
 /** What a stat says a non-regular, non-directory file is, for messages. */
 export function specialKind(st: Stats): string | undefined {
@@ -38,17 +42,19 @@ export function checkNotSpecial(st: Stats, display: string): void {
 }
 
 /**
- * Opens `real` for reading when it is a regular file: stat first (no open), refuse anything else
- * (`is_directory`, `not_regular_file`), then open non-blocking and check the handle too.
+ * Opens `real` (a real path the caller checked) for reading when it is a regular file: lstat first
+ * (no open), refuse anything else (`is_directory`, `not_regular_file`, `path_changed` for a symlink),
+ * then open non-blocking without following a link, and check the handle is that file, regular.
  */
 export async function openRegularFile(
   real: string,
   display: string,
   onDirectory?: () => ToolError,
 ): Promise<{ fh: FileHandle; stats: Stats }> {
-  const st = await stat(real).catch((err: unknown) => {
+  const st = await lstat(real).catch((err: unknown) => {
     throw fsError(err, display);
   });
+  if (st.isSymbolicLink()) throw swapped(display);
   if (st.isDirectory())
     throw (
       onDirectory?.() ??
@@ -58,10 +64,11 @@ export async function openRegularFile(
     );
   checkNotSpecial(st, display);
   const fh = await open(real, READ_FLAGS).catch((err: unknown) => {
-    throw fsError(err, display);
+    throw errnoOf(err) === "ELOOP" ? swapped(display) : fsError(err, display);
   });
   try {
     const now = await fh.stat();
+    await checkOpened(fh.fd, now, real, display);
     if (!now.isFile()) throw notRegular(display, specialKind(now) ?? "not a regular file");
     return { fh, stats: now };
   } catch (err) {
@@ -82,7 +89,10 @@ export async function readRegularFile(real: string, display: string, signal?: Ab
   }
 }
 
-/** openSync for a worker thread: non-blocking, and only a regular file (else undefined, nothing left open). */
+/**
+ * openSync for a worker thread: non-blocking, no link followed, only a regular file and only the one
+ * at real path `file` (else undefined, nothing left open).
+ */
 export function openRegularSync(file: string): number | undefined {
   let fd: number;
   try {
@@ -91,7 +101,7 @@ export function openRegularSync(file: string): number | undefined {
     return undefined;
   }
   try {
-    if (fstatSync(fd).isFile()) return fd;
+    if (fstatSync(fd).isFile() && openedSync(fd, file) !== undefined) return fd;
   } catch {
     // fall through
   }

@@ -1,5 +1,4 @@
-import { type Dirent, readdirSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import type { Dirent } from "node:fs";
 import path from "node:path";
 import {
   isIgnored,
@@ -9,6 +8,7 @@ import {
   rulesAbove,
   rulesAboveSync,
 } from "./gitignore-rules.js";
+import { listPinned, listPinnedSync } from "./pinned-list.js";
 
 export interface WalkOptions {
   /** The workspace root (real path): `.gitignore` files from here down apply. */
@@ -57,7 +57,7 @@ const hasGitignore = (entries: Dirent[]) => entries.some((e) => e.name === ".git
 /**
  * Lists the regular files below `start` (a real directory path inside `root`). `.git` folders are skipped,
  * hidden files included, symlinks not followed (so loops cannot trap the walk and nothing outside the root is
- * reached), `.gitignore` rules honoured from the root down — except that the start folder itself is searched
+ * reached; each folder is listed as opened, so one swapped for a symlink mid-walk is skipped, see pinned-list.ts), `.gitignore` rules honoured from the root down — except that the start folder itself is searched
  * even when ignored. Depth first in name order, so the result is sorted by path.
  */
 export async function walkFiles(start: string, options: WalkOptions): Promise<WalkResult> {
@@ -71,9 +71,9 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
     options.signal?.throwIfAborted();
     let entries: Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = await listPinned(dir, dir);
     } catch {
-      return []; // unreadable or vanished folders are skipped
+      return []; // unreadable, vanished or swapped folders are skipped
     }
     const here = useIgnore && hasGitignore(entries) ? await pushRules(rules, dir) : rules;
     const parts: (string | Promise<string[]>)[] = [];
@@ -111,12 +111,8 @@ export function walkFilesSync(
     ignored++;
   };
   function visit(dir: string, rules: RuleStack): void {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
+    const entries = listPinnedSync(dir);
+    if (entries === undefined) return;
     const here = useIgnore && hasGitignore(entries) ? pushRulesSync(rules, dir) : rules;
     for (const e of entriesToVisit(dir, entries, here, countIgnored)) {
       if (e.isDir) visit(e.path, here);

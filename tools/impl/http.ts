@@ -1,9 +1,11 @@
-import { request } from "undici";
+import { type Dispatcher, request } from "undici";
 import type { z } from "zod";
 import { IMPL_OUTPUT_BYTES } from "../cap.js";
 import type { HttpImpl } from "../declaration.js";
 import { ToolError } from "../errors.js";
-import { hostAllowed } from "../policy.js";
+import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
+import { systemLookup } from "../net/lookup.js";
+import { pinnedAgent } from "../net/pinned-agent.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { argText, fillPlaceholders } from "./placeholders.js";
 
@@ -22,19 +24,46 @@ export function httpUrl(impl: HttpImplSpec, args: Record<string, unknown>): URL 
 
 /**
  * Runs an `http` impl through undici: the arguments as a JSON body (as the query string for GET
- * and DELETE), no redirects followed (undici's default), the response body read up to 50 KB. Only hosts the policy
- * lists are reached (the gate checks too; this is the last line). A status of 400 or more is a
- * failure that shows the start of the body.
+ * and DELETE), the response body read up to 50 KB. The host rules (net/host-rules.ts) decide here,
+ * in the server, on the name and on the address it resolves to, and the connection goes to that
+ * address and no other (the gate checked the name too; this is the last line). Redirects are not
+ * followed (undici's default): a 3xx is answered with its Location, for the model to call a
+ * granted URL itself. A status of 400 or more is a failure that shows the start of the body.
  */
 export async function runHttpImpl(
   impl: HttpImplSpec,
   args: Record<string, unknown>,
   ctx: ToolContext,
   allowedHosts: readonly string[],
+  lookup: HostLookup = systemLookup,
 ): Promise<ToolOutput> {
   const url = httpUrl(impl, args);
-  if (!hostAllowed(url, allowedHosts))
-    throw new ToolError("denied", `the policy does not allow http tools to reach ${url.host}`);
+  const resolved = await resolveTarget(targetOfUrl(url), allowedHosts, { lookup });
+  if (!resolved.ok)
+    throw resolved.code === "denied"
+      ? new ToolError(
+          "denied",
+          `the policy does not allow http tools to reach ${url.host}: ${resolved.reason}. A person grants a host in /byteseek/policy (grants.default.net or the run's entry); until then use another tool, or ask the user.`,
+          { details: { url: url.href } },
+        )
+      : new ToolError("failed", `request to ${url.origin} failed: ${resolved.reason}`, {
+          details: { url: url.href },
+        });
+  const dispatcher = pinnedAgent(resolved.address, resolved.family);
+  try {
+    return await fetchPinned(impl, args, ctx, url, dispatcher);
+  } finally {
+    await dispatcher.destroy().catch(() => undefined);
+  }
+}
+
+async function fetchPinned(
+  impl: HttpImplSpec,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  url: URL,
+  dispatcher: Dispatcher,
+): Promise<ToolOutput> {
   const withBody = impl.method !== "GET" && impl.method !== "DELETE";
   let res: Awaited<ReturnType<typeof request>>;
   try {
@@ -47,6 +76,7 @@ export async function runHttpImpl(
       },
       body: withBody ? JSON.stringify(args) : undefined,
       signal: ctx.signal,
+      dispatcher,
     });
   } catch (err) {
     if (ctx.signal.aborted) throw abortError(ctx.signal, url);
@@ -87,6 +117,12 @@ export async function runHttpImpl(
       `${impl.method} ${url.href} answered ${res.statusCode}: ${text.slice(0, 2000) || "(empty body)"}`,
       { details },
     );
+  const location = res.headers.location;
+  if (res.statusCode >= 300 && res.statusCode < 400 && location)
+    return {
+      text: `${impl.method} ${url.href} answered ${res.statusCode}, a redirect to ${String(location)}; redirects are not followed. Call a tool whose URL is that one (its host must be granted), or ask the user.`,
+      details: { ...details, location: String(location) },
+    };
   return { text: text.length ? text : `(empty response, status ${res.statusCode})`, details };
 }
 

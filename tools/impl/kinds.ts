@@ -8,6 +8,7 @@ import { ToolError } from "../errors.js";
 import { netHosts } from "../gate.js";
 import type { ToolCall } from "../hooks.js";
 import type { McpClient } from "../mcp/client.js";
+import type { HostLookup } from "../net/host-rules.js";
 import type { Policy } from "../policy.js";
 import { grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
@@ -23,6 +24,8 @@ export interface ImplEnv {
   llm?: LlmClient | undefined;
   /** The MCP client `mcp` declarations call through (tools/mcp/). */
   mcp?: Pick<McpClient, "call" | "needs"> | undefined;
+  /** The resolver http impls check names with (default: the system's). */
+  lookup?: HostLookup | undefined;
 }
 
 export interface ImplRunner<I extends ToolImpl> {
@@ -44,7 +47,13 @@ export const IMPL_RUNNERS: Runners = {
   },
   http: {
     run: (impl, call, ctx, env) =>
-      runHttpImpl(impl, call.args, ctx, netHosts(env.policy, grantOf(env.policy.grants, call.vid).grant)),
+      runHttpImpl(
+        impl,
+        call.args,
+        ctx,
+        netHosts(env.policy, grantOf(env.policy.grants, call.vid).grant),
+        env.lookup,
+      ),
     needs: () => [],
   },
   llm: {

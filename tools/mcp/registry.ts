@@ -65,6 +65,67 @@ export const HttpEntry = z
   .strict();
 
 export const McpServerEntry = z.union([StdioEntry, HttpEntry]);
+
+/**
+ * The fields of a registry entry that carry credentials (`Authorization` headers, tokens in a
+ * server's environment): a person reads them, nothing else does. Every reader a run or an export
+ * reaches shows each of their values as SECRET_MASK, the names kept.
+ */
+export const SECRET_FIELDS = ["headers", "env"] as const satisfies readonly (
+  | keyof StdioEntry
+  | keyof HttpEntry
+)[];
+
+/** What a secret value reads as where it is hidden. */
+export const SECRET_MASK = "***";
+
+/**
+ * The value at `key` with the secret fields of a registry entry masked (a copy; anything else is
+ * answered as it is). `value` is the json of the tree value.
+ */
+export function maskSecrets<T>(key: string, value: T): T {
+  if (serverOfKey(key) === undefined || value === null || typeof value !== "object" || Array.isArray(value))
+    return value;
+  const entry = value as Record<string, unknown>;
+  if (!SECRET_FIELDS.some((f) => entry[f] !== undefined)) return value;
+  const out: Record<string, unknown> = { ...entry };
+  for (const field of SECRET_FIELDS) {
+    const v = entry[field];
+    if (v === undefined) continue;
+    out[field] =
+      v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(Object.keys(v).map((name) => [name, SECRET_MASK]))
+        : SECRET_MASK;
+  }
+  return out as T;
+}
+
+/**
+ * A run's write of a registry entry that keeps a masked value (`"***"`, as it read it) keeps the
+ * stored secret: a read-modify-write never replaces a credential with the mask.
+ */
+export function keepMaskedSecrets<T>(key: string, next: T, current: unknown): T {
+  if (serverOfKey(key) === undefined || !isRecord(next) || !isRecord(current)) return next;
+  const out: Record<string, unknown> = { ...next };
+  let kept = false;
+  for (const field of SECRET_FIELDS) {
+    const n = next[field];
+    const c = current[field];
+    if (!isRecord(n) || !isRecord(c)) continue;
+    const merged: Record<string, unknown> = { ...n };
+    for (const [name, v] of Object.entries(n))
+      if (v === SECRET_MASK && typeof c[name] === "string") {
+        merged[name] = c[name];
+        kept = true;
+      }
+    out[field] = merged;
+  }
+  return kept ? (out as T) : next;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
 export type McpServerEntry = z.infer<typeof McpServerEntry>;
 export type StdioEntry = z.infer<typeof StdioEntry>;
 export type HttpEntry = z.infer<typeof HttpEntry>;

@@ -1,23 +1,8 @@
-import { createTwoFilesPatch } from "diff";
 import { isTreeError, type TreeErrorCode } from "../../tree/errors.js";
 import { isSystemName } from "../../tree/path.js";
-import { formatValue, type TreeValue, valueToJson } from "../../tree/value.js";
-import type { ProposedChange } from "../approvals.js";
 import { ToolError, type ToolErrorCode, type ToolKind } from "../errors.js";
+import { runtimeArea } from "../ownership.js";
 import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY } from "../policy.js";
-import type { ToolContext } from "../types.js";
-
-/**
- * What only the runtime (and people) write: runs' sessions, call records, usage and state, and the
- * approvals people decide. A tool writing there could forge another run's history or its own approval.
- */
-export const RUNTIME_DIRS = [
-  "/byteseek/session/",
-  "/byteseek/tool/",
-  "/byteseek/usage/",
-  "/byteseek/approval/",
-  "/vthread/",
-] as const;
 
 /** Is `key` (a value or a directory) in a tree listing a tool may not see: the policy, the model's settings, or under a denied prefix? */
 export function hiddenKey(key: string, denyKeys: readonly string[] = []): boolean {
@@ -27,11 +12,11 @@ export function hiddenKey(key: string, denyKeys: readonly string[] = []): boolea
 
 /**
  * The tree tools never touch the policy nor system entries (`‥…`, byteseek's own bookkeeping), and
- * never write what the runtime keeps (RUNTIME_DIRS); read-only keys are refused by the tree itself
+ * never write what the runtime keeps (RUNTIME_DIRS, tools/ownership.ts); read-only keys are refused by the tree itself
  * (they are never forced).
  */
 export function guardKey(key: string, action: "read" | "write" | "delete"): void {
-  const owned = RUNTIME_DIRS.find((d) => key.startsWith(d) || `${key}/` === d);
+  const owned = runtimeArea(key);
   if (action !== "read" && owned)
     throw new ToolError(
       "denied",
@@ -83,52 +68,4 @@ export function fromTreeError(err: unknown): never {
     details: { treeCode: err.code, ...err.details },
     cause: err,
   });
-}
-
-/** A tool declaration (`/byteseek/tools/<name>`) or a prompt: what a person's change to needs their yes. */
-function personGuarded(key: string): boolean {
-  const tools = "/byteseek/tools/";
-  if (key.startsWith(tools)) return !key.slice(tools.length).includes("/");
-  return key.startsWith("/byteseek/prompt/");
-}
-
-function textOf(v: TreeValue): string {
-  return v.kind === "json" ? `${JSON.stringify(v.value, null, 2)}\n` : `${formatValue(v)}\n`;
-}
-
-/**
- * A declaration or prompt a person wrote (no owner run: written over HTTP, the CLI, imported or
- * seeded) is not changed by a tool on its own: unless this call is a person's (approved), the tool
- * answers `needs_approval` carrying the change and its diff, which the runtime turns into an
- * approval request when a person can be asked. What runs wrote, they may change.
- */
-export async function guardPersonWritten(
-  ctx: ToolContext,
-  key: string,
-  action: "set" | "del",
-  next?: TreeValue,
-): Promise<void> {
-  if (ctx.approved || !personGuarded(key)) return;
-  const node = await ctx.tree.get(key).catch(fromTreeError);
-  if (!node || node.kind === "index" || node.vid !== undefined) return;
-  const diff = createTwoFilesPatch(
-    key,
-    key,
-    textOf(node.value),
-    next ? textOf(next) : "",
-    "as written",
-    action === "del" ? "deleted" : "proposed",
-  );
-  const change: ProposedChange = {
-    key,
-    action,
-    ifVersion: node.version,
-    diff,
-    ...(next ? { value: { kind: next.kind, value: valueToJson(next) } } : {}),
-  };
-  throw new ToolError(
-    "needs_approval",
-    `${key} was written by a person, so ${action === "del" ? "deleting" : "changing"} it needs their approval, and none could be asked for this call; ask the user to make the change, or declare a new tool under another name instead.`,
-    { details: { key, change } },
-  );
 }

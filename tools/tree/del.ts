@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
+import { guardRunWrite } from "../ownership.js";
 import type { BuiltinTool } from "../types.js";
-import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
+import { fromTreeError, guardKey } from "./common.js";
 
 const TreeDelArgs = z
   .object({
@@ -23,7 +24,13 @@ export function createTreeDelTool(): BuiltinTool {
     confirm: false,
     async execute(parsed, ctx) {
       guardKey(parsed.key, "delete");
-      await guardPersonWritten(ctx, parsed.key, "del");
+      await guardRunWrite({
+        tree: ctx.tree,
+        vid: ctx.vid,
+        approved: ctx.approved === true,
+        key: parsed.key,
+        action: "del",
+      }).catch(fromTreeError);
       const res = await ctx.tree
         .del(parsed.key, parsed.ifVersion !== undefined ? { ifVersion: parsed.ifVersion } : {})
         .catch(fromTreeError);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { formatValue } from "../../tree/value.js";
 import { defineBuiltin } from "../declare.js";
+import { maskSecrets } from "../mcp/registry.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";
 
@@ -45,7 +46,11 @@ export function createTreeGetTool(): BuiltinTool {
           text: `${key} is a directory with ${node.count} entries (${flags}); tree.list it to see them.`,
           details: { key, kind: "index", count: node.count, version: node.version },
         };
-      const text = node.kind === "json" ? JSON.stringify(node.value.value, null, 2) : formatValue(node.value);
+      // a registry entry's credentials are a person's to read: masked, their names kept
+      const text =
+        node.kind === "json"
+          ? JSON.stringify(maskSecrets(key, node.value.value), null, 2)
+          : formatValue(node.value);
       return {
         text: `${key} (${node.kind}, ${flags}):\n${text}`,
         details: { key, kind: node.kind, version: node.version, modRev: node.modRev, ro: node.ro },

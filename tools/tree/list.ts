@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { ListChild } from "../../tree/types.js";
-import { formatValue } from "../../tree/value.js";
+import { formatValue, json } from "../../tree/value.js";
 import { defineBuiltin } from "../declare.js";
+import { maskSecrets } from "../mcp/registry.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey, hiddenKey } from "./common.js";
 
@@ -20,10 +21,10 @@ const PREVIEW = 120;
  */
 const CHUNK = 32;
 
-/** One child as a line: name, kind, and the start of its value. */
-function line(c: ListChild): string {
+/** One child of `dir` as a line: name, kind, and the start of its value (secret fields masked). */
+function line(dir: string, c: ListChild): string {
   if (c.kind === "index") return `${c.name}\tindex\t(${c.count} entries)`;
-  const value = c.value;
+  const value = c.value?.kind === "json" ? json(maskSecrets(`${dir}${c.name}`, c.value.value)) : c.value;
   if (value === undefined) return `${c.name}\t${c.kind}\t`;
   // Whitespace is collapsed on the start of the text only, not on a copy of all of it.
   const full = formatValue(value);
@@ -56,7 +57,8 @@ export function createTreeListTool(): BuiltinTool {
           })
           .catch(fromTreeError);
         // the policy and denied keys are left out, so a listing never previews them
-        for (const c of page.children) if (!hiddenKey(`${dir}${c.name}`, ctx.denyKeys)) lines.push(line(c));
+        for (const c of page.children)
+          if (!hiddenKey(`${dir}${c.name}`, ctx.denyKeys)) lines.push(line(dir, c));
         next = page.next;
         if (next === undefined || lines.length >= parsed.limit) break;
         after = next;

@@ -1,16 +1,17 @@
 import { z } from "zod";
 import type { Json, TreeValue } from "../../tree/value.js";
-import { inferValue, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
+import { inferValue, json, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
 import { checkValue } from "../checked-tree.js";
 import { parseDeclaration } from "../declaration.js";
 import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
 import { netHosts } from "../gate.js";
-import { parseEntry, serverOfKey } from "../mcp/registry.js";
+import { keepMaskedSecrets, parseEntry, serverOfKey } from "../mcp/registry.js";
+import { guardRunWrite } from "../ownership.js";
 import { hostAllowed, POLICY_KEY, Policy } from "../policy.js";
 import { builtinPowers, grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext } from "../types.js";
-import { fromTreeError, guardKey, guardPersonWritten } from "./common.js";
+import { fromTreeError, guardKey } from "./common.js";
 
 const TreeSetArgs = z
   .object({
@@ -35,7 +36,8 @@ const TOOLS_DIR = "/byteseek/tools/";
 
 /**
  * `tree.set`: writes one value, recording the calling run as its owner — which is how the gate
- * knows a declaration is agent-written. Never the policy, never a read-only key.
+ * knows a declaration is agent-written. Never the policy, never a read-only key; what a person owns
+ * only with their approval (tools/ownership.ts).
  */
 export function createTreeSetTool(): BuiltinTool {
   return defineBuiltin({
@@ -59,11 +61,24 @@ export function createTreeSetTool(): BuiltinTool {
         fromTreeError(err);
       }
       refuseInvalid(key, value);
-      await guardPersonWritten(ctx, key, "set", value);
+      if (value.kind === "json" && serverOfKey(key) !== undefined) {
+        const current = await ctx.tree.get(key).catch(fromTreeError);
+        value = json(
+          keepMaskedSecrets(key, value.value, current?.kind === "json" ? current.value.value : undefined),
+        );
+      }
+      const { asPerson } = await guardRunWrite({
+        tree: ctx.tree,
+        vid: ctx.vid,
+        approved: ctx.approved === true,
+        key,
+        action: "set",
+        next: value,
+      }).catch(fromTreeError);
       await guardMcpRegistration(ctx, key, value);
       const res = await ctx.tree
         .set(key, value, {
-          vid: ctx.vid,
+          ...(asPerson ? {} : { vid: ctx.vid }),
           ...(parsed.ifVersion !== undefined ? { ifVersion: parsed.ifVersion } : {}),
         })
         .catch(fromTreeError);

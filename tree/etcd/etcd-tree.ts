@@ -92,7 +92,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
       ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
     });
   const plan = createPlanner({ history: versionsKept, maxValueBytes });
-  const rpc = new EtcdRpc(client);
+  const rpc = new EtcdRpc(client, { secure: options.endpoints.some((e) => /^https:\/\//i.test(e)) });
   const group = createGroupCommit({ rpc, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");

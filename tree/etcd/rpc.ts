@@ -9,8 +9,10 @@
  * A class, so bench/etcd-probe.ts can count the calls by wrapping its prototype's methods.
  */
 import type { ClientDuplexStream } from "@grpc/grpc-js";
+import { status } from "@grpc/grpc-js";
 import { castGrpcError, type Etcd3, EtcdInvalidAuthTokenError, type ICallable } from "etcd3";
-import { createH2Transport, type Member } from "./h2.js";
+import { EtcdWireError } from "./errors.js";
+import { createH2Transport, grpcError, type H2Options, type Member } from "./h2.js";
 import {
   decodeRangeResponse,
   decodeTxnResponse,
@@ -33,9 +35,11 @@ type Pool = ICallable<unknown> & { authenticator?: { invalidateMetadata(): void 
 
 export class EtcdRpc {
   readonly #pool: Pool;
-  readonly #h2 = createH2Transport();
+  readonly #h2: ReturnType<typeof createH2Transport>;
 
-  constructor(client: Etcd3) {
+  /** `wire`: how the unary calls' sessions reach the members (TLS, answer cap, keepalive). */
+  constructor(client: Etcd3, wire: H2Options = {}) {
+    this.#h2 = createH2Transport(wire);
     // etcd3 keeps its pool protected: it is the one that knows the members, their health and the token.
     this.#pool = (client as unknown as { pool: Pool }).pool;
   }
@@ -87,6 +91,11 @@ export class EtcdRpc {
       try {
         return decode(await this.#h2.call(member, path, message, metadata.toHttp2Headers(), timeoutMs));
       } catch (err) {
+        // An answer that does not read is the call's failure, INTERNAL as grpc-js makes it.
+        if (err instanceof EtcdWireError)
+          throw castGrpcError(
+            grpcError(status.INTERNAL, `etcd's answer to ${path} (${err.code}): ${err.message}`),
+          );
         throw castGrpcError(err as Error);
       }
     };

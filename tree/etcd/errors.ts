@@ -1,0 +1,25 @@
+/**
+ * The etcd wire's error catalogue: what wire.ts raises when an answer from etcd cannot be read
+ * exactly. rpc.ts turns each into the call's gRPC-style error (INTERNAL, which the breaker counts),
+ * as grpc-js turns a message it cannot parse into one; nothing here reaches a tree caller as is.
+ */
+export const ETCD_WIRE_ERROR_CODES = [
+  /** The bytes are not the protobuf message they should be: truncated, mis-typed or out of bounds. */
+  "ETCD_WIRE_MALFORMED",
+  /**
+   * A revision, version or count beyond 2^53 - 1 (or negative): the tree's numbers cannot hold it
+   * exactly, and a rounded revision would compare wrong, so the answer is refused instead.
+   */
+  "ETCD_WIRE_INT64_RANGE",
+] as const;
+export type EtcdWireErrorCode = (typeof ETCD_WIRE_ERROR_CODES)[number];
+
+export class EtcdWireError extends Error {
+  override readonly name = "EtcdWireError";
+  readonly code: EtcdWireErrorCode;
+
+  constructor(code: EtcdWireErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
