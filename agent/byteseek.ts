@@ -12,6 +12,7 @@ import type { LlmClient } from "../tools/impl/llm.js";
 import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
 import { withoutToken } from "../tools/process/secrets.js";
 import { createRuntime, type Runtime } from "../tools/runtime.js";
+import { createSandboxRunner, type SandboxRunner } from "../tools/sandbox/runner.js";
 import { createToolSearcher, type ToolSearcher } from "../tools/search/searcher.js";
 import { createToolSearchTool } from "../tools/search/tool.js";
 import { seedTools } from "../tools/seed.js";
@@ -55,6 +56,8 @@ export interface Byteseek {
   mcp: McpClient;
   /** The catalogue's search, as run `vid` sees it (tools.search, `GET /v1/tools?search=`, kvspace). */
   search: ToolSearcher;
+  /** The sandbox every command starts in (`BYTESEEK_BWRAP` names another bubblewrap binary). */
+  sandbox: SandboxRunner;
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
   /**
@@ -160,6 +163,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
   // Commands take their allow-listed variables from the environment handed in (the server's,
   // secrets included), never BYTESEEK_TOKEN, whichever entry point made this runtime.
   const commandEnv = withoutToken(options.env ?? process.env);
+  const sandbox = createSandboxRunner(env.BYTESEEK_BWRAP ? { bwrap: env.BYTESEEK_BWRAP } : {});
   const mcp = createMcpClient({
     tree,
     logger: logger.child({ part: "mcp-client" }),
@@ -175,6 +179,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     mcp,
     ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
     env: commandEnv,
+    sandbox,
   });
   search = createToolSearcher({
     tree,
@@ -196,12 +201,14 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     builtins,
     mcp,
     search,
+    sandbox,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
     async close() {
       search?.close();
       // upstream servers first: no process outlives byteseek
       await mcp.close();
       await runtime.close();
+      await sandbox.close();
       await current?.provider.close();
       await Promise.all([...clients.values()].map((p) => p.close()));
     },

@@ -80,8 +80,13 @@ export const PromptJson = z.object({
   tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
   mode: z
     .enum(["all", "deferred"])
-    .describe("deferred: only the always-on tools and those tools.search found went in full (the policy's toolList)"),
-  deferred: z.number().int().describe("offered tools not sent with their schemas: the model finds them with tools.search"),
+    .describe(
+      "deferred: only the always-on tools and those tools.search found went in full (the policy's toolList)",
+    ),
+  deferred: z
+    .number()
+    .int()
+    .describe("offered tools not sent with their schemas: the model finds them with tools.search"),
 });
 export type PromptJson = z.infer<typeof PromptJson>;
 

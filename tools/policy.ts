@@ -3,6 +3,7 @@ import type { Tree } from "../tree/types.js";
 import { IMPL_KINDS, zodProblems } from "./declaration.js";
 import { matchName, targetOfUrl } from "./net/host-rules.js";
 import { DEFAULT_GRANT, Grants } from "./powers.js";
+import { DEFAULT_CREDENTIAL_PATHS, SandboxLimits, SandboxMode } from "./sandbox/settings.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
 export const POLICY_KEY = "/byteseek/policy";
@@ -128,6 +129,16 @@ export const Policy = z
     toolList: ToolListPolicy.default(ToolListPolicy.parse({})).describe(
       "How a turn's tool list is built: every offered tool in full, or past a threshold only the always-on ones and those tools.search found",
     ),
+    sandbox: SandboxMode.default("on"),
+    limits: SandboxLimits.default(() => SandboxLimits.parse({})).describe(
+      "Resource limits of every sandboxed command: cpuSeconds, memoryBytes, processes, openFiles, fileSizeBytes, tmpBytes",
+    ),
+    credentialPaths: z
+      .array(z.string().regex(/^(~|~\/.*|\/.*)$/, "an absolute path or one under ~/"))
+      .default([...DEFAULT_CREDENTIAL_PATHS])
+      .describe(
+        "Paths hidden from every sandboxed command even inside a workspace root (~/ is the server's HOME)",
+      ),
   })
   .strict();
 
