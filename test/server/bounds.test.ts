@@ -20,9 +20,11 @@ const BODY_LIMIT = 64 * 1024;
 
 const server = serveForAll(
   (dir) => ({
-    KVSPACE: dir,
+    KVSPACE: `${dir}/store`,
     BYTESEEK_SYNC: "never",
     BYTESEEK_WORKSPACE: dir,
+    // about bounds, not the credential: --no-auth
+    BYTESEEK_TOKEN: "",
     BYTESEEK_BODY_TIMEOUT: String(BODY_TIMEOUT_MS),
     BYTESEEK_MAX_WATCHES: String(MAX_WATCHES),
     BYTESEEK_BODY_LIMIT: String(BODY_LIMIT),
@@ -80,7 +82,7 @@ describe("a body that never finishes", () => {
       body: JSON.stringify({ args: { command: `sleep ${(BODY_TIMEOUT_MS * 3) / 1000}; echo done` } }),
     });
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.text)).toMatchObject({ kind: "ok" });
+    expect(JSON.parse(res.text), res.text).toMatchObject({ kind: "ok" });
   });
 });
 
