@@ -38,6 +38,8 @@ export interface ToolsClient {
     decision: ApprovalDecision,
     signal?: AbortSignal,
   ): Promise<{ key: string; entry: ApprovalEntry }>;
+  /** The approvals waiting for a person (`GET /v1/approvals`). */
+  pending(signal?: AbortSignal): Promise<Array<{ key: string; entry: ApprovalEntry }>>;
   /** The registered upstream MCP servers (`GET /v1/mcp`). */
   mcpList(signal?: AbortSignal): Promise<McpServerStatus[]>;
   /** Syncs one upstream MCP server (or all) now (`POST /v1/mcp/sync`). */
@@ -91,6 +93,7 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
       }),
     list: async () => catalogueToJson(await byteseek.runtime.listTools()),
     prompt: (vid) => byteseek.prompt(vid),
+    pending: () => byteseek.runtime.approvals.pending(),
     mcpList: () => byteseek.mcp.list(),
     mcpSync: (server) => byteseek.mcp.sync(server, "manual"),
     mcpReview: (server) => byteseek.mcp.review(server),
@@ -170,6 +173,15 @@ function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
         signal,
       ),
     list: (signal) => send<ToolsJson>("GET", "/v1/tools", undefined, signal),
+    pending: async (signal) =>
+      (
+        await send<{ pending: Array<{ key: string; entry: ApprovalEntry }> }>(
+          "GET",
+          "/v1/approvals",
+          undefined,
+          signal,
+        )
+      ).pending,
     mcpList: async (signal) =>
       (await send<{ servers: McpServerStatus[] }>("GET", "/v1/mcp", undefined, signal)).servers,
     mcpSync: async (server, signal) =>
