@@ -35,7 +35,7 @@ describe("kvspace approvals", () => {
         "r1/0\ttext.wc\twc -w 'notes.md\\r\\x1b[2K[y]approved\\u202e'",
         "  text.wc needs a person's approval (rule: declaration.confirm)",
         "  declared by run r1, sha256 efefefefefef",
-        '  args: {"path":"notes.md\\\\r\\\\u001b[2K[y]approved\\u202e"}',
+        '  args: {"path":"notes.md\\r\\u001b[2K[y]approved\\u202e"}',
         "",
       ].join("\n"),
     );
