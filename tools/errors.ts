@@ -47,7 +47,9 @@ export type ToolErrorCode =
   | "mcp_unavailable"
   | "mcp_protocol"
   /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts). */
-  | "held_for_review";
+  | "held_for_review"
+  // the sandbox every command runs in (tools/sandbox/)
+  | "sandbox_unavailable";
 
 /** The kind a code maps to when the thrower does not say. */
 const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
@@ -60,6 +62,7 @@ const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
   outside_root: "denied",
   read_only: "denied",
   held_for_review: "denied",
+  sandbox_unavailable: "denied",
 };
 
 export class ToolError extends Error {

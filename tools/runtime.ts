@@ -20,6 +20,7 @@ import type { HostLookup } from "./net/host-rules.js";
 import { createPolicyReader } from "./policy.js";
 import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
+import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
 export type { CallOptions } from "./call-pipeline.js";
@@ -58,6 +59,8 @@ export interface RuntimeOptions {
   mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held">>;
   /** The resolver http impls check host names with before connecting (default: the system's). */
   lookup?: HostLookup;
+  /** Starts commands in the sandbox (default: bubblewrap on PATH; the runtime closes the one it made). */
+  sandbox?: SandboxRunner;
 }
 
 export interface Runtime {
@@ -93,6 +96,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const scratchRoot = createScratchRoot(options.scratchParent);
+  const sandbox = options.sandbox ?? createSandboxRunner();
   const mcpHeld = options.mcp?.held;
   const catalogue = createCatalogue({
     tree,
@@ -114,6 +118,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     commandEnv: options.env ?? process.env,
     scratchRoot,
     fileLocks: createKeyedLock(),
+    sandbox,
   });
   const pipeline = createCallPipeline({
     tree,
@@ -134,6 +139,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   async function close(): Promise<void> {
     await pipeline.flush();
     await scratchRoot.remove();
+    if (!options.sandbox) await sandbox.close();
   }
 
   return {
