@@ -76,7 +76,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
       async decide(key, decision) {
-        await bs.runtime.approvals.decide(key, decision, "person (terminal)");
+        await bs.runtime.approvals.decide(key, decision, "person (terminal)", "terminal (byteseek run/chat)");
       },
       notes: held
         ? [

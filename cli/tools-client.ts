@@ -104,7 +104,15 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
     mcpAccept: (server, accepting) => byteseek.mcp.accept(server, { ...accepting, by: "person (cli)" }),
     async decide(id, decision) {
       const key = approvalKey(id);
-      return { key, entry: await byteseek.runtime.approvals.decide(key, decision, "person (cli)") };
+      return {
+        key,
+        entry: await byteseek.runtime.approvals.decide(
+          key,
+          decision,
+          "person (cli)",
+          "command line (kvspace approve/deny)",
+        ),
+      };
     },
     async close() {
       // The usage counters are written just after each call: store them before the tree closes.

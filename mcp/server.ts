@@ -253,7 +253,11 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     if (step.step === "ask") return step.result;
     if (step.step === "deny") return deniedResult(step.text);
     const approvedBy = `person (MCP host ${ctx.clientInfo()?.name ?? "client"})`;
-    return toCallResult(await source.call(name, args, { vid, signal, approve: true, approvedBy }));
+    // the session is the run the connection's calls belong to (one per relayed connection)
+    const approvedVia = `MCP elicitation of session ${vid}`;
+    return toCallResult(
+      await source.call(name, args, { vid, signal, approve: true, approvedBy, approvedVia }),
+    );
   }
 
   /** `tools/call`: the facade tools, or any tool by its MCP (or tree) name, through the boundary. */

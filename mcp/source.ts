@@ -36,6 +36,8 @@ export interface SourceCallOptions {
    * and the call's record names it. Through a server's routes it is the `approve` flag.
    */
   approvedBy?: string;
+  /** The credential of that approval: the MCP elicitation of which session. */
+  approvedVia?: string;
   signal?: AbortSignal;
 }
 
@@ -81,7 +83,7 @@ export function runtimeSource(tree: Tree, runtime: Runtime, searcher?: ToolSearc
     async tools(vid) {
       return (await runtime.listTools(vid)).valid.map(toolInfo);
     },
-    call(name, args, { approvedBy, approve, ...options }) {
+    call(name, args, { approvedBy, approvedVia, approve, ...options }) {
       if (approvedBy === undefined)
         return runtime.call(name, args, { ...options, ...(approve === undefined ? {} : { approve }) });
       return runtime.call(name, args, {
@@ -93,6 +95,7 @@ export function runtimeSource(tree: Tree, runtime: Runtime, searcher?: ToolSearc
               pending.key,
               { decision: "approve", scope: "once", reason: "approved in the MCP host" },
               approvedBy,
+              approvedVia,
             )
             .catch(() => {
               // decided elsewhere meanwhile: that decision stands, and the call follows it

@@ -73,7 +73,11 @@ export interface ApprovalEntry {
   rule: string;
   ts: number;
   change?: ProposedChange;
-  decision?: { scope: ApprovalScope; reason?: string; by: string; ts: number };
+  /**
+   * `via`: the credential that decided it, for the audit — `bearer token sha256:…`, `page cookie
+   * session …`, `terminal`, `command line`, `MCP elicitation of session …`, or none with --no-auth.
+   */
+  decision?: { scope: ApprovalScope; reason?: string; by: string; via?: string; ts: number };
 }
 
 export type ApprovalRequest = Omit<ApprovalEntry, "state" | "ts" | "decision">;
@@ -89,7 +93,8 @@ export interface ApprovalOutcome {
 export interface Approvals {
   requestApproval(req: ApprovalRequest): Promise<string>;
   awaitDecision(key: string, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ApprovalOutcome>;
-  decide(key: string, decision: ApprovalDecision, by?: string): Promise<ApprovalEntry>;
+  /** `via` names the credential the person decided with (kept in the entry, for the audit). */
+  decide(key: string, decision: ApprovalDecision, by?: string, via?: string): Promise<ApprovalEntry>;
   /** The entry at `key`, or undefined. */
   read(key: string): Promise<ApprovalEntry | undefined>;
   /** Pending entries, oldest run first (bounded by `limit`). */
@@ -170,7 +175,12 @@ export function createApprovals(tree: Tree): Approvals {
     throw new ApprovalError("APPROVAL_DECIDED", `${key} is being decided by someone else; read it again`);
   }
 
-  async function decide(key: string, input: ApprovalDecision, by = "person"): Promise<ApprovalEntry> {
+  async function decide(
+    key: string,
+    input: ApprovalDecision,
+    by = "person",
+    via?: string,
+  ): Promise<ApprovalEntry> {
     const parsed = ApprovalDecision.safeParse(input);
     if (!parsed.success)
       throw new ApprovalError(
@@ -178,7 +188,13 @@ export function createApprovals(tree: Tree): Approvals {
         `a decision is {"decision": "approve"|"deny", "scope"?: "once"|"run"|"always", "reason"?}: ${parsed.error.issues.map((i) => i.message).join("; ")}`,
       );
     const d = parsed.data;
-    const decision = { scope: d.scope, by, ts: Date.now(), ...(d.reason ? { reason: d.reason } : {}) };
+    const decision = {
+      scope: d.scope,
+      by,
+      ...(via === undefined ? {} : { via }),
+      ts: Date.now(),
+      ...(d.reason ? { reason: d.reason } : {}),
+    };
     const entry = await settle(key, d.decision === "approve" ? "approved" : "denied", decision);
     // A change to what a person wrote is approved once: a standing grant makes no sense for it.
     if (d.decision === "approve" && !entry.change) {

@@ -7,6 +7,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ApprovalDecision, type ApprovalEntry, type Approvals, approvalKey } from "../../tools/approvals.js";
+import { describeCredential } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
 import { type ApprovalEntryJson, ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
@@ -90,7 +91,9 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
     },
     async function decide(req) {
       const key = approvalKey(`${req.params.vid}/${req.params.n}`);
-      const entry = await approvals.decide(key, req.body, "person (http)");
+      // the credential that let the request in, for the audit (server/auth.ts)
+      const via = req.credential ? describeCredential(req.credential) : "no credential";
+      const entry = await approvals.decide(key, req.body, "person (http)", via);
       return { key, entry: entryJson(entry) };
     },
   );
