@@ -76,7 +76,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
   async function gate(
     call: ToolCall,
     policy: Policy,
-    inheritedConfirm: string | undefined,
+    inherited: { inheritedConfirm?: string; wraps?: string },
     runHooks = true,
   ): Promise<{ result?: ToolResult; rule: string }> {
     for (const hook of runHooks ? hooks : []) {
@@ -116,7 +116,8 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       workspace,
       hidden,
       builtinPowers: powersOf,
-      ...(inheritedConfirm ? { inheritedConfirm } : {}),
+      ...(inherited.inheritedConfirm ? { inheritedConfirm: inherited.inheritedConfirm } : {}),
+      ...(inherited.wraps ? { wraps: inherited.wraps } : {}),
       ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),
     });
     if (verdict.allowed) return { rule: verdict.rule };
@@ -223,7 +224,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         { problems: loaded.problems },
       );
     else {
-      let gated = await gate(call, loaded.policy, resolved.inheritedConfirm);
+      let gated = await gate(call, loaded.policy, resolved);
       if (gated.result?.details.code === "needs_approval" && callOptions.waitForApproval) {
         const asked = await approvalOf(
           approvals,
@@ -237,7 +238,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         if (asked.key) meta.approval = asked.key;
         if (asked.approved) {
           call.approved = true;
-          gated = await gate(call, loaded.policy, resolved.inheritedConfirm, false);
+          gated = await gate(call, loaded.policy, resolved, false);
           gated.rule = `${gated.rule}; ${asked.rule}`;
         } else gated = { rule: gated.rule, result: asked.refusal };
       }

@@ -45,7 +45,9 @@ export type ToolErrorCode =
   // the mcp impl kind (tools/mcp/)
   | "mcp_error"
   | "mcp_unavailable"
-  | "mcp_protocol";
+  | "mcp_protocol"
+  /** the upstream tool is outside its entry's allow-list, or was never synced (tools/mcp/allowed.ts) */
+  | "mcp_not_allowed";
 
 /** The kind a code maps to when the thrower does not say. */
 const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
@@ -57,6 +59,7 @@ const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
   needs_approval: "denied",
   outside_root: "denied",
   read_only: "denied",
+  mcp_not_allowed: "denied",
 };
 
 export class ToolError extends Error {
