@@ -15,6 +15,12 @@ ENV NODE_ENV=production \
     BYTESEEK_PORT=7411 \
     BYTESEEK_WORKSPACE=/workspace
 WORKDIR /app
+# bubblewrap: the sandbox every command runs in; socat: its bridge to the egress proxy. The sandbox
+# needs user namespaces, which Docker's default seccomp profile refuses: run the image with
+# --security-opt seccomp=unconfined (and apparmor=unconfined where AppArmor is on), or commands are
+# refused with a message saying so (see the README's security model).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap socat \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -12,6 +12,7 @@ import type { LlmClient } from "../tools/impl/llm.js";
 import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
 import { withoutToken } from "../tools/process/secrets.js";
 import { createRuntime, type Runtime } from "../tools/runtime.js";
+import { createSandboxRunner, type SandboxRunner } from "../tools/sandbox/runner.js";
 import { seedTools } from "../tools/seed.js";
 import { createShellTools } from "../tools/shell/index.js";
 import { createTreeTools } from "../tools/tree/tools.js";
@@ -51,6 +52,8 @@ export interface Byteseek {
   builtins: readonly BuiltinTool[];
   /** The upstream MCP servers (`/byteseek/mcp/`): started on first use, stopped by close(). */
   mcp: McpClient;
+  /** The sandbox every command starts in (`BYTESEEK_BWRAP` names another bubblewrap binary). */
+  sandbox: SandboxRunner;
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
   /**
@@ -151,6 +154,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
   // Commands take their allow-listed variables from the environment handed in (the server's,
   // secrets included), never BYTESEEK_TOKEN, whichever entry point made this runtime.
   const commandEnv = withoutToken(options.env ?? process.env);
+  const sandbox = createSandboxRunner(env.BYTESEEK_BWRAP ? { bwrap: env.BYTESEEK_BWRAP } : {});
   const mcp = createMcpClient({
     tree,
     logger: logger.child({ part: "mcp-client" }),
@@ -166,6 +170,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     mcp,
     ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
     env: commandEnv,
+    sandbox,
   });
   const agent = createAgent({
     tree,
@@ -180,11 +185,13 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     agent,
     builtins,
     mcp,
+    sandbox,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
     async close() {
       // upstream servers first: no process outlives byteseek
       await mcp.close();
       await runtime.close();
+      await sandbox.close();
       await current?.provider.close();
       await Promise.all([...clients.values()].map((p) => p.close()));
     },

@@ -54,6 +54,7 @@ function contextFor(root: string): ToolContext {
       passEnv: [],
       outputCapBytes: 16 * 1024 * 1024,
       root: createScratchRoot(root),
+      sandbox: { mode: "off" },
     }),
   };
 }

@@ -18,6 +18,12 @@ export interface EtcdMemberOptions {
   root?: string;
   /** Extra command-line flags. */
   args?: string[];
+  /**
+   * Serve clients over TLS with this certificate and key (PEM files); with `clientCa`, ask each
+   * client for a certificate signed by it (etcd's --client-cert-auth). Health is then read on a
+   * plain metrics port.
+   */
+  tls?: { cert: string; key: string; clientCa?: string };
 }
 
 /** One etcd server process. */
@@ -69,20 +75,39 @@ export async function startEtcd(options: EtcdMemberOptions = {}): Promise<EtcdCl
 export async function startEtcdCluster(size: number, options: EtcdMemberOptions = {}): Promise<EtcdCluster> {
   const root = options.root ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
   const base = await mkdtemp(join(root, "byteseek-etcd-"));
-  const specs: Array<{ name: string; client: number; peer: number }> = [];
+  const specs: Array<{ name: string; client: number; peer: number; metrics: number }> = [];
   for (let i = 0; i < size; i++)
-    specs.push({ name: `m${i}`, client: await freePort(), peer: await freePort() });
+    specs.push({
+      name: `m${i}`,
+      client: await freePort(),
+      peer: await freePort(),
+      metrics: await freePort(),
+    });
+  const { tls } = options;
+  const tlsArgs = tls
+    ? [
+        `--cert-file=${tls.cert}`,
+        `--key-file=${tls.key}`,
+        ...(tls.clientCa ? [`--trusted-ca-file=${tls.clientCa}`, "--client-cert-auth"] : []),
+      ]
+    : [];
   const initialCluster = specs.map((s) => `${s.name}=http://127.0.0.1:${s.peer}`).join(",");
   const members = specs.map((s) =>
     createMember({
       name: s.name,
-      clientUrl: `http://127.0.0.1:${s.client}`,
+      clientUrl: `${tls ? "https" : "http"}://127.0.0.1:${s.client}`,
       peerUrl: `http://127.0.0.1:${s.peer}`,
+      healthUrl: tls ? `http://127.0.0.1:${s.metrics}` : `http://127.0.0.1:${s.client}`,
       dataDir: join(base, s.name),
       logFile: join(base, `${s.name}.log`),
       initialCluster,
       bin: options.bin ?? process.env.ETCD_BIN ?? "etcd",
-      args: [...ETCD_TREE_FLAGS, ...(options.args ?? [])],
+      args: [
+        ...ETCD_TREE_FLAGS,
+        ...tlsArgs,
+        ...(tls ? [`--listen-metrics-urls=http://127.0.0.1:${s.metrics}`] : []),
+        ...(options.args ?? []),
+      ],
     }),
   );
   try {
@@ -94,7 +119,7 @@ export async function startEtcdCluster(size: number, options: EtcdMemberOptions 
   }
   return {
     members,
-    endpoints: members.map((m) => m.clientUrl.replace("http://", "")),
+    endpoints: members.map((m) => m.clientUrl.replace(/^https?:\/\//, "")),
     async remove() {
       await Promise.all(members.map((m) => m.stop()));
       await rm(base, { recursive: true, force: true });
@@ -106,6 +131,8 @@ interface MemberSpec {
   name: string;
   clientUrl: string;
   peerUrl: string;
+  /** Where /health answers: the client URL, or a plain metrics URL when clients get TLS. */
+  healthUrl: string;
   dataDir: string;
   logFile: string;
   initialCluster: string;
@@ -167,7 +194,7 @@ function createMember(spec: MemberSpec): EtcdMember {
         if (spawnError)
           throw new Error(`cannot start ${spec.bin}: ${spawnError.message} (install etcd-server)`);
         if (!child) throw new Error(`etcd ${spec.name} exited at start; see ${spec.logFile}`);
-        if (await healthy(spec.clientUrl)) return;
+        if (await healthy(spec.healthUrl)) return;
         if (i > 600) throw new Error(`etcd ${spec.name} did not become healthy; see ${spec.logFile}`);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -13,6 +13,7 @@ import { catalogueToJson } from "../server/routes/tools.js";
 import type { ToolsJson } from "../server/runtime-schemas.js";
 import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
 import type { McpServerStatus } from "../tools/mcp/client.js";
+import type { AcceptOptions, McpAcceptance, McpReview } from "../tools/mcp/review.js";
 import type { SyncReport } from "../tools/mcp/sync.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
@@ -41,6 +42,10 @@ export interface ToolsClient {
   mcpList(signal?: AbortSignal): Promise<McpServerStatus[]>;
   /** Syncs one upstream MCP server (or all) now (`POST /v1/mcp/sync`). */
   mcpSync(server?: string, signal?: AbortSignal): Promise<SyncReport[]>;
+  /** A server's tools held for review, each with its diff (`GET /v1/mcp/<server>/review`). */
+  mcpReview(server: string, signal?: AbortSignal): Promise<McpReview>;
+  /** A person accepts held tools (`POST /v1/mcp/<server>/accept`). */
+  mcpAccept(server: string, options: Omit<AcceptOptions, "by">, signal?: AbortSignal): Promise<McpAcceptance>;
   close(): Promise<void>;
 }
 
@@ -88,6 +93,8 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
     prompt: (vid) => byteseek.prompt(vid),
     mcpList: () => byteseek.mcp.list(),
     mcpSync: (server) => byteseek.mcp.sync(server, "manual"),
+    mcpReview: (server) => byteseek.mcp.review(server),
+    mcpAccept: (server, accepting) => byteseek.mcp.accept(server, { ...accepting, by: "person (cli)" }),
     async decide(id, decision) {
       const key = approvalKey(id);
       return { key, entry: await byteseek.runtime.approvals.decide(key, decision, "person (cli)") };
@@ -174,6 +181,10 @@ function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
           signal,
         )
       ).reports,
+    mcpReview: (server, signal) =>
+      send<McpReview>("GET", `/v1/mcp/${encodeURIComponent(server)}/review`, undefined, signal),
+    mcpAccept: (server, accepting, signal) =>
+      send<McpAcceptance>("POST", `/v1/mcp/${encodeURIComponent(server)}/accept`, accepting, signal),
     prompt: (vid, signal) =>
       send<BuiltPrompt>("GET", `/v1/prompt?vid=${encodeURIComponent(vid)}`, undefined, signal),
     decide(id, decision, signal) {

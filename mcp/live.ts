@@ -1,12 +1,14 @@
 /**
  * Keeps MCP clients current: one watch of the whole tree per process (so a write from any process
  * — another server on the same etcd, the CLI, an agent — counts) turned into change events: the
- * tool catalogue (a write under /byteseek/tools/ or to the policy), the prompts (under
+ * tool catalogue (a write under /byteseek/tools/, to the policy, or to an MCP server's sync state,
+ * where a person accepting a held upstream tool is written), the prompts (under
  * /byteseek/prompt/), the resource list (under /byteseek/memory/) and each key written. Events of
  * one tick are coalesced; a watch that fails is reopened from where it stopped.
  */
 import type { Logger } from "pino";
 import { MEMORY_DIR } from "../prompts/build.js";
+import { SYNC_DIR } from "../tools/mcp/registry.js";
 import { POLICY_KEY } from "../tools/policy.js";
 import { TOOLS_DIR } from "../tools/runtime.js";
 import type { Tree, WatchBatch } from "../tree/types.js";
@@ -36,7 +38,14 @@ export function classify(batches: readonly WatchBatch[]): TreeChange {
   for (const b of batches)
     for (const e of b.events) {
       const k = e.key;
-      if (k.startsWith(TOOLS_DIR) || k === POLICY_KEY || TOOLS_DIR.startsWith(k)) change.tools = true;
+      if (
+        k.startsWith(TOOLS_DIR) ||
+        k === POLICY_KEY ||
+        TOOLS_DIR.startsWith(k) ||
+        k.startsWith(SYNC_DIR) ||
+        SYNC_DIR.startsWith(k)
+      )
+        change.tools = true;
       if (k.startsWith(PROMPT_DIR) || PROMPT_DIR.startsWith(k)) change.prompts = true;
       if (k.startsWith(MEMORY_DIR) || MEMORY_DIR.startsWith(k)) change.resources = true;
       if (change.keys.length < MAX_KEYS) change.keys.push(k);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The Debian packages the tests drive for real: chromium (the web page, end to end) and etcd-server
- * (the etcd backend). Run by `npm test` before anything else, and as vitest's globalSetup, so a
+ * The Debian packages the tests drive for real: chromium (the web page, end to end), etcd-server
+ * (the etcd backend), bubblewrap (the sandbox every command runs in), socat (its bridge to the egress
+ * proxy) and util-linux's prlimit (its resource limits). Run by `npm test` before anything else, and as vitest's globalSetup, so a
  * machine without them stops at once with one line naming what to install, never deep inside a suite.
  * `scripts/install-test-deps` installs them.
  */
@@ -31,6 +32,9 @@ export function missingTestPackages(env = process.env) {
   if (!executable(CHROMIUM)) missing.push("chromium");
   const etcd = env.ETCD_BIN;
   if (!(etcd ? executable(etcd) : onPath("etcd", env))) missing.push("etcd-server");
+  if (!onPath("bwrap", env)) missing.push("bubblewrap");
+  if (!onPath("socat", env)) missing.push("socat");
+  if (!onPath("prlimit", env)) missing.push("util-linux");
   return missing;
 }
 
@@ -38,7 +42,7 @@ export function missingTestPackages(env = process.env) {
 export function missingTestPackagesLine(env = process.env) {
   const missing = missingTestPackages(env);
   if (missing.length === 0) return "";
-  return `the tests need Debian's ${missing.join(" and ")}: run scripts/install-test-deps (as root, or with sudo), or apt-get install ${missing.join(" ")}`;
+  return `the tests need Debian's ${missing.join(", ")}: run scripts/install-test-deps (as root, or with sudo), or apt-get install ${missing.join(" ")}`;
 }
 
 /** vitest's globalSetup: refuses to start the suite without them. */

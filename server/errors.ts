@@ -6,7 +6,12 @@ import type { FastifyError } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import type { LogFn } from "pino";
 import { type AgentErrorCode, isAgentError } from "../agent/errors.js";
-import { type ApprovalErrorCode, isApprovalError } from "../tools/errors.js";
+import {
+  type ApprovalErrorCode,
+  isApprovalError,
+  isMcpReviewError,
+  type McpReviewErrorCode,
+} from "../tools/errors.js";
 import { isTreeError, type TreeErrorCode } from "../tree/errors.js";
 import { nodeToJson } from "../tree/http/index.js";
 import { valueToJson } from "../tree/value.js";
@@ -38,7 +43,12 @@ export type ServerErrorCode =
   /** The server's configuration (environment) is wrong; raised before listening, never over HTTP. */
   | "SERVER_CONFIG";
 
-export type ErrorCode = ServerErrorCode | TreeErrorCode | AgentErrorCode | ApprovalErrorCode;
+export type ErrorCode =
+  | ServerErrorCode
+  | TreeErrorCode
+  | AgentErrorCode
+  | ApprovalErrorCode
+  | McpReviewErrorCode;
 
 /** An error raised by the HTTP layer itself (not by the tree). */
 export class ServerError extends Error {
@@ -112,6 +122,9 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   APPROVAL_INVALID: 400,
   APPROVAL_NOT_FOUND: 404,
   APPROVAL_DECIDED: 409,
+  MCP_UNKNOWN_SERVER: 404,
+  MCP_NOT_HELD: 409,
+  MCP_REVIEW_STALE: 409,
 };
 
 /** The body every error answers with. */
@@ -157,6 +170,7 @@ export function mapError(err: unknown): MappedError {
   if (err instanceof ServerError) return made(err.code, err.message, err.details);
   if (isAgentError(err)) return made(err.code, err.message, err.details);
   if (isApprovalError(err)) return made(err.code, err.message, err.details);
+  if (isMcpReviewError(err)) return made(err.code, err.message, err.details);
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issues = err.validation.map((v) => ({
       path: v.instancePath || "/",

@@ -20,7 +20,10 @@ import { isAgentError } from "../agent/errors.js";
 import { clientUrlOrigins } from "../agent/llm-config.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { sharePath } from "../mcp/share.js";
+import { createPolicyReader } from "../tools/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
+import { unavailableMessage } from "../tools/sandbox/probe.js";
+import { SANDBOX_OFF_WARNING } from "../tools/sandbox/settings.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import {
@@ -261,6 +264,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     config.host.includes(":") && !config.host.startsWith("[") ? `[${config.host}]` : config.host;
   const url = `http://${hostPart}:${port}`;
   const sync = config.store.backend === "classic" ? { sync: config.store.sync } : {};
+  const sandbox = await sandboxAtStart(tree, byteseek);
   logger.info(
     {
       url,
@@ -268,9 +272,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       ...sync,
       workspace: config.workspace,
       auth: Boolean(config.token),
+      sandbox: sandbox.state,
     },
     "listening",
   );
+  if (sandbox.warning) logger.warn({ sandbox: sandbox.state }, sandbox.warning);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -305,4 +311,19 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     process.on("SIGINT", onSignal);
   }
   return { app, tree: byteseek.tree, config, url, close };
+}
+
+/**
+ * What the start line says of the sandbox: on, off (the policy's explicit choice, warned), or
+ * unavailable here (every command will be refused: warned with the cause and the setting).
+ */
+async function sandboxAtStart(
+  tree: Tree,
+  byteseek: Byteseek,
+): Promise<{ state: "on" | "off" | "unavailable"; warning?: string }> {
+  const loaded = await createPolicyReader(tree)().catch(() => undefined);
+  if (loaded?.ok && loaded.policy.sandbox === "off") return { state: "off", warning: SANDBOX_OFF_WARNING };
+  const status = await byteseek.sandbox.status();
+  if (!status.ok) return { state: "unavailable", warning: `warning: ${unavailableMessage(status.cause)}` };
+  return { state: "on" };
 }

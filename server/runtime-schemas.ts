@@ -103,6 +103,9 @@ export const McpServerJson = z
     pid: z.number().optional(),
     tools: z.number(),
     toolNames: z.array(z.string()),
+    held: z
+      .array(z.string())
+      .describe("its tools held for a person's review (changed upstream since accepted): not offered"),
     sync: z
       .object({
         state: z.enum(["ok", "error"]),
@@ -127,12 +130,38 @@ export const McpSyncReportJson = z.object({
   changed: z.array(z.string()),
   removed: z.array(z.string()),
   conflicts: z.array(z.string()),
+  held: z.array(z.string()).optional().describe("tools held for a person's review after this sync"),
   error: z.string().optional(),
 });
 
 /** What `POST /v1/mcp/sync` answers: one report per server synced. */
 export const McpSyncJson = z.object({ reports: z.array(McpSyncReportJson) });
 export type McpSyncJson = z.infer<typeof McpSyncJson>;
+
+/** One held upstream tool as `GET /v1/mcp/<server>/review` shows it. */
+export const HeldToolJson = z.object({
+  tool: z.string().describe("the upstream tool name"),
+  name: z.string().describe("the declaration's name in the tree"),
+  why: z.enum(["changed", "re-added", "new"]),
+  since: z.number(),
+  hash: z
+    .string()
+    .describe("sha256 of what it says now (name, title, description, input schema, annotations)"),
+  accepted: z.string().optional().describe("the hash a person last accepted"),
+  acceptedBy: z.string().optional(),
+  fields: z.array(z.string()).describe("the fields that differ from what was accepted"),
+  diff: z.string().describe("unified diff of each differing field, accepted → upstream now"),
+});
+
+export const McpReviewJson = z.object({ server: z.string(), held: z.array(HeldToolJson) });
+export type McpReviewJson = z.infer<typeof McpReviewJson>;
+
+export const McpAcceptJson = z.object({
+  server: z.string(),
+  accepted: z.array(z.string()).describe("tools accepted now: offered and callable"),
+  held: z.array(z.string()).describe("tools still held"),
+});
+export type McpAcceptJson = z.infer<typeof McpAcceptJson>;
 
 export const TurnJson = z
   .object({

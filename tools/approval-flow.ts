@@ -90,7 +90,7 @@ export async function approvalOf(
   policy: Policy,
   callOptions: WaitOptions,
 ): Promise<{ approved: boolean; rule: string; key?: string; refusal?: ToolResult }> {
-  if (await approvals.approvedForRun(call.vid, call.name))
+  if (await approvals.approvedForRun(call.vid, call.name, decl.hash))
     return { approved: true, rule: `approved for run ${call.vid}` };
   const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, { reason, rule });
   if (outcome.approved)

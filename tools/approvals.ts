@@ -87,8 +87,24 @@ export interface Approvals {
   read(key: string): Promise<ApprovalEntry | undefined>;
   /** Pending entries, oldest run first (bounded by `limit`). */
   pending(limit?: number): Promise<Array<{ key: string; entry: ApprovalEntry }>>;
-  /** Whether a person approved `tool` for the rest of run `vid`. */
-  approvedForRun(vid: string, tool: string): Promise<boolean>;
+  /** Whether a person approved `tool`, as declared with `hash`, for the rest of run `vid`. */
+  approvedForRun(vid: string, tool: string, hash?: string): Promise<boolean>;
+}
+
+/**
+ * A standing approval (scope `run` or `always`) names the declaration's hash, `<tool>@sha256:<hex>`:
+ * it covers that declaration only, and lapses when the declaration changes (an agent rewriting a
+ * tool's argv does not keep what a person gave the old one). A plain name in policy.approved is a
+ * rule a person wrote by hand and covers whatever that name declares.
+ */
+export function approvalFor(tool: string, hash: string | undefined): string {
+  return hash === undefined ? tool : `${tool}@sha256:${hash}`;
+}
+
+/** The tool and hash of a standing approval (`hash` absent for a plain name). */
+export function parseStanding(item: string): { tool: string; hash?: string } {
+  const at = item.lastIndexOf("@sha256:");
+  return at < 0 ? { tool: item } : { tool: item.slice(0, at), hash: item.slice(at + "@sha256:".length) };
 }
 
 /** The key of an approval named `<vid>/<n>` (as the CLI and the route take it), or an ApprovalError. */
@@ -159,21 +175,32 @@ export function createApprovals(tree: Tree): Approvals {
     const entry = await settle(key, d.decision === "approve" ? "approved" : "denied", decision);
     // A change to what a person wrote is approved once: a standing grant makes no sense for it.
     if (d.decision === "approve" && !entry.change) {
-      if (d.scope === "run") await addToList(runApprovalsKey(entry.vid), undefined, entry.tool);
-      if (d.scope === "always") await addToList(POLICY_KEY, "approved", entry.tool);
+      const item = approvalFor(entry.tool, entry.decl?.hash);
+      if (d.scope === "run") await addToList(runApprovalsKey(entry.vid), undefined, item);
+      if (d.scope === "always") await addToList(POLICY_KEY, "approved", item);
     }
     return entry;
   }
 
-  /** Adds `item` to a JSON list (the whole value, or `field` of an object), read-only, forced: a person's write. */
+  /**
+   * Adds `item` to a JSON list (the whole value, or `field` of an object), read-only, forced: a
+   * person's write. A hash-bound item replaces the same tool's earlier hash-bound ones (they lapsed).
+   */
   async function addToList(key: string, field: string | undefined, item: string): Promise<void> {
+    const { tool, hash } = parseStanding(item);
     for (let attempt = 0; attempt < 20; attempt++) {
       const node = await tree.get(key);
       const value = node?.kind === "json" ? node.value.value : field ? {} : [];
       const list = field ? (value as Record<string, Json>)[field] : value;
       const items = Array.isArray(list) ? (list as Json[]) : [];
       if (items.includes(item)) return;
-      const nextList = [...items, item];
+      const kept =
+        hash === undefined
+          ? items
+          : items.filter(
+              (i) => typeof i !== "string" || parseStanding(i).tool !== tool || !parseStanding(i).hash,
+            );
+      const nextList = [...kept, item];
       const next = field ? { ...(value as Record<string, Json>), [field]: nextList } : nextList;
       try {
         await tree.set(key, json(next), {
@@ -188,9 +215,14 @@ export function createApprovals(tree: Tree): Approvals {
     }
   }
 
-  async function approvedForRun(vid: string, tool: string): Promise<boolean> {
+  async function approvedForRun(vid: string, tool: string, hash?: string): Promise<boolean> {
     const node = await tree.get(runApprovalsKey(vid));
-    return node?.kind === "json" && Array.isArray(node.value.value) && node.value.value.includes(tool);
+    if (node?.kind !== "json" || !Array.isArray(node.value.value)) return false;
+    return node.value.value.some((i) => {
+      if (typeof i !== "string") return false;
+      const s = parseStanding(i);
+      return s.tool === tool && (s.hash === undefined || s.hash === hash);
+    });
   }
 
   async function awaitDecision(

@@ -53,6 +53,8 @@ export interface PipelineOptions {
   runLocks: KeyedLock;
   /** What an `mcp` tool's server needs (GateInput.mcpNeeds), from the MCP client. */
   mcpNeeds?: GateInput["mcpNeeds"] | undefined;
+  /** An `mcp` tool's server's held tools (GateInput.mcpHeld), from the MCP client. */
+  mcpHeld?: GateInput["mcpHeld"] | undefined;
 }
 
 export interface CallPipeline {
@@ -77,6 +79,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     call: ToolCall,
     policy: Policy,
     inherited: { inheritedConfirm?: string; wraps?: string },
+    declHash: string,
     runHooks = true,
   ): Promise<{ result?: ToolResult; rule: string }> {
     for (const hook of runHooks ? hooks : []) {
@@ -116,9 +119,11 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       workspace,
       hidden,
       builtinPowers: powersOf,
+      declHash,
       ...(inherited.inheritedConfirm ? { inheritedConfirm: inherited.inheritedConfirm } : {}),
       ...(inherited.wraps ? { wraps: inherited.wraps } : {}),
       ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),
+      ...(options.mcpHeld ? { mcpHeld: options.mcpHeld } : {}),
     });
     if (verdict.allowed) return { rule: verdict.rule };
     return {
@@ -224,7 +229,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         { problems: loaded.problems },
       );
     else {
-      let gated = await gate(call, loaded.policy, resolved);
+      let gated = await gate(call, loaded.policy, resolved, resolved.decl.hash);
       if (gated.result?.details.code === "needs_approval" && callOptions.waitForApproval) {
         const asked = await approvalOf(
           approvals,
@@ -238,7 +243,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         if (asked.key) meta.approval = asked.key;
         if (asked.approved) {
           call.approved = true;
-          gated = await gate(call, loaded.policy, resolved, false);
+          gated = await gate(call, loaded.policy, resolved, resolved.decl.hash, false);
           gated.rule = `${gated.rule}; ${asked.rule}`;
         } else gated = { rule: gated.rule, result: asked.refusal };
       }

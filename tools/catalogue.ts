@@ -80,6 +80,8 @@ export interface CatalogueOptions {
   powersOf: (ref: string) => readonly Power[];
   /** The powers an `mcp` tool's server needs (exec for a command, net to its host), as the gate reads them. */
   mcpNeeds?: ((server: string) => Promise<Need[]>) | undefined;
+  /** An `mcp` tool's server's upstream tools held for a person's review: listed as blocked, never offered. */
+  mcpHeld?: ((server: string) => Promise<ReadonlyMap<string, string>>) | undefined;
 }
 
 type Parsed = ReturnType<typeof parseDeclaration>;
@@ -90,6 +92,7 @@ export function createCatalogue({
   readPolicy,
   powersOf,
   mcpNeeds,
+  mcpHeld,
 }: CatalogueOptions): Catalogue {
   // A declaration's parse and its hash (the records' `decl.hash`), by key, while its modRev holds.
   const parsed = new Map<string, { modRev: number; result: Parsed; hash?: string }>();
@@ -244,15 +247,22 @@ export function createCatalogue({
     const loaded = await readPolicy();
     // An mcp tool needs what its server does (the registry entry, not the declaration): read once per server.
     const servers = new Map<string, Need[]>();
-    if (loaded.ok && mcpNeeds)
-      for (const t of listed.catalogue.valid) {
-        const impl = t.declaration.impl;
-        if (impl.kind !== "mcp" || t.blocked !== undefined || servers.has(impl.server)) continue;
-        servers.set(impl.server, await mcpNeeds(impl.server).catch(() => []));
-      }
-    const valid = listed.catalogue.valid.map(function withGrant(t) {
-      if (t.blocked !== undefined || !loaded.ok) return t;
+    const held = new Map<string, ReadonlyMap<string, string>>();
+    for (const t of listed.catalogue.valid) {
       const impl = t.declaration.impl;
+      if (impl.kind !== "mcp" || t.blocked !== undefined) continue;
+      if (loaded.ok && mcpNeeds && !servers.has(impl.server))
+        servers.set(impl.server, await mcpNeeds(impl.server).catch(() => []));
+      if (mcpHeld && !held.has(impl.server))
+        held.set(impl.server, await mcpHeld(impl.server).catch(() => new Map()));
+    }
+    const valid = listed.catalogue.valid.map(function withGrant(t) {
+      if (t.blocked !== undefined) return t;
+      const impl = t.declaration.impl;
+      // a held upstream tool is never offered, whatever the run holds
+      const holding = impl.kind === "mcp" ? held.get(impl.server)?.get(impl.tool) : undefined;
+      if (holding) return { ...t, blocked: holding };
+      if (!loaded.ok) return t;
       const lacking =
         impl.kind === "mcp"
           ? lackingServerPowers(servers.get(impl.server) ?? [], loaded.policy, vid ?? "")

@@ -47,7 +47,11 @@ export type ToolErrorCode =
   | "mcp_unavailable"
   | "mcp_protocol"
   /** the upstream tool is outside its entry's allow-list, or was never synced (tools/mcp/allowed.ts) */
-  | "mcp_not_allowed";
+  | "mcp_not_allowed"
+  /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts). */
+  | "held_for_review"
+  // the sandbox every command runs in (tools/sandbox/)
+  | "sandbox_unavailable";
 
 /** The kind a code maps to when the thrower does not say. */
 const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
@@ -60,6 +64,8 @@ const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
   outside_root: "denied",
   read_only: "denied",
   mcp_not_allowed: "denied",
+  held_for_review: "denied",
+  sandbox_unavailable: "denied",
 };
 
 export class ToolError extends Error {
@@ -103,4 +109,24 @@ export class ApprovalError extends Error {
 
 export function isApprovalError(err: unknown): err is ApprovalError {
   return err instanceof ApprovalError;
+}
+
+/** Codes of the MCP review API (tools/mcp/client.ts review/accept), for its callers: HTTP maps them. */
+export type McpReviewErrorCode = "MCP_UNKNOWN_SERVER" | "MCP_NOT_HELD" | "MCP_REVIEW_STALE";
+
+/** A review or acceptance that cannot be made: no such server, nothing held of that name, or it changed again. */
+export class McpReviewError extends Error {
+  override readonly name = "McpReviewError";
+  readonly code: McpReviewErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: McpReviewErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isMcpReviewError(err: unknown): err is McpReviewError {
+  return err instanceof McpReviewError;
 }

@@ -10,8 +10,11 @@ import type { ToolCall } from "./hooks.js";
 import { type ImplEnv, runImpl } from "./impl/kinds.js";
 import type { LlmClient } from "./impl/llm.js";
 import type { Policy } from "./policy.js";
-import { createCommandScope, type OwnedScope, type ScratchRoot } from "./process/scope.js";
+import { grantOf } from "./powers.js";
+import { createCommandScope, type OwnedScope, type ScopeSandbox, type ScratchRoot } from "./process/scope.js";
 import { fromError, success } from "./results.js";
+import { grantView } from "./sandbox/grant-view.js";
+import type { SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, KeyedLock, ToolContext, ToolResult } from "./types.js";
 
 /** How long an aborted tool gets to wind down (and report its own output) before the boundary answers. */
@@ -29,6 +32,8 @@ export interface ExecutorOptions {
   commandEnv: Readonly<Record<string, string | undefined>>;
   scratchRoot: ScratchRoot;
   fileLocks: KeyedLock;
+  /** Starts every command of a call in the sandbox of its run's grant. */
+  sandbox: SandboxRunner;
 }
 
 export type Execute = (
@@ -42,6 +47,33 @@ export function createExecutor(options: ExecutorOptions): Execute {
   const { tree, logger, registry, llm, mcp, lookup, workspace, hidden, commandEnv, scratchRoot, fileLocks } =
     options;
 
+  /** The sandbox a call's commands get: its run's grant over the policy's paths and limits. */
+  function sandboxOf(
+    call: ToolCall,
+    policy: Policy,
+    paths: { roots: string[]; deny: string[] },
+  ): ScopeSandbox {
+    if (policy.sandbox === "off") return { mode: "off" };
+    const { grant } = grantOf(policy.grants, call.vid);
+    return {
+      mode: "on",
+      runner: options.sandbox,
+      limits: policy.limits,
+      // no network until byteseek's egress proxy is wired in: a run holding net gets none (fail closed)
+      network: { mode: "none" },
+      async view() {
+        return grantView({
+          grant,
+          roots: [workspace, ...paths.roots],
+          deny: paths.deny,
+          credentialPaths: policy.credentialPaths,
+          serverPaths: [...hidden, await scratchRoot.path()],
+          home: commandEnv.HOME,
+        });
+      },
+    };
+  }
+
   return async function execute(call, policy, callerSignal, scopes) {
     const decl = call.declaration;
     const impl = decl.impl;
@@ -54,11 +86,13 @@ export function createExecutor(options: ExecutorOptions): Execute {
         policy.defaultTimeoutMs,
       policy.maxTimeoutMs,
     );
+    const paths = await policyPaths(policy, workspace);
     const commands = createCommandScope({
       source: commandEnv,
       passEnv: policy.passEnv,
       outputCapBytes: policy.outputCapBytes,
       root: scratchRoot,
+      sandbox: sandboxOf(call, policy, paths),
     });
     scopes.push(commands);
     const controller = new AbortController();
@@ -70,8 +104,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       () => controller.abort(new ToolError("timeout", `${call.name} timed out after ${timeoutMs} ms`)),
       timeoutMs,
     );
-    const paths = await policyPaths(policy, workspace);
-    paths.deny.push(...hidden);
+    const deny = [...paths.deny, ...hidden];
     const ctx: ToolContext = {
       vid: call.vid,
       signal: controller.signal,
@@ -83,7 +116,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       maxTimeoutMs: policy.maxTimeoutMs,
       commands,
       roots: paths.roots,
-      deny: paths.deny,
+      deny,
       denyKeys: policy.denyKeys,
       approved: call.approved,
     };

@@ -1,5 +1,6 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { parseStanding } from "./approvals.js";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
 import { powersNeeded } from "./needs.js";
@@ -12,7 +13,7 @@ const PATH_ARGS = ["path", "from", "to"] as const;
 
 /** Why the policy refuses a call: the code, a reason written for the model, and the rule. */
 export interface GateRefusal {
-  code: "denied" | "needs_approval" | "outside_root";
+  code: "denied" | "needs_approval" | "outside_root" | "held_for_review";
   reason: string;
   /** The policy rule (or declaration field) that refused, e.g. `grants.default.exec`, `deny[0] (secrets/)`. */
   rule: string;
@@ -38,6 +39,8 @@ export interface GateInput {
   hidden?: readonly string[];
   /** The powers a built-in needs, by ref. */
   builtinPowers: (ref: string) => readonly Power[];
+  /** The hash of the declaration as read for this call: a standing approval names it (approvals.ts). */
+  declHash?: string;
   /** Confirmation inherited from the declaration an alias wraps: where it comes from. */
   inheritedConfirm?: string;
   /**
@@ -47,6 +50,8 @@ export interface GateInput {
   wraps?: string;
   /** The powers an `mcp` tool's server needs (exec for a command, net to its host), from its registry entry. */
   mcpNeeds?: (server: string) => Promise<Need[]>;
+  /** An `mcp` tool's server's upstream tools held for a person's review, with why (tools/mcp/pins.ts). */
+  mcpHeld?: (server: string) => Promise<ReadonlyMap<string, string>>;
 }
 
 const HOW_TO_GRANT =
@@ -73,6 +78,15 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
       "agentImpls",
       `${name} was declared by an agent with an impl of kind "${impl.kind}", which the policy's legacy agentImpls rule does not allow (allowed: ${policy.agentImpls.join(", ") || "none"}). ${HOW_TO_GRANT} by removing agentImpls (grants decide instead). Until then use an existing tool.`,
     );
+  if (impl.kind === "mcp") {
+    const held = (await input.mcpHeld?.(impl.server))?.get(impl.tool);
+    if (held)
+      return refuse(
+        "held_for_review",
+        `pin (${impl.server}/${impl.tool})`,
+        `${name} was not run: ${held}. Until then use another tool, or ask the user to review it.`,
+      );
+  }
   const { grant, rule } = grantOf(policy.grants, vid);
   if (impl.kind === "http") {
     try {
@@ -121,13 +135,22 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
     : input.inheritedConfirm
       ? input.inheritedConfirm
       : confirmIndex(policy, name, ref);
-  const standing = policy.approved.findIndex((a) => a === name || (ref !== undefined && a === ref));
-  if (confirmRule !== undefined && !input.approved && standing < 0)
+  const standing = policy.approved.findIndex((a) => {
+    const s = parseStanding(a);
+    if (s.hash !== undefined) return s.tool === name && s.hash === input.declHash;
+    return a === name || (ref !== undefined && a === ref);
+  });
+  if (confirmRule !== undefined && !input.approved && standing < 0) {
+    const lapsed = policy.approved.some((a) => {
+      const s = parseStanding(a);
+      return s.tool === name && s.hash !== undefined;
+    });
     return refuse(
       "needs_approval",
       confirmRule,
-      `${name} needs the user's approval (rule: ${confirmRule}): ask the user, and call it again once they approve`,
+      `${name} needs the user's approval (rule: ${confirmRule})${lapsed ? "; the approval for good it had was for an earlier version of its declaration, which has changed since" : ""}: ask the user, and call it again once they approve`,
     );
+  }
   if (confirmRule === undefined) return { allowed: true, rule };
   const by = input.approved ? "approved" : `approved[${standing}] (${policy.approved[standing]})`;
   return { allowed: true, rule: `${rule}, ${by} (${confirmRule})` };

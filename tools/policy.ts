@@ -3,6 +3,7 @@ import type { Tree } from "../tree/types.js";
 import { IMPL_KINDS, zodProblems } from "./declaration.js";
 import { matchName, targetOfUrl } from "./net/host-rules.js";
 import { DEFAULT_GRANT, Grants } from "./powers.js";
+import { DEFAULT_CREDENTIAL_PATHS, SandboxLimits, SandboxMode } from "./sandbox/settings.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
 export const POLICY_KEY = "/byteseek/policy";
@@ -49,7 +50,9 @@ export const Policy = z
     approved: z
       .array(z.string())
       .default([])
-      .describe("Tool names or builtin refs a person approved for good (an approval with scope always)"),
+      .describe(
+        "Tool names or builtin refs a person approved for good; an approval with scope always adds <name>@sha256:<declaration hash>, which lapses when the declaration changes",
+      ),
     approvalTimeoutMs: z
       .number()
       .int()
@@ -94,6 +97,16 @@ export const Policy = z
       .min(64 * 1024)
       .default(16 * 1024 * 1024)
       .describe("Bytes of a command's output kept on disk while it runs (the last ones)"),
+    sandbox: SandboxMode.default("on"),
+    limits: SandboxLimits.default(() => SandboxLimits.parse({})).describe(
+      "Resource limits of every sandboxed command: cpuSeconds, memoryBytes, processes, openFiles, fileSizeBytes, tmpBytes",
+    ),
+    credentialPaths: z
+      .array(z.string().regex(/^(~|~\/.*|\/.*)$/, "an absolute path or one under ~/"))
+      .default([...DEFAULT_CREDENTIAL_PATHS])
+      .describe(
+        "Paths hidden from every sandboxed command even inside a workspace root (~/ is the server's HOME)",
+      ),
   })
   .strict();
 

@@ -20,6 +20,7 @@ import type { HostLookup } from "./net/host-rules.js";
 import { createPolicyReader } from "./policy.js";
 import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
+import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
 export type { CallOptions } from "./call-pipeline.js";
@@ -55,9 +56,11 @@ export interface RuntimeOptions {
   /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
   scratchParent?: string;
   /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
-  mcp?: Pick<McpClient, "call" | "needs">;
+  mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held">>;
   /** The resolver http impls check host names with before connecting (default: the system's). */
   lookup?: HostLookup;
+  /** Starts commands in the sandbox (default: bubblewrap on PATH; the runtime closes the one it made). */
+  sandbox?: SandboxRunner;
 }
 
 export interface Runtime {
@@ -93,7 +96,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const approvals = createApprovals(tree);
   const powersOf = (ref: string): readonly Power[] => builtinPowers(ref, registry.get(ref)?.powers);
   const scratchRoot = createScratchRoot(options.scratchParent);
-  const catalogue = createCatalogue({ tree, registry, readPolicy, powersOf, mcpNeeds: options.mcp?.needs });
+  const sandbox = options.sandbox ?? createSandboxRunner();
+  const mcpHeld = options.mcp?.held;
+  const catalogue = createCatalogue({
+    tree,
+    registry,
+    readPolicy,
+    powersOf,
+    mcpNeeds: options.mcp?.needs,
+    mcpHeld,
+  });
   const execute = createExecutor({
     tree,
     logger,
@@ -106,6 +118,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     commandEnv: options.env ?? process.env,
     scratchRoot,
     fileLocks: createKeyedLock(),
+    sandbox,
   });
   const pipeline = createCallPipeline({
     tree,
@@ -120,11 +133,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     powersOf,
     runLocks: createKeyedLock(),
     mcpNeeds: options.mcp?.needs,
+    mcpHeld,
   });
 
   async function close(): Promise<void> {
     await pipeline.flush();
     await scratchRoot.remove();
+    if (!options.sandbox) await sandbox.close();
   }
 
   return {

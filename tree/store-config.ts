@@ -13,6 +13,7 @@ import { resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { MemoryLevel } from "memory-level";
 import { TreeError } from "./errors.js";
+import type { EtcdTlsFiles } from "./etcd/tls.js";
 import { type HistoryLimit, parseHistoryLimit } from "./history-limit.js";
 import { createLevelTree, type TreeOptions } from "./level-tree.js";
 import type { Db } from "./mutation.js";
@@ -42,6 +43,10 @@ export type StoreSpec =
       prefix?: string;
       cacheBytes: number;
       historyLimit?: HistoryLimit;
+      /** The TLS files (paths; read when the tree opens): the members are then reached over TLS. */
+      tls?: EtcdTlsFiles;
+      /** The largest answer taken from etcd, in bytes (BYTESEEK_ETCD_MAX_ANSWER). */
+      maxAnswerBytes?: number;
     }
   | { backend: "http"; url: string };
 
@@ -51,6 +56,10 @@ export interface StoreSettings {
   BYTESEEK_SYNC?: string | undefined;
   BYTESEEK_CACHE?: string | undefined;
   BYTESEEK_HISTORY?: string | undefined;
+  BYTESEEK_ETCD_CA?: string | undefined;
+  BYTESEEK_ETCD_CERT?: string | undefined;
+  BYTESEEK_ETCD_KEY?: string | undefined;
+  BYTESEEK_ETCD_MAX_ANSWER?: string | undefined;
 }
 
 /** Which engines take each setting (KVSPACE chooses the engine). */
@@ -58,6 +67,10 @@ const ENGINES_OF: Record<Exclude<keyof StoreSettings, "KVSPACE">, ReadonlyArray<
   BYTESEEK_SYNC: ["classic"],
   BYTESEEK_CACHE: ["classic", "etcd"],
   BYTESEEK_HISTORY: ["classic", "etcd"],
+  BYTESEEK_ETCD_CA: ["etcd"],
+  BYTESEEK_ETCD_CERT: ["etcd"],
+  BYTESEEK_ETCD_KEY: ["etcd"],
+  BYTESEEK_ETCD_MAX_ANSWER: ["etcd"],
 };
 
 const WHY_NOT: Record<string, string> = {
@@ -146,11 +159,32 @@ export function resolveStore(settings: StoreSettings, cwd: string = process.cwd(
   const history = settings.BYTESEEK_HISTORY
     ? { historyLimit: parseHistoryLimit(settings.BYTESEEK_HISTORY, "BYTESEEK_HISTORY") }
     : {};
-  if (where.backend === "etcd") return { ...where, cacheBytes, ...history };
+  if (where.backend === "etcd") return { ...where, cacheBytes, ...history, ...etcdSettings(settings, cwd) };
   const sync = settings.BYTESEEK_SYNC || "never";
   if (sync !== "always" && sync !== "never")
     throw invalid(`BYTESEEK_SYNC must be always or never, got ${JSON.stringify(sync)}`, { sync });
   return { backend: "classic", location: resolve(cwd, where.location), sync, cacheBytes, ...history };
+}
+
+/** The TLS files (resolved against `cwd`) and the answer cap, as the etcd settings give them. */
+function etcdSettings(settings: StoreSettings, cwd: string): { tls?: EtcdTlsFiles; maxAnswerBytes?: number } {
+  const file = (v: string | undefined) => (v === undefined || v === "" ? undefined : resolve(cwd, v));
+  const [ca, cert, key] = [
+    file(settings.BYTESEEK_ETCD_CA),
+    file(settings.BYTESEEK_ETCD_CERT),
+    file(settings.BYTESEEK_ETCD_KEY),
+  ];
+  if ((cert === undefined) !== (key === undefined))
+    throw invalid(
+      "BYTESEEK_ETCD_CERT and BYTESEEK_ETCD_KEY go together (a client certificate and its key); set both, or neither",
+      { setting: cert === undefined ? "BYTESEEK_ETCD_CERT" : "BYTESEEK_ETCD_KEY" },
+    );
+  const tls = ca || cert ? { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) } : undefined;
+  const cap = settings.BYTESEEK_ETCD_MAX_ANSWER;
+  return {
+    ...(tls ? { tls } : {}),
+    ...(cap ? { maxAnswerBytes: parseSize("BYTESEEK_ETCD_MAX_ANSWER", cap) } : {}),
+  };
 }
 
 /** A size in bytes, or with a k/m suffix; refused with TREE_INVALID_OPTION naming the variable. */
@@ -175,15 +209,15 @@ export type OpenTreeOptions = TreeOptions &
   (
     | { backend: "memory" }
     | { backend: "classic"; location: string }
-    | { backend: "etcd"; endpoints: string[]; prefix?: string }
+    | { backend: "etcd"; endpoints: string[]; prefix?: string; tls?: EtcdTlsFiles; maxAnswerBytes?: number }
   );
 
 /** Opens a tree: classic-level in a folder, memory-level, or etcd (loaded only when asked for). */
 export async function openTree(options: OpenTreeOptions): Promise<Tree> {
   if (options.backend === "etcd") {
-    const { createEtcdTree } = await import("./etcd/index.js");
-    const { sync: _embeddedOnly, onClose, ...rest } = options;
-    const tree = await createEtcdTree(rest);
+    const { createEtcdTree, readEtcdTls } = await import("./etcd/index.js");
+    const { sync: _embeddedOnly, onClose, tls, ...rest } = options;
+    const tree = await createEtcdTree({ ...rest, ...(tls ? { tls: readEtcdTls(tls) } : {}) });
     if (!onClose) return tree;
     return { ...tree, close: () => tree.close().then(onClose) };
   }

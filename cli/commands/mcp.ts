@@ -1,20 +1,26 @@
+import { shortHash } from "../../tools/mcp/pins.js";
+import { printable } from "../../tools/printable.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 
-const USAGE = "mcp list | mcp sync [<server>]";
+const USAGE = "mcp list | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...]";
 
 /**
  * `kvspace mcp list`: one line per registered upstream MCP server — name, state, tool count,
  * transport and target, and the last error. `kvspace mcp sync [<server>]`: syncs its tools (or
  * every server's) into declarations now; one line per server saying what changed; exit 1 naming the
- * server when one cannot start or answer (within its timeout).
+ * server when one cannot start or answer (within its timeout). `kvspace mcp review <server>`: per
+ * tool held for review (changed upstream since a person accepted it), a line
+ * `<name>\t<why>\t<hash>\taccepted <hash>|never accepted\t<fields>` and the diff of each field;
+ * `kvspace mcp accept <server> [<tool>...]` accepts them (all held ones when none is named).
  */
 export const mcpCommand = defineCommand({
   name: "mcp",
   usage: USAGE,
   summary: "list the upstream MCP servers, or sync their tools into declarations",
-  args: { min: 1, max: 2 },
-  async run({ positionals: [action, server] }, { tools, stdout, stderr }) {
+  args: { min: 1 },
+  async run({ positionals: [action, server, ...names] }, { tools, stdout, stderr }) {
+    if (action !== "accept" && names.length) throw usage(`mcp ${action} takes at most one server name`);
     if (action === "list") {
       if (server !== undefined) throw usage(`mcp list takes no server name`);
       const client = await tools();
@@ -43,14 +49,48 @@ export const mcpCommand = defineCommand({
         const conflicts = r.conflicts.length
           ? `\tnot synced (a tool of that name is not this server's): ${r.conflicts.join(" ")}`
           : "";
+        const held = r.held?.length
+          ? `\theld for review (kvspace mcp review ${r.server}): ${r.held.join(" ")}`
+          : "";
         await writeLine(
           stdout,
-          `${r.server}\tsynced\t${r.tools} tools\t${changes.length ? changes.join(" ") : "no change"}${conflicts}`,
+          `${r.server}\tsynced\t${r.tools} tools\t${changes.length ? changes.join(" ") : "no change"}${conflicts}${held}`,
         );
       }
       if (reports.length === 0 && server === undefined)
         await writeLine(stdout, "no MCP server is registered under /byteseek/mcp/");
       return code;
+    }
+    if (action === "review") {
+      if (server === undefined) throw usage("mcp review takes a server name");
+      const review = await (await tools()).mcpReview(server);
+      if (review.held.length === 0) {
+        await writeLine(stdout, `${server}\tnothing held for review`);
+        return 0;
+      }
+      for (const h of review.held) {
+        const accepted = h.accepted ? `accepted ${shortHash(h.accepted)}` : "never accepted";
+        await writeLine(
+          stdout,
+          [h.name, h.why, shortHash(h.hash), accepted, h.fields.join(",") || "-"]
+            .map((c) => printable(c))
+            .join("\t"),
+        );
+        if (h.diff) stdout.write(printable(h.diff, { lines: true }));
+      }
+      await writeLine(
+        stdout,
+        `accept with: kvspace mcp accept ${server} ${review.held.map((h) => h.name).join(" ")}`,
+      );
+      return 0;
+    }
+    if (action === "accept") {
+      if (server === undefined) throw usage("mcp accept takes a server name");
+      const done = await (await tools()).mcpAccept(server, names.length ? { tools: names } : {});
+      for (const name of done.accepted) await writeLine(stdout, `${printable(name)}\taccepted`);
+      if (done.accepted.length === 0) await writeLine(stdout, `${server}\tnothing held for review`);
+      for (const name of done.held) await writeLine(stdout, `${printable(name)}\tstill held`);
+      return 0;
     }
     throw usage(`unknown mcp action ${JSON.stringify(action)}`);
   },

@@ -1,13 +1,15 @@
 import { zodProblems } from "../../tools/declaration.js";
 import { POLICY_KEY, Policy } from "../../tools/policy.js";
 import { grantOf } from "../../tools/powers.js";
+import { SANDBOX_OFF_WARNING } from "../../tools/sandbox/settings.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 
 /**
  * `kvspace policy [--vid V]`: what the policy grants run V (default: a run no entry of
  * grants.runs names) and the rules every call meets, one `name<TAB>value` line each; lists are
- * comma-separated, `-` when empty. The policy itself is `kvspace get /byteseek/policy`.
+ * comma-separated, `-` when empty. The policy itself is `kvspace get /byteseek/policy`. A policy
+ * that turns the sandbox off says so on stderr too: commands then run with the server's own rights.
  */
 export const policyCommand = defineCommand({
   name: "policy",
@@ -16,7 +18,7 @@ export const policyCommand = defineCommand({
   args: { min: 0, max: 0 },
   flags: { vid: "value" },
   flagHelp: { vid: "the run whose powers to print (default: a run no entry of grants.runs names)" },
-  async run({ flags }, { tree, stdout }) {
+  async run({ flags }, { tree, stdout, stderr }) {
     const node = await tree.get(POLICY_KEY);
     const parsed = Policy.safeParse(node?.kind === "json" ? node.value.value : {});
     if (!parsed.success)
@@ -42,9 +44,11 @@ export const policyCommand = defineCommand({
       ["denyKeys", list(policy.denyKeys)],
       ["workspaceRoots", list(policy.workspaceRoots)],
       ["approvalTimeoutMs", String(policy.approvalTimeoutMs)],
+      ["sandbox", policy.sandbox],
     ];
     if (policy.agentImpls) lines.push(["agentImpls", list(policy.agentImpls)]);
     for (const [k, v] of lines) await writeLine(stdout, `${k}\t${v}`);
+    if (policy.sandbox === "off") await writeLine(stderr, SANDBOX_OFF_WARNING);
     return 0;
   },
 });

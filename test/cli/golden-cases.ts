@@ -680,7 +680,7 @@ const tools: GoldenCase[] = [
     name: "policy prints what the default grant holds and the other rules",
     args: ["policy", "--vid", "run-1"],
     stdout:
-      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\n",
+      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\nsandbox\ton\n",
   },
   {
     name: "bad JSON arguments are a usage error",
@@ -884,7 +884,7 @@ const guidance: GoldenCase[] = [
 ];
 
 const POLICY_FIELDS =
-  "workspaceRoots, deny, denyKeys, confirm, approved, approvalTimeoutMs, grants, agentImpls, httpHosts, defaultTimeoutMs, maxTimeoutMs, passEnv, outputCapBytes";
+  "workspaceRoots, deny, denyKeys, confirm, approved, approvalTimeoutMs, grants, agentImpls, httpHosts, defaultTimeoutMs, maxTimeoutMs, passEnv, outputCapBytes, sandbox, limits, credentialPaths";
 const POLICY_TYPO = `grantz: unknown field (did you mean grants?); the fields are ${POLICY_FIELDS}`;
 const MCP_UP_PROBLEMS = [
   "command: Too small: expected array to have >=1 items",
@@ -905,7 +905,7 @@ const checked: GoldenCase[] = [
     name: "the policy in force is still the default",
     args: ["policy"],
     stdout:
-      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\n",
+      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\nsandbox\ton\n",
   },
   {
     name: "a policy that is not json is refused",

@@ -49,6 +49,7 @@ export async function makeWorkspace(options: WorkspaceOptions = {}): Promise<Tes
       passEnv: options.passEnv ?? [],
       outputCapBytes: options.outputCapBytes ?? 16 * 1024 * 1024,
       root: createScratchRoot(dir),
+      sandbox: { mode: "off" },
     }),
   };
   return {

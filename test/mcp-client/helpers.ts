@@ -3,6 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createMcpClient, type McpClient } from "../../tools/mcp/client.js";
+import type { HostLookup } from "../../tools/net/host-rules.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
 import { seedTools } from "../../tools/seed.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
@@ -57,12 +58,19 @@ export interface McpHarness {
 
 export async function mcpHarness(
   env: Readonly<Record<string, string | undefined>> = process.env,
+  lookup?: HostLookup,
 ): Promise<McpHarness> {
   const ws = await tempDir("byteseek-mcpc-ws-");
   const tree = await openTree({ backend: "memory" });
   const builtins = createTreeTools();
   await seedTools({ tree, builtins });
-  const mcp = createMcpClient({ tree, logger: silent, workspace: ws.path, env });
+  const mcp = createMcpClient({
+    tree,
+    logger: silent,
+    workspace: ws.path,
+    env,
+    ...(lookup ? { lookup } : {}),
+  });
   const runtime = createRuntime({ tree, builtins, logger: silent, workspace: ws.path, mcp });
   return {
     tree,

@@ -117,7 +117,7 @@ describe("byteseek serve with upstream MCP servers", () => {
   it("syncs on demand with POST /v1/mcp/sync and removes a server's tools when its entry is deleted", async () => {
     const sync = await api("POST", "/v1/mcp/sync", { server: "remote" });
     expect(sync.body.reports).toEqual([
-      { server: "remote", ok: true, tools: 13, added: [], changed: [], removed: [], conflicts: [] },
+      { server: "remote", ok: true, tools: 13, added: [], changed: [], removed: [], conflicts: [], held: [] },
     ]);
     await api("DELETE", "/v1/tree/byteseek/mcp/remote");
     await until(async () => (await api("GET", "/v1/tree/byteseek/tools/remote.echo")).status === 404, 30_000);

@@ -245,6 +245,26 @@ describe("MCP client: server-everything over stdio", () => {
   });
 });
 
+describe("MCP client: a Streamable HTTP server an agent registered", () => {
+  it("is not reached under net: [*] when its name resolves to loopback, naming the address", async () => {
+    // no DNS here: the client's resolver answers this one name with loopback
+    const h = await mcpHarness(process.env, async (host) => {
+      if (host === "rebind.test") return [{ address: "127.0.0.1", family: 4 }];
+      throw new Error(`getaddrinfo ENOTFOUND ${host}`);
+    });
+    try {
+      await setPolicy(h.tree, { grants: { runs: [{ vid: "wild", grant: { net: ["*"] } }] } } as never);
+      await h.register("loop", { url: "http://rebind.test:7411/mcp" }, "wild");
+      const [report] = await h.mcp.sync("loop");
+      expect(report?.ok).toBe(false);
+      expect(report?.error).toContain("resolves to 127.0.0.1, loopback (127.0.0.0/8)");
+      expect(report?.error).toContain("grants.runs[0] (wild).net");
+    } finally {
+      await h.dispose();
+    }
+  });
+});
+
 describe("MCP client: what an upstream process gets", () => {
   it("gets the allow-listed environment and its entry's env, never the server's secrets", async () => {
     const tag = newTag();

@@ -20,7 +20,7 @@ const BODY_LIMIT = 64 * 1024;
 
 const server = serveForAll(
   (dir) => ({
-    KVSPACE: dir,
+    KVSPACE: `${dir}/store`,
     BYTESEEK_SYNC: "never",
     BYTESEEK_WORKSPACE: dir,
     BYTESEEK_BODY_TIMEOUT: String(BODY_TIMEOUT_MS),
@@ -80,7 +80,7 @@ describe("a body that never finishes", () => {
       body: JSON.stringify({ args: { command: `sleep ${(BODY_TIMEOUT_MS * 3) / 1000}; echo done` } }),
     });
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.text)).toMatchObject({ kind: "ok" });
+    expect(JSON.parse(res.text), res.text).toMatchObject({ kind: "ok" });
   });
 });
 

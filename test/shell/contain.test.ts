@@ -15,7 +15,7 @@ async function pidIn(file: string): Promise<number> {
   return Number((await readFile(file, "utf8")).trim());
 }
 
-describe("commands are contained (shell.run and shell impls through the runtime)", () => {
+describe("with the policy's sandbox off, commands are still contained by their mark (shell.run and shell impls)", () => {
   let tree: Tree;
   let runtime: Runtime;
   let ws: Awaited<ReturnType<typeof tempDir>>;
@@ -29,6 +29,8 @@ describe("commands are contained (shell.run and shell impls through the runtime)
     tree = await openTree({ backend: "memory" });
     const builtins = createShellTools();
     await seedTools({ tree, builtins });
+    // the fallback containment of sandbox "off"; test/sandbox/ pins the sandbox's own
+    await setPolicy(tree, { sandbox: "off" });
     runtime = createRuntime({
       tree,
       builtins,
@@ -82,7 +84,7 @@ describe("commands are contained (shell.run and shell impls through the runtime)
   });
 
   it("honours a timeout beyond the policy's default and says 'timed out after N ms' when it cuts one off", async () => {
-    await setPolicy(tree, { defaultTimeoutMs: 300 });
+    await setPolicy(tree, { sandbox: "off", defaultTimeoutMs: 300 });
     const slow = await run({ command: "sleep 0.8; echo done", timeout: 3 });
     expect(slow.kind, slow.text).toBe("ok");
     expect(slow.text).toContain("done");
@@ -99,7 +101,7 @@ describe("commands are contained (shell.run and shell impls through the runtime)
       expect(r.kind, r.text).toBe("arg");
       expect(r.text).toContain("maximum of 3600 s");
     }
-    await setPolicy(tree, { maxTimeoutMs: 1000 });
+    await setPolicy(tree, { sandbox: "off", maxTimeoutMs: 1000 });
     const r = await run({ command: "touch ran", timeout: 2 });
     expect(r.kind).toBe("arg");
     expect(r.text).toContain("maximum of 1 s");
@@ -121,7 +123,7 @@ describe("commands are contained (shell.run and shell impls through the runtime)
   });
 
   it("keeps at most twice the cap of output on disk, in the server's own folder, and removes it with the call", async () => {
-    await setPolicy(tree, { outputCapBytes: 64 * 1024 });
+    await setPolicy(tree, { sandbox: "off", outputCapBytes: 64 * 1024 });
     const r = await run({
       command:
         'head -c 3000000 /dev/zero | tr \'\\0\' x; echo; echo tail-line; sleep 0.5; stat -c spool=%s "$TMPDIR/../output.log"; echo "tmp=$TMPDIR"',

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseDeclaration } from "../../tools/declaration.js";
 import { signatureOf } from "../../tools/json-schema.js";
 import { hostAllowed, Policy } from "../../tools/policy.js";
+import { DEFAULT_CREDENTIAL_PATHS } from "../../tools/sandbox/settings.js";
 
 const base = {
   name: "text.wc",
@@ -94,7 +95,7 @@ describe("signatureOf", () => {
 });
 
 describe("the policy", () => {
-  it("has defaults: every run holds what the shipped tools do (files, exec, model, the tree), no hosts, 120 s (1 h at most), no passed variables, 16 MiB of output", () => {
+  it("has defaults: every run holds what the shipped tools do (files, exec, model, the tree), no hosts, 120 s (1 h at most), no passed variables, 16 MiB of output, commands sandboxed under limits with credentials hidden", () => {
     expect(Policy.parse({})).toEqual({
       workspaceRoots: [],
       deny: [],
@@ -110,7 +111,18 @@ describe("the policy", () => {
       maxTimeoutMs: 3_600_000,
       passEnv: [],
       outputCapBytes: 16 * 1024 * 1024,
+      sandbox: "on",
+      limits: {
+        cpuSeconds: 3600,
+        memoryBytes: 8 * 1024 ** 3,
+        processes: 512,
+        openFiles: 1024,
+        fileSizeBytes: 1024 ** 3,
+        tmpBytes: 256 * 1024 ** 2,
+      },
+      credentialPaths: [...DEFAULT_CREDENTIAL_PATHS],
     });
+    expect(Policy.parse({}).credentialPaths).toContain("~/.ssh");
     expect(Policy.safeParse({ agentImpl: ["shell"] }).success).toBe(false);
   });
 

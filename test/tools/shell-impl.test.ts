@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_GRANT } from "../../tools/powers.js";
-import { waitGone } from "../helpers/processes.js";
+import { pidsWith, uniqueSleep, waitGone, waitNoneWith } from "../helpers/processes.js";
 import { declare, recordAt, setPolicy, tempDir, useHarness } from "./helpers.js";
 
 const text = { type: "object", properties: { text: { type: "string" } }, required: ["text"] };
@@ -145,37 +145,42 @@ describe("shell impl", () => {
     expect(r.text.trimEnd().endsWith("LAST")).toBe(true);
   });
 
-  it("kills the whole process group at the timeout", async () => {
+  it("kills every process the command started at the timeout", async () => {
+    const sleep = uniqueSleep();
     await declare(h.tree, {
       name: "text.hang",
       description: "hangs",
       params: { type: "object" },
-      impl: { kind: "shell", argv: ["sh", "-c", "sleep 300 & echo $!; wait"], timeoutMs: 300 },
+      impl: {
+        kind: "shell",
+        argv: ["sh", "-c", `sleep ${sleep} & while [ ! -d /proc/$! ]; do :; done; echo started; wait`],
+        timeoutMs: 300,
+      },
     });
     const r = await h.runtime.call("text.hang", {}, { vid: "sh" });
     expect(r).toMatchObject({ kind: "runtime", details: { code: "timeout" } });
     expect(r.text).toContain("timed out after 300 ms");
-    const pid = Number(/(\d+)\s*$/.exec(r.text)?.[1]);
-    expect(pid).toBeGreaterThan(0);
-    expect(await waitGone(pid)).toBe(true);
+    expect(r.text).toContain("started");
+    expect(await waitNoneWith(sleep)).toBe(true);
     expect((await recordAt(h.tree, r.record!)).kind).toBe("runtime");
   });
 
-  it("kills the whole process group when the caller aborts", async () => {
-    const marker = join(h.workspace, "started");
+  it("kills every process the command started when the caller aborts", async () => {
+    const sleep = uniqueSleep();
     await declare(h.tree, {
       name: "text.hang",
       description: "hangs",
       params: { type: "object" },
-      impl: { kind: "shell", argv: ["sh", "-c", `sleep 300 & echo $! > ${marker}; wait`] },
+      impl: { kind: "shell", argv: ["sh", "-c", `sleep ${sleep} & wait`] },
     });
     const controller = new AbortController();
     const pending = h.runtime.call("text.hang", {}, { vid: "sh", signal: controller.signal });
     let pid = 0;
-    while (!pid) {
+    for (let i = 0; i < 500 && !pid; i++) {
       await new Promise((r) => setTimeout(r, 10));
-      if (existsSync(marker)) pid = Number(readFileSync(marker, "utf8").trim());
+      pid = pidsWith(sleep)[0] ?? 0;
     }
+    expect(pid).toBeGreaterThan(0);
     controller.abort();
     const r = await pending;
     expect(r).toMatchObject({ kind: "runtime", details: { code: "aborted" } });

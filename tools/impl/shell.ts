@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
@@ -6,6 +5,7 @@ import { createTailBuffer } from "../cap.js";
 import type { ShellImpl } from "../declaration.js";
 import { resolveWorkspacePath } from "../edit/workspace-path.js";
 import { ToolError } from "../errors.js";
+import { sandboxedExit } from "../sandbox/exit.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkOptionValues, fillPlaceholders, pathParams } from "./placeholders.js";
 
@@ -44,9 +44,11 @@ export async function runShellImpl(
 
   const out = createTailBuffer();
   const started = Date.now();
-  const child = spawn(file, rest, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout.on("data", (c: Buffer) => out.push(c));
-  child.stderr.on("data", (c: Buffer) => out.push(c));
+  const child = await ctx.commands.spawn([file, ...rest], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  const stdout = child.stdout!; // both piped above
+  const stderr = child.stderr!;
+  stdout.on("data", (c: Buffer) => out.push(c));
+  stderr.on("data", (c: Buffer) => out.push(c));
 
   let killTimer: NodeJS.Timeout | undefined;
   function killGroup(sig: NodeJS.Signals): void {
@@ -68,7 +70,9 @@ export async function runShellImpl(
   const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
     function wait(resolve) {
       child.once("error", (error) => resolve({ code: null, signal: null, error }));
-      child.once("exit", (code, signal) => resolve({ code, signal }));
+      child.once("exit", (code, signal) =>
+        resolve(ctx.commands.sandboxed ? sandboxedExit(code, signal) : { code, signal }),
+      );
     },
   );
   ctx.signal.removeEventListener("abort", onAbort);
@@ -80,13 +84,16 @@ export async function runShellImpl(
     let late: NodeJS.Timeout | undefined;
     await Promise.race([closed, new Promise<void>((r) => (late = setTimeout(r, DRAIN_MS)))]);
     clearTimeout(late);
-    child.stdout.destroy();
-    child.stderr.destroy();
+    stdout.destroy();
+    stderr.destroy();
   }
 
   const { text: output, truncated, bytes, lines } = out.text();
   const details = { argv, cwd, exitCode: ended.code, signal: ended.signal, bytes, lines, truncated };
   const shown = output.length ? `\n${output}` : " (no output)";
+  // in the sandbox a missing program is told by prlimit, which execs it: the same answer as outside
+  if (ctx.commands.sandboxed && ended.code === 127 && output.startsWith("prlimit: failed to execute"))
+    ended.error = Object.assign(new Error(output.trim()), { code: "ENOENT" });
   if (ended.error) {
     const code = (ended.error as NodeJS.ErrnoException).code;
     throw new ToolError(

@@ -3,10 +3,12 @@ import type { z } from "zod";
 import type { Tree } from "../../tree/types.js";
 import type { McpImpl } from "../declaration.js";
 import { ToolError } from "../errors.js";
+import type { HostLookup } from "../net/host-rules.js";
 import { createPolicyReader, type Policy } from "../policy.js";
 import type { Need } from "../powers.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { upstreamCallAllowed } from "./allowed.js";
+import { heldReason } from "./pins.js";
 import {
   isStdio,
   MCP_DIR,
@@ -17,6 +19,13 @@ import {
   syncKey,
 } from "./registry.js";
 import { mapResult, type UpstreamResult } from "./result.js";
+import {
+  type AcceptOptions,
+  acceptTools,
+  type McpAcceptance,
+  type McpReview,
+  reviewServer,
+} from "./review.js";
 import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
 
@@ -36,6 +45,8 @@ export interface McpServerStatus {
   /** Synced tools in the tree. */
   tools: number;
   toolNames: string[];
+  /** Tree names of its tools held for a person's review (changed upstream since accepted): not offered. */
+  held: string[];
   /** The last sync's outcome, from the tree (shared by every process). */
   sync?: { state: "ok" | "error"; reason: SyncReason; ts: number; error?: string };
   /** Why it cannot run, or why it last stopped unasked. */
@@ -49,6 +60,8 @@ export interface McpClientOptions {
   workspace: string;
   /** The environment upstream processes take their allow-listed variables from. */
   env: Readonly<Record<string, string | undefined>>;
+  /** The resolver an agent-registered HTTP server's host is checked with (default: the system's). */
+  lookup?: HostLookup;
 }
 
 /** byteseek's MCP client: the registry, its sync into declarations, and the `mcp` impl kind's calls. */
@@ -62,6 +75,15 @@ export interface McpClient {
   call(impl: McpImplSpec, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
   /** The powers a call of the server's tools needs: exec for a command, net to the URL's host. */
   needs(server: string): Promise<Need[]>;
+  /**
+   * The server's upstream tools held for a person's review (pins.ts), by upstream name, each with why
+   * (written for a model): the catalogue leaves them out, the gate refuses their calls.
+   */
+  held(server: string): Promise<ReadonlyMap<string, string>>;
+  /** The held tools of a server with the diff of each against what a person accepted. */
+  review(server: string): Promise<McpReview>;
+  /** A person accepts held tools (all when none are named) as they are upstream now. */
+  accept(server: string, options: AcceptOptions): Promise<McpAcceptance>;
   /** Stops following the registry, waits for syncs under way, stops every upstream. */
   close(): Promise<void>;
 }
@@ -86,7 +108,13 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       void syncOne(server, "list_changed");
     },
   });
-  const deps = { tree, logger, pool, readPolicy: policy };
+  const deps = {
+    tree,
+    logger,
+    pool,
+    readPolicy: policy,
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  };
   const watchAbort = new AbortController();
   let watching: Promise<void> | undefined;
 
@@ -172,6 +200,9 @@ export function createMcpClient(options: McpClientOptions): McpClient {
         server,
         tools: toolNames.length,
         toolNames,
+        held: Object.values(synced?.held ?? {})
+          .map((h) => h.name)
+          .sort(),
         ...(synced
           ? {
               sync: {
@@ -250,11 +281,36 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     return { entry: parsed.entry, rev: node.modRev };
   }
 
+  // held tools by server, read once per revision of its sync state (every listing and call asks)
+  const heldCache = new Map<string, { modRev: number; held: ReadonlyMap<string, string> }>();
+  async function held(server: string): Promise<ReadonlyMap<string, string>> {
+    const node = await tree.get(syncKey(server));
+    if (!node || node.kind === "index") return new Map();
+    const hit = heldCache.get(server);
+    if (hit?.modRev === node.modRev) return hit.held;
+    const state = readState(node);
+    const out = new Map<string, string>();
+    for (const [tool, h] of Object.entries(state?.held ?? {})) out.set(tool, heldReason(server, h));
+    if (heldCache.size > 1000) heldCache.clear();
+    heldCache.set(server, { modRev: node.modRev, held: out });
+    return out;
+  }
+
   async function call(
     impl: McpImplSpec,
     args: Record<string, unknown>,
     ctx: ToolContext,
   ): Promise<ToolOutput> {
+    // the gate refuses held tools first; this holds for any other way to reach the upstream
+    const holding = (await held(impl.server)).get(impl.tool);
+    if (holding)
+      throw new ToolError(
+        "held_for_review",
+        `It was not run: ${holding}. Until then use another tool, or ask the user to review it.`,
+        {
+          details: { server: impl.server, tool: impl.tool },
+        },
+      );
     const { entry, rev } = await entryOf(impl.server);
     const allowed = await upstreamCallAllowed(tree, impl.server, impl.tool);
     if (!allowed.ok)
@@ -307,6 +363,14 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     list,
     call,
     needs,
+    held,
+    review: (server) => reviewServer(tree, server),
+    async accept(server, accepting) {
+      const done = await acceptTools(tree, server, accepting);
+      if (done.accepted.length)
+        logger.info({ server, accepted: done.accepted, by: accepting.by }, "MCP tools accepted");
+      return done;
+    },
     async start() {
       const from = tree.syncRevision ? await tree.syncRevision() : tree.revision();
       watching ??= follow(from + 1);

@@ -3,9 +3,12 @@ import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
 import { ToolError } from "../errors.js";
 import { netHosts } from "../gate.js";
-import { hostAllowed, type Policy } from "../policy.js";
+import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
+import { systemLookup } from "../net/lookup.js";
+import type { Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
+import { type Gone, type Held, type Pin, pinOf } from "./pins.js";
 import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
 import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
 import { type UpstreamTool, upstreamDeclarations } from "./upstream-tools.js";
@@ -28,6 +31,14 @@ export interface SyncState {
   error?: string;
   /** The upstream declaration of every synced tool, by tree name: the base local overrides are found against. */
   tools: Record<string, DeclJson>;
+  /** The registry entry's revision the last successful sync read: a new one is a fresh registration. */
+  entryRev?: number;
+  /** What was accepted of each upstream tool, by upstream name (pins.ts). Absent before the first sync. */
+  pins?: Record<string, Pin>;
+  /** Upstream tools held for a person's review, by upstream name: not offered, calls refused. */
+  held?: Record<string, Held>;
+  /** Tools that left the upstream's list or the sync, by upstream name, with a person's changes to them. */
+  gone?: Record<string, Gone>;
   /** What the last successful sync changed. */
   last?: {
     added: string[];
@@ -49,6 +60,8 @@ export interface SyncReport {
   changed: string[];
   removed: string[];
   conflicts: string[];
+  /** Tree names of the tools held for a person's review after this sync (kvspace mcp review). */
+  held?: string[];
   error?: string;
 }
 
@@ -57,6 +70,8 @@ export interface SyncDeps {
   logger: Logger;
   pool: UpstreamPool;
   readPolicy: () => Promise<Policy | undefined>;
+  /** The resolver an agent's HTTP server's host is checked with (default: the system's). */
+  lookup?: HostLookup;
 }
 
 /**
@@ -112,6 +127,8 @@ async function syncOnce(
   const vid = node && node.kind !== "index" ? node.vid : undefined;
 
   let upstream = new Map<string, DeclJson>();
+  /** The upstream's own list, by name, when it answered one. */
+  let offered: Map<string, UpstreamTool> | undefined;
   if (entry?.enabled) {
     const refusal = await agentMayRegister(deps, entry, vid);
     if (refusal) {
@@ -137,7 +154,9 @@ async function syncOnce(
       return fail(message);
     }
     upstream = upstreamDeclarations(server, entry, listed);
+    offered = new Map(listed.map((t) => [t.name, t]));
   } else await pool.stop(server);
+  const pinned = pinTools(previous, upstream, offered, node?.modRev, vid);
 
   // what the tree holds now of every tool this server had or has
   const names = new Set([...Object.keys(previous?.tools ?? {}), ...upstream.keys()]);
@@ -165,8 +184,11 @@ async function syncOnce(
     const now = current.get(name);
     const base = previous?.tools[name];
     if (!now) {
+      // a tool coming back gets what a person had changed in it before it went
+      const gone = previous?.gone?.[upstreamName(decl)];
+      const back = gone?.local ? mergeDeclaration(gone.base, gone.local, decl) : decl;
       compares.push({ key, target: "exists", value: false });
-      ops.push(setOp(key, decl, vid));
+      ops.push(setOp(key, back, vid));
       added.push(name);
       kept[name] = decl;
       continue;
@@ -184,9 +206,20 @@ async function syncOnce(
     ops.push(setOp(key, merged, vid));
     changed.push(name);
   }
-  for (const name of Object.keys(previous?.tools ?? {})) {
+  const synced = new Set([...upstream.values()].map(upstreamName));
+  for (const [name, base] of Object.entries(previous?.tools ?? {})) {
     if (upstream.has(name)) continue;
     const now = current.get(name);
+    const tool = upstreamName(base);
+    if (!synced.has(tool))
+      pinned.gone[tool] = {
+        name,
+        base,
+        ...(now?.ours && now.value ? { local: now.value } : {}),
+        upstream: offered !== undefined && !offered.has(tool),
+        ts: Date.now(),
+      };
+    if (!synced.has(tool)) delete pinned.held[tool];
     if (now?.ours) {
       compares.push({ key: `${TOOLS_DIR}${name}`, target: "modRev", value: now.modRev });
       ops.push({ op: "del", key: `${TOOLS_DIR}${name}` });
@@ -202,12 +235,19 @@ async function syncOnce(
     changed: changed.sort(),
     removed: removed.sort(),
     conflicts: conflicts.sort(),
+    held: Object.values(pinned.held)
+      .map((h) => h.name)
+      .sort(),
   };
   const nothingNew =
     ops.length === 0 &&
     previous?.state === "ok" &&
     sameJson(previous.tools, kept) &&
-    sameJson(previous.last?.conflicts ?? [], report.conflicts);
+    sameJson(previous.last?.conflicts ?? [], report.conflicts) &&
+    previous.entryRev === node?.modRev &&
+    sameJson(previous.pins ?? {}, pinned.pins) &&
+    sameJson(previous.held ?? {}, pinned.held) &&
+    sameJson(previous.gone ?? {}, pinned.gone);
   if (nothingNew && !unregistered) return report;
   if (unregistered) {
     if (stateNode) ops.push({ op: "del", key: syncKey(server) });
@@ -219,6 +259,10 @@ async function syncOnce(
       reason,
       ts: Date.now(),
       tools: kept,
+      ...(node && node.kind !== "index" ? { entryRev: node.modRev } : {}),
+      pins: pinned.pins,
+      held: pinned.held,
+      gone: pinned.gone,
       last: {
         added: report.added,
         changed: report.changed,
@@ -236,10 +280,68 @@ async function syncOnce(
   const res = await tree.txn({ compare: compares, success: ops });
   if (!res.succeeded) return "conflict";
   deps.logger.info(
-    { server, reason, added: added.length, changed: changed.length, removed: removed.length },
+    {
+      server,
+      reason,
+      added: added.length,
+      changed: changed.length,
+      removed: removed.length,
+      held: report.held?.length ?? 0,
+    },
     "MCP server synced",
   );
   return report;
+}
+
+/** The upstream name a synced declaration calls (`impl.tool`). */
+function upstreamName(decl: DeclJson): string {
+  return String((decl.impl as { tool?: unknown } | undefined)?.tool ?? "");
+}
+
+/**
+ * The pins, held tools and gone tools after this sync. A tool whose pin matches is offered; one
+ * without a pin is accepted when this is the server's first sync, or the first after its entry was
+ * written (a fresh registration by whoever wrote it: a person, or the run that owns the entry), and
+ * held as `new` otherwise; one whose pin differs is held as `changed`, one that left the upstream's
+ * list and came back as `re-added`. A held tool stays held until a person accepts it — except a
+ * `changed` one whose upstream went back to exactly what was accepted.
+ */
+function pinTools(
+  previous: SyncState | undefined,
+  upstream: ReadonlyMap<string, DeclJson>,
+  offered: ReadonlyMap<string, UpstreamTool> | undefined,
+  entryRev: number | undefined,
+  vid: string | undefined,
+): { pins: Record<string, Pin>; held: Record<string, Held>; gone: Record<string, Gone> } {
+  const pins = { ...(previous?.pins ?? {}) };
+  const held = { ...(previous?.held ?? {}) };
+  const gone = { ...(previous?.gone ?? {}) };
+  const fresh = previous?.pins === undefined || previous.entryRev !== entryRev;
+  const by = vid === undefined ? "person (registration)" : `run ${vid} (registration)`;
+  const now = Date.now();
+  for (const [name, decl] of upstream) {
+    const toolName = upstreamName(decl);
+    const raw = offered?.get(toolName);
+    if (!raw) continue;
+    const { hash, tool } = pinOf(raw);
+    const pin = pins[toolName];
+    const wasGone = gone[toolName];
+    delete gone[toolName];
+    const before = held[toolName];
+    if (before) {
+      if (before.why === "changed" && pin?.hash === hash) delete held[toolName];
+      else if (before.hash !== hash) held[toolName] = { ...before, hash, tool, name };
+      continue;
+    }
+    if (pin && pin.hash === hash && !wasGone?.upstream) continue;
+    if (!pin && fresh) {
+      pins[toolName] = { hash, tool, by, ts: now };
+      continue;
+    }
+    const why = wasGone?.upstream ? "re-added" : pin ? "changed" : "new";
+    held[toolName] = { hash, tool, name, why, since: now };
+  }
+  return { pins, held, gone };
 }
 
 /**
@@ -262,8 +364,13 @@ async function agentMayRegister(
     return undefined;
   }
   const url = new URL(entry.url);
-  if (!hostAllowed(url, netHosts(policy, grant)))
-    return `run ${vid} registered this server, and it does not hold the power "net" to ${url.host} (rule: ${rule}.net), so it is not reached. A person may register it instead`;
+  // the host rules on the name and on what it resolves to now (a name that does not resolve fails
+  // at the connection instead); the connection itself is not pinned to this answer
+  const verdict = await resolveTarget(targetOfUrl(url), netHosts(policy, grant), {
+    lookup: deps.lookup ?? systemLookup,
+  });
+  if (!verdict.ok && verdict.code === "denied")
+    return `run ${vid} registered this server, and it does not hold the power "net" to ${url.host} (${verdict.reason}; rule: ${rule}.net), so it is not reached. A person may register it instead`;
   return undefined;
 }
 
@@ -285,6 +392,10 @@ async function recordError(
     ts: Date.now(),
     error,
     tools,
+    ...(previous?.entryRev !== undefined ? { entryRev: previous.entryRev } : {}),
+    ...(previous?.pins ? { pins: previous.pins } : {}),
+    ...(previous?.held ? { held: previous.held } : {}),
+    ...(previous?.gone ? { gone: previous.gone } : {}),
     ...(previous?.last ? { last: previous.last } : {}),
   };
   const res = await deps.tree.txn({

@@ -62,6 +62,7 @@ export function upstreamDeclarations(
 }
 
 function snippetOf(description: string): string {
-  const line = (description.split(/\r?\n/).find((l) => l.trim() !== "") ?? description).trim();
+  // any line break ends the line: a lone \r would make the snippet (one line) invalid
+  const line = (description.split(/\r\n|[\r\n\u2028\u2029\u0085]/).find((l) => l.trim() !== "") ?? "").trim();
   return line.length <= MAX_SNIPPET ? line : `${line.slice(0, MAX_SNIPPET - 1)}…`;
 }

@@ -1,9 +1,33 @@
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { SandboxNetwork } from "../sandbox/argv.js";
+import type { SandboxRunner } from "../sandbox/runner.js";
+import type { SandboxLimits } from "../sandbox/settings.js";
+import type { ViewSpec } from "../sandbox/view.js";
 import { endCallProcesses } from "./contain.js";
 import { buildCommandEnv } from "./env.js";
+
+/** How a call's commands start: in the sandbox of its run's grant, or — policy `sandbox: "off"` — as the server's user. */
+export type ScopeSandbox =
+  | { mode: "off" }
+  | {
+      mode: "on";
+      runner: SandboxRunner;
+      /** What the call's commands see (made when the first command starts). */
+      view(): Promise<ViewSpec>;
+      limits: SandboxLimits;
+      network: SandboxNetwork;
+    };
+
+export interface SpawnOptions {
+  /** A host path; inside the sandbox the same path (when the grant shows it). */
+  cwd: string;
+  env: Record<string, string>;
+  stdio: StdioOptions;
+}
 
 /** What one call's processes get, and how they are ended: handed to tools as `ctx.commands`. */
 export interface CommandScope {
@@ -17,6 +41,13 @@ export interface CommandScope {
   scratch(): Promise<string>;
   /** Ends every process the call started (group and marked ones); safe to call more than once. */
   endProcesses(pgid?: number): Promise<number>;
+  /**
+   * Starts `command` (argv, no shell) for the call in its own process group: in the sandbox, or
+   * directly when the policy turned it off. Throws ToolError `sandbox_unavailable` (fail closed).
+   */
+  spawn(command: readonly string[], options: SpawnOptions): Promise<ChildProcess>;
+  /** Whether commands run in the sandbox (an exit code 128+n is then signal n, reported by its pid 1). */
+  readonly sandboxed: boolean;
 }
 
 /** The runtime's side of a scope: ends what is left and removes the call's folder. */
@@ -54,6 +85,7 @@ export interface ScopeOptions {
   passEnv: readonly string[];
   outputCapBytes: number;
   root: ScratchRoot;
+  sandbox: ScopeSandbox;
 }
 
 export function createCommandScope(options: ScopeOptions): OwnedScope {
@@ -76,9 +108,36 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
     });
     return dir;
   }
+  /** What to undo once the call's processes are gone (their cgroups). */
+  const releases: Array<() => Promise<void>> = [];
+  async function release(): Promise<void> {
+    for (const r of releases.splice(0)) await r().catch(() => {});
+  }
+  const { sandbox } = options;
   return {
     get mark() {
       return mark();
+    },
+    sandboxed: sandbox.mode === "on",
+    async spawn(command, spawnOptions) {
+      const [file, ...args] = command;
+      if (file === undefined) throw new Error("an empty command");
+      used = true;
+      if (sandbox.mode === "off") return spawn(file, args, { ...spawnOptions, detached: true });
+      const started = await sandbox.runner.spawn(
+        {
+          view: await sandbox.view(),
+          limits: sandbox.limits,
+          network: sandbox.network,
+          command,
+          env: spawnOptions.env,
+          cwd: spawnOptions.cwd,
+          name: mark(),
+        },
+        spawnOptions.stdio,
+      );
+      releases.push(started.release);
+      return started.child;
     },
     outputCapBytes: options.outputCapBytes,
     scratch,
@@ -95,11 +154,13 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
     async endProcesses(pgid) {
       const n = await endCallProcesses(pgid, mark());
       ended = true;
+      await release();
       return n;
     },
     async dispose() {
       if (!used) return;
       if (!ended) await endCallProcesses(undefined, mark());
+      await release();
       const d = await dir?.catch(() => undefined);
       if (d) await rm(d, { recursive: true, force: true });
     },

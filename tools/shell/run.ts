@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
 import { killGroup } from "../process/contain.js";
 import { OutputSpool } from "../process/output-spool.js";
+import { sandboxedExit } from "../sandbox/exit.js";
 import type { BuiltinTool, ToolContext } from "../types.js";
 import { readTail } from "./output-tail.js";
 
@@ -46,13 +46,17 @@ async function runContained(
 ): Promise<Ending> {
   const env = await ctx.commands.env();
   // the inner bash gets the command exactly as bash -c would, with stderr joined to stdout
-  const child = spawn("bash", ["-c", 'exec bash -c "$1" 2>&1', "bash", command], {
+  const child = await ctx.commands.spawn(["bash", "-c", 'exec bash -c "$1" 2>&1', "bash", command], {
     cwd: ctx.workspace,
     env,
-    detached: true,
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  child.stdout.pipe(spool);
+  const stdout = child.stdout!; // piped above
+  stdout.pipe(spool);
+  // the command's stderr is joined to stdout above; what comes here is the sandbox's own complaint
+  child.stderr!.on("data", (c: Buffer) => {
+    if (!spool.writableEnded) spool.write(c);
+  });
   const drained = new Promise<void>((resolve) => {
     spool.once("finish", resolve);
     spool.once("error", () => resolve());
@@ -82,9 +86,12 @@ async function runContained(
       done();
       reject(err);
     });
-    child.once("exit", (code, sig) => {
+    child.once("exit", (exitCode, exitSignal) => {
       done();
-      resolve({ code, signal: sig, ...(stop ? { stop } : {}) });
+      const { code, signal } = ctx.commands.sandboxed
+        ? sandboxedExit(exitCode, exitSignal)
+        : { code: exitCode, signal: exitSignal };
+      resolve({ code, signal, ...(stop ? { stop } : {}) });
     });
   });
   // nothing the command started outlives the call: background jobs, setsid, daemons
@@ -95,8 +102,8 @@ async function runContained(
     new Promise<void>((resolve) => {
       late = setTimeout(() => {
         // a process that escaped the mark (env -i) still holds the pipe: stop reading it
-        child.stdout.unpipe(spool);
-        child.stdout.destroy();
+        stdout.unpipe(spool);
+        stdout.destroy();
         spool.end();
         resolve();
       }, DRAIN_MS);
@@ -137,6 +144,7 @@ export function createRunTool(): BuiltinTool {
       try {
         end = await runContained(a.command, ctx, spool, timeoutMs);
       } catch (err) {
+        if (err instanceof ToolError) throw err; // the sandbox refused: its own message says why
         throw new ToolError("failed", `The command could not be started: ${(err as Error).message}.`, {
           details: { command: a.command },
           cause: err,

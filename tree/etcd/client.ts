@@ -15,12 +15,43 @@ import {
   isRecoverableError,
 } from "etcd3";
 import { TreeError } from "../errors.js";
+import {
+  DEFAULT_KEEPALIVE_MS,
+  DEFAULT_KEEPALIVE_TIMEOUT_MS,
+  DEFAULT_MAX_ANSWER_BYTES,
+  type EtcdTls,
+  type H2Options,
+} from "./h2.js";
 
 export interface EtcdClientOptions {
-  /** `host:port` (or `http://host:port`) of each member. */
+  /** `host:port` (or `http://host:port`, `https://host:port`) of each member. */
   endpoints: string[];
   /** Deadline of each call to etcd, in ms (default 5000). */
   callTimeoutMs?: number;
+  /** TLS material: every member is then reached over TLS (`https`), with it. */
+  tls?: EtcdTls;
+  /** The largest answer accepted from etcd, in bytes (default 64 MiB). */
+  maxAnswerBytes?: number;
+  /** Keepalive pings while calls wait: every `keepaliveMs`, each given `keepaliveTimeoutMs` (10 s, 5 s). */
+  keepaliveMs?: number;
+  keepaliveTimeoutMs?: number;
+}
+
+/**
+ * Each endpoint as a URL etcd3 takes; all `https` when TLS material is given. Refuses a mix of
+ * `http` and `https` members (etcd3 would throw an untyped error), and an `http` one with TLS material.
+ */
+export function memberUrls(endpoints: string[], tls: EtcdTls | undefined): string[] {
+  const scheme = (e: string) => /^(https?):\/\//i.exec(e)?.[1]?.toLowerCase();
+  const schemes = new Set(endpoints.map((e) => scheme(e) ?? (tls ? "https" : "http")));
+  if (schemes.size > 1 || (tls && schemes.has("http")))
+    throw new TreeError(
+      "TREE_INVALID_OPTION",
+      tls
+        ? `etcd members ${endpoints.join(",")}: TLS settings are given, so every member is reached over https; drop the http:// ones`
+        : `etcd members ${endpoints.join(",")} mix http:// and https://; reach them all one way`,
+    );
+  return endpoints.map((e) => (scheme(e) ? e : `${tls ? "https" : "http"}://${e}`));
 }
 
 /**
@@ -62,16 +93,21 @@ const once = {
 /** A client that fails fast when etcd is away and reconnects quickly when it is back. */
 export function connectEtcd(options: EtcdClientOptions): Etcd3 {
   const timeout = options.callTimeoutMs ?? 5000;
+  const { tls } = options;
   return new Etcd3({
-    hosts: options.endpoints.map((e) => (/^https?:\/\//.test(e) ? e : `http://${e}`)),
+    hosts: memberUrls(options.endpoints, tls),
+    // grpc-js's createSsl takes a missing root certificate as "the system's CAs".
+    ...(tls && (tls.ca || tls.cert)
+      ? { credentials: { rootCertificate: tls.ca as Buffer, privateKey: tls.key, certChain: tls.cert } }
+      : {}),
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
     grpcOptions: {
-      "grpc.max_receive_message_length": 64 * 1024 * 1024,
+      "grpc.max_receive_message_length": options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
       "grpc.max_send_message_length": 64 * 1024 * 1024,
       "grpc.initial_reconnect_backoff_ms": 100,
       "grpc.max_reconnect_backoff_ms": 1000,
-      "grpc.keepalive_time_ms": 10_000,
-      "grpc.keepalive_timeout_ms": 5000,
+      "grpc.keepalive_time_ms": options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
+      "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS,
     },
     // biome-ignore lint/suspicious/noExplicitAny: cockatiel's IPolicy has more members than the pool calls.
     faultHandling: { host: () => memberBreaker(500) as any, global: once as any },
@@ -112,6 +148,10 @@ export function isEtcdRefusal(err: unknown): boolean {
   );
 }
 
+/** How grpc-js (through node's TLS) says a member's certificate was not trusted. */
+const TLS_REFUSED =
+  /unable to verify the first certificate|self[- ]signed certificate|unable to get (local )?issuer certificate|certificate has expired|Hostname\/IP does not match/i;
+
 /** The TreeError an etcd failure becomes: limits are the caller's, the rest is unavailability. */
 export function treeErrorOf(err: unknown, what: string): TreeError {
   if (err instanceof TreeError) return err;
@@ -127,6 +167,13 @@ export function treeErrorOf(err: unknown, what: string): TreeError {
     return new TreeError(
       "TREE_TXN_INVALID",
       `etcd refused the transaction as too many operations (${message}); split it, or raise etcd's --max-txn-ops`,
+      {},
+      err,
+    );
+  if (TLS_REFUSED.test(message))
+    return new TreeError(
+      "TREE_UNAVAILABLE",
+      `etcd is unavailable (${what}): ${message}; the member's TLS certificate was refused: give the CA that signed it (BYTESEEK_ETCD_CA), or check that the member's name is in its certificate`,
       {},
       err,
     );
@@ -155,4 +202,16 @@ export async function ordersProgress(client: Etcd3): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** How rpc.ts's unary calls reach the members: as the client's own channels do. */
+export function wireOptions(options: EtcdClientOptions): H2Options {
+  const { tls, maxAnswerBytes, keepaliveMs, keepaliveTimeoutMs } = options;
+  return {
+    secure: memberUrls(options.endpoints, tls)[0]?.startsWith("https:") ?? false,
+    ...(tls ? { tls } : {}),
+    ...(maxAnswerBytes === undefined ? {} : { maxAnswerBytes }),
+    ...(keepaliveMs === undefined ? {} : { keepaliveMs }),
+    ...(keepaliveTimeoutMs === undefined ? {} : { keepaliveTimeoutMs }),
+  };
 }

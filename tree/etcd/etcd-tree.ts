@@ -21,14 +21,17 @@ import { fixRevs, PENDING, type WriteStore } from "../write-store.js";
 import { Attempt, Conflict } from "./attempt.js";
 import {
   connectEtcd,
+  type EtcdClientOptions,
   headerRev,
   isCompactedError,
   isEtcdFailure,
   isEtcdRefusal,
   kvNum,
   treeErrorOf,
+  wireOptions,
 } from "./client.js";
 import { type Committed, createGroupCommit } from "./group-commit.js";
+import type { EtcdTls } from "./h2.js";
 import { type EtcdRecord, nodeSk } from "./layout.js";
 import { startLocalReads } from "./local-reads.js";
 import { createEtcdReads } from "./reads.js";
@@ -55,6 +58,13 @@ export interface EtcdTreeOptions {
   client?: Etcd3;
   /** Deadline of each etcd call in ms (default 5000). */
   callTimeoutMs?: number;
+  /** TLS material (tls.ts reads it from files): every member is then reached over TLS. */
+  tls?: EtcdTls;
+  /** The largest answer accepted from etcd, in bytes (default 64 MiB): a larger one fails its call. */
+  maxAnswerBytes?: number;
+  /** Keepalive pings while calls wait on a member (default every 10 s, each given 5 s to be answered). */
+  keepaliveMs?: number;
+  keepaliveTimeoutMs?: number;
   /** How long an operation keeps retrying while etcd is unreachable before TREE_UNAVAILABLE (default 5000). */
   unavailableAfterMs?: number;
   /** Most operations etcd accepts in one transaction (its --max-txn-ops; default 128). */
@@ -85,14 +95,18 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   const maxTxnOps = options.maxTxnOps ?? 128;
   const unavailableAfterMs = options.unavailableAfterMs ?? 5000;
   const logger = options.logger;
-  const client =
-    options.client ??
-    connectEtcd({
-      endpoints: options.endpoints,
-      ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
-    });
+  const { client: shared, callTimeoutMs, tls, maxAnswerBytes, keepaliveMs, keepaliveTimeoutMs } = options;
+  const clientOptions: EtcdClientOptions = {
+    endpoints: options.endpoints,
+    ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
+    ...(tls === undefined ? {} : { tls }),
+    ...(maxAnswerBytes === undefined ? {} : { maxAnswerBytes }),
+    ...(keepaliveMs === undefined ? {} : { keepaliveMs }),
+    ...(keepaliveTimeoutMs === undefined ? {} : { keepaliveTimeoutMs }),
+  };
+  const client = shared ?? connectEtcd(clientOptions);
   const plan = createPlanner({ history: versionsKept, maxValueBytes });
-  const rpc = new EtcdRpc(client, { secure: options.endpoints.some((e) => /^https:\/\//i.test(e)) });
+  const rpc = new EtcdRpc(client, wireOptions(clientOptions));
   const group = createGroupCommit({ rpc, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");

@@ -22,13 +22,13 @@ export interface Member {
   host: string;
 }
 
-/** The TLS material of `https` members: PEM text, as read from the files the settings name. */
+/** The TLS material of `https` members: PEM, as read from the files the settings name (tls.ts). */
 export interface EtcdTls {
   /** The CA that signed the members' certificates (the system's CAs when absent). */
-  ca?: string | Buffer;
+  ca?: Buffer;
   /** This client's certificate and key, for members that ask for one (etcd's --client-cert-auth). */
-  cert?: string | Buffer;
-  key?: string | Buffer;
+  cert?: Buffer;
+  key?: Buffer;
 }
 
 export interface H2Options {
@@ -318,12 +318,18 @@ const TLS_HINTS: Record<string, string> = {
   ERR_TLS_CERT_ALTNAME_INVALID: "name the member as its certificate does, or reissue the certificate",
 };
 
-function describeFailure(err: Error & { code?: unknown }, host: string): string {
+function describeFailure(failure: Error & { code?: unknown }, host: string): string {
+  // A stream waiting for its session is cancelled when the session fails: the cause is the session's.
+  const err = (
+    failure.code === "ERR_HTTP2_STREAM_CANCEL" && failure.cause instanceof Error ? failure.cause : failure
+  ) as Error & {
+    code?: unknown;
+  };
   const hint = typeof err.code === "string" ? TLS_HINTS[err.code] : undefined;
   if (hint) return `etcd member ${host}'s TLS certificate was refused (${err.message}): ${hint}`;
   if (err.code === "ERR_SSL_WRONG_VERSION_NUMBER" || err.code === "EPROTO")
     return `etcd member ${host} does not speak TLS as expected (${err.message}): check https:// against the member's --listen-client-urls`;
-  return err.message;
+  return failure.message;
 }
 
 export type H2Transport = ReturnType<typeof createH2Transport>;

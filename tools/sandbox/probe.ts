@@ -1,0 +1,66 @@
+/**
+ * Does the sandbox work here? Asked once per runner by starting `true` in the very sandbox commands
+ * get (same namespaces, mounts and limits): a missing binary, a kernel or container that refuses
+ * user namespaces, or another platform all answer a cause a person can act on.
+ */
+import { spawn } from "node:child_process";
+import { sandboxArgv } from "./argv.js";
+import { SandboxLimits } from "./settings.js";
+import { resolveView } from "./view.js";
+
+export type SandboxStatus = { ok: true } | { ok: false; cause: string };
+
+/** How long the probe may take before the sandbox counts as unavailable. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+export async function probeSandbox(
+  bwrap: string,
+  platform: NodeJS.Platform = process.platform,
+): Promise<SandboxStatus> {
+  if (platform !== "linux")
+    return { ok: false, cause: `the sandbox (bubblewrap) runs on Linux only, and this is ${platform}` };
+  const mounts = await resolveView({ roots: [], hidden: [] });
+  const cmd = sandboxArgv(
+    { bwrap, mounts, limits: SandboxLimits.parse({}), network: { mode: "none" }, cwd: "/" },
+    ["true"],
+  );
+  return new Promise<SandboxStatus>((resolve) => {
+    let stderr = "";
+    const child = spawn(cmd.file, cmd.args, {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { PATH: "/usr/bin:/bin" },
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
+    child.stderr.on("data", (c: Buffer) => {
+      stderr = (stderr + c.toString("utf8")).slice(-1000);
+    });
+    child.once("error", (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve({
+        ok: false,
+        cause:
+          err.code === "ENOENT"
+            ? `bubblewrap is not installed (no program "${bwrap}")`
+            : `bubblewrap ("${bwrap}") cannot start: ${err.message}`,
+      });
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve({ ok: true });
+      const said = stderr.trim().split("\n").slice(-2).join(" ");
+      resolve({
+        ok: false,
+        cause: `bubblewrap could not make a sandbox (${said || (signal ? `killed by ${signal}` : `exit code ${code}`)}); the kernel or the container may refuse user namespaces`,
+      });
+    });
+  });
+}
+
+/** What a refused command's result says: the cause, and the settings that change it. */
+export function unavailableMessage(cause: string): string {
+  return [
+    `Commands run only inside byteseek's sandbox, and it is unavailable here: ${cause}.`,
+    "Do not retry: a person must either install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0; in Docker, run with --security-opt seccomp=unconfined --security-opt apparmor=unconfined),",
+    'or set "sandbox": "off" in the policy (/byteseek/policy) to run commands with the server\'s own rights.',
+  ].join(" ");
+}

@@ -1,0 +1,166 @@
+/**
+ * The one place a command is started on a run's behalf: `shell.run`, `shell` impls and stdio MCP
+ * servers all come through `prepare` (or `spawn`), which refuses when the sandbox is unavailable
+ * (fail closed) and otherwise answers the bubblewrap command line of the request's view.
+ */
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
+import { chmod, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ToolError } from "../errors.js";
+import { HOME_INSIDE, type SandboxNetwork, sandboxArgv } from "./argv.js";
+import { openPidsCgroups, type PidsCgroups } from "./cgroup.js";
+import { probeSandbox, type SandboxStatus, unavailableMessage } from "./probe.js";
+import type { SandboxLimits } from "./settings.js";
+import { resolveView, type ViewSpec, within } from "./view.js";
+
+export interface SandboxRunnerOptions {
+  /** The bubblewrap binary (default: `bwrap` on PATH). */
+  bwrap?: string;
+  /** The platform to probe for (default: this one); other than linux, the sandbox is unavailable. */
+  platform?: NodeJS.Platform;
+  /** Where pids cgroups are made (default /sys/fs/cgroup); false: none, RLIMIT_NPROC only. */
+  cgroupRoot?: string | false;
+}
+
+/** One command to start in the sandbox. */
+export interface SandboxRequest {
+  view: ViewSpec;
+  limits: SandboxLimits;
+  network: SandboxNetwork;
+  /** The command and its arguments, as it would be run outside. */
+  command: readonly string[];
+  /** Its environment (HOME and TMPDIR are the sandbox's own). */
+  env: Readonly<Record<string, string>>;
+  /** Its working directory (a host path; when no root shows it, the private HOME). */
+  cwd: string;
+  /** A name unique among running commands (the call's mark): its cgroup's. */
+  name: string;
+}
+
+/** What to spawn, and what to undo once every process of it is gone. */
+export interface PreparedCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  release(): Promise<void>;
+}
+
+export interface SandboxRunner {
+  /** Whether the sandbox works here (probed once). */
+  status(): Promise<SandboxStatus>;
+  /** The command line that starts `request` sandboxed; throws ToolError `sandbox_unavailable`. */
+  prepare(request: SandboxRequest): Promise<PreparedCommand>;
+  /** Starts `request` sandboxed in its own process group; release() once it has exited. */
+  spawn(
+    request: SandboxRequest,
+    stdio: StdioOptions,
+  ): Promise<{ child: ChildProcess; release(): Promise<void> }>;
+  /** Removes what the runner made (its cgroup folder). */
+  close(): Promise<void>;
+}
+
+export function createSandboxRunner(options: SandboxRunnerOptions = {}): SandboxRunner {
+  const bwrap = options.bwrap ?? "bwrap";
+  let probed: Promise<SandboxStatus> | undefined;
+  let cgroups: Promise<PidsCgroups | undefined> | undefined;
+  let extra: Promise<string[]> | undefined;
+  let hiddenFile: Promise<string | undefined> | undefined;
+
+  /** The mode-000 file bound over hidden files (made once, in a folder of the runner's own). */
+  function hidden(): Promise<string | undefined> {
+    hiddenFile ??= mkdtemp(path.join(tmpdir(), "byteseek-sandbox-")).then(
+      async (dir) => {
+        const file = path.join(dir, "hidden");
+        await writeFile(file, "");
+        await chmod(file, 0o000);
+        return file;
+      },
+      () => undefined,
+    );
+    return hiddenFile;
+  }
+
+  function status(): Promise<SandboxStatus> {
+    probed ??= probeSandbox(bwrap, options.platform).catch((err: unknown) => ({
+      ok: false as const,
+      cause: `the sandbox probe failed: ${(err as Error).message}`,
+    }));
+    return probed;
+  }
+
+  /** Node.js itself, when installed outside /usr (stdio MCP servers are often node scripts). */
+  function extraReadOnly(): Promise<string[]> {
+    extra ??= realpath(process.execPath).then(
+      (exe) => {
+        const prefix = path.dirname(path.dirname(exe));
+        return within(prefix, "/usr") || prefix === "/" ? [] : [prefix];
+      },
+      () => [],
+    );
+    return extra;
+  }
+
+  async function prepare(request: SandboxRequest): Promise<PreparedCommand> {
+    const s = await status();
+    if (!s.ok)
+      throw new ToolError("sandbox_unavailable", unavailableMessage(s.cause), {
+        details: { cause: s.cause, setting: "sandbox" },
+      });
+    const mounts = await resolveView({
+      ...request.view,
+      extraReadOnly: [...(request.view.extraReadOnly ?? []), ...(await extraReadOnly())],
+    });
+    if (request.view.hidden.some((h) => within(request.cwd, h)))
+      throw new ToolError(
+        "denied",
+        `the working directory ${request.cwd} is hidden from commands (the store's folder, a denied path or a credential path); run the command elsewhere in the workspace`,
+        { details: { cwd: request.cwd } },
+      );
+    const shown = request.view.roots.some((r) => within(request.cwd, r.path));
+    cgroups ??=
+      options.cgroupRoot === false ? Promise.resolve(undefined) : openPidsCgroups(options.cgroupRoot);
+    const pids = await cgroups;
+    let procs: string | undefined;
+    if (pids) procs = await pids.make(request.name, request.limits.processes).catch(() => undefined);
+    const hiddenAt = await hidden();
+    const cmd = sandboxArgv(
+      {
+        bwrap,
+        mounts,
+        ...(hiddenAt !== undefined ? { hiddenFile: hiddenAt } : {}),
+        limits: request.limits,
+        network: request.network,
+        cwd: shown ? request.cwd : HOME_INSIDE,
+        ...(procs !== undefined ? { cgroupProcs: procs } : {}),
+      },
+      request.command,
+    );
+    return {
+      file: cmd.file,
+      args: cmd.args,
+      env: { ...request.env, ...cmd.env },
+      cwd: "/",
+      release: async () => {
+        if (procs !== undefined) await pids?.remove(request.name);
+      },
+    };
+  }
+
+  return {
+    status,
+    prepare,
+    async spawn(request, stdio) {
+      const cmd = await prepare(request);
+      const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, detached: true, stdio });
+      return { child, release: cmd.release };
+    },
+    async close() {
+      const pids = await cgroups;
+      await pids?.close();
+      const file = await hiddenFile;
+      if (file) await rm(path.dirname(file), { recursive: true, force: true });
+    },
+  };
+}
