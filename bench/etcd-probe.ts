@@ -87,7 +87,12 @@ async function serve(): Promise<void> {
     };
   }
   // Logs go where bench/http.ts sends them: stdout, which is /dev/null here.
-  const server = await startServer({ env: { ...process.env }, handleSignals: false });
+  // without a credential, as bench/http.ts runs its servers
+  const server = await startServer({
+    env: { ...process.env, BYTESEEK_TOKEN: "" },
+    noAuth: true,
+    handleSignals: false,
+  });
   let cpu0 = process.cpuUsage();
   // PROBE_PROF=dir: a CPU profile of each measured phase alone (from reset to stats).
   const profDir = process.env.PROBE_PROF;

@@ -331,12 +331,14 @@ async function main(): Promise<void> {
   try {
     // Every server runs through the whole bench (but the two-server row's second, below); each
     // waits idle while the others are loaded.
+    // The servers run without a credential (`BYTESEEK_TOKEN=` with `--no-auth`), as the reference
+    // servers do, so the rows compare the stacks, not a hash per request.
     const started = async (args: string[], env: NodeJS.ProcessEnv) => {
-      const server = await startServerProcess(args, env, profileDir);
+      const server = await startServerProcess(args, { BYTESEEK_TOKEN: "", ...env }, profileDir);
       servers.push(server);
       return server;
     };
-    const onEtcd = await started([cli, "serve"], {
+    const onEtcd = await started([cli, "serve", "--no-auth"], {
       KVSPACE: `etcd://${etcd.endpoints[0]}/bench`,
       BYTESEEK_WORKSPACE: dir,
     });
@@ -352,8 +354,8 @@ async function main(): Promise<void> {
     };
     const startSecond = async () => {
       second = await startServerProcess(
-        [cli, "serve"],
-        { KVSPACE: `etcd://${etcd.endpoints[0]}/bench`, BYTESEEK_WORKSPACE: dir },
+        [cli, "serve", "--no-auth"],
+        { KVSPACE: `etcd://${etcd.endpoints[0]}/bench`, BYTESEEK_WORKSPACE: dir, BYTESEEK_TOKEN: "" },
         profileDir,
         Number(new URL(secondUrl).port),
       );
@@ -382,12 +384,12 @@ async function main(): Promise<void> {
     ];
     /** The whole bench: the classic-level servers, etcd v2, the toy, and the etcd rows. */
     async function measureClassicToo(etcdRows: Measured[]): Promise<Row[]> {
-      const never = await started([cli, "serve"], {
+      const never = await started([cli, "serve", "--no-auth"], {
         KVSPACE: join(dir, "classic-never"),
         BYTESEEK_SYNC: "never",
         BYTESEEK_WORKSPACE: dir,
       });
-      const always = await started([cli, "serve"], {
+      const always = await started([cli, "serve", "--no-auth"], {
         KVSPACE: join(dir, "classic-always"),
         BYTESEEK_SYNC: "always",
         BYTESEEK_WORKSPACE: dir,

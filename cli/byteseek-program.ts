@@ -10,10 +10,15 @@ import { type Command, CommanderError } from "commander";
 import { commanderOutput, rootProgram } from "./commander-output.js";
 
 export interface ByteseekCommands {
-  serve(): Promise<number>;
+  serve(options: ServeOptions): Promise<number>;
   run(task: string, options: TurnOptions): Promise<number>;
   chat(options: TurnOptions): Promise<number>;
   mcp(options: { vid?: string }): Promise<number>;
+}
+
+/** serve: `--no-auth` runs without a credential (only with BYTESEEK_TOKEN set and empty). */
+export interface ServeOptions {
+  noAuth?: boolean;
 }
 
 /** run/chat: the run id, and whether the person's model key goes to a server with each turn. */
@@ -73,13 +78,19 @@ export async function runByteseekCli(
   };
 
   sub("serve", "run the HTTP server (KVSPACE, BYTESEEK_HOST, BYTESEEK_PORT, BYTESEEK_TOKEN; see the README)")
+    .option(
+      "--no-auth",
+      "run without a credential: only together with BYTESEEK_TOKEN= (set, empty); anyone reaching the port can run commands as you",
+    )
     .addHelpText(
       "after",
-      "\nConfigured by environment only; the README's Configuration lists every variable.",
+      "\nConfigured by environment; the README's Configuration lists every variable. At start it prints the\n" +
+        "page's address with the token (http://127.0.0.1:7411/?token=…) on stderr; the token is kept in\n" +
+        "<store>/token (made at first start) unless BYTESEEK_TOKEN names one.",
     )
-    .action(async (_options: unknown, cmd: Command) => {
-      noExtra(cmd, "no arguments (configure it by environment)");
-      status = await commands.serve();
+    .action(async (options: { auth?: boolean }, cmd: Command) => {
+      noExtra(cmd, "no arguments besides --no-auth (configure it by environment)");
+      status = await commands.serve(options.auth === false ? { noAuth: true } : {});
     });
   sub("run", "run one agent turn, streaming the answer and each tool call")
     .argument("<task...>", "what to do (the words are joined; quote it to keep the shell away)")

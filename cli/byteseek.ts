@@ -18,7 +18,7 @@ import { startServer } from "../server/main.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { openSession, type Session } from "./agent-session.js";
 import { decisionOf } from "./approval-answer.js";
-import { ByteseekUsageError, runByteseekCli } from "./byteseek-program.js";
+import { ByteseekUsageError, runByteseekCli, type ServeOptions } from "./byteseek-program.js";
 import { runMcp } from "./mcp.js";
 import { canSpin, createTurnView, type TurnView, wantsColor } from "./turn-view.js";
 
@@ -161,8 +161,14 @@ async function chat({ vid = newVid(), sendKey }: { vid?: string; sendKey?: boole
   }
 }
 
-async function serve(): Promise<number> {
-  await startServer({ env });
+async function serve({ noAuth }: ServeOptions): Promise<number> {
+  const server = await startServer({ env, ...(noAuth ? { noAuth } : {}) });
+  // Once, for a person, as Jupyter does; the logs never carry the token.
+  err.write(
+    server.token === undefined
+      ? `byteseek: serving ${server.pageUrl} WITHOUT a credential (--no-auth): anyone who reaches it can run commands as this user\n`
+      : `byteseek: open ${server.pageUrl} (the token ${server.tokenFile ? `is kept in ${server.tokenFile}` : server.config.auth === "env" ? "is BYTESEEK_TOKEN" : "was made for this start: set BYTESEEK_TOKEN to keep one"}; clients send it as Authorization: Bearer <token>)\n`,
+  );
   return 0;
 }
 

@@ -19,7 +19,12 @@ import { CliError } from "./errors.js";
 export interface RelayOptions {
   /** The holder's socket. */
   path: string;
-  hello: RelayHello;
+  /** The hello, less the credential. */
+  hello: Omit<RelayHello, "token">;
+  /** The holder's credential, asked for before each hello (a new holder may have made it meanwhile). */
+  token(): Promise<string | undefined>;
+  /** Told the run id each holder gave this session. */
+  onAttached?(vid: string): void;
   stdin: Readable;
   stdout: Writable;
   logger: Logger;
@@ -116,6 +121,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     const reached = await reach(options, patienceMs, grace);
     const s = reached.socket;
     holder = reached.holder;
+    options.onAttached?.(reached.vid);
     s.on("error", (err) => logger.debug({ err }, "relay socket error"));
     // A holder after the first has not seen the opening (unless it is still waiting in the queue).
     if (
@@ -192,6 +198,8 @@ async function reach(options: RelayOptions, patienceMs: number, graceMs: number)
 interface Reached {
   socket: Socket;
   holder: "serve" | "mcp" | undefined;
+  /** The run id the holder gave this session. */
+  vid: string;
 }
 
 /** One connection and its hello; a refusal is a CliError (final), anything else may pass with a retry. */
@@ -202,6 +210,8 @@ async function hello(options: RelayOptions): Promise<Reached> {
       "CLI_MCP_REFUSED",
       `${options.path} is not a socket this user made (a symlink, or another user's): byteseek mcp does not relay there. Remove it, or give this session a store of its own (KVSPACE)`,
     );
+  const token = await options.token();
+  const hello: RelayHello = { ...options.hello, ...(token === undefined ? {} : { token }) };
   return new Promise((done, fail) => {
     const s = connect(options.path);
     let seen: Buffer = Buffer.alloc(0);
@@ -223,13 +233,13 @@ async function hello(options: RelayOptions): Promise<Reached> {
         s.destroy();
         return fail(new CliError("CLI_MCP_REFUSED", answer.data.message));
       }
-      done({ socket: s, holder: answer.data.holder });
+      done({ socket: s, holder: answer.data.holder, vid: answer.data.vid });
     };
     const onClose = () => fail(new Error("the holder closed the connection"));
     s.once("error", fail);
     s.once("close", onClose);
     s.on("data", onData);
-    s.write(`${JSON.stringify(options.hello)}\n`);
+    s.write(`${JSON.stringify(hello)}\n`);
   });
 }
 

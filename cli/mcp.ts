@@ -15,14 +15,19 @@ import { listenShared, sharePath } from "../mcp/share.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
 import { buildApp } from "../server/app.js";
+import { createCredentialCheck } from "../server/auth.js";
+import { ensureStoreToken, readStoreToken } from "../server/token-file.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
+import { CliError } from "./errors.js";
 import { relayMcp } from "./mcp-relay.js";
 import { isLockedError, openStore, storeSpec } from "./open-store.js";
 import { openToolsClient } from "./tools-client.js";
 
 interface Opened {
   source: McpSource;
+  /** On a folder: whether a relay's token is this holder's credential (mcp/share.ts). */
+  credential?: (token: string | undefined) => boolean;
   /** On a folder: the HTTP API, served to `kvspace` and `byteseek run` over the share socket (mcp/share.ts). */
   http?: (socket: Socket) => void;
   close(): Promise<void>;
@@ -69,21 +74,27 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
     });
     try {
       // On a folder (which only this process can open): what `byteseek serve` answers but the
-      // agent and the page, with the same token, for `kvspace` and `byteseek run` on it (mcp/share.ts).
-      const app =
+      // agent and the page, with the store's token (BYTESEEK_TOKEN, or the one kept in the folder,
+      // made now if there is none), for `kvspace`, `byteseek run` and relays on it (mcp/share.ts).
+      const token =
         spec.backend === "classic"
+          ? env.BYTESEEK_TOKEN || (await ensureStoreToken(spec.location)).token
+          : undefined;
+      const app =
+        token !== undefined
           ? await buildApp({
               tree,
               logger: logger.child({ part: "http" }),
               runtime: bs.runtime,
               mcp: bs.mcp,
               web: false,
-              ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}),
+              token,
             })
           : undefined;
       await app?.ready();
       return {
         source: runtimeSource(tree, bs.runtime),
+        ...(token !== undefined ? { credential: createCredentialCheck(token).holds } : {}),
         ...(app ? { http: (socket: Socket) => app.server.emit("connection", socket) } : {}),
         async close() {
           await app?.close();
@@ -134,6 +145,7 @@ async function openServing(
           workspace: workspaceOf(env, cwd),
           holder: "mcp",
           ...(opened.http ? { http: opened.http } : {}),
+          ...(opened.credential ? { credential: opened.credential } : {}),
         });
   return {
     factory,
@@ -178,18 +190,31 @@ export async function runMcp(options: {
     }
   };
   let serving = await hold();
-  if (serving === undefined && socket !== undefined) {
+  if (serving === undefined && socket !== undefined && spec.backend === "classic") {
+    const folder = spec.location;
     const leave = () => process.stdin.destroy();
     process.once("SIGINT", leave);
     process.once("SIGTERM", leave);
     try {
       await relayMcp({
         path: socket,
-        hello: {
-          byteseek: "relay",
-          version: 1,
-          workspace: workspaceOf(env, cwd),
-          ...(vid === undefined ? {} : { vid }),
+        hello: { byteseek: "relay", version: 2, workspace: workspaceOf(env, cwd) },
+        // the holder's credential, read afresh for each holder reached
+        token: async () => {
+          try {
+            return env.BYTESEEK_TOKEN || (await readStoreToken(folder));
+          } catch (err) {
+            // a token file that may not be trusted: say so, do not retry
+            throw new CliError("CLI_MCP_REFUSED", (err as Error).message, { cause: err });
+          }
+        },
+        onAttached(assigned) {
+          // the holder names a relayed session's run: --vid cannot pick one here
+          if (vid !== undefined)
+            logger.warn(
+              { vid: assigned, asked: vid },
+              `another byteseek process holds the store: this session's calls are recorded as run ${assigned}, not ${vid} (the holder gives a relayed session its run id)`,
+            );
         },
         stdin: process.stdin,
         stdout: process.stdout,

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { builtinMap } from "../agent/byteseek.js";
 import { sharePath, socketAt } from "../mcp/share.js";
+import { readStoreToken } from "../server/token-file.js";
 import { createCheckedTree } from "../tools/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
@@ -76,7 +77,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
 
 /**
  * The tree of a folder another process holds, through the HTTP API it serves on its share socket
- * (a `byteseek mcp` or `byteseek serve`: mcp/share.ts), with its token and its checks; undefined
+ * (a `byteseek mcp` or `byteseek serve`: mcp/share.ts), with its token (BYTESEEK_TOKEN, or the one
+ * kept in the store folder: server/token-file.ts) and its checks; undefined
  * when nothing answers there (a holder that is not byteseek, or one that left).
  */
 async function throughHolder(
@@ -92,8 +94,19 @@ async function throughHolder(
   }
   // The token goes only to a socket this user made.
   if ((await socketAt(socketPath)) !== "own") return undefined;
+  // The holder's credential: BYTESEEK_TOKEN, or the store's token file (beside the folder's data).
+  let token: string | undefined;
   try {
-    return await remote(new URL("http://localhost"), env, { socketPath });
+    token = env.BYTESEEK_TOKEN || (await readStoreToken(folder));
+  } catch (err) {
+    throw new CliError("CLI_STORE_UNAVAILABLE", (err as Error).message, { cause: err });
+  }
+  try {
+    return await remote(
+      new URL("http://localhost"),
+      token === undefined ? env : { ...env, BYTESEEK_TOKEN: token },
+      { socketPath },
+    );
   } catch (err) {
     // Anything else (a wrong token, say) is the holder's answer, and says what to do.
     if (isTreeError(err) && err.code === "TREE_UNAVAILABLE") return undefined;

@@ -9,19 +9,23 @@
  *
  * Who may connect: the socket is made with mode 0600 (only this user, who can open the store's
  * files anyway), in the store folder or, when that path is too long for a socket, in a private
- * folder of this user's (0700, checked). What a relay may ask: calls run in the holder's workspace,
- * so a relay says which workspace it was started for and a different one is refused, naming both.
+ * folder of this user's (0700, checked); and a relay must carry the holder's credential, as an HTTP
+ * client on the same socket must (the store's token, `<store>/token`, or BYTESEEK_TOKEN): a command
+ * a run started as this user holds neither. What a relay may ask: calls run in the holder's
+ * workspace, so a relay says which workspace it was started for and a different one is refused,
+ * naming both. Its run id is the holder's to give, never the relay's to name: a relayed session
+ * cannot act, or approve its own calls, as another run.
  *
- * The relay's first line is `{"byteseek":"relay","version":1,"workspace":…,"vid"?:…}`; the holder
- * answers `{"byteseek":"ok","holder":"serve"|"mcp"}` or `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as
- * on stdio (one JSON-RPC message a line).
+ * The relay's first line is `{"byteseek":"relay","version":2,"workspace":…,"token"?:…}`; the holder
+ * answers `{"byteseek":"ok","holder":"serve"|"mcp","vid":…}` or
+ * `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as on stdio (one JSON-RPC message a line).
  *
  * The same socket carries the HTTP API, for `kvspace` and `byteseek run|chat` on a folder held
  * here (cli/open-store.ts): a connection whose first byte starts an HTTP request line (a method's
  * capital letter; a hello starts with `{`) is handed to the holder's HTTP server, with the
  * holder's token, Host guard and routes, as a TCP connection of its own would be.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, rm } from "node:fs/promises";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -45,17 +49,25 @@ const MAX_HELLO = 4096;
 /** A connection that says nothing this long is dropped. */
 const HELLO_TIMEOUT_MS = 5000;
 
-export const RelayHello = z.object({
-  byteseek: z.literal("relay"),
-  version: z.literal(1),
-  workspace: z.string().min(1).max(4096),
-  vid: z.string().regex(VID).optional(),
-});
+export const RelayHello = z
+  .object({
+    byteseek: z.literal("relay"),
+    version: z.literal(2),
+    workspace: z.string().min(1).max(4096),
+    /** The holder's credential. */
+    token: z.string().max(4096).optional(),
+  })
+  .strict();
 export type RelayHello = z.infer<typeof RelayHello>;
 
 export const HolderAnswer = z.union([
   // What holds the store: a relay that loses a server leaves it time to restart before taking over.
-  z.object({ byteseek: z.literal("ok"), holder: z.enum(["serve", "mcp"]).optional() }),
+  z.object({
+    byteseek: z.literal("ok"),
+    holder: z.enum(["serve", "mcp"]).optional(),
+    /** The run this session's calls belong to, as the holder named it. */
+    vid: z.string().regex(VID),
+  }),
   z.object({ byteseek: z.literal("refused"), code: z.string(), message: z.string() }),
 ]);
 export type HolderAnswer = z.infer<typeof HolderAnswer>;
@@ -115,6 +127,16 @@ export interface ShareOptions {
   holder: "serve" | "mcp";
   /** Takes a connection that speaks HTTP (its bytes so far put back): the holder's HTTP server. */
   http?: (socket: Socket) => void;
+  /**
+   * Whether a relay's token is the holder's credential (the same check its HTTP server makes);
+   * absent: the holder asks for none (`byteseek serve --no-auth`).
+   */
+  credential?: (token: string | undefined) => boolean;
+}
+
+/** A relayed session's run id: made by the holder, one per connection. */
+export function relayVid(): string {
+  return `mcp-relay-${randomBytes(6).toString("hex")}`;
 }
 
 /** A hello is a JSON object; an HTTP request line starts with its method, in capitals. */
@@ -139,7 +161,7 @@ export async function listenShared(options: ShareOptions): Promise<SharedMcp | u
 }
 
 async function listen(options: ShareOptions): Promise<SharedMcp> {
-  const { path, factory, live, logger, workspace, holder, http } = options;
+  const { path, factory, live, logger, workspace, holder, http, credential } = options;
   const open = new Map<Socket, { close(): Promise<void> } | undefined>();
   const instances = new Set<McpInstance>();
 
@@ -147,8 +169,9 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
     socket.end(`${JSON.stringify({ byteseek: "refused", code, message })}\n`);
   }
 
-  function serve(socket: Socket, hello: RelayHello, rest: Buffer): void {
-    socket.write(`${JSON.stringify({ byteseek: "ok", holder })}\n`);
+  function serve(socket: Socket, rest: Buffer): void {
+    const vid = relayVid();
+    socket.write(`${JSON.stringify({ byteseek: "ok", holder, vid })}\n`);
     if (rest.length > 0) socket.unshift(rest);
     const handle = serveConnection({
       factory,
@@ -159,7 +182,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
         instances.add(instance);
         socket.once("close", () => instances.delete(instance));
       },
-      ...(hello.vid === undefined ? {} : { vid: hello.vid }),
+      vid,
     });
     open.set(socket, handle);
     // paused since the hello; the transport listens now
@@ -204,7 +227,21 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
       try {
         hello = RelayHello.parse(JSON.parse(seen.subarray(0, end).toString("utf8")));
       } catch {
-        refuse(socket, "MCP_SHARE_HELLO", "the first line must be a byteseek relay's hello");
+        refuse(
+          socket,
+          "MCP_SHARE_HELLO",
+          `the first line must be a byteseek relay's hello: {"byteseek":"relay","version":2,"workspace":…,"token":…} (the holder gives the run id; a relay names none). Start byteseek mcp from the same byteseek as the holder`,
+        );
+        return;
+      }
+      if (credential && !credential(hello.token)) {
+        refuse(
+          socket,
+          "MCP_SHARE_UNAUTHORIZED",
+          hello.token === undefined
+            ? "the process holding this store needs its credential: byteseek mcp reads it from the store folder's token file, or set BYTESEEK_TOKEN to the holder's token"
+            : "the token is not the holder's: set BYTESEEK_TOKEN to the token the holder uses (byteseek serve prints it; it is kept in the store folder's token file unless BYTESEEK_TOKEN named one)",
+        );
         return;
       }
       if (hello.workspace !== workspace) {
@@ -215,7 +252,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
         );
         return;
       }
-      serve(socket, hello, seen.subarray(end + 1));
+      serve(socket, seen.subarray(end + 1));
     };
     socket.on("data", onData);
   }

@@ -13,7 +13,7 @@ import type { McpClient } from "../tools/mcp/client.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { Tree } from "../tree/types.js";
 import { answerHeaders, requestLine } from "./answer.js";
-import { createAuthCheck, createBearerCheck } from "./auth.js";
+import { createAuthCheck, createCredentialCheck } from "./auth.js";
 import { logFailure, mapClientError, mapError, ServerError } from "./errors.js";
 import { exactJson, parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
@@ -45,7 +45,11 @@ declare module "fastify" {
 export interface AppDeps {
   tree: Tree;
   logger: Logger;
-  /** When set, every route but /healthz needs `Authorization: Bearer <token>`. */
+  /**
+   * When set, every route but /healthz and the page's shell and assets needs the token, as
+   * `Authorization: Bearer <token>` or the page's cookie (server/auth.ts). Unset: no credential is
+   * asked (`byteseek serve --no-auth`, or a test about something else).
+   */
   token?: string;
   /** Largest request body, bytes (default 8 MiB). */
   bodyLimit?: number;
@@ -90,6 +94,9 @@ const VALUE_ROUTES: ReadonlySet<string> = new Set(["/v1/tree/*", "/v1/tree", "/v
 const ACCEPTED_TYPES = "send the body as application/json (POST /v1/import: application/x-ndjson)";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** What a server without a token records as the credential of every request. */
+const NO_CREDENTIAL = { kind: "none" } as const;
 
 /** Builds the app; `await app.ready()` (or listen) before use. */
 export async function buildApp(deps: AppDeps) {
@@ -221,12 +228,13 @@ export async function buildApp(deps: AppDeps) {
 
   let closing = false;
   const watches = new Set<AbortController>();
-  const checkAuth = token ? createAuthCheck(token) : undefined;
+  const credentials = token ? createCredentialCheck(token) : undefined;
+  const checkAuth = credentials ? createAuthCheck(credentials) : undefined;
   if (deps.fastPath !== false) {
     fastPath = createFastPath({
       tree,
       logger,
-      authorized: token ? createBearerCheck(token) : undefined,
+      authorized: credentials ? (headers) => credentials.of(headers) !== undefined : undefined,
       requestId,
       closing: () => closing,
       parseJson,
@@ -239,7 +247,8 @@ export async function buildApp(deps: AppDeps) {
     if (closing)
       return done(new ServerError("HTTP_SHUTTING_DOWN", "the server is shutting down; retry shortly"));
     try {
-      checkAuth?.(req);
+      if (checkAuth) checkAuth(req);
+      else req.credential = NO_CREDENTIAL;
     } catch (err) {
       return done(err as Error);
     }
@@ -297,11 +306,18 @@ export async function buildApp(deps: AppDeps) {
       runtime: deps.runtime,
       logger,
       ...(deps.mcpSessionIdleMs === undefined ? {} : { sessionIdleMs: deps.mcpSessionIdleMs }),
-      ...(deps.mcpShare === undefined ? {} : { share: deps.mcpShare }),
+      // the socket's relays need the same credential as its HTTP requests
+      ...(deps.mcpShare === undefined
+        ? {}
+        : { share: { ...deps.mcpShare, ...(credentials ? { credential: credentials.holds } : {}) } }),
     });
   if (deps.mcp) await app.register(mcpServerRoutes, { mcp: deps.mcp });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
-  if (deps.web !== false) await app.register(webRoutes, deps.web ?? {});
+  if (deps.web !== false)
+    await app.register(webRoutes, {
+      ...(deps.web ?? {}),
+      ...(credentials ? { exchange: (t: string) => credentials.exchange(t)?.setCookie } : {}),
+    });
 
   return app;
 }

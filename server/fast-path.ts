@@ -16,7 +16,7 @@
  * body that stops arriving is the front door's to cut (server/front-door.ts: 408, socket closed,
  * its log line); the write is then never made.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { writeToJson } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
@@ -30,8 +30,8 @@ import { nodeBody, setFromBody } from "./wire.js";
 export interface FastPathDeps {
   tree: Tree;
   logger: Logger;
-  /** Whether an Authorization header holds the server's token; undefined when none is needed. */
-  authorized: ((header: string | undefined) => boolean) | undefined;
+  /** Whether a request's headers carry the server's credential (server/auth.ts); undefined when none is needed. */
+  authorized: ((headers: IncomingHttpHeaders) => boolean) | undefined;
   /** The id fastify would give the request (one counter for both paths). */
   requestId(req: IncomingMessage): string;
   closing(): boolean;
@@ -144,7 +144,7 @@ export function createFastPath(d: FastPathDeps): FastPath {
     const url = req.url ?? "";
     if (url.length > MAX_URL || url.endsWith("/") || !PLAIN_KEY_URL.test(url)) return false;
     const h = req.headers;
-    if (d.closing() || (d.authorized && !d.authorized(h.authorization))) return false;
+    if (d.closing() || (d.authorized && !d.authorized(h))) return false;
     if (req.method === "GET") {
       if (h["if-none-match"] !== undefined) return false;
       void get({ req, res, id: d.requestId(req), start: performance.now() }, keyFromUrl(url, TREE_PREFIX));

@@ -5,8 +5,9 @@
  * The store: KVSPACE (a folder, default ./data, or etcd://…) with BYTESEEK_SYNC, BYTESEEK_CACHE and
  * BYTESEEK_HISTORY, read by the tree's `resolveStore` (tree/store-config.ts), as the CLI reads them.
  * The server's BYTESEEK_SYNC defaults to always (the CLI's to never).
- * BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411), BYTESEEK_TOKEN (required beyond loopback),
- * BYTESEEK_ALLOWED_HOSTS (host names besides loopback ones, with a token), BYTESEEK_BODY_TIMEOUT (ms
+ * BYTESEEK_HOST (127.0.0.1), BYTESEEK_PORT (7411), BYTESEEK_TOKEN (the credential; unset: the one
+ * kept at <store>/token, made at first start — on etcd, one made for this start; empty, with
+ * `noAuth` (`--no-auth`), none), BYTESEEK_ALLOWED_HOSTS (host names besides loopback ones), BYTESEEK_BODY_TIMEOUT (ms
  * to receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000), BYTESEEK_MCP_SESSION_IDLE
  * (ms an MCP 2025-era session may sit idle before it is closed, default 1800000; 0: never),
  * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
@@ -35,12 +36,20 @@ import {
 } from "./app.js";
 import { ServerError } from "./errors.js";
 import { hostName } from "./request-guard.js";
+import { ensureStoreToken, newToken } from "./token-file.js";
 
 export interface ServerConfig {
   /** The store KVSPACE and the store settings name (never a server's URL). */
   store: Exclude<StoreSpec, { backend: "http" }>;
   host: string;
   port: number;
+  /**
+   * Where the credential comes from: BYTESEEK_TOKEN (`token`), the store folder's token file (made
+   * at first start), one made for this start (etcd: there is no folder to keep it in), or none
+   * (`BYTESEEK_TOKEN=` with `--no-auth`).
+   */
+  auth: "env" | "file" | "start" | "none";
+  /** BYTESEEK_TOKEN, when it names one. */
   token?: string;
   bodyLimit: number;
   /** Host names a request may name besides loopback ones (needs a token). */
@@ -65,6 +74,8 @@ export interface StartServerOptions {
   logger?: Logger;
   /** Install SIGTERM/SIGINT handlers that shut down gracefully (default true). */
   handleSignals?: boolean;
+  /** `--no-auth`: run without a credential; only with BYTESEEK_TOKEN set and empty. */
+  noAuth?: boolean;
 }
 
 export interface RunningServer {
@@ -73,6 +84,12 @@ export interface RunningServer {
   config: ServerConfig;
   /** `http://host:port` as bound (the real port when 0 was asked). */
   url: string;
+  /** The token every request needs (undefined with --no-auth). */
+  token: string | undefined;
+  /** Where the token is kept, when in the store folder. */
+  tokenFile?: string;
+  /** The web page's address, with the token when there is one (`/?token=…`): print it once, for a person. */
+  pageUrl: string;
   /** Stops accepting, ends watches, finishes in-flight requests, closes the store. */
   close(): Promise<void>;
 }
@@ -90,18 +107,54 @@ export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/**
+ * Where the credential comes from. `BYTESEEK_TOKEN=` (set, empty) and `--no-auth` together are the
+ * only way to run without one; either alone is a mistake worth stopping for.
+ */
+function readAuth(
+  env: NodeJS.ProcessEnv,
+  noAuth: boolean,
+  store: ServerConfig["store"],
+): Pick<ServerConfig, "auth" | "token"> {
+  const given = env.BYTESEEK_TOKEN;
+  if (noAuth) {
+    if (given === "") return { auth: "none" };
+    throw configError(
+      given === undefined
+        ? "--no-auth runs the server without a credential: anyone who reaches its port can run commands as this user. To mean it, set BYTESEEK_TOKEN to empty as well (BYTESEEK_TOKEN= byteseek serve --no-auth); otherwise drop --no-auth and use the token byteseek makes"
+        : "--no-auth and BYTESEEK_TOKEN contradict each other: drop --no-auth to use the token, or set BYTESEEK_TOKEN to empty (BYTESEEK_TOKEN= byteseek serve --no-auth) to run without one",
+    );
+  }
+  if (given === "")
+    throw configError(
+      "BYTESEEK_TOKEN is set but empty: unset it to use the token kept in the store folder (made at first start), set it to a token, or add --no-auth to run without a credential",
+    );
+  if (given !== undefined) {
+    if (!/^[\x21-\x7e]{1,4096}$/.test(given))
+      throw configError(
+        "BYTESEEK_TOKEN must be printable characters without spaces (at most 4096); unset it to have byteseek make one",
+      );
+    return { auth: "env", token: given };
+  }
+  return { auth: store.backend === "classic" ? "file" : "start" };
+}
+
 /** Reads and checks the configuration; throws SERVER_CONFIG saying what is wrong. */
-export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): ServerConfig {
+export function readConfig(
+  env: NodeJS.ProcessEnv,
+  cwd: string = process.cwd(),
+  options: { noAuth?: boolean } = {},
+): ServerConfig {
   const host = env.BYTESEEK_HOST || "127.0.0.1";
   const portText = env.BYTESEEK_PORT || "7411";
   if (!/^[0-9]{1,5}$/.test(portText) || Number(portText) > 65_535)
     throw configError(`BYTESEEK_PORT must be a port number (0-65535), got ${JSON.stringify(portText)}`);
-  const token = env.BYTESEEK_TOKEN || undefined;
-  if (!token && !isLoopback(host))
-    throw configError(
-      `refusing to listen on ${host} without a token: anyone who can reach it could read and change the store. Set BYTESEEK_TOKEN, or listen on 127.0.0.1`,
-    );
   const store = readStore(env, cwd);
+  const auth = readAuth(env, options.noAuth === true, store);
+  if (auth.auth === "none" && !isLoopback(host))
+    throw configError(
+      `refusing to listen on ${host} without a credential: anyone who can reach it could read and change the store. Drop --no-auth (and BYTESEEK_TOKEN=), or listen on 127.0.0.1`,
+    );
   try {
     clientUrlOrigins(env);
   } catch (err) {
@@ -115,7 +168,7 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     bodyLimit: env.BYTESEEK_BODY_LIMIT
       ? parseSize("BYTESEEK_BODY_LIMIT", env.BYTESEEK_BODY_LIMIT)
       : DEFAULT_BODY_LIMIT,
-    allowedHosts: readAllowedHosts(env.BYTESEEK_ALLOWED_HOSTS, token, host),
+    allowedHosts: readAllowedHosts(env.BYTESEEK_ALLOWED_HOSTS, auth.auth !== "none", host),
     bodyTimeoutMs: readCount(
       "BYTESEEK_BODY_TIMEOUT",
       env.BYTESEEK_BODY_TIMEOUT,
@@ -131,24 +184,24 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     ),
     workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || DEFAULT_WORKSPACE),
     defaultWorkspace: !env.BYTESEEK_WORKSPACE,
+    ...auth,
   };
-  if (token) config.token = token;
   return config;
 }
 
 /**
  * BYTESEEK_ALLOWED_HOSTS: names (or addresses) a Host header may carry besides loopback ones. They
- * widen what the server answers, so they need a token; with one, the address it listens on (unless
- * a wildcard) is allowed too.
+ * widen what the server answers, so they need a credential; with one, the address it listens on
+ * (unless a wildcard) is allowed too.
  */
-function readAllowedHosts(text: string | undefined, token: string | undefined, listen: string): string[] {
+function readAllowedHosts(text: string | undefined, token: boolean, listen: string): string[] {
   const names = (text ?? "")
     .split(",")
     .map((n) => n.trim())
     .filter((n) => n !== "");
   if (names.length > 0 && !token)
     throw configError(
-      "BYTESEEK_ALLOWED_HOSTS needs BYTESEEK_TOKEN: without a token the server answers loopback names only",
+      "BYTESEEK_ALLOWED_HOSTS needs a credential: without one (--no-auth) the server answers loopback names only",
     );
   for (const n of names)
     if (hostName(n) === undefined)
@@ -217,13 +270,22 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const { cwd = process.cwd(), handleSignals = true } = options;
   // without an environment handed in, this process's is read, and its secrets withdrawn from it first
   const env = options.env ?? withdrawSecrets().env;
-  const config = readConfig(env, cwd);
+  const config = readConfig(env, cwd, { noAuth: options.noAuth === true });
   const logger = options.logger ?? defaultLogger(env);
   if (config.defaultWorkspace) await mkdir(config.workspace, { recursive: true, mode: 0o700 });
   const tree = await openTree({ ...config.store, logger: logger.child({ part: "tree" }) });
   let app: App;
   let byteseek: Byteseek | undefined;
+  let token = config.token;
+  let tokenFile: string | undefined;
   try {
+    // Made (or read) only now: the store folder exists, and this process holds it.
+    if (config.auth === "file" && config.store.backend === "classic") {
+      const kept = await ensureStoreToken(config.store.location);
+      token = kept.token;
+      tokenFile = kept.path;
+      if (kept.made) logger.info({ tokenFile }, "made the server's token");
+    } else if (config.auth === "start") token = newToken();
     byteseek = await createByteseek({
       tree,
       workspace: config.workspace,
@@ -248,7 +310,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       ...(config.store.backend === "classic"
         ? { mcpShare: { path: await sharePath(config.store.location, env), workspace: config.workspace } }
         : {}),
-      ...(config.token ? { token: config.token } : {}),
+      ...(token ? { token } : {}),
     });
     await app.listen({ host: config.host, port: config.port });
     // the registered MCP servers sync in the background, then follow the registry
@@ -271,12 +333,18 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       store: describeStore(config.store),
       ...sync,
       workspace: config.workspace,
-      auth: Boolean(config.token),
+      auth:
+        token === undefined
+          ? "none (--no-auth)"
+          : (tokenFile ?? (config.auth === "env" ? "BYTESEEK_TOKEN" : "made for this start")),
       sandbox: sandbox.state,
     },
     "listening",
   );
   if (sandbox.warning) logger.warn({ sandbox: sandbox.state }, sandbox.warning);
+  // on a wildcard address, the page is reached on this machine's loopback
+  const pageBase = ["0.0.0.0", "::", "[::]"].includes(config.host) ? `http://127.0.0.1:${port}` : url;
+  const pageUrl = token === undefined ? `${pageBase}/` : `${pageBase}/?token=${encodeURIComponent(token)}`;
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -310,7 +378,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
   }
-  return { app, tree: byteseek.tree, config, url, close };
+  return {
+    app,
+    tree: byteseek.tree,
+    config,
+    url,
+    token,
+    ...(tokenFile === undefined ? {} : { tokenFile }),
+    pageUrl,
+    close,
+  };
 }
 
 /**

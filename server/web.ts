@@ -6,14 +6,17 @@
  * Node-free modules it shares with the server, such as `tree/http/sse.js`), styles and icon from
  * `web/static/`.
  *
- * The page holds no data and no secret, so its routes carry `config: { public: true }`: the token
- * check lets them through, and the page then asks for the token and sends it on every API call.
+ * The page holds no data and no secret, so its routes carry `config: { public: true }`: the
+ * credential check lets them through. Opened as `/?token=…` (the address `byteseek serve` prints),
+ * a page address trades the token for the server's cookie (server/auth.ts) and redirects to itself
+ * without the token, so it leaves the address bar and the history; the page's API calls then carry
+ * the cookie. A page without one asks for the token and sends it as a bearer token.
  */
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
-import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -25,6 +28,8 @@ declare module "fastify" {
 export interface WebRoutesOptions {
   /** The folder holding `web/static/` and `web/dist/`; default: found from this file upwards. */
   root?: string;
+  /** A Set-Cookie header for the server's token, undefined for any other (server/auth.ts); absent: no token. */
+  exchange?: (token: string) => string | undefined;
 }
 
 /** Page addresses answered with index.html (the page reads the address itself). */
@@ -76,7 +81,23 @@ export const webRoutes: FastifyPluginAsync<WebRoutesOptions> = async function we
   const config = { public: true };
   const hide = { hide: true };
 
-  function sendPage(_req: unknown, reply: FastifyReply) {
+  function sendPage(req: FastifyRequest, reply: FastifyReply) {
+    const url = new URL(req.url, "http://page");
+    const token = url.searchParams.get("token");
+    if (token !== null) {
+      // A right token becomes the cookie, a wrong one nothing (the page then asks); either way the
+      // token leaves the address at once.
+      const cookie = options.exchange?.(token);
+      url.searchParams.delete("token");
+      reply.code(303).headers({
+        // never `//host…`, which a browser would read as another site
+        location: `${url.pathname.replace(/^\/+/, "/")}${url.search}`,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+        ...(cookie === undefined ? {} : { "set-cookie": cookie }),
+      });
+      return reply.send();
+    }
     reply.headers(PAGE_HEADERS);
     return reply.sendFile("index.html", staticDir, { cacheControl: false });
   }

@@ -5,10 +5,11 @@
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
 import { isToolError, ToolError } from "./errors.js";
-import { policyPaths } from "./gate.js";
+import { netHosts, policyPaths } from "./gate.js";
 import type { ToolCall } from "./hooks.js";
 import { type ImplEnv, runImpl } from "./impl/kinds.js";
 import type { LlmClient } from "./impl/llm.js";
+import { startEgressProxy } from "./net/proxy.js";
 import type { Policy } from "./policy.js";
 import { grantOf } from "./powers.js";
 import { createCommandScope, type OwnedScope, type ScopeSandbox, type ScratchRoot } from "./process/scope.js";
@@ -54,13 +55,25 @@ export function createExecutor(options: ExecutorOptions): Execute {
     paths: { roots: string[]; deny: string[] },
   ): ScopeSandbox {
     if (policy.sandbox === "off") return { mode: "off" };
-    const { grant } = grantOf(policy.grants, call.vid);
+    const { grant, rule } = grantOf(policy.grants, call.vid);
+    const hosts = netHosts(policy, grant);
     return {
       mode: "on",
       runner: options.sandbox,
       limits: policy.limits,
-      // no network until byteseek's egress proxy is wired in: a run holding net gets none (fail closed)
-      network: { mode: "none" },
+      // a run holding net reaches its hosts through the call's egress proxy only; without net, nothing
+      ...(hosts.length > 0
+        ? {
+            egress: (dir: string) =>
+              startEgressProxy({
+                dir,
+                hosts,
+                grantRule: `${rule}.net`,
+                logger: logger.child({ part: "egress", vid: call.vid }),
+                ...(lookup ? { lookup } : {}),
+              }),
+          }
+        : {}),
       async view() {
         return grantView({
           grant,

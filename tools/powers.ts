@@ -55,7 +55,9 @@ export const Grant = z
     model: z.boolean().describe("Sub-calls of the model (llm tools)"),
     net: z
       .array(z.string().min(1))
-      .describe("Hosts http tools may reach: host, host:port, *.domain, or * for any"),
+      .describe(
+        "Hosts http tools and commands may reach: host, host:port, *.domain, or * for any public host (wildcards never reach loopback, private or link-local addresses or the server's own: name such a host, e.g. 127.0.0.1:8080)",
+      ),
     tree: z
       .array(z.string().startsWith("/"))
       .describe(

@@ -3,8 +3,8 @@
  * server/openapi.ts) and `GET /docs`, a page rendered from that same document: a table of
  * contents, then each operation with its parameters, headers, examples and (folded) schemas.
  *
- * Both are open without the token, as the web page is: they describe the API and hold no data, and
- * the page links to /docs (a browser following a link sends no Authorization header). The page is
+ * Both need the server's credential, as every route but /healthz and the page's shell does; the web
+ * page links to /docs, and a browser following the link sends the page's cookie. The page is
  * one self-contained HTML document: no script, no external resource, its one style block allowed
  * by hash in its Content-Security-Policy; every text it shows is escaped.
  */
@@ -70,16 +70,15 @@ export const DOCS_HEADERS = {
 } as const;
 
 export const docsRoutes: FastifyPluginAsyncZod = async function docsRoutes(app) {
-  const config = { public: true };
   app.get(
     "/openapi.json",
-    { config, schema: { hide: true, response: { 200: z.unknown() } } },
+    { schema: { hide: true, response: { 200: z.unknown() } } },
     async function openapi() {
       return app.swagger();
     },
   );
   let page: string | undefined;
-  app.get("/docs", { config, schema: { hide: true } }, async function docs(_req, reply) {
+  app.get("/docs", { schema: { hide: true } }, async function docs(_req, reply) {
     // The document is fixed once the routes are registered: render it once.
     page ??= renderDocs(app.swagger() as OpenApiDoc);
     reply.headers(DOCS_HEADERS);

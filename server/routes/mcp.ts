@@ -36,6 +36,8 @@ export interface McpShareOptions {
   path: string;
   /** The root the file tools touch: a relay started for another is refused. */
   workspace: string;
+  /** Whether a relay's token is the server's (the app's check); absent: the server asks for none. */
+  credential?: (token: string | undefined) => boolean;
 }
 
 const McpQuery = z.object({

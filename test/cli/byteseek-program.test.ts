@@ -90,13 +90,14 @@ describe("byteseek's command line", () => {
     ]);
     expect((await byteseek(["chat"])).calls).toEqual([["chat", {}]]);
     expect((await byteseek(["mcp", "--vid", "m1"])).calls).toEqual([["mcp", { vid: "m1" }]]);
-    expect((await byteseek(["serve"])).calls).toEqual([["serve"]]);
+    expect((await byteseek(["serve"])).calls).toEqual([["serve", {}]]);
+    expect((await byteseek(["serve", "--no-auth"])).calls).toEqual([["serve", { noAuth: true }]]);
   });
 
   it("refuses what a command does not take, naming it (exit 2)", async () => {
     expect(await byteseek(["serve", "now"])).toMatchObject({
       stderr:
-        "byteseek: byteseek serve takes no arguments (configure it by environment); unexpected argument 'now'\n",
+        "byteseek: byteseek serve takes no arguments besides --no-auth (configure it by environment); unexpected argument 'now'\n",
       code: 2,
       calls: [],
     });

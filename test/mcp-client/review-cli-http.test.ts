@@ -93,7 +93,15 @@ describe("GET /v1/mcp/<server>/review and POST /v1/mcp/<server>/accept", () => {
     await tree.set("/byteseek/mcp/dict", json({ command: [process.execPath, FIXTURE, tools] }));
     await tree.close();
     server = await startServer({
-      env: { KVSPACE: `${dir}/store`, BYTESEEK_PORT: "0", BYTESEEK_WORKSPACE: dir, BYTESEEK_SYNC: "never" },
+      // about reviews, not the credential: BYTESEEK_TOKEN= with --no-auth
+      env: {
+        KVSPACE: `${dir}/store`,
+        BYTESEEK_PORT: "0",
+        BYTESEEK_WORKSPACE: dir,
+        BYTESEEK_SYNC: "never",
+        BYTESEEK_TOKEN: "",
+      },
+      noAuth: true,
       cwd: dir,
       logger: pino({ level: "silent" }),
       handleSignals: false,

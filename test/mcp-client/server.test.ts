@@ -71,7 +71,10 @@ describe("byteseek serve with upstream MCP servers", () => {
         BYTESEEK_PORT: "0",
         BYTESEEK_WORKSPACE: dir.path,
         BYTESEEK_SYNC: "never",
+        // about upstream servers, not the credential: --no-auth
+        BYTESEEK_TOKEN: "",
       },
+      noAuth: true,
       cwd: dir.path,
       logger: pino({ level: "silent" }),
       handleSignals: false,

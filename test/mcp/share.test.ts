@@ -4,7 +4,7 @@
  * them takes over and the rest follow. Real built CLI processes, official clients.
  */
 import { spawn } from "node:child_process";
-import { chmod, mkdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { connect, createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import pino from "pino";
@@ -31,6 +31,14 @@ import {
 } from "./helpers.js";
 
 const track = closedAfterEach();
+
+/** The record of a relayed session's call: under a run the holder named (mcp/share.ts relayVid). */
+const RELAYED_RECORD = /^\/byteseek\/tool\/mcp-relay-[0-9a-f]{12}\/[0-9]+$/;
+
+/** The token a holder made in the store folder (server/token-file.ts). */
+async function storeToken(store: string): Promise<string> {
+  return (await readFile(join(store, "token"), "utf8")).trim();
+}
 
 /** What a raw connection to the socket answers to `line`, once it closes (or, with `first`, its first line). */
 function exchange(path: string, line: string): Promise<{ answer: string; closed: boolean }>;
@@ -87,18 +95,21 @@ describe("byteseek mcp processes sharing one store folder", () => {
     const two = await second.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
     expect(two.isError).toBe(false);
     expect(textOf(two)).toContain("alpha");
-    expect((two._meta as Record<string, unknown>)["byteseek/record"]).toMatch(
-      /^\/byteseek\/tool\/mcp-second\//,
-    );
+    // A relayed session's run is the holder's to name: not mcp-<client name>, not its --vid.
+    const twoRecord = String((two._meta as Record<string, unknown>)["byteseek/record"]);
+    expect(twoRecord).toMatch(RELAYED_RECORD);
     const three = await third.callTool({ name: "edit_read", arguments: {} });
     expect(three.isError).toBe(true);
-    expect((three._meta as Record<string, unknown>)["byteseek/record"]).toBe("/byteseek/tool/three/0");
+    const threeRecord = String((three._meta as Record<string, unknown>)["byteseek/record"]);
+    expect(threeRecord).toMatch(RELAYED_RECORD);
+    expect(threeRecord.split("/")[3]).not.toBe(twoRecord.split("/")[3]);
     const socket = await stat(join(folders.store, SHARE_SOCKET));
     expect(socket.isSocket()).toBe(true);
     expect(socket.mode & 0o777).toBe(0o600);
     await track.closeAll();
     expect(await recordName(folders.store, "/byteseek/tool/one/0")).toBe("edit.read");
-    expect(await recordName(folders.store, "/byteseek/tool/three/0")).toBe("edit.read");
+    expect(await recordName(folders.store, threeRecord)).toBe("edit.read");
+    expect(await recordName(folders.store, "/byteseek/tool/three/0")).toBeUndefined();
   });
 
   it.each([
@@ -116,11 +127,8 @@ describe("byteseek mcp processes sharing one store folder", () => {
       expect(sub.honoredFilter.toolsListChanged).toBe(true);
       const first = await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
       expect(first.isError).toBe(false);
-      const n = Number(
-        String((first._meta as Record<string, unknown>)["byteseek/record"])
-          .split("/")
-          .at(-1),
-      );
+      const before = String((first._meta as Record<string, unknown>)["byteseek/record"]);
+      expect(before).toMatch(RELAYED_RECORD);
       if (kill) {
         // No goodbye: the relays find their sockets closed, the stale socket file still there.
         const pid = (holder.transport as unknown as { pid: number }).pid;
@@ -128,7 +136,7 @@ describe("byteseek mcp processes sharing one store folder", () => {
         track(holder);
         await eventually(() => !isAlive(pid), "the holder's end");
         // A successor answers a relay's hello (the dead holder's socket refuses connections).
-        const hello = `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace })}\n`;
+        const hello = `${JSON.stringify({ byteseek: "relay", version: 2, workspace: folders.workspace, token: await storeToken(folders.store) })}\n`;
         const path = join(folders.store, SHARE_SOCKET);
         await eventually(
           async () => (await exchange(path, hello, true).catch(() => "")).includes('"ok"'),
@@ -138,7 +146,10 @@ describe("byteseek mcp processes sharing one store folder", () => {
       // Each goes on without reconnecting: one of the relays now holds the store, the other relays to it.
       const again = await a.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
       expect(again.isError).toBe(false);
-      expect((again._meta as Record<string, unknown>)["byteseek/record"]).toBe(`/byteseek/tool/a/${n + 1}`);
+      // The new holder names the session's run afresh.
+      const after = String((again._meta as Record<string, unknown>)["byteseek/record"]);
+      expect(after).toMatch(RELAYED_RECORD);
+      expect(after.split("/")[3]).not.toBe(before.split("/")[3]);
       const fromB = await b.callTool({ name: "tree_get", arguments: { key: "/byteseek/prompt/system" } });
       expect(fromB.isError).toBe(false);
       // The new holder's watch tells the relayed session when the catalogue changes.
@@ -263,17 +274,117 @@ describe("byteseek mcp processes sharing one store folder", () => {
     const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
     expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
     const path = join(folders.store, SHARE_SOCKET);
-    // An MCP message straight away (no hello), and a hello naming the right workspace but a bad vid.
+    // An MCP message straight away (no hello), and a hello of the version before (no credential).
     const raw = await exchange(path, `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })}\n`);
     expect(raw.closed).toBe(true);
     expect(JSON.parse(raw.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
-    const badVid = await exchange(
+    const old = await exchange(
       path,
-      `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace, vid: "../x" })}\n`,
+      `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace })}\n`,
     );
-    expect(JSON.parse(badVid.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
+    expect(JSON.parse(old.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
     // Still serving.
     expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+  });
+});
+
+describe("the share socket's credential and run ids (issue 31)", () => {
+  const folders = stdioFolders("mcp-share-auth", { "a.txt": "alpha\n" });
+  const hello = (extra: Record<string, unknown>) =>
+    `${JSON.stringify({ byteseek: "relay", version: 2, workspace: folders.workspace, ...extra })}\n`;
+
+  it("gives a client without the holder's credential nothing through relay mode: no session, no call, no HTTP", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]));
+    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+    // The holder made the store's token at its start: only this user may read it.
+    const file = await stat(join(folders.store, "token"));
+    expect(file.mode & 0o777).toBe(0o600);
+    const path = join(folders.store, SHARE_SOCKET);
+    const call = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "edit_read", arguments: { path: "a.txt" } } })}\n`;
+    for (const extra of [{}, { token: "not-the-token" }, { token: "" }]) {
+      // The hello and a call in one write: the refusal is all that comes back.
+      const refused = await exchange(path, hello(extra) + call);
+      expect(refused.closed).toBe(true);
+      expect(refused.answer.trim().split("\n")).toHaveLength(1);
+      expect(JSON.parse(refused.answer)).toMatchObject({
+        byteseek: "refused",
+        code: "MCP_SHARE_UNAUTHORIZED",
+      });
+    }
+    // HTTP on the same socket asks for the same credential.
+    const http = await exchange(
+      path,
+      "GET /v1/tree/byteseek/policy HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    expect(http.answer).toMatch(/^HTTP\/1\.1 401 /);
+    // A byteseek mcp given the wrong token is refused and says what to do.
+    const wrong = await mcpExit({ ...folders.env, BYTESEEK_TOKEN: "not-the-token" });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("not the holder's");
+    // With the token (read from the folder, as byteseek mcp does), a session, under a run the holder named.
+    const ok = await exchange(path, hello({ token: await storeToken(folders.store) }), true);
+    expect(JSON.parse(ok)).toMatchObject({
+      byteseek: "ok",
+      holder: "mcp",
+      vid: expect.stringMatching(/^mcp-relay-/),
+    });
+    const tree = createHttpTree({ url: "http://localhost", socketPath: path });
+    await expect(tree.get("/byteseek/policy")).rejects.toThrow(/401|token/);
+    await tree.close();
+  });
+
+  it("lets no relayed session name its run: a hello naming one is refused, and --vid of a relayed byteseek mcp is not used", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "victim"]));
+    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+    const path = join(folders.store, SHARE_SOCKET);
+    const named = await exchange(path, hello({ token: await storeToken(folders.store), vid: "victim" }));
+    expect(JSON.parse(named.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
+    const relayed = track(await connectV1Stdio(folders.env, { name: "intruder" }, ["--vid", "victim"]));
+    const r = await relayed.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+    expect(r.isError).toBe(false);
+    expect(String((r._meta as Record<string, unknown>)["byteseek/record"])).toMatch(RELAYED_RECORD);
+    await track.closeAll();
+    const tree = await openTree({ backend: "classic", location: folders.store });
+    try {
+      // victim's run holds its own call only
+      expect((await tree.list("/byteseek/tool/victim/")).children.map((c) => c.name)).toEqual(["0"]);
+    } finally {
+      await tree.close();
+    }
+  });
+
+  it("lets a relayed session answer its own elicitation only as its own run: a confirm tool runs, approved and recorded under the holder's run id, never another's", async () => {
+    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "victim2"]));
+    const declared = await holder.callTool({
+      name: "tree_set",
+      arguments: { key: `/byteseek/tools/${CONFIRMED_TOOL.name}`, value: CONFIRMED_TOOL },
+    });
+    expect(declared.isError, textOf(declared)).toBe(false);
+    const relayed = track(
+      await connectV1Stdio(folders.env, { name: "intruder", elicit: "accept" }, ["--vid", "victim2"]),
+    );
+    const r = await relayed.callTool({
+      name: "demo_confirmed",
+      arguments: { key: "/byteseek/prompt/system" },
+    });
+    expect(r.isError, textOf(r)).toBe(false);
+    const record = String((r._meta as Record<string, unknown>)["byteseek/record"]);
+    expect(record).toMatch(RELAYED_RECORD);
+    const run = record.split("/")[3] as string;
+    await track.closeAll();
+    const tree = await openTree({ backend: "classic", location: folders.store });
+    try {
+      const approval = await tree.get(`/byteseek/approval/${run}/0`);
+      expect(approval?.kind === "json" && approval.value.value).toMatchObject({
+        state: "approved",
+        vid: run,
+      });
+      expect(await tree.get("/byteseek/approval/victim2/0")).toBeUndefined();
+      // the victim's run holds its own declaration write only
+      expect((await tree.list("/byteseek/tool/victim2/")).children.map((c) => c.name)).toEqual(["0"]);
+    } finally {
+      await tree.close();
+    }
   });
 });
 
@@ -482,21 +593,39 @@ describe("byteseek mcp on a folder a byteseek server holds", () => {
     }
   });
 
+  it("lets kvspace through the socket of a server started the default way, with the token it made in the folder", async () => {
+    const server = await serve();
+    try {
+      expect(server.tokenFile).toBe(join(folders.store, "token"));
+      const env = cliEnv(folders.store);
+      expect(await runCli(["set", "/notes/default", "int:8"], { env })).toMatchObject({
+        code: 0,
+        stderr: "",
+      });
+      expect(await server.tree.get("/notes/default")).toMatchObject({ value: int64(8n) });
+    } finally {
+      await server.close();
+    }
+  });
+
   it("relays to the server, whose runtime makes and records the call, and leaves a restarted server its folder", async () => {
     let server = await serve();
     try {
-      const client = track(await connectV1Stdio(folders.env, {}, ["--vid", "rel"]));
+      // The server was started the default way: the relay finds its token in the store folder.
+      const client = track(await connectV1Stdio(folders.env, {}));
       const ok = await client.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
       expect(textOf(ok)).toContain("served");
-      const rec = await server.tree.get("/byteseek/tool/rel/0");
-      expect(rec?.kind === "json" && (rec.value.value as { name: string }).name).toBe("edit.read");
+      const record = String((ok._meta as Record<string, unknown>)["byteseek/record"]);
+      expect(record).toMatch(RELAYED_RECORD);
+      expect(await recordNameIn(server.tree, record)).toBe("edit.read");
       // The server restarts: the relay waits for it instead of taking the folder (the start would fail).
       await server.close();
       await new Promise((r) => setTimeout(r, 300));
       server = await serve();
       const again = await client.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
       expect(again.isError).toBe(false);
-      expect(await server.tree.get("/byteseek/tool/rel/1")).toBeDefined();
+      const next = String((again._meta as Record<string, unknown>)["byteseek/record"]);
+      expect(await recordNameIn(server.tree, next)).toBe("edit.read");
     } finally {
       await track.closeAll();
       await server.close();

@@ -167,6 +167,33 @@ describe("egress proxy", () => {
     expect(body).toContain(`127.0.0.1:${closed.port} did not answer`);
   });
 
+  it("cuts the client's answer when a granted host hangs up mid-body, and keeps serving", async () => {
+    const cut = createServer((_req, res) => {
+      res.writeHead(200, { "content-length": "100" });
+      res.write("partial");
+      setImmediate(() => res.socket?.destroy());
+    });
+    cut.listen(0, "127.0.0.1");
+    await once(cut, "listening");
+    const port = (cut.address() as AddressInfo).port;
+    try {
+      const p = await proxyFor([`127.0.0.1:${port}`, `127.0.0.1:${target.port}`]);
+      const { head } = await exchange(
+        p.socketPath,
+        `GET http://127.0.0.1:${port}/x HTTP/1.1\r\nHost: a\r\n\r\n`,
+      );
+      expect(head).toMatch(/^HTTP\/1\.1 200/);
+      const next = await exchange(
+        p.socketPath,
+        `GET http://127.0.0.1:${target.port}/after HTTP/1.1\r\nHost: a\r\n\r\n`,
+      );
+      expect(next.body).toBe("hello from /after");
+      next.socket.destroy();
+    } finally {
+      cut.close();
+    }
+  });
+
   it("refuses an oversized request head without reaching the host", async () => {
     const p = await proxyFor([`127.0.0.1:${target.port}`], { maxHeaderBytes: 1024 });
     const { head } = await exchange(

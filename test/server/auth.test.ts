@@ -46,6 +46,9 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "GET", path: "/v1/approvals", ok: 200 },
   { method: "GET", path: "/v1/mcp", ok: 200 },
   { method: "POST", path: "/v1/mcp/sync", ...json({}), ok: 200 },
+  // No such upstream server: any answer but 401 shows the token let it through.
+  { method: "GET", path: "/v1/mcp/auth/review", ok: "any" },
+  { method: "POST", path: "/v1/mcp/auth/accept", ...json({ hashes: {} }), ok: "any" },
   // No such approval: the 404 shows the token let it through.
   { method: "POST", path: "/v1/approvals/auth/0", ...json({ decision: "approve" }), ok: 404 },
   // No model is configured here: any answer but 401 shows the token let it through.
@@ -58,18 +61,11 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "GET", path: "/no/such/route", ok: 404 },
 ];
 
-/** The web page's routes and the API's description: they hold no data, so they stay open. */
-const PAGE = [
-  "/",
-  "/ui",
-  "/ui/some/key",
-  "/tools",
-  "/tools/read",
-  "/runs/r1",
-  "/assets/style.css",
-  "/docs",
-  "/openapi.json",
-];
+/** The web page's shell and assets: they hold no data, so they stay open. */
+const PAGE = ["/", "/ui", "/ui/some/key", "/tools", "/tools/read", "/runs/r1", "/assets/style.css"];
+
+/** The API's description: open only with a credential, as every route but the page and /healthz. */
+const DOCS = ["/docs", "/openapi.json"];
 
 interface Answer {
   status: number;
@@ -109,15 +105,16 @@ function expectUnauthorized(a: Answer, c: Call, message: RegExp): void {
 const server = serveForAll((dir) => ({ KVSPACE: `${dir}/store`, BYTESEEK_TOKEN: TOKEN }));
 
 describe("BYTESEEK_TOKEN", () => {
-  it("answers 401 in the error shape on every API route without a token", async () => {
+  it("answers 401 in the error shape on every API route, and on the API's description, without a token", async () => {
     for (const c of API) expectUnauthorized(await call(c), c, /needs a token/);
+    for (const path of DOCS)
+      expectUnauthorized(await call({ method: "GET", path }), { method: "GET", path }, /needs a token/);
     expect(await server.tree.get("/auth/a")).toBeUndefined();
   });
 
   it("answers 401 with a wrong token, another scheme, or the token without its scheme", async () => {
     for (const authorization of [`Bearer ${TOKEN}x`, "Bearer ", `Basic ${TOKEN}`, TOKEN, `Bearer x${TOKEN}`])
-      for (const c of API)
-        expectUnauthorized(await call(c, authorization), c, /not the server's BYTESEEK_TOKEN/);
+      for (const c of API) expectUnauthorized(await call(c, authorization), c, /not the server's token/);
     expect(await server.tree.get("/auth/a")).toBeUndefined();
   });
 
@@ -146,7 +143,8 @@ describe("BYTESEEK_TOKEN", () => {
       path
         .replace(/^\/v1\/(tree|watch|export)\/.*$/, "/v1/$1/*")
         .replace(/^\/v1\/tools\/[^/]+\/call$/, "/v1/tools/:name/call")
-        .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n");
+        .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n")
+        .replace(/^\/v1\/mcp\/[^/]+\/(review|accept)$/, "/v1/mcp/:server/$1");
     const covered = new Set([...API.map((c) => `${c.method} ${shape(c.path)}`), "GET /healthz"]);
     const missing = listed.filter((op) => {
       const [method, path] = op.split(" ") as [string, string];
@@ -168,9 +166,77 @@ describe("BYTESEEK_TOKEN", () => {
     for (const path of PAGE) {
       const a = await call({ method: "GET", path });
       expect(a.status, path).toBe(200);
-      expect(String(a.headers["content-type"])).toMatch(
-        path.endsWith(".css") ? /text\/css/ : path.endsWith(".json") ? /application\/json/ : /text\/html/,
-      );
+      expect(String(a.headers["content-type"])).toMatch(path.endsWith(".css") ? /text\/css/ : /text\/html/);
+    }
+    for (const path of DOCS)
+      expect((await call({ method: "GET", path }, `Bearer ${TOKEN}`)).status, path).toBe(200);
+  });
+});
+
+/** A page address opened as byteseek serve prints it: the answer, not followed. */
+async function open(path: string, cookie?: string): Promise<Answer> {
+  const res = await request(`${server.url}${path}`, { headers: cookie === undefined ? {} : { cookie } });
+  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+}
+
+/** The `name=value` of a Set-Cookie header. */
+const cookieOf = (a: Answer): string => String(a.headers["set-cookie"]).split(";")[0] as string;
+
+describe("the page's cookie (?token= traded at the page's address)", () => {
+  it("trades the right token for an HttpOnly, SameSite=Strict cookie and sends the page to its address without the token", async () => {
+    const a = await open(`/?token=${encodeURIComponent(TOKEN)}`);
+    expect(a.status).toBe(303);
+    expect(a.headers.location).toBe("/");
+    expect(a.headers["cache-control"]).toBe("no-store");
+    expect(a.headers["referrer-policy"]).toBe("no-referrer");
+    const set = String(a.headers["set-cookie"]);
+    expect(set).toMatch(
+      /^byteseek-[0-9a-f]{12}=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/,
+    );
+    expect(set).not.toContain(TOKEN);
+    // Another page address keeps its own path and query, less the token.
+    expect((await open(`/ui/a/b?x=1&token=${encodeURIComponent(TOKEN)}&y=2`)).headers.location).toBe(
+      "/ui/a/b?x=1&y=2",
+    );
+  });
+
+  it("lets the cookie through the API routes as the token is, reads and writes alike", async () => {
+    const cookie = cookieOf(await open(`/?token=${encodeURIComponent(TOKEN)}`));
+    for (const c of API.filter(
+      (c) => c.method === "GET" && c.ok === 200 && !c.path.startsWith("/v1/watch"),
+    )) {
+      const res = await request(`${server.url}${c.path}`, { headers: { cookie } });
+      expect(res.statusCode, c.path).toBe(200);
+      await res.body.dump();
+    }
+    const put = await request(`${server.url}/v1/tree/auth/by-cookie`, {
+      method: "PUT",
+      headers: { cookie, "content-type": "application/json" },
+      body: "1",
+    });
+    expect(put.statusCode).toBe(200);
+    await put.body.dump();
+  });
+
+  it("gives no cookie for a wrong token, and takes no cookie it did not make (forged, tampered or another token's)", async () => {
+    const wrong = await open("/?token=not-the-token");
+    expect(wrong.status).toBe(303);
+    expect(wrong.headers.location).toBe("/");
+    expect(wrong.headers["set-cookie"]).toBeUndefined();
+    const good = cookieOf(await open(`/?token=${encodeURIComponent(TOKEN)}`));
+    const [name, value] = good.split("=") as [string, string];
+    const [session, mac] = value.split(".") as [string, string];
+    const forged = [
+      `${name}=${session}.${"A".repeat(43)}`,
+      `${name}=${session}x.${mac}`,
+      `${name}=${value}x`,
+      `byteseek-000000000000=${value}`,
+      `${name}=${TOKEN}`,
+    ];
+    for (const cookie of forged) {
+      const res = await request(`${server.url}/v1/tree/auth/a`, { headers: { cookie } });
+      expect(res.statusCode, cookie).toBe(401);
+      await res.body.dump();
     }
   });
 });

@@ -23,6 +23,8 @@ const server = serveForAll(
     KVSPACE: `${dir}/store`,
     BYTESEEK_SYNC: "never",
     BYTESEEK_WORKSPACE: dir,
+    // about bounds, not the credential: --no-auth
+    BYTESEEK_TOKEN: "",
     BYTESEEK_BODY_TIMEOUT: String(BODY_TIMEOUT_MS),
     BYTESEEK_MAX_WATCHES: String(MAX_WATCHES),
     BYTESEEK_BODY_LIMIT: String(BODY_LIMIT),

@@ -39,7 +39,10 @@ beforeAll(async () => {
       BYTESEEK_LLM_URL: `${fake.url}/v1`,
       BYTESEEK_LLM_MODEL: "fake-1",
       BYTESEEK_LLM_MAX_RETRIES: "1",
+      // about what is written, not the credential: --no-auth
+      BYTESEEK_TOKEN: "",
     },
+    noAuth: true,
     logger: pino({ level: "silent" }),
     handleSignals: false,
   });

@@ -28,14 +28,17 @@ function pathOf(url: string): string {
 beforeAll(async () => {
   store = await tempDir();
   workspace = await tempDir();
-  // The server as `byteseek serve` builds it: tools, prompt, agent, web page; no token.
+  // The server as `byteseek serve` builds it: tools, prompt, agent, web page; run without a
+  // credential (`BYTESEEK_TOKEN= byteseek serve --no-auth`), so the Host and Origin checks stand alone.
   server = await startServer({
     env: {
       KVSPACE: store.path,
       BYTESEEK_PORT: "0",
       BYTESEEK_SYNC: "never",
       BYTESEEK_WORKSPACE: workspace.path,
+      BYTESEEK_TOKEN: "",
     },
+    noAuth: true,
     cwd: workspace.path,
     logger: pino({ level: "silent" }),
     handleSignals: false,

@@ -5,8 +5,10 @@ import { anchorOf, type OpenApiDoc, renderDocs } from "../../server/routes/docs.
 import { startTestServer, type TestServer } from "./helpers.js";
 
 let s: TestServer;
+const auth = { authorization: "Bearer tok-docs" };
 beforeAll(async () => {
-  // With a token and the web page: /docs and the page stay open, as a browser following a link sends none.
+  // With a token and the web page: /docs needs the credential, which a browser following the page's
+  // link sends as the page's cookie.
   s = await startTestServer({ token: "tok-docs", web: {} });
 });
 afterAll(async () => {
@@ -15,13 +17,13 @@ afterAll(async () => {
 
 describe("/docs", () => {
   it("renders every operation as a section with a table-of-contents entry, and links the JSON document", async () => {
-    const res = await request(`${s.url}/docs`);
+    const res = await request(`${s.url}/docs`, { headers: auth });
     expect(res.statusCode).toBe(200);
     expect(res.headers["content-type"]).toMatch(/^text\/html/);
     expect(res.headers["content-security-policy"]).toMatch(/default-src 'none'/);
     expect(res.headers["x-content-type-options"]).toBe("nosniff");
     const html = await res.body.text();
-    const doc = (await (await request(`${s.url}/openapi.json`)).body.json()) as OpenApiDoc;
+    const doc = (await (await request(`${s.url}/openapi.json`, { headers: auth })).body.json()) as OpenApiDoc;
     const ops = Object.entries(doc.paths ?? {}).flatMap(([path, o]) =>
       Object.keys(o).map((m): [string, string] => [m, path]),
     );
@@ -63,8 +65,17 @@ describe("/docs", () => {
     expect(html).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39;&amp;");
   });
 
-  it("is linked from the web page", async () => {
+  it("is linked from the web page, and opens with the page's cookie but not without a credential", async () => {
     const page = await (await request(`${s.url}/`)).body.text();
     expect(page).toMatch(/<a [^>]*href="\/docs"/);
+    const bare = await request(`${s.url}/docs`);
+    expect(bare.statusCode).toBe(401);
+    await bare.body.dump();
+    const traded = await request(`${s.url}/?token=tok-docs`);
+    await traded.body.dump();
+    const cookie = String(traded.headers["set-cookie"]).split(";")[0] as string;
+    const followed = await request(`${s.url}/docs`, { headers: { cookie } });
+    expect(followed.statusCode).toBe(200);
+    await followed.body.dump();
   });
 });

@@ -138,7 +138,8 @@ export function rawRequest(
 /**
  * `byteseek serve` as server/main.ts starts it (tool runtime, agent, page), once for the whole file
  * (beforeAll/afterAll), in a fresh temp folder that is its current folder. `env(dir)` gives the
- * settings beside BYTESEEK_PORT=0 (KVSPACE among them). The answer stands for the running server
+ * settings beside BYTESEEK_PORT=0 (KVSPACE among them; BYTESEEK_TOKEN="" for a server without a
+ * credential, `--no-auth`, where the file is about something else). The answer stands for the running server
  * and may be read from inside a test or hook only.
  */
 export function serveForAll(
@@ -149,8 +150,11 @@ export function serveForAll(
   let running: RunningServer | undefined;
   beforeAll(async () => {
     dir = await tempDir();
+    const settings: Record<string, string> = { BYTESEEK_PORT: "0", ...env(dir.path) };
     running = await startServer({
-      env: { BYTESEEK_PORT: "0", ...env(dir.path) },
+      env: settings,
+      // BYTESEEK_TOKEN= (empty) says the file runs the server without a credential, as --no-auth does
+      ...(settings.BYTESEEK_TOKEN === "" ? { noAuth: true } : {}),
       cwd: dir.path,
       logger,
       handleSignals: false,

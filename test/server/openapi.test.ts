@@ -70,8 +70,8 @@ beforeAll(async () => {
     logger: pino({ level: "silent" }),
     handleSignals: false,
   });
-  // Open without the token, as the page that links to /docs is.
-  const res = await request(`${server.url}/openapi.json`);
+  // Behind the credential, as every route but /healthz and the page's shell is.
+  const res = await request(`${server.url}/openapi.json`, { headers: { authorization: `Bearer ${TOKEN}` } });
   expect(res.statusCode).toBe(200);
   doc = inlineRefs((await res.body.json()) as Doc);
 });

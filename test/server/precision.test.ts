@@ -4,7 +4,13 @@ import { rawRequest, serveForAll } from "./helpers.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
-const server = serveForAll((dir) => ({ KVSPACE: dir, BYTESEEK_SYNC: "never", BYTESEEK_WORKSPACE: dir }));
+// about numbers, not the credential: --no-auth
+const server = serveForAll((dir) => ({
+  KVSPACE: dir,
+  BYTESEEK_SYNC: "never",
+  BYTESEEK_WORKSPACE: dir,
+  BYTESEEK_TOKEN: "",
+}));
 
 function put(path: string, body: string, headers: Record<string, string> = {}) {
   return rawRequest(server.url, { method: "PUT", path, headers: { ...JSON_TYPE, ...headers }, body });

@@ -27,6 +27,11 @@ async function configError(fn: () => unknown): Promise<ServerError> {
   throw new Error("expected a SERVER_CONFIG error, but it went through");
 }
 
+/** The header a server started the default way (its token in the store folder) takes. */
+const bearer = (server: { token: string | undefined }): Record<string, string> => ({
+  authorization: `Bearer ${server.token}`,
+});
+
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => {
   dir = await tempDir();
@@ -42,12 +47,14 @@ describe("readConfig", () => {
       host: "127.0.0.1",
       port: 7411,
       bodyLimit: 8 * 1024 * 1024,
-      allowedHosts: [],
+      // the address it listens on, as with every credential
+      allowedHosts: ["127.0.0.1"],
       bodyTimeoutMs: 60_000,
       maxWatches: 1000,
       mcpSessionIdleMs: 30 * 60_000,
       workspace: "/srv/workspace",
       defaultWorkspace: true,
+      auth: "file",
     });
     expect(readConfig({ BYTESEEK_SYNC: "never" }).store).toMatchObject({ sync: "never" });
     expect(readConfig({ BYTESEEK_WORKSPACE: "proj" }, "/srv")).toMatchObject({
@@ -56,15 +63,26 @@ describe("readConfig", () => {
     });
   });
 
-  it("reads BYTESEEK_ALLOWED_HOSTS only with a token, and the bounds as whole numbers", async () => {
+  it("reads BYTESEEK_ALLOWED_HOSTS only with a credential, and the bounds as whole numbers", async () => {
     expect(
       readConfig({ BYTESEEK_TOKEN: "t", BYTESEEK_ALLOWED_HOSTS: " kv.example.com, 10.0.0.5:7411 " })
         .allowedHosts,
     ).toEqual(["kv.example.com", "10.0.0.5:7411", "127.0.0.1"]);
     expect(readConfig({ BYTESEEK_TOKEN: "t", BYTESEEK_HOST: "0.0.0.0" }).allowedHosts).toEqual([]);
+    // the token kept in the store folder is a credential too
+    expect(readConfig({ BYTESEEK_ALLOWED_HOSTS: "kv.example.com" }).allowedHosts).toEqual([
+      "kv.example.com",
+      "127.0.0.1",
+    ]);
     expect(
-      (await configError(() => readConfig({ BYTESEEK_ALLOWED_HOSTS: "kv.example.com" }))).message,
-    ).toMatch(/needs BYTESEEK_TOKEN/);
+      (
+        await configError(() =>
+          readConfig({ BYTESEEK_TOKEN: "", BYTESEEK_ALLOWED_HOSTS: "kv.example.com" }, "/srv", {
+            noAuth: true,
+          }),
+        )
+      ).message,
+    ).toMatch(/needs a credential/);
     expect(
       readConfig({ BYTESEEK_BODY_TIMEOUT: "0", BYTESEEK_MAX_WATCHES: "5", BYTESEEK_MCP_SESSION_IDLE: "0" }),
     ).toMatchObject({ bodyTimeoutMs: 0, maxWatches: 5, mcpSessionIdleMs: 0 });
@@ -124,22 +142,49 @@ describe("readConfig", () => {
       );
   });
 
-  it("refuses a non-loopback host without a token, and says why and what to do", async () => {
+  it("refuses a non-loopback host without a credential (--no-auth), and says why and what to do", async () => {
     for (const host of ["0.0.0.0", "::", "192.168.1.20", "example.org"]) {
-      const err = await configError(() => readConfig({ BYTESEEK_HOST: host }));
-      expect(err.message).toContain(`refusing to listen on ${host} without a token`);
+      const err = await configError(() =>
+        readConfig({ BYTESEEK_HOST: host, BYTESEEK_TOKEN: "" }, "/srv", { noAuth: true }),
+      );
+      expect(err.message).toContain(`refusing to listen on ${host} without a credential`);
       expect(err.message).toMatch(/anyone who can reach it could read and change the store/);
-      expect(err.message).toMatch(/Set BYTESEEK_TOKEN, or listen on 127\.0\.0\.1/);
+      expect(err.message).toMatch(/Drop --no-auth \(and BYTESEEK_TOKEN=\), or listen on 127\.0\.0\.1/);
     }
   });
 
-  it("accepts a non-loopback host with a token, and loopback hosts without one", () => {
+  it("accepts any host with a credential (BYTESEEK_TOKEN or the store's token file), and loopback hosts without one", () => {
     expect(readConfig({ BYTESEEK_HOST: "0.0.0.0", BYTESEEK_TOKEN: "t" })).toMatchObject({
       host: "0.0.0.0",
       token: "t",
+      auth: "env",
     });
+    expect(readConfig({ BYTESEEK_HOST: "0.0.0.0" })).toMatchObject({ host: "0.0.0.0", auth: "file" });
     for (const host of ["127.0.0.1", "127.1.2.3", "::1", "localhost"])
-      expect(readConfig({ BYTESEEK_HOST: host }).host).toBe(host);
+      expect(readConfig({ BYTESEEK_HOST: host, BYTESEEK_TOKEN: "" }, "/srv", { noAuth: true })).toMatchObject(
+        {
+          host,
+          auth: "none",
+        },
+      );
+  });
+
+  it("runs without a credential only with BYTESEEK_TOKEN set and empty and --no-auth together; either alone is refused, saying what to do", async () => {
+    expect(readConfig({ BYTESEEK_TOKEN: "" }, "/srv", { noAuth: true }).auth).toBe("none");
+    expect((await configError(() => readConfig({ BYTESEEK_TOKEN: "" }))).message).toMatch(
+      /BYTESEEK_TOKEN is set but empty: unset it .* or add --no-auth/,
+    );
+    expect((await configError(() => readConfig({}, "/srv", { noAuth: true }))).message).toMatch(
+      /set BYTESEEK_TOKEN to empty as well \(BYTESEEK_TOKEN= byteseek serve --no-auth\)/,
+    );
+    expect(
+      (await configError(() => readConfig({ BYTESEEK_TOKEN: "a-token" }, "/srv", { noAuth: true }))).message,
+    ).toMatch(/--no-auth and BYTESEEK_TOKEN contradict each other/);
+    expect((await configError(() => readConfig({ BYTESEEK_TOKEN: "two words" }))).message).toMatch(
+      /BYTESEEK_TOKEN must be printable characters without spaces/,
+    );
+    // etcd has no folder to keep a token in: without BYTESEEK_TOKEN, one is made for the start
+    expect(readConfig({ KVSPACE: "etcd://127.0.0.1:2379" }).auth).toBe("start");
   });
 
   it("refuses a port that is not 0-65535, naming the variable and the value", async () => {
@@ -201,7 +246,7 @@ describe("readConfig", () => {
 describe("startServer refusals", () => {
   it("refuses a bad configuration before it opens (or creates) the store", async () => {
     const store = join(dir.path, "store");
-    const bad = [{ BYTESEEK_HOST: "0.0.0.0" }, { BYTESEEK_PORT: "99999" }, { BYTESEEK_SYNC: "sometimes" }];
+    const bad = [{ BYTESEEK_TOKEN: "" }, { BYTESEEK_PORT: "99999" }, { BYTESEEK_SYNC: "sometimes" }];
     for (const env of bad) {
       const err = await configError(() =>
         startServer({ env: { KVSPACE: store, ...env }, logger: silent, handleSignals: false }),
@@ -246,7 +291,7 @@ describe("the workspace", () => {
     try {
       const res = await request(`${server.url}/v1/tools/edit.write/call`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...bearer(server) },
         body: JSON.stringify({ args: { path: "note.txt", text: "hi" } }),
       });
       expect(res.statusCode).toBe(200);
@@ -277,13 +322,13 @@ describe("BYTESEEK_HISTORY", () => {
         for (const v of values) {
           const res = await request(`${server.url}/v1/tree/${key}`, {
             method: "PUT",
-            headers: { "content-type": "application/json" },
+            headers: { "content-type": "application/json", ...bearer(server) },
             body: JSON.stringify(v),
           });
           expect(res.statusCode).toBe(200);
           await res.body.dump();
         }
-        const res = await request(`${server.url}/v1/tree/${key}?history=1`);
+        const res = await request(`${server.url}/v1/tree/${key}?history=1`, { headers: bearer(server) });
         const { history } = (await res.body.json()) as { history: Array<{ value: string }> };
         out[key] = history.map((h) => h.value);
       }
@@ -315,7 +360,7 @@ describe("graceful shutdown", () => {
       logger: silent,
       handleSignals: false,
     });
-    const watch = await request(`${server.url}/v1/watch/`);
+    const watch = await request(`${server.url}/v1/watch/`, { headers: bearer(server) });
     expect(watch.statusCode).toBe(200);
     const watchText = watch.body.text();
 
@@ -324,7 +369,7 @@ describe("graceful shutdown", () => {
     const arrived = new Promise((resolve) => server.app.server.once("request", resolve));
     const importing = request(`${server.url}/v1/import`, {
       method: "POST",
-      headers: { "content-type": "application/x-ndjson" },
+      headers: { "content-type": "application/x-ndjson", ...bearer(server) },
       body,
     });
     body.write(`${JSON.stringify({ key: "/shut/a", kind: "int64", value: 1 })}\n`);

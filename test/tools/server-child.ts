@@ -27,12 +27,16 @@ export interface ToolAnswer {
 
 /**
  * Starts the built server with exactly `env` (plus PATH and HOME) in its environment: KVSPACE,
- * BYTESEEK_WORKSPACE and the rest are the caller's to give. Answers once it listens.
+ * BYTESEEK_WORKSPACE and the rest are the caller's to give; `args` are `byteseek serve`'s
+ * (`--no-auth`). Answers once it listens.
  */
-export async function startServerChild(env: Record<string, string>): Promise<ServerChild> {
+export async function startServerChild(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<ServerChild> {
   if (!existsSync(join(ROOT, "dist", "server", "main.js")))
     throw new Error("dist/ is missing: run `npm run build` first");
-  const child = spawn(process.execPath, [FIXTURE], {
+  const child = spawn(process.execPath, [FIXTURE, ...args], {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: process.env.HOME ?? "/tmp",

@@ -437,6 +437,33 @@ describe("token", () => {
   });
 });
 
+describe("the address with the token (as byteseek serve prints it)", () => {
+  it("signs the page in with a cookie, drops the token from the address (a redirect, no page of its own), and asks for nothing", async () => {
+    const own = await startServer({ token: "s3cret-token-2" });
+    await own.tree.set("/private/paged", str("opened by its address"));
+    const { page, context, errors } = await browser.open(own.url);
+    try {
+      await page.goto("/ui/private/paged?token=s3cret-token-2");
+      await page.locator("h1", { hasText: "/private/paged" }).waitFor();
+      expect(page.url()).toBe(`${own.url}/ui/private/paged`);
+      expect(await page.locator("#value-input").inputValue()).toBe("opened by its address");
+      // the watch stream rides on the cookie too
+      await waitLive(page);
+      expect(await page.locator("#token-dialog").isVisible()).toBe(false);
+      // the cookie is HttpOnly (no script reads it) and SameSite=Strict
+      expect(await page.evaluate<string>("document.cookie")).toBe("");
+      const [cookie] = await context.cookies();
+      expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/" });
+      expect(cookie?.value).not.toContain("s3cret-token-2");
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+      await own.close();
+      await removeDir(own.dir);
+    }
+  });
+});
+
 describe("narrow window and keyboard", () => {
   it("stacks the panes on a phone-sized window and reaches the editor by keyboard", async () => {
     await server.tree.set("/narrow/value", str("small screen"));

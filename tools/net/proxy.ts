@@ -153,7 +153,15 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     upstream.on("socket", (s) => track(s));
     upstream.on("response", (up) => {
       res.writeHead(up.statusCode ?? 502, forwardable(up.headers));
+      // a host that hangs up mid-body ends the client's answer too (never an unhandled error)
+      up.on("error", () => res.destroy());
+      up.on("aborted", () => res.destroy());
       up.pipe(res);
+    });
+    // a client that goes away ends its upstream request
+    req.on("error", () => upstream.destroy());
+    res.on("close", () => {
+      if (!res.writableFinished) upstream.destroy();
     });
     upstream.on("error", (err) => {
       if (!res.headersSent)

@@ -19,7 +19,12 @@ export type ScopeSandbox =
       /** What the call's commands see (made when the first command starts). */
       view(): Promise<ViewSpec>;
       limits: SandboxLimits;
-      network: SandboxNetwork;
+      /**
+       * For a run holding `net`: starts the call's egress proxy (tools/net/proxy.ts) with its socket
+       * in `dir`, once, when the first command starts; closed when the call ends. Without it the
+       * command has no network at all.
+       */
+      egress?: (dir: string) => Promise<{ socketPath: string; close(): Promise<void> }>;
     };
 
 export interface SpawnOptions {
@@ -114,6 +119,24 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
     for (const r of releases.splice(0)) await r().catch(() => {});
   }
   const { sandbox } = options;
+  let proxy: Promise<{ socketPath: string; close(): Promise<void> }> | undefined;
+  /** The command's network: none, or the call's egress proxy (started on first use). */
+  async function network(): Promise<SandboxNetwork> {
+    if (sandbox.mode === "off" || !sandbox.egress) return { mode: "none" };
+    const start = sandbox.egress;
+    proxy ??= scratch().then(async (d) => {
+      const dir = path.join(d, "egress");
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      return start(dir);
+    });
+    return { mode: "proxy", socketPath: (await proxy).socketPath };
+  }
+  async function closeProxy(): Promise<void> {
+    const p = proxy;
+    proxy = undefined;
+    const open = await p?.catch(() => undefined);
+    await open?.close().catch(() => {});
+  }
   return {
     get mark() {
       return mark();
@@ -128,7 +151,7 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
         {
           view: await sandbox.view(),
           limits: sandbox.limits,
-          network: sandbox.network,
+          network: await network(),
           command,
           env: spawnOptions.env,
           cwd: spawnOptions.cwd,
@@ -161,6 +184,7 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
       if (!used) return;
       if (!ended) await endCallProcesses(undefined, mark());
       await release();
+      await closeProxy();
       const d = await dir?.catch(() => undefined);
       if (d) await rm(d, { recursive: true, force: true });
     },

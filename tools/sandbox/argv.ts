@@ -123,7 +123,7 @@ export function sandboxArgv(spec: SandboxArgvSpec, command: readonly string[]): 
   ];
   if (spec.network.mode === "proxy") {
     // the bridge from the sandbox's own loopback to the proxy's socket, listening before the command starts
-    const bridge = `socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} & i=0; until grep -q ':${PROXY_PORT.toString(16).toUpperCase()} 00000000:0000 0A' /proc/net/tcp || [ $i -ge 500 ]; do i=$((i+1)); sleep 0.01; done; exec "$@"`;
+    const bridge = `socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} & i=0; until grep -q ':${PROXY_PORT.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A' /proc/net/tcp || [ $i -ge 500 ]; do i=$((i+1)); sleep 0.01; done; exec "$@"`;
     args.push("/bin/sh", "-c", bridge, "sh", ...limited);
   } else args.push(...limited);
   if (spec.cgroupProcs !== undefined)

@@ -22,7 +22,11 @@ export function askToken(message: string): Promise<boolean> {
       "form",
       { method: "dialog" },
       h("h2", { id: "token-title" }, "Token"),
-      h("p", {}, `${message} Enter the server's BYTESEEK_TOKEN; it is kept for this browser session only.`),
+      h(
+        "p",
+        {},
+        `${message} Open the address byteseek serve printed at start (…/?token=…), or enter the token (BYTESEEK_TOKEN, or the store folder's token file); it is kept for this browser session only.`,
+      ),
       h("label", { for: "token-input" }, "Bearer token"),
       input,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Use token")),
