@@ -13,6 +13,8 @@ import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
 import { withoutToken } from "../tools/process/secrets.js";
 import { createRuntime, type Runtime } from "../tools/runtime.js";
 import { createSandboxRunner, type SandboxRunner } from "../tools/sandbox/runner.js";
+import { createToolSearcher, type ToolSearcher } from "../tools/search/searcher.js";
+import { createToolSearchTool } from "../tools/search/tool.js";
 import { seedTools } from "../tools/seed.js";
 import { createShellTools } from "../tools/shell/index.js";
 import { createTreeTools } from "../tools/tree/tools.js";
@@ -52,6 +54,8 @@ export interface Byteseek {
   builtins: readonly BuiltinTool[];
   /** The upstream MCP servers (`/byteseek/mcp/`): started on first use, stopped by close(). */
   mcp: McpClient;
+  /** The catalogue's search, as run `vid` sees it (tools.search, `GET /v1/tools?search=`, kvspace). */
+  search: ToolSearcher;
   /** The sandbox every command starts in (`BYTESEEK_BWRAP` names another bubblewrap binary). */
   sandbox: SandboxRunner;
   /** What the model would get next for `vid`: the system text and the tool schemas. */
@@ -63,8 +67,12 @@ export interface Byteseek {
   close(): Promise<void>;
 }
 
-export function createBuiltins(): BuiltinTool[] {
-  return [...createEditTools(), ...createShellTools(), ...createTreeTools()];
+/**
+ * Every built-in. `searcher` answers `tools.search`; it is bound late, since it reads the catalogue
+ * through the runtime these built-ins go into (without one, as when only seeding, the tool says so).
+ */
+export function createBuiltins(searcher: () => ToolSearcher | undefined = () => undefined): BuiltinTool[] {
+  return [...createEditTools(), ...createShellTools(), ...createTreeTools(), createToolSearchTool(searcher)];
 }
 
 /** The built-ins by the `ref` a declaration's `builtin` impl names. */
@@ -105,7 +113,8 @@ export async function seedStore(
 export async function createByteseek(options: ByteseekOptions): Promise<Byteseek> {
   const { logger } = options;
   const env = options.env ?? {};
-  const builtins = createBuiltins();
+  let search: ToolSearcher | undefined;
+  const builtins = createBuiltins(() => search);
   // every writer through byteseek — tool calls, HTTP, MCP — has its declarations and policy checked
   const tree = createCheckedTree(options.tree, { builtins: builtinMap(builtins) });
   if (options.seed ?? seedWanted(env)) await seedStore(tree, { builtins, logger });
@@ -172,6 +181,12 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     env: commandEnv,
     sandbox,
   });
+  search = createToolSearcher({
+    tree,
+    listTools: (vid) => runtime.listTools(vid),
+    onError: (err) =>
+      logger.warn({ err }, "the tool index lost the tree's watch; it reads the catalogue again"),
+  });
   const agent = createAgent({
     tree,
     runtime,
@@ -185,9 +200,11 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     agent,
     builtins,
     mcp,
+    search,
     sandbox,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
     async close() {
+      search?.close();
       // upstream servers first: no process outlives byteseek
       await mcp.close();
       await runtime.close();

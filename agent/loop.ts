@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import { buildPrompt, lastTurnKey } from "../prompts/build.js";
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
+import { SEARCH_TOOL } from "../prompts/tool-list.js";
 import type { ToolKind } from "../tools/errors.js";
 import { writeRecord } from "../tools/records.js";
 import { isRunId } from "../tools/run-id.js";
@@ -207,6 +208,8 @@ export function createAgent(options: AgentOptions): Agent {
     emit({ type: "turn_start", vid });
     await addMessage(vid, messages, { role: "user", content: o.input });
     let failingRounds = 0;
+    // tools tools.search answered this turn: sent in full from the next step on (deferred tool lists)
+    const found = new Set<string>();
     try {
       for (;;) {
         if (signal.aborted) {
@@ -221,7 +224,7 @@ export function createAgent(options: AgentOptions): Agent {
         }
         result.steps++;
         emit({ type: "step", step: result.steps });
-        const prompt = await buildPrompt({ tree, runtime, vid, input: o.input });
+        const prompt = await buildPrompt({ tree, runtime, vid, input: o.input, found });
         const provider = await options.provider(o.llm);
         const reply: ChatResponse = await provider.complete(
           { system: prompt.system, messages, tools: prompt.tools },
@@ -253,6 +256,7 @@ export function createAgent(options: AgentOptions): Agent {
             : await runCall(vid, call, o, signal, emit);
           if (r.isError) failed++;
           if (r.terminate) terminate = true;
+          if (call.name === SEARCH_TOOL && !r.isError) for (const n of foundNames(r.details)) found.add(n);
           result.calls.push({
             name: call.name,
             kind: r.kind,
@@ -325,4 +329,10 @@ function isObject(v: unknown): v is Record<string, Json> {
 
 function num(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}
+
+/** The tool names a tools.search result answered (its details.names). */
+function foundNames(details: Record<string, unknown>): string[] {
+  const names = details.names;
+  return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string") : [];
 }

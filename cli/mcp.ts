@@ -93,7 +93,7 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
           : undefined;
       await app?.ready();
       return {
-        source: runtimeSource(tree, bs.runtime),
+        source: runtimeSource(tree, bs.runtime, bs.search),
         ...(token !== undefined ? { credential: createCredentialCheck(token).holds } : {}),
         ...(app ? { http: (socket: Socket) => app.server.emit("connection", socket) } : {}),
         async close() {

@@ -15,6 +15,7 @@ import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } 
 import type { McpServerStatus } from "../tools/mcp/client.js";
 import type { AcceptOptions, McpAcceptance, McpReview } from "../tools/mcp/review.js";
 import type { SyncReport } from "../tools/mcp/sync.js";
+import type { SearchHit } from "../tools/search/index.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
@@ -30,6 +31,8 @@ export interface ToolsClient {
   call(name: string, args: unknown, options: ToolCallOptions): Promise<ToolResult>;
   /** The catalogue as `GET /v1/tools` answers it. */
   list(signal?: AbortSignal): Promise<ToolsJson>;
+  /** The tools matching `query`, best first, as `GET /v1/tools?search=` answers them. */
+  search(query: string, options: { limit: number; vid?: string }, signal?: AbortSignal): Promise<SearchHit[]>;
   /** What the model would get next for `vid`. */
   prompt(vid: string, signal?: AbortSignal): Promise<BuiltPrompt>;
   /** A person's decision on the approval `<vid>/<n>` (as `POST /v1/approvals/<vid>/<n>` answers it). */
@@ -90,6 +93,7 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
         ...(signal === undefined ? {} : { signal }),
       }),
     list: async () => catalogueToJson(await byteseek.runtime.listTools()),
+    search: (query, { limit, vid }) => byteseek.search.search(query, { limit, vid: vid ?? "cli" }),
     prompt: (vid) => byteseek.prompt(vid),
     mcpList: () => byteseek.mcp.list(),
     mcpSync: (server) => byteseek.mcp.sync(server, "manual"),
@@ -170,6 +174,11 @@ function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
         signal,
       ),
     list: (signal) => send<ToolsJson>("GET", "/v1/tools", undefined, signal),
+    async search(query, { limit, vid }, signal) {
+      const q = new URLSearchParams({ search: query, limit: String(limit), ...(vid ? { vid } : {}) });
+      const answer = await send<ToolsJson>("GET", `/v1/tools?${q}`, undefined, signal);
+      return answer.search?.hits ?? [];
+    },
     mcpList: async (signal) =>
       (await send<{ servers: McpServerStatus[] }>("GET", "/v1/mcp", undefined, signal)).servers,
     mcpSync: async (server, signal) =>

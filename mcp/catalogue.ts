@@ -106,13 +106,19 @@ export function buildCatalogue(all: readonly ToolInfo[]): McpCatalogue {
   return { tools, offered, names };
 }
 
-/** The tools whose name or description holds every word of `query`, as `byteseek_find` answers them. */
-export function findTools(catalogue: McpCatalogue, query = ""): string {
+/**
+ * What `byteseek_find` answers: with `ranked` (the catalogue index's answer, best first), those
+ * tools in that order; else the tools whose name or description holds every word of `query`.
+ */
+export function findTools(catalogue: McpCatalogue, query = "", ranked?: readonly string[]): string {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-  const hits = [...catalogue.offered.values()].filter((t) => {
-    const text = `${t.name} ${t.title ?? ""} ${t.description}`.toLowerCase();
-    return words.every((w) => text.includes(w));
-  });
+  const hits =
+    ranked && words.length > 0
+      ? ranked.map((n) => catalogue.offered.get(n)).filter((t): t is ToolInfo => t !== undefined)
+      : [...catalogue.offered.values()].filter((t) => {
+          const text = `${t.name} ${t.title ?? ""} ${t.description}`.toLowerCase();
+          return words.every((w) => text.includes(w));
+        });
   if (hits.length === 0)
     return words.length
       ? `No byteseek tool matches "${query}". Call byteseek_find without a query to see them all.`

@@ -39,6 +39,9 @@ import { getTemplate, listPrompts, MCP_PROMPTS_DIR, SYSTEM_PROMPT, systemPromptR
 import { listMemory, readKey, TREE_TEMPLATE, unreadable, uriToKey } from "./resources.js";
 import type { McpSource } from "./source.js";
 
+/** byteseek_find with a query answers at most this many tools, best first. */
+const FIND_LIMIT = 20;
+
 /** What hosts keep of a tool result, at most (characters). */
 export const HOST_TEXT_LIMIT = 50_000;
 
@@ -256,7 +259,9 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     if (name === FIND_TOOL) {
       const query = typeof args.query === "string" ? args.query : "";
       const catalogue = await freshCatalogue(vid);
-      return { content: [{ type: "text", text: capText(findTools(catalogue, query), 49_000).text }] };
+      const ranked =
+        query.trim() !== "" && source.search ? await source.search(query, vid, FIND_LIMIT) : undefined;
+      return { content: [{ type: "text", text: capText(findTools(catalogue, query, ranked), 49_000).text }] };
     }
     if (name === CALL_TOOL) {
       const target = typeof args.name === "string" ? args.name : "";

@@ -7,6 +7,7 @@
 import { buildPrompt } from "../prompts/build.js";
 import type { ImplKind, ToolAnnotations } from "../tools/declaration.js";
 import type { Runtime, ValidTool } from "../tools/runtime.js";
+import type { ToolSearcher } from "../tools/search/searcher.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 
@@ -46,6 +47,8 @@ export interface McpSource {
   call(name: string, args: unknown, options: SourceCallOptions): Promise<ToolResult>;
   /** The system prompt of `vid`'s next turn, exactly as `kvspace prompt` prints it. */
   systemPrompt(vid: string): Promise<string>;
+  /** The names of the tools matching `query` that `vid` is offered, best first (the catalogue's index); absent: byteseek_find matches words. */
+  search?(query: string, vid: string, limit: number): Promise<string[]>;
 }
 
 export function toolInfo(t: ValidTool): ToolInfo {
@@ -65,9 +68,16 @@ export function toolInfo(t: ValidTool): ToolInfo {
 }
 
 /** The source over an in-process runtime (the server's, or `byteseek mcp` on a folder or etcd). */
-export function runtimeSource(tree: Tree, runtime: Runtime): McpSource {
+export function runtimeSource(tree: Tree, runtime: Runtime, searcher?: ToolSearcher): McpSource {
   return {
     tree,
+    ...(searcher
+      ? {
+          async search(query: string, vid: string, limit: number) {
+            return (await searcher.search(query, { vid, limit })).map((h) => h.name);
+          },
+        }
+      : {}),
     async tools(vid) {
       return (await runtime.listTools(vid)).valid.map(toolInfo);
     },

@@ -9,6 +9,7 @@ import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { formatValue } from "../tree/value.js";
 import { fillTemplate, readPrompt } from "./defaults.js";
+import { SEARCH_TOOL, selectTools } from "./tool-list.js";
 
 export const MEMORY_DIR = "/byteseek/memory/";
 /** The last turn of a run: `{turn, records: [record keys]}`, written by the agent loop. */
@@ -24,6 +25,10 @@ export interface PromptTool {
 export interface BuiltPrompt {
   system: string;
   tools: PromptTool[];
+  /** `deferred`: only some offered tools went in full (the policy's toolList); `all`: every one. */
+  mode: "all" | "deferred";
+  /** Offered tools not sent with their schemas (deferred mode): the model finds them with tools.search. */
+  deferred: number;
 }
 
 export interface BuildPromptOptions {
@@ -36,6 +41,8 @@ export interface BuildPromptOptions {
   date?: Date;
   /** At most this many memory lines (default 20). */
   memoryLines?: number;
+  /** Tools tools.search answered earlier in this turn: sent in full from the next step (deferred mode). */
+  found?: ReadonlySet<string>;
 }
 
 const SECTIONS = ["tools", "guidelines", "memory", "previous"] as const;
@@ -52,9 +59,18 @@ export async function buildPrompt(options: BuildPromptOptions): Promise<BuiltPro
   const offered = catalogue.valid
     .filter((t) => t.declaration.enabled && t.declaration.snippet && !t.blocked)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const chosen = selectTools(offered, catalogue.toolList, options.found);
+  const more = chosen.unlisted > 0 ? [`- … and ${chosen.unlisted} more: find them with ${SEARCH_TOOL}`] : [];
+  const rest =
+    chosen.lines.length + more.length > 0 ? [`Also available (call ${SEARCH_TOOL} to use one):`] : [];
   const bodies: Record<(typeof SECTIONS)[number], string[]> = {
-    tools: offered.map((t) => `- ${t.name}: ${t.declaration.snippet}`),
-    guidelines: guidelinesOf(offered).map((g) => `- ${g}`),
+    tools: [
+      ...chosen.full.map((t) => `- ${t.name}: ${t.declaration.snippet}`),
+      ...rest,
+      ...chosen.lines,
+      ...more,
+    ],
+    guidelines: guidelinesOf(chosen.full).map((g) => `- ${g}`),
     memory,
     previous,
   };
@@ -71,7 +87,9 @@ export async function buildPrompt(options: BuildPromptOptions): Promise<BuiltPro
   for (const s of SECTIONS) if (!template.includes(`{{${s}}}`) && vars[s]) text += `\n\n${vars[s]}`;
   return {
     system: text.replace(/\n{3,}/g, "\n\n").trim(),
-    tools: offered.map(toPromptTool),
+    tools: chosen.full.map(toPromptTool),
+    mode: chosen.mode,
+    deferred: offered.length - chosen.full.length,
   };
 }
 

@@ -11,6 +11,7 @@ import type { Agent } from "../agent/loop.js";
 import { createApprovals } from "../tools/approvals.js";
 import type { McpClient } from "../tools/mcp/client.js";
 import type { Runtime } from "../tools/runtime.js";
+import type { ToolSearcher } from "../tools/search/searcher.js";
 import type { Tree } from "../tree/types.js";
 import { answerHeaders, requestLine } from "./answer.js";
 import { createAuthCheck, createCredentialCheck } from "./auth.js";
@@ -55,6 +56,8 @@ export interface AppDeps {
   bodyLimit?: number;
   /** The tool runtime, for `GET /v1/tools`, `POST /v1/tools/:name/call` and `GET /v1/prompt`. */
   runtime?: Runtime;
+  /** The catalogue's search for `GET /v1/tools?search=` (default: one over the runtime's catalogue, made on first use). */
+  search?: ToolSearcher;
   /** The agent, for `POST /v1/agent/turn`. */
   agent?: Agent;
   /** The MCP client, for `GET /v1/mcp` and `POST /v1/mcp/sync` (the upstream servers' registry). */
@@ -295,7 +298,12 @@ export async function buildApp(deps: AppDeps) {
   await app.register(watchRoutes, { tree, watches, progressMs: watchProgressMs, maxWatches });
   await app.register(transferRoutes, { tree, bodyLimit });
   await app.register(docsRoutes);
-  if (deps.runtime) await app.register(toolsRoutes, { runtime: deps.runtime });
+  if (deps.runtime)
+    await app.register(toolsRoutes, {
+      tree,
+      runtime: deps.runtime,
+      ...(deps.search ? { search: deps.search } : {}),
+    });
   // Approvals need only the tree: a server without a runtime (or beside another process's, on etcd)
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
@@ -303,6 +311,7 @@ export async function buildApp(deps: AppDeps) {
   if (deps.runtime)
     await app.register(mcpRoutes, {
       tree,
+      ...(deps.search ? { search: deps.search } : {}),
       runtime: deps.runtime,
       logger,
       ...(deps.mcpSessionIdleMs === undefined ? {} : { sessionIdleMs: deps.mcpSessionIdleMs }),

@@ -301,6 +301,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       runtime: byteseek.runtime,
       agent: byteseek.agent,
       mcp: byteseek.mcp,
+      search: byteseek.search,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
       bodyTimeoutMs: config.bodyTimeoutMs,

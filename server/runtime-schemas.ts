@@ -46,6 +46,19 @@ export const ToolsJson = z.object({
     })
     .optional()
     .describe("present when the policy does not validate (it was stored unchecked): every call is denied"),
+  search: z
+    .object({
+      query: z.string(),
+      hits: z.array(
+        z.object({
+          name: z.string(),
+          score: z.number().describe("BM25F relevance: higher is better; comparable within one answer"),
+          snippet: z.string().describe("one line saying what the tool does"),
+        }),
+      ),
+    })
+    .optional()
+    .describe("with ?search=: the ranked hits (tools then holds those tools, in the same order)"),
 });
 export type ToolsJson = z.infer<typeof ToolsJson>;
 
@@ -65,6 +78,15 @@ export const PromptJson = z.object({
   vid: z.string(),
   system: z.string(),
   tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.unknown() })),
+  mode: z
+    .enum(["all", "deferred"])
+    .describe(
+      "deferred: only the always-on tools and those tools.search found went in full (the policy's toolList)",
+    ),
+  deferred: z
+    .number()
+    .int()
+    .describe("offered tools not sent with their schemas: the model finds them with tools.search"),
 });
 export type PromptJson = z.infer<typeof PromptJson>;
 

@@ -9,7 +9,7 @@ import { netHosts } from "./gate.js";
 import { hashOf } from "./hash.js";
 import { runnerOf } from "./impl/kinds.js";
 import { syncedNameOf } from "./mcp/allowed.js";
-import type { LoadedPolicy, Policy } from "./policy.js";
+import type { LoadedPolicy, Policy, ToolListPolicy } from "./policy.js";
 import { hostAllowed } from "./policy.js";
 import { grantOf, type Need, type Power } from "./powers.js";
 import { failure } from "./results.js";
@@ -43,6 +43,8 @@ export interface ToolCatalogue {
   invalid: InvalidTool[];
   /** The policy's problems when it does not validate (stored unchecked): every call is denied until it is fixed. */
   policyProblems?: string[];
+  /** How the policy says a turn's tool list is built (absent while the policy does not validate). */
+  toolList?: ToolListPolicy;
 }
 
 /** What ran: the declaration's key, the revision it was read at, the hash of its value, and who wrote it. */
@@ -272,7 +274,7 @@ export function createCatalogue({
     return {
       valid,
       invalid: [...listed.catalogue.invalid],
-      ...(loaded.ok ? {} : { policyProblems: loaded.problems }),
+      ...(loaded.ok ? { toolList: loaded.policy.toolList } : { policyProblems: loaded.problems }),
     };
   }
 

@@ -19,6 +19,35 @@ export function modelSettingsKey(key: string): boolean {
   return key.startsWith(MODEL_SETTINGS_PREFIX) || `${key}/` === MODEL_SETTINGS_PREFIX;
 }
 
+/** How a turn's tool list is built (`toolList` in the policy). */
+export const ToolListPolicy = z
+  .object({
+    mode: z
+      .enum(["auto", "all", "deferred"])
+      .default("auto")
+      .describe(
+        "all: every offered tool's schema on every step; deferred: only the always-on tools and those tools.search found this turn, the rest one line each within budgetBytes; auto: deferred past threshold offered tools",
+      ),
+    threshold: z
+      .number()
+      .int()
+      .min(0)
+      .default(64)
+      .describe("In auto mode, the number of offered tools past which the list is deferred"),
+    budgetBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(4096)
+      .describe("In deferred mode, the bytes of one-line entries for the tools not sent in full"),
+    alwaysOn: z
+      .array(z.string().regex(/^[a-z][a-z0-9_-]*\.([a-z][a-z0-9_-]*|\*)$/, "a tool name, or family.*"))
+      .default(["edit.*", "shell.run", "tools.search"])
+      .describe("Tools always sent in full (a name, or family.* for a family)"),
+  })
+  .strict();
+export type ToolListPolicy = z.infer<typeof ToolListPolicy>;
+
 /**
  * The gate's policy. `grants` says which powers (powers.ts) each run holds; the other rules
  * apply to every call whatever tool makes it. "Agent-written" means the declaration node has an
@@ -97,6 +126,9 @@ export const Policy = z
       .min(64 * 1024)
       .default(16 * 1024 * 1024)
       .describe("Bytes of a command's output kept on disk while it runs (the last ones)"),
+    toolList: ToolListPolicy.default(ToolListPolicy.parse({})).describe(
+      "How a turn's tool list is built: every offered tool in full, or past a threshold only the always-on ones and those tools.search found",
+    ),
     sandbox: SandboxMode.default("on"),
     limits: SandboxLimits.default(() => SandboxLimits.parse({})).describe(
       "Resource limits of every sandboxed command: cpuSeconds, memoryBytes, processes, openFiles, fileSizeBytes, tmpBytes",

@@ -39,6 +39,7 @@ const SHIPPED: Record<string, readonly Power[]> = {
   "tree.list": ["tree"],
   "tree.set": ["tree"],
   "tree.del": ["tree"],
+  "tools.search": [],
 };
 
 /** The powers a built-in needs: its own `powers` when it declares them, else the shipped table. */

@@ -1,9 +1,12 @@
+import type { Writable } from "node:stream";
 import { POLICY_INVALID } from "../../tools/catalogue.js";
 import { checkValue } from "../../tools/checked-tree.js";
 import { MCP_DIR } from "../../tools/mcp/registry.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { ListResult, Tree } from "../../tree/types.js";
 import { defineCommand, writeLine } from "../command.js";
+import { CliError } from "../errors.js";
+import type { ToolsClient } from "../tools-client.js";
 
 /**
  * The problems of every stored MCP server entry, as a write of it is judged (an entry stored with
@@ -47,15 +50,25 @@ async function mcpEntryProblems(tree: Tree, signal: AbortSignal): Promise<Array<
  */
 export const toolsCommand = defineCommand({
   name: "tools",
-  usage: "tools [--check]",
+  usage: "tools [--check] | tools search <query> [--limit K]",
   summary:
-    "list the tool catalogue; --check: an invalid policy, declarations and MCP server entries (exit 3 if any)",
-  args: { min: 0, max: 0 },
-  flags: { check: "bool" },
+    "list or search the tool catalogue; --check: an invalid policy, declarations and MCP server entries (exit 3 if any)",
+  help: [
+    "`kvspace tools search <query>` ranks the catalogue by what a tool does (its name, description,",
+    "snippet, guidelines and parameters; any language): one line per hit, name<TAB>score<TAB>what it does,",
+    "best first, only the tools a run is offered (exit 1 when nothing matches).",
+    '  kvspace tools search "list the issues of a repository" --limit 5',
+  ].join("\n"),
+  args: { min: 0 },
+  flags: { check: "bool", limit: "value", vid: "value" },
   flagHelp: {
     check: "list an invalid policy, invalid declarations and MCP server entries instead (exit 3 if any)",
+    limit: "with search: at most this many hits (1 to 100, default 10)",
+    vid: "with search: the tools this run is offered (default: the default grant's)",
   },
-  async run({ flags }, { tree, tools, stdout, signal }) {
+  extraArgument: () => 'only "search <query>" takes arguments: kvspace tools search "what the tool does"',
+  async run({ flags, positionals }, { tree, tools, stdout, signal }) {
+    if (positionals.length > 0) return search(positionals, flags, await tools(), stdout, signal);
     const catalogue = await (await tools()).list(signal);
     if (flags.check === true) {
       const policy = catalogue.policy;
@@ -83,3 +96,32 @@ export const toolsCommand = defineCommand({
     return 0;
   },
 });
+
+/** `kvspace tools search <query…>`: name<TAB>score<TAB>snippet per hit, best first; exit 1 on none. */
+async function search(
+  positionals: readonly string[],
+  flags: Readonly<Record<string, string | boolean | undefined>>,
+  client: ToolsClient,
+  stdout: Writable,
+  signal: AbortSignal,
+): Promise<number> {
+  const [verb, ...words] = positionals;
+  if (verb !== "search" || words.length === 0)
+    throw new CliError(
+      "CLI_USAGE",
+      verb === "search"
+        ? 'tools search needs a query: kvspace tools search "what the tool does"'
+        : `unknown tools subcommand "${verb}": kvspace tools [--check] or kvspace tools search <query>`,
+    );
+  const limitText = typeof flags.limit === "string" ? flags.limit : "10";
+  const limit = Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new CliError(
+      "CLI_USAGE",
+      `--limit must be a whole number from 1 to 100, got ${JSON.stringify(limitText)}`,
+    );
+  const vid = typeof flags.vid === "string" ? flags.vid : undefined;
+  const hits = await client.search(words.join(" "), { limit, ...(vid ? { vid } : {}) }, signal);
+  for (const h of hits) await writeLine(stdout, `${h.name}\t${h.score}\t${h.snippet}`);
+  return hits.length === 0 ? 1 : 0;
+}

@@ -18,6 +18,7 @@ import { createMcpFactory, VID } from "../../mcp/server.js";
 import { listenShared } from "../../mcp/share.js";
 import { runtimeSource } from "../../mcp/source.js";
 import type { Runtime } from "../../tools/runtime.js";
+import type { ToolSearcher } from "../../tools/search/searcher.js";
 import type { Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 
@@ -29,6 +30,8 @@ export interface McpRoutesOptions {
   sessionIdleMs?: number;
   /** Serve `byteseek mcp` relays on a socket (mcp/share.ts): set when this process holds a store folder. */
   share?: McpShareOptions;
+  /** The catalogue's search, for byteseek_find (without it, byteseek_find matches words). */
+  search?: ToolSearcher;
 }
 
 export interface McpShareOptions {
@@ -82,11 +85,11 @@ function toWebRequest(req: FastifyRequest): Request {
 
 export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function mcpRoutes(
   app,
-  { tree, runtime, logger: parent, sessionIdleMs, share },
+  { tree, runtime, logger: parent, sessionIdleMs, share, search },
 ) {
   const logger = parent.child({ part: "mcp" });
   const live = createLiveTree(tree, logger);
-  const factory = createMcpFactory({ source: runtimeSource(tree, runtime), logger, live });
+  const factory = createMcpFactory({ source: runtimeSource(tree, runtime, search), logger, live });
   const mcp = createMcpHttp({
     factory,
     live,

@@ -43,6 +43,8 @@ const doc = {
               parameters: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
             },
           ],
+          mode: "all",
+          deferred: 0,
         },
       },
     },

@@ -8,13 +8,41 @@ import { z } from "zod";
 import { POLICY_KEY } from "../../tools/policy.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
+import { createToolSearcher, type ToolSearcher } from "../../tools/search/searcher.js";
+import type { Tree } from "../../tree/types.js";
 import type { RouteDoc } from "../openapi.js";
 import { type ToolJson, ToolResultJson, ToolsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ToolsRoutesOptions {
+  tree: Tree;
   runtime: Runtime;
+  /** The catalogue's search; without it the routes make one over `runtime` on first use. */
+  search?: ToolSearcher;
 }
+
+export const ToolsQuery = z
+  .object({
+    search: z
+      .string()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe("ranked search of the catalogue by what a tool does (name, description, parameters…)"),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(10)
+      .describe("with search: at most this many hits"),
+    vid: z
+      .string()
+      .regex(RUN_ID, "a vid is letters, digits and _.:@- (at most 128)")
+      .optional()
+      .describe("with search: only the tools this run is offered (default: the default grant's)"),
+  })
+  .strict();
 
 export const ToolCallParams = z.object({ name: z.string().describe("the tool's name, e.g. tree.get") });
 
@@ -120,20 +148,35 @@ export function catalogueToJson(catalogue: ToolCatalogue): ToolsJson {
 
 export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async function toolsRoutes(
   app,
-  { runtime },
+  { tree, runtime, search },
 ) {
+  let own: ToolSearcher | undefined;
+  const searcher = (): ToolSearcher => {
+    if (search) return search;
+    own ??= createToolSearcher({ tree, listTools: (vid) => runtime.listTools(vid) });
+    return own;
+  };
+  app.addHook("onClose", async () => own?.close());
+
   app.get(
     "/v1/tools",
     {
       schema: {
         summary:
-          "The tool catalogue: valid declarations as a model sees them, invalid ones with their problems",
+          "The tool catalogue: valid declarations as a model sees them, invalid ones with their problems; with ?search=, the tools that match, best first",
+        querystring: ToolsQuery,
         doc: listDoc,
-        response: { 200: ToolsJson, 401: ErrorJson },
+        response: { 200: ToolsJson, 400: ErrorJson, 401: ErrorJson },
       },
     },
-    async function listTools() {
-      return catalogueToJson(await runtime.listTools());
+    async function listTools(req) {
+      const { search: query, limit, vid } = req.query;
+      const catalogue = await runtime.listTools(vid);
+      if (query === undefined) return catalogueToJson(catalogue);
+      const hits = await searcher().search(query, { vid: vid ?? HTTP_VID, limit });
+      const byName = new Map(catalogue.valid.map((t) => [t.name, t]));
+      const tools = hits.map((h) => byName.get(h.name)).filter((t): t is ValidTool => t !== undefined);
+      return { tools: tools.map(toolToJson), invalid: [], search: { query, hits } };
     },
   );
 

@@ -111,6 +111,12 @@ describe("the policy", () => {
       maxTimeoutMs: 3_600_000,
       passEnv: [],
       outputCapBytes: 16 * 1024 * 1024,
+      toolList: {
+        mode: "auto",
+        threshold: 64,
+        budgetBytes: 4096,
+        alwaysOn: ["edit.*", "shell.run", "tools.search"],
+      },
       sandbox: "on",
       limits: {
         cpuSeconds: 3600,
