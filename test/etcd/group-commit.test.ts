@@ -71,7 +71,7 @@ class ShapeRpc extends EtcdRpc {
 
 /** Group commit on a HeldRpc, with a fresh key prefix. */
 function heldGroup() {
-  const rpc = new HeldRpc(client);
+  const rpc = new HeldRpc({ endpoints: etcd.endpoints });
   return { p: `gc${++n}/`, rpc, group: createGroupCommit({ rpc, maxTxnOps: 128 }) };
 }
 
@@ -157,7 +157,7 @@ describe("group commit on etcd", () => {
 
   it("fails only the write whose compare does not hold; the others in its batch commit", async () => {
     const p = `gc${++n}/`;
-    const group = createGroupCommit({ rpc: new EtcdRpc(client), maxTxnOps: 128 });
+    const group = createGroupCommit({ rpc: new EtcdRpc({ endpoints: etcd.endpoints }), maxTxnOps: 128 });
     await client.kv.put({ key: buf(`${p}taken`), value: buf("already") });
     const outcomes = await Promise.all([
       group.commit(putTxn([`${p}a0`])),
@@ -174,7 +174,7 @@ describe("group commit on etcd", () => {
 
   it("sends a batch flat while its compares hold, nested for a while after one fails, then flat again", async () => {
     const p = `gc${++n}/`;
-    const rpc = new ShapeRpc(client);
+    const rpc = new ShapeRpc({ endpoints: etcd.endpoints });
     const group = createGroupCommit({ rpc, maxTxnOps: 128, nestedAfterConflict: 1 });
     await client.kv.put({ key: buf(`${p}taken`), value: buf("already") });
     /** Eight writes at once, each guarded by `version == 0` on a key of its own; `taken` for the one at `conflict`. */
@@ -212,7 +212,7 @@ describe("group commit on etcd", () => {
 
   it("sends a batch nested when, flat, it would go over etcd's operation limit", async () => {
     const p = `gc${++n}/`;
-    const rpc = new ShapeRpc(client);
+    const rpc = new ShapeRpc({ endpoints: etcd.endpoints });
     // Two puts a write: five writes fit nested (5 + 1 + 2 <= 8), not flat (10 puts > 8).
     const group = createGroupCommit({ rpc, maxTxnOps: 8 });
     const outcomes = await Promise.all(
@@ -227,7 +227,7 @@ describe("group commit on etcd", () => {
     // The tree's limit says more than this etcd accepts (1024 operations): a batch of one big write
     // and 30 small ones goes over what etcd leaves a nested transaction.
     const group = createGroupCommit({
-      rpc: new EtcdRpc(client),
+      rpc: new EtcdRpc({ endpoints: etcd.endpoints }),
       maxTxnOps: 4096,
       maxBatchBytes: 64 * 1024 * 1024,
     });

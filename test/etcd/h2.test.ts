@@ -25,7 +25,7 @@ import {
   isRecoverableError,
 } from "etcd3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectEtcd, isEtcdFailure } from "../../tree/etcd/client.js";
+import { isEtcdFailure } from "../../tree/etcd/client.js";
 import {
   createH2Transport,
   DEFAULT_MAX_ANSWER_BYTES,
@@ -264,8 +264,7 @@ describe("answers read through EtcdRpc", () => {
   it("fails a call whose message does not read as INTERNAL, naming the wire error, instead of answering", async () => {
     // A range answer whose count is a varint cut short: it used to throw a bare RangeError.
     const fake = await fakeMember(answer(frame(Buffer.from([0x20, 0x80]))));
-    const client = connectEtcd({ endpoints: [fake.member.host] });
-    const rpc = new EtcdRpc(client);
+    const rpc = new EtcdRpc({ endpoints: [fake.member.host] });
     try {
       const err = await failure(rpc.range({ key: "k" }));
       expect(err).toBeInstanceOf(GRPCInternalError);
@@ -275,7 +274,6 @@ describe("answers read through EtcdRpc", () => {
       expect(isEtcdFailure(err)).toBe(true);
     } finally {
       rpc.close();
-      client.close();
       await fake.close();
     }
   });
@@ -345,13 +343,13 @@ describe("keepalive", () => {
     const silent = createServer(() => {});
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", () => r()));
     const { port } = silent.address() as AddressInfo;
-    const client = connectEtcd({
+    const rpc = new EtcdRpc({
       endpoints: [`127.0.0.1:${port}`, etcd.endpoints[0]!],
       callTimeoutMs: 25_000,
+      ...quick,
     });
-    const rpc = new EtcdRpc(client, quick);
     try {
-      // The pool picks members at random: call until one lands on the silent member.
+      // Calls start from a random member: call until one lands on the silent member.
       let failed: Error | undefined;
       for (let i = 0; i < 30 && !failed; i++) {
         try {
@@ -362,11 +360,10 @@ describe("keepalive", () => {
       }
       expect(failed).toBeInstanceOf(GRPCUnavailableError);
       expect(failed?.message).toMatch(/keepalive ping/);
-      // The breaker skips the silent member now: the next call is answered by etcd.
+      // The silent member is skipped now: the next call is answered by etcd.
       expect((await rpc.range({ key: "k" })).header.revision).toBeGreaterThan(0);
     } finally {
       rpc.close();
-      client.close();
       silent.close();
     }
   });

@@ -57,27 +57,29 @@ describe("the etcd layout", () => {
       await tree.set("/d/a", str("a0"));
       await tree.set("/d/c", str("c0"));
       // Two writes prepared against the same snapshot, committed after other writes land.
-      const overwrite = new Attempt(new EtcdRpc(client), prefix, () => {});
+      const overwrite = new Attempt(new EtcdRpc({ endpoints: etcd.endpoints }), prefix, () => {});
       await overwrite.plan((s) => plan.set(s, "/d/a", str("a1")));
-      const create = new Attempt(new EtcdRpc(client), prefix, () => {});
+      const create = new Attempt(new EtcdRpc({ endpoints: etcd.endpoints }), prefix, () => {});
       await create.plan((s) => plan.set(s, "/d/new", str("n")));
       await tree.set("/d/c", str("c1")); // another key overwritten
       await tree.set("/d/b", str("b0")); // a sibling created: /d/'s count moves
       const commit = async (m: Attempt) => {
         const txn = m.build("test", 128, (e) => e);
-        return (await new EtcdRpc(client).txn({ compare: txn.compare, success: txn.success })).succeeded;
+        return (
+          await new EtcdRpc({ endpoints: etcd.endpoints }).txn({ compare: txn.compare, success: txn.success })
+        ).succeeded;
       };
       expect(await commit(overwrite)).toBe(true);
       expect(await commit(create)).toBe(false);
       expect(await tree.get("/d/a")).toMatchObject({ value: str("a1"), version: 2 });
       expect(await tree.get("/d/")).toMatchObject({ count: 3 });
       // And an overwrite prepared before its own key changed does conflict.
-      const stale = new Attempt(new EtcdRpc(client), prefix, () => {});
+      const stale = new Attempt(new EtcdRpc({ endpoints: etcd.endpoints }), prefix, () => {});
       await stale.plan((s) => plan.set(s, "/d/a", str("stale")));
       await tree.set("/d/a", str("a2"));
       expect(await commit(stale)).toBe(false);
       // A key deleted since it was read: the overwrite must not bring it back.
-      const late = new Attempt(new EtcdRpc(client), prefix, () => {});
+      const late = new Attempt(new EtcdRpc({ endpoints: etcd.endpoints }), prefix, () => {});
       await late.plan((s) => plan.set(s, "/d/c", str("late")));
       await tree.del("/d/c");
       expect(await commit(late)).toBe(false);

@@ -1,9 +1,11 @@
 /**
  * The etcd3 client as the tree uses it: the raw KV and Watch services (the tree builds its own
- * keys, compares and retries; its transactions, ranges and watch streams go through rpc.ts, with
- * this client's members, breaker and token), a deadline on every unary call, fast reconnects, and no hidden
- * retries — a transaction re-sent blindly could be applied twice, so retrying is the tree's job.
+ * keys, compares and retries; its transactions, ranges and watch streams go through rpc.ts, on
+ * connections of its own made from the same options), a deadline on every unary call, fast
+ * reconnects, and no hidden retries — a transaction re-sent blindly could be applied twice, so
+ * retrying is the tree's job.
  */
+import type { ChannelOptions } from "@grpc/grpc-js";
 import {
   ClientClosedError,
   Etcd3,
@@ -64,7 +66,10 @@ const NEVER_ABORTED = new AbortController().signal;
  * Per member: after a connection failure, skip the member for `openMs` (the pool then tries the
  * next one), so a dead member of a cluster costs one failed call, not one in three.
  */
-class MemberSkipped extends Error {}
+export class MemberSkipped extends Error {}
+
+/** How long a member that failed a call is skipped (the next call goes to another). */
+export const SKIP_MS = 500;
 
 function memberBreaker(openMs: number) {
   let openUntil = 0;
@@ -101,17 +106,22 @@ export function connectEtcd(options: EtcdClientOptions): Etcd3 {
       ? { credentials: { rootCertificate: tls.ca as Buffer, privateKey: tls.key, certChain: tls.cert } }
       : {}),
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-    grpcOptions: {
-      "grpc.max_receive_message_length": options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
-      "grpc.max_send_message_length": 64 * 1024 * 1024,
-      "grpc.initial_reconnect_backoff_ms": 100,
-      "grpc.max_reconnect_backoff_ms": 1000,
-      "grpc.keepalive_time_ms": options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
-      "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS,
-    },
+    grpcOptions: channelOptions(options),
     // biome-ignore lint/suspicious/noExplicitAny: cockatiel's IPolicy has more members than the pool calls.
-    faultHandling: { host: () => memberBreaker(500) as any, global: once as any },
+    faultHandling: { host: () => memberBreaker(SKIP_MS) as any, global: once as any },
   });
+}
+
+/** The grpc-js channel options of every channel to etcd (etcd3's and rpc.ts's watch channels). */
+export function channelOptions(options: EtcdClientOptions): ChannelOptions {
+  return {
+    "grpc.max_receive_message_length": options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+    "grpc.max_send_message_length": 64 * 1024 * 1024,
+    "grpc.initial_reconnect_backoff_ms": 100,
+    "grpc.max_reconnect_backoff_ms": 1000,
+    "grpc.keepalive_time_ms": options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS,
+    "grpc.keepalive_timeout_ms": options.keepaliveTimeoutMs ?? DEFAULT_KEEPALIVE_TIMEOUT_MS,
+  };
 }
 
 /** The revision an etcd response was answered at. */

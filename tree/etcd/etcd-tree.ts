@@ -27,8 +27,8 @@ import {
   isEtcdFailure,
   isEtcdRefusal,
   kvNum,
+  MemberSkipped,
   treeErrorOf,
-  wireOptions,
 } from "./client.js";
 import { type Committed, createGroupCommit } from "./group-commit.js";
 import type { EtcdTls } from "./h2.js";
@@ -106,7 +106,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   };
   const client = shared ?? connectEtcd(clientOptions);
   const plan = createPlanner({ history: versionsKept, maxValueBytes });
-  const rpc = new EtcdRpc(client, wireOptions(clientOptions));
+  const rpc = new EtcdRpc(clientOptions);
   const group = createGroupCommit({ rpc, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
@@ -160,12 +160,15 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   async function read<T>(what: string, fn: () => Promise<T>): Promise<T> {
     ensureOpen();
     const started = Date.now();
+    // A member skipped says less than the failure that made it skipped (a refused certificate…).
+    let reason: unknown;
     for (let i = 0; ; i++) {
       try {
         return await fn();
       } catch (err) {
         if (!isEtcdFailure(err)) throw err;
-        if (isEtcdRefusal(err) || Date.now() - started >= unavailableAfterMs) throw treeErrorOf(err, what);
+        if (!(err instanceof MemberSkipped) || reason === undefined) reason = err;
+        if (isEtcdRefusal(err) || Date.now() - started >= unavailableAfterMs) throw treeErrorOf(reason, what);
         ensureOpen();
         await sleep(Math.min(10 * 2 ** i, 500));
       }

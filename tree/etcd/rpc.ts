@@ -1,18 +1,34 @@
 /**
  * The etcd calls of the tree's hot paths (transactions, ranges, the watch stream), made with the
- * hand-written messages of wire.ts: etcd3's pool picks the member, skips one that failed
- * (client.ts's breaker) and holds the auth token, exactly as for its own calls; only the encoding
- * differs, and for unary calls the wire too (h2.ts: one plain HTTP/2 session per member instead of
- * grpc-js's call machinery). The watch stream stays on etcd3's grpc-js connection: one per process.
- * Errors come out as etcd3's (castGrpcError), so isEtcdFailure and isEtcdRefusal read them alike.
+ * hand-written messages of wire.ts over connections this lane owns: the members are the tree's
+ * endpoints, a member that fails a call is skipped for a moment (the next call goes to another, as
+ * client.ts's breaker does for etcd3's own calls), TLS and keepalive are the settings' (h2.ts for
+ * the unary calls, one grpc-js channel per member for the watch stream). Nothing here reaches into
+ * etcd3 or grpc-js past their public API. byteseek does not log in to etcd (it has no setting for
+ * etcd users), so no call carries an auth token. Errors come out as etcd3's (castGrpcError), so
+ * isEtcdFailure and isEtcdRefusal read them alike.
  *
  * A class, so bench/etcd-probe.ts can count the calls by wrapping its prototype's methods.
  */
-import type { ClientDuplexStream } from "@grpc/grpc-js";
-import { status } from "@grpc/grpc-js";
-import { castGrpcError, type Etcd3, EtcdInvalidAuthTokenError, type ICallable } from "etcd3";
+import {
+  type ChannelCredentials,
+  Client,
+  type ClientDuplexStream,
+  credentials,
+  Metadata,
+  status,
+} from "@grpc/grpc-js";
+import { castGrpcError, GRPCCancelledError, isRecoverableError } from "etcd3";
+import {
+  channelOptions,
+  type EtcdClientOptions,
+  MemberSkipped,
+  memberUrls,
+  SKIP_MS,
+  wireOptions,
+} from "./client.js";
 import { EtcdWireError } from "./errors.js";
-import { createH2Transport, grpcError, type H2Options, type Member } from "./h2.js";
+import { createH2Transport, grpcError, type H2Transport } from "./h2.js";
 import {
   decodeRangeResponse,
   decodeTxnResponse,
@@ -30,91 +46,127 @@ import {
 
 export type WatchStream = ClientDuplexStream<WatchRequest, WatchResponse>;
 
-/** What etcd3's pool offers past its ICallable type: the authenticator that holds the token. */
-type Pool = ICallable<unknown> & { authenticator?: { invalidateMetadata(): void } };
+/** One etcd member: where it is, until when it is skipped, and its watch channel once opened. */
+interface MemberState {
+  /** `host:port` */
+  host: string;
+  skipUntil: number;
+  watch: Client | undefined;
+}
 
 export class EtcdRpc {
-  readonly #pool: Pool;
-  readonly #h2: ReturnType<typeof createH2Transport>;
+  readonly #members: MemberState[];
+  readonly #h2: H2Transport;
+  readonly #timeoutMs: number;
+  readonly #credentials: ChannelCredentials;
+  readonly #channelOptions: ReturnType<typeof channelOptions>;
 
-  /** `wire`: how the unary calls' sessions reach the members (TLS, answer cap, keepalive). */
-  constructor(client: Etcd3, wire: H2Options = {}) {
-    this.#h2 = createH2Transport(wire);
-    // etcd3 keeps its pool protected: it is the one that knows the members, their health and the token.
-    this.#pool = (client as unknown as { pool: Pool }).pool;
+  /** The members and how to reach them: the options the tree's etcd3 client is made with. */
+  constructor(options: EtcdClientOptions) {
+    const urls = memberUrls(options.endpoints, options.tls);
+    this.#members = urls.map((url) => ({
+      host: url.replace(/^https?:\/\//i, ""),
+      skipUntil: 0,
+      watch: undefined,
+    }));
+    this.#h2 = createH2Transport(wireOptions(options));
+    this.#timeoutMs = options.callTimeoutMs ?? 5000;
+    const tls = options.tls;
+    this.#credentials = urls[0]?.startsWith("https:")
+      ? credentials.createSsl(tls?.ca ?? null, tls?.key ?? null, tls?.cert ?? null)
+      : credentials.createInsecure();
+    this.#channelOptions = channelOptions(options);
   }
 
   txn(req: TxnRequest): Promise<TxnResponse> {
-    return this.#unary("/etcdserverpb.KV/Txn", "txn", encodeTxnRequest, decodeTxnResponse, req);
+    return this.#unary("/etcdserverpb.KV/Txn", encodeTxnRequest, decodeTxnResponse, req);
   }
 
   range(req: RangeRequest): Promise<RangeResponse> {
-    return this.#unary("/etcdserverpb.KV/Range", "range", encodeRangeRequest, decodeRangeResponse, req);
+    return this.#unary("/etcdserverpb.KV/Range", encodeRangeRequest, decodeRangeResponse, req);
   }
 
-  /** A new watch stream (its `error` is etcd3's markFailed's to see too, as for etcd3's own). */
+  /** A new watch stream on a member not skipped; its failure makes that member skipped too. */
   watch(): Promise<WatchStream> {
-    const pool = this.#pool;
-    return pool.withConnection("Watch", ({ resource, client, metadata }) => {
-      const stream = client.makeBidiStreamRequest(
+    return this.#onMember(async (m) => {
+      m.watch ??= new Client(m.host, this.#credentials, this.#channelOptions);
+      const stream = m.watch.makeBidiStreamRequest(
         "/etcdserverpb.Watch/Watch",
         encodeWatchRequest,
         decodeWatchResponse,
-        metadata,
-        this.#options("Watch", "watch", undefined, true),
+        new Metadata(),
+        {},
       );
-      stream.on("error", (err: Error) => stream.writable && pool.markFailed(resource, err));
+      // A stream ended by its own cancel() says nothing of the member.
+      stream.on("error", (err: Error) => stream.writable && this.#failed(m, castGrpcError(err)));
       return stream;
     });
   }
 
-  #options(service: "KV" | "Watch", method: "txn" | "range" | "watch", params: unknown, isStream: boolean) {
-    const f = this.#pool.callOptionsFactory;
-    // The context's params are etcd3's request objects; client.ts's factory only reads isStream.
-    const context = { service, method, params, isStream } as Parameters<
-      Exclude<typeof f, object | undefined>
-    >[0];
-    return (typeof f === "function" ? f(context) : f) ?? {};
+  /**
+   * Runs `call` on one member, starting from a random one and passing over those skipped; a
+   * call that fails as a connection failure makes its member skipped for SKIP_MS and fails (the
+   * tree decides whether to retry: a transaction sent again blindly could be applied twice).
+   */
+  async #onMember<T>(call: (m: MemberState) => Promise<T>): Promise<T> {
+    const members = this.#members;
+    const start = Math.floor(Math.random() * members.length);
+    const now = Date.now();
+    for (let i = 0; i < members.length; i++) {
+      const m = members[(start + i) % members.length]!;
+      if (now < m.skipUntil) continue;
+      try {
+        return await call(m);
+      } catch (err) {
+        if (err instanceof Error) this.#failed(m, err);
+        throw err;
+      }
+    }
+    throw new MemberSkipped(
+      "every etcd member is skipped after a connection failure; calls try them again shortly",
+    );
   }
 
-  async #unary<Req, Res>(
+  /** A failure that is the member's (not a refusal, not our own cancel) skips it, its watch channel dropped. */
+  #failed(m: MemberState, err: Error): void {
+    if (!isRecoverableError(err) || err instanceof GRPCCancelledError) return;
+    m.skipUntil = Date.now() + SKIP_MS;
+    m.watch?.close();
+    m.watch = undefined;
+  }
+
+  #unary<Req, Res>(
     path: string,
-    method: "txn" | "range",
     encode: (req: Req) => Buffer,
     decode: (buf: Buffer) => Res,
     req: Req,
   ): Promise<Res> {
     const message = encode(req);
-    const options = this.#options("KV", method, req, false) as { deadline?: number };
-    const timeoutMs = options.deadline === undefined ? 5000 : options.deadline - Date.now();
-    const call = async (member: Member, metadata: import("@grpc/grpc-js").Metadata) => {
+    return this.#onMember(async (m) => {
+      let answer: Buffer;
       try {
-        return decode(await this.#h2.call(member, path, message, metadata.toHttp2Headers(), timeoutMs));
+        answer = await this.#h2.call(m, path, message, {}, this.#timeoutMs);
       } catch (err) {
-        // An answer that does not read is the call's failure, INTERNAL as grpc-js makes it.
-        if (err instanceof EtcdWireError)
-          throw castGrpcError(
-            grpcError(status.INTERNAL, `etcd's answer to ${path} (${err.code}): ${err.message}`),
-          );
         throw castGrpcError(err as Error);
       }
-    };
-    const viaPool = () =>
-      this.#pool.withConnection("KV", ({ resource, metadata }) =>
-        call(resource as unknown as Member, metadata),
-      );
-    try {
-      return await viaPool();
-    } catch (err) {
-      // A token that expired: etcd3 fetches a new one and sends the call again (nothing was applied).
-      if (!(err instanceof EtcdInvalidAuthTokenError) || !this.#pool.authenticator) throw err;
-      this.#pool.authenticator.invalidateMetadata();
-      return viaPool();
-    }
+      try {
+        return decode(answer);
+      } catch (err) {
+        // An answer that does not read is the call's failure, INTERNAL as grpc-js makes it.
+        if (!(err instanceof EtcdWireError)) throw err;
+        throw castGrpcError(
+          grpcError(status.INTERNAL, `etcd's answer to ${path} (${err.code}): ${err.message}`),
+        );
+      }
+    });
   }
 
-  /** Closes the unary calls' sessions (the pool's connections are etcd3's to close). */
+  /** Closes the unary calls' sessions and the watch channels. */
   close(): void {
     this.#h2.close();
+    for (const m of this.#members) {
+      m.watch?.close();
+      m.watch = undefined;
+    }
   }
 }

@@ -131,6 +131,9 @@ export function createApi(options: ApiOptions) {
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
     tools: () => json<ToolsJson>("/v1/tools"),
+    /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
+    searchTools: (query: string, limit = 50) =>
+      json<ToolsJson>(`/v1/tools?search=${encodeURIComponent(query)}&limit=${limit}`),
     /** The registered upstream MCP servers; 404 when this server has no MCP client. */
     mcp: () => json<McpServersJson>("/v1/mcp"),
     mcpSync: (server: string) =>

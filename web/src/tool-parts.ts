@@ -14,8 +14,19 @@ export interface ToolEntry {
   problems: string[];
 }
 
-/** `GET /v1/tools` as one list by name: the valid declarations and the invalid ones. */
-export async function toolEntries(api: Api): Promise<ToolEntry[]> {
+/**
+ * `GET /v1/tools` as one list by name: the valid declarations and the invalid ones; with `query`,
+ * the tools that match it, best first (`GET /v1/tools?search=`).
+ */
+export async function toolEntries(api: Api, query = ""): Promise<ToolEntry[]> {
+  if (query.trim() !== "")
+    return (await api.searchTools(query.trim())).tools.map((t) => ({
+      name: t.name,
+      key: t.key,
+      status: t.enabled ? ("enabled" as const) : ("disabled" as const),
+      tool: t,
+      problems: [],
+    }));
   const { tools, invalid }: ToolsJson = await api.tools();
   const out: ToolEntry[] = [
     ...tools.map((t) => ({

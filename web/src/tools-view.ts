@@ -20,12 +20,29 @@ export function createToolsView(api: Api, navigate: Navigate): View {
   const runs = h("div", { id: "runs" });
   const mcp = createMcpPanel(api);
   const vidInput = h("input", { id: "vid-input", autocomplete: "off", spellcheck: "false", required: true });
+  const searchInput = h("input", {
+    id: "tool-search",
+    type: "search",
+    autocomplete: "off",
+    placeholder: "Search tools by what they do (any language)",
+    "aria-label": "Search tools",
+  }) as HTMLInputElement;
 
   async function loadTools(): Promise<void> {
+    const query = searchInput.value.trim();
     try {
-      const tools = await toolEntries(api);
+      const tools = await toolEntries(api, query);
+      // a newer query was typed while this one was answered: its own answer will show
+      if (searchInput.value.trim() !== query) return;
       if (!tools.length)
-        return replace(list, h("p", { class: "muted" }, "No tools are declared under /byteseek/tools/."));
+        return replace(
+          list,
+          h(
+            "p",
+            { class: "muted" },
+            query ? `No tool matches "${query}".` : "No tools are declared under /byteseek/tools/.",
+          ),
+        );
       replace(
         list,
         h(
@@ -113,6 +130,7 @@ export function createToolsView(api: Api, navigate: Navigate): View {
     h("h2", {}, "MCP servers"),
     mcp.el,
     h("h2", {}, "Declared tools"),
+    searchInput,
     list,
     h("h2", {}, "System prompt for the next turn"),
     h(
@@ -147,6 +165,8 @@ export function createToolsView(api: Api, navigate: Navigate): View {
     void loadPrompt();
   });
   const refreshRuns = debounced(() => void loadRuns());
+  const refreshSearch = debounced(() => void loadTools(), 150);
+  searchInput.addEventListener("input", refreshSearch);
   const refreshMcp = debounced(() => mcp.reload());
   return {
     el,
