@@ -4,6 +4,7 @@
  * web page draws. Types (and the list of stop reasons) only; it imports nothing Node-only, so the page's tsconfig reaches it.
  */
 
+import type { Effect } from "../tools/effect-types.js";
 import type { ToolKind } from "../tools/errors.js";
 import type { StreamEvent } from "./providers/types.js";
 
@@ -33,6 +34,11 @@ export type AgentEvent =
       args: unknown;
       reason: string;
       diff?: string;
+      /** What the call will do (tools/effect.ts), who wrote the declaration, its hash. */
+      effect?: Effect;
+      owner?: string;
+      hash?: string;
+      declDiff?: string;
     }
   | {
       type: "tool_result";

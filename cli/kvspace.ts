@@ -3,7 +3,13 @@
  * The `kvspace` executable: inspect and edit the byteseek tree. Everything lives in run.ts; this
  * file only binds the process to it.
  */
+import { withdrawSecrets } from "../tools/process/secrets.js";
 import { runKvspace } from "./run.js";
+
+// The token, model keys and every other secret leave kvspace's own environment (and
+// /proc/<pid>/environ) before anything can start a command (`kvspace call shell.run`); the
+// settings are read from this copy.
+const env = withdrawSecrets().env;
 
 const controller = new AbortController();
 const interrupt = () => {
@@ -23,7 +29,7 @@ process.exitCode = await runKvspace(process.argv.slice(2), {
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
-  env: process.env,
+  env,
   cwd: process.cwd(),
   signal: controller.signal,
 });

@@ -41,6 +41,8 @@ export interface ToolsClient {
     decision: ApprovalDecision,
     signal?: AbortSignal,
   ): Promise<{ key: string; entry: ApprovalEntry }>;
+  /** The approvals waiting for a person (`GET /v1/approvals`). */
+  pending(signal?: AbortSignal): Promise<Array<{ key: string; entry: ApprovalEntry }>>;
   /** The registered upstream MCP servers (`GET /v1/mcp`). */
   mcpList(signal?: AbortSignal): Promise<McpServerStatus[]>;
   /** Syncs one upstream MCP server (or all) now (`POST /v1/mcp/sync`). */
@@ -95,6 +97,7 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
     list: async () => catalogueToJson(await byteseek.runtime.listTools()),
     search: (query, { limit, vid }) => byteseek.search.search(query, { limit, vid: vid ?? "cli" }),
     prompt: (vid) => byteseek.prompt(vid),
+    pending: () => byteseek.runtime.approvals.pending(),
     mcpList: () => byteseek.mcp.list(),
     mcpSync: (server) => byteseek.mcp.sync(server, "manual"),
     mcpReview: (server) => byteseek.mcp.review(server),
@@ -174,6 +177,15 @@ function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
         signal,
       ),
     list: (signal) => send<ToolsJson>("GET", "/v1/tools", undefined, signal),
+    pending: async (signal) =>
+      (
+        await send<{ pending: Array<{ key: string; entry: ApprovalEntry }> }>(
+          "GET",
+          "/v1/approvals",
+          undefined,
+          signal,
+        )
+      ).pending,
     async search(query, { limit, vid }, signal) {
       const q = new URLSearchParams({ search: query, limit: String(limit), ...(vid ? { vid } : {}) });
       const answer = await send<ToolsJson>("GET", `/v1/tools?${q}`, undefined, signal);

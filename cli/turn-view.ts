@@ -5,6 +5,8 @@
  * end. Colours and the spinner only on a terminal that can draw them; piped output is plain text.
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
+import { printableValue } from "../tools/printable.js";
+import { approvalLines } from "./approval-view.js";
 
 export interface TurnViewOptions {
   /** Where the conversation goes (stdout). */
@@ -157,10 +159,9 @@ export function createTurnView(options: TurnViewOptions): TurnView {
         break;
       case "approval_pending": {
         const id = e.key.replace("/byteseek/approval/", "");
-        line(
-          `  ${paint.yellow("waiting for approval")} ${e.key}: ${shorten(firstLine(e.reason), ARGS_WIDTH)}`,
-        );
-        if (e.diff) write(e.diff.endsWith("\n") ? e.diff : `${e.diff}\n`);
+        const [head, ...rest] = approvalLines(e);
+        line(`  ${paint.yellow("waiting for approval")} ${e.key}: ${shorten(head ?? "", ARGS_WIDTH)}`);
+        for (const l of rest) line(`  ${l}`);
         line(
           paint.dim(`  decide with: kvspace approve ${id} [--scope once|run|always]  |  kvspace deny ${id}`),
         );
@@ -193,11 +194,7 @@ export function summary(r: TurnResult): string {
 }
 
 function formatArgs(args: unknown): string {
-  return shorten(typeof args === "string" ? args : (JSON.stringify(args) ?? ""), ARGS_WIDTH);
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0] ?? "";
+  return shorten(printableValue(args), ARGS_WIDTH);
 }
 
 function shorten(text: string, max: number): string {

@@ -9,6 +9,7 @@
  */
 import type { InputRequiredResult } from "@modelcontextprotocol/server";
 import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
+import { printable } from "../tools/printable.js";
 
 /** The key of our one embedded request in `inputRequests` / `inputResponses`. */
 export const APPROVAL_KEY = "byteseek_approval";
@@ -24,6 +25,10 @@ export type ApprovalStep =
 export interface ApprovalInput {
   name: string;
   args: unknown;
+  /** What the call would run (the gate's refusal carries it: tools/effect.ts), who declared it, its hash. */
+  effect?: string;
+  owner?: string;
+  hash?: string;
   /** The answer carried by this round, if any. */
   answer: ApprovalAnswer;
   /** The client declared form elicitation. */
@@ -62,7 +67,9 @@ export function decideApproval(input: ApprovalInput): ApprovalStep {
       inputRequests: {
         [APPROVAL_KEY]: inputRequired.elicit({
           mode: "form",
-          message: `byteseek: run ${name} ${preview(input.args)}?`,
+          message: printable(
+            `byteseek: run ${name} ${preview(input.args)}?${input.effect ? ` It runs: ${input.effect}.` : ""}${input.owner ? ` Declared by ${input.owner}${input.hash ? `, sha256 ${input.hash.slice(0, 12)}` : ""}.` : ""}`,
+          ),
           requestedSchema: {
             type: "object",
             properties: { approve: { type: "boolean", title: `Run ${name}`, default: false } },
@@ -76,7 +83,7 @@ export function decideApproval(input: ApprovalInput): ApprovalStep {
 }
 
 function howToApprove(name: string, args: unknown): string {
-  const json = JSON.stringify(args ?? {});
+  const json = printable(JSON.stringify(args ?? {}));
   const shown = json.length > 200 ? "'<args>'" : `'${json.replaceAll("'", "'\\''")}'`;
   return `To run it, the person approves it outside this chat: kvspace call ${name} ${shown} --approve (or POST /v1/tools/${name}/call with "approve": true).`;
 }

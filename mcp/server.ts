@@ -231,13 +231,21 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     let answer = approvalAnswer(ctx.inputResponses as Parameters<typeof approvalAnswer>[0]);
     // An answer counts only for the call it was asked for (the state we signed says which).
     if (answer !== undefined && ctx.requestState()?.call !== fingerprint(vid, name, args)) answer = undefined;
+    let shown: { effect?: string; owner?: string; hash?: string } = {};
     if (answer === undefined) {
       const result = await source.call(name, args, { vid, signal });
       if (result.details.code !== "needs_approval") return toCallResult(result);
+      const d = result.details as { effect?: { text?: unknown }; owner?: unknown; hash?: unknown };
+      shown = {
+        ...(typeof d.effect?.text === "string" ? { effect: d.effect.text } : {}),
+        ...(typeof d.owner === "string" ? { owner: d.owner } : {}),
+        ...(typeof d.hash === "string" ? { hash: d.hash } : {}),
+      };
     }
     const step = decideApproval({
       name,
       args,
+      ...shown,
       answer,
       canAsk: ctx.clientCaps()?.elicitation !== undefined,
       requestState: await codec.mint({ call: fingerprint(vid, name, args) }),

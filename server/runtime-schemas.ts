@@ -104,6 +104,32 @@ export const ApprovalEntryJson = z
       .passthrough()
       .optional()
       .describe("a change to what a person wrote, applied only once approved"),
+    decl: z
+      .object({ key: z.string(), modRev: z.number(), hash: z.string() })
+      .optional()
+      .describe("the declaration as read for the call, with its hash"),
+    effect: z
+      .object({
+        kind: z.string(),
+        text: z.string().describe("what will run, on one line"),
+        argv: z.array(z.string()).optional(),
+        method: z.string().optional(),
+        url: z.string().optional(),
+        server: z.string().optional(),
+        tool: z.string().optional(),
+        prompt: z.string().optional(),
+        ref: z.string().optional(),
+        command: z.string().optional(),
+      })
+      .optional()
+      .describe("what the call will do: the command line after substitution, method and URL, upstream tool…"),
+    owner: z.string().optional().describe("who wrote the declaration: person, or run <vid>"),
+    declDiff: z
+      .string()
+      .optional()
+      .describe(
+        "for a declaration changed since a person approved it for good: the diff against that version",
+      ),
   })
   .passthrough()
   .describe("an approval entry: the call, why it needs a person, and the decision once made");

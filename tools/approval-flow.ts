@@ -1,8 +1,17 @@
+import { createTwoFilesPatch } from "diff";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type ValueKind, valueFromJson } from "../tree/value.js";
-import type { ApprovalOutcome, ApprovalRequest, Approvals, ProposedChange } from "./approvals.js";
+import {
+  type ApprovalOutcome,
+  type ApprovalRequest,
+  type Approvals,
+  type ProposedChange,
+  parseStanding,
+} from "./approvals.js";
 import type { DeclRef } from "./catalogue.js";
+import { type Effect, effectOf } from "./effect.js";
+import { hashOf } from "./hash.js";
 import type { ToolCall } from "./hooks.js";
 import type { Policy } from "./policy.js";
 import { failure } from "./results.js";
@@ -22,6 +31,14 @@ export interface PendingApproval {
   reason: string;
   /** For a change to what a person wrote: its diff. */
   diff?: string;
+  /** What the call will do (effect.ts). */
+  effect?: Effect;
+  /** Who wrote the declaration: `person`, or `run <vid>`. */
+  owner?: string;
+  /** The hash of the declaration as read for this call. */
+  hash?: string;
+  /** For a declaration changed since a person approved it for good: the diff against that version. */
+  declDiff?: string;
 }
 
 /**
@@ -41,6 +58,10 @@ export async function askPerson(
       args: req.args,
       reason: req.reason,
       ...(req.change ? { diff: req.change.diff } : {}),
+      ...(req.effect ? { effect: req.effect } : {}),
+      ...(req.owner ? { owner: req.owner } : {}),
+      ...(req.decl ? { hash: req.decl.hash } : {}),
+      ...(req.declDiff ? { declDiff: req.declDiff } : {}),
     });
   } catch {
     // a listener's failure never stops the wait
@@ -83,6 +104,7 @@ export async function applyChange(
 /** A call that needs confirmation: a standing grant for the run, or a person's decision. */
 export async function approvalOf(
   approvals: Approvals,
+  tree: Tree,
   call: ToolCall,
   rule: string,
   reason: string,
@@ -92,7 +114,12 @@ export async function approvalOf(
 ): Promise<{ approved: boolean; rule: string; key?: string; refusal?: ToolResult }> {
   if (await approvals.approvedForRun(call.vid, call.name, decl.hash))
     return { approved: true, rule: `approved for run ${call.vid}` };
-  const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, { reason, rule });
+  const declDiff = await acceptedDiff(tree, call.name, decl, policy);
+  const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, {
+    reason,
+    rule,
+    ...(declDiff ? { declDiff } : {}),
+  });
   if (outcome.approved)
     return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
   return {
@@ -146,13 +173,15 @@ function askAboutCall(
   decl: DeclRef,
   policy: Policy,
   callOptions: WaitOptions,
-  about: { reason: string; rule: string; change?: ProposedChange },
+  about: { reason: string; rule: string; change?: ProposedChange; declDiff?: string },
 ): ReturnType<typeof askPerson> {
   const request = {
     vid: call.vid,
     tool: call.name,
     args: call.args,
     decl: { key: decl.key, modRev: decl.modRev, hash: decl.hash },
+    effect: effectOf(call.declaration, call.args),
+    owner: decl.writer === "person" ? "person" : `run ${decl.writer}`,
   };
   return askPerson(
     approvals,
@@ -169,4 +198,42 @@ function optionalWait(options: WaitOptions): {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onApproval ? { onApproval: options.onApproval } : {}),
   };
+}
+
+/**
+ * When a person approved this tool for good with an earlier version of its declaration
+ * (`<name>@sha256:<hash>` in policy.approved, not this hash): the diff from that version, found in
+ * the declaration's kept history, to this one. Absent when nothing was approved or it is gone.
+ */
+async function acceptedDiff(
+  tree: Tree,
+  name: string,
+  decl: DeclRef,
+  policy: Policy,
+): Promise<string | undefined> {
+  const earlier = policy.approved
+    .map(parseStanding)
+    .filter((s) => s.tool === name && s.hash !== undefined && s.hash !== decl.hash)
+    .map((s) => s.hash as string);
+  if (earlier.length === 0) return undefined;
+  let versions: Awaited<ReturnType<Tree["history"]>>;
+  try {
+    versions = await tree.history(decl.key);
+  } catch {
+    return undefined;
+  }
+  const now = await tree.get(decl.key);
+  if (now?.kind !== "json") return undefined;
+  for (const v of [...versions].reverse()) {
+    if (v.deleted || v.value.kind !== "json" || !earlier.includes(hashOf(v.value.value))) continue;
+    return createTwoFilesPatch(
+      decl.key,
+      decl.key,
+      `${JSON.stringify(v.value.value, null, 2)}\n`,
+      `${JSON.stringify(now.value.value, null, 2)}\n`,
+      `approved for good (version ${v.version})`,
+      `now (version ${now.version})`,
+    );
+  }
+  return undefined;
 }

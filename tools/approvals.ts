@@ -15,6 +15,7 @@ import { z } from "zod";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
+import type { Effect } from "./effect.js";
 import { ApprovalError } from "./errors.js";
 import { POLICY_KEY } from "./policy.js";
 import { RUN_ID_PART } from "./run-id.js";
@@ -61,6 +62,12 @@ export interface ApprovalEntry {
   tool: string;
   args: unknown;
   decl?: { key: string; modRev: number; hash: string };
+  /** What the call will do: the command line, method and URL, upstream tool… (effect.ts). */
+  effect?: Effect;
+  /** Who wrote the declaration: `person`, or `run <vid>`. */
+  owner?: string;
+  /** For a declaration changed since a person approved it for good: the diff against that version. */
+  declDiff?: string;
   /** Why it needs a person: the rule, in words the person reads. */
   reason: string;
   rule: string;

@@ -10,6 +10,7 @@ import type { Approvals, ProposedChange } from "./approvals.js";
 import { capText } from "./cap.js";
 import type { Catalogue, DeclRef } from "./catalogue.js";
 import { compileParams } from "./declaration.js";
+import { effectOf } from "./effect.js";
 import type { Execute } from "./execute.js";
 import { checkPolicy, type GateInput } from "./gate.js";
 import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
@@ -233,6 +234,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       if (gated.result?.details.code === "needs_approval" && callOptions.waitForApproval) {
         const asked = await approvalOf(
           approvals,
+          tree,
           call,
           gated.rule,
           `${name} needs a person's approval (rule: ${gated.rule})`,
@@ -249,6 +251,17 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       }
       meta.gate = { rule: gated.rule };
       result = gated.result;
+      // a caller that asks the person itself (an MCP host) shows what would run
+      if (result?.details.code === "needs_approval")
+        result = {
+          ...result,
+          details: {
+            ...result.details,
+            effect: effectOf(decl, call.args),
+            owner: resolved.decl.writer === "person" ? "person" : `run ${resolved.decl.writer}`,
+            hash: resolved.decl.hash,
+          },
+        };
     }
     if (!result && loaded.ok) {
       const policy = loaded.policy;

@@ -1,5 +1,6 @@
 import type { CommandSpec } from "../command.js";
 import { appendCommand } from "./append.js";
+import { approvalsCommand } from "./approvals.js";
 import { approveCommand, denyCommand } from "./approve.js";
 import { callCommand } from "./call.js";
 import { clearCommand } from "./clear.js";
@@ -39,6 +40,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   callCommand,
   toolsCommand,
   promptCommand,
+  approvalsCommand,
   approveCommand,
   denyCommand,
   policyCommand,
@@ -47,6 +49,7 @@ export const COMMANDS: readonly CommandSpec[] = [
 
 export {
   appendCommand,
+  approvalsCommand,
   approveCommand,
   callCommand,
   clearCommand,

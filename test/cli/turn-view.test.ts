@@ -186,8 +186,34 @@ describe("the turn view", () => {
     expect(h.spinning()).toBe(false);
     expect(h.screen()).toContain(
       "\r\x1b[K  waiting for approval /byteseek/approval/v1/0: shell.run needs confirmation\n" +
+        '  args: {"command":"ls"}\n' +
         "  decide with: kvspace approve v1/0 [--scope once|run|always]  |  kvspace deny v1/0\n",
     );
+  });
+
+  it("shows what an approval would run, who declared it and its hash, with hostile characters spelled out", () => {
+    const h = harness();
+    const hostile = "notes.md\r\x1b[2K[y]approved\u202egpj.exe\b\u009b2J";
+    h.play({
+      type: "approval_pending",
+      id: "c1",
+      name: "text.wc",
+      key: "/byteseek/approval/v1/0",
+      args: { path: hostile },
+      reason: "text.wc needs a person's approval (rule: declaration.confirm)",
+      effect: { kind: "shell", argv: ["wc", "-w", hostile], text: `wc -w '${hostile}'` },
+      owner: "run v1",
+      hash: "ab".repeat(32),
+      declDiff: "--- a\n+++ b\n-old\r\n+new\x1b]0;title\x07\n",
+    });
+    const screen = h.screen();
+    expect(screen).toContain("  runs: wc -w 'notes.md\\r\\x1b[2K[y]approved\\u202egpj.exe\\b\\x9b2J'\n");
+    expect(screen).toContain("  declared by run v1, sha256 abababababab\n");
+    expect(screen).toContain(
+      "  changed since a person approved it for good:\n  --- a\n  +++ b\n  -old\\r\n  +new\\x1b]0;title\\x07\n",
+    );
+    // nothing but line feeds is left of the hostile characters
+    expect(screen.replace(/\n/g, "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
   });
 });
 

@@ -3,9 +3,11 @@
  * 0600, made once and kept; a file that may not be trusted is refused; the page's address with the
  * token is printed once, on stderr, never in the logs.
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { chmod, lstat, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import pino from "pino";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -16,6 +18,7 @@ import { BYTESEEK_BIN } from "../mcp/helpers.js";
 import { tempDir } from "./helpers.js";
 
 const silent = pino({ level: "silent" });
+const run = promisify(execFile);
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeEach(async () => {
@@ -124,6 +127,36 @@ describe("the store's token file", () => {
       expect((err as ServerError).message).toMatch(/Remove it .* or set BYTESEEK_TOKEN/);
     }
     expect(await readFile(elsewhere, "utf8")).toBe("planted-token-value\n");
+  });
+});
+
+describe("another local user", () => {
+  it("gets 401 from the TCP API of a server started the default way, and cannot read its token file", async () => {
+    const user = `bsprobe${randomBytes(3).toString("hex")}`;
+    await run("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user]);
+    const store = join(dir.path, "store");
+    const server = await serve(store);
+    try {
+      const token = join(store, "token");
+      // as that user: read the token file, then ask the API for the policy and for a command
+      const probe = `(async () => {
+        let read = "read";
+        try { require("node:fs").readFileSync(${JSON.stringify(token)}); } catch (e) { read = e.code; }
+        const get = await fetch(${JSON.stringify(`${server.url}/v1/tree/byteseek/policy`)});
+        const post = await fetch(${JSON.stringify(`${server.url}/v1/tools/shell.run/call`)}, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ args: { command: "id > owned.txt" }, vid: "other-user" }),
+        });
+        process.stdout.write(JSON.stringify({ read, get: get.status, post: post.status }));
+      })()`;
+      const { stdout } = await run("runuser", ["-u", user, "--", process.execPath, "-e", probe]);
+      expect(JSON.parse(stdout)).toEqual({ read: "EACCES", get: 401, post: 401 });
+      expect(await server.tree.get("/byteseek/tool/other-user/0")).toBeUndefined();
+    } finally {
+      await server.close();
+      await run("userdel", [user]);
+    }
   });
 });
 

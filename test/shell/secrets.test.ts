@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../tools/helpers.js";
@@ -12,6 +12,12 @@ const SECRETS = {
   ANTHROPIC_API_KEY: "sk-ant-3c6b0e9a1d47",
   GH_PAT: "ghp_9a8b7c6d5e4f3a2b",
   AWS_SECRET_ACCESS_KEY: "aws-2f4e6a8c0b1d",
+  // names the first pattern missed, a URL with a password, and a copy under an innocent name
+  GITHUB_AUTH: "gh-auth-4d2c8e1a9b",
+  NPM_CONFIG__AUTH: "npm-auth-7e3f1a0c5d",
+  PGPASSWORD: "pg-pass-0a9b8c7d6e",
+  DATABASE_URL: "postgres://app:db-pw-3e5a7c9b@db.example/app",
+  BUILD_LABEL: "ghp_9a8b7c6d5e4f3a2b",
 };
 
 function leaked(text: string): string[] {
@@ -81,6 +87,12 @@ describe("with the sandbox off, commands still never see the server's secrets (a
     });
     expect(direct.kind, direct.text).toBe("ok");
     expect(leaked(direct.text)).toEqual([]);
+  });
+
+  it("holds none of them in its own environ, read from outside by the test (by name and by value)", async () => {
+    const environ = await readFile(`/proc/${server.pid}/environ`, "latin1");
+    expect(leaked(environ)).toEqual([]);
+    expect(environ).toContain("PROJECT_SETTING=plain-but-not-allowed");
   });
 
   it("still authenticates with the token it withdrew from its environment", async () => {

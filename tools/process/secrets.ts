@@ -1,8 +1,41 @@
 import { closeSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 
-/** Variables that look like credentials: the server keeps them to itself. */
-export const SECRET_NAME =
-  /TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|_PAT$|^BYTESEEK_LLM_KEY$/i;
+/**
+ * Variables named like credentials: the server keeps them to itself. Any name holding AUTH, PASS,
+ * CRED, TOKEN, KEY or SECRET (`GITHUB_AUTH`, `NPM_CONFIG__AUTH`, `PGPASSWORD`, `AWS_ACCESS_KEY_ID`,
+ * `BYTESEEK_LLM_KEY`), or ending in `_PAT`.
+ */
+export const SECRET_NAME = /AUTH|PASS|CRED|TOKEN|KEY|SECRET|_PAT$/i;
+
+/** A URL carrying a user (and often a password) before its host: `postgres://u:pw@h/db`. */
+const URL_WITH_USERINFO = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]*@/;
+
+/** A withdrawn value this long or longer is looked for in the other variables too. */
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * The names of `env` that hold a secret: by name (`SECRET_NAME`, plus `names`), by value (a URL with
+ * userinfo, wherever it sits: `DATABASE_URL=postgres://u:pw@h/db`), and any variable whose value
+ * is one of those secrets' values (a copy under an innocent name).
+ */
+export function secretNames(
+  env: Readonly<Record<string, string | undefined>>,
+  names: readonly string[] = [],
+): string[] {
+  const extra = new Set(names);
+  const found = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (extra.has(name) || SECRET_NAME.test(name) || URL_WITH_USERINFO.test(value.trim())) found.add(name);
+  }
+  const values = [...found]
+    .map((n) => env[n])
+    .filter((v): v is string => v !== undefined && v.length >= MIN_SECRET_LENGTH);
+  if (values.length > 0)
+    for (const [name, value] of Object.entries(env))
+      if (value !== undefined && !found.has(name) && values.includes(value)) found.add(name);
+  return [...found];
+}
 
 /**
  * An environment less BYTESEEK_TOKEN: what a process's runtime takes its commands' variables from.
@@ -25,16 +58,15 @@ export interface WithdrawnEnv {
 
 /**
  * Takes the server's secrets out of its own process, once, at start: `BYTESEEK_TOKEN`,
- * `BYTESEEK_LLM_KEY`, provider keys and anything else named like a credential (`SECRET_NAME`,
- * plus `names`) are deleted from `process.env`, and their bytes are wiped from the block the kernel
+ * `BYTESEEK_LLM_KEY`, provider keys, anything else named like a credential, URLs with userinfo and
+ * copies of those values (`secretNames`, plus `names`) are deleted from `process.env`, and their bytes are wiped from the block the kernel
  * shows as `/proc/<pid>/environ` (the process's own memory, written through `/proc/self/mem`), so a
  * command that reads its parent's environ finds none of them. Answers a copy of the environment
  * taken before, for the configuration to read. Where `/proc` is missing, only `process.env` is cleaned.
  */
 export function withdrawSecrets(names: readonly string[] = []): WithdrawnEnv {
   const env: Record<string, string | undefined> = { ...process.env };
-  const extra = new Set(names);
-  const withdrawn = Object.keys(env).filter((k) => extra.has(k) || SECRET_NAME.test(k));
+  const withdrawn = secretNames(env, names);
   for (const name of withdrawn) delete process.env[name];
   if (withdrawn.length > 0) wipeInitialEnviron(withdrawn);
   return { env, withdrawn };

@@ -1,3 +1,4 @@
+import { printable } from "../../tools/printable.js";
 import type { Api, PendingApproval } from "./api.js";
 import { toast } from "./dialogs.js";
 import { formatTime, h, replace } from "./dom.js";
@@ -41,12 +42,35 @@ export function createApprovalsPanel(api: Api, el: HTMLElement) {
         return h(
           "article",
           { class: "approval", "data-approval": p.key, "aria-label": `${e.tool} waits for approval` },
-          h("h3", {}, e.change ? `${e.tool} wants to change ${e.change.key}` : `${e.tool} wants to run`),
-          h("p", { class: "meta" }, `run ${e.vid} · ${formatTime(e.ts)} · ${p.key}`),
-          h("p", { class: "reason" }, e.reason.split("\n")[0] ?? ""),
+          h(
+            "h3",
+            {},
+            printable(e.change ? `${e.tool} wants to change ${e.change.key}` : `${e.tool} wants to run`),
+          ),
+          h("p", { class: "meta" }, printable(`run ${e.vid} · ${formatTime(e.ts)} · ${p.key}`)),
+          h("p", { class: "reason" }, printable(e.reason.split("\n")[0] ?? "")),
+          // what will actually run, after substitution: what the person approves
+          e.effect ? h("p", { class: "effect" }, "runs: ", h("code", {}, printable(e.effect.text))) : null,
+          e.owner || e.decl
+            ? h(
+                "p",
+                { class: "meta owner" },
+                printable(
+                  `declared by ${e.owner ?? "?"}${e.decl ? ` · sha256 ${e.decl.hash.slice(0, 12)}` : ""}`,
+                ),
+              )
+            : null,
+          e.declDiff
+            ? h(
+                "div",
+                { class: "decl-diff" },
+                h("p", {}, "Changed since a person approved it for good:"),
+                h("pre", { class: "diff" }, printable(e.declDiff, { lines: true })),
+              )
+            : null,
           e.change
-            ? h("pre", { class: "diff" }, e.change.diff)
-            : h("pre", { class: "args" }, JSON.stringify(e.args, null, 2)),
+            ? h("pre", { class: "diff" }, printable(e.change.diff, { lines: true }))
+            : h("pre", { class: "args" }, printable(JSON.stringify(e.args, null, 2), { lines: true })),
           h(
             "div",
             { class: "actions" },

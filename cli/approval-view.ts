@@ -1,0 +1,42 @@
+import type { Effect } from "../tools/effect-types.js";
+import { printable, printableValue } from "../tools/printable.js";
+
+/** What a terminal shows of a call waiting for approval (an `approval_pending` event, an entry). */
+export interface ApprovalShown {
+  name?: string;
+  tool?: string;
+  args: unknown;
+  reason: string;
+  effect?: Effect;
+  owner?: string;
+  hash?: string;
+  decl?: { hash: string };
+  diff?: string;
+  change?: { diff: string };
+  declDiff?: string;
+}
+
+/**
+ * The lines a terminal prints for an approval: why it waits, what will run (the command line after
+ * substitution, the method and URL, the upstream tool…), who declared it and its hash, the
+ * arguments, and any diff. Every value is neutralised (printable.ts): an argument holding
+ * "\r\x1b[2K[y] approved" cannot rewrite the line the person reads.
+ */
+export function approvalLines(a: ApprovalShown): string[] {
+  const lines = [printable(a.reason.split("\n")[0] ?? "")];
+  if (a.effect) lines.push(`runs: ${printable(a.effect.text)}`);
+  const hash = a.hash ?? a.decl?.hash;
+  if (a.owner || hash)
+    lines.push(
+      `declared by ${printable(a.owner ?? "?")}${hash ? `, sha256 ${printable(hash.slice(0, 12))}` : ""}`,
+    );
+  lines.push(`args: ${printableValue(a.args ?? {})}`);
+  const diff = a.change?.diff ?? a.diff;
+  if (a.declDiff) lines.push("changed since a person approved it for good:", ...diffLines(a.declDiff));
+  if (diff) lines.push(...diffLines(diff));
+  return lines;
+}
+
+function diffLines(diff: string): string[] {
+  return printable(diff.endsWith("\n") ? diff.slice(0, -1) : diff, { lines: true }).split("\n");
+}
