@@ -8,7 +8,18 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ALL = ["tree", "tools", "edit", "prompt", "http", "etcd", "mcp", "mcp-client", "tool-search"];
+const ALL = [
+  "tree",
+  "tools",
+  "edit",
+  "prompt",
+  "http",
+  "etcd",
+  "mcp",
+  "mcp-client",
+  "tool-search",
+  "sandbox",
+];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const flags = args.filter((a) => a.startsWith("--"));

@@ -4,15 +4,22 @@
  * placeholders become the prompt's (required) arguments.
  */
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/server";
-import { fillTemplate } from "../prompts/defaults.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 
 export const MCP_PROMPTS_DIR = "/byteseek/prompt/mcp/";
 export const SYSTEM_PROMPT = "system";
 
-/** The placeholders `fillTemplate` fills. */
-const PLACEHOLDER = /\{\{([a-z_]+)\}\}/g;
+/**
+ * A template's placeholders: `{{name}}` with any argument name a client may send (`arg1`,
+ * `userName`, `file-path`, `a.b`), spaces inside the braces allowed. Each is a required argument;
+ * a prompt asked for without one is an error, never the literal placeholder in its text.
+ */
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+
+function fillPlaceholders(text: string, args: Record<string, string>): string {
+  return text.replace(PLACEHOLDER, (_whole, name: string) => args[name] as string);
+}
 
 const SYSTEM: Prompt = {
   name: SYSTEM_PROMPT,
@@ -114,7 +121,7 @@ export async function getTemplate(
     ok: true,
     result: {
       ...(t.description ? { description: t.description } : {}),
-      messages: [{ role: "user", content: { type: "text", text: fillTemplate(t.text, args) } }],
+      messages: [{ role: "user", content: { type: "text", text: fillPlaceholders(t.text, args) } }],
     },
   };
 }

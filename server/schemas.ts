@@ -71,6 +71,12 @@ export const TreeQuery = z.object({
 });
 export type TreeQuery = z.infer<typeof TreeQuery>;
 
+export const ExportQuery = z.object({
+  secrets: Flag.describe(
+    'write the secret fields of MCP registry entries (headers, env) as they are (without it, each value reads "***")',
+  ),
+});
+
 export const ImportQuery = z.object({
   force: Flag.describe("overwrite read-only keys too (without it, 409 TREE_READ_ONLY naming the line)"),
   unchecked: Flag.describe(

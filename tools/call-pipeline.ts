@@ -79,7 +79,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
   async function gate(
     call: ToolCall,
     policy: Policy,
-    inheritedConfirm: string | undefined,
+    inherited: { inheritedConfirm?: string; wraps?: string },
     declHash: string,
     runHooks = true,
   ): Promise<{ result?: ToolResult; rule: string }> {
@@ -121,7 +121,8 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       hidden,
       builtinPowers: powersOf,
       declHash,
-      ...(inheritedConfirm ? { inheritedConfirm } : {}),
+      ...(inherited.inheritedConfirm ? { inheritedConfirm: inherited.inheritedConfirm } : {}),
+      ...(inherited.wraps ? { wraps: inherited.wraps } : {}),
       ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),
       ...(options.mcpHeld ? { mcpHeld: options.mcpHeld } : {}),
     });
@@ -229,7 +230,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         { problems: loaded.problems },
       );
     else {
-      let gated = await gate(call, loaded.policy, resolved.inheritedConfirm, resolved.decl.hash);
+      let gated = await gate(call, loaded.policy, resolved, resolved.decl.hash);
       if (gated.result?.details.code === "needs_approval" && callOptions.waitForApproval) {
         const asked = await approvalOf(
           approvals,
@@ -244,7 +245,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         if (asked.key) meta.approval = asked.key;
         if (asked.approved) {
           call.approved = true;
-          gated = await gate(call, loaded.policy, resolved.inheritedConfirm, resolved.decl.hash, false);
+          gated = await gate(call, loaded.policy, resolved, resolved.decl.hash, false);
           gated.rule = `${gated.rule}; ${asked.rule}`;
         } else gated = { rule: gated.rule, result: asked.refusal };
       }

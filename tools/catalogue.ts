@@ -8,6 +8,7 @@ import { parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.
 import { netHosts } from "./gate.js";
 import { hashOf } from "./hash.js";
 import { runnerOf } from "./impl/kinds.js";
+import { syncedNameOf } from "./mcp/allowed.js";
 import type { LoadedPolicy, Policy, ToolListPolicy } from "./policy.js";
 import { hostAllowed } from "./policy.js";
 import { grantOf, type Need, type Power } from "./powers.js";
@@ -62,8 +63,10 @@ export type Resolved =
       declaration: ToolDeclaration;
       agentWritten: boolean;
       decl: DeclRef;
-      /** Set when a `builtin` alias wraps a declaration with confirm: true. */
+      /** Set when an alias wraps a declaration with confirm: true. */
       inheritedConfirm?: string;
+      /** The synced declaration an `mcp` declaration of another name runs. */
+      wraps?: string;
     }
   | { ok: false; result: ToolResult; decl?: DeclRef };
 
@@ -161,6 +164,7 @@ export function createCatalogue({
       agentWritten: node.vid !== undefined,
       decl,
       ...(wrapped.confirm ? { inheritedConfirm: wrapped.confirm } : {}),
+      ...(wrapped.wraps ? { wraps: wrapped.wraps } : {}),
     };
   }
 
@@ -172,7 +176,8 @@ export function createCatalogue({
   async function wrappedRules(
     name: string,
     decl: ToolDeclaration,
-  ): Promise<{ off?: string; confirm?: string }> {
+  ): Promise<{ off?: string; confirm?: string; wraps?: string }> {
+    if (decl.impl.kind === "mcp") return mcpRules(name, decl.impl.server, decl.impl.tool);
     if (decl.impl.kind !== "builtin" || decl.impl.ref === name) return {};
     const ref = decl.impl.ref;
     const baseKey = `${TOOLS_DIR}${ref}`;
@@ -184,6 +189,40 @@ export function createCatalogue({
     if (!base.ok) return { off: off(`has an invalid declaration at ${TOOLS_DIR}${ref}`) };
     if (!base.declaration.enabled) return { off: off("is switched off") };
     return base.declaration.confirm ? { confirm: `${ref}.confirm (inherited)` } : {};
+  }
+
+  /**
+   * An `mcp` declaration runs an upstream tool, and the rules of that tool are those of its synced
+   * declaration (`/byteseek/tools/<server>.<tool>`, as the sync state names it): a declaration of
+   * another name pointing at the same upstream tool (a run's own `mcp` declaration) is off when the
+   * synced one is off, invalid or gone, and needs approval when it does. An upstream tool no sync
+   * declared (left out by the entry's allow-list, or never listed) is off for every declaration.
+   */
+  async function mcpRules(
+    name: string,
+    server: string,
+    tool: string,
+  ): Promise<{ off?: string; confirm?: string; wraps?: string }> {
+    const synced = await syncedNameOf(tree, server, tool);
+    const off = (why: string) =>
+      `${name} calls the tool ${tool} of the MCP server "${server}", which ${why}, so ${name} is off; use another tool, or ask the user`;
+    if (synced === undefined)
+      return {
+        off: off(
+          "no sync has declared (its entry's allow-list leaves it out, or the server never listed it)",
+        ),
+      };
+    if (synced === name) return {};
+    const key = `${TOOLS_DIR}${synced}`;
+    const node = await tree.get(key);
+    const base = node && node.kind !== "index" ? parseNode(key, synced, node) : undefined;
+    if (!base) return { off: off(`is declared by the sync as ${synced}, which was removed`) };
+    if (!base.ok) return { off: off(`is declared as ${synced}, whose declaration is invalid`) };
+    if (!base.declaration.enabled) return { off: off(`is declared as ${synced}, which is switched off`) };
+    return {
+      wraps: synced,
+      ...(base.declaration.confirm ? { confirm: `${synced}.confirm (inherited)` } : {}),
+    };
   }
 
   async function unknownTool(name: string): Promise<ToolResult> {

@@ -46,6 +46,8 @@ export type ToolErrorCode =
   | "mcp_error"
   | "mcp_unavailable"
   | "mcp_protocol"
+  /** the upstream tool is outside its entry's allow-list, or was never synced (tools/mcp/allowed.ts) */
+  | "mcp_not_allowed"
   /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts). */
   | "held_for_review"
   // the sandbox every command runs in (tools/sandbox/)
@@ -61,6 +63,7 @@ const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
   needs_approval: "denied",
   outside_root: "denied",
   read_only: "denied",
+  mcp_not_allowed: "denied",
   held_for_review: "denied",
   sandbox_unavailable: "denied",
 };

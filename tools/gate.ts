@@ -41,8 +41,13 @@ export interface GateInput {
   builtinPowers: (ref: string) => readonly Power[];
   /** The hash of the declaration as read for this call: a standing approval names it (approvals.ts). */
   declHash?: string;
-  /** Confirmation inherited from the declaration a `builtin` alias wraps: where it comes from. */
+  /** Confirmation inherited from the declaration an alias wraps: where it comes from. */
   inheritedConfirm?: string;
+  /**
+   * The synced declaration an `mcp` declaration of another name runs (catalogue.ts): the policy's
+   * `confirm` and `approved` naming it apply to this call, as they apply to a built-in's aliases by ref.
+   */
+  wraps?: string;
   /** The powers an `mcp` tool's server needs (exec for a command, net to its host), from its registry entry. */
   mcpNeeds?: (server: string) => Promise<Need[]>;
   /** An `mcp` tool's server's upstream tools held for a person's review, with why (tools/mcp/pins.ts). */
@@ -105,7 +110,7 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
         reason: `${name} needs the power "${need.power}" (${POWER_MEANING[need.power]}${missing}), which run ${vid} does not hold (rule: ${rule}.${need.power}). ${HOW_TO_GRANT}: ${grantHint(need, rule)}. Until then use another tool, or ask the user.`,
       };
   }
-  const ref = impl.kind === "builtin" ? impl.ref : undefined;
+  const ref = impl.kind === "builtin" ? impl.ref : input.wraps;
   for (const key of keysRead(decl, args)) {
     const refusal = keyRefusal(key, policy);
     if (refusal) return refusal;

@@ -1,9 +1,20 @@
+import { Ajv as AjvDraft07 } from "ajv";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { z } from "zod";
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+const addFormats = addFormatsModule as unknown as <A extends Ajv2020 | AjvDraft07>(ajv: A) => A;
+
+/**
+ * The dialect a schema's `$schema` names: draft-07 (and the older drafts, read as draft-07, whose
+ * tuple `items` they share) or 2020-12 (also the default, and 2019-09's nearest). An upstream MCP
+ * tool's schema keeps its `$schema`, so a draft-07 tuple `items: [...]` means what its author meant.
+ */
+function dialectOf(schema: Record<string, unknown>): "draft-07" | "2020-12" {
+  const id = typeof schema.$schema === "string" ? schema.$schema : "";
+  return /draft-0[4-7]\b/.test(id) ? "draft-07" : "2020-12";
+}
 
 /** One failing field of a call's arguments, as the model should read it. */
 export interface ArgProblem {
@@ -22,17 +33,21 @@ export interface ArgProblem {
  */
 export function createSchemaCompiler(options: { maxCached?: number } = {}) {
   const maxCached = options.maxCached ?? 512;
-  const ajv = new Ajv2020({ allErrors: true, strict: false, logger: false, useDefaults: true });
-  addFormats(ajv);
+  const settings = { allErrors: true, strict: false, logger: false, useDefaults: true } as const;
+  const ajv = {
+    "2020-12": addFormats(new Ajv2020(settings)),
+    "draft-07": addFormats(new AjvDraft07(settings)),
+  };
   const cache = new Map<string, ValidateFunction>();
 
-  /** Compiles `schema` (its `$schema` keyword ignored), or throws with ajv's reason. */
+  /** Compiles `schema` in the dialect its `$schema` names (default 2020-12), or throws with ajv's reason. */
   function compile(schema: Record<string, unknown>): ValidateFunction {
     const text = JSON.stringify(schema);
     const hit = cache.get(text);
     if (hit) return hit;
-    const { $schema: _ignored, ...rest } = schema;
-    const validate = ajv.compile(rest);
+    // the dialect is chosen here; the keyword itself is left out so either class compiles it
+    const { $schema: _chosen, ...rest } = schema;
+    const validate = ajv[dialectOf(schema)].compile(rest);
     if (cache.size >= maxCached) cache.clear();
     cache.set(text, validate);
     return validate;

@@ -1,19 +1,26 @@
+import { maskExportEntry } from "../../tools/mcp/registry.js";
 import { parseDirKey } from "../../tree/path.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 import { formatExportLine } from "../format.js";
 
-/** `kvspace export [<dir/>]` → NDJSON on stdout, one entry a line (the whole store by default). */
+/**
+ * `kvspace export [<dir/>] [--secrets]` → NDJSON on stdout, one entry a line (the whole store by
+ * default). A registry entry's secret fields (SECRET_FIELDS) are masked unless `--secrets` says to
+ * write them: an export is a file that travels.
+ */
 export const exportCommand = defineCommand({
   name: "export",
-  usage: "export [<dir/>]",
+  usage: "export [<dir/>] [--secrets]",
   summary: "write the store or a directory as NDJSON to stdout",
   args: { min: 0, max: 1 },
-  async run({ positionals: [dir] }, { tree, stdout, signal }) {
+  flags: { secrets: "bool" },
+  async run({ positionals: [dir], flags }, { tree, stdout, signal }) {
     const entries = dir === undefined ? tree.export() : tree.export(parseDirKey(dir).key);
+    const whole = flags.secrets === true;
     for await (const entry of entries) {
       if (signal.aborted) throw new CliError("CLI_INTERRUPTED", "export interrupted", { exitCode: 130 });
-      await writeLine(stdout, formatExportLine(entry));
+      await writeLine(stdout, formatExportLine(whole ? entry : maskExportEntry(entry)));
     }
     return 0;
   },

@@ -2,6 +2,7 @@
 import { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { maskExportEntry } from "../../tools/mcp/registry.js";
 import { TreeError } from "../../tree/errors.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { ExportEntry, Tree } from "../../tree/types.js";
@@ -11,6 +12,7 @@ import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
 import {
   ErrorJson,
+  ExportQuery,
   ImportQuery,
   ImportResultJson,
   NdjsonStream,
@@ -19,6 +21,10 @@ import {
 } from "../schemas.js";
 
 export const EXPORT_PREFIX = "/v1/export";
+
+async function* maskedEntries(entries: AsyncIterable<ExportEntry>): AsyncGenerator<ExportEntry> {
+  for await (const e of entries) yield maskExportEntry(e);
+}
 export const NDJSON_TYPES = [
   "application/x-ndjson",
   "application/ndjson",
@@ -61,6 +67,7 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
           hide: url === EXPORT_PREFIX,
           summary: "Export a directory and everything under it (system entries too) as NDJSON",
           params: url === EXPORT_PREFIX ? RootParams : TreeParams,
+          querystring: ExportQuery,
           doc: exportDoc,
           response: { 200: NdjsonStream, 400: ErrorJson, 401: ErrorJson, 404: ErrorJson },
         },
@@ -70,7 +77,10 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
         if ((await tree.get(dir)) === undefined)
           throw new TreeError("TREE_NOT_FOUND", `no directory ${dir}`, { key: dir });
         reply.type("application/x-ndjson; charset=utf-8");
-        const stream = Readable.from(ndjsonChunks(tree.export(dir)), { objectMode: false });
+        // a registry entry's secret fields leave masked unless the person asks for them (?secrets=1)
+        const whole = req.query.secrets === true;
+        const entries = whole ? tree.export(dir) : maskedEntries(tree.export(dir));
+        const stream = Readable.from(ndjsonChunks(entries), { objectMode: false });
         // The 200 schema documents the NDJSON text; fastify sends the stream as it comes.
         return reply.send(stream as unknown as string);
       },

@@ -521,7 +521,7 @@ const errors: GoldenCase[] = [
     name: "export with two dirs",
     args: ["export", "/a/", "/b/"],
     stdout: "",
-    stderr: "kvspace export: unexpected argument '/b/'\nusage: kvspace export [<dir/>]\n",
+    stderr: "kvspace export: unexpected argument '/b/'\nusage: kvspace export [<dir/>] [--secrets]\n",
     code: 2,
   },
   {

@@ -308,7 +308,7 @@ describe("the answer size cap", () => {
 });
 
 describe("keepalive", () => {
-  const quick = { keepaliveMs: 50, keepaliveTimeoutMs: 500 };
+  const quick = { keepaliveMs: 50, keepaliveTimeoutMs: 1000 };
 
   it("ends a session whose member never answers a ping: the call fails as UNAVAILABLE, long before its deadline", async () => {
     const silent = createServer(() => {});
@@ -320,7 +320,7 @@ describe("keepalive", () => {
         transport.call(member(`127.0.0.1:${port}`), RANGE, encodeRangeRequest({ key: "k" }), {}, 25_000),
       );
       expect(err).toBeInstanceOf(GRPCUnavailableError);
-      expect(err.message).toMatch(/did not answer a keepalive ping within 500 ms/);
+      expect(err.message).toMatch(/did not answer a keepalive ping within 1000 ms/);
       expect(isEtcdFailure(err)).toBe(true);
     } finally {
       transport.close();
@@ -329,14 +329,20 @@ describe("keepalive", () => {
   });
 
   it("keeps a call whose member is slow but answers its pings", async () => {
+    let pings = 0;
     const got = await callFake(
       (stream) => {
-        setTimeout(() => answer(frame(EMPTY_RANGE_AT_7))(stream), 800);
+        // The answer comes only after three pings, each answered: the session must outlive them.
+        const session = stream.session!;
+        session.on("ping", () => {
+          if (++pings === 3) answer(frame(EMPTY_RANGE_AT_7))(stream);
+        });
       },
       quick,
       25_000,
     );
     expect(decodeRangeResponse(got).header.revision).toBe(7);
+    expect(pings).toBeGreaterThanOrEqual(3);
   });
 
   it("fails a call over to the next member once the silent one's session is ended", async () => {

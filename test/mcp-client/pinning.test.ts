@@ -226,4 +226,28 @@ describe("MCP client: upstream tools pinned by what they say", () => {
     expect(r.details.code).toBe("held_for_review");
     expect(await upstream.calls()).toBe("");
   });
+
+  it("keeps an upstream tool's $schema and validates its arguments in that dialect (draft-07 tuple items)", async () => {
+    const draft07: Tool = {
+      name: "plot",
+      description: "Plot a labelled point.",
+      inputSchema: {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        type: "object",
+        properties: { point: { type: "array", items: [{ type: "number" }, { type: "string" }] } },
+        required: ["point"],
+      },
+    };
+    await upstream.set([draft07]);
+    const [report] = await h.mcp.sync("dict");
+    expect(report?.ok, report?.error).toBe(true);
+    expect(((await h.decl("dict.plot"))?.params as Record<string, unknown> | undefined)?.$schema).toBe(
+      "http://json-schema.org/draft-07/schema#",
+    );
+    const ok = await h.runtime.call("dict.plot", { point: [1, "a"] }, { vid: "r1" });
+    expect(ok.kind, ok.text).toBe("ok");
+    const bad = await h.runtime.call("dict.plot", { point: [1, 2] }, { vid: "r1" });
+    expect(bad.kind).toBe("arg");
+    expect(bad.text).toContain("point.1");
+  });
 });

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { json } from "../../tree/value.js";
+import { type Json, json } from "../../tree/value.js";
 import { alive } from "../helpers/processes.js";
 import { setPolicy } from "../tools/helpers.js";
 import {
@@ -76,15 +76,25 @@ describe("MCP client: server-everything over stdio", () => {
 
   it("answers runtime with the upstream's words for a tool it does not know (protocol error)", async () => {
     await h.mcp.sync("everything");
-    await h.tree.set("/byteseek/tools/everything.nope", {
-      kind: "json",
-      value: {
-        name: "everything.nope",
-        description: "x",
-        params: { type: "object" },
-        impl: { kind: "mcp", server: "everything", tool: "nope" },
-      },
-    });
+    const nope = {
+      name: "everything.nope",
+      description: "x",
+      params: { type: "object" },
+      impl: { kind: "mcp", server: "everything", tool: "nope" },
+    };
+    await h.tree.set("/byteseek/tools/everything.nope", json(nope));
+    // never synced: refused before the upstream is reached
+    const unsynced = await h.runtime.call("everything.nope", {}, { vid: "r1" });
+    expect(unsynced).toMatchObject({ kind: "vet", details: { code: "disabled_tool" } });
+    expect(unsynced.text).toContain("no sync has declared");
+    // synced once, gone upstream since (the next sync has not run yet): the upstream's own answer
+    const state = await h.tree.get("/byteseek/mcp-sync/everything");
+    const value =
+      state?.kind === "json" ? (state.value.value as { tools: Record<string, Json> }) : { tools: {} };
+    await h.tree.set(
+      "/byteseek/mcp-sync/everything",
+      json({ ...value, tools: { ...value.tools, "everything.nope": nope } } as Json),
+    );
     const r = await h.runtime.call("everything.nope", {}, { vid: "r1" });
     expect(r.kind).toBe("runtime");
     expect(r.text).toMatch(/nope/);
@@ -406,6 +416,17 @@ describe("MCP client: a Streamable HTTP server's tools in the listing", () => {
         snippet: "remote.echo(message) — echoes",
         params: { type: "object", properties: { message: { type: "string" } } },
         impl: { kind: "mcp", server: "remote", tool: "echo" },
+      }),
+    );
+    // as a sync of it would have left it
+    await h.tree.set(
+      "/byteseek/mcp-sync/remote",
+      json({
+        server: "remote",
+        state: "ok",
+        reason: "manual",
+        ts: 0,
+        tools: { "remote.echo": { impl: { kind: "mcp", server: "remote", tool: "echo" } } },
       }),
     );
   });

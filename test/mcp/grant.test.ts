@@ -6,6 +6,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultPolicy } from "../../tools/policy.js";
+import { cliEnv } from "../cli/cli-server.js";
+import { assertBuilt, runCli } from "../cli/run-cli.js";
 import { setPolicy } from "../tools/helpers.js";
 import { connectV1Http, type McpTestServer, startMcpServer } from "./helpers.js";
 
@@ -107,5 +109,21 @@ describe("MCP resources and prompts under the run's grant", () => {
       value: { headers: Record<string, string> };
     };
     expect(person.value.headers.Authorization).toBe(SECRET);
+  });
+
+  it("masks the secret fields in exports unless the person asks for them (GET /v1/export, kvspace export)", async () => {
+    const masked = await (await fetch(`${server.url}/v1/export/byteseek/mcp/`)).text();
+    expect(masked).toContain('"Authorization":"***"');
+    expect(masked).not.toContain("s3cret");
+    const whole = await (await fetch(`${server.url}/v1/export/byteseek/mcp/?secrets=1`)).text();
+    expect(whole).toContain(SECRET);
+    assertBuilt();
+    const env = cliEnv(server.url);
+    const cli = await runCli(["export", "/byteseek/mcp/"], { env });
+    expect(cli).toMatchObject({ code: 0, stderr: "" });
+    expect(cli.stdout).toContain('"Authorization":"***"');
+    expect(cli.stdout).not.toContain("s3cret");
+    const withSecrets = await runCli(["export", "/byteseek/mcp/", "--secrets"], { env });
+    expect(withSecrets.stdout).toContain(SECRET);
   });
 });

@@ -180,6 +180,32 @@ describe.each([
       /not readable/,
     );
   });
+
+  it("takes any argument name in a template's placeholders, and refuses a prompt asked for without one", async () => {
+    await fetch(`${server.url}/v1/tree/byteseek/prompt/mcp/greet`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        kind: "char/utf8",
+        value: "Hello {{userName}}, see {{arg1}} in {{ file-path }}.",
+      }),
+    });
+    const client = track(await connect(server.url, { vid: "prompted2" }));
+    const greet = (await client.listPrompts()).prompts.find((p) => p.name === "greet");
+    expect(greet?.arguments?.map((a) => [a.name, a.required])).toEqual([
+      ["userName", true],
+      ["arg1", true],
+      ["file-path", true],
+    ]);
+    const filled = await client.getPrompt({
+      name: "greet",
+      arguments: { userName: "Ada", arg1: "notes", "file-path": "a.md" },
+    });
+    expect(filled.messages[0]?.content).toMatchObject({ text: "Hello Ada, see notes in a.md." });
+    await expect(client.getPrompt({ name: "greet", arguments: { userName: "Ada" } })).rejects.toThrow(
+      /arg1, file-path/,
+    );
+  });
 });
 
 describe("the live catalogue over Streamable HTTP", () => {

@@ -50,4 +50,24 @@ describe("the MCP servers on the tools page", () => {
     await screenshot(page, "mcp-servers");
     await context.close();
   });
+
+  it("shows a registry entry's secret fields masked, names kept, until the person reveals them", async () => {
+    const { page, context } = await browser.open(server.url);
+    await page.goto("/ui/byteseek/mcp/everything");
+    const input = page.locator("#value-input");
+    await input.waitFor();
+    const masked = await input.inputValue();
+    expect(masked).toContain('"BYTESEEK_TEST_TAG": "***"');
+    expect(masked).not.toContain(tag);
+    expect(await page.locator("#save").isDisabled()).toBe(true);
+    await page.locator("#reveal-secrets").click();
+    await page.locator("#reveal-secrets").waitFor({ state: "detached" });
+    expect(await input.inputValue()).toContain(tag);
+    expect(await page.locator("#save").isDisabled()).toBe(false);
+    // the directory's previews mask them too
+    await page.goto("/ui/byteseek/mcp/");
+    await page.locator("td.value-cell").first().waitFor();
+    expect(await page.locator("table").first().textContent()).not.toContain(tag);
+    await context.close();
+  });
 });

@@ -7,6 +7,7 @@ import type { HostLookup } from "../net/host-rules.js";
 import { createPolicyReader, type Policy } from "../policy.js";
 import type { Need } from "../powers.js";
 import type { ToolContext, ToolOutput } from "../types.js";
+import { upstreamCallAllowed } from "./allowed.js";
 import { heldReason } from "./pins.js";
 import {
   isStdio,
@@ -311,6 +312,11 @@ export function createMcpClient(options: McpClientOptions): McpClient {
         },
       );
     const { entry, rev } = await entryOf(impl.server);
+    const allowed = await upstreamCallAllowed(tree, impl.server, impl.tool);
+    if (!allowed.ok)
+      throw new ToolError("mcp_not_allowed", allowed.reason, {
+        details: { server: impl.server, tool: impl.tool },
+      });
     const client = await pool.client(
       impl.server,
       entry,

@@ -1,4 +1,9 @@
 import { z } from "zod";
+import type { ExportEntry } from "../../tree/types.js";
+import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
+
+export { maskSecrets, SECRET_FIELDS, SECRET_MASK };
+
 import { zodProblems } from "../declaration.js";
 
 /** Where upstream MCP servers are registered: `/byteseek/mcp/<server>` (json). */
@@ -66,38 +71,26 @@ export const HttpEntry = z
 
 export const McpServerEntry = z.union([StdioEntry, HttpEntry]);
 
-/**
- * The fields of a registry entry that carry credentials (`Authorization` headers, tokens in a
- * server's environment): a person reads them, nothing else does. Every reader a run or an export
- * reaches shows each of their values as SECRET_MASK, the names kept.
- */
-export const SECRET_FIELDS = ["headers", "env"] as const satisfies readonly (
-  | keyof StdioEntry
-  | keyof HttpEntry
-)[];
-
-/** What a secret value reads as where it is hidden. */
-export const SECRET_MASK = "***";
+/** The secret fields (tools/mcp/secret-fields.ts) are fields of both entry shapes. */
+SECRET_FIELDS satisfies readonly (keyof StdioEntry | keyof HttpEntry)[];
 
 /**
- * The value at `key` with the secret fields of a registry entry masked (a copy; anything else is
- * answered as it is). `value` is the json of the tree value.
+ * An export line with a registry entry's secret fields masked, in its value and every retained
+ * version (an export without `--secrets`: `kvspace export`, `GET /v1/export`).
  */
-export function maskSecrets<T>(key: string, value: T): T {
-  if (serverOfKey(key) === undefined || value === null || typeof value !== "object" || Array.isArray(value))
-    return value;
-  const entry = value as Record<string, unknown>;
-  if (!SECRET_FIELDS.some((f) => entry[f] !== undefined)) return value;
-  const out: Record<string, unknown> = { ...entry };
-  for (const field of SECRET_FIELDS) {
-    const v = entry[field];
-    if (v === undefined) continue;
-    out[field] =
-      v !== null && typeof v === "object" && !Array.isArray(v)
-        ? Object.fromEntries(Object.keys(v).map((name) => [name, SECRET_MASK]))
-        : SECRET_MASK;
-  }
-  return out as T;
+export function maskExportEntry(e: ExportEntry): ExportEntry {
+  if (serverOfKey(e.key) === undefined || e.kind !== "json") return e;
+  return {
+    ...e,
+    ...(e.value === undefined ? {} : { value: maskSecrets(e.key, e.value) }),
+    ...(e.history
+      ? {
+          history: e.history.map((h) =>
+            h.kind === "json" ? { ...h, value: maskSecrets(e.key, h.value) } : h,
+          ),
+        }
+      : {}),
+  };
 }
 
 /**

@@ -17,7 +17,7 @@ const MAX_SNIPPET = 300;
 
 /**
  * The declarations an upstream's tools become, by tree name: the upstream description, `params` =
- * its inputSchema (without `$schema`: the tree's validator picks its own draft), its annotations
+ * its inputSchema (its `$schema` kept: arguments are validated in the dialect it names), its annotations
  * and title, a snippet (its description's first line) so the model's tool list offers it, the
  * entry's timeout, and `impl: {kind: "mcp", server, tool}` naming the upstream tool.
  */
@@ -41,7 +41,7 @@ export function upstreamDeclarations(
       0,
       MAX_DESCRIPTION,
     );
-    const { $schema: _drop, ...schema } = tool.inputSchema ?? {};
+    const schema = tool.inputSchema ?? {};
     const params = schema.type === "object" ? schema : { ...schema, type: "object" };
     const annotations: Record<string, boolean> = {};
     for (const h of HINTS)

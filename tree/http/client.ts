@@ -385,7 +385,8 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
     try {
       res = await pool.request({
         method: "GET",
-        path: `${prefix}/v1/export${encodeKey(parseDirKey(dir).key)}`,
+        // the person's own client: the secret fields come whole (kvspace export masks them unless --secrets)
+        path: `${prefix}/v1/export${encodeKey(parseDirKey(dir).key)}?secrets=1`,
         headers: auth,
       });
     } catch (err) {

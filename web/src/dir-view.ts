@@ -1,3 +1,4 @@
+import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { type Api, ApiError } from "./api.js";
 import { confirmDialog, toast } from "./dialogs.js";
 import { formatTime, h, preview, replace } from "./dom.js";
@@ -82,7 +83,9 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
             h(
               "td",
               { class: "value-cell" },
-              c.kind === "index" ? `${c.count ?? "?"} entries` : preview(valueText(c.kind, c.value)),
+              c.kind === "index"
+                ? `${c.count ?? "?"} entries`
+                : preview(valueText(c.kind, maskSecrets(childKey, c.value))),
             ),
             h("td", { class: "num" }, c.version !== undefined ? String(c.version) : ""),
             h("td", {}, formatTime(c.mtime)),

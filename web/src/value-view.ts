@@ -1,3 +1,4 @@
+import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { type Api, ApiError, conflictNode, type ValueNode } from "./api.js";
 import { confirmDialog, toast } from "./dialogs.js";
 import { diffLines } from "./diff.js";
@@ -42,16 +43,39 @@ export function createValueView(api: Api, key: string, navigate: Navigate): View
     render(node);
   }
 
+  // A registry entry's secret fields (headers, env) are shown masked until the person reveals them.
+  let revealed = false;
+
   function render(n: ValueNode): void {
-    editor = createValueEditor(n.kind, n.value, {
+    const shown = revealed ? n.value : maskSecrets(n.key, n.value);
+    const masked = shown !== n.value;
+    editor = createValueEditor(n.kind, shown, {
       id: "value-input",
-      label: n.ro ? `Value (${n.kind}, read-only)` : `Value (${n.kind})`,
-      readOnly: n.ro,
+      label: n.ro ? `Value (${n.kind}, read-only)` : `Value (${n.kind}${masked ? ", secrets masked" : ""})`,
+      readOnly: n.ro || masked,
       onChange: () => {
         save.disabled = !editor?.read().ok;
       },
     });
-    const save = h("button", { type: "submit", class: "primary", id: "save", disabled: n.ro }, "Save");
+    const save = h(
+      "button",
+      { type: "submit", class: "primary", id: "save", disabled: n.ro || masked },
+      "Save",
+    );
+    const reveal = masked
+      ? h(
+          "button",
+          {
+            type: "button",
+            id: "reveal-secrets",
+            onclick: () => {
+              revealed = true;
+              render(n);
+            },
+          },
+          "Reveal secrets",
+        )
+      : null;
     const form = h(
       "form",
       {
@@ -74,6 +98,7 @@ export function createValueView(api: Api, key: string, navigate: Navigate): View
         : h(
             "div",
             { class: "actions" },
+            reveal,
             save,
             h("button", { type: "button", onclick: () => void load() }, "Revert"),
             h("button", { type: "button", class: "danger", onclick: () => void doDelete() }, "Delete…"),
