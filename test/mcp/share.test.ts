@@ -378,6 +378,8 @@ describe("the share socket's credential and run ids (issue 31)", () => {
       expect(approval?.kind === "json" && approval.value.value).toMatchObject({
         state: "approved",
         vid: run,
+        // decided through the session's own elicitation, and it says so
+        decision: { via: `MCP elicitation of session ${run}` },
       });
       expect(await tree.get("/byteseek/approval/victim2/0")).toBeUndefined();
       // the victim's run holds its own declaration write only
