@@ -2,17 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandboxRunner } from "../../tools/sandbox/runner.js";
-import type { ToolResult } from "../../tools/types.js";
-import { openSandboxed, type Sandboxed, SECRET } from "./harness.js";
-
-/** Every route failed, with `said` in what the model reads, and never the secret. */
-function refused(results: ToolResult[], said: RegExp): void {
-  for (const r of results) {
-    expect(r.isError, r.text).toBe(true);
-    expect(r.text).toMatch(said);
-    expect(r.text).not.toContain(SECRET);
-  }
-}
+import { openSandboxed, refused, type Sandboxed } from "./harness.js";
 
 describe("a sandboxed command sees only its grant's files (shell.run and shell impls)", () => {
   const runner = createSandboxRunner();

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promis
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import type { PolicyInput } from "../../tools/policy.js";
 import { DEFAULT_GRANT } from "../../tools/powers.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
@@ -114,4 +115,13 @@ export async function openSandboxed(
       await rm(base, { recursive: true, force: true });
     },
   };
+}
+
+/** Every route failed, with `said` in what the model reads, and never the secret. */
+export function refused(results: ToolResult[], said: RegExp): void {
+  for (const r of results) {
+    expect(r.isError, r.text).toBe(true);
+    expect(r.text).toMatch(said);
+    expect(r.text).not.toContain(SECRET);
+  }
 }

@@ -2,16 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandboxRunner } from "../../tools/sandbox/runner.js";
-import type { ToolResult } from "../../tools/types.js";
-import { harnessPolicy, openSandboxed, type Sandboxed, SECRET } from "./harness.js";
-
-function refused(results: ToolResult[], said: RegExp): void {
-  for (const r of results) {
-    expect(r.isError, r.text).toBe(true);
-    expect(r.text).toMatch(said);
-    expect(r.text).not.toContain(SECRET);
-  }
-}
+import { harnessPolicy, openSandboxed, refused, type Sandboxed, SECRET } from "./harness.js";
 
 /** A request through the sandbox's proxy variable, in bash alone (no curl needed). */
 function viaProxy(url: string): string {

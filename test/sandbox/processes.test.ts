@@ -1,16 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandboxRunner } from "../../tools/sandbox/runner.js";
-import type { ToolResult } from "../../tools/types.js";
 import { pidsWith, uniqueSleep, waitNoneWith } from "../helpers/processes.js";
-import { openSandboxed, type Sandboxed, SECRET } from "./harness.js";
-
-function refused(results: ToolResult[], said: RegExp): void {
-  for (const r of results) {
-    expect(r.isError, r.text).toBe(true);
-    expect(r.text).toMatch(said);
-    expect(r.text).not.toContain(SECRET);
-  }
-}
+import { openSandboxed, refused, type Sandboxed } from "./harness.js";
 
 describe("a sandboxed command sees only its own processes, and none outlives the call", () => {
   const runner = createSandboxRunner();

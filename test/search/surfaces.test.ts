@@ -1,8 +1,10 @@
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { json, openTree } from "../../tree/index.js";
+import { openTree } from "../../tree/index.js";
 import { cliEnv, startCliServer, tempDirs } from "../cli/cli-server.js";
 import { assertBuilt, runCli } from "../cli/run-cli.js";
+import { declare } from "../tools/helpers.js";
+import { describedTool } from "./fixtures.js";
 
 const dirs = tempDirs("byteseek-search-cli-");
 const closers: Array<() => Promise<void>> = [];
@@ -17,20 +19,9 @@ async function storeWithTools(): Promise<{ store: string; workspace: string }> {
   const root = await dirs.make();
   const store = join(root, "data");
   const tree = await openTree({ backend: "classic", location: store });
-  const tool = (name: string, description: string) =>
-    tree.set(
-      `/byteseek/tools/${name}`,
-      json({
-        name,
-        description,
-        snippet: description,
-        params: { type: "object" },
-        impl: { kind: "shell", argv: ["true"] },
-      }),
-    );
-  await tool("gh.list_issues", "List the issues of a GitHub repository");
-  await tool("gh.create_issue", "Open a new issue in a repository");
-  await tool("text.weather", "今日の天気を調べる");
+  await declare(tree, describedTool("gh.list_issues", "List the issues of a GitHub repository"));
+  await declare(tree, describedTool("gh.create_issue", "Open a new issue in a repository"));
+  await declare(tree, describedTool("text.weather", "今日の天気を調べる"));
   await tree.close();
   return { store, workspace: root };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { json } from "../../tree/index.js";
+import { describedTool } from "../search/fixtures.js";
+import { declare } from "../tools/helpers.js";
 import { removeDir, screenshot, startServer, type TestServer, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts).
@@ -9,19 +10,8 @@ describe("searching the tools page", () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startServer({ tools: true });
-    const tool = (name: string, description: string) =>
-      server.tree.set(
-        `/byteseek/tools/${name}`,
-        json({
-          name,
-          description,
-          snippet: description,
-          params: { type: "object" },
-          impl: { kind: "shell", argv: ["true"] },
-        }),
-      );
-    await tool("gh.list_issues", "List the issues of a GitHub repository");
-    await tool("fx.convert", "Convert an amount between currencies");
+    await declare(server.tree, describedTool("gh.list_issues", "List the issues of a GitHub repository"));
+    await declare(server.tree, describedTool("fx.convert", "Convert an amount between currencies"));
   });
   afterAll(async () => {
     await server?.close();
