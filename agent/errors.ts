@@ -29,7 +29,13 @@ export type AgentErrorCode =
   /** A run id that cannot be a tree key segment. */
   | "AGENT_INVALID_VID"
   /** A setting of the agent's own (not the model's) is malformed: the message names it. */
-  | "AGENT_BAD_SETTING";
+  | "AGENT_BAD_SETTING"
+  /** Another live process holds the run's lease (it is running it, or resuming it). */
+  | "AGENT_RUN_BUSY"
+  /** A resume of a run that has no messages. */
+  | "AGENT_UNKNOWN_RUN"
+  /** A resume of a run that ended (done or failed): there is nothing interrupted to continue. */
+  | "AGENT_NOT_INTERRUPTED";
 
 export class AgentError extends Error {
   override readonly name = "AgentError";

@@ -70,4 +70,28 @@ export interface TurnResult {
   usage: { inputTokens: number; outputTokens: number };
   /** Set when reason is model_error: the error's code. */
   error?: { code: string; message: string };
+  /** A resumed run: what became of each call its process left unanswered (agent/resume.ts). */
+  resumed?: ResumedCall[];
 }
+
+/**
+ * `not_started` (no record: it ran now), `recorded` (its recorded result fed back), `rerun` (a read,
+ * or an edit whose files were as before: run again), `resent` (http, same idempotency key),
+ * `applied` (an edit found done by its file hashes), `file_changed`, `unknown` (not run again).
+ */
+export interface ResumedCall {
+  id: string;
+  name: string;
+  decision: ResumeDecision;
+}
+
+export const RESUME_DECISIONS = [
+  "not_started",
+  "recorded",
+  "rerun",
+  "resent",
+  "applied",
+  "file_changed",
+  "unknown",
+] as const;
+export type ResumeDecision = (typeof RESUME_DECISIONS)[number];

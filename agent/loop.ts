@@ -16,7 +16,7 @@ import { buildPrompt, lastTurnKey } from "../prompts/build.js";
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
 import { SEARCH_TOOL } from "../prompts/tool-list.js";
 import type { ToolKind } from "../tools/errors.js";
-import { type CallOrigin, writeRecord } from "../tools/records.js";
+import { type CallOrigin, type StoredRecord, type ToolRecord, writeRecord } from "../tools/records.js";
 import { isRunId } from "../tools/run-id.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { ToolResult } from "../tools/types.js";
@@ -26,8 +26,10 @@ import type { Tree } from "../tree/types.js";
 import { type Json, json, str } from "../tree/value.js";
 import { AgentError } from "./errors.js";
 import type { AgentEvent, TurnResult } from "./events.js";
+import { createLeases } from "./lease.js";
 import type { ClientLlmSettings } from "./llm-config.js";
 import type { ChatMessage, ChatResponse, Provider, ToolCall } from "./providers/types.js";
+import { recordsOf, resumeAction, type Unanswered, unansweredCalls } from "./resume.js";
 
 /** Rounds in a row in which every call failed before the run stops. */
 export const REPAIR_ROUNDS = 3;
@@ -63,6 +65,29 @@ export interface AgentOptions {
 
 export interface Agent {
   runTurn(input: TurnInput): Promise<TurnResult>;
+  /** Continues an interrupted run (`byteseek run --resume`, `POST /v1/agent/runs/<vid>/resume`). */
+  resumeRun(input: ResumeInput): Promise<TurnResult>;
+}
+
+/** A resume: the run, and what a turn takes besides its input. */
+export interface ResumeInput extends Omit<TurnInput, "input" | "vid"> {
+  vid: string;
+}
+
+/** One turn's (or resume's) state while it runs. */
+interface TurnState {
+  vid: string;
+  o: Omit<TurnInput, "input">;
+  /** The user's message memory is recalled by. */
+  input: string;
+  signal: AbortSignal;
+  emit: (e: AgentEvent) => void;
+  log: Logger;
+  messages: ChatMessage[];
+  /** Tools tools.search answered this turn: sent in full from the next step on (deferred tool lists). */
+  found: Set<string>;
+  failingRounds: number;
+  result: TurnResult;
 }
 
 export function newVid(): string {
@@ -72,6 +97,7 @@ export function newVid(): string {
 export function createAgent(options: AgentOptions): Agent {
   const { tree, runtime, logger } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+  const leases = createLeases(tree, logger);
 
   async function loadMessages(vid: string): Promise<ChatMessage[]> {
     const out: ChatMessage[] = [];
@@ -96,8 +122,14 @@ export function createAgent(options: AgentOptions): Agent {
     return Number(key.slice(key.lastIndexOf("/") + 1));
   }
 
-  /** Adds tokens (and turns) to /byteseek/usage/<vid>, next to the runtime's call counters. */
-  async function addTokens(vid: string, input: number, output: number, turns: number): Promise<void> {
+  /** Adds tokens, turns and steps (model calls) to /byteseek/usage/<vid>, next to the runtime's call counters. */
+  async function addTokens(
+    vid: string,
+    input: number,
+    output: number,
+    turns: number,
+    steps: number,
+  ): Promise<void> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const node = await tree.get(usageKey(vid));
       const base = node?.kind === "json" && isObject(node.value.value) ? node.value.value : {};
@@ -105,6 +137,7 @@ export function createAgent(options: AgentOptions): Agent {
       const next = {
         ...base,
         turns: num(base.turns) + turns,
+        steps: num(base.steps) + steps,
         tokens: { input: num(tokens.input) + input, output: num(tokens.output) + output },
       };
       try {
@@ -149,7 +182,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function runCall(
     vid: string,
     call: ToolCall,
-    o: TurnInput,
+    o: Omit<TurnInput, "input">,
     signal: AbortSignal,
     emit: (e: AgentEvent) => void,
     origin: CallOrigin,
@@ -187,14 +220,14 @@ export function createAgent(options: AgentOptions): Agent {
     return result;
   }
 
-  async function runTurn(o: TurnInput): Promise<TurnResult> {
+  /** Validates the run id, takes the run's lease, reads its messages and says it runs. */
+  async function startTurn(o: Omit<TurnInput, "input" | "vid"> & { vid?: string }): Promise<TurnState> {
     const vid = o.vid ?? newVid();
     if (!isRunId(vid))
       throw new AgentError(
         "AGENT_INVALID_VID",
         `invalid vid ${JSON.stringify(vid)}: use letters, digits, _ . : @ -`,
       );
-    const signal = o.signal ?? new AbortController().signal;
     const emit = (e: AgentEvent) => {
       try {
         o.onEvent?.(e);
@@ -202,23 +235,113 @@ export function createAgent(options: AgentOptions): Agent {
         logger.warn({ err, vid }, "an agent event listener threw");
       }
     };
-    const log = logger.child({ vid });
-    const result: TurnResult = {
-      vid,
-      text: "",
-      reason: "done",
-      steps: 0,
-      calls: [],
-      records: [],
-      usage: { inputTokens: 0, outputTokens: 0 },
-    };
-    const messages = await loadMessages(vid);
-    await tree.set(statusKey(vid), str("running"), { vid });
-    emit({ type: "turn_start", vid });
-    await addMessage(vid, messages, { role: "user", content: o.input });
-    let failingRounds = 0;
-    // tools tools.search answered this turn: sent in full from the next step on (deferred tool lists)
-    const found = new Set<string>();
+    await leases.acquire(vid);
+    try {
+      const messages = await loadMessages(vid);
+      return {
+        vid,
+        o,
+        input: "",
+        signal: o.signal ?? new AbortController().signal,
+        emit,
+        log: logger.child({ vid }),
+        messages,
+        found: new Set<string>(),
+        failingRounds: 0,
+        result: {
+          vid,
+          text: "",
+          reason: "done",
+          steps: 0,
+          calls: [],
+          records: [],
+          usage: { inputTokens: 0, outputTokens: 0 },
+        },
+      };
+    } catch (err) {
+      await leases.release(vid);
+      throw err;
+    }
+  }
+
+  /**
+   * Answers the calls of one assistant message in order, each result appended to the session;
+   * `answer` says how a call is answered. Tells whether a tool ended the run.
+   */
+  async function answerCalls(
+    s: TurnState,
+    calls: readonly ToolCall[],
+    answer: (call: ToolCall) => Promise<ToolResult>,
+  ): Promise<{ failed: number; terminate: boolean }> {
+    const { vid, emit, result, messages } = s;
+    let failed = 0;
+    let terminate = false;
+    for (const call of calls) {
+      let args: unknown = call.argsText;
+      try {
+        args = JSON.parse(call.argsText);
+      } catch {
+        // shown raw
+      }
+      emit({ type: "tool_start", id: call.id, name: call.name, args });
+      const r = await answer(call);
+      if (r.isError) failed++;
+      if (r.terminate) terminate = true;
+      if (call.name === SEARCH_TOOL && !r.isError) for (const n of foundNames(r.details)) s.found.add(n);
+      result.calls.push({
+        name: call.name,
+        kind: r.kind,
+        isError: r.isError,
+        ...(r.record ? { record: r.record } : {}),
+      });
+      if (r.record) result.records.push(r.record);
+      emit({
+        type: "tool_result",
+        id: call.id,
+        name: call.name,
+        kind: r.kind,
+        isError: r.isError,
+        text: r.text,
+        ...(r.record ? { record: r.record } : {}),
+      });
+      await addMessage(vid, messages, {
+        role: "tool",
+        toolCallId: call.id,
+        name: call.name,
+        content: r.text,
+        isError: r.isError,
+      });
+    }
+    return { failed, terminate };
+  }
+
+  /** After a round of calls: whether the run ends (a tool ended it, or repair is exhausted). */
+  async function afterRound(
+    s: TurnState,
+    round: { failed: number; terminate: boolean },
+    calls: number,
+    text: string,
+  ) {
+    s.failingRounds = round.failed === calls ? s.failingRounds + 1 : 0;
+    if (round.terminate) {
+      s.result.reason = "terminated";
+      s.result.text = text;
+      return true;
+    }
+    if (s.failingRounds >= REPAIR_ROUNDS) {
+      s.result.reason = "repair_exhausted";
+      s.result.text = fillTemplate(await readPrompt(tree, "repair-exhausted"), {
+        rounds: String(REPAIR_ROUNDS),
+        vid: s.vid,
+      });
+      return true;
+    }
+    return false;
+  }
+
+  /** Steps until the model answers without tools or the run stops; a failure becomes the result's reason. */
+  async function drive(s: TurnState): Promise<void> {
+    const { vid, o, signal, emit, result, messages } = s;
     try {
       for (;;) {
         if (signal.aborted) {
@@ -233,7 +356,7 @@ export function createAgent(options: AgentOptions): Agent {
         }
         result.steps++;
         emit({ type: "step", step: result.steps });
-        const prompt = await buildPrompt({ tree, runtime, vid, input: o.input, found });
+        const prompt = await buildPrompt({ tree, runtime, vid, input: s.input, found: s.found });
         const provider = await options.provider(o.llm);
         const reply: ChatResponse = await provider.complete(
           { system: prompt.system, messages, tools: prompt.tools },
@@ -254,63 +377,12 @@ export function createAgent(options: AgentOptions): Agent {
         // A reply cut off by the token limit: none of its calls run, each is told why.
         const truncated = reply.stopReason === "length";
         const truncatedText = truncated ? await readPrompt(tree, "truncated") : "";
-        let failed = 0;
-        let terminate = false;
-        for (const call of reply.toolCalls) {
-          let args: unknown = call.argsText;
-          try {
-            args = JSON.parse(call.argsText);
-          } catch {
-            // shown raw
-          }
-          emit({ type: "tool_start", id: call.id, name: call.name, args });
-          const r = truncated
-            ? await recordSynthetic(vid, call, "truncated", "truncated", truncatedText, {
-                message,
-                id: call.id,
-              })
-            : await runCall(vid, call, o, signal, emit, { message, id: call.id });
-          if (r.isError) failed++;
-          if (r.terminate) terminate = true;
-          if (call.name === SEARCH_TOOL && !r.isError) for (const n of foundNames(r.details)) found.add(n);
-          result.calls.push({
-            name: call.name,
-            kind: r.kind,
-            isError: r.isError,
-            ...(r.record ? { record: r.record } : {}),
-          });
-          if (r.record) result.records.push(r.record);
-          emit({
-            type: "tool_result",
-            id: call.id,
-            name: call.name,
-            kind: r.kind,
-            isError: r.isError,
-            text: r.text,
-            ...(r.record ? { record: r.record } : {}),
-          });
-          await addMessage(vid, messages, {
-            role: "tool",
-            toolCallId: call.id,
-            name: call.name,
-            content: r.text,
-            isError: r.isError,
-          });
-        }
-        failingRounds = failed === reply.toolCalls.length ? failingRounds + 1 : 0;
-        if (terminate) {
-          result.reason = "terminated";
-          result.text = reply.text;
-          break;
-        }
-        if (failingRounds >= REPAIR_ROUNDS) {
-          result.reason = "repair_exhausted";
-          result.text = fillTemplate(await readPrompt(tree, "repair-exhausted"), {
-            rounds: String(REPAIR_ROUNDS),
-            vid,
-          });
-          break;
-        }
+        const round = await answerCalls(s, reply.toolCalls, (call) =>
+          truncated
+            ? recordSynthetic(vid, call, "truncated", "truncated", truncatedText, { message, id: call.id })
+            : runCall(vid, call, o, signal, emit, { message, id: call.id }),
+        );
+        if (await afterRound(s, round, reply.toolCalls.length, reply.text)) break;
       }
     } catch (err) {
       const e = err as { code?: string; message?: string };
@@ -321,22 +393,119 @@ export function createAgent(options: AgentOptions): Agent {
         result.reason = "model_error";
         result.text = e.message ?? String(err);
         result.error = { code: e.code ?? "AGENT_FAILED", message: result.text };
-        log.error({ err }, "turn failed");
+        s.log.error({ err }, "turn failed");
       }
     }
-    const ok = result.reason === "done" || result.reason === "terminated";
-    // The reason first: whoever sees the status change can read why.
-    await tree.set(reasonKey(vid), str(ok ? result.reason : `${result.reason}: ${result.text}`), { vid });
-    await tree.set(statusKey(vid), str(ok ? "done" : "failed"), { vid });
-    await tree.set(lastTurnKey(vid), json({ records: result.records, reason: result.reason }), { vid });
-    await tree.del(pcKey(vid));
-    await addTokens(vid, result.usage.inputTokens, result.usage.outputTokens, 1);
-    log.info({ reason: result.reason, steps: result.steps, calls: result.calls.length }, "turn ended");
-    emit({ type: "turn_end", result });
+  }
+
+  /** Stores how the turn ended (reason, status, its records, tokens), gives the lease back, says so. */
+  async function endTurn(s: TurnState): Promise<TurnResult> {
+    const { vid, result } = s;
+    try {
+      const ok = result.reason === "done" || result.reason === "terminated";
+      // The reason first: whoever sees the status change can read why.
+      await tree.set(reasonKey(vid), str(ok ? result.reason : `${result.reason}: ${result.text}`), { vid });
+      await tree.set(statusKey(vid), str(ok ? "done" : "failed"), { vid });
+      await tree.set(lastTurnKey(vid), json({ records: result.records, reason: result.reason }), { vid });
+      await tree.del(pcKey(vid));
+      await addTokens(vid, result.usage.inputTokens, result.usage.outputTokens, 1, result.steps);
+    } finally {
+      await leases.release(vid);
+    }
+    s.log.info({ reason: result.reason, steps: result.steps, calls: result.calls.length }, "turn ended");
+    s.emit({ type: "turn_end", result });
     return result;
   }
 
-  return { runTurn };
+  async function runTurn(o: TurnInput): Promise<TurnResult> {
+    const s = await startTurn(o);
+    s.input = o.input;
+    try {
+      await tree.set(statusKey(s.vid), str("running"), { vid: s.vid });
+      s.emit({ type: "turn_start", vid: s.vid });
+      await addMessage(s.vid, s.messages, { role: "user", content: o.input });
+    } catch (err) {
+      await leases.release(s.vid);
+      throw err;
+    }
+    await drive(s);
+    return endTurn(s);
+  }
+
+  /**
+   * Continues a run whose process died (agent/resume.ts says what happens to each interrupted
+   * call), then steps on as a turn does. Refused for a run that ended or that a live process holds.
+   */
+  async function resumeRun(o: ResumeInput): Promise<TurnResult> {
+    const s = await startTurn(o);
+    const { vid, messages, result } = s;
+    let pending: Unanswered | undefined;
+    try {
+      const status = await tree.get(statusKey(vid));
+      const state = status?.kind === "char/utf8" ? String(status.value.value) : undefined;
+      if (messages.length === 0)
+        throw new AgentError("AGENT_UNKNOWN_RUN", `run ${vid} has no messages: there is nothing to resume`, {
+          vid,
+        });
+      if (state === "done" || state === "failed")
+        throw new AgentError(
+          "AGENT_NOT_INTERRUPTED",
+          `run ${vid} ended (${state}): there is nothing to resume; continue it with a new turn (byteseek run --vid ${vid} "…")`,
+          { vid, status: state },
+        );
+      s.input = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+      await tree.set(statusKey(vid), str("running"), { vid });
+      s.emit({ type: "turn_start", vid });
+      pending = unansweredCalls(messages);
+    } catch (err) {
+      await leases.release(vid);
+      throw err;
+    }
+    const last = messages.at(-1);
+    if (last?.role === "assistant" && last.toolCalls.length === 0) {
+      // the model had answered: only the end of the turn was lost
+      result.text = last.text;
+      return endTurn(s);
+    }
+    result.resumed = [];
+    if (pending && pending.calls.length > 0) {
+      const assistant = messages[pending.message];
+      const found = await recordsOf(tree, vid, pending.message);
+      const round = await answerCalls(s, pending.calls, async (call) => {
+        const action = await resumeAction(call, found.get(call.id));
+        result.resumed?.push({ id: call.id, name: call.name, decision: action.decision });
+        if (action.do === "run")
+          return runCall(
+            vid,
+            call,
+            s.o,
+            s.signal,
+            s.emit,
+            { message: pending!.message, id: call.id },
+            action.retry,
+          );
+        if (action.settle) await settleRecord(vid, action.key, found.get(call.id)?.record, action.result);
+        return action.result;
+      });
+      const text = assistant?.role === "assistant" ? assistant.text : "";
+      if (await afterRound(s, round, pending.calls.length, text)) return endTurn(s);
+    }
+    await drive(s);
+    return endTurn(s);
+  }
+
+  /** A started record a resume answers without running the call: its result replaces it. */
+  async function settleRecord(
+    vid: string,
+    key: string,
+    started: StoredRecord | undefined,
+    r: ToolResult,
+  ): Promise<void> {
+    const { record: _key, terminate: _t, ...rest } = r;
+    await writeRecord(tree, logger, vid, { ...(started as ToolRecord), ...rest, state: "done", ms: 0 }, key);
+  }
+
+  return { runTurn, resumeRun };
 }
 
 function isObject(v: unknown): v is Record<string, Json> {

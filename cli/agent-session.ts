@@ -24,8 +24,16 @@ export type RunTurn = (
   onEvent: (e: AgentEvent) => void,
 ) => Promise<TurnResult>;
 
+/** A resume of an interrupted run, wherever it runs. */
+export type ResumeTurn = (
+  vid: string,
+  signal: AbortSignal,
+  onEvent: (e: AgentEvent) => void,
+) => Promise<TurnResult>;
+
 export interface Session {
   runTurn: RunTurn;
+  resume: ResumeTurn;
   /** A person's decision on an approval key (the inline question on a terminal). */
   decide(key: string, decision: ApprovalDecision): Promise<void>;
   /** Lines for stderr before the first turn: which model settings apply, where logs go. */
@@ -75,6 +83,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     });
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
+      resume: (vid, signal, onEvent) => bs.agent.resumeRun({ vid, signal, onEvent }),
       async decide(key, decision) {
         await bs.runtime.approvals.decide(key, decision, "person (terminal)", "terminal (byteseek run/chat)");
       },
@@ -124,45 +133,54 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
     ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` }
     : {};
   const llm = clientLlmSettings(env, { withKey: sendKey });
+  /** A turn (or a resume) on the server, its events read as server-sent events. */
+  async function streamTurn(
+    url: URL,
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+    onEvent: (e: AgentEvent) => void,
+  ): Promise<TurnResult> {
+    const res = await request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream", ...auth },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (res.statusCode !== 200) {
+      const text = await res.body.text();
+      let error: { code?: string; message?: string } = { message: text.slice(0, 500) };
+      try {
+        error = (JSON.parse(text) as { error: typeof error }).error;
+      } catch {
+        // not our error body: shown as it is
+      }
+      throw new Error(`the server at ${url.origin} answered ${res.statusCode}: ${error.message}`);
+    }
+    let result: TurnResult | undefined;
+    let failure: { code?: string } = {};
+    for await (const ev of readSse(res.body)) {
+      if (ev.event === "error") {
+        failure = JSON.parse(ev.data) as typeof failure; // turn_end says how the turn ended
+        continue;
+      }
+      const e = JSON.parse(ev.data) as AgentEvent;
+      if (e.type === "turn_end") result = e.result;
+      onEvent(e);
+    }
+    if (!result) throw new Error(`the server at ${url.origin} ended the stream before the turn ended`);
+    if (
+      failure.code === "LLM_NOT_CONFIGURED" ||
+      failure.code === "LLM_BAD_CONFIG" ||
+      failure.code === "LLM_CLIENT_REFUSED"
+    )
+      result.text = `the turn ran on the server at ${url.origin}: ${result.text}`;
+    return result;
+  }
   return {
     notes: [modelNote(llm, env, base.origin)],
-    async runTurn(input, vid, signal, onEvent) {
-      const res = await request(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream", ...auth },
-        body: JSON.stringify({ vid, input, llm }),
-        signal,
-      });
-      if (res.statusCode !== 200) {
-        const text = await res.body.text();
-        let error: { code?: string; message?: string } = { message: text.slice(0, 500) };
-        try {
-          error = (JSON.parse(text) as { error: typeof error }).error;
-        } catch {
-          // not our error body: shown as it is
-        }
-        throw new Error(`the server at ${url.origin} answered ${res.statusCode}: ${error.message}`);
-      }
-      let result: TurnResult | undefined;
-      let failure: { code?: string } = {};
-      for await (const ev of readSse(res.body)) {
-        if (ev.event === "error") {
-          failure = JSON.parse(ev.data) as typeof failure; // turn_end says how the turn ended
-          continue;
-        }
-        const e = JSON.parse(ev.data) as AgentEvent;
-        if (e.type === "turn_end") result = e.result;
-        onEvent(e);
-      }
-      if (!result) throw new Error(`the server at ${url.origin} ended the stream before the turn ended`);
-      if (
-        failure.code === "LLM_NOT_CONFIGURED" ||
-        failure.code === "LLM_BAD_CONFIG" ||
-        failure.code === "LLM_CLIENT_REFUSED"
-      )
-        result.text = `the turn ran on the server at ${url.origin}: ${result.text}`;
-      return result;
-    },
+    runTurn: (input, vid, signal, onEvent) => streamTurn(url, { vid, input, llm }, signal, onEvent),
+    resume: (vid, signal, onEvent) =>
+      streamTurn(new URL(`runs/${encodeURIComponent(vid)}/resume`, url), { llm }, signal, onEvent),
     async decide(key, decision) {
       const id = key.replace("/byteseek/approval/", "");
       const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {

@@ -12,6 +12,8 @@ import { commanderOutput, rootProgram } from "./commander-output.js";
 export interface ByteseekCommands {
   serve(options: ServeOptions): Promise<number>;
   run(task: string, options: TurnOptions): Promise<number>;
+  /** `run --resume <vid>`: continue a run whose process died. */
+  resume(vid: string, options: Omit<TurnOptions, "vid">): Promise<number>;
   chat(options: TurnOptions): Promise<number>;
   mcp(options: { vid?: string }): Promise<number>;
 }
@@ -93,12 +95,27 @@ export async function runByteseekCli(
       status = await commands.serve(options.auth === false ? { noAuth: true } : {});
     });
   sub("run", "run one agent turn, streaming the answer and each tool call")
-    .argument("<task...>", "what to do (the words are joined; quote it to keep the shell away)")
+    .argument("[task...]", "what to do (the words are joined; quote it to keep the shell away)")
     .option("--vid <vid>", VID_HELP)
+    .option(
+      "--resume <vid>",
+      "continue run <vid> whose process died: interrupted calls are settled from their records, never run twice where that is unsafe",
+    )
     .option("--send-key", "through a server: send BYTESEEK_LLM_KEY with each turn too")
-    .addHelpText("after", '\nExample: byteseek run "list the TODO comments in src/" --vid todo1')
-    .action(async (words: string[], options: TurnOptions) => {
+    .addHelpText(
+      "after",
+      '\nExamples: byteseek run "list the TODO comments in src/" --vid todo1\n          byteseek run --resume todo1',
+    )
+    .action(async (words: string[], options: TurnOptions & { resume?: string }) => {
       const task = words.join(" ").trim();
+      if (options.resume !== undefined) {
+        if (task !== "" || options.vid !== undefined)
+          throw new ByteseekUsageError(
+            "byteseek run --resume <vid> takes no task and no --vid: the run goes on where it stopped",
+          );
+        status = await commands.resume(options.resume, options.sendKey ? { sendKey: true } : {});
+        return;
+      }
       if (task === "") throw new ByteseekUsageError('byteseek run needs a task: byteseek run "what to do"');
       status = await commands.run(task, options);
     });

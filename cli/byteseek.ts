@@ -3,6 +3,7 @@
  * The `byteseek` executable:
  *   byteseek serve                    the HTTP server (server/main.ts reads the environment)
  *   byteseek run "task" [--vid V] [--send-key]   one agent turn, shown by turn-view.ts
+ *   byteseek run --resume V           continue run V whose process died (agent/resume.ts)
  *   byteseek chat [--vid V] [--send-key]         turns read from a `byteseek> ` prompt; `exit` leaves
  *   byteseek mcp [--vid V]            an MCP server on stdio (cli/mcp.ts)
  * `run` and `chat` work on the store at KVSPACE (a folder, default ./data, or etcd://…), or through
@@ -118,6 +119,24 @@ async function run(
   }
 }
 
+/** `byteseek run --resume <vid>`: continues a run whose process died, shown as a turn is. */
+async function resume(vid: string, { sendKey }: { sendKey?: boolean }): Promise<number> {
+  const session = await startSession(sendKey);
+  const sig = interrupts();
+  const view = turnView();
+  try {
+    err.write(`vid ${vid} (resumed)\n`);
+    const result = await session.resume(vid, sig.signal(), withInlineApprovals(view, session, undefined));
+    for (const r of result.resumed ?? [])
+      if (r.decision !== "not_started") err.write(`byteseek: resumed ${r.name} (${r.id}): ${r.decision}\n`);
+    return report(result, session);
+  } finally {
+    view.pause();
+    sig.dispose();
+    await session.close();
+  }
+}
+
 async function chat({ vid = newVid(), sendKey }: { vid?: string; sendKey?: boolean }): Promise<number> {
   const session = await startSession(sendKey);
   const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
@@ -183,5 +202,5 @@ async function mcp({ vid }: { vid?: string }): Promise<number> {
 process.exitCode = await runByteseekCli(
   process.argv.slice(2),
   { stdout: out, stderr: err },
-  { serve, run, chat, mcp },
+  { serve, run, resume, chat, mcp },
 );

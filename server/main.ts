@@ -19,6 +19,7 @@ import pino, { type Logger } from "pino";
 import { type Byteseek, createByteseek } from "../agent/byteseek.js";
 import { isAgentError } from "../agent/errors.js";
 import { clientUrlOrigins } from "../agent/llm-config.js";
+import { markInterrupted } from "../agent/runs.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { sharePath } from "../mcp/share.js";
 import { createPolicyReader } from "../tools/policy.js";
@@ -294,6 +295,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       env,
       ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
     });
+    // runs a process left `running` when it died are `interrupted`, to be resumed (agent/runs.ts)
+    const interrupted = await markInterrupted(byteseek.tree).catch((err: unknown) => {
+      logger.warn({ err }, "cannot look for interrupted runs");
+      return [];
+    });
+    if (interrupted.length > 0)
+      logger.info(
+        { runs: interrupted },
+        "marked runs whose process stopped as interrupted (byteseek run --resume <vid>)",
+      );
     app = await buildApp({
       // checked: a declaration or policy that does not validate is refused (tools/checked-tree.ts)
       tree: byteseek.tree,

@@ -5,7 +5,7 @@
  * tree/http/schemas.ts it depends on nothing Node-only, so web/tsconfig reaches it.
  */
 import { z } from "zod";
-import { type AgentEvent, STOP_REASONS } from "../agent/events.js";
+import { type AgentEvent, RESUME_DECISIONS, STOP_REASONS } from "../agent/events.js";
 import { IMPL_KINDS, ToolAnnotations } from "../tools/declaration-parts.js";
 
 export const ToolJson = z
@@ -222,6 +222,16 @@ export const TurnJson = z
       z.object({ name: z.string(), kind: z.string(), isError: z.boolean(), record: z.string().optional() }),
     ),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
+    resumed: z
+      .array(
+        z.object({
+          id: z.string(),
+          name: z.string(),
+          decision: z.enum(RESUME_DECISIONS),
+        }),
+      )
+      .optional()
+      .describe("A resumed run: what became of each call its process left unanswered"),
   })
   .describe("The turn's outcome; with Accept: text/event-stream, the events as server-sent events");
 export type TurnJson = z.infer<typeof TurnJson>;

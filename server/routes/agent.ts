@@ -3,15 +3,18 @@
  * the stop reason, the records made and the token usage; with `Accept: text/event-stream`, every
  * AgentEvent as it happens (`event: <type>`, data the event as JSON), ending with `turn_end`.
  * A client that goes away aborts the turn. A model failure answers its LLM_* error (JSON) or an
- * `error` event before `turn_end` (SSE).
+ * `error` event before `turn_end` (SSE). `POST /v1/agent/runs/<vid>/resume` continues a run whose
+ * process died, answered the same way; `GET /v1/agent/runs?status=` lists the runs.
  */
 
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { AgentError, type AgentErrorCode } from "../../agent/errors.js";
 import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent } from "../../agent/loop.js";
+import { listRuns, RUN_STATUSES, RunsListing } from "../../agent/runs.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
@@ -35,6 +38,27 @@ export const TurnBody = z
     input: z.string().min(1).describe("The user's message"),
     approve: z.boolean().optional().describe("Approve calls of tools that need confirmation"),
     llm: ClientLlmSettings.optional(),
+  })
+  .strict();
+
+export const ResumeBody = z
+  .object({
+    approve: z.boolean().optional().describe("Approve calls of tools that need confirmation"),
+    llm: ClientLlmSettings.optional(),
+  })
+  .strict();
+
+const RunsQuery = z
+  .object({
+    status: z.enum(RUN_STATUSES).optional().describe("Only runs with this status"),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe("At most this many runs (default 100)"),
+    after: z.string().optional().describe("The `next` of the previous page"),
   })
   .strict();
 
@@ -109,58 +133,122 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
       },
     },
     async function turn(req, reply) {
-      const ac = new AbortController();
-      turns.add(ac);
-      // The response closing before it was written: the client went away.
-      reply.raw.on("close", () => {
-        if (!reply.raw.writableFinished) ac.abort();
-      });
       const { vid, input, approve, llm } = req.body;
-      const base = {
-        input,
-        signal: ac.signal,
-        ...(vid ? { vid } : {}),
-        ...(approve ? { approve } : {}),
-        ...(llm ? { llm } : {}),
-      };
-      try {
-        if (!wantsEvents(req.headers.accept)) {
-          const result = await agent.runTurn(base);
-          if (result.reason === "model_error") throw turnError(result);
-          return toJson(result);
-        }
-        const res = reply.raw;
-        reply.hijack();
-        res.writeHead(200, sseHead(tree, req.id));
-        // Events come synchronously from the loop; they are written in order, minding backpressure.
-        let written = Promise.resolve();
-        const send = (name: string, data: unknown) => {
-          written = written.then(() => writeSse(res, formatEvent(name, data), ac.signal));
-        };
-        try {
-          await agent.runTurn({
-            ...base,
-            onEvent(e: AgentEvent) {
-              if (e.type === "turn_end" && e.result.reason === "model_error")
-                send("error", mapError(turnError(e.result)).body.error);
-              const wire: TurnStreamEvent =
-                e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e;
-              send(wire.type, wire);
-            },
-          });
-        } catch (err) {
-          const mapped = mapError(err);
-          if (!mapped.expected) req.log.error({ err }, "agent turn failed");
-          send("error", mapped.body.error);
-        }
-        await written;
-        if (!res.writableEnded) res.end();
-        return reply;
-      } finally {
-        turns.delete(ac);
-      }
+      return answerTurn(req, reply, (signal, onEvent) =>
+        agent.runTurn({
+          input,
+          signal,
+          ...(vid ? { vid } : {}),
+          ...(approve ? { approve } : {}),
+          ...(llm ? { llm } : {}),
+          ...(onEvent ? { onEvent } : {}),
+        }),
+      );
     },
   );
+
+  app.post(
+    "/v1/agent/runs/:vid/resume",
+    {
+      schema: {
+        summary:
+          "Resume a run whose process died: interrupted calls are settled from their records (never run twice where that is unsafe), then the turn goes on (JSON answer, or server-sent events with Accept: text/event-stream)",
+        params: z.object({ vid: z.string().describe("The run to resume") }),
+        body: ResumeBody.optional(),
+        response: {
+          200: TurnJson,
+          400: ErrorJson,
+          401: ErrorJson,
+          404: ErrorJson,
+          409: ErrorJson,
+          502: ErrorJson,
+          503: ErrorJson,
+          504: ErrorJson,
+        },
+      },
+    },
+    async function resume(req, reply) {
+      const { approve, llm } = req.body ?? {};
+      return answerTurn(req, reply, (signal, onEvent) =>
+        agent.resumeRun({
+          vid: req.params.vid,
+          signal,
+          ...(approve ? { approve } : {}),
+          ...(llm ? { llm } : {}),
+          ...(onEvent ? { onEvent } : {}),
+        }),
+      );
+    },
+  );
+
+  app.get(
+    "/v1/agent/runs",
+    {
+      schema: {
+        summary: "The runs in the tree with their status, start, steps, calls and tokens",
+        querystring: RunsQuery,
+        response: { 200: RunsListing, 400: ErrorJson, 401: ErrorJson },
+      },
+    },
+    async function runs(req) {
+      const { status, limit, after } = req.query;
+      return listRuns(tree, {
+        ...(status ? { status } : {}),
+        ...(limit ? { limit } : {}),
+        ...(after ? { after } : {}),
+      });
+    },
+  );
+
+  /**
+   * A turn (or resume) answered as JSON, or as server-sent events with Accept: text/event-stream.
+   * A client that goes away aborts it.
+   */
+  async function answerTurn(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    run: (signal: AbortSignal, onEvent?: (e: AgentEvent) => void) => Promise<TurnResult>,
+  ) {
+    const ac = new AbortController();
+    turns.add(ac);
+    // The response closing before it was written: the client went away.
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableFinished) ac.abort();
+    });
+    try {
+      if (!wantsEvents(req.headers.accept)) {
+        const result = await run(ac.signal);
+        if (result.reason === "model_error") throw turnError(result);
+        return toJson(result);
+      }
+      const res = reply.raw;
+      reply.hijack();
+      res.writeHead(200, sseHead(tree, req.id));
+      // Events come synchronously from the loop; they are written in order, minding backpressure.
+      let written = Promise.resolve();
+      const send = (name: string, data: unknown) => {
+        written = written.then(() => writeSse(res, formatEvent(name, data), ac.signal));
+      };
+      try {
+        await run(ac.signal, function onEvent(e: AgentEvent) {
+          if (e.type === "turn_end" && e.result.reason === "model_error")
+            send("error", mapError(turnError(e.result)).body.error);
+          const wire: TurnStreamEvent =
+            e.type === "turn_end" ? { type: e.type, result: toJson(e.result) } : e;
+          send(wire.type, wire);
+        });
+      } catch (err) {
+        const mapped = mapError(err);
+        if (!mapped.expected) req.log.error({ err }, "agent turn failed");
+        send("error", mapped.body.error);
+      }
+      await written;
+      if (!res.writableEnded) res.end();
+      return reply;
+    } finally {
+      turns.delete(ac);
+    }
+  }
 };
 
 function wantsEvents(accept: string | undefined): boolean {
@@ -176,6 +264,7 @@ function toJson(r: TurnResult): TurnJson {
     records: r.records,
     calls: r.calls,
     usage: r.usage,
+    ...(r.resumed ? { resumed: r.resumed } : {}),
   };
 }
 

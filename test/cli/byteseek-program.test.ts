@@ -27,6 +27,7 @@ async function byteseek(argv: string[], commands: Partial<ByteseekCommands> = {}
     {
       serve: record("serve") as ByteseekCommands["serve"],
       run: record("run") as ByteseekCommands["run"],
+      resume: record("resume") as ByteseekCommands["resume"],
       chat: record("chat") as ByteseekCommands["chat"],
       mcp: record("mcp") as ByteseekCommands["mcp"],
       ...commands,
@@ -60,7 +61,7 @@ describe("byteseek's command line", () => {
       }
     }
     expect((await byteseek(["run", "--help"])).stdout).toBe(
-      'Usage: byteseek run [options] <task...>\n\nrun one agent turn, streaming the answer and each tool call\n\nArguments:\n  task         what to do (the words are joined; quote it to keep the shell\n               away)\n\nOptions:\n  --vid <vid>  the run id: its calls are recorded under /byteseek/tool/<vid>/\n               (default: a new one)\n  --send-key   through a server: send BYTESEEK_LLM_KEY with each turn too\n  -h, --help   print help\n\nExample: byteseek run "list the TODO comments in src/" --vid todo1\n',
+      'Usage: byteseek run [options] [task...]\n\nrun one agent turn, streaming the answer and each tool call\n\nArguments:\n  task            what to do (the words are joined; quote it to keep the shell\n                  away)\n\nOptions:\n  --vid <vid>     the run id: its calls are recorded under /byteseek/tool/<vid>/\n                  (default: a new one)\n  --resume <vid>  continue run <vid> whose process died: interrupted calls are\n                  settled from their records, never run twice where that is\n                  unsafe\n  --send-key      through a server: send BYTESEEK_LLM_KEY with each turn too\n  -h, --help      print help\n\nExamples: byteseek run "list the TODO comments in src/" --vid todo1\n          byteseek run --resume todo1\n',
     );
   });
 
@@ -106,10 +107,13 @@ describe("byteseek's command line", () => {
         "byteseek: byteseek chat takes no arguments besides --vid and --send-key; unexpected argument 'hello'\n",
       code: 2,
     });
+    // the task is optional on the command line (--resume takes none), so its absence is ours to refuse
     expect(await byteseek(["run"])).toMatchObject({
-      stderr: "byteseek run: missing required argument 'task'\n(byteseek run --help for more)\n",
+      stderr: 'byteseek: byteseek run needs a task: byteseek run "what to do"\n',
       code: 2,
     });
+    expect(await byteseek(["run", "--resume", "r1", "more"])).toMatchObject({ code: 2, calls: [] });
+    expect(await byteseek(["run", "--resume", "r1"])).toMatchObject({ code: 0, calls: [["resume", "r1", {}]] });
     expect(await byteseek(["run", " "])).toMatchObject({
       stderr: 'byteseek: byteseek run needs a task: byteseek run "what to do"\n',
       code: 2,

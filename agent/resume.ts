@@ -1,0 +1,124 @@
+/**
+ * What a resumed run does with each call of its last assistant message that has no result in the
+ * session (the process died before or during it), decided from the call's record:
+ * - no record: it never started (its intent is written before any effect) → run it;
+ * - `done`: the recorded result is fed back, nothing runs;
+ * - `started`, side effect `none` (reads) → run again; `http` → sent again with the same
+ *   idempotency key; `files` (edits) → at the intended hashes it is done, at the hashes before it
+ *   runs once, otherwise `file_changed`;
+ * - `started`, anything else (commands, the model, MCP, tree writes) → never run again: the model
+ *   is told the outcome is unknown.
+ */
+
+import { filesState } from "../tools/intent.js";
+import { readRecord, recordsDir, type StoredRecord } from "../tools/records.js";
+import type { ToolResult } from "../tools/types.js";
+import { isTreeError } from "../tree/errors.js";
+import type { Tree } from "../tree/types.js";
+import type { ResumeDecision } from "./events.js";
+import type { ChatMessage, ToolCall } from "./providers/types.js";
+
+/** The calls of the session's last assistant message that no tool message answers. */
+export interface Unanswered {
+  /** The session number of that assistant message. */
+  message: number;
+  calls: ToolCall[];
+}
+
+export function unansweredCalls(messages: readonly ChatMessage[]): Unanswered | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as ChatMessage;
+    if (m.role !== "assistant") continue;
+    const answered = new Set(messages.slice(i + 1).flatMap((r) => (r.role === "tool" ? [r.toolCallId] : [])));
+    return { message: i, calls: m.toolCalls.filter((c) => !answered.has(c.id)) };
+  }
+  return undefined;
+}
+
+/** A record found for a call: its key and what it holds. */
+export interface FoundRecord {
+  key: string;
+  record: StoredRecord;
+}
+
+/** The run's records of the calls of session message `message`, by tool call id (the last wins). */
+export async function recordsOf(tree: Tree, vid: string, message: number): Promise<Map<string, FoundRecord>> {
+  const out = new Map<string, FoundRecord>();
+  let after: string | undefined;
+  do {
+    let page: Awaited<ReturnType<Tree["list"]>>;
+    try {
+      page = await tree.list(recordsDir(vid), { limit: 1000, ...(after ? { after } : {}) });
+    } catch (err) {
+      if (isTreeError(err, "TREE_NOT_FOUND")) return out; // no call recorded yet
+      throw err;
+    }
+    for (const c of page.children) {
+      if (c.kind !== "json" || !c.value) continue;
+      const record = readRecord({ ...c, value: c.value });
+      if (record?.origin?.message === message) out.set(record.origin.id, { key: c.key, record });
+    }
+    after = page.next;
+  } while (after);
+  return out;
+}
+
+/** What a resume does with one unanswered call, and what it says it did (`TurnResult.resumed`). */
+export type ResumeAction =
+  /** Run through the boundary: `retry` is the started record it replaces (absent: a new call). */
+  | { do: "run"; retry?: string; decision: ResumeDecision }
+  /** Answer without running: the result (recorded at `key`, replacing a started record when `settle`). */
+  | { do: "answer"; key: string; result: ToolResult; settle: boolean; decision: ResumeDecision };
+
+export async function resumeAction(call: ToolCall, found: FoundRecord | undefined): Promise<ResumeAction> {
+  if (!found) return { do: "run", decision: "not_started" };
+  const { key, record } = found;
+  if (record.state !== "started")
+    return {
+      do: "answer",
+      key,
+      settle: false,
+      decision: "recorded",
+      result: {
+        kind: record.kind,
+        isError: record.isError,
+        text: record.text,
+        details: record.details,
+        record: key,
+      },
+    };
+  switch (record.sideEffect) {
+    case "none":
+      return { do: "run", retry: key, decision: "rerun" };
+    case "http":
+      return { do: "run", retry: key, decision: "resent" };
+    case "files": {
+      const state = await filesState(record.files ?? []);
+      if (state === "before") return { do: "run", retry: key, decision: "rerun" };
+      if (state === "after")
+        return answer(key, "applied", {
+          kind: "ok",
+          isError: false,
+          text: `${call.name} had already been applied when the process running this run stopped (every file it changes is as the call intended); it was not run again.`,
+          details: { resumed: "applied" },
+        });
+      return answer(key, "file_changed", {
+        kind: "runtime",
+        isError: true,
+        text: `${call.name} was interrupted when the process running this run stopped, and its file has changed since in a way that matches neither the state before the call nor the edit it intended. It was not run again. Read the file before editing it.`,
+        details: { code: "file_changed", resumed: "file_changed" },
+      });
+    }
+    default:
+      return answer(key, "unknown", {
+        kind: "runtime",
+        isError: true,
+        text: `${call.name} was interrupted: the process running this run stopped during the call, so whether it took effect is unknown. It was not run again. Check what it would have changed before deciding to call it again.`,
+        details: { code: "outcome_unknown", resumed: "unknown" },
+      });
+  }
+}
+
+function answer(key: string, decision: ResumeDecision, result: Omit<ToolResult, "record">): ResumeAction {
+  return { do: "answer", key, settle: true, decision, result: { ...result, record: key } };
+}
