@@ -335,6 +335,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           : {}),
         ...(meta.gate ? { gate: meta.gate } : {}),
         ...(meta.approval ? { approval: meta.approval } : {}),
+        ...(result.terminate ? { terminate: true } : {}),
       },
       { tool, kind: result.kind, ms },
     );

@@ -27,6 +27,8 @@ export interface ToolRecord {
   gate?: { rule: string };
   /** The approval entry that let the call run, when one did. */
   approval?: string;
+  /** The tool asked the loop to end the run after this result (a replay ends it there too). */
+  terminate?: boolean;
 }
 
 /** Above this, the arguments and details of a record are shortened (a huge `edit.write` text). */
