@@ -55,7 +55,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayReport> {
       { vid, status: transcript.status ?? null },
     );
   const state = createReplayState(transcript);
-  const scratch = await openTree({ backend: "memory" });
+  // no history and a short change log: nobody reads the past of a scratch tree, or watches it
+  const scratch = await openTree({ backend: "memory", historyLimit: 0, retainRevisions: 1, cacheBytes: 0 });
   const replayTree = createScratchTree({ real: tree, scratch, vid, realWrites: options.live !== undefined });
   let live: Awaited<ReturnType<LiveRuntime>> | undefined;
   const results: TurnResult[] = [];
