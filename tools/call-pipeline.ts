@@ -54,8 +54,8 @@ export interface PipelineOptions {
   runLocks: KeyedLock;
   /** What an `mcp` tool's server needs (GateInput.mcpNeeds), from the MCP client. */
   mcpNeeds?: GateInput["mcpNeeds"] | undefined;
-  /** An `mcp` tool's server's held tools (GateInput.mcpHeld), from the MCP client. */
-  mcpHeld?: GateInput["mcpHeld"] | undefined;
+  /** Whether an `mcp` tool's upstream tool may be called (GateInput.mcpAllowed), from the MCP client. */
+  mcpAllowed?: GateInput["mcpAllowed"] | undefined;
 }
 
 export interface CallPipeline {
@@ -124,7 +124,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       ...(inherited.inheritedConfirm ? { inheritedConfirm: inherited.inheritedConfirm } : {}),
       ...(inherited.wraps ? { wraps: inherited.wraps } : {}),
       ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),
-      ...(options.mcpHeld ? { mcpHeld: options.mcpHeld } : {}),
+      ...(options.mcpAllowed ? { mcpAllowed: options.mcpAllowed } : {}),
     });
     if (verdict.allowed) return { rule: verdict.rule };
     return {

@@ -56,7 +56,7 @@ export interface RuntimeOptions {
   /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
   scratchParent?: string;
   /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
-  mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held">>;
+  mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held" | "allowed">>;
   /** The resolver http impls check host names with before connecting (default: the system's). */
   lookup?: HostLookup;
   /** Starts commands in the sandbox (default: bubblewrap on PATH; the runtime closes the one it made). */
@@ -133,7 +133,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     powersOf,
     runLocks: createKeyedLock(),
     mcpNeeds: options.mcp?.needs,
-    mcpHeld,
+    mcpAllowed: options.mcp?.allowed,
   });
 
   async function close(): Promise<void> {
