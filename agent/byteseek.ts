@@ -169,6 +169,8 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     logger: logger.child({ part: "mcp-client" }),
     workspace: options.workspace,
     env: commandEnv,
+    sandbox,
+    ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
   });
   const runtime = createRuntime({
     tree,
