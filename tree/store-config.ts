@@ -209,7 +209,15 @@ export type OpenTreeOptions = TreeOptions &
   (
     | { backend: "memory" }
     | { backend: "classic"; location: string }
-    | { backend: "etcd"; endpoints: string[]; prefix?: string; tls?: EtcdTlsFiles; maxAnswerBytes?: number }
+    | {
+        backend: "etcd";
+        endpoints: string[];
+        prefix?: string;
+        tls?: EtcdTlsFiles;
+        maxAnswerBytes?: number;
+        /** The etcd fast lane (tree/fast-lanes.ts); default: BYTESEEK_FAST (on). */
+        fast?: boolean;
+      }
   );
 
 /** Opens a tree: classic-level in a folder, memory-level, or etcd (loaded only when asked for). */

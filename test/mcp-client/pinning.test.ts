@@ -3,10 +3,12 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildCatalogue } from "../../mcp/catalogue.js";
+import { createMcpFactory } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
 import { buildPrompt } from "../../prompts/build.js";
+import type { ToolContext } from "../../tools/types.js";
 import { json } from "../../tree/value.js";
-import { tempDir } from "../tools/helpers.js";
+import { silent, tempDir } from "../tools/helpers.js";
 import { type McpHarness, mcpHarness, TEST_INSTALL } from "./helpers.js";
 
 const FIXTURE = resolve(import.meta.dirname, "..", "fixtures", "mcp-changing-server.mjs");
@@ -208,7 +210,7 @@ describe("MCP client: upstream tools pinned by what they say", () => {
     expect((await h.runtime.call("dict.murmur", { word: "x" }, { vid: "r1" })).kind).toBe("ok");
   });
 
-  it("refuses a run's own mcp declaration reaching a held upstream tool", async () => {
+  it("refuses a run's own mcp declaration reaching a held upstream tool, by every path: the call, the facade, the client itself", async () => {
     await h.mcp.sync("dict");
     await upstream.set([{ ...lookup, description: "changed" }, shout]);
     await h.mcp.sync("dict");
@@ -222,10 +224,34 @@ describe("MCP client: upstream tools pinned by what they say", () => {
       }),
       { vid: "r1" },
     );
-    const r = await h.runtime.call("my.lookup", { word: "x" }, { vid: "r1" });
+    const r = await h.runtime.call("my.lookup", { word: "x" }, { vid: "r1", approve: true });
     expect(r.kind).toBe("denied");
     expect(r.details.code).toBe("held_for_review");
+    expect(r.text).toContain("kvspace mcp accept dict dict.lookup");
+    const factory = createMcpFactory({ source: runtimeSource(h.tree, h.runtime), logger: silent });
+    const viaFacade = await factory.callTool(
+      "byteseek_call",
+      { name: "my.lookup", args: { word: "x" } },
+      {
+        clientInfo: () => ({ name: "facade test", version: "1" }),
+        clientCaps: () => ({}),
+        signal: new AbortController().signal,
+        requestState: () => undefined,
+      },
+      "r1",
+    );
+    expect(viaFacade.isError).toBe(true);
+    expect(JSON.stringify(viaFacade.content)).toContain("held until a person reviews it");
+    // a path that skips the gate meets the same rule in the client, just before the upstream
+    const ctx = { signal: new AbortController().signal, maxTimeoutMs: 10_000 } as unknown as ToolContext;
+    await expect(
+      h.mcp.call({ kind: "mcp", server: "dict", tool: "lookup" }, { word: "x" }, ctx),
+    ).rejects.toMatchObject({ code: "held_for_review", kind: "denied" });
+    expect(await h.mcp.allowed("dict", "lookup")).toMatchObject({ ok: false, code: "held_for_review" });
     expect(await upstream.calls()).toBe("");
+    await h.mcp.accept("dict", { tools: ["lookup"], by: "person (test)" });
+    expect(await h.mcp.allowed("dict", "lookup")).toEqual({ ok: true, synced: "dict.lookup" });
+    expect((await h.runtime.call("my.lookup", { word: "x" }, { vid: "r1" })).kind).toBe("ok");
   });
 
   it("keeps an upstream tool's $schema and validates its arguments in that dialect (draft-07 tuple items)", async () => {

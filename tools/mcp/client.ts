@@ -8,7 +8,7 @@ import { createPolicyReader, type Policy } from "../policy.js";
 import type { Need } from "../powers.js";
 import { createSandboxRunner, type SandboxRunner } from "../sandbox/runner.js";
 import type { ToolContext, ToolOutput } from "../types.js";
-import { upstreamCallAllowed } from "./allowed.js";
+import { type UpstreamVerdict, upstreamCallAllowed } from "./allowed.js";
 import { heldReason } from "./pins.js";
 import {
   isStdio,
@@ -87,6 +87,8 @@ export interface McpClient {
    * (written for a model): the catalogue leaves them out, the gate refuses their calls.
    */
   held(server: string): Promise<ReadonlyMap<string, string>>;
+  /** Whether a call may reach upstream tool `tool` of `server` (allowed.ts): allow-list, sync, pin. */
+  allowed(server: string, tool: string): Promise<UpstreamVerdict>;
   /** The held tools of a server with the diff of each against what a person accepted. */
   review(server: string): Promise<McpReview>;
   /** A person accepts held tools (all when none are named) as they are upstream now. */
@@ -324,20 +326,11 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     args: Record<string, unknown>,
     ctx: ToolContext,
   ): Promise<ToolOutput> {
-    // the gate refuses held tools first; this holds for any other way to reach the upstream
-    const holding = (await held(impl.server)).get(impl.tool);
-    if (holding)
-      throw new ToolError(
-        "held_for_review",
-        `It was not run: ${holding}. Until then use another tool, or ask the user to review it.`,
-        {
-          details: { server: impl.server, tool: impl.tool },
-        },
-      );
     const { entry, rev } = await entryOf(impl.server);
+    // the gate asked the same; asked again here, last, for any way to the upstream that skips it
     const allowed = await upstreamCallAllowed(tree, impl.server, impl.tool);
     if (!allowed.ok)
-      throw new ToolError("mcp_not_allowed", allowed.reason, {
+      throw new ToolError(allowed.code, `It was not run: ${allowed.reason}`, {
         details: { server: impl.server, tool: impl.tool },
       });
     const client = await pool.client(
@@ -387,6 +380,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     call,
     needs,
     held,
+    allowed: (server, tool) => upstreamCallAllowed(tree, server, tool),
     review: (server) => reviewServer(tree, server),
     async accept(server, accepting) {
       const done = await acceptTools(tree, server, accepting);
