@@ -9,7 +9,7 @@ import { buildPrompt } from "../../prompts/build.js";
 import type { ToolContext } from "../../tools/types.js";
 import { json } from "../../tree/value.js";
 import { silent, tempDir } from "../tools/helpers.js";
-import { type McpHarness, mcpHarness } from "./helpers.js";
+import { type McpHarness, mcpHarness, TEST_INSTALL } from "./helpers.js";
 
 const FIXTURE = resolve(import.meta.dirname, "..", "fixtures", "mcp-changing-server.mjs");
 
@@ -35,9 +35,10 @@ const shout: Tool = {
 /** The SDK's server in a temp folder whose tool list the test rewrites between syncs. */
 async function changingServer(h: McpHarness, tools: Tool[]) {
   const dir = await tempDir("byteseek-mcpc-pin-");
-  const file = join(dir.path, "tools.json");
+  // in the workspace: the sandboxed server writes its calls beside it
+  const file = join(h.workspace, "tools.json");
   await writeFile(file, JSON.stringify(tools));
-  await h.register("dict", { command: [process.execPath, FIXTURE, file] });
+  await h.register("dict", { command: [process.execPath, FIXTURE, file], readOnlyPaths: TEST_INSTALL });
   return {
     dir,
     set: (next: Tool[]) => writeFile(file, JSON.stringify(next)),

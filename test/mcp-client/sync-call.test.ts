@@ -12,6 +12,7 @@ import {
   mcpHarness,
   newTag,
   serverScript,
+  TEST_INSTALL,
   taggedProcesses,
   until,
 } from "./helpers.js";
@@ -268,7 +269,7 @@ describe("MCP client: a Streamable HTTP server an agent registered", () => {
 });
 
 describe("MCP client: what an upstream process gets", () => {
-  it("gets the allow-listed environment and its entry's env, never the server's secrets", async () => {
+  it("gets the allow-listed environment, its entry's env and a private HOME, never the server's secrets", async () => {
     const tag = newTag();
     const h = await mcpHarness({
       PATH: process.env.PATH,
@@ -286,7 +287,9 @@ describe("MCP client: what an upstream process gets", () => {
       const r = await h.runtime.call("everything.get-env", {}, { vid: "r1" });
       expect(r.kind, r.text).toBe("ok");
       expect(r.text).toContain('"GREETING": "hi"');
-      expect(r.text).toContain('"HOME": "/home/someone"');
+      // its HOME is the sandbox's private one, never the server's
+      expect(r.text).toContain('"HOME": "/tmp/home"');
+      expect(r.text).not.toContain("/home/someone");
       expect(r.text).not.toContain("must-not-leak");
       expect(r.text).not.toContain("not-allow-listed");
     } finally {
@@ -376,7 +379,10 @@ describe("MCP client: server-filesystem", () => {
   beforeEach(async () => {
     h = await mcpHarness();
     await writeFile(join(h.workspace, "notes.txt"), "first line\nsecond line\n");
-    await h.register("fs", { command: [process.execPath, serverScript("server-filesystem"), h.workspace] });
+    await h.register("fs", {
+      command: [process.execPath, serverScript("server-filesystem"), h.workspace],
+      readOnlyPaths: TEST_INSTALL,
+    });
   });
   afterEach(async () => {
     await h.dispose();

@@ -370,7 +370,8 @@ async function agentMayRegister(
   }
   const url = new URL(entry.url);
   // the host rules on the name and on what it resolves to now (a name that does not resolve fails
-  // at the connection instead); the connection itself is not pinned to this answer
+  // at the connection instead); the connection checks again and is pinned to its own answer
+  // (upstream-http.ts), so a later DNS answer cannot move it
   const verdict = await resolveTarget(targetOfUrl(url), netHosts(policy, grant), {
     lookup: deps.lookup ?? systemLookup,
   });
