@@ -13,6 +13,7 @@ export type {
   McpSyncJson,
   PendingApprovalsJson,
   PromptJson,
+  RunDiffJson,
   ToolJson,
   ToolResultJson,
   ToolsJson,
