@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { ToolError } from "../errors.js";
+import { suggest, ToolError } from "../errors.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkWritable, contentEquals, writeFileAtomic } from "./atomic-write.js";
 import { type ByteEdit, type BytePlan, planOnBytes } from "./byte-plan.js";
@@ -30,11 +30,13 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
     ctx.signal.throwIfAborted();
     const st = await stat(target.real).catch((err: unknown) => {
       if (errnoOf(err) === "ENOENT") {
-        throw new ToolError(
-          "file_not_found",
-          `${display} does not exist. To create a new file use edit.write; to find the right path use edit.glob or edit.ls.`,
-          { details: { path: display } },
-        );
+        throw new ToolError("file_not_found", `${display} does not exist.`, {
+          details: { path: display },
+          explain: (where) =>
+            `${display} does not exist in the workspace ${where.workspace} (paths are relative to it).` +
+            suggest(where, ["edit.write"], "To create a new file use {tools}.") +
+            suggest(where, ["edit.glob", "edit.ls"], "To find the right path use {tools}."),
+        });
       }
       throw fsError(err, display);
     });
