@@ -16,7 +16,7 @@ import { buildPrompt, lastTurnKey } from "../prompts/build.js";
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
 import { SEARCH_TOOL } from "../prompts/tool-list.js";
 import type { ToolKind } from "../tools/errors.js";
-import { writeRecord } from "../tools/records.js";
+import { type CallOrigin, writeRecord } from "../tools/records.js";
 import { isRunId } from "../tools/run-id.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { ToolResult } from "../tools/types.js";
@@ -28,6 +28,7 @@ import { AgentError } from "./errors.js";
 import type { AgentEvent, TurnResult } from "./events.js";
 import type { ClientLlmSettings } from "./llm-config.js";
 import type { ChatMessage, ChatResponse, Provider, ToolCall } from "./providers/types.js";
+import { digestPrompt, type PromptDigest, stepRecord } from "./step-record.js";
 
 /** Rounds in a row in which every call failed before the run stops. */
 export const REPAIR_ROUNDS = 3;
@@ -59,6 +60,8 @@ export interface AgentOptions {
   provider: (client?: ClientLlmSettings) => Promise<Provider>;
   logger: Logger;
   maxSteps?: number;
+  /** The time a step's prompt is built for (its `{{date}}`), in ms since the epoch; a replay gives the recorded one. */
+  clock?: () => number;
 }
 
 export interface Agent {
@@ -72,6 +75,7 @@ export function newVid(): string {
 export function createAgent(options: AgentOptions): Agent {
   const { tree, runtime, logger } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+  const clock = options.clock ?? Date.now;
 
   async function loadMessages(vid: string): Promise<ChatMessage[]> {
     const out: ChatMessage[] = [];
@@ -89,9 +93,11 @@ export function createAgent(options: AgentOptions): Agent {
     return out;
   }
 
-  async function addMessage(vid: string, messages: ChatMessage[], m: ChatMessage): Promise<void> {
+  /** Appends a message to the session; answers its number (`/byteseek/session/<vid>/<n>`). */
+  async function addMessage(vid: string, messages: ChatMessage[], m: ChatMessage): Promise<number> {
     messages.push(m);
-    await tree.append(sessionDir(vid), json(m as unknown as Json), { vid });
+    const { key } = await tree.append(sessionDir(vid), json(m as unknown as Json), { vid });
+    return Number(key.slice(key.lastIndexOf("/") + 1));
   }
 
   /** Adds tokens (and turns) to /byteseek/usage/<vid>, next to the runtime's call counters. */
@@ -125,6 +131,7 @@ export function createAgent(options: AgentOptions): Agent {
     kind: ToolKind,
     code: string,
     text: string,
+    origin: CallOrigin,
   ): Promise<ToolResult> {
     const ts = Date.now();
     const details = { code, argsText: call.argsText.slice(0, 2000) };
@@ -137,6 +144,8 @@ export function createAgent(options: AgentOptions): Agent {
       details,
       ts,
       ms: 0,
+      state: "done",
+      origin,
     });
     return { kind, isError: true, text, details, ...(record ? { record } : {}) };
   }
@@ -147,12 +156,14 @@ export function createAgent(options: AgentOptions): Agent {
     o: TurnInput,
     signal: AbortSignal,
     emit: (e: AgentEvent) => void,
+    origin: CallOrigin,
+    retry?: string,
   ): Promise<ToolResult> {
     let args: unknown;
     try {
       args = call.argsText.trim() === "" ? {} : JSON.parse(call.argsText);
     } catch {
-      return recordSynthetic(vid, call, "vet", "invalid_json", await readPrompt(tree, "bad-json"));
+      return recordSynthetic(vid, call, "vet", "invalid_json", await readPrompt(tree, "bad-json"), origin);
     }
     await tree.set(pcKey(vid), json({ id: call.id, name: call.name, started: Date.now() }), { vid });
     // While a person decides, the run's status says it waits (and for which approval).
@@ -162,6 +173,8 @@ export function createAgent(options: AgentOptions): Agent {
       signal,
       ...(o.approve ? { approve: true } : {}),
       waitForApproval: true,
+      origin,
+      ...(retry ? { retry } : {}),
       onApproval(p) {
         // the event goes out once the status says so: whoever hears it reads the same state
         waited = tree
@@ -210,6 +223,8 @@ export function createAgent(options: AgentOptions): Agent {
     let failingRounds = 0;
     // tools tools.search answered this turn: sent in full from the next step on (deferred tool lists)
     const found = new Set<string>();
+    // what the previous step asked: a step record keeps the prompt's parts only where they changed
+    let asked: PromptDigest | undefined;
     try {
       for (;;) {
         if (signal.aborted) {
@@ -224,7 +239,9 @@ export function createAgent(options: AgentOptions): Agent {
         }
         result.steps++;
         emit({ type: "step", step: result.steps });
-        const prompt = await buildPrompt({ tree, runtime, vid, input: o.input, found });
+        const at = clock();
+        const prompt = await buildPrompt({ tree, runtime, vid, input: o.input, found, date: new Date(at) });
+        const digest = digestPrompt(prompt.system, prompt.tools);
         const provider = await options.provider(o.llm);
         const reply: ChatResponse = await provider.complete(
           { system: prompt.system, messages, tools: prompt.tools },
@@ -232,7 +249,13 @@ export function createAgent(options: AgentOptions): Agent {
         );
         result.usage.inputTokens += reply.usage.inputTokens;
         result.usage.outputTokens += reply.usage.outputTokens;
-        await addMessage(vid, messages, { role: "assistant", text: reply.text, toolCalls: reply.toolCalls });
+        const message = await addMessage(vid, messages, {
+          role: "assistant",
+          text: reply.text,
+          toolCalls: reply.toolCalls,
+          step: stepRecord(digest, reply, at, asked),
+        });
+        asked = digest;
         if (reply.toolCalls.length === 0) {
           result.text = reply.text;
           result.reason = "done";
@@ -252,8 +275,11 @@ export function createAgent(options: AgentOptions): Agent {
           }
           emit({ type: "tool_start", id: call.id, name: call.name, args });
           const r = truncated
-            ? await recordSynthetic(vid, call, "truncated", "truncated", truncatedText)
-            : await runCall(vid, call, o, signal, emit);
+            ? await recordSynthetic(vid, call, "truncated", "truncated", truncatedText, {
+                message,
+                id: call.id,
+              })
+            : await runCall(vid, call, o, signal, emit, { message, id: call.id });
           if (r.isError) failed++;
           if (r.terminate) terminate = true;
           if (call.name === SEARCH_TOOL && !r.isError) for (const n of foundNames(r.details)) found.add(n);
