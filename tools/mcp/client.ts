@@ -6,6 +6,7 @@ import { ToolError } from "../errors.js";
 import type { HostLookup } from "../net/host-rules.js";
 import { createPolicyReader, type Policy } from "../policy.js";
 import type { Need } from "../powers.js";
+import { createSandboxRunner, type SandboxRunner } from "../sandbox/runner.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { type UpstreamVerdict, upstreamCallAllowed } from "./allowed.js";
 import { heldReason } from "./pins.js";
@@ -28,6 +29,8 @@ import {
 } from "./review.js";
 import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
+import { pinnedConnector } from "./upstream-http.js";
+import { sandboxedLauncher } from "./upstream-sandbox.js";
 
 type McpImplSpec = z.infer<typeof McpImpl>;
 
@@ -62,6 +65,10 @@ export interface McpClientOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** The resolver an agent-registered HTTP server's host is checked with (default: the system's). */
   lookup?: HostLookup;
+  /** The sandbox stdio servers start in (default: bubblewrap on PATH, closed with the client). */
+  sandbox?: SandboxRunner;
+  /** The server's own folders (the store): never shown to a stdio server. */
+  hiddenPaths?: readonly string[];
 }
 
 /** byteseek's MCP client: the registry, its sync into declarations, and the `mcp` impl kind's calls. */
@@ -100,11 +107,27 @@ export function createMcpClient(options: McpClientOptions): McpClient {
   let closing = false;
   const running = new Map<string, Promise<SyncReport>>();
   const again = new Map<string, SyncReason>();
+  const sandbox = options.sandbox ?? createSandboxRunner();
   const pool = createUpstreamPool({
     logger,
     workspace: options.workspace,
     env: options.env,
     passEnv: async () => (await policy())?.passEnv ?? [],
+    connect: pinnedConnector({
+      tree,
+      readPolicy: policy,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    }),
+    launch: sandboxedLauncher({
+      tree,
+      runner: sandbox,
+      readPolicy: policy,
+      workspace: options.workspace,
+      hidden: options.hiddenPaths ?? [],
+      home: options.env.HOME,
+      logger,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    }),
     onListChanged: (server) => {
       logger.info({ server }, "MCP server says its tools changed");
       void syncOne(server, "list_changed");
@@ -376,6 +399,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       await watching;
       await Promise.all([...running.values()]);
       await pool.close();
+      if (!options.sandbox) await sandbox.close();
     },
   };
 }
