@@ -307,7 +307,6 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           tree,
           call,
           gated.rule,
-          `${name} needs a person's approval (rule: ${gated.rule})`,
           resolved.decl,
           loaded.policy,
           callOptions,
@@ -349,7 +348,6 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           tree,
           call,
           change,
-          result,
           resolved.decl,
           policy,
           callOptions,
@@ -435,6 +433,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
               ...(begun.intent.files ? { files: begun.intent.files } : {}),
             }
           : {}),
+        ...(result.terminate ? { terminate: true } : {}),
       },
       { tool, kind: result.kind, ms },
       begun?.key,

@@ -158,10 +158,16 @@ describe("MCP client: upstream tools pinned by what they say", () => {
       "/byteseek/tools/dict.lookup",
       json({ ...decl, description: "Dictionary lookup (checked by me).", confirm: true } as never),
     );
+    const accepted = ((await syncState(h)).pins as Record<string, { hash: string }>).lookup?.hash;
     await upstream.set([shout]);
     const [dropped] = await h.mcp.sync("dict");
     expect(dropped?.removed).toEqual(["dict.lookup"]);
     expect(await h.decl("dict.lookup")).toBeUndefined();
+    // its pin is dropped, and the review says so
+    expect(Object.keys((await syncState(h)).pins as object)).toEqual(["shout"]);
+    expect((await h.mcp.review("dict")).gone).toEqual([
+      expect.objectContaining({ tool: "lookup", name: "dict.lookup", accepted }),
+    ]);
 
     await upstream.set([lookup, shout]);
     const [back] = await h.mcp.sync("dict");
@@ -174,7 +180,9 @@ describe("MCP client: upstream tools pinned by what they say", () => {
     const refused = await h.runtime.call("dict.lookup", { word: "x" }, { vid: "r1", approve: true });
     expect(refused.details.code).toBe("held_for_review");
     expect(refused.text).toContain("dropped and re-added upstream");
-    expect((await h.mcp.review("dict")).held[0]?.why).toBe("re-added");
+    const review = await h.mcp.review("dict");
+    expect(review.held[0]).toMatchObject({ why: "re-added", accepted, fields: [] });
+    expect(review.gone).toEqual([]);
 
     await h.mcp.accept("dict", { tools: ["dict.lookup"], by: "person (test)" });
     // the person's confirm still holds, and a sync after keeps both changes

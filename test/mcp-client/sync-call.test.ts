@@ -1,6 +1,8 @@
 import { writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Json, json } from "../../tree/value.js";
 import { alive } from "../helpers/processes.js";
 import { setPolicy } from "../tools/helpers.js";
@@ -462,5 +464,49 @@ describe("MCP client: a Streamable HTTP server's tools in the listing", () => {
     // the reason is the HTTP server's power, not a stdio server's
     const execOnly = (await h.runtime.listTools("nonet")).valid.find((t) => t.name === "remote.echo");
     expect(execOnly?.blocked).not.toContain('"exec"');
+  });
+});
+
+describe("MCP client: a Streamable HTTP server that cannot be reached says why", () => {
+  let h: McpHarness;
+  let web: Server;
+  let base: string;
+  let closedPort: number;
+  beforeAll(async () => {
+    h = await mcpHarness();
+    // answers 401 under /auth and 404 elsewhere, as a real server without that path or credential would
+    web = createServer((req, res) => {
+      res.writeHead(req.url?.startsWith("/auth") ? 401 : 404, { "content-type": "text/plain" });
+      res.end(req.url?.startsWith("/auth") ? "token required" : "no such page");
+    });
+    await new Promise<void>((r) => web.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+    const spare = createServer();
+    await new Promise<void>((r) => spare.listen(0, "127.0.0.1", r));
+    closedPort = (spare.address() as AddressInfo).port;
+    await new Promise((r) => spare.close(r));
+  });
+  afterAll(async () => {
+    await h.dispose();
+    await new Promise((r) => web.close(r));
+  });
+
+  it("reports the status or the network error, not that it exited", async () => {
+    await h.register("locked", { url: `${base}/auth/mcp` });
+    await h.register("moved", { url: `${base}/old/mcp` });
+    await h.register("down", { url: `http://127.0.0.1:${closedPort}/mcp` });
+    const [locked] = await h.mcp.sync("locked");
+    expect(locked?.error).toContain("HTTP 401 Unauthorized (token required)");
+    expect(locked?.error).toContain('"headers"');
+    const [moved] = await h.mcp.sync("moved");
+    expect(moved?.error).toContain("HTTP 404 Not Found");
+    expect(moved?.error).toContain("nothing serves MCP at /old/mcp");
+    const [down] = await h.mcp.sync("down");
+    expect(down?.error).toContain("connection refused");
+    expect(down?.error).toContain("ECONNREFUSED");
+    for (const r of [locked, moved, down]) {
+      expect(r?.ok).toBe(false);
+      expect(r?.error).not.toContain("exited before answering");
+    }
   });
 });

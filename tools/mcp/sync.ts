@@ -2,13 +2,12 @@ import type { Logger } from "pino";
 import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
 import { ToolError } from "../errors.js";
-import { netHosts } from "../gate.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
 import { systemLookup } from "../net/lookup.js";
-import type { Policy } from "../policy.js";
+import { netHosts, type Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
-import { type Gone, type Held, type Pin, pinOf } from "./pins.js";
+import { type Gone, type Held, type Pin, pinOf, prunePins } from "./pins.js";
 import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
 import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
 import { type UpstreamTool, upstreamDeclarations } from "./upstream-tools.js";
@@ -141,8 +140,11 @@ async function syncOnce(
       const client = await pool.client(server, entry, node?.modRev ?? 0, timeout);
       const release = pool.use(server);
       try {
-        listed = (await client.listTools(undefined, { timeout, cacheMode: "refresh" }))
-          .tools as UpstreamTool[];
+        // a server without tools has none to list: the SDK would say so with a console.debug line,
+        // on the stdout `kvspace mcp sync` answers on
+        listed = client.getServerCapabilities()?.tools
+          ? ((await client.listTools(undefined, { timeout, cacheMode: "refresh" })).tools as UpstreamTool[])
+          : [];
       } finally {
         release();
       }
@@ -226,6 +228,7 @@ async function syncOnce(
     }
     removed.push(name);
   }
+  prunePins(pinned.pins, pinned.gone);
   const unregistered = !entry;
   const report: SyncReport = {
     server,
@@ -334,12 +337,13 @@ function pinTools(
       continue;
     }
     if (pin && pin.hash === hash && !wasGone?.upstream) continue;
-    if (!pin && fresh) {
+    if (!pin && fresh && !wasGone?.upstream) {
       pins[toolName] = { hash, tool, by, ts: now };
       continue;
     }
     const why = wasGone?.upstream ? "re-added" : pin ? "changed" : "new";
-    held[toolName] = { hash, tool, name, why, since: now };
+    const was = wasGone?.upstream ? (wasGone.pin ?? pin) : undefined;
+    held[toolName] = { hash, tool, name, why, since: now, ...(was ? { was } : {}) };
   }
   return { pins, held, gone };
 }

@@ -9,11 +9,10 @@ import type { FetchLike } from "@modelcontextprotocol/client";
 import { fetch as undiciFetch } from "undici";
 import type { Tree } from "../../tree/types.js";
 import { ToolError } from "../errors.js";
-import { netHosts } from "../gate.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
 import { systemLookup } from "../net/lookup.js";
 import { pinnedAgent } from "../net/pinned-agent.js";
-import type { Policy } from "../policy.js";
+import { netHosts, type Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type HttpEntry, MCP_DIR } from "./registry.js";
 

@@ -305,9 +305,12 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         fetch: pinned.fetch,
       });
     }
-    // a process that exits before answering closes the transport: the handshake fails at once
+    // a process that exits before answering closes the transport: the handshake fails at once. An
+    // HTTP transport closes too when its first request fails, before the request's own error (the
+    // status, a refused connection) reaches connect: that error is the one to tell.
     const exited = new Promise<never>((_, reject) => {
-      transport.onclose = () => reject(new Error("it exited before answering"));
+      if (transport instanceof StdioClientTransport)
+        transport.onclose = () => reject(new Error("it exited before answering"));
     });
     exited.catch(() => {});
     try {
@@ -471,8 +474,45 @@ function startFailure(server: string, entry: McpServerEntry, err: unknown, stder
   // unsandboxed, spawn fails; sandboxed, the sandbox's exec does (and says so on stderr)
   if (isStdio(entry) && (code === "ENOENT" || /failed to execute .*: No such file or directory/.test(stderr)))
     why = `no such program "${entry.command[0]}"${code === "ENOENT" ? "" : " in its sandbox (the system folders, the workspace and its readOnlyPaths)"}`;
+  if (!isStdio(entry)) why = httpCause(err, new URL(entry.url)) ?? why;
   const tail = stderr.trim().split("\n").slice(-5).join("\n  ");
   return `the MCP server "${server}" (${what}) could not start: ${why}${tail ? `\n  its stderr: ${tail}` : ""}\nFix /byteseek/mcp/${server} (kvspace get /byteseek/mcp/${server}), then kvspace mcp sync ${server}`;
+}
+
+/** What a failed connection to a Streamable HTTP server had to say, when it is known. */
+const NET_CAUSES: Record<string, string> = {
+  ECONNREFUSED: "connection refused: nothing listens there",
+  ENOTFOUND: "the host name does not resolve",
+  EAI_AGAIN: "the host name could not be resolved now",
+  ETIMEDOUT: "the connection timed out",
+  ECONNRESET: "the connection was reset",
+  EHOSTUNREACH: "the host is unreachable",
+  ENETUNREACH: "the network is unreachable",
+  UND_ERR_CONNECT_TIMEOUT: "the connection timed out",
+};
+
+/**
+ * The real cause of a failed start over HTTP: the status the server answered (401 and 403 say
+ * which credential to set, 404 that nothing serves MCP at that path), or the network error under
+ * a `fetch failed` (refused, unresolvable, timed out). Undefined: the error's own message is best.
+ */
+function httpCause(err: unknown, url: URL): string | undefined {
+  const data = (err as { data?: { status?: unknown; statusText?: unknown; text?: unknown } } | undefined)
+    ?.data;
+  if (typeof data?.status === "number") {
+    const text = typeof data.text === "string" ? data.text.trim().replace(/\s+/g, " ").slice(0, 200) : "";
+    const said = `HTTP ${data.status}${typeof data.statusText === "string" && data.statusText ? ` ${data.statusText}` : ""}${text ? ` (${text})` : ""}`;
+    if (data.status === 401 || data.status === 403)
+      return `${said}: the server wants a credential it accepts; put it in the entry's "headers" (e.g. "Authorization": "Bearer …")`;
+    if (data.status === 404) return `${said}: nothing serves MCP at ${url.pathname}; check the URL's path`;
+    return said;
+  }
+  for (let cause: unknown = err, depth = 0; cause && depth < 5; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && NET_CAUSES[code]) return `${NET_CAUSES[code]} (${code}, ${url.host})`;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 async function closeQuietly(c: Client): Promise<void> {
