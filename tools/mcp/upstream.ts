@@ -6,12 +6,17 @@
 import { randomBytes } from "node:crypto";
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type OAuthClientProvider,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Logger } from "pino";
 import { ToolError } from "../errors.js";
 import { endMarkedProcesses } from "../process/contain.js";
 import { buildCommandEnv } from "../process/env.js";
+import { signInFailure } from "./oauth/failure.js";
 import { isStdio, type McpServerEntry } from "./registry.js";
 
 /** What an upstream is doing, as `kvspace mcp list` and the web page show it. */
@@ -52,6 +57,10 @@ export interface UpstreamPoolOptions {
   passEnv?: () => Promise<readonly string[]>;
   /** Told when a connected server sends notifications/tools/list_changed. */
   onListChanged?: (server: string) => void;
+  /** The OAuth provider of an HTTP server's connection (its sign-in, tools/mcp/oauth/). */
+  authProvider?: (server: string) => OAuthClientProvider | undefined;
+  /** Sets up a new client before it connects (the handlers of upstream requests: upstream-requests.ts). */
+  prepare?: (server: string, client: Client) => void;
 }
 
 interface Live {
@@ -199,8 +208,12 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
             onChanged: () => options.onListChanged?.(server),
           },
         },
+        // an HTTP server speaking 2026-07-28 gets it (server/discover first), any other the 2025
+        // handshake; a stdio server stays on 2025 (the SDK's probe would start it twice)
+        ...(isStdio(entry) ? {} : { versionNegotiation: { mode: "auto" as const } }),
       },
     );
+    options.prepare?.(server, c);
     let transport: StdioClientTransport | StreamableHTTPClientTransport;
     if (isStdio(entry)) {
       const [command, ...args] = entry.command as [string, ...string[]];
@@ -234,13 +247,16 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       });
       transport = stdio;
     } else {
+      const authProvider = options.authProvider?.(server);
       transport = new StreamableHTTPClientTransport(new URL(entry.url), {
         requestInit: { headers: entry.headers ?? {} },
+        ...(authProvider ? { authProvider } : {}),
       });
     }
-    // a process that exits before answering closes the transport: the handshake fails at once
+    // a process that exits before answering closes the transport: the handshake fails at once (an
+    // HTTP transport closes on its own errors too, whose words say more: they are kept)
     const exited = new Promise<never>((_, reject) => {
-      transport.onclose = () => reject(new Error("it exited before answering"));
+      if (isStdio(entry)) transport.onclose = () => reject(new Error("it exited before answering"));
     });
     exited.catch(() => {});
     try {
@@ -249,7 +265,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         exited,
       ]);
     } catch (err) {
-      const why = startFailure(server, entry, err, up.stderr);
+      const why = signInFailure(server, err)?.message ?? startFailure(server, entry, err, up.stderr);
       await closeQuietly(c);
       await endMark(up.mark);
       if (abandoned(up)) throw stoppedWhileStarting(server);

@@ -138,6 +138,12 @@ export function createApi(options: ApiOptions) {
     mcp: () => json<McpServersJson>("/v1/mcp"),
     mcpSync: (server: string) =>
       json<McpSyncJson>("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) }),
+    /** Starts a person's OAuth sign-in to an HTTP upstream: the authorization URL to open. */
+    mcpLogin: (server: string) =>
+      json<{ authorizationUrl: string }>(`/v1/mcp/${encodeURIComponent(server)}/login`, {
+        method: "POST",
+        body: "{}",
+      }),
     approvals: () => json<PendingApprovalsJson>("/v1/approvals"),
     decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>
       json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
