@@ -21,6 +21,7 @@ import { createTreeTools } from "../tools/tree/tools.js";
 import type { BuiltinTool } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
 import { AgentError } from "./errors.js";
+import { killAt } from "./kill-at.js";
 import { type ClientLlmSettings, resolveLlmConfig } from "./llm-config.js";
 import { type Agent, createAgent } from "./loop.js";
 import { createProvider, type ProviderDeps } from "./providers/index.js";
@@ -169,10 +170,14 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     logger: logger.child({ part: "mcp-client" }),
     workspace: options.workspace,
     env: commandEnv,
+    sandbox,
+    ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
   });
+  const failpoint = killAt(env.BYTESEEK_KILL_AT);
   const runtime = createRuntime({
     tree,
     builtins,
+    ...(failpoint ? { failpoint } : {}),
     logger,
     workspace: options.workspace,
     llm,

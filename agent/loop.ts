@@ -16,7 +16,7 @@ import { buildPrompt, lastTurnKey } from "../prompts/build.js";
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
 import { SEARCH_TOOL } from "../prompts/tool-list.js";
 import type { ToolKind } from "../tools/errors.js";
-import { writeRecord } from "../tools/records.js";
+import { type CallOrigin, writeRecord } from "../tools/records.js";
 import { isRunId } from "../tools/run-id.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { ToolResult } from "../tools/types.js";
@@ -89,9 +89,11 @@ export function createAgent(options: AgentOptions): Agent {
     return out;
   }
 
-  async function addMessage(vid: string, messages: ChatMessage[], m: ChatMessage): Promise<void> {
+  /** Appends a message to the session; answers its number (`/byteseek/session/<vid>/<n>`). */
+  async function addMessage(vid: string, messages: ChatMessage[], m: ChatMessage): Promise<number> {
     messages.push(m);
-    await tree.append(sessionDir(vid), json(m as unknown as Json), { vid });
+    const { key } = await tree.append(sessionDir(vid), json(m as unknown as Json), { vid });
+    return Number(key.slice(key.lastIndexOf("/") + 1));
   }
 
   /** Adds tokens (and turns) to /byteseek/usage/<vid>, next to the runtime's call counters. */
@@ -125,6 +127,7 @@ export function createAgent(options: AgentOptions): Agent {
     kind: ToolKind,
     code: string,
     text: string,
+    origin: CallOrigin,
   ): Promise<ToolResult> {
     const ts = Date.now();
     const details = { code, argsText: call.argsText.slice(0, 2000) };
@@ -137,6 +140,8 @@ export function createAgent(options: AgentOptions): Agent {
       details,
       ts,
       ms: 0,
+      state: "done",
+      origin,
     });
     return { kind, isError: true, text, details, ...(record ? { record } : {}) };
   }
@@ -147,12 +152,14 @@ export function createAgent(options: AgentOptions): Agent {
     o: TurnInput,
     signal: AbortSignal,
     emit: (e: AgentEvent) => void,
+    origin: CallOrigin,
+    retry?: string,
   ): Promise<ToolResult> {
     let args: unknown;
     try {
       args = call.argsText.trim() === "" ? {} : JSON.parse(call.argsText);
     } catch {
-      return recordSynthetic(vid, call, "vet", "invalid_json", await readPrompt(tree, "bad-json"));
+      return recordSynthetic(vid, call, "vet", "invalid_json", await readPrompt(tree, "bad-json"), origin);
     }
     await tree.set(pcKey(vid), json({ id: call.id, name: call.name, started: Date.now() }), { vid });
     // While a person decides, the run's status says it waits (and for which approval).
@@ -162,6 +169,8 @@ export function createAgent(options: AgentOptions): Agent {
       signal,
       ...(o.approve ? { approve: true } : {}),
       waitForApproval: true,
+      origin,
+      ...(retry ? { retry } : {}),
       onApproval(p) {
         // the event goes out once the status says so: whoever hears it reads the same state
         waited = tree
@@ -232,7 +241,11 @@ export function createAgent(options: AgentOptions): Agent {
         );
         result.usage.inputTokens += reply.usage.inputTokens;
         result.usage.outputTokens += reply.usage.outputTokens;
-        await addMessage(vid, messages, { role: "assistant", text: reply.text, toolCalls: reply.toolCalls });
+        const message = await addMessage(vid, messages, {
+          role: "assistant",
+          text: reply.text,
+          toolCalls: reply.toolCalls,
+        });
         if (reply.toolCalls.length === 0) {
           result.text = reply.text;
           result.reason = "done";
@@ -252,8 +265,11 @@ export function createAgent(options: AgentOptions): Agent {
           }
           emit({ type: "tool_start", id: call.id, name: call.name, args });
           const r = truncated
-            ? await recordSynthetic(vid, call, "truncated", "truncated", truncatedText)
-            : await runCall(vid, call, o, signal, emit);
+            ? await recordSynthetic(vid, call, "truncated", "truncated", truncatedText, {
+                message,
+                id: call.id,
+              })
+            : await runCall(vid, call, o, signal, emit, { message, id: call.id });
           if (r.isError) failed++;
           if (r.terminate) terminate = true;
           if (call.name === SEARCH_TOOL && !r.isError) for (const n of foundNames(r.details)) found.add(n);

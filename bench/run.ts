@@ -19,6 +19,7 @@ const ALL = [
   "mcp-client",
   "tool-search",
   "sandbox",
+  "durable",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

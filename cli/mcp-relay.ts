@@ -14,6 +14,7 @@ import { connect, type Socket } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
 import { HolderAnswer, type RelayHello, socketAt } from "../mcp/share.js";
+import { fastLanesByDefault } from "../tree/fast-lanes.js";
 import { CliError } from "./errors.js";
 
 export interface RelayOptions {
@@ -37,6 +38,11 @@ export interface RelayOptions {
    * over, ms (default 5 s): a server being restarted gets its folder back.
    */
   serverGraceMs?: number;
+  /**
+   * Read ids off the SDKs' usual line shapes (the relay's fast lane, `sniffLine`); false: parse
+   * every line (`parseLine`, the reference lane). Default: BYTESEEK_FAST (on; tree/fast-lanes.ts).
+   */
+  sniff?: boolean;
 }
 
 type Id = string | number;
@@ -56,6 +62,7 @@ const SETUP_METHODS = new Set(["resources/subscribe", "resources/unsubscribe", "
 export async function relayMcp(options: RelayOptions): Promise<void> {
   const { stdin, stdout, logger } = options;
   const patienceMs = options.patienceMs ?? 10_000;
+  const classify: Classify = (options.sniff ?? fastLanesByDefault()) ? sniffLine : parseLine;
   /** The client's first request and its `initialized`, replayed to a new holder. */
   let opening: (Message & Record<string, unknown>) | undefined;
   let openingLine: string | undefined;
@@ -278,7 +285,7 @@ function* lines(block: string): Generator<string> {
  */
 const TAIL_ID = /,"jsonrpc":"2\.0","id":(-?\d{1,15}|"[A-Za-z0-9_.:-]{1,64}")\}$/;
 
-interface Seen {
+export interface Seen {
   kind: "request" | "response" | "initialized" | "other";
   id?: Id;
   message?: Message & Record<string, unknown>;
@@ -286,19 +293,14 @@ interface Seen {
 
 /**
  * What a line is, as far as the relay cares: from the client, requests (kept until answered) and
- * `initialized`; from the holder, responses. The SDKs' usual shapes are read off the line's ends;
- * anything else is parsed.
+ * `initialized`; from the holder, responses. Two implementations answer alike for every line:
+ * `parseLine` parses it (the reference lane), `sniffLine` reads the SDKs' usual shapes off the
+ * line's ends and parses only the rest (the fast lane).
  */
-function classify(line: string, from: "client" | "holder"): Seen {
-  const expected = from === "client" ? '{"method":"' : '{"result":';
-  if (line.startsWith(expected)) {
-    const tail = TAIL_ID.exec(line.length > 120 ? line.slice(-120) : line);
-    if (tail) {
-      const raw = tail[1] as string;
-      const id = raw.startsWith('"') ? raw.slice(1, -1) : Number(raw);
-      return { kind: from === "client" ? "request" : "response", id };
-    }
-  } else if (from === "holder" && line.startsWith('{"method":"')) return { kind: "other" };
+type Classify = (line: string, from: "client" | "holder") => Seen;
+
+/** The reference lane: every line parsed. */
+export function parseLine(line: string, from: "client" | "holder"): Seen {
   const message = parse(line);
   if (message === undefined) return { kind: "other" };
   const hasId = typeof message.id === "string" || typeof message.id === "number";
@@ -311,6 +313,20 @@ function classify(line: string, from: "client" | "holder"): Seen {
   return message.method === undefined && hasId
     ? { kind: "response", id: message.id as Id }
     : { kind: "other" };
+}
+
+/** The fast lane: the SDKs' usual shapes read off the line's ends; anything else parsed. */
+export function sniffLine(line: string, from: "client" | "holder"): Seen {
+  const expected = from === "client" ? '{"method":"' : '{"result":';
+  if (line.startsWith(expected)) {
+    const tail = TAIL_ID.exec(line.length > 120 ? line.slice(-120) : line);
+    if (tail) {
+      const raw = tail[1] as string;
+      const id = raw.startsWith('"') ? raw.slice(1, -1) : Number(raw);
+      return { kind: from === "client" ? "request" : "response", id };
+    }
+  } else if (from === "holder" && line.startsWith('{"method":"')) return { kind: "other" };
+  return parseLine(line, from);
 }
 
 /** The method of a request line in the SDKs' shape (`{"method":"…",…`). */

@@ -11,7 +11,7 @@ import { treeReadRefusal } from "../tools/gate.js";
 import { maskSecrets } from "../tools/mcp/registry.js";
 import type { LoadedPolicy } from "../tools/policy.js";
 import { isTreeError } from "../tree/errors.js";
-import { isSystemName } from "../tree/path.js";
+import { isSystemName, parseKey } from "../tree/path.js";
 import type { Tree } from "../tree/types.js";
 import { formatValue } from "../tree/value.js";
 
@@ -53,6 +53,23 @@ export function unreadable(key: string, loaded: LoadedPolicy, vid: string): stri
 /** Whether run `vid` may read `key` under `loaded`. */
 export function readable(key: string, loaded: LoadedPolicy, vid: string): boolean {
   return unreadable(key, loaded, vid) === undefined;
+}
+
+/**
+ * Why `cursor` is not one `resources/list` gave (a child name of the memory folder, as the tree's
+ * pages name them), or undefined when it is: a made-up cursor is the client's error (-32602), never
+ * the server's.
+ */
+export function cursorProblem(cursor: unknown): string | undefined {
+  if (cursor === undefined) return undefined;
+  const bad = `the cursor ${JSON.stringify(cursor)?.slice(0, 80)} is not one byteseek gave; list again without a cursor and pass on the nextCursor of each page`;
+  if (typeof cursor !== "string" || cursor === "" || cursor.slice(0, -1).includes("/")) return bad;
+  try {
+    parseKey(`${MEMORY_DIR}${cursor}`);
+  } catch {
+    return bad;
+  }
+  return undefined;
 }
 
 /** One page of memory entries run `vid` may read. */

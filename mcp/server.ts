@@ -30,13 +30,14 @@ import { capText } from "../tools/cap.js";
 import { createPolicyReader } from "../tools/policy.js";
 import { RUN_ID } from "../tools/run-id.js";
 import type { ToolResult } from "../tools/types.js";
+import { parseKey } from "../tree/path.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
 import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
 import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
 import { getTemplate, listPrompts, MCP_PROMPTS_DIR, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
-import { listMemory, readKey, TREE_TEMPLATE, unreadable, uriToKey } from "./resources.js";
+import { cursorProblem, listMemory, readKey, TREE_TEMPLATE, unreadable, uriToKey } from "./resources.js";
 import type { McpSource } from "./source.js";
 
 /** byteseek_find with a query answers at most this many tools, best first. */
@@ -127,6 +128,18 @@ export interface ListenFilter {
   promptsListChanged?: unknown;
   resourcesListChanged?: unknown;
   resourceSubscriptions?: unknown[];
+}
+
+/**
+ * Lists answered in one page carry no nextCursor, so any cursor a client sends was not byteseek's:
+ * invalid params (-32602), as the spec asks, rather than a silent first page again.
+ */
+function onePage(method: string, cursor: unknown): void {
+  if (cursor !== undefined)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `${method} answers everything in one page, so the cursor ${JSON.stringify(cursor)?.slice(0, 80)} is not one byteseek gave; list again without a cursor`,
+    );
 }
 
 /** `mcp-<client name>`, made a valid run id. */
@@ -327,16 +340,18 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     };
     const vidOf = (ctx: ServerContext) => options.vid ?? clientVid(asked(ctx).clientInfo()?.name);
 
-    server.setRequestHandler("tools/list", async (_request, ctx) => ({
-      tools: (await freshCatalogue(vidOf(ctx))).tools,
-    }));
+    server.setRequestHandler("tools/list", async (request, ctx) => {
+      onePage("tools/list", request.params?.cursor);
+      return { tools: (await freshCatalogue(vidOf(ctx))).tools };
+    });
 
     server.setRequestHandler("tools/call", (request, ctx) =>
       callTool(request.params.name, request.params.arguments ?? {}, asked(ctx), options.vid),
     );
 
     // templates are tree values: a run reads them under its grant, as resources and tree.get
-    server.setRequestHandler("prompts/list", async (_request, ctx) => {
+    server.setRequestHandler("prompts/list", async (request, ctx) => {
+      onePage("prompts/list", request.params?.cursor);
       const loaded = await readPolicy();
       const vid = vidOf(ctx);
       return { prompts: await listPrompts(tree, (key) => unreadable(key, loaded, vid) === undefined) };
@@ -355,24 +370,33 @@ export function createMcpFactory(deps: McpFactoryDeps) {
 
     server.setRequestHandler("resources/list", async (request, ctx) => {
       const cursor = request.params?.cursor;
+      const problem = cursorProblem(cursor);
+      if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
       return listMemory(tree, await readPolicy(), vidOf(ctx), cursor);
     });
 
-    server.setRequestHandler("resources/templates/list", async () => ({
-      resourceTemplates: [TREE_TEMPLATE],
-    }));
+    server.setRequestHandler("resources/templates/list", async (request) => {
+      onePage("resources/templates/list", request.params?.cursor);
+      return { resourceTemplates: [TREE_TEMPLATE] };
+    });
 
-    server.setRequestHandler("resources/read", async (request, ctx) => {
-      const { uri } = request.params;
+    /** The key a resource URI names, when run `vid` may read it (as tree.get decides); else the error to answer. */
+    async function readableKey(uri: string, vid: string): Promise<string> {
       const key = uriToKey(uri);
       if (key === undefined)
         throw new ProtocolError(
           ProtocolErrorCode.ResourceNotFound,
           `${uri} is not a byteseek resource: use byteseek://tree/<key>`,
         );
-      const why = unreadable(key, await readPolicy(), vidOf(ctx));
+      const why = unreadable(key, await readPolicy(), vid);
       if (why !== undefined)
         throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `${uri} is not readable: ${why}`);
+      return key;
+    }
+
+    server.setRequestHandler("resources/read", async (request, ctx) => {
+      const { uri } = request.params;
+      const key = await readableKey(uri, vidOf(ctx));
       let contents: Awaited<ReturnType<typeof readKey>>;
       try {
         contents = await readKey(tree, uri, key);
@@ -385,8 +409,17 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       return { contents };
     });
 
-    server.setRequestHandler("resources/subscribe", async (request) => {
-      instance.subscriptions.add(request.params.uri);
+    // a subscription tells when a key changes: only of a valid key the run may read (one not written
+    // yet included, so a client hears of its creation)
+    server.setRequestHandler("resources/subscribe", async (request, ctx) => {
+      const { uri } = request.params;
+      const key = await readableKey(uri, vidOf(ctx));
+      try {
+        parseKey(key);
+      } catch {
+        throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `${uri} names no valid key`);
+      }
+      instance.subscriptions.add(uri);
       return {};
     });
     server.setRequestHandler("resources/unsubscribe", async (request) => {

@@ -132,6 +132,8 @@ export interface ShareOptions {
    * absent: the holder asks for none (`byteseek serve --no-auth`).
    */
   credential?: (token: string | undefined) => boolean;
+  /** Plain 2026-era calls answered beside the SDK (mcp/stdio.ts; default: BYTESEEK_FAST, on). */
+  plainCalls?: boolean;
 }
 
 /** A relayed session's run id: made by the holder, one per connection. */
@@ -161,7 +163,7 @@ export async function listenShared(options: ShareOptions): Promise<SharedMcp | u
 }
 
 async function listen(options: ShareOptions): Promise<SharedMcp> {
-  const { path, factory, live, logger, workspace, holder, http, credential } = options;
+  const { path, factory, live, logger, workspace, holder, http, credential, plainCalls } = options;
   const open = new Map<Socket, { close(): Promise<void> } | undefined>();
   const instances = new Set<McpInstance>();
 
@@ -183,6 +185,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
         socket.once("close", () => instances.delete(instance));
       },
       vid,
+      ...(plainCalls === undefined ? {} : { plainCalls }),
     });
     open.set(socket, handle);
     // paused since the hello; the transport listens now

@@ -212,7 +212,21 @@ export const HeldToolJson = z.object({
   diff: z.string().describe("unified diff of each differing field, accepted → upstream now"),
 });
 
-export const McpReviewJson = z.object({ server: z.string(), held: z.array(HeldToolJson) });
+export const DroppedPinJson = z.object({
+  tool: z.string().describe("the upstream tool name"),
+  name: z.string().describe("the declaration's name in the tree, while it was synced"),
+  accepted: z.string().describe("the hash a person had accepted"),
+  acceptedBy: z.string(),
+  since: z.number().describe("when the tool was seen gone upstream"),
+});
+
+export const McpReviewJson = z.object({
+  server: z.string(),
+  held: z.array(HeldToolJson),
+  gone: z
+    .array(DroppedPinJson)
+    .describe("pins dropped because their tools left the upstream's list; coming back, each is held"),
+});
 export type McpReviewJson = z.infer<typeof McpReviewJson>;
 
 export const McpAcceptJson = z.object({

@@ -14,10 +14,13 @@ import { effectOf } from "./effect.js";
 import type { Execute } from "./execute.js";
 import { checkPolicy, type GateInput } from "./gate.js";
 import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
+import type { CallIntent } from "./intent.js";
+import type { PlanIntent } from "./intent-plan.js";
 import { argProblems, signatureOf } from "./json-schema.js";
 import type { LoadedPolicy, Policy } from "./policy.js";
 import type { Power } from "./powers.js";
 import type { OwnedScope } from "./process/scope.js";
+import { type CallOrigin, idempotencyKeyOf, STARTED_TEXT, type ToolRecord, writeRecord } from "./records.js";
 import { failure } from "./results.js";
 import { isRunId, RUN_ID_RULE } from "./run-id.js";
 import type { KeyedLock, ToolResult } from "./types.js";
@@ -38,7 +41,21 @@ export interface CallOptions {
   waitForApproval?: boolean;
   /** Told when the call starts waiting for a person, with the approval key. */
   onApproval?: (pending: PendingApproval) => void;
+  /** The model's tool call this answers (the agent loop): kept in the record for a resumed run. */
+  origin?: CallOrigin;
+  /**
+   * A resumed run running an interrupted call again (agent/resume.ts): the key of its `started`
+   * record, which this call's records replace, keeping its idempotency key.
+   */
+  retry?: string;
 }
+
+/**
+ * Fault injection for the chaos test and bench (BYTESEEK_KILL_AT): told at the two points a
+ * process may die during a call — `effect` (its started record written, the tool not yet run)
+ * and `record` (the tool ran, its result not yet recorded).
+ */
+export type Failpoint = (point: "effect" | "record", call: { name: string; vid: string }) => void;
 
 export interface PipelineOptions {
   tree: Tree;
@@ -54,8 +71,11 @@ export interface PipelineOptions {
   runLocks: KeyedLock;
   /** What an `mcp` tool's server needs (GateInput.mcpNeeds), from the MCP client. */
   mcpNeeds?: GateInput["mcpNeeds"] | undefined;
-  /** An `mcp` tool's server's held tools (GateInput.mcpHeld), from the MCP client. */
-  mcpHeld?: GateInput["mcpHeld"] | undefined;
+  /** Whether an `mcp` tool's upstream tool may be called (GateInput.mcpAllowed), from the MCP client. */
+  mcpAllowed?: GateInput["mcpAllowed"] | undefined;
+  /** What a call intends (side effect, file hashes), asked just before its started record. */
+  planIntent: PlanIntent;
+  failpoint?: Failpoint | undefined;
 }
 
 export interface CallPipeline {
@@ -66,9 +86,13 @@ export interface CallPipeline {
 
 /** Filled while a call is answered, written with its record. */
 interface RecordMeta {
+  /** The arguments as the caller sent them. */
+  args: unknown;
   decl?: DeclRef;
   gate?: { rule: string };
   approval?: string;
+  /** The call's started record (the call executed): its key, and what it intended. */
+  started?: { key: string; intent: CallIntent };
 }
 
 export function createCallPipeline(options: PipelineOptions): CallPipeline {
@@ -124,7 +148,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       ...(inherited.inheritedConfirm ? { inheritedConfirm: inherited.inheritedConfirm } : {}),
       ...(inherited.wraps ? { wraps: inherited.wraps } : {}),
       ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),
-      ...(options.mcpHeld ? { mcpHeld: options.mcpHeld } : {}),
+      ...(options.mcpAllowed ? { mcpAllowed: options.mcpAllowed } : {}),
     });
     if (verdict.allowed) return { rule: verdict.rule };
     return {
@@ -193,6 +217,44 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         { problems, signature },
       ),
     };
+  }
+
+  /**
+   * Intent before effect: the `started` record (arguments, declaration pin, gate rule, idempotency
+   * key, side effect, file hashes) is stored before the call executes. A call whose start cannot
+   * be recorded does not run (answered as a refusal).
+   */
+  async function begin(
+    call: ToolCall,
+    policy: Policy,
+    callOptions: CallOptions,
+    meta: RecordMeta,
+  ): Promise<ToolResult | undefined> {
+    const intent = await options.planIntent(call, policy);
+    const record: ToolRecord = {
+      ...baseRecord(call.name, meta.args, Date.now(), meta, callOptions),
+      kind: "runtime",
+      isError: true,
+      text: STARTED_TEXT,
+      details: { code: "started" },
+      ms: 0,
+      state: "started",
+      sideEffect: intent.sideEffect,
+      ...(intent.files ? { files: intent.files } : {}),
+    };
+    // a retry keeps its key; a new record's is its own number, known once appended (stored with the result)
+    if (callOptions.retry !== undefined) record.idempotencyKey = idempotencyKeyOf(callOptions.retry);
+    const key = await writeRecord(tree, logger, call.vid, record, callOptions.retry);
+    if (key === undefined)
+      return failure(
+        "runtime",
+        "failed",
+        `${call.name} did not run: byteseek could not record its start in the tree (see the server's log). Try again later.`,
+        {},
+      );
+    call.idempotencyKey = idempotencyKeyOf(key);
+    meta.started = { key, intent };
+    return undefined;
   }
 
   /** Everything up to the record; `meta` is what the record says ran and why. */
@@ -265,9 +327,13 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     }
     if (!result && loaded.ok) {
       const policy = loaded.policy;
-      result = decl.sequential
-        ? await options.runLocks.run(callOptions.vid, () => execute(call, policy, callOptions.signal, scopes))
-        : await execute(call, policy, callOptions.signal, scopes);
+      const run = async (): Promise<ToolResult> => {
+        const refused = await begin(call, policy, callOptions, meta);
+        if (refused) return refused;
+        options.failpoint?.("effect", call);
+        return execute(call, policy, callOptions.signal, scopes);
+      };
+      result = decl.sequential ? await options.runLocks.run(callOptions.vid, run) : await run();
       const change = result.details.change as ProposedChange | undefined;
       if (result.details.code === "needs_approval" && change && callOptions.waitForApproval)
         result = await changeApproval(
@@ -297,7 +363,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         {},
       );
     let result: ToolResult;
-    const meta: RecordMeta = {};
+    const meta: RecordMeta = { args: args ?? {} };
     const scopes: OwnedScope[] = [];
     try {
       result = await answer(String(name), args, callOptions, meta, scopes);
@@ -316,27 +382,28 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
     // made-up names share one counter: a run calling many cannot grow its usage node without bound
     const tool = result.details.code === "unknown_tool" ? UNKNOWN_TOOLS : String(name);
+    const begun = meta.started;
+    if (begun) options.failpoint?.("record", { name: String(name), vid });
     const record = await callLog.write(
       vid,
       {
-        name: String(name),
-        args: args ?? {},
+        ...baseRecord(String(name), meta.args, ts, meta, callOptions),
         kind: result.kind,
         isError: result.isError,
         text: result.text,
         details: result.details,
-        ts,
         ms,
-        ...(meta.decl
+        state: "done",
+        ...(begun
           ? {
-              decl: { key: meta.decl.key, modRev: meta.decl.modRev, hash: meta.decl.hash },
-              writer: meta.decl.writer,
+              idempotencyKey: idempotencyKeyOf(begun.key),
+              sideEffect: begun.intent.sideEffect,
+              ...(begun.intent.files ? { files: begun.intent.files } : {}),
             }
           : {}),
-        ...(meta.gate ? { gate: meta.gate } : {}),
-        ...(meta.approval ? { approval: meta.approval } : {}),
       },
       { tool, kind: result.kind, ms },
+      begun?.key,
     );
     // the record is written: what the call's processes left (output, temp files, stragglers) goes
     await Promise.all(
@@ -345,6 +412,30 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       ),
     );
     return record === undefined ? result : { ...result, record };
+  }
+
+  /** The fields both of a call's records carry: what was called, by which declaration, allowed by what. */
+  function baseRecord(
+    name: string,
+    args: unknown,
+    ts: number,
+    meta: RecordMeta,
+    callOptions: CallOptions,
+  ): Pick<ToolRecord, "name" | "args" | "ts" | "decl" | "writer" | "gate" | "approval" | "origin"> {
+    return {
+      name,
+      args,
+      ts,
+      ...(meta.decl
+        ? {
+            decl: { key: meta.decl.key, modRev: meta.decl.modRev, hash: meta.decl.hash },
+            writer: meta.decl.writer,
+          }
+        : {}),
+      ...(meta.gate ? { gate: meta.gate } : {}),
+      ...(meta.approval ? { approval: meta.approval } : {}),
+      ...(callOptions.origin ? { origin: callOptions.origin } : {}),
+    };
   }
 
   /** A call answers once its record and counters are stored (one write): nothing is left to wait for. */

@@ -166,19 +166,32 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
     };
   }
 
-  /** The entries as the import reads them, each checked as it passes (the import writes nothing until all are read). */
+  /**
+   * The entries as the import reads them, each checked as it passes unless `unchecked` (the import
+   * writes nothing until all are read), and a line without a run id under /byteseek/ marked to
+   * disown its key: a person's import makes what it writes theirs, as their set does.
+   */
   async function* checkedEntries(
     entries: AsyncIterable<ExportEntry | string> | Iterable<ExportEntry | string>,
+    unchecked: boolean,
   ): AsyncGenerator<ExportEntry | string> {
     let line = 0;
     for await (const raw of entries) {
       line++;
-      const entry = typeof raw === "string" ? parseLine(raw) : raw;
-      if (entry === undefined) {
+      const parsed = typeof raw === "string" ? parseLine(raw) : raw;
+      if (parsed === undefined) {
         yield raw; // the import reports what is wrong with it, naming the line
         continue;
       }
-      if (typeof entry.key === "string" && entry.kind !== "index" && checkedAt(entry.key) !== undefined) {
+      const { disown: _asked, ...entry } = parsed;
+      if (typeof entry.key === "string" && entry.vid === undefined && personOwnable(entry.key))
+        (entry as Partial<ExportEntry>).disown = true;
+      if (
+        !unchecked &&
+        typeof entry.key === "string" &&
+        entry.kind !== "index" &&
+        checkedAt(entry.key) !== undefined
+      ) {
         let value: TreeValue | undefined;
         try {
           value = valueFromJson(entry.kind, entry.value);
@@ -217,7 +230,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
     history: (key) => tree.history(key),
     export: (dir) => tree.export(dir),
     import(entries, o: ImportOptions = {}) {
-      return tree.import(o.unchecked ? entries : checkedEntries(entries), o);
+      return tree.import(checkedEntries(entries, o.unchecked === true), o);
     },
     clear: () => tree.clear(),
     revision: () => tree.revision(),

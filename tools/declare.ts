@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { ToolError } from "./errors.js";
+import type { FileIntent, IntentContext } from "./intent.js";
 import { paramsFromZod } from "./json-schema.js";
 import type { Power } from "./powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "./types.js";
@@ -18,6 +19,8 @@ export interface BuiltinDefinition<S extends z.ZodType> {
   powers?: readonly Power[];
   /** The timeout a call asks for in its own (unparsed) arguments, in ms. */
   callTimeoutMs?(args: Record<string, unknown>): number | undefined;
+  /** The files a call will change, planned without changing them (BuiltinTool.intent). */
+  intent?(args: z.output<S>, ctx: IntentContext): Promise<FileIntent[] | undefined>;
   /** Runs the tool on arguments already parsed (and typed) with `schema`. */
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
@@ -44,7 +47,19 @@ export function defineBuiltin<S extends z.ZodType>(def: BuiltinDefinition<S>): B
     },
     ...(def.powers !== undefined ? { powers: def.powers } : {}),
     ...(def.callTimeoutMs !== undefined ? { callTimeoutMs: def.callTimeoutMs } : {}),
+    ...(def.intent !== undefined ? { intent: intentOf(def.intent, schema) } : {}),
     execute: async (args, ctx) => execute(parseArgs(schema, args, name), ctx),
+  };
+}
+
+/** A tool's intent over unparsed arguments: arguments its schema refuses change nothing (the call fails). */
+function intentOf<S extends z.ZodType>(
+  intent: NonNullable<BuiltinDefinition<S>["intent"]>,
+  schema: S,
+): NonNullable<BuiltinTool["intent"]> {
+  return async function plannedChange(args, ctx) {
+    const r = schema.safeParse(args);
+    return r.success ? intent(r.data, ctx) : [];
   };
 }
 

@@ -53,7 +53,12 @@ export type ToolErrorCode =
   /** An HTTP upstream wants a person to sign in (again): kvspace mcp login (tools/mcp/oauth/). */
   | "mcp_sign_in"
   // the sandbox every command runs in (tools/sandbox/)
-  | "sandbox_unavailable";
+  | "sandbox_unavailable"
+  // durable runs (tools/intent.ts, agent/resume.ts)
+  /** a record whose call began and has no result yet (its process may have died during it) */
+  | "started"
+  /** a resumed run's call that began before its process died and cannot be run again safely */
+  | "outcome_unknown";
 
 /** The kind a code maps to when the thrower does not say. */
 const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {

@@ -132,6 +132,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       deny,
       denyKeys: policy.denyKeys,
       approved: call.approved,
+      ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
     };
     const env: ImplEnv = { registry, policy, llm, mcp, lookup };
     try {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseStanding } from "./approvals.js";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
+import type { UpstreamVerdict } from "./mcp/allowed.js";
 import { powersNeeded } from "./needs.js";
 import { matchName, targetOfUrl } from "./net/host-rules.js";
 import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
@@ -13,7 +14,7 @@ const PATH_ARGS = ["path", "from", "to"] as const;
 
 /** Why the policy refuses a call: the code, a reason written for the model, and the rule. */
 export interface GateRefusal {
-  code: "denied" | "needs_approval" | "outside_root" | "held_for_review";
+  code: "denied" | "needs_approval" | "outside_root" | "held_for_review" | "mcp_not_allowed";
   reason: string;
   /** The policy rule (or declaration field) that refused, e.g. `grants.default.exec`, `deny[0] (secrets/)`. */
   rule: string;
@@ -50,8 +51,11 @@ export interface GateInput {
   wraps?: string;
   /** The powers an `mcp` tool's server needs (exec for a command, net to its host), from its registry entry. */
   mcpNeeds?: (server: string) => Promise<Need[]>;
-  /** An `mcp` tool's server's upstream tools held for a person's review, with why (tools/mcp/pins.ts). */
-  mcpHeld?: (server: string) => Promise<ReadonlyMap<string, string>>;
+  /**
+   * Whether an `mcp` tool's upstream tool may be called at all: the entry's allow-list, a sync that
+   * declared it, and no pin held for a person's review (tools/mcp/allowed.ts, the one place of that rule).
+   */
+  mcpAllowed?: (server: string, tool: string) => Promise<UpstreamVerdict>;
 }
 
 const HOW_TO_GRANT =
@@ -78,13 +82,15 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
       "agentImpls",
       `${name} was declared by an agent with an impl of kind "${impl.kind}", which the policy's legacy agentImpls rule does not allow (allowed: ${policy.agentImpls.join(", ") || "none"}). ${HOW_TO_GRANT} by removing agentImpls (grants decide instead). Until then use an existing tool.`,
     );
-  if (impl.kind === "mcp") {
-    const held = (await input.mcpHeld?.(impl.server))?.get(impl.tool);
-    if (held)
+  if (impl.kind === "mcp" && input.mcpAllowed) {
+    const verdict = await input.mcpAllowed(impl.server, impl.tool);
+    if (!verdict.ok)
       return refuse(
-        "held_for_review",
-        `pin (${impl.server}/${impl.tool})`,
-        `${name} was not run: ${held}. Until then use another tool, or ask the user to review it.`,
+        verdict.code,
+        verdict.code === "held_for_review"
+          ? `pin (${impl.server}/${impl.tool})`
+          : `mcp allow-list (${impl.server}/${impl.tool})`,
+        `${name} was not run: ${verdict.reason}`,
       );
   }
   const { grant, rule } = grantOf(policy.grants, vid);

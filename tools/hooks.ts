@@ -15,6 +15,8 @@ export interface ToolCall {
   /** Whether the caller approved this call (confirmation). */
   approved: boolean;
   signal: AbortSignal;
+  /** `<vid>/<n>` of the call's record, once its `started` record is written (just before it executes). */
+  idempotencyKey?: string;
 }
 
 /** What a before-hook answers to refuse a call; nothing (or no `deny`) lets it go on. */

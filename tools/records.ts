@@ -1,13 +1,22 @@
 import type { Logger } from "pino";
+import { z } from "zod";
 import { isTreeError } from "../tree/errors.js";
-import type { Tree } from "../tree/types.js";
+import type { Tree, TreeNode } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
 import type { ToolKind } from "./errors.js";
+import type { FileIntent, SideEffect } from "./intent.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */
 export const recordsDir = (vid: string): string => `/byteseek/tool/${vid}/`;
 
-/** What is stored for every call, failed ones included. `text` is exactly what the model saw. */
+/**
+ * What is stored for every call, failed ones included. `text` is exactly what the model saw.
+ * A call that executes is recorded twice at one key: `state: "started"` before it runs (args,
+ * declaration pin, gate rule, idempotency key, side effect, file hashes; kind `runtime`, code
+ * `started`, so a reader that ignores `state` sees an unfinished call), then `state: "done"` with
+ * its result. A call refused before it runs is recorded once, `done`. Records written before
+ * durable runs carry no `state`: they are done. docs/TOOLS.md "Call records" is the reference.
+ */
 export interface ToolRecord {
   name: string;
   args: unknown;
@@ -27,7 +36,70 @@ export interface ToolRecord {
   gate?: { rule: string };
   /** The approval entry that let the call run, when one did. */
   approval?: string;
+  /** `started`: the call began and has no result yet; `done` (or absent): the result is in. */
+  state?: RecordState;
+  /** `<vid>/<n>` of this record: sent by http impls as Idempotency-Key, kept when a resumed run retries. */
+  idempotencyKey?: string;
+  /** What running the call again would do (tools/intent.ts), decided when it started. */
+  sideEffect?: SideEffect;
+  /** Edit-family calls: per file, the content hash before and as intended after. */
+  files?: FileIntent[];
+  /** The model's tool call this record answers: the session message number and the call's id. */
+  origin?: CallOrigin;
 }
+
+export type RecordState = "started" | "done";
+
+/** Where a call came from in a run's session: `/byteseek/session/<vid>/<message>`, tool call `id`. */
+export interface CallOrigin {
+  message: number;
+  id: string;
+}
+
+/** A record as read back: the fields a reader relies on, checked; anything else kept as it is. */
+export const StoredRecord = z
+  .object({
+    name: z.string(),
+    args: z.unknown(),
+    kind: z.enum(["ok", "truncated", "vet", "arg", "denied", "runtime"]),
+    isError: z.boolean(),
+    text: z.string(),
+    details: z.record(z.string(), z.unknown()),
+    ts: z.number(),
+    ms: z.number(),
+    state: z.enum(["started", "done"]).optional(),
+    idempotencyKey: z.string().optional(),
+    sideEffect: z.enum(["none", "files", "http", "other"]).optional(),
+    files: z
+      .array(
+        z.object({
+          path: z.string(),
+          before: z.string().nullable(),
+          after: z.string().nullable(),
+          planned: z.literal(false).optional(),
+        }),
+      )
+      .optional(),
+    origin: z.object({ message: z.number().int().nonnegative(), id: z.string() }).optional(),
+  })
+  .passthrough();
+export type StoredRecord = z.infer<typeof StoredRecord>;
+
+/** The record a node holds, or undefined when it holds none (absent, not JSON, not a record). */
+export function readRecord(node: TreeNode | undefined): StoredRecord | undefined {
+  if (node?.kind !== "json") return undefined;
+  const parsed = StoredRecord.safeParse(node.value.value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** `<vid>/<n>` of a record key `/byteseek/tool/<vid>/<n>`. */
+export function idempotencyKeyOf(recordKey: string): string {
+  return recordKey.slice("/byteseek/tool/".length);
+}
+
+/** What a `started` record says while its call runs (and forever, if its process dies during it). */
+export const STARTED_TEXT =
+  "the call started and its result is not recorded yet (if this stays, the process stopped during the call)";
 
 /** Above this, the arguments and details of a record are shortened (a huge `edit.write` text). */
 const MAX_PART_BYTES = 64 * 1024;
@@ -35,7 +107,7 @@ const KEEP_STRING = 2048;
 
 /**
  * Appends the record (read-only, owned by the run): dense, gapless numbering comes from the
- * tree's `append`. Returns the record key, or undefined if the store refused even a shortened
+ * tree's `append`; with `at`, the record replaces the one there (a started call's result). Returns the record key, or undefined if the store refused even a shortened
  * record (logged; the call's result still goes back to the caller).
  */
 export async function writeRecord(
@@ -43,10 +115,15 @@ export async function writeRecord(
   logger: Logger,
   vid: string,
   record: ToolRecord,
+  at?: string,
 ): Promise<string | undefined> {
   const value = storedRecord(record);
+  const put = (v: ToolRecord) =>
+    at === undefined
+      ? tree.append(recordsDir(vid), json(v as unknown as Json), { vid, ro: true })
+      : tree.set(at, json(v as unknown as Json), { vid, ro: true, force: true });
   try {
-    return (await tree.append(recordsDir(vid), json(value as unknown as Json), { vid, ro: true })).key;
+    return (await put(value)).key;
   } catch (err) {
     if (!isTreeError(err, "TREE_VALUE_TOO_LARGE")) {
       logger.error({ err, vid, tool: record.name }, "cannot record a tool call");
@@ -54,9 +131,7 @@ export async function writeRecord(
     }
   }
   try {
-    return (
-      await tree.append(recordsDir(vid), json(smallRecord(value) as unknown as Json), { vid, ro: true })
-    ).key;
+    return (await put(smallRecord(value))).key;
   } catch (err) {
     logger.error({ err, vid, tool: record.name }, "cannot record a tool call");
     return undefined;

@@ -8,12 +8,13 @@ import path from "node:path";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
 import { type Approvals, createApprovals } from "./approvals.js";
-import { type CallOptions, createCallPipeline } from "./call-pipeline.js";
+import { type CallOptions, createCallPipeline, type Failpoint } from "./call-pipeline.js";
 import { createCatalogue, type ToolCatalogue } from "./catalogue.js";
 import { createExecutor } from "./execute.js";
 import type { ToolHooks } from "./hooks.js";
 import { builtinRegistry } from "./impl/builtin.js";
 import type { LlmClient } from "./impl/llm.js";
+import { createIntentPlanner } from "./intent-plan.js";
 import { createKeyedLock } from "./locks.js";
 import type { McpClient } from "./mcp/client.js";
 import type { HostLookup } from "./net/host-rules.js";
@@ -23,7 +24,7 @@ import { createScratchRoot } from "./process/scope.js";
 import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
-export type { CallOptions } from "./call-pipeline.js";
+export type { CallOptions, Failpoint } from "./call-pipeline.js";
 export type { DeclRef, InvalidTool, ToolCatalogue, ValidTool } from "./catalogue.js";
 export { TOOLS_DIR } from "./catalogue.js";
 
@@ -56,11 +57,13 @@ export interface RuntimeOptions {
   /** Where the server's private folder of call output and temp folders is made (default: the OS temp dir). */
   scratchParent?: string;
   /** The MCP client `mcp` declarations call through (tools/mcp/); without it they answer mcp_unavailable. */
-  mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held">>;
+  mcp?: Pick<McpClient, "call" | "needs"> & Partial<Pick<McpClient, "held" | "allowed">>;
   /** The resolver http impls check host names with before connecting (default: the system's). */
   lookup?: HostLookup;
   /** Starts commands in the sandbox (default: bubblewrap on PATH; the runtime closes the one it made). */
   sandbox?: SandboxRunner;
+  /** Fault injection for the chaos test and bench only (call-pipeline.ts `Failpoint`). */
+  failpoint?: Failpoint;
 }
 
 export interface Runtime {
@@ -133,7 +136,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     powersOf,
     runLocks: createKeyedLock(),
     mcpNeeds: options.mcp?.needs,
-    mcpHeld,
+    mcpAllowed: options.mcp?.allowed,
+    planIntent: createIntentPlanner({ registry, workspace, logger }),
+    failpoint: options.failpoint,
   });
 
   async function close(): Promise<void> {

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Tree } from "../tree/types.js";
 import type { ToolDeclaration } from "./declaration.js";
 import type { ToolKind } from "./errors.js";
+import type { FileIntent, IntentContext } from "./intent.js";
 import type { Power } from "./powers.js";
 import type { CommandScope } from "./process/scope.js";
 
@@ -42,6 +43,8 @@ export interface ToolContext {
   maxTimeoutMs: number;
   /** Everything a process this call starts needs: its environment, its mark, its folder, its end. */
   commands: CommandScope;
+  /** `<vid>/<n>`, the call's record: the same on a resumed run's retry (http impls send it as Idempotency-Key). */
+  idempotencyKey?: string;
 }
 
 /** A built-in tool: a TypeScript function shipped with byteseek, bound by a factory. */
@@ -55,6 +58,12 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
   execute(args: Args, ctx: ToolContext): Promise<ToolOutput>;
   /** The timeout a call asks for in its own arguments (shell.run's `timeout`), in ms: the boundary waits that long. */
   callTimeoutMs?(args: Record<string, unknown>): number | undefined;
+  /**
+   * The files a call will change, planned without changing them (the edit family): written in the
+   * call's `started` record so a resumed run can tell from the files whether it happened.
+   * Undefined: the change cannot be stated (the call counts as one that may not run twice).
+   */
+  intent?(args: Record<string, unknown>, ctx: IntentContext): Promise<FileIntent[] | undefined>;
 }
 
 /** A declaration as written (defaults not yet applied): the input side of the zod schema. */

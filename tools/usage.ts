@@ -40,6 +40,8 @@ const MAX_ATTEMPTS = 50;
 
 interface PendingCall {
   record: ToolRecord;
+  /** The record's key when its `started` record is there already: the result replaces it. */
+  at?: string | undefined;
   delta: UsageDelta;
   done: (key: string | undefined) => void;
 }
@@ -79,13 +81,12 @@ export function createCallLog(tree: Tree, logger: Logger) {
   async function together(vid: string, batch: PendingCall[]): Promise<Array<string | undefined>> {
     const key = usageKey(vid);
     const deltas = batch.map((p) => p.delta);
-    const appends: TxnOp[] = batch.map((p) => ({
-      op: "append",
-      key: recordsDir(vid),
-      value: json(storedRecord(p.record) as unknown as Json),
-      vid,
-      ro: true,
-    }));
+    const appends: TxnOp[] = batch.map((p): TxnOp => {
+      const value = json(storedRecord(p.record) as unknown as Json);
+      return p.at === undefined
+        ? { op: "append", key: recordsDir(vid), value, vid, ro: true }
+        : { op: "set", key: p.at, value, vid, ro: true, force: true };
+    });
     let node: TreeNode | undefined;
     try {
       node = await tree.get(key);
@@ -118,7 +119,7 @@ export function createCallLog(tree: Tree, logger: Logger) {
 
   async function apart(vid: string, batch: PendingCall[]): Promise<Array<string | undefined>> {
     const keys: Array<string | undefined> = [];
-    for (const p of batch) keys.push(await writeRecord(tree, logger, vid, p.record));
+    for (const p of batch) keys.push(await writeRecord(tree, logger, vid, p.record, p.at));
     try {
       await count(
         vid,
@@ -150,17 +151,18 @@ export function createCallLog(tree: Tree, logger: Logger) {
 
   return {
     /**
-     * Stores the call's record and adds its delta to the run's counters; resolves with the
-     * record's key once both are stored, or undefined when the record could not be (logged).
+     * Stores the call's record (appended, or at `at`: the key of its `started` record) and adds
+     * its delta to the run's counters; resolves with the record's key once both are stored, or
+     * undefined when the record could not be (logged).
      */
-    write(vid: string, record: ToolRecord, delta: UsageDelta): Promise<string | undefined> {
+    write(vid: string, record: ToolRecord, delta: UsageDelta, at?: string): Promise<string | undefined> {
       return new Promise<string | undefined>(function enqueue(resolve) {
         let q = queues.get(vid);
         if (!q) {
           q = [];
           queues.set(vid, q);
         }
-        q.push({ record, delta, done: resolve });
+        q.push({ record, at, delta, done: resolve });
         if (!flushing.has(vid)) void flush(vid);
       });
     },

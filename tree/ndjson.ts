@@ -115,6 +115,8 @@ export interface ImportItem {
   /** As the line gave it; absent: the key keeps its flag. */
   ro?: boolean;
   vid?: string;
+  /** Clears the key's owner run (ExportEntry.disown); never with `vid`. */
+  disown?: boolean;
   /** What the line says of the value's past: written over what the import's own write made. */
   restore?: Restore;
   /** The line it came from (1-based). */
@@ -159,6 +161,7 @@ export async function parseImport(
       const item: ImportItem = { key: parsed.key, dir: false, value, line };
       if (typeof e.ro === "boolean") item.ro = e.ro;
       if (typeof e.vid === "string") item.vid = e.vid;
+      else if (e.disown === true) item.disown = true;
       const restore = restoreOf(e, checkValue);
       if (restore) item.restore = restore;
       items.push(item);

@@ -405,7 +405,7 @@ export function createPlanner(cfg: PlanConfig) {
         set(s, e.key, e.value, {
           force: true,
           ...(e.ro === undefined ? {} : { ro: e.ro }),
-          ...(e.vid ? { vid: e.vid } : {}),
+          ...(e.vid ? { vid: e.vid } : e.disown ? { disown: true } : {}),
         });
         if (e.restore) restore(s, e.key, e.restore);
       }

@@ -10,8 +10,6 @@
  * whose store settings are its own (the CLI's environment often serves both).
  */
 import { resolve } from "node:path";
-import { ClassicLevel } from "classic-level";
-import { MemoryLevel } from "memory-level";
 import { TreeError } from "./errors.js";
 import type { EtcdTlsFiles } from "./etcd/tls.js";
 import { type HistoryLimit, parseHistoryLimit } from "./history-limit.js";
@@ -209,7 +207,15 @@ export type OpenTreeOptions = TreeOptions &
   (
     | { backend: "memory" }
     | { backend: "classic"; location: string }
-    | { backend: "etcd"; endpoints: string[]; prefix?: string; tls?: EtcdTlsFiles; maxAnswerBytes?: number }
+    | {
+        backend: "etcd";
+        endpoints: string[];
+        prefix?: string;
+        tls?: EtcdTlsFiles;
+        maxAnswerBytes?: number;
+        /** The etcd fast lane (tree/fast-lanes.ts); default: BYTESEEK_FAST (on). */
+        fast?: boolean;
+      }
   );
 
 /** Opens a tree: classic-level in a folder, memory-level, or etcd (loaded only when asked for). */
@@ -221,10 +227,13 @@ export async function openTree(options: OpenTreeOptions): Promise<Tree> {
     if (!onClose) return tree;
     return { ...tree, close: () => tree.close().then(onClose) };
   }
+  // Each engine is loaded when asked for: a one-shot `kvspace get` loads the native one only.
   let db: Db;
   if (options.backend === "memory") {
+    const { MemoryLevel } = await import("memory-level");
     db = new MemoryLevel<string, string>({ keyEncoding: "utf8", valueEncoding: "utf8" });
   } else {
+    const { ClassicLevel } = await import("classic-level");
     db = new ClassicLevel<string, string>(options.location, { keyEncoding: "utf8", valueEncoding: "utf8" });
   }
   try {

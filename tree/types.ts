@@ -179,6 +179,11 @@ export interface ExportEntry {
   value?: Json;
   ro?: boolean;
   vid?: string;
+  /**
+   * Import only (an export never writes it): the line clears the key's owner run, as a set with
+   * `disown` does. The tools' checked tree marks a person's lines this way (no `vid`, under /byteseek/).
+   */
+  disown?: boolean;
   version?: number;
   history?: ExportedVersion[];
 }

@@ -13,7 +13,8 @@ const USAGE =
  * every server's) into declarations now; one line per server saying what changed; exit 1 naming the
  * server when one cannot start or answer (within its timeout). `kvspace mcp review <server>`: per
  * tool held for review (changed upstream since a person accepted it), a line
- * `<name>\t<why>\t<hash>\taccepted <hash>|never accepted\t<fields>` and the diff of each field;
+ * `<name>\t<why>\t<hash>\taccepted <hash>|never accepted\t<fields>` and the diff of each field,
+ * after a line `<name>\tgone upstream\tpin <hash> dropped …` per tool that left the upstream's list;
  * `kvspace mcp accept <server> [<tool>...]` accepts them (all held ones when none is named).
  */
 export const mcpCommand = defineCommand({
@@ -75,6 +76,14 @@ export const mcpCommand = defineCommand({
     if (action === "review") {
       if (server === undefined) throw usage("mcp review takes a server name");
       const review = await (await tools()).mcpReview(server);
+      // pins of tools gone upstream were dropped: said, so a person knows a return is held
+      for (const g of review.gone ?? [])
+        await writeLine(
+          stdout,
+          [g.name, "gone upstream", `pin ${shortHash(g.accepted)} dropped (held for review if it comes back)`]
+            .map((c) => printable(c))
+            .join("\t"),
+        );
       if (review.held.length === 0) {
         await writeLine(stdout, `${server}\tnothing held for review`);
         return 0;

@@ -34,12 +34,12 @@ afterAll(async () => {
 });
 
 describe("tool calls from two processes on one etcd", () => {
-  it("commit once per call", async () => {
+  it("commit twice per call that runs: its intent, then its result with the counters", async () => {
     const [a] = trees;
     await runtimes[0]!.call("test.noop", {}, { vid: "one" });
     const before = await a!.syncRevision!();
     await runtimes[0]!.call("test.noop", {}, { vid: "one" });
-    expect(await a!.syncRevision!()).toBe(before + 1);
+    expect(await a!.syncRevision!()).toBe(before + 2);
   });
 
   it("keep the run's counters exact and its record numbers dense", async () => {

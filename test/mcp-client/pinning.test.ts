@@ -3,11 +3,13 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildCatalogue } from "../../mcp/catalogue.js";
+import { createMcpFactory } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
 import { buildPrompt } from "../../prompts/build.js";
+import type { ToolContext } from "../../tools/types.js";
 import { json } from "../../tree/value.js";
-import { tempDir } from "../tools/helpers.js";
-import { type McpHarness, mcpHarness } from "./helpers.js";
+import { silent, tempDir } from "../tools/helpers.js";
+import { type McpHarness, mcpHarness, TEST_INSTALL } from "./helpers.js";
 
 const FIXTURE = resolve(import.meta.dirname, "..", "fixtures", "mcp-changing-server.mjs");
 
@@ -33,9 +35,10 @@ const shout: Tool = {
 /** The SDK's server in a temp folder whose tool list the test rewrites between syncs. */
 async function changingServer(h: McpHarness, tools: Tool[]) {
   const dir = await tempDir("byteseek-mcpc-pin-");
-  const file = join(dir.path, "tools.json");
+  // in the workspace: the sandboxed server writes its calls beside it
+  const file = join(h.workspace, "tools.json");
   await writeFile(file, JSON.stringify(tools));
-  await h.register("dict", { command: [process.execPath, FIXTURE, file] });
+  await h.register("dict", { command: [process.execPath, FIXTURE, file], readOnlyPaths: TEST_INSTALL });
   return {
     dir,
     set: (next: Tool[]) => writeFile(file, JSON.stringify(next)),
@@ -155,10 +158,16 @@ describe("MCP client: upstream tools pinned by what they say", () => {
       "/byteseek/tools/dict.lookup",
       json({ ...decl, description: "Dictionary lookup (checked by me).", confirm: true } as never),
     );
+    const accepted = ((await syncState(h)).pins as Record<string, { hash: string }>).lookup?.hash;
     await upstream.set([shout]);
     const [dropped] = await h.mcp.sync("dict");
     expect(dropped?.removed).toEqual(["dict.lookup"]);
     expect(await h.decl("dict.lookup")).toBeUndefined();
+    // its pin is dropped, and the review says so
+    expect(Object.keys((await syncState(h)).pins as object)).toEqual(["shout"]);
+    expect((await h.mcp.review("dict")).gone).toEqual([
+      expect.objectContaining({ tool: "lookup", name: "dict.lookup", accepted }),
+    ]);
 
     await upstream.set([lookup, shout]);
     const [back] = await h.mcp.sync("dict");
@@ -171,7 +180,9 @@ describe("MCP client: upstream tools pinned by what they say", () => {
     const refused = await h.runtime.call("dict.lookup", { word: "x" }, { vid: "r1", approve: true });
     expect(refused.details.code).toBe("held_for_review");
     expect(refused.text).toContain("dropped and re-added upstream");
-    expect((await h.mcp.review("dict")).held[0]?.why).toBe("re-added");
+    const review = await h.mcp.review("dict");
+    expect(review.held[0]).toMatchObject({ why: "re-added", accepted, fields: [] });
+    expect(review.gone).toEqual([]);
 
     await h.mcp.accept("dict", { tools: ["dict.lookup"], by: "person (test)" });
     // the person's confirm still holds, and a sync after keeps both changes
@@ -207,7 +218,7 @@ describe("MCP client: upstream tools pinned by what they say", () => {
     expect((await h.runtime.call("dict.murmur", { word: "x" }, { vid: "r1" })).kind).toBe("ok");
   });
 
-  it("refuses a run's own mcp declaration reaching a held upstream tool", async () => {
+  it("refuses a run's own mcp declaration reaching a held upstream tool, by every path: the call, the facade, the client itself", async () => {
     await h.mcp.sync("dict");
     await upstream.set([{ ...lookup, description: "changed" }, shout]);
     await h.mcp.sync("dict");
@@ -221,10 +232,34 @@ describe("MCP client: upstream tools pinned by what they say", () => {
       }),
       { vid: "r1" },
     );
-    const r = await h.runtime.call("my.lookup", { word: "x" }, { vid: "r1" });
+    const r = await h.runtime.call("my.lookup", { word: "x" }, { vid: "r1", approve: true });
     expect(r.kind).toBe("denied");
     expect(r.details.code).toBe("held_for_review");
+    expect(r.text).toContain("kvspace mcp accept dict dict.lookup");
+    const factory = createMcpFactory({ source: runtimeSource(h.tree, h.runtime), logger: silent });
+    const viaFacade = await factory.callTool(
+      "byteseek_call",
+      { name: "my.lookup", args: { word: "x" } },
+      {
+        clientInfo: () => ({ name: "facade test", version: "1" }),
+        clientCaps: () => ({}),
+        signal: new AbortController().signal,
+        requestState: () => undefined,
+      },
+      "r1",
+    );
+    expect(viaFacade.isError).toBe(true);
+    expect(JSON.stringify(viaFacade.content)).toContain("held until a person reviews it");
+    // a path that skips the gate meets the same rule in the client, just before the upstream
+    const ctx = { signal: new AbortController().signal, maxTimeoutMs: 10_000 } as unknown as ToolContext;
+    await expect(
+      h.mcp.call({ kind: "mcp", server: "dict", tool: "lookup" }, { word: "x" }, ctx),
+    ).rejects.toMatchObject({ code: "held_for_review", kind: "denied" });
+    expect(await h.mcp.allowed("dict", "lookup")).toMatchObject({ ok: false, code: "held_for_review" });
     expect(await upstream.calls()).toBe("");
+    await h.mcp.accept("dict", { tools: ["lookup"], by: "person (test)" });
+    expect(await h.mcp.allowed("dict", "lookup")).toEqual({ ok: true, synced: "dict.lookup" });
+    expect((await h.runtime.call("my.lookup", { word: "x" }, { vid: "r1" })).kind).toBe("ok");
   });
 
   it("keeps an upstream tool's $schema and validates its arguments in that dialect (draft-07 tuple items)", async () => {

@@ -81,6 +81,38 @@ describe("MCP resources and prompts under the run's grant", () => {
     expect((await wide.listPrompts()).prompts.map((p) => p.name)).toEqual(["system", "review"]);
   });
 
+  it("subscribes a run only to a byteseek resource it may read, each refusal saying why", async () => {
+    const client = await connect("narrow");
+    await expect(client.subscribeResource({ uri: "byteseek://tree/byteseek/mcp/gh" })).rejects.toThrow(
+      /not readable: run narrow does not hold the power "tree"/,
+    );
+    await expect(client.subscribeResource({ uri: "https://example.invalid/x" })).rejects.toThrow(
+      /not a byteseek resource/,
+    );
+    await expect(client.subscribeResource({ uri: "byteseek://tree/notes/a//b" })).rejects.toThrow(
+      /names no valid key/,
+    );
+    await expect(client.subscribeResource({ uri: "byteseek://tree/notes/today" })).resolves.toEqual({});
+    // a key not written yet may be subscribed to: its creation is told
+    await expect(client.subscribeResource({ uri: "byteseek://tree/notes/tomorrow" })).resolves.toEqual({});
+    const wide = await connect("wide");
+    await expect(
+      wide.subscribeResource({ uri: "byteseek://tree/byteseek/memory/private/pin" }),
+    ).rejects.toThrow(/denyKeys/);
+  });
+
+  it("answers a cursor byteseek never gave with invalid params (-32602), on every list", async () => {
+    const client = await connect("wide");
+    const invalid = { code: -32602, message: expect.stringContaining("not one byteseek gave") };
+    await expect(client.listResources({ cursor: "a/b/c" })).rejects.toMatchObject(invalid);
+    await expect(client.listResources({ cursor: "\u0001" })).rejects.toMatchObject(invalid);
+    await expect(client.listTools({ cursor: "page-2" })).rejects.toMatchObject(invalid);
+    await expect(client.listPrompts({ cursor: "page-2" })).rejects.toMatchObject(invalid);
+    await expect(client.listResourceTemplates({ cursor: "x" })).rejects.toMatchObject(invalid);
+    // a cursor that is a name it could have given pages on
+    expect((await client.listResources({ cursor: "editor" })).resources).toEqual([]);
+  });
+
   it("keeps denyKeys out of resources/list and resources/read for every run", async () => {
     const client = await connect("wide");
     const uris = (await client.listResources()).resources.map((r) => r.uri);

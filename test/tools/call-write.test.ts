@@ -16,16 +16,18 @@ async function usageOf(tree: Tree, vid: string): Promise<ToolUsage> {
 describe.each(BACKENDS)("a call's write on %s", (backend) => {
   const h = useHarness(backend);
 
-  it("stores the record and the counters in one commit, both there when the call answers", async () => {
+  it("stores the started record before the call runs, then its result and the counters in one commit", async () => {
     for (let i = 0; i < 3; i++) {
       const before = h.tree.revision();
       const r = await h.runtime.call("test.echo", { text: `#${i}` }, { vid: "once" });
-      expect(h.tree.revision()).toBe(before + 1);
+      expect(h.tree.revision()).toBe(before + 2);
       expect(r.record).toBe(`/byteseek/tool/once/${i}`);
       const record = await h.tree.get(r.record!);
       const usage = await h.tree.get("/byteseek/usage/once");
-      expect(usage?.modRev).toBe(before + 1);
-      expect(record?.modRev).toBe(before + 1);
+      expect(usage?.modRev).toBe(before + 2);
+      expect(record?.modRev).toBe(before + 2);
+      expect(record?.createRev).toBe(before + 1);
+      expect(await recordAt(h.tree, r.record!)).toMatchObject({ state: "done", idempotencyKey: `once/${i}` });
       expect((await usageOf(h.tree, "once")).calls).toBe(i + 1);
     }
     await h.runtime.flush();

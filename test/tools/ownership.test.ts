@@ -84,6 +84,32 @@ describe("ownership follows the person", () => {
     });
   });
 
+  it("a person's import (kvspace import, POST /v1/import) of a line without a run id takes a run's tool over too; a line naming a run keeps it that run's", async () => {
+    const key = "/byteseek/tools/text.echo3";
+    const decl = { ...echo, name: "text.echo3" };
+    expect((await call("tree.set", { key, value: decl }, { vid: "author" })).kind).toBe("ok");
+    expect(
+      (await call("tree.set", { key: "/byteseek/memory/run-note", value: "x" }, { vid: "author" })).kind,
+    ).toBe("ok");
+    const lines = [
+      { key, kind: "json", value: { ...decl, confirm: true } },
+      // a line asking to disown a key itself changes nothing: a run id given wins
+      { key: "/byteseek/memory/run-note", kind: "char/utf8", value: "restored", vid: "author", disown: true },
+    ];
+    // what kvspace import sends to a server (the embedded store's import takes the same checked tree)
+    const imported = await fetch(`${server.url}/v1/import`, {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson", authorization: `Bearer ${TOKEN}` },
+      body: `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+    });
+    expect(imported.status).toBe(200);
+    expect((await get(key))?.vid).toBeUndefined();
+    expect((await get("/byteseek/memory/run-note"))?.vid).toBe("author");
+    const lowered = await call("tree.set", { key, value: decl }, { vid: "other" });
+    expect(lowered).toMatchObject({ kind: "denied", details: { rule: "person floor" } });
+    expect(await valueAt(key)).toMatchObject({ confirm: true });
+  });
+
   it("a person's enabled: false set with an HTTP PUT is a floor too; the person switches it back on", async () => {
     const key = "/byteseek/tools/text.echo2";
     const decl = { ...echo, name: "text.echo2" };

@@ -33,6 +33,11 @@ describe.each(engines)("the owner run of a key on %s", (_name, open) => {
       // a vid given wins over disown: the write is that run's
       await tree.set("/o/b", str("3"), { vid: "run-3", disown: true });
       expect((await tree.get("/o/b"))?.vid).toBe("run-3");
+      // an import line likewise (the checked tree marks a person's lines so)
+      await tree.import([{ key: "/o/b", kind: "char/utf8", value: "4", disown: true }]);
+      expect((await tree.get("/o/b"))?.vid).toBeUndefined();
+      await tree.import([{ key: "/o/b", kind: "char/utf8", value: "5", vid: "run-4", disown: true }]);
+      expect((await tree.get("/o/b"))?.vid).toBe("run-4");
     } finally {
       await tree.close();
       await Promise.all(cleanups.splice(0).map((c) => c()));

@@ -1,5 +1,7 @@
+import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { ToolError } from "../errors.js";
+import { bytesHash, type FileIntent, fileHash, type IntentContext } from "../intent.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkWritable, contentEquals, writeFileAtomic } from "./atomic-write.js";
 import { type ByteEdit, type BytePlan, planOnBytes } from "./byte-plan.js";
@@ -28,33 +30,7 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
   const display = target.rel;
   return ctx.locks.run(target.real, async function editLocked() {
     ctx.signal.throwIfAborted();
-    const st = await stat(target.real).catch((err: unknown) => {
-      if (errnoOf(err) === "ENOENT") {
-        throw new ToolError(
-          "file_not_found",
-          `${display} does not exist. To create a new file use edit.write; to find the right path use edit.glob or edit.ls.`,
-          { details: { path: display } },
-        );
-      }
-      throw fsError(err, display);
-    });
-    if (st.isDirectory()) {
-      throw new ToolError(
-        "is_directory",
-        `${display} is a directory; edits apply to files. Name a file inside it.`,
-        {
-          details: { path: display },
-        },
-      );
-    }
-    checkNotSpecial(st, display);
-    await checkWritable(target.real, display);
-    const buf = await readRegularFile(target.real, display, ctx.signal);
-    checkText(buf, display);
-    const textStart = hasBom(buf) ? 3 : 0;
-    const plan =
-      planOnBytes(buf, textStart, req.edits, display) ??
-      planOnText(buf, textStart, req.edits, display, req.label);
+    const { st, buf, plan } = await readAndPlan(target.real, display, req, ctx.signal);
     const { diff } = plan;
     const lines = plan.edits.map((p) => p.line);
     const blocks = plan.edits.length;
@@ -85,6 +61,59 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
       details: { path: display, blocks, lines, diff, bytes },
     };
   });
+}
+
+/** Reads the file (a regular, writable, strict UTF-8 file) and locates every edit: the change, not yet made. */
+async function readAndPlan(
+  real: string,
+  display: string,
+  req: EditFileRequest,
+  signal: AbortSignal,
+): Promise<{ st: Stats; buf: Buffer; plan: BytePlan }> {
+  const st = await stat(real).catch((err: unknown) => {
+    if (errnoOf(err) === "ENOENT") {
+      throw new ToolError(
+        "file_not_found",
+        `${display} does not exist. To create a new file use edit.write; to find the right path use edit.glob or edit.ls.`,
+        { details: { path: display } },
+      );
+    }
+    throw fsError(err, display);
+  });
+  if (st.isDirectory()) {
+    throw new ToolError(
+      "is_directory",
+      `${display} is a directory; edits apply to files. Name a file inside it.`,
+      {
+        details: { path: display },
+      },
+    );
+  }
+  checkNotSpecial(st, display);
+  await checkWritable(real, display);
+  const buf = await readRegularFile(real, display, signal);
+  checkText(buf, display);
+  const textStart = hasBom(buf) ? 3 : 0;
+  const plan =
+    planOnBytes(buf, textStart, req.edits, display) ??
+    planOnText(buf, textStart, req.edits, display, req.label);
+  return { st, buf, plan };
+}
+
+/**
+ * The intent of an edit (tools/intent.ts): the file's hash now and once edited. A dry run changes
+ * nothing; an edit that will fail as the file stands says so (`planned: false`), so a resumed run
+ * runs it again only while the file is as it was.
+ */
+export async function planFileChange(req: EditFileRequest, ctx: IntentContext): Promise<FileIntent[]> {
+  if (req.dry) return [];
+  const target = await resolveWorkspacePath(ctx.workspace, req.path, ctx.roots);
+  try {
+    const { buf, plan } = await readAndPlan(target.real, target.rel, req, ctx.signal);
+    return [{ path: target.real, before: bytesHash(buf), after: bytesHash(spliceParts(buf, plan.edits)) }];
+  } catch {
+    return [{ path: target.real, before: await fileHash(target.real), after: null, planned: false }];
+  }
 }
 
 /**

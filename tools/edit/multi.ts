@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
-import { editFile } from "./edit-file.js";
+import { editFile, planFileChange } from "./edit-file.js";
 
 const MultiArgs = z
   .object({
@@ -35,6 +35,9 @@ export function createMultiTool(): BuiltinTool {
     guidelines: [],
     schema: MultiArgs,
     sequential: true,
+    intent(a, ctx) {
+      return planFileChange({ path: a.path, edits: a.edits, dry: a.dry ?? false, label: String }, ctx);
+    },
     async execute(a, ctx) {
       return editFile(
         { path: a.path, edits: a.edits, dry: a.dry ?? false, label: (i) => `edits[${i}].old` },

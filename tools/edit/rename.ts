@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
+import { type FileIntent, fileHash, type IntentContext } from "../intent.js";
 import type { BuiltinTool } from "../types.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { pinDir } from "./pinned-dir.js";
@@ -24,6 +25,26 @@ async function lstatOrUndefined(p: string, display: string) {
   });
 }
 
+/** A file's move as two changes (the source gone, the target holding its bytes); a folder's cannot be stated. */
+async function renameIntent(
+  a: z.output<typeof RenameArgs>,
+  ctx: IntentContext,
+): Promise<FileIntent[] | undefined> {
+  const from = await resolveWorkspaceEntry(ctx.workspace, a.from, ctx.roots);
+  const to = await resolveWorkspaceEntry(ctx.workspace, a.to, ctx.roots);
+  const src = await lstat(from.real).catch(() => undefined);
+  if (src?.isDirectory()) return undefined;
+  const moved = await fileHash(from.real);
+  const target = await fileHash(to.real);
+  // a move that will be refused (no source, an existing target without overwrite) changes nothing
+  if (moved === null || (target !== null && !a.overwrite) || from.real === to.real)
+    return [{ path: from.real, before: moved, after: null, planned: false }];
+  return [
+    { path: from.real, before: moved, after: null },
+    { path: to.real, before: target, after: moved },
+  ];
+}
+
 /** edit.rename: move a file or folder inside the workspace, atomically. */
 export function createRenameTool(): BuiltinTool {
   return defineBuiltin({
@@ -35,6 +56,7 @@ export function createRenameTool(): BuiltinTool {
     schema: RenameArgs,
     sequential: true,
     enabled: false,
+    intent: renameIntent,
     async execute(a, ctx) {
       const from = await resolveWorkspaceEntry(ctx.workspace, a.from, ctx.roots);
       const to = await resolveWorkspaceEntry(ctx.workspace, a.to, ctx.roots);

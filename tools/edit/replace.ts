@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
 import type { BuiltinTool } from "../types.js";
-import { editFile } from "./edit-file.js";
+import { editFile, planFileChange } from "./edit-file.js";
 
 const Edit = z
   .object({
@@ -69,6 +69,10 @@ export function createReplaceTool(): BuiltinTool {
     ],
     schema: ReplaceArgs,
     sequential: true,
+    intent(a, ctx) {
+      const edits = a.edits ?? [{ old: a.old as string, new: a.new as string }];
+      return planFileChange({ path: a.path, edits, dry: a.dry ?? false, label: String }, ctx);
+    },
     async execute(a, ctx) {
       const dry = a.dry ?? false;
       if (a.edits)

@@ -1,8 +1,9 @@
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
+import { bytesHash, type FileIntent, type IntentContext } from "../intent.js";
 import type { BuiltinTool } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { errnoOf, fsError } from "./fs-errors.js";
@@ -41,6 +42,16 @@ function countLines(text: string): number {
   return text.endsWith("\n") ? n : n + 1;
 }
 
+/** The file's hash now (null: absent) and with the text written (a BOM the file had kept, as execute does). */
+async function writeIntent(a: z.output<typeof WriteArgs>, ctx: IntentContext): Promise<FileIntent[]> {
+  const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
+  const old = await readFile(target.real).catch(() => undefined);
+  const keepBom =
+    old?.subarray(0, 3).equals(Buffer.from(UTF8_BOM, "utf8")) === true && !a.text.startsWith(UTF8_BOM);
+  const after = Buffer.from(keepBom ? UTF8_BOM + a.text : a.text, "utf8");
+  return [{ path: target.real, before: old ? bytesHash(old) : null, after: bytesHash(after) }];
+}
+
 /** edit.write: create a file or replace it whole, atomically. */
 export function createWriteTool(): BuiltinTool {
   return defineBuiltin({
@@ -53,6 +64,7 @@ export function createWriteTool(): BuiltinTool {
     ],
     schema: WriteArgs,
     sequential: true,
+    intent: (a, ctx) => writeIntent(a, ctx),
     async execute(a, ctx) {
       const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
       const display = target.rel;

@@ -73,6 +73,8 @@ async function fetchPinned(
         accept: "application/json, text/plain;q=0.9, */*;q=0.5",
         ...(withBody ? { "content-type": "application/json" } : {}),
         ...(impl.headers ?? {}),
+        // the same on a resumed run's retry, so the server can answer it without doing it twice
+        ...(ctx.idempotencyKey ? { "idempotency-key": ctx.idempotencyKey } : {}),
       },
       body: withBody ? JSON.stringify(args) : undefined,
       signal: ctx.signal,

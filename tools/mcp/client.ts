@@ -6,8 +6,9 @@ import { ToolError } from "../errors.js";
 import type { HostLookup } from "../net/host-rules.js";
 import { createPolicyReader, type Policy } from "../policy.js";
 import type { Need } from "../powers.js";
+import { createSandboxRunner, type SandboxRunner } from "../sandbox/runner.js";
 import type { ToolContext, ToolOutput } from "../types.js";
-import { upstreamCallAllowed } from "./allowed.js";
+import { type UpstreamVerdict, upstreamCallAllowed } from "./allowed.js";
 import { entryRevision } from "./oauth/entry.js";
 import { signInFailure } from "./oauth/failure.js";
 import { createTreeOAuthProvider } from "./oauth/provider.js";
@@ -33,6 +34,8 @@ import {
 } from "./review.js";
 import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
+import { pinnedConnector } from "./upstream-http.js";
+import { sandboxedLauncher } from "./upstream-sandbox.js";
 
 type McpImplSpec = z.infer<typeof McpImpl>;
 
@@ -69,6 +72,10 @@ export interface McpClientOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** The resolver an agent-registered HTTP server's host is checked with (default: the system's). */
   lookup?: HostLookup;
+  /** The sandbox stdio servers start in (default: bubblewrap on PATH, closed with the client). */
+  sandbox?: SandboxRunner;
+  /** The server's own folders (the store): never shown to a stdio server. */
+  hiddenPaths?: readonly string[];
 }
 
 /** byteseek's MCP client: the registry, its sync into declarations, and the `mcp` impl kind's calls. */
@@ -87,6 +94,8 @@ export interface McpClient {
    * (written for a model): the catalogue leaves them out, the gate refuses their calls.
    */
   held(server: string): Promise<ReadonlyMap<string, string>>;
+  /** Whether a call may reach upstream tool `tool` of `server` (allowed.ts): allow-list, sync, pin. */
+  allowed(server: string, tool: string): Promise<UpstreamVerdict>;
   /** The held tools of a server with the diff of each against what a person accepted. */
   review(server: string): Promise<McpReview>;
   /** A person accepts held tools (all when none are named) as they are upstream now. */
@@ -114,11 +123,27 @@ export function createMcpClient(options: McpClientOptions): McpClient {
   let closing = false;
   const running = new Map<string, Promise<SyncReport>>();
   const again = new Map<string, SyncReason>();
+  const sandbox = options.sandbox ?? createSandboxRunner();
   const pool = createUpstreamPool({
     logger,
     workspace: options.workspace,
     env: options.env,
     passEnv: async () => (await policy())?.passEnv ?? [],
+    connect: pinnedConnector({
+      tree,
+      readPolicy: policy,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    }),
+    launch: sandboxedLauncher({
+      tree,
+      runner: sandbox,
+      readPolicy: policy,
+      workspace: options.workspace,
+      hidden: options.hiddenPaths ?? [],
+      home: options.env.HOME,
+      logger,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
+    }),
     onListChanged: (server) => {
       logger.info({ server }, "MCP server says its tools changed");
       void syncOne(server, "list_changed");
@@ -319,20 +344,11 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     args: Record<string, unknown>,
     ctx: ToolContext,
   ): Promise<ToolOutput> {
-    // the gate refuses held tools first; this holds for any other way to reach the upstream
-    const holding = (await held(impl.server)).get(impl.tool);
-    if (holding)
-      throw new ToolError(
-        "held_for_review",
-        `It was not run: ${holding}. Until then use another tool, or ask the user to review it.`,
-        {
-          details: { server: impl.server, tool: impl.tool },
-        },
-      );
     const { entry, rev } = await entryOf(impl.server);
+    // the gate asked the same; asked again here, last, for any way to the upstream that skips it
     const allowed = await upstreamCallAllowed(tree, impl.server, impl.tool);
     if (!allowed.ok)
-      throw new ToolError("mcp_not_allowed", allowed.reason, {
+      throw new ToolError(allowed.code, `It was not run: ${allowed.reason}`, {
         details: { server: impl.server, tool: impl.tool },
       });
     if (!isStdio(entry)) await refreshDue(impl.server);
@@ -400,6 +416,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     call,
     needs,
     held,
+    allowed: (server, tool) => upstreamCallAllowed(tree, server, tool),
     review: (server) => reviewServer(tree, server),
     async accept(server, accepting) {
       const done = await acceptTools(tree, server, accepting);
@@ -442,6 +459,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       await watching;
       await Promise.all([...running.values()]);
       await pool.close();
+      if (!options.sandbox) await sandbox.close();
     },
   };
 }

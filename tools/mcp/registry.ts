@@ -45,6 +45,15 @@ const Common = {
     .describe("A stdio server unused this long is stopped (default 300000; 0: never)"),
 };
 
+/** A folder a stdio server's sandbox shows read-only: absolute or under ~/, never the root or the kernel's own. */
+const ReadOnlyPath = z
+  .string()
+  .regex(/^(~\/.+|\/.+)$/, "an absolute path or one under ~/")
+  .refine(
+    (p) => !/^\/(proc|sys|dev)(\/|$)/.test(p) && !/^\/+$/.test(p),
+    "not /, /proc, /sys or /dev: the sandbox makes its own",
+  );
+
 export const StdioEntry = z
   .object({
     command: z
@@ -53,9 +62,30 @@ export const StdioEntry = z
       .describe('Program and arguments (argv, never a shell string), e.g. ["npx", "-y", "some-server"]'),
     env: z.record(z.string(), z.string()).optional().describe("Variables besides the allow-listed ones"),
     cwd: z.string().min(1).optional().describe("Working directory, relative to the workspace"),
+    readOnlyPaths: z
+      .array(ReadOnlyPath)
+      .max(32)
+      .optional()
+      .describe(
+        "Folders its sandbox shows read-only besides the workspace, e.g. its install (a node_modules or a virtualenv); ~/ is the server's HOME. A person's setting: an entry a run wrote does not get them",
+      ),
+    net: z
+      .array(z.string().min(1))
+      .max(64)
+      .optional()
+      .describe(
+        "Hosts it may reach through byteseek's egress proxy besides the policy's grants.default.net (host, host:port, *.domain, *; as in grants). A person's setting: an entry a run wrote does not get them",
+      ),
     ...Common,
   })
   .strict();
+
+/**
+ * The settings of a stdio entry only a person may give: what its sandbox shows and reaches beyond
+ * the policy's grant. A run's write setting them is refused (tools/ownership.ts), and an entry whose
+ * owner is a run is started without them (tools/mcp/upstream-sandbox.ts).
+ */
+export const PERSON_ONLY_FIELDS = ["readOnlyPaths", "net"] as const satisfies readonly (keyof StdioEntry)[];
 
 export const HttpEntry = z
   .object({

@@ -9,7 +9,7 @@ import type { Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
 import { entryRevision } from "./oauth/entry.js";
-import { type Gone, type Held, type Pin, pinOf } from "./pins.js";
+import { type Gone, type Held, type Pin, pinOf, prunePins } from "./pins.js";
 import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
 import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
 import { type UpstreamTool, upstreamDeclarations } from "./upstream-tools.js";
@@ -142,8 +142,11 @@ async function syncOnce(
       const client = await pool.client(server, entry, entryRevision(node), timeout);
       const release = pool.use(server);
       try {
-        listed = (await client.listTools(undefined, { timeout, cacheMode: "refresh" }))
-          .tools as UpstreamTool[];
+        // a server without tools has none to list: the SDK would say so with a console.debug line,
+        // on the stdout `kvspace mcp sync` answers on
+        listed = client.getServerCapabilities()?.tools
+          ? ((await client.listTools(undefined, { timeout, cacheMode: "refresh" })).tools as UpstreamTool[])
+          : [];
       } finally {
         release();
         await followSignIn(tree, registryKey, node, guards);
@@ -229,6 +232,7 @@ async function syncOnce(
     }
     removed.push(name);
   }
+  prunePins(pinned.pins, pinned.gone);
   const unregistered = !entry;
   const report: SyncReport = {
     server,
@@ -353,12 +357,13 @@ function pinTools(
       continue;
     }
     if (pin && pin.hash === hash && !wasGone?.upstream) continue;
-    if (!pin && fresh) {
+    if (!pin && fresh && !wasGone?.upstream) {
       pins[toolName] = { hash, tool, by, ts: now };
       continue;
     }
     const why = wasGone?.upstream ? "re-added" : pin ? "changed" : "new";
-    held[toolName] = { hash, tool, name, why, since: now };
+    const was = wasGone?.upstream ? (wasGone.pin ?? pin) : undefined;
+    held[toolName] = { hash, tool, name, why, since: now, ...(was ? { was } : {}) };
   }
   return { pins, held, gone };
 }
@@ -384,7 +389,8 @@ async function agentMayRegister(
   }
   const url = new URL(entry.url);
   // the host rules on the name and on what it resolves to now (a name that does not resolve fails
-  // at the connection instead); the connection itself is not pinned to this answer
+  // at the connection instead); the connection checks again and is pinned to its own answer
+  // (upstream-http.ts), so a later DNS answer cannot move it
   const verdict = await resolveTarget(targetOfUrl(url), netHosts(policy, grant), {
     lookup: deps.lookup ?? systemLookup,
   });

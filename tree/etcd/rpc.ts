@@ -1,6 +1,6 @@
 /**
- * The etcd calls of the tree's hot paths (transactions, ranges, the watch stream), made with the
- * hand-written messages of wire.ts over connections this lane owns: the members are the tree's
+ * The etcd calls of the tree's hot paths (transactions, ranges, the watch stream: calls.ts), the
+ * fast lane: made with the hand-written messages of wire.ts over connections this lane owns: the members are the tree's
  * endpoints, a member that fails a call is skipped for a moment (the next call goes to another, as
  * client.ts's breaker does for etcd3's own calls), TLS and keepalive are the settings' (h2.ts for
  * the unary calls, one grpc-js channel per member for the watch stream). Nothing here reaches into
@@ -10,15 +10,9 @@
  *
  * A class, so bench/etcd-probe.ts can count the calls by wrapping its prototype's methods.
  */
-import {
-  type ChannelCredentials,
-  Client,
-  type ClientDuplexStream,
-  credentials,
-  Metadata,
-  status,
-} from "@grpc/grpc-js";
+import { type ChannelCredentials, Client, credentials, Metadata } from "@grpc/grpc-js";
 import { castGrpcError, GRPCCancelledError, isRecoverableError } from "etcd3";
+import { type EtcdCalls, unreadableAnswer, type WatchStream } from "./calls.js";
 import {
   channelOptions,
   type EtcdClientOptions,
@@ -27,8 +21,7 @@ import {
   SKIP_MS,
   wireOptions,
 } from "./client.js";
-import { EtcdWireError } from "./errors.js";
-import { createH2Transport, grpcError, type H2Transport } from "./h2.js";
+import { createH2Transport, type H2Transport } from "./h2.js";
 import {
   decodeRangeResponse,
   decodeTxnResponse,
@@ -40,11 +33,7 @@ import {
   type RangeResponse,
   type TxnRequest,
   type TxnResponse,
-  type WatchRequest,
-  type WatchResponse,
 } from "./wire.js";
-
-export type WatchStream = ClientDuplexStream<WatchRequest, WatchResponse>;
 
 /** One etcd member: where it is, until when it is skipped, and its watch channel once opened. */
 interface MemberState {
@@ -54,7 +43,8 @@ interface MemberState {
   watch: Client | undefined;
 }
 
-export class EtcdRpc {
+/** The etcd lane's fast implementation (calls.ts; the reference is library-calls.ts). */
+export class EtcdRpc implements EtcdCalls {
   readonly #members: MemberState[];
   readonly #h2: H2Transport;
   readonly #timeoutMs: number;
@@ -152,11 +142,7 @@ export class EtcdRpc {
       try {
         return decode(answer);
       } catch (err) {
-        // An answer that does not read is the call's failure, INTERNAL as grpc-js makes it.
-        if (!(err instanceof EtcdWireError)) throw err;
-        throw castGrpcError(
-          grpcError(status.INTERNAL, `etcd's answer to ${path} (${err.code}): ${err.message}`),
-        );
+        throw unreadableAnswer(path, err);
       }
     });
   }

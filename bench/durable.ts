@@ -1,0 +1,98 @@
+/**
+ * The figures of durable runs (issue 32): what intent-before-effect costs per call. A no-op
+ * built-in on the embedded classic-level store (default durability: BYTESEEK_SYNC=never), the
+ * tree wrapped to time each `started` record's write — the one write intent adds to a call —
+ * beside the whole call's latency. Bar: the started record ≤ 0.1 ms at p50.
+ * Run: npm run build && node dist/bench/durable.js [--quick]
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { createRuntime } from "../tools/runtime.js";
+import { seedTools } from "../tools/seed.js";
+import type { BuiltinTool } from "../tools/types.js";
+import { openTree } from "../tree/index.js";
+import type { Tree } from "../tree/types.js";
+import { median, percentile, printTable } from "./report.js";
+
+const ms = (x: number) => x.toFixed(3);
+
+const quick = process.argv.includes("--quick");
+const CALLS = quick ? 2_000 : 10_000;
+const WARMUP = 500;
+
+const noop: BuiltinTool = {
+  ref: "bench.noop",
+  declaration: {
+    name: "bench.noop",
+    description: "does nothing",
+    params: { type: "object", properties: { n: { type: "integer" } }, additionalProperties: false },
+    sequential: false,
+    impl: { kind: "builtin", ref: "bench.noop" },
+  },
+  execute: async () => ({ text: "ok" }),
+};
+
+/** The tree, with the duration of every write of a `started` record (an append holding state "started"). */
+function timingStarts(tree: Tree, into: number[]): Tree {
+  return new Proxy(tree, {
+    get(target, prop, receiver) {
+      if (prop !== "append") return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<Tree["append"]>) => {
+        const value = args[1];
+        const started =
+          value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
+        const s = performance.now();
+        const out = await target.append(...args);
+        if (started) into.push(performance.now() - s);
+        return out;
+      };
+    },
+  });
+}
+
+async function intentCost(): Promise<string[][]> {
+  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-durable-"));
+  const raw = await openTree({ backend: "classic", location: join(dir, "db") });
+  try {
+    await seedTools({ tree: raw, builtins: [noop] });
+    const starts: number[] = [];
+    const tree = timingStarts(raw, starts);
+    const runtime = createRuntime({
+      tree,
+      builtins: [noop],
+      logger: pino({ level: "silent" }),
+      workspace: dir,
+    });
+    for (let i = 0; i < WARMUP; i++) await runtime.call("bench.noop", { n: i }, { vid: "warm" });
+    starts.length = 0;
+    const calls: number[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      const s = performance.now();
+      const r = await runtime.call("bench.noop", { n: i }, { vid: "one" });
+      calls.push(performance.now() - s);
+      if (r.kind !== "ok") throw new Error(`unexpected result: ${r.text}`);
+    }
+    await runtime.close();
+    return [
+      [
+        "started record write (added per call)",
+        ms(median(starts)),
+        ms(percentile(starts, 99)),
+        "≤ 0.1 ms p50",
+      ],
+      ["whole call (no-op built-in)", ms(median(calls)), ms(percentile(calls, 99)), ""],
+    ];
+  } finally {
+    await raw.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`durable runs: ${CALLS} calls, classic-level, default durability`);
+  printTable(["figure", "p50 ms", "p99 ms", "bar"], await intentCost());
+}
+
+await main();

@@ -1,0 +1,36 @@
+/**
+ * The planner the call pipeline asks, after the gate allowed a call and before it executes, what
+ * the call intends (tools/intent.ts): its side effect, and an edit's file hashes from the
+ * built-in's `intent`. A plan that cannot be made leaves the call `other` (never run twice).
+ */
+import type { Logger } from "pino";
+import { policyPaths } from "./gate.js";
+import type { ToolCall } from "./hooks.js";
+import { type CallIntent, sideEffectOf } from "./intent.js";
+import type { Policy } from "./policy.js";
+import type { BuiltinTool } from "./types.js";
+
+export type PlanIntent = (call: ToolCall, policy: Policy) => Promise<CallIntent>;
+
+export function createIntentPlanner(options: {
+  registry: ReadonlyMap<string, BuiltinTool>;
+  workspace: string;
+  logger: Logger;
+}): PlanIntent {
+  const { registry, workspace, logger } = options;
+  return async function planIntent(call, policy) {
+    const impl = call.declaration.impl;
+    const builtin = impl.kind === "builtin" ? registry.get(impl.ref) : undefined;
+    const sideEffect = sideEffectOf(call.declaration, call.agentWritten, builtin?.intent !== undefined);
+    if (sideEffect !== "files" || !builtin?.intent) return { sideEffect };
+    try {
+      const { roots } = await policyPaths(policy, workspace);
+      const files = await builtin.intent(call.args, { workspace, roots, signal: call.signal });
+      if (files === undefined) return { sideEffect: "other" };
+      return files.length === 0 ? { sideEffect: "none", files } : { sideEffect, files };
+    } catch (err) {
+      logger.debug({ err, tool: call.name, vid: call.vid }, "cannot plan the call's file changes");
+      return { sideEffect: "other" };
+    }
+  };
+}
