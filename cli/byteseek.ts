@@ -3,6 +3,7 @@
  * The `byteseek` executable:
  *   byteseek serve                    the HTTP server (server/main.ts reads the environment)
  *   byteseek run "task" [--vid V] [--send-key]   one agent turn, shown by turn-view.ts
+ *   byteseek run --replay V [--live-tools]       a finished run again, from its records (replay-session.ts)
  *   byteseek chat [--vid V] [--send-key]         turns read from a `byteseek> ` prompt; `exit` leaves
  *   byteseek mcp [--vid V]            an MCP server on stdio (cli/mcp.ts)
  * `run` and `chat` work on the store at KVSPACE (a folder, default ./data, or etcd://…), or through
@@ -18,8 +19,15 @@ import { startServer } from "../server/main.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { openSession, type Session } from "./agent-session.js";
 import { decisionOf } from "./approval-answer.js";
-import { ByteseekUsageError, runByteseekCli, type ServeOptions } from "./byteseek-program.js";
+import {
+  ByteseekUsageError,
+  type ReplayOptions,
+  runByteseekCli,
+  type ServeOptions,
+} from "./byteseek-program.js";
 import { runMcp } from "./mcp.js";
+import { replayFromStore } from "./replay-session.js";
+import { replayReportLines } from "./replay-view.js";
 import { canSpin, createTurnView, type TurnView, wantsColor } from "./turn-view.js";
 
 const out = process.stdout;
@@ -118,6 +126,33 @@ async function run(
   }
 }
 
+/**
+ * Re-draws each turn of run `vid` as `run` drew it, from its records (or, live, running the calls
+ * again); stderr says what changed since and whether it diverged. Exit 0 as recorded, 1 diverged.
+ */
+async function replay(vid: string, { liveTools }: ReplayOptions): Promise<number> {
+  const view = turnView();
+  try {
+    err.write(`replay of ${vid}${liveTools ? " (its tools run again)" : ""}\n`);
+    const report = await replayFromStore({
+      env,
+      cwd: process.cwd(),
+      vid,
+      ...(liveTools ? { liveTools } : {}),
+      onTurn: (turn, input) => {
+        if (turn > 0) view.pause();
+        err.write(`turn ${turn + 1}: ${input}\n`);
+      },
+      onEvent: (e) => view.onEvent(e),
+    });
+    view.pause();
+    for (const line of replayReportLines(report)) err.write(`${line}\n`);
+    return report.divergence ? 1 : 0;
+  } finally {
+    view.pause();
+  }
+}
+
 async function chat({ vid = newVid(), sendKey }: { vid?: string; sendKey?: boolean }): Promise<number> {
   const session = await startSession(sendKey);
   const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
@@ -183,5 +218,5 @@ async function mcp({ vid }: { vid?: string }): Promise<number> {
 process.exitCode = await runByteseekCli(
   process.argv.slice(2),
   { stdout: out, stderr: err },
-  { serve, run, chat, mcp },
+  { serve, run, replay, chat, mcp },
 );

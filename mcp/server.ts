@@ -34,6 +34,7 @@ import { parseKey } from "../tree/path.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
 import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
 import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
+import type { ServerIdentity } from "./identity.js";
 import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
 import { getTemplate, listPrompts, MCP_PROMPTS_DIR, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
@@ -176,11 +177,7 @@ export interface CallContext {
   requestState(): ApprovalState | undefined;
 }
 
-/** What hosts are told the server is (also stamped on each 2026-era result). */
-export interface ServerIdentity {
-  name: string;
-  version: string;
-}
+export type { ServerIdentity } from "./identity.js";
 
 export function createMcpFactory(deps: McpFactoryDeps) {
   const { source, logger } = deps;

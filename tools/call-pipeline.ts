@@ -401,6 +401,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
               ...(begun.intent.files ? { files: begun.intent.files } : {}),
             }
           : {}),
+        ...(result.terminate ? { terminate: true } : {}),
       },
       { tool, kind: result.kind, ms },
       begun?.key,

@@ -5,6 +5,8 @@ import type {
   HistoryJson,
   HistoryListJson,
   ListJson,
+  McpAcceptJson,
+  McpReviewJson,
   McpServersJson,
   McpSyncJson,
   NodeJson,
@@ -143,6 +145,14 @@ export function createApi(options: ApiOptions) {
       json<{ authorizationUrl: string }>(`/v1/mcp/${encodeURIComponent(server)}/login`, {
         method: "POST",
         body: "{}",
+      }),
+    /** A server's tools held for review, each with its diff against what was accepted. */
+    mcpReview: (server: string) => json<McpReviewJson>(`/v1/mcp/${encodeURIComponent(server)}/review`),
+    /** Accepts held tools as reviewed (`hashes`: the version shown, by tool; another is refused, 409). */
+    mcpAccept: (server: string, tools: string[], hashes: Record<string, string>) =>
+      json<McpAcceptJson>(`/v1/mcp/${encodeURIComponent(server)}/accept`, {
+        method: "POST",
+        body: JSON.stringify({ tools, hashes }),
       }),
     approvals: () => json<PendingApprovalsJson>("/v1/approvals"),
     decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>

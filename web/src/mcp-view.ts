@@ -1,5 +1,6 @@
 import { type Api, ApiError } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
+import { createHeldView } from "./held-view.js";
 import { routeUrl } from "./keys.js";
 import type { McpServerJson } from "./wire.js";
 
@@ -16,7 +17,8 @@ const STATE_BADGE: Record<string, string> = {
 
 /**
  * The registry of upstream MCP servers (`/byteseek/mcp/<server>`): each server's state in this
- * byteseek, its target, its synced tools (links to them) and its last sync, with a Sync button.
+ * byteseek, its target, its synced tools (links to them) and its last sync, with a Sync button; and
+ * its tools held for review, each with its diff and an Accept button (held-view.ts).
  */
 export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
   const el = h("div", { id: "mcp-servers", "aria-live": "polite" }, h("p", { class: "muted" }, "loading…"));
@@ -103,6 +105,7 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
             ]),
           )
         : null,
+      s.held.length ? createHeldView(api, s.server, () => void load()) : null,
     );
   }
 
