@@ -132,6 +132,8 @@ export function createApi(options: ApiOptions) {
       if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
+    /** Where the server's file tools work. */
+    info: () => json<{ workspace: string }>("/v1/info"),
     tools: () => json<ToolsJson>("/v1/tools"),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
