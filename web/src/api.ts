@@ -143,6 +143,12 @@ export function createApi(options: ApiOptions) {
     mcp: () => json<McpServersJson>("/v1/mcp"),
     mcpSync: (server: string) =>
       json<McpSyncJson>("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) }),
+    /** Starts a person's OAuth sign-in to an HTTP upstream: the authorization URL to open. */
+    mcpLogin: (server: string) =>
+      json<{ authorizationUrl: string }>(`/v1/mcp/${encodeURIComponent(server)}/login`, {
+        method: "POST",
+        body: "{}",
+      }),
     /** A server's tools held for review, each with its diff against what was accepted. */
     mcpReview: (server: string) => json<McpReviewJson>(`/v1/mcp/${encodeURIComponent(server)}/review`),
     /** Accepts held tools as reviewed (`hashes`: the version shown, by tool; another is refused, 409). */
