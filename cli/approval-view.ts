@@ -12,7 +12,7 @@ export interface ApprovalShown {
   hash?: string;
   decl?: { hash: string };
   diff?: string;
-  change?: { diff: string };
+  change?: { diff?: string; key?: string };
   declDiff?: string;
 }
 

@@ -163,6 +163,17 @@ export const McpServerJson = z
       })
       .optional(),
     error: z.string().optional(),
+    auth: z
+      .object({
+        state: z.enum(["signed-in", "needs-sign-in", "none"]),
+        expiresAt: z.number().optional().describe("when the access token expires (ms since the epoch)"),
+        refreshable: z.boolean().optional().describe("a refresh token is kept: renewed before it expires"),
+        needScope: z.string().optional().describe("scopes the server asked for that the sign-in lacks"),
+        pending: z.boolean().optional().describe("a sign-in is under way"),
+        error: z.string().optional(),
+      })
+      .optional()
+      .describe("an HTTP server's OAuth sign-in (never its tokens)"),
   })
   .describe("a registered upstream MCP server");
 export type McpServerJson = z.infer<typeof McpServerJson>;

@@ -266,7 +266,7 @@ function openError(err: unknown, location: string): TreeError {
   if (cause?.code === "LEVEL_LOCKED")
     return new TreeError(
       "TREE_LOCKED",
-      `the store at ${location} is in use by another process (a running byteseek server, or a byteseek mcp session); stop it, or reach the store through a server with KVSPACE=http://127.0.0.1:7411`,
+      `the store at ${location} is in use by another process (a byteseek server, a byteseek mcp or run session, or a kvspace command): stop it first, or open another store folder`,
       { location },
       err,
     );
