@@ -124,6 +124,22 @@ export const ApprovalEntryJson = z
       .optional()
       .describe("what the call will do: the command line after substitution, method and URL, upstream tool…"),
     owner: z.string().optional().describe("who wrote the declaration: person, or run <vid>"),
+    decision: z
+      .object({
+        scope: z.string(),
+        by: z.string().describe("who decided: person (http), person (cli), person (terminal), …"),
+        via: z
+          .string()
+          .optional()
+          .describe(
+            "the credential it was decided with: bearer token sha256:…, page cookie session …, terminal, MCP elicitation of session …",
+          ),
+        reason: z.string().optional(),
+        ts: z.number(),
+      })
+      .passthrough()
+      .optional()
+      .describe("once decided: by whom and through which credential"),
     declDiff: z
       .string()
       .optional()
