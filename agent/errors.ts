@@ -32,10 +32,12 @@ export type AgentErrorCode =
   | "AGENT_BAD_SETTING"
   /** Another live process holds the run's lease (it is running it, or resuming it). */
   | "AGENT_RUN_BUSY"
-  /** A resume of a run that has no messages. */
-  | "AGENT_UNKNOWN_RUN"
   /** A resume of a run that ended (done or failed): there is nothing interrupted to continue. */
-  | "AGENT_NOT_INTERRUPTED";
+  | "AGENT_NOT_INTERRUPTED"
+  /** No run has that id: no messages under /byteseek/session/<vid>/. */
+  | "AGENT_RUN_NOT_FOUND"
+  /** The run has not ended (running, waiting, interrupted): a replay or diff needs a finished run. */
+  | "AGENT_RUN_NOT_FINISHED";
 
 export class AgentError extends Error {
   override readonly name = "AgentError";

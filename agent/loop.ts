@@ -30,6 +30,7 @@ import { createLeases } from "./lease.js";
 import type { ClientLlmSettings } from "./llm-config.js";
 import type { ChatMessage, ChatResponse, Provider, ToolCall } from "./providers/types.js";
 import { recordsOf, resumeAction, type Unanswered, unansweredCalls } from "./resume.js";
+import { digestPrompt, type PromptDigest, stepRecord } from "./step-record.js";
 
 /** Rounds in a row in which every call failed before the run stops. */
 export const REPAIR_ROUNDS = 3;
@@ -47,6 +48,9 @@ export interface TurnInput {
   onEvent?: (event: AgentEvent) => void;
   /** Approve calls of tools that need confirmation. */
   approve?: boolean;
+  /** Who approves them, and the credential they came with (CallOptions.approvedBy/Via): kept in the approvals. */
+  approvedBy?: string;
+  approvedVia?: string;
   /** Model settings the person's client sent; they win over the server's (see `resolveLlmConfig`). */
   llm?: ClientLlmSettings;
 }
@@ -61,6 +65,8 @@ export interface AgentOptions {
   provider: (client?: ClientLlmSettings) => Promise<Provider>;
   logger: Logger;
   maxSteps?: number;
+  /** The time a step's prompt is built for (its `{{date}}`), in ms since the epoch; a replay gives the recorded one. */
+  clock?: () => number;
 }
 
 export interface Agent {
@@ -87,6 +93,8 @@ interface TurnState {
   /** Tools tools.search answered this turn: sent in full from the next step on (deferred tool lists). */
   found: Set<string>;
   failingRounds: number;
+  /** What the previous step asked: a step record keeps the prompt's parts only where they changed. */
+  asked?: PromptDigest;
   result: TurnResult;
 }
 
@@ -98,6 +106,7 @@ export function createAgent(options: AgentOptions): Agent {
   const { tree, runtime, logger } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
   const leases = createLeases(tree, logger);
+  const clock = options.clock ?? Date.now;
 
   async function loadMessages(vid: string): Promise<ChatMessage[]> {
     const out: ChatMessage[] = [];
@@ -201,6 +210,7 @@ export function createAgent(options: AgentOptions): Agent {
       vid,
       signal,
       ...(o.approve ? { approve: true } : {}),
+      ...(o.approve && o.approvedBy ? { approvedBy: o.approvedBy, approvedVia: o.approvedVia } : {}),
       waitForApproval: true,
       origin,
       ...(retry ? { retry } : {}),
@@ -356,7 +366,16 @@ export function createAgent(options: AgentOptions): Agent {
         }
         result.steps++;
         emit({ type: "step", step: result.steps });
-        const prompt = await buildPrompt({ tree, runtime, vid, input: s.input, found: s.found });
+        const at = clock();
+        const prompt = await buildPrompt({
+          tree,
+          runtime,
+          vid,
+          input: s.input,
+          found: s.found,
+          date: new Date(at),
+        });
+        const digest = digestPrompt(prompt.system, prompt.tools);
         const provider = await options.provider(o.llm);
         const reply: ChatResponse = await provider.complete(
           { system: prompt.system, messages, tools: prompt.tools },
@@ -368,7 +387,9 @@ export function createAgent(options: AgentOptions): Agent {
           role: "assistant",
           text: reply.text,
           toolCalls: reply.toolCalls,
+          step: stepRecord(digest, reply, at, s.asked),
         });
+        s.asked = digest;
         if (reply.toolCalls.length === 0) {
           result.text = reply.text;
           result.reason = "done";
@@ -444,9 +465,13 @@ export function createAgent(options: AgentOptions): Agent {
       const status = await tree.get(statusKey(vid));
       const state = status?.kind === "char/utf8" ? String(status.value.value) : undefined;
       if (messages.length === 0)
-        throw new AgentError("AGENT_UNKNOWN_RUN", `run ${vid} has no messages: there is nothing to resume`, {
-          vid,
-        });
+        throw new AgentError(
+          "AGENT_RUN_NOT_FOUND",
+          `run ${vid} has no messages: there is nothing to resume`,
+          {
+            vid,
+          },
+        );
       if (state === "done" || state === "failed")
         throw new AgentError(
           "AGENT_NOT_INTERRUPTED",

@@ -14,6 +14,8 @@ export interface ByteseekCommands {
   run(task: string, options: TurnOptions): Promise<number>;
   /** `run --resume <vid>`: continue a run whose process died. */
   resume(vid: string, options: Omit<TurnOptions, "vid">): Promise<number>;
+  /** `run --replay <vid> [--live-tools]`: re-drives a finished run from its records. */
+  replay(vid: string, options: ReplayOptions): Promise<number>;
   chat(options: TurnOptions): Promise<number>;
   mcp(options: { vid?: string }): Promise<number>;
 }
@@ -27,6 +29,11 @@ export interface ServeOptions {
 export interface TurnOptions {
   vid?: string;
   sendKey?: boolean;
+}
+
+/** run --replay: whether the tools run again (through the usual gate) instead of answering from their records. */
+export interface ReplayOptions {
+  liveTools?: boolean;
 }
 
 /** A command's arguments are wrong: its message, the usage, exit 2. */
@@ -102,23 +109,51 @@ export async function runByteseekCli(
       "continue run <vid> whose process died: interrupted calls are settled from their records, never run twice where that is unsafe",
     )
     .option("--send-key", "through a server: send BYTESEEK_LLM_KEY with each turn too")
+    .option(
+      "--replay <vid>",
+      "re-drive the finished run <vid> from its records: no model request, no tool runs",
+    )
+    .option(
+      "--live-tools",
+      "with --replay: run each call again in this workspace (the usual gate) and stop at the first result that differs",
+    )
     .addHelpText(
       "after",
-      '\nExamples: byteseek run "list the TODO comments in src/" --vid todo1\n          byteseek run --resume todo1',
+      '\nExample: byteseek run "list the TODO comments in src/" --vid todo1\n' +
+        "Replay: byteseek run --replay todo1 prints the run's turns again and where anything differs now\n" +
+        "(exit 0: as recorded; 1: it diverged, the step and what differed on stderr).\n" +
+        "Resume: byteseek run --resume todo1 continues a run whose process died (kvspace runs --status interrupted).",
     )
-    .action(async (words: string[], options: TurnOptions & { resume?: string }) => {
-      const task = words.join(" ").trim();
-      if (options.resume !== undefined) {
-        if (task !== "" || options.vid !== undefined)
-          throw new ByteseekUsageError(
-            "byteseek run --resume <vid> takes no task and no --vid: the run goes on where it stopped",
-          );
-        status = await commands.resume(options.resume, options.sendKey ? { sendKey: true } : {});
-        return;
-      }
-      if (task === "") throw new ByteseekUsageError('byteseek run needs a task: byteseek run "what to do"');
-      status = await commands.run(task, options);
-    });
+    .action(
+      async (
+        words: string[],
+        options: TurnOptions & ReplayOptions & { replay?: string; resume?: string },
+      ) => {
+        const task = words.join(" ").trim();
+        if (options.resume !== undefined) {
+          if (task !== "" || options.vid !== undefined || options.replay !== undefined)
+            throw new ByteseekUsageError(
+              "byteseek run --resume <vid> takes no task, no --vid and no --replay: the run goes on where it stopped",
+            );
+          status = await commands.resume(options.resume, options.sendKey ? { sendKey: true } : {});
+          return;
+        }
+        if (options.replay !== undefined) {
+          if (task !== "" || options.vid !== undefined)
+            throw new ByteseekUsageError(
+              "byteseek run --replay <vid> takes no task and no --vid: it replays the run's own",
+            );
+          status = await commands.replay(options.replay, options.liveTools ? { liveTools: true } : {});
+          return;
+        }
+        if (options.liveTools) throw new ByteseekUsageError("--live-tools goes with --replay <vid>");
+        if (task === "") throw new ByteseekUsageError('byteseek run needs a task: byteseek run "what to do"');
+        status = await commands.run(task, {
+          ...(options.vid !== undefined ? { vid: options.vid } : {}),
+          ...(options.sendKey ? { sendKey: true } : {}),
+        });
+      },
+    );
   sub("chat", 'an interactive loop with a "byteseek> " prompt; "exit" leaves')
     .option("--vid <vid>", VID_HELP)
     .option("--send-key", "through a server: send BYTESEEK_LLM_KEY with each turn too")

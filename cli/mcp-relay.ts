@@ -14,6 +14,7 @@ import { connect, type Socket } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
 import { HolderAnswer, type RelayHello, socketAt } from "../mcp/share.js";
+import { fastLanesByDefault } from "../tree/fast-lanes.js";
 import { CliError } from "./errors.js";
 
 export interface RelayOptions {
@@ -23,8 +24,8 @@ export interface RelayOptions {
   hello: Omit<RelayHello, "token">;
   /** The holder's credential, asked for before each hello (a new holder may have made it meanwhile). */
   token(): Promise<string | undefined>;
-  /** Told the run id each holder gave this session. */
-  onAttached?(vid: string): void;
+  /** Told, for each holder reached, what it is, the run id it gave this session and the workspace its calls run in. */
+  onAttached?(holder: Omit<Reached, "socket">): void;
   stdin: Readable;
   stdout: Writable;
   logger: Logger;
@@ -37,6 +38,11 @@ export interface RelayOptions {
    * over, ms (default 5 s): a server being restarted gets its folder back.
    */
   serverGraceMs?: number;
+  /**
+   * Read ids off the SDKs' usual line shapes (the relay's fast lane, `sniffLine`); false: parse
+   * every line (`parseLine`, the reference lane). Default: BYTESEEK_FAST (on; tree/fast-lanes.ts).
+   */
+  sniff?: boolean;
 }
 
 type Id = string | number;
@@ -56,6 +62,7 @@ const SETUP_METHODS = new Set(["resources/subscribe", "resources/unsubscribe", "
 export async function relayMcp(options: RelayOptions): Promise<void> {
   const { stdin, stdout, logger } = options;
   const patienceMs = options.patienceMs ?? 10_000;
+  const classify: Classify = (options.sniff ?? fastLanesByDefault()) ? sniffLine : parseLine;
   /** The client's first request and its `initialized`, replayed to a new holder. */
   let opening: (Message & Record<string, unknown>) | undefined;
   let openingLine: string | undefined;
@@ -121,7 +128,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     const reached = await reach(options, patienceMs, grace);
     const s = reached.socket;
     holder = reached.holder;
-    options.onAttached?.(reached.vid);
+    options.onAttached?.({ holder: reached.holder, vid: reached.vid, workspace: reached.workspace });
     s.on("error", (err) => logger.debug({ err }, "relay socket error"));
     // A holder after the first has not seen the opening (unless it is still waiting in the queue).
     if (
@@ -195,11 +202,13 @@ async function reach(options: RelayOptions, patienceMs: number, graceMs: number)
   }
 }
 
-interface Reached {
+export interface Reached {
   socket: Socket;
   holder: "serve" | "mcp" | undefined;
   /** The run id the holder gave this session. */
   vid: string;
+  /** The holder's workspace, where this session's calls run. */
+  workspace: string | undefined;
 }
 
 /** One connection and its hello; a refusal is a CliError (final), anything else may pass with a retry. */
@@ -233,7 +242,7 @@ async function hello(options: RelayOptions): Promise<Reached> {
         s.destroy();
         return fail(new CliError("CLI_MCP_REFUSED", answer.data.message));
       }
-      done({ socket: s, holder: answer.data.holder, vid: answer.data.vid });
+      done({ socket: s, holder: answer.data.holder, vid: answer.data.vid, workspace: answer.data.workspace });
     };
     const onClose = () => fail(new Error("the holder closed the connection"));
     s.once("error", fail);
@@ -278,7 +287,7 @@ function* lines(block: string): Generator<string> {
  */
 const TAIL_ID = /,"jsonrpc":"2\.0","id":(-?\d{1,15}|"[A-Za-z0-9_.:-]{1,64}")\}$/;
 
-interface Seen {
+export interface Seen {
   kind: "request" | "response" | "initialized" | "other";
   id?: Id;
   message?: Message & Record<string, unknown>;
@@ -286,19 +295,14 @@ interface Seen {
 
 /**
  * What a line is, as far as the relay cares: from the client, requests (kept until answered) and
- * `initialized`; from the holder, responses. The SDKs' usual shapes are read off the line's ends;
- * anything else is parsed.
+ * `initialized`; from the holder, responses. Two implementations answer alike for every line:
+ * `parseLine` parses it (the reference lane), `sniffLine` reads the SDKs' usual shapes off the
+ * line's ends and parses only the rest (the fast lane).
  */
-function classify(line: string, from: "client" | "holder"): Seen {
-  const expected = from === "client" ? '{"method":"' : '{"result":';
-  if (line.startsWith(expected)) {
-    const tail = TAIL_ID.exec(line.length > 120 ? line.slice(-120) : line);
-    if (tail) {
-      const raw = tail[1] as string;
-      const id = raw.startsWith('"') ? raw.slice(1, -1) : Number(raw);
-      return { kind: from === "client" ? "request" : "response", id };
-    }
-  } else if (from === "holder" && line.startsWith('{"method":"')) return { kind: "other" };
+type Classify = (line: string, from: "client" | "holder") => Seen;
+
+/** The reference lane: every line parsed. */
+export function parseLine(line: string, from: "client" | "holder"): Seen {
   const message = parse(line);
   if (message === undefined) return { kind: "other" };
   const hasId = typeof message.id === "string" || typeof message.id === "number";
@@ -311,6 +315,20 @@ function classify(line: string, from: "client" | "holder"): Seen {
   return message.method === undefined && hasId
     ? { kind: "response", id: message.id as Id }
     : { kind: "other" };
+}
+
+/** The fast lane: the SDKs' usual shapes read off the line's ends; anything else parsed. */
+export function sniffLine(line: string, from: "client" | "holder"): Seen {
+  const expected = from === "client" ? '{"method":"' : '{"result":';
+  if (line.startsWith(expected)) {
+    const tail = TAIL_ID.exec(line.length > 120 ? line.slice(-120) : line);
+    if (tail) {
+      const raw = tail[1] as string;
+      const id = raw.startsWith('"') ? raw.slice(1, -1) : Number(raw);
+      return { kind: from === "client" ? "request" : "response", id };
+    }
+  } else if (from === "holder" && line.startsWith('{"method":"')) return { kind: "other" };
+  return parseLine(line, from);
 }
 
 /** The method of a request line in the SDKs' shape (`{"method":"…",…`). */

@@ -2,14 +2,14 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { type Command, CommanderError } from "commander";
 import { seedStore, seedWanted } from "../agent/byteseek.js";
-import { isTreeError } from "../tree/errors.js";
 import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
 import { commanderOutput, rootProgram } from "./commander-output.js";
 import { COMMANDS } from "./commands/index.js";
-import { CliError, isCliError, usageError } from "./errors.js";
+import { CliError, usageError } from "./errors.js";
 import { openStore, storeSpec } from "./open-store.js";
+import { report } from "./report.js";
 import { openToolsClient, type ToolsClient } from "./tools-client.js";
 
 /** The process around a kvspace run: streams, environment, and a signal aborted on SIGINT/SIGTERM. */
@@ -232,28 +232,6 @@ async function terminalConfirm(question: string, io: KvspaceIo): Promise<boolean
   } finally {
     rl.close();
   }
-}
-
-/** Prints an error as its message alone (the stack only with KVSPACE_DEBUG) and gives its exit code. */
-function report(err: unknown, io: KvspaceIo): number {
-  // The reader went away (`kvspace export | head`): stop quietly, as other filters do.
-  if ((err as NodeJS.ErrnoException | undefined)?.code === "EPIPE") return 0;
-  if (isCliError(err)) {
-    io.stderr.write(`${err.message}\n`);
-    return err.exitCode;
-  }
-  if (isTreeError(err)) {
-    io.stderr.write(`${err.message}\n`);
-    return 1;
-  }
-  const debug = io.env.KVSPACE_DEBUG !== undefined && io.env.KVSPACE_DEBUG !== "";
-  io.stderr.write(`${debug && err instanceof Error ? err.stack : describe(err)}\n`);
-  return 1;
-}
-
-function describe(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
 }
 
 /** A stream's columns when it is a terminal, else 80. */

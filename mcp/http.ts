@@ -21,6 +21,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
+import { fastLanesByDefault } from "../tree/fast-lanes.js";
 import { encodeSessionAnswer, plainToolCall, type SessionToolCall, sessionToolCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
@@ -35,6 +36,12 @@ export interface McpHttpOptions {
   maxSessions?: number;
   /** A 2025-era session idle this long (ms) is closed (default 30 minutes; 0: only DELETE or the LRU bound end one). */
   sessionIdleMs?: number;
+  /**
+   * Plain `tools/call`s answered beside the SDK (`plainCall`, `sessionCall`: the MCP fast lane);
+   * false: both answer undefined and `handle` (the SDK, the reference lane) serves everything.
+   * Default: BYTESEEK_FAST (on; tree/fast-lanes.ts).
+   */
+  fast?: boolean;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -113,6 +120,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
   const { factory, live, logger } = options;
   const maxSessions = options.maxSessions ?? 256;
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const fast = options.fast ?? fastLanesByDefault();
   // Insertion order is use order: a session is moved to the end each time it is used.
   const sessions = new Map<string, Session>();
   const onerror = (err: Error) => logger.debug({ err }, "MCP request refused");
@@ -294,6 +302,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
 
   return {
     sessionCall(method, headers, parsedBody, abort) {
+      if (!fast) return undefined;
       const sid = headers["mcp-session-id"];
       if (typeof sid !== "string") return undefined;
       const s = sessions.get(sid);
@@ -314,6 +323,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
       return { session: sid, answer: answerOnSession(s, call, abort) };
     },
     plainCall(method, headers, parsedBody, vid, signal) {
+      if (!fast) return undefined;
       const call = plainToolCall(method, headers, parsedBody);
       if (call === undefined) return undefined;
       follow();

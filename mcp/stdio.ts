@@ -18,6 +18,7 @@ import type {
 } from "@modelcontextprotocol/server";
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "pino";
+import { fastLanesByDefault } from "../tree/fast-lanes.js";
 import { type PlainToolCall, stdioPlainCall } from "./fast-call.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
@@ -29,6 +30,8 @@ export interface StdioOptions {
   logger: Logger;
   /** The run every call belongs to; absent: `mcp-<client name>`. */
   vid?: string;
+  /** Plain 2026-era calls answered beside the SDK (default: BYTESEEK_FAST, on; tree/fast-lanes.ts). */
+  plainCalls?: boolean;
 }
 
 export interface StdioMcp {
@@ -37,7 +40,7 @@ export interface StdioMcp {
 
 /** Serves this process's stdin/stdout. */
 export function serveMcpStdio(options: StdioOptions): StdioMcp {
-  const { factory, live, logger, vid } = options;
+  const { factory, live, logger, vid, plainCalls } = options;
   const instances = new Set<McpInstance>();
   const handle = serveConnection({
     factory,
@@ -46,6 +49,7 @@ export function serveMcpStdio(options: StdioOptions): StdioMcp {
     output: process.stdout,
     onInstance: (instance) => instances.add(instance),
     ...(vid === undefined ? {} : { vid }),
+    ...(plainCalls === undefined ? {} : { plainCalls }),
   });
   const unsubscribe = live.subscribe((change) => notifyInstances(instances, change));
   return {
@@ -64,7 +68,10 @@ export interface ConnectionOptions {
   vid?: string;
   /** Told the instance the connection is pinned to, for change notifications. */
   onInstance(instance: McpInstance): void;
-  /** Answer plain 2026-era calls beside the SDK (default true; false leaves every message to the SDK). */
+  /**
+   * Answer plain 2026-era calls beside the SDK (the MCP fast lane); false leaves every message to
+   * the SDK (the reference lane). Default: BYTESEEK_FAST (on; tree/fast-lanes.ts).
+   */
   plainCalls?: boolean;
 }
 
@@ -72,7 +79,7 @@ export interface ConnectionOptions {
 export function serveConnection(options: ConnectionOptions): StdioServerHandle {
   const { factory, logger, input, output, vid, onInstance } = options;
   let era: "legacy" | "modern" | undefined;
-  const plain = options.plainCalls !== false;
+  const plain = options.plainCalls ?? fastLanesByDefault();
   const transport = new PlainCalls(new StdioServerTransport(input, output), {
     era: () => (plain ? era : undefined),
     answer: (call, signal) => factory.answerPlain(call, vid, signal),

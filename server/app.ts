@@ -12,6 +12,7 @@ import { createApprovals } from "../tools/approvals.js";
 import type { McpClient } from "../tools/mcp/client.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { ToolSearcher } from "../tools/search/searcher.js";
+import { fastLanesByDefault } from "../tree/fast-lanes.js";
 import type { Tree } from "../tree/types.js";
 import { answerHeaders, requestLine } from "./answer.js";
 import { createAuthCheck, createCredentialCheck } from "./auth.js";
@@ -26,9 +27,11 @@ import { agentRoutes } from "./routes/agent.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
+import { infoRoutes } from "./routes/info.js";
 import { type McpShareOptions, mcpRoutes } from "./routes/mcp.js";
 import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { promptRoutes } from "./routes/prompt.js";
+import { runDiffRoutes } from "./routes/run-diff.js";
 import { toolsRoutes } from "./routes/tools.js";
 import { transferRoutes } from "./routes/transfer.js";
 import { treeRoutes } from "./routes/tree.js";
@@ -66,8 +69,17 @@ export interface AppDeps {
   web?: WebRoutesOptions | false;
   /** Interval between SSE progress events, ms (default 15 s). */
   watchProgressMs?: number;
-  /** Plain GET and PUT of a value answered beside fastify (server/fast-path.ts); default true. */
+  /**
+   * The HTTP fast lane (tree/fast-lanes.ts): plain GET and PUT of a value answered beside fastify
+   * (server/fast-path.ts); false: fastify's routes answer them (the reference lane). Default:
+   * BYTESEEK_FAST (on).
+   */
   fastPath?: boolean;
+  /**
+   * The MCP fast lane: plain `tools/call`s answered beside the SDK (mcp/fast-call.ts); false: the
+   * SDK's transports and instances answer them. Default: BYTESEEK_FAST (on).
+   */
+  fastMcp?: boolean;
   /** Host names the Host header may carry besides loopback ones; honoured only with a token. */
   allowedHosts?: readonly string[];
   /**
@@ -233,7 +245,8 @@ export async function buildApp(deps: AppDeps) {
   const watches = new Set<AbortController>();
   const credentials = token ? createCredentialCheck(token) : undefined;
   const checkAuth = credentials ? createAuthCheck(credentials) : undefined;
-  if (deps.fastPath !== false) {
+  const fast = deps.fastPath ?? fastLanesByDefault();
+  if (fast) {
     fastPath = createFastPath({
       tree,
       logger,
@@ -308,12 +321,14 @@ export async function buildApp(deps: AppDeps) {
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
+  if (deps.runtime) await app.register(infoRoutes, { runtime: deps.runtime });
   if (deps.runtime)
     await app.register(mcpRoutes, {
       tree,
       ...(deps.search ? { search: deps.search } : {}),
       runtime: deps.runtime,
       logger,
+      fast: deps.fastMcp ?? fastLanesByDefault(),
       ...(deps.mcpSessionIdleMs === undefined ? {} : { sessionIdleMs: deps.mcpSessionIdleMs }),
       // the socket's relays need the same credential as its HTTP requests
       ...(deps.mcpShare === undefined
@@ -322,6 +337,8 @@ export async function buildApp(deps: AppDeps) {
     });
   if (deps.mcp) await app.register(mcpServerRoutes, { mcp: deps.mcp });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
+  // comparing runs reads only the tree
+  await app.register(runDiffRoutes, { tree });
   if (deps.web !== false)
     await app.register(webRoutes, {
       ...(deps.web ?? {}),

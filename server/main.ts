@@ -11,7 +11,9 @@
  * to receive a request, default 60000), BYTESEEK_MAX_WATCHES (default 1000), BYTESEEK_MCP_SESSION_IDLE
  * (ms an MCP 2025-era session may sit idle before it is closed, default 1800000; 0: never),
  * BYTESEEK_BODY_LIMIT (bytes, or with a k/m suffix; default 8 MiB), BYTESEEK_WORKSPACE (the root the
- * file tools may touch, default ./workspace, made at start), BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
+ * file tools may touch, default ./workspace, made at start), BYTESEEK_FAST (0: the reference lanes,
+ * the libraries' own paths, instead of the fast lanes; tree/fast-lanes.ts; shown at start),
+ * BYTESEEK_LLM_* (the model; see agent/llm-config.ts).
  */
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -26,6 +28,7 @@ import { createPolicyReader } from "../tools/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { unavailableMessage } from "../tools/sandbox/probe.js";
 import { SANDBOX_OFF_WARNING } from "../tools/sandbox/settings.js";
+import { describeLanes, readFastLanes } from "../tree/fast-lanes.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import {
@@ -65,6 +68,8 @@ export interface ServerConfig {
   maxWatches: number;
   /** An idle MCP 2025-era session is closed after this long, ms; 0: never. */
   mcpSessionIdleMs: number;
+  /** The fast lanes (BYTESEEK_FAST, default on); false: the reference lanes (tree/fast-lanes.ts). */
+  fast: boolean;
 }
 
 export interface StartServerOptions {
@@ -185,6 +190,7 @@ export function readConfig(
     ),
     workspace: resolve(cwd, env.BYTESEEK_WORKSPACE || DEFAULT_WORKSPACE),
     defaultWorkspace: !env.BYTESEEK_WORKSPACE,
+    fast: readFast(env),
     ...auth,
   };
   return config;
@@ -222,6 +228,16 @@ function readCount(name: string, text: string | undefined, fallback: number, zer
       `${name} must be a whole number${zeroAllowed ? " (0: no bound)" : " above 0"}, got ${JSON.stringify(text)}`,
     );
   return Number(t);
+}
+
+/** BYTESEEK_FAST, as the lanes' defaults read it; a wrong value is a SERVER_CONFIG error. */
+function readFast(env: NodeJS.ProcessEnv): boolean {
+  try {
+    return readFastLanes(env);
+  } catch (err) {
+    if (isTreeError(err, "TREE_INVALID_OPTION")) throw configError(err.message);
+    throw err;
+  }
 }
 
 /** The store settings, read as everything else reads them; a refusal is a SERVER_CONFIG error. */
@@ -274,7 +290,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const config = readConfig(env, cwd, { noAuth: options.noAuth === true });
   const logger = options.logger ?? defaultLogger(env);
   if (config.defaultWorkspace) await mkdir(config.workspace, { recursive: true, mode: 0o700 });
-  const tree = await openTree({ ...config.store, logger: logger.child({ part: "tree" }) });
+  const tree = await openTree({
+    ...config.store,
+    ...(config.store.backend === "etcd" ? { fast: config.fast } : {}),
+    logger: logger.child({ part: "tree" }),
+  });
   let app: App;
   let byteseek: Byteseek | undefined;
   let token = config.token;
@@ -318,6 +338,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       bodyTimeoutMs: config.bodyTimeoutMs,
       maxWatches: config.maxWatches,
       mcpSessionIdleMs: config.mcpSessionIdleMs,
+      fastPath: config.fast,
+      fastMcp: config.fast,
       // `byteseek mcp` on this folder relays to this server instead of finding the folder locked
       ...(config.store.backend === "classic"
         ? { mcpShare: { path: await sharePath(config.store.location, env), workspace: config.workspace } }
@@ -350,6 +372,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           ? "none (--no-auth)"
           : (tokenFile ?? (config.auth === "env" ? "BYTESEEK_TOKEN" : "made for this start")),
       sandbox: sandbox.state,
+      lanes: describeLanes(config.fast),
     },
     "listening",
   );

@@ -16,6 +16,7 @@ import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent } from "../../agent/loop.js";
 import { listRuns, RUN_STATUSES, RunsListing } from "../../agent/runs.js";
 import type { Tree } from "../../tree/types.js";
+import { requestVia } from "../auth.js";
 import { mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
 import { TurnJson, type TurnStreamEvent } from "../runtime-schemas.js";
@@ -139,7 +140,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
           input,
           signal,
           ...(vid ? { vid } : {}),
-          ...(approve ? { approve } : {}),
+          ...(approve ? { approve, approvedBy: "person (http)", approvedVia: requestVia(req) } : {}),
           ...(llm ? { llm } : {}),
           ...(onEvent ? { onEvent } : {}),
         }),
@@ -173,7 +174,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
         agent.resumeRun({
           vid: req.params.vid,
           signal,
-          ...(approve ? { approve } : {}),
+          ...(approve ? { approve, approvedBy: "person (http)", approvedVia: requestVia(req) } : {}),
           ...(llm ? { llm } : {}),
           ...(onEvent ? { onEvent } : {}),
         }),

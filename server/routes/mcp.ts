@@ -32,6 +32,8 @@ export interface McpRoutesOptions {
   share?: McpShareOptions;
   /** The catalogue's search, for byteseek_find (without it, byteseek_find matches words). */
   search?: ToolSearcher;
+  /** Plain `tools/call`s answered beside the SDK (mcp/fast-call.ts); false: by the SDK (default true). */
+  fast?: boolean;
 }
 
 export interface McpShareOptions {
@@ -85,15 +87,21 @@ function toWebRequest(req: FastifyRequest): Request {
 
 export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function mcpRoutes(
   app,
-  { tree, runtime, logger: parent, sessionIdleMs, share, search },
+  { tree, runtime, logger: parent, sessionIdleMs, share, search, fast = true },
 ) {
   const logger = parent.child({ part: "mcp" });
   const live = createLiveTree(tree, logger);
-  const factory = createMcpFactory({ source: runtimeSource(tree, runtime, search), logger, live });
+  const factory = createMcpFactory({
+    source: runtimeSource(tree, runtime, search),
+    logger,
+    live,
+    workspace: runtime.workspace,
+  });
   const mcp = createMcpHttp({
     factory,
     live,
     logger,
+    fast,
     ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
   });
   // The socket carries the HTTP API too (for `kvspace` on the folder): this server's own handler.
@@ -103,6 +111,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
         factory,
         live,
         logger,
+        plainCalls: fast,
         holder: "serve",
         http: (socket) => app.server.emit("connection", socket),
       })

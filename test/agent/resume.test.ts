@@ -192,7 +192,7 @@ describe("resuming an interrupted run", () => {
     fake.script({ text: "hi" });
     await bs.agent.runTurn({ vid: "res3", input: "hello" });
     expect((await agentFailure(bs.agent.resumeRun({ vid: "res3" }))).code).toBe("AGENT_NOT_INTERRUPTED");
-    expect((await agentFailure(bs.agent.resumeRun({ vid: "nosuch" }))).code).toBe("AGENT_UNKNOWN_RUN");
+    expect((await agentFailure(bs.agent.resumeRun({ vid: "nosuch" }))).code).toBe("AGENT_RUN_NOT_FOUND");
     const done = (await listRuns(tree, { status: "done" })).runs.find((x) => x.vid === "res3");
     expect(done).toMatchObject({ steps: 1, calls: 0 });
     expect(done?.started).toBeGreaterThan(0);

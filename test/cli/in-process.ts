@@ -1,9 +1,10 @@
 import { PassThrough, Writable } from "node:stream";
-import { type KvspaceDeps, runKvspace } from "../../cli/run.js";
+import { dispatchKvspace } from "../../cli/dispatch.js";
+import type { KvspaceDeps } from "../../cli/run.js";
 import type { CliResult, RunCliOptions } from "./run-cli.js";
 
 /**
- * Runs `runKvspace` in this process with real streams, the way kvspace.ts binds a process to it:
+ * Runs a kvspace command line (`dispatchKvspace`: the quick path, else `runKvspace`) in this process with real streams, the way kvspace.ts binds a process to it:
  * what a spawned `node dist/cli/kvspace.js` would print, without the cost of starting Node.
  * `interruptAfterLines` aborts the signal SIGINT would abort.
  */
@@ -35,7 +36,7 @@ export async function runInProcess(
   });
   const stdin = new PassThrough();
   stdin.end(options.stdin ?? "");
-  const code = await runKvspace(
+  const code = await dispatchKvspace(
     args,
     {
       stdin,

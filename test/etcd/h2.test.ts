@@ -24,14 +24,16 @@ import {
   GRPCUnavailableError,
   isRecoverableError,
 } from "etcd3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isEtcdFailure } from "../../tree/etcd/client.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { connectEtcd, isEtcdFailure } from "../../tree/etcd/client.js";
+import { createEtcdTree } from "../../tree/etcd/etcd-tree.js";
 import {
   createH2Transport,
   DEFAULT_MAX_ANSWER_BYTES,
   type H2Options,
   type Member,
 } from "../../tree/etcd/h2.js";
+import { createLibraryCalls } from "../../tree/etcd/library-calls.js";
 import { EtcdRpc } from "../../tree/etcd/rpc.js";
 import { decodeRangeResponse, encodeRangeRequest } from "../../tree/etcd/wire.js";
 import { type EtcdCluster, freePort, startEtcd } from "./etcd-process.js";
@@ -275,6 +277,70 @@ describe("answers read through EtcdRpc", () => {
     } finally {
       rpc.close();
       await fake.close();
+    }
+  });
+});
+
+describe("the etcd lane's reference implementation (etcd3's KV and Watch clients)", () => {
+  /** A range answer at a revision of 2^53 (header { revision: 2^53 }): beyond what the tree holds exactly. */
+  const RANGE_AT_2_53 = Buffer.from([0x0a, 0x09, 0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]);
+
+  it("refuses a revision beyond 2^53 - 1 as the fast lane does: the same INTERNAL error, never a rounded number", async () => {
+    const fake = await fakeMember(answer(frame(RANGE_AT_2_53)));
+    const fast = new EtcdRpc({ endpoints: [fake.member.host] });
+    const client = connectEtcd({ endpoints: [fake.member.host] });
+    try {
+      const errors = [
+        await failure(fast.range({ key: "k" })),
+        await failure(createLibraryCalls(client).range({ key: "k" })),
+      ];
+      for (const err of errors) {
+        expect(err).toBeInstanceOf(GRPCInternalError);
+        expect(isEtcdFailure(err)).toBe(true);
+      }
+      expect(errors[1]!.message).toBe(errors[0]!.message);
+      expect(errors[0]!.message).toBe(
+        "13 INTERNAL: etcd's answer to /etcdserverpb.KV/Range (ETCD_WIRE_INT64_RANGE): etcd answered a revision outside 0 .. 2^53 - 1, which the tree cannot hold exactly",
+      );
+    } finally {
+      fast.close();
+      client.close();
+      await fake.close();
+    }
+  });
+
+  it("is what a tree uses with BYTESEEK_FAST=0: its calls never reach the fast lane, and read back what they wrote", async () => {
+    // Spies that call through: they only count what reached the fast lane.
+    const spies = (["txn", "range", "watch"] as const).map((name) => vi.spyOn(EtcdRpc.prototype, name));
+    const calls = () => spies.reduce((n, spy) => n + spy.mock.calls.length, 0);
+    const opened = async (setting: string) => {
+      const before = process.env.BYTESEEK_FAST;
+      process.env.BYTESEEK_FAST = setting;
+      try {
+        return await createEtcdTree({ endpoints: etcd.endpoints, prefix: `lanes-${setting}/` });
+      } finally {
+        if (before === undefined) delete process.env.BYTESEEK_FAST;
+        else process.env.BYTESEEK_FAST = before;
+      }
+    };
+    const reference = await opened("0");
+    try {
+      await reference.set("/a/b", { kind: "int64", value: 9007199254740993n });
+      expect(await reference.get("/a/b")).toMatchObject({
+        value: { kind: "int64", value: 9007199254740993n },
+      });
+      expect((await reference.list("/a/")).children.map((c) => c.name)).toEqual(["b"]);
+      expect(calls()).toBe(0);
+    } finally {
+      await reference.close();
+    }
+    const fast = await opened("1");
+    try {
+      await fast.set("/a/b", { kind: "int64", value: 1n });
+      expect(calls()).toBeGreaterThan(0);
+    } finally {
+      await fast.close();
+      vi.restoreAllMocks();
     }
   });
 });

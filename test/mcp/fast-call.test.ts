@@ -1,6 +1,7 @@
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plainToolCall } from "../../mcp/fast-call.js";
-import type { McpHttp } from "../../mcp/http.js";
+import { createMcpHttp, type McpHttp } from "../../mcp/http.js";
 import { PLAIN_CALL_CASES, sameRecord, startMcpHttp } from "./helpers.js";
 
 const ENVELOPE = {
@@ -26,10 +27,12 @@ function callBody(name: string, args: unknown, meta: Record<string, unknown> = E
 }
 
 let mcp: McpHttp;
+let served: Awaited<ReturnType<typeof startMcpHttp>>;
 let closeAll: () => Promise<void>;
 
 beforeAll(async () => {
-  ({ mcp, close: closeAll } = await startMcpHttp("mcp-fast"));
+  served = await startMcpHttp("mcp-fast");
+  ({ mcp, close: closeAll } = served);
 });
 afterAll(() => closeAll());
 
@@ -98,6 +101,35 @@ describe("a 2026-era tools/call answered without an SDK instance", () => {
     for (const [what, headers, body] of declined)
       expect(plainToolCall("POST", headers, body), what).toBeUndefined();
     expect(plainToolCall("GET", headersFor(name), ok)).toBeUndefined();
+  });
+
+  it("is off with BYTESEEK_FAST=0 (the reference lane): the SDK answers the plain call, as it answers with the lane on", async () => {
+    const before = process.env.BYTESEEK_FAST;
+    process.env.BYTESEEK_FAST = "0";
+    let reference: McpHttp;
+    try {
+      reference = createMcpHttp({
+        factory: served.factory,
+        live: served.live,
+        logger: pino({ level: "silent" }),
+      });
+    } finally {
+      if (before === undefined) delete process.env.BYTESEEK_FAST;
+      else process.env.BYTESEEK_FAST = before;
+    }
+    const [name, args] = ["tree_get", { key: "/byteseek/prompt/truncated" }] as const;
+    const body = callBody(name, args);
+    expect(
+      reference.plainCall("POST", headersFor(name), body, "conf", new AbortController().signal),
+    ).toBeUndefined();
+    const request = new Request("http://127.0.0.1:1/mcp?vid=conf", {
+      method: "POST",
+      headers: headersFor(name),
+    });
+    const sdk = await reference.handle(request, body, "conf");
+    const plain = await mcp.plainCall("POST", headersFor(name), body, "conf", new AbortController().signal);
+    expect(sameRecord(await sdk.text())).toBe(sameRecord(plain!));
+    await reference.close();
   });
 
   it("leaves a mismatched header to the SDK, which refuses it with its own error", async () => {

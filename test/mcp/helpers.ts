@@ -221,8 +221,13 @@ export async function declareOverHttp(
 }
 
 /** An McpHttp over a fresh store with CONFIRMED_TOOL declared, without a server in front (a test calls it directly). */
+/**
+ * The MCP endpoint's handler in process, on a fresh store. `fast` is its fast lane (default on: the
+ * suites that compare it with the SDK need it); `{ fast: undefined }` leaves it to BYTESEEK_FAST.
+ */
 export async function startMcpHttp(
   name: string,
+  lanes: { fast?: boolean | undefined } = { fast: true },
 ): Promise<{ tree: Tree; live: LiveTree; factory: McpFactory; mcp: McpHttp; close(): Promise<void> }> {
   const store = await tempDir(`byteseek-${name}-`);
   const ws = await tempDir(`byteseek-${name}-ws-`);
@@ -232,7 +237,12 @@ export async function startMcpHttp(
   await tree.set(`/byteseek/tools/${CONFIRMED_TOOL.name}`, { kind: "json", value: CONFIRMED_TOOL });
   const live = createLiveTree(tree, logger);
   const factory = createMcpFactory({ source: runtimeSource(tree, bs.runtime), logger, live });
-  const mcp = createMcpHttp({ factory, live, logger });
+  const mcp = createMcpHttp({
+    factory,
+    live,
+    logger,
+    ...(lanes.fast === undefined ? {} : { fast: lanes.fast }),
+  });
   return {
     tree,
     live,

@@ -250,6 +250,37 @@ describe("the fast path for plain GET and PUT", () => {
     expect(plain.seen.count).toBe(CASES.length);
   });
 
+  it("is on by default, and BYTESEEK_FAST=0 (the reference lanes) leaves every request to fastify's routes", async () => {
+    const counted = async (setting: string | undefined) => {
+      const seen = { count: 0 };
+      const before = process.env.BYTESEEK_FAST;
+      if (setting === undefined) delete process.env.BYTESEEK_FAST;
+      else process.env.BYTESEEK_FAST = setting;
+      try {
+        const s = await startTestServer({
+          prepare: (app) =>
+            app.addHook("onResponse", (_req, _reply, done) => {
+              seen.count++;
+              done();
+            }),
+        });
+        servers.push(s);
+        return { s, seen };
+      } finally {
+        if (before === undefined) delete process.env.BYTESEEK_FAST;
+        else process.env.BYTESEEK_FAST = before;
+      }
+    };
+    const reference = await counted("0");
+    const fast = await counted(undefined);
+    for (const c of CASES.slice(0, 2)) {
+      const [a, b] = [await send(fast.s.url, c), await send(reference.s.url, c)];
+      expect(a, c.name).toEqual(b);
+    }
+    expect(fast.seen.count).toBe(0);
+    expect(reference.seen.count).toBe(2);
+  });
+
   it("leaves a request without the right token to fastify's 401, and serves one with it", async () => {
     const { fast, plain } = await pair("s3cret");
     const put = CASES[0]!;

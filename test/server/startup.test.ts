@@ -41,7 +41,7 @@ afterEach(async () => {
 });
 
 describe("readConfig", () => {
-  it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request, 1,000 watches, ./workspace and 30 minutes before an idle MCP session is closed", () => {
+  it("defaults to 127.0.0.1:7411, ./data, sync always, an 8 MiB body limit, a 32 MiB node cache, 10 versions of history, loopback hosts only, 60 s to receive a request, 1,000 watches, ./workspace, 30 minutes before an idle MCP session is closed and the fast lanes", () => {
     expect(readConfig({}, "/srv")).toEqual({
       store: { backend: "classic", location: "/srv/data", sync: "always", cacheBytes: 32 * 1024 * 1024 },
       host: "127.0.0.1",
@@ -54,6 +54,7 @@ describe("readConfig", () => {
       mcpSessionIdleMs: 30 * 60_000,
       workspace: "/srv/workspace",
       defaultWorkspace: true,
+      fast: true,
       auth: "file",
     });
     expect(readConfig({ BYTESEEK_SYNC: "never" }).store).toMatchObject({ sync: "never" });
@@ -194,6 +195,14 @@ describe("readConfig", () => {
     }
     expect(readConfig({ BYTESEEK_PORT: "0" }).port).toBe(0);
     expect(readConfig({ BYTESEEK_PORT: "65535" }).port).toBe(65_535);
+  });
+
+  it("reads BYTESEEK_FAST: 0 the reference lanes, 1 or unset the fast ones, anything else refused", async () => {
+    expect(readConfig({ BYTESEEK_FAST: "0" }).fast).toBe(false);
+    expect(readConfig({ BYTESEEK_FAST: "1" }).fast).toBe(true);
+    expect((await configError(() => readConfig({ BYTESEEK_FAST: "off" }))).message).toBe(
+      'BYTESEEK_FAST must be 0 (the libraries\' own paths: the reference lanes) or 1 (the fast lanes, the default), got "off"',
+    );
   });
 
   it("refuses a BYTESEEK_SYNC other than always or never", async () => {
@@ -400,7 +409,7 @@ describe("graceful shutdown", () => {
     }
   });
 
-  it("shuts down on SIGTERM: logs why, says it stopped, exits 0", async () => {
+  it("says at start which lanes it runs (BYTESEEK_FAST=0: the reference lanes); on SIGTERM logs why, says it stopped, exits 0", async () => {
     const built = join(ROOT, "dist", "server", "main.js");
     if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` first`);
     const child = spawn(process.execPath, [FIXTURE], {
@@ -409,6 +418,7 @@ describe("graceful shutdown", () => {
         KVSPACE: join(dir.path, "store"),
         BYTESEEK_PORT: "0",
         BYTESEEK_HOST: "127.0.0.1",
+        BYTESEEK_FAST: "0",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -432,7 +442,8 @@ describe("graceful shutdown", () => {
     const lines = out
       .split("\n")
       .filter((l) => l.startsWith('{"level"'))
-      .map((l) => JSON.parse(l) as { msg: string; signal?: string });
+      .map((l) => JSON.parse(l) as { msg: string; signal?: string; lanes?: string });
+    expect(lines.find((l) => l.msg === "listening")?.lanes).toBe("reference (BYTESEEK_FAST=0)");
     expect(lines.find((l) => l.msg === "shutting down")?.signal).toBe("SIGTERM");
     expect(lines.at(-1)?.msg).toBe("stopped");
   });

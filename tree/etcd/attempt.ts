@@ -24,11 +24,11 @@ import {
   type Scanned,
   type WriteStore,
 } from "../write-store.js";
+import type { EtcdCalls } from "./calls.js";
 import { isCompactedError } from "./client.js";
 import { eventsOfPuts, type StagedPut, sameEvents } from "./events.js";
 import { type EtcdRecord, histListSk, nodeOf, nodeSk } from "./layout.js";
 import { inRange, mergeRanges, type Range, splitRanges } from "./ranges.js";
-import type { EtcdRpc } from "./rpc.js";
 import type { Compare, KeyValue, RangeResponse, RequestOp } from "./wire.js";
 
 export { PENDING };
@@ -75,7 +75,7 @@ export class Attempt implements WriteStore {
   readonly fromCache = new Set<string>();
 
   constructor(
-    private readonly rpc: EtcdRpc,
+    private readonly rpc: EtcdCalls,
     private readonly prefix: string,
     private readonly onRev: (rev: number) => void,
     /**

@@ -23,3 +23,11 @@ export class EtcdWireError extends Error {
     this.code = code;
   }
 }
+
+/** A 64-bit number of etcd's answer that the tree's numbers cannot hold exactly (both lanes say it alike). */
+export function int64RangeError(field: string): EtcdWireError {
+  return new EtcdWireError(
+    "ETCD_WIRE_INT64_RANGE",
+    `etcd answered a ${field} outside 0 .. 2^53 - 1, which the tree cannot hold exactly`,
+  );
+}

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import type { Etcd3 } from "etcd3";
 import type { Logger } from "pino";
 import { TreeError } from "../errors.js";
+import { fastLanesByDefault } from "../fast-lanes.js";
 import { type HistoryLimit, historyRule } from "../history-limit.js";
 import { exportTree, importReadOnly, parseImport } from "../ndjson.js";
 import { parentOf, parseDirKey } from "../path.js";
@@ -19,6 +20,8 @@ import { checkValueSize } from "../rules.js";
 import type { ExportEntry, ImportResult, ListOptions, Tree, WatchBatch, WriteResult } from "../types.js";
 import { fixRevs, PENDING, type WriteStore } from "../write-store.js";
 import { Attempt, Conflict } from "./attempt.js";
+import type { EtcdAuth } from "./auth.js";
+import type { EtcdCalls } from "./calls.js";
 import {
   connectEtcd,
   type EtcdClientOptions,
@@ -33,6 +36,7 @@ import {
 import { type Committed, createGroupCommit } from "./group-commit.js";
 import type { EtcdTls } from "./h2.js";
 import { type EtcdRecord, nodeSk } from "./layout.js";
+import { createLibraryCalls } from "./library-calls.js";
 import { startLocalReads } from "./local-reads.js";
 import { createEtcdReads } from "./reads.js";
 import { EtcdRpc } from "./rpc.js";
@@ -65,6 +69,8 @@ export interface EtcdTreeOptions {
   /** Keepalive pings while calls wait on a member (default every 10 s, each given 5 s to be answered). */
   keepaliveMs?: number;
   keepaliveTimeoutMs?: number;
+  /** The etcd user to log in as, when etcd has auth enabled (BYTESEEK_ETCD_USER/PASSWORD; auth.ts). */
+  auth?: EtcdAuth;
   /** How long an operation keeps retrying while etcd is unreachable before TREE_UNAVAILABLE (default 5000). */
   unavailableAfterMs?: number;
   /** Most operations etcd accepts in one transaction (its --max-txn-ops; default 128). */
@@ -74,6 +80,12 @@ export interface EtcdTreeOptions {
    * round trip when current (local-reads.ts); default 32 MiB, 0 sends every read to etcd.
    */
   cacheBytes?: number;
+  /**
+   * The etcd fast lane (tree/fast-lanes.ts): transactions, ranges and watch streams in wire.ts's
+   * protobuf on connections of its own (rpc.ts); false: through etcd3's public KV and Watch clients
+   * (library-calls.ts, the reference lane). Default: BYTESEEK_FAST (on).
+   */
+  fast?: boolean;
 }
 
 /** Values larger than this are not copied into a write's events; a watcher reads them at their revision. */
@@ -95,7 +107,15 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   const maxTxnOps = options.maxTxnOps ?? 128;
   const unavailableAfterMs = options.unavailableAfterMs ?? 5000;
   const logger = options.logger;
-  const { client: shared, callTimeoutMs, tls, maxAnswerBytes, keepaliveMs, keepaliveTimeoutMs } = options;
+  const {
+    client: shared,
+    callTimeoutMs,
+    tls,
+    maxAnswerBytes,
+    keepaliveMs,
+    keepaliveTimeoutMs,
+    auth,
+  } = options;
   const clientOptions: EtcdClientOptions = {
     endpoints: options.endpoints,
     ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
@@ -103,10 +123,12 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     ...(maxAnswerBytes === undefined ? {} : { maxAnswerBytes }),
     ...(keepaliveMs === undefined ? {} : { keepaliveMs }),
     ...(keepaliveTimeoutMs === undefined ? {} : { keepaliveTimeoutMs }),
+    ...(auth === undefined ? {} : { auth }),
   };
   const client = shared ?? connectEtcd(clientOptions);
   const plan = createPlanner({ history: versionsKept, maxValueBytes });
-  const rpc = new EtcdRpc(clientOptions);
+  const fast = options.fast ?? fastLanesByDefault();
+  const rpc: EtcdCalls = fast ? new EtcdRpc(clientOptions) : createLibraryCalls(client);
   const group = createGroupCommit({ rpc, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");

@@ -28,8 +28,8 @@
  * so a write that must go alone, or that shares a key with hot writes, is never overtaken for ever.
  */
 import type { BuiltTxn } from "./attempt.js";
+import type { EtcdCalls } from "./calls.js";
 import { isEtcdRefusal } from "./client.js";
-import type { EtcdRpc } from "./rpc.js";
 import { byteLength, type Compare, type RequestOp, type TxnRequest, type TxnResponse } from "./wire.js";
 
 type Touched = NonNullable<BuiltTxn["touched"]>;
@@ -41,7 +41,7 @@ export interface Committed {
 }
 
 export interface GroupCommitOptions {
-  rpc: EtcdRpc;
+  rpc: EtcdCalls;
   /** etcd's --max-txn-ops: a batch of b writes leaves each nested transaction maxTxnOps - b. */
   maxTxnOps: number;
   /** Most bytes of keys and values in one batch (well under etcd's --max-request-bytes). */

@@ -29,16 +29,16 @@ import { keyFromNodeKey, NODE } from "../encoding.js";
 import { deepFreeze } from "../node-cache.js";
 import { SizedCache } from "../sized-cache.js";
 import type { TreeNode } from "../types.js";
+import type { EtcdCalls } from "./calls.js";
 import { ordersProgress } from "./client.js";
 import { byRevision, type FeedRevision, revisionOf } from "./events.js";
 import { type EtcdRecord, nodeOf } from "./layout.js";
-import type { EtcdRpc } from "./rpc.js";
 import type { WatchRequest, WatchResponse } from "./wire.js";
 
 export interface LocalReadsOptions {
   /** For etcd's version (whether its progress answers can be trusted). */
   client: Etcd3;
-  rpc: EtcdRpc;
+  rpc: EtcdCalls;
   prefix: string;
   /** Memory for cached nodes, bytes (0: every read goes to etcd). */
   cacheBytes: number;

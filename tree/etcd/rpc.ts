@@ -1,24 +1,25 @@
 /**
- * The etcd calls of the tree's hot paths (transactions, ranges, the watch stream), made with the
- * hand-written messages of wire.ts over connections this lane owns: the members are the tree's
+ * The etcd calls of the tree's hot paths (transactions, ranges, the watch stream: calls.ts), the
+ * fast lane: made with the hand-written messages of wire.ts over connections this lane owns: the members are the tree's
  * endpoints, a member that fails a call is skipped for a moment (the next call goes to another, as
  * client.ts's breaker does for etcd3's own calls), TLS and keepalive are the settings' (h2.ts for
  * the unary calls, one grpc-js channel per member for the watch stream). Nothing here reaches into
- * etcd3 or grpc-js past their public API. byteseek does not log in to etcd (it has no setting for
- * etcd users), so no call carries an auth token. Errors come out as etcd3's (castGrpcError), so
- * isEtcdFailure and isEtcdRefusal read them alike.
+ * etcd3 or grpc-js past their public API. With a user (auth.ts: BYTESEEK_ETCD_USER), every call
+ * carries the token it is given for it, asked for at the first call and again when etcd says it is
+ * no longer valid (a refused call is sent once more: etcd refuses it before applying anything).
+ * Errors come out as etcd3's (castGrpcError), so isEtcdFailure and isEtcdRefusal read them alike.
  *
  * A class, so bench/etcd-probe.ts can count the calls by wrapping its prototype's methods.
  */
+import { type ChannelCredentials, Client, credentials, Metadata } from "@grpc/grpc-js";
+import { castGrpcError, EtcdInvalidAuthTokenError, GRPCCancelledError, isRecoverableError } from "etcd3";
 import {
-  type ChannelCredentials,
-  Client,
-  type ClientDuplexStream,
-  credentials,
-  Metadata,
-  status,
-} from "@grpc/grpc-js";
-import { castGrpcError, GRPCCancelledError, isRecoverableError } from "etcd3";
+  AUTHENTICATE,
+  decodeAuthenticateResponse,
+  type EtcdAuth,
+  encodeAuthenticateRequest,
+} from "./auth.js";
+import { type EtcdCalls, unreadableAnswer, type WatchStream } from "./calls.js";
 import {
   channelOptions,
   type EtcdClientOptions,
@@ -27,8 +28,7 @@ import {
   SKIP_MS,
   wireOptions,
 } from "./client.js";
-import { EtcdWireError } from "./errors.js";
-import { createH2Transport, grpcError, type H2Transport } from "./h2.js";
+import { createH2Transport, type H2Transport } from "./h2.js";
 import {
   decodeRangeResponse,
   decodeTxnResponse,
@@ -40,11 +40,7 @@ import {
   type RangeResponse,
   type TxnRequest,
   type TxnResponse,
-  type WatchRequest,
-  type WatchResponse,
 } from "./wire.js";
-
-export type WatchStream = ClientDuplexStream<WatchRequest, WatchResponse>;
 
 /** One etcd member: where it is, until when it is skipped, and its watch channel once opened. */
 interface MemberState {
@@ -54,12 +50,16 @@ interface MemberState {
   watch: Client | undefined;
 }
 
-export class EtcdRpc {
+/** The etcd lane's fast implementation (calls.ts; the reference is library-calls.ts). */
+export class EtcdRpc implements EtcdCalls {
   readonly #members: MemberState[];
   readonly #h2: H2Transport;
   readonly #timeoutMs: number;
   readonly #credentials: ChannelCredentials;
   readonly #channelOptions: ReturnType<typeof channelOptions>;
+  readonly #auth: EtcdAuth | undefined;
+  /** The token every call carries when etcd has auth: asked for once, again after etcd refuses it. */
+  #token: Promise<string> | undefined;
 
   /** The members and how to reach them: the options the tree's etcd3 client is made with. */
   constructor(options: EtcdClientOptions) {
@@ -76,6 +76,32 @@ export class EtcdRpc {
       ? credentials.createSsl(tls?.ca ?? null, tls?.key ?? null, tls?.cert ?? null)
       : credentials.createInsecure();
     this.#channelOptions = channelOptions(options);
+    this.#auth = options.auth;
+  }
+
+  /** The `token` metadata of a call on `m` (none without a user), logging in through `m` first if needed. */
+  async #authHeaders(m: MemberState): Promise<{ token: string } | Record<string, never>> {
+    const auth = this.#auth;
+    if (auth === undefined) return {};
+    this.#token ??= this.#h2
+      .call(m, AUTHENTICATE, encodeAuthenticateRequest(auth), {}, this.#timeoutMs)
+      .then(decodeAuthenticateResponse, (err: Error) => {
+        throw castGrpcError(err);
+      })
+      .catch((err: unknown) => {
+        this.#token = undefined;
+        throw unreadableAnswer(AUTHENTICATE, err);
+      });
+    return { token: await this.#token };
+  }
+
+  /** etcd no longer takes `token` (it expired, or etcd restarted): the next call asks for another. */
+  #tokenRefused(err: Error, token: string | undefined): boolean {
+    if (!(err instanceof EtcdInvalidAuthTokenError) || token === undefined) return false;
+    void this.#token?.then((current) => {
+      if (current === token) this.#token = undefined;
+    });
+    return true;
   }
 
   txn(req: TxnRequest): Promise<TxnResponse> {
@@ -89,16 +115,24 @@ export class EtcdRpc {
   /** A new watch stream on a member not skipped; its failure makes that member skipped too. */
   watch(): Promise<WatchStream> {
     return this.#onMember(async (m) => {
+      const { token } = await this.#authHeaders(m);
+      const metadata = new Metadata();
+      if (token !== undefined) metadata.set("token", token);
       m.watch ??= new Client(m.host, this.#credentials, this.#channelOptions);
       const stream = m.watch.makeBidiStreamRequest(
         "/etcdserverpb.Watch/Watch",
         encodeWatchRequest,
         decodeWatchResponse,
-        new Metadata(),
+        metadata,
         {},
       );
-      // A stream ended by its own cancel() says nothing of the member.
-      stream.on("error", (err: Error) => stream.writable && this.#failed(m, castGrpcError(err)));
+      stream.on("error", (err: Error) => {
+        const cast = castGrpcError(err);
+        // The tree opens another stream, which then logs in again.
+        this.#tokenRefused(cast, token);
+        // A stream ended by its own cancel() says nothing of the member.
+        if (stream.writable) this.#failed(m, cast);
+      });
       return stream;
     });
   }
@@ -144,19 +178,22 @@ export class EtcdRpc {
     const message = encode(req);
     return this.#onMember(async (m) => {
       let answer: Buffer;
-      try {
-        answer = await this.#h2.call(m, path, message, {}, this.#timeoutMs);
-      } catch (err) {
-        throw castGrpcError(err as Error);
+      for (let attempt = 0; ; attempt++) {
+        const headers = await this.#authHeaders(m);
+        try {
+          answer = await this.#h2.call(m, path, message, headers, this.#timeoutMs);
+          break;
+        } catch (err) {
+          const cast = castGrpcError(err as Error);
+          // Refused before anything was applied: sent once more with a new token.
+          if (attempt === 0 && this.#tokenRefused(cast, headers.token)) continue;
+          throw cast;
+        }
       }
       try {
         return decode(answer);
       } catch (err) {
-        // An answer that does not read is the call's failure, INTERNAL as grpc-js makes it.
-        if (!(err instanceof EtcdWireError)) throw err;
-        throw castGrpcError(
-          grpcError(status.INTERNAL, `etcd's answer to ${path} (${err.code}): ${err.message}`),
-        );
+        throw unreadableAnswer(path, err);
       }
     });
   }

@@ -23,13 +23,13 @@ import { parseKey } from "../path.js";
 import type { WatchBatch, WatchOptions } from "../types.js";
 import type { TreeValue } from "../value.js";
 import { AsyncQueue, filterBatch } from "../watch-hub.js";
+import type { EtcdCalls } from "./calls.js";
 import { byRevision, type FeedRevision, revisionOf } from "./events.js";
 import type { LocalReads } from "./local-reads.js";
-import type { EtcdRpc } from "./rpc.js";
 import type { WatchResponse } from "./wire.js";
 
 export interface WatchDeps {
-  rpc: EtcdRpc;
+  rpc: EtcdCalls;
   prefix: string;
   /** The shared stream. */
   feed: Pick<LocalReads, "subscribe" | "fedRev">;

@@ -16,7 +16,7 @@
  * fields and field numbers, read side by side against the .proto.
  */
 
-import { EtcdWireError } from "./errors.js";
+import { EtcdWireError, int64RangeError } from "./errors.js";
 
 // ---- requests ----
 
@@ -392,11 +392,7 @@ class Reader {
       if (b === undefined) throw malformed("a varint runs past the end");
       n += (b & 127) * scale;
       if (b < 128) {
-        if (n > Number.MAX_SAFE_INTEGER)
-          throw new EtcdWireError(
-            "ETCD_WIRE_INT64_RANGE",
-            `etcd answered a ${field} outside 0 .. 2^53 - 1, which the tree cannot hold exactly`,
-          );
+        if (n > Number.MAX_SAFE_INTEGER) throw int64RangeError(field);
         return n;
       }
       scale *= 128;

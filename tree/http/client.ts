@@ -1,8 +1,8 @@
 /**
  * `createHttpTree({url, token})`: the `Tree` interface over a byteseek server's HTTP routes (a third
  * engine beside LevelDB and etcd, proven by the same conformance suite), so `kvspace` and
- * `byteseek` work the same with `KVSPACE=http://…`. Requests go through one undici pool with
- * keep-alive; an error answer comes back as the TreeError the server's tree raised (same code,
+ * `byteseek` work the same with `KVSPACE=http://…`. Requests go through one keep-alive transport
+ * (transport.ts: node:http, or an undici pool on the reference lane); an error answer comes back as the TreeError the server's tree raised (same code,
  * message and details); a server that cannot be reached is TREE_UNAVAILABLE. `watch` follows the
  * SSE stream and, when the connection drops (a restart), reconnects with `Last-Event-ID`.
  *
@@ -11,7 +11,6 @@
 
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Pool } from "undici";
 import { TreeError } from "../errors.js";
 import { parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type {
@@ -52,6 +51,7 @@ import type {
   WriteJson,
 } from "./schemas.js";
 import { readSse } from "./sse.js";
+import { bodyText, createTransport, type TransportAnswer, type TransportKind } from "./transport.js";
 
 export interface HttpTreeOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:7411`. */
@@ -67,6 +67,11 @@ export interface HttpTreeOptions {
    * header and the path): the socket of the process that holds a store folder (mcp/share.ts).
    */
   socketPath?: string;
+  /**
+   * What sends the requests: `node` (node:http, the fast lane) or `undici` (the reference lane);
+   * default `undici`. `openHttpTree` picks `node` unless BYTESEEK_FAST=0.
+   */
+  transport?: TransportKind;
 }
 
 const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
@@ -94,10 +99,8 @@ export interface HttpTree extends Tree {
 export function createHttpTree(options: HttpTreeOptions): HttpTree {
   const base = new URL(options.url);
   const prefix = base.pathname.replace(/\/+$/, "");
-  const pool = new Pool(base.origin, {
+  const pool = createTransport(options.transport ?? "undici", base.origin, {
     connections: options.connections ?? 16,
-    keepAliveTimeout: 30_000,
-    pipelining: 1,
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
   });
   const where = options.socketPath === undefined ? base.href : `${base.href} (through ${options.socketPath})`;
@@ -157,7 +160,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       headers["content-type"] = call.contentType ?? "application/x-ndjson";
       body = Readable.from(call.body);
     }
-    let res: Awaited<ReturnType<typeof pool.request>>;
+    let res: TransportAnswer;
     try {
       res = await pool.request({ method: call.method, path: pathOf(call), headers, body: body ?? null });
     } catch (err) {
@@ -165,7 +168,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       throw unreachable(err);
     }
     noteRevision(res.headers);
-    const text = await res.body.text();
+    const text = await bodyText(res.body);
     if (res.statusCode >= 200 && res.statusCode < 300)
       return { status: res.statusCode, body: text === "" ? undefined : (JSON.parse(text) as T) };
     if (accept404 && res.statusCode === 404) return { status: 404, body: undefined };
@@ -192,7 +195,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       while (!ac.signal.aborted) {
         const headers: Record<string, string> = { ...auth, accept: "text/event-stream" };
         if (cursor !== undefined) headers["last-event-id"] = String(cursor);
-        let res: Awaited<ReturnType<typeof pool.request>>;
+        let res: TransportAnswer;
         try {
           res = await pool.request({
             method: "GET",
@@ -210,7 +213,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
         }
         noteRevision(res.headers);
         if (res.statusCode !== 200) {
-          const text = await res.body.text();
+          const text = await bodyText(res.body);
           if (res.statusCode >= 500) {
             await sleep(delay, undefined, { signal: ac.signal }).catch(() => {});
             delay = Math.min(delay * 2, maxDelay);
@@ -381,7 +384,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
 
   async function* exportLines(dir: string): AsyncGenerator<ExportEntry> {
     if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
-    let res: Awaited<ReturnType<typeof pool.request>>;
+    let res: TransportAnswer;
     try {
       res = await pool.request({
         method: "GET",
@@ -393,7 +396,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       throw unreachable(err);
     }
     noteRevision(res.headers);
-    if (res.statusCode !== 200) throw errorFromJson(res.statusCode, await res.body.text());
+    if (res.statusCode !== 200) throw errorFromJson(res.statusCode, await bodyText(res.body));
     res.body.setEncoding("utf8");
     let rest = "";
     for await (const chunk of res.body) {
@@ -427,6 +430,7 @@ export async function openHttpTree(
 ): Promise<Tree> {
   const tree = createHttpTree({
     url,
+    transport: env.BYTESEEK_FAST === "0" ? "undici" : "node",
     ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}),
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
   });
