@@ -43,7 +43,11 @@ try {
   const embedded = { ...base, KVSPACE: join(dir, "store") };
   // The first command on a new store seeds it (the tools' declarations, the prompts): not what is measured.
   timed([process.execPath, KVSPACE, "set", "/bench/k", "int:0"], embedded);
-  server = await startServerProcess([BYTESEEK, "serve"], { ...base, KVSPACE: join(dir, "served") }, undefined);
+  server = await startServerProcess(
+    [BYTESEEK, "serve"],
+    { ...base, KVSPACE: join(dir, "served") },
+    undefined,
+  );
   const http = { ...base, KVSPACE: server.url };
   timed([process.execPath, KVSPACE, "set", "/bench/k", "int:0"], http);
   const withEtcd = hasEtcdctl();
@@ -54,7 +58,11 @@ try {
   const rows: Array<{ name: string; argv: string[]; env: NodeJS.ProcessEnv }> = [
     { name: "node -e 0", argv: [process.execPath, "-e", "0"], env: base },
     { name: "kvspace get (embedded)", argv: [process.execPath, KVSPACE, "get", "/bench/k"], env: embedded },
-    { name: "kvspace set (embedded)", argv: [process.execPath, KVSPACE, "set", "/bench/k", "int:1"], env: embedded },
+    {
+      name: "kvspace set (embedded)",
+      argv: [process.execPath, KVSPACE, "set", "/bench/k", "int:1"],
+      env: embedded,
+    },
     { name: "kvspace list (embedded)", argv: [process.execPath, KVSPACE, "list", "/bench/"], env: embedded },
     { name: "kvspace get (http)", argv: [process.execPath, KVSPACE, "get", "/bench/k"], env: http },
     { name: "kvspace set (http)", argv: [process.execPath, KVSPACE, "set", "/bench/k", "int:1"], env: http },
@@ -66,7 +74,8 @@ try {
       : []),
   ];
   const samples = rows.map(() => [] as number[]);
-  for (let round = 0; round < ROUNDS; round++) rows.forEach((r, i) => samples[i]?.push(timed(r.argv, r.env)));
+  for (let round = 0; round < ROUNDS; round++)
+    for (const [i, r] of rows.entries()) samples[i]?.push(timed(r.argv, r.env));
   const node = samples[0] ?? [];
   console.log(`${ROUNDS} rounds, load average ${(await import("node:os")).loadavg()[0]?.toFixed(1)}`);
   printTable(
@@ -94,7 +103,12 @@ try {
       ms: sequential((i) => [process.execPath, KVSPACE, "set", `/bench/s/${i}`, `int:${i}`], http),
     },
     ...(withEtcd
-      ? [{ name: `${SEQUENTIAL} × etcdctl put`, ms: sequential((i) => etcdctl("put", `/bench/s/${i}`, `${i}`), etcdEnv) }]
+      ? [
+          {
+            name: `${SEQUENTIAL} × etcdctl put`,
+            ms: sequential((i) => etcdctl("put", `/bench/s/${i}`, `${i}`), etcdEnv),
+          },
+        ]
       : []),
   ];
   printTable(
