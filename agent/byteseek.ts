@@ -170,6 +170,8 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     logger: logger.child({ part: "mcp-client" }),
     workspace: options.workspace,
     env: commandEnv,
+    sandbox,
+    ...(options.storePath ? { hiddenPaths: [options.storePath] } : {}),
   });
   const failpoint = killAt(env.BYTESEEK_KILL_AT);
   const runtime = createRuntime({

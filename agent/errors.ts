@@ -29,7 +29,11 @@ export type AgentErrorCode =
   /** A run id that cannot be a tree key segment. */
   | "AGENT_INVALID_VID"
   /** A setting of the agent's own (not the model's) is malformed: the message names it. */
-  | "AGENT_BAD_SETTING";
+  | "AGENT_BAD_SETTING"
+  /** No run has that id: no messages under /byteseek/session/<vid>/. */
+  | "AGENT_RUN_NOT_FOUND"
+  /** The run has not ended (running, waiting, interrupted): a replay or diff needs a finished run. */
+  | "AGENT_RUN_NOT_FINISHED";
 
 export class AgentError extends Error {
   override readonly name = "AgentError";

@@ -28,6 +28,7 @@ import { AgentError } from "./errors.js";
 import type { AgentEvent, TurnResult } from "./events.js";
 import type { ClientLlmSettings } from "./llm-config.js";
 import type { ChatMessage, ChatResponse, Provider, ToolCall } from "./providers/types.js";
+import { digestPrompt, type PromptDigest, stepRecord } from "./step-record.js";
 
 /** Rounds in a row in which every call failed before the run stops. */
 export const REPAIR_ROUNDS = 3;
@@ -45,6 +46,9 @@ export interface TurnInput {
   onEvent?: (event: AgentEvent) => void;
   /** Approve calls of tools that need confirmation. */
   approve?: boolean;
+  /** Who approves them, and the credential they came with (CallOptions.approvedBy/Via): kept in the approvals. */
+  approvedBy?: string;
+  approvedVia?: string;
   /** Model settings the person's client sent; they win over the server's (see `resolveLlmConfig`). */
   llm?: ClientLlmSettings;
 }
@@ -59,6 +63,8 @@ export interface AgentOptions {
   provider: (client?: ClientLlmSettings) => Promise<Provider>;
   logger: Logger;
   maxSteps?: number;
+  /** The time a step's prompt is built for (its `{{date}}`), in ms since the epoch; a replay gives the recorded one. */
+  clock?: () => number;
 }
 
 export interface Agent {
@@ -72,6 +78,7 @@ export function newVid(): string {
 export function createAgent(options: AgentOptions): Agent {
   const { tree, runtime, logger } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+  const clock = options.clock ?? Date.now;
 
   async function loadMessages(vid: string): Promise<ChatMessage[]> {
     const out: ChatMessage[] = [];
@@ -168,6 +175,7 @@ export function createAgent(options: AgentOptions): Agent {
       vid,
       signal,
       ...(o.approve ? { approve: true } : {}),
+      ...(o.approve && o.approvedBy ? { approvedBy: o.approvedBy, approvedVia: o.approvedVia } : {}),
       waitForApproval: true,
       origin,
       ...(retry ? { retry } : {}),
@@ -219,6 +227,8 @@ export function createAgent(options: AgentOptions): Agent {
     let failingRounds = 0;
     // tools tools.search answered this turn: sent in full from the next step on (deferred tool lists)
     const found = new Set<string>();
+    // what the previous step asked: a step record keeps the prompt's parts only where they changed
+    let asked: PromptDigest | undefined;
     try {
       for (;;) {
         if (signal.aborted) {
@@ -233,7 +243,9 @@ export function createAgent(options: AgentOptions): Agent {
         }
         result.steps++;
         emit({ type: "step", step: result.steps });
-        const prompt = await buildPrompt({ tree, runtime, vid, input: o.input, found });
+        const at = clock();
+        const prompt = await buildPrompt({ tree, runtime, vid, input: o.input, found, date: new Date(at) });
+        const digest = digestPrompt(prompt.system, prompt.tools);
         const provider = await options.provider(o.llm);
         const reply: ChatResponse = await provider.complete(
           { system: prompt.system, messages, tools: prompt.tools },
@@ -245,7 +257,9 @@ export function createAgent(options: AgentOptions): Agent {
           role: "assistant",
           text: reply.text,
           toolCalls: reply.toolCalls,
+          step: stepRecord(digest, reply, at, asked),
         });
+        asked = digest;
         if (reply.toolCalls.length === 0) {
           result.text = reply.text;
           result.reason = "done";

@@ -12,6 +12,8 @@ import { commanderOutput, rootProgram } from "./commander-output.js";
 export interface ByteseekCommands {
   serve(options: ServeOptions): Promise<number>;
   run(task: string, options: TurnOptions): Promise<number>;
+  /** `run --replay <vid> [--live-tools]`: re-drives a finished run from its records. */
+  replay(vid: string, options: ReplayOptions): Promise<number>;
   chat(options: TurnOptions): Promise<number>;
   mcp(options: { vid?: string }): Promise<number>;
 }
@@ -25,6 +27,11 @@ export interface ServeOptions {
 export interface TurnOptions {
   vid?: string;
   sendKey?: boolean;
+}
+
+/** run --replay: whether the tools run again (through the usual gate) instead of answering from their records. */
+export interface ReplayOptions {
+  liveTools?: boolean;
 }
 
 /** A command's arguments are wrong: its message, the usage, exit 2. */
@@ -93,14 +100,39 @@ export async function runByteseekCli(
       status = await commands.serve(options.auth === false ? { noAuth: true } : {});
     });
   sub("run", "run one agent turn, streaming the answer and each tool call")
-    .argument("<task...>", "what to do (the words are joined; quote it to keep the shell away)")
+    .argument("[task...]", "what to do (the words are joined; quote it to keep the shell away)")
     .option("--vid <vid>", VID_HELP)
     .option("--send-key", "through a server: send BYTESEEK_LLM_KEY with each turn too")
-    .addHelpText("after", '\nExample: byteseek run "list the TODO comments in src/" --vid todo1')
-    .action(async (words: string[], options: TurnOptions) => {
+    .option(
+      "--replay <vid>",
+      "re-drive the finished run <vid> from its records: no model request, no tool runs",
+    )
+    .option(
+      "--live-tools",
+      "with --replay: run each call again in this workspace (the usual gate) and stop at the first result that differs",
+    )
+    .addHelpText(
+      "after",
+      '\nExample: byteseek run "list the TODO comments in src/" --vid todo1\n' +
+        "Replay: byteseek run --replay todo1 prints the run's turns again and where anything differs now\n" +
+        "(exit 0: as recorded; 1: it diverged, the step and what differed on stderr).",
+    )
+    .action(async (words: string[], options: TurnOptions & ReplayOptions & { replay?: string }) => {
       const task = words.join(" ").trim();
+      if (options.replay !== undefined) {
+        if (task !== "" || options.vid !== undefined)
+          throw new ByteseekUsageError(
+            "byteseek run --replay <vid> takes no task and no --vid: it replays the run's own",
+          );
+        status = await commands.replay(options.replay, options.liveTools ? { liveTools: true } : {});
+        return;
+      }
+      if (options.liveTools) throw new ByteseekUsageError("--live-tools goes with --replay <vid>");
       if (task === "") throw new ByteseekUsageError('byteseek run needs a task: byteseek run "what to do"');
-      status = await commands.run(task, options);
+      status = await commands.run(task, {
+        ...(options.vid !== undefined ? { vid: options.vid } : {}),
+        ...(options.sendKey ? { sendKey: true } : {}),
+      });
     });
   sub("chat", 'an interactive loop with a "byteseek> " prompt; "exit" leaves')
     .option("--vid <vid>", VID_HELP)

@@ -42,7 +42,7 @@ import {
   SERVER_INFO_META_KEY,
   specTypeSchemas,
 } from "@modelcontextprotocol/server";
-import type { ServerIdentity } from "./server.js";
+import type { ServerIdentity } from "./identity.js";
 
 /** The revision served here (the SDK's only modern one). */
 export const PLAIN_REVISION = "2026-07-28";

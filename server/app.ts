@@ -27,6 +27,7 @@ import { agentRoutes } from "./routes/agent.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
+import { infoRoutes } from "./routes/info.js";
 import { type McpShareOptions, mcpRoutes } from "./routes/mcp.js";
 import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { promptRoutes } from "./routes/prompt.js";
@@ -319,6 +320,7 @@ export async function buildApp(deps: AppDeps) {
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
+  if (deps.runtime) await app.register(infoRoutes, { runtime: deps.runtime });
   if (deps.runtime)
     await app.register(mcpRoutes, {
       tree,

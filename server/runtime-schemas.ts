@@ -124,6 +124,22 @@ export const ApprovalEntryJson = z
       .optional()
       .describe("what the call will do: the command line after substitution, method and URL, upstream tool…"),
     owner: z.string().optional().describe("who wrote the declaration: person, or run <vid>"),
+    decision: z
+      .object({
+        scope: z.string(),
+        by: z.string().describe("who decided: person (http), person (cli), person (terminal), …"),
+        via: z
+          .string()
+          .optional()
+          .describe(
+            "the credential it was decided with: bearer token sha256:…, page cookie session …, terminal, MCP elicitation of session …",
+          ),
+        reason: z.string().optional(),
+        ts: z.number(),
+      })
+      .passthrough()
+      .optional()
+      .describe("once decided: by whom and through which credential"),
     declDiff: z
       .string()
       .optional()
@@ -163,6 +179,17 @@ export const McpServerJson = z
       })
       .optional(),
     error: z.string().optional(),
+    auth: z
+      .object({
+        state: z.enum(["signed-in", "needs-sign-in", "none"]),
+        expiresAt: z.number().optional().describe("when the access token expires (ms since the epoch)"),
+        refreshable: z.boolean().optional().describe("a refresh token is kept: renewed before it expires"),
+        needScope: z.string().optional().describe("scopes the server asked for that the sign-in lacks"),
+        pending: z.boolean().optional().describe("a sign-in is under way"),
+        error: z.string().optional(),
+      })
+      .optional()
+      .describe("an HTTP server's OAuth sign-in (never its tokens)"),
   })
   .describe("a registered upstream MCP server");
 export type McpServerJson = z.infer<typeof McpServerJson>;
@@ -201,7 +228,21 @@ export const HeldToolJson = z.object({
   diff: z.string().describe("unified diff of each differing field, accepted → upstream now"),
 });
 
-export const McpReviewJson = z.object({ server: z.string(), held: z.array(HeldToolJson) });
+export const DroppedPinJson = z.object({
+  tool: z.string().describe("the upstream tool name"),
+  name: z.string().describe("the declaration's name in the tree, while it was synced"),
+  accepted: z.string().describe("the hash a person had accepted"),
+  acceptedBy: z.string(),
+  since: z.number().describe("when the tool was seen gone upstream"),
+});
+
+export const McpReviewJson = z.object({
+  server: z.string(),
+  held: z.array(HeldToolJson),
+  gone: z
+    .array(DroppedPinJson)
+    .describe("pins dropped because their tools left the upstream's list; coming back, each is held"),
+});
 export type McpReviewJson = z.infer<typeof McpReviewJson>;
 
 export const McpAcceptJson = z.object({

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { IMPL_KINDS, ToolAnnotations } from "./declaration-parts.js";
 import { createSchemaCompiler, type SchemaCompiler } from "./json-schema.js";
-import type { BuiltinTool } from "./types.js";
 
 /** `family.verb`, lowercase: also a tree key segment and (dots mapped) a provider tool name. */
 export const ToolName = z
@@ -164,7 +163,8 @@ export type ParseDeclarationResult =
  */
 export function parseDeclaration(
   json: unknown,
-  options: { builtins?: ReadonlyMap<string, BuiltinTool>; name?: string } = {},
+  // Only the names count (so this file needs nothing of types.ts, which imports it).
+  options: { builtins?: ReadonlyMap<string, unknown>; name?: string } = {},
 ): ParseDeclarationResult {
   const parsed = ToolDeclaration.safeParse(json);
   if (!parsed.success) return { ok: false, problems: zodProblems(parsed.error, ToolDeclaration) };

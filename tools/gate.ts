@@ -6,7 +6,7 @@ import { httpUrl } from "./impl/http.js";
 import type { UpstreamVerdict } from "./mcp/allowed.js";
 import { powersNeeded } from "./needs.js";
 import { matchName, targetOfUrl } from "./net/host-rules.js";
-import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY, type Policy } from "./policy.js";
+import { MODEL_SETTINGS_PREFIX, modelSettingsKey, netHosts, POLICY_KEY, type Policy } from "./policy.js";
 import { type Grant, grantOf, type Need, POWER_MEANING, type Power } from "./powers.js";
 
 /** Argument names that hold file paths in the file tools (`edit.*`). */
@@ -61,10 +61,8 @@ export interface GateInput {
 const HOW_TO_GRANT =
   "A person grants it in /byteseek/policy (kvspace get /byteseek/policy, then kvspace set /byteseek/policy 'json:{…}' ro --force)";
 
-/** Every host a run may reach: its grant's `net` and the legacy `httpHosts`. */
-export function netHosts(policy: Policy, grant: Grant): string[] {
-  return [...grant.net, ...(policy.httpHosts ?? [])];
-}
+// Lives with the policy, so tools/mcp/sync.ts reads it without importing the gate (a cycle).
+export { netHosts };
 
 /**
  * The policy's checks, in order: the legacy impl-kind rule, a URL an http tool can make, the powers

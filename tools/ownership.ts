@@ -19,7 +19,7 @@ import type { Tree, TreeNode } from "../tree/types.js";
 import { formatValue, type TreeValue, valueToJson } from "../tree/value.js";
 import type { ProposedChange } from "./approvals.js";
 import { ToolError } from "./errors.js";
-import { MCP_DIR, maskSecrets, SYNC_DIR, serverOfKey, syncKey } from "./mcp/registry.js";
+import { MCP_DIR, maskSecrets, PERSON_ONLY_FIELDS, SYNC_DIR, serverOfKey, syncKey } from "./mcp/registry.js";
 
 const BYTESEEK = "/byteseek/";
 const TOOLS_DIR = "/byteseek/tools/";
@@ -87,6 +87,20 @@ export function loweredFloors(key: string, prev: TreeValue, next: TreeValue | un
 }
 
 /**
+ * The person-only fields of a registry entry (PERSON_ONLY_FIELDS: readOnlyPaths, net) that a run's
+ * write `next` sets to anything but what a person's stored entry already holds.
+ */
+function personOnlyFields(key: string, node: TreeNode | undefined, next: TreeValue | undefined): string[] {
+  if (serverOfKey(key) === undefined) return [];
+  const after = objectOf(next);
+  if (!after) return [];
+  const before = node && node.kind !== "index" && ownedByPerson(key, node) ? objectOf(node.value) : undefined;
+  return PERSON_ONLY_FIELDS.filter(
+    (f) => after[f] !== undefined && JSON.stringify(after[f]) !== JSON.stringify(before?.[f]),
+  );
+}
+
+/**
  * Whether the declaration at /byteseek/tools/<name> is one an MCP sync wrote: its impl is `mcp`
  * and its server's sync state lists it. Its name belongs to that server.
  */
@@ -133,6 +147,13 @@ export interface RunWrite {
 export async function guardRunWrite(w: RunWrite): Promise<{ asPerson: boolean }> {
   const { tree, key, action, next } = w;
   const node = await tree.get(key);
+  const widened = personOnlyFields(key, node, next);
+  if (widened.length > 0 && !w.approved)
+    throw new ToolError(
+      "denied",
+      `${widened.join(" and ")} of an MCP server entry ${widened.length > 1 ? "are" : "is"} a person's setting (what the server's sandbox shows or reaches beyond the policy's grant): no run sets ${widened.length > 1 ? "them" : "it"}. Write the entry without ${widened.length > 1 ? "them" : "it"}, or ask the user to add ${widened.length > 1 ? "them" : "it"}.`,
+      { details: { key, rule: "person only", fields: widened } },
+    );
   if (!node || node.kind === "index") return { asPerson: false };
   if (key.startsWith(TOOLS_DIR) && !key.slice(TOOLS_DIR.length).includes("/")) {
     const name = key.slice(TOOLS_DIR.length);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Tree } from "../tree/types.js";
 import { IMPL_KINDS, zodProblems } from "./declaration.js";
 import { matchName, targetOfUrl } from "./net/host-rules.js";
-import { DEFAULT_GRANT, Grants } from "./powers.js";
+import { DEFAULT_GRANT, type Grant, Grants } from "./powers.js";
 import { DEFAULT_CREDENTIAL_PATHS, SandboxLimits, SandboxMode } from "./sandbox/settings.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
@@ -144,6 +144,11 @@ export const Policy = z
 
 export type Policy = z.infer<typeof Policy>;
 export type PolicyInput = z.input<typeof Policy>;
+
+/** Every host a run may reach: its grant's `net` and the legacy `httpHosts`. */
+export function netHosts(policy: Policy, grant: Grant): string[] {
+  return [...grant.net, ...(policy.httpHosts ?? [])];
+}
 
 /** The policy written at first start. */
 export function defaultPolicy(): Policy {

@@ -36,6 +36,8 @@ export interface ToolRecord {
   gate?: { rule: string };
   /** The approval entry that let the call run, when one did. */
   approval?: string;
+  /** The tool asked the loop to end the run after this result (a replay ends it there too). */
+  terminate?: boolean;
   /** `started`: the call began and has no result yet; `done` (or absent): the result is in. */
   state?: RecordState;
   /** `<vid>/<n>` of this record: sent by http impls as Idempotency-Key, kept when a resumed run retries. */

@@ -122,6 +122,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     scratchRoot,
     fileLocks: createKeyedLock(),
     sandbox,
+    // what the prompt lists (prompts/build.ts): enabled, with a snippet, not blocked for the run
+    offered: async (vid) =>
+      new Set(
+        (await catalogue.listTools(vid)).valid
+          .filter((t) => t.declaration.enabled && t.declaration.snippet && !t.blocked)
+          .map((t) => t.name),
+      ),
   });
   const pipeline = createCallPipeline({
     tree,

@@ -7,7 +7,24 @@ import {
   valueFromJson,
   valueToJson,
 } from "./value.js";
-import type { PlanRecord } from "./write-store.js";
+
+/** A node record as the rules see it; each engine's record has these fields and may have more. */
+export interface PlanRecord {
+  k: NodeKind;
+  v?: Json;
+  /** Per key, from 1 (directories stay at 1). */
+  ver: number;
+  mt: number;
+  ro?: 1;
+  vid?: string;
+  /** Directories: number of direct children, and the next append sequence number. */
+  n?: number;
+  s?: number;
+  /** Values: modRevs of retained previous versions, oldest first. */
+  h?: number[];
+  /** Directories (engines that flag it): a value below was deleted with its history kept. */
+  hk?: 1;
+}
 
 /**
  * A node as stored: short field names, the value in its JSON form; the fields the write rules read

@@ -5,30 +5,13 @@
  * The engine then commits what was staged atomically its own way and fills in the revision
  * (fixRevs).
  */
-import type { EventRecord, HistRecord } from "./record.js";
+import type { EventRecord, HistRecord, PlanRecord } from "./record.js";
 import type { TreeNode } from "./types.js";
-import type { Json, NodeKind } from "./value.js";
 
 /** A revision not known while planning: the one the write commits at. */
 export const PENDING = -1;
 
-/** A node record as the rules see it; each engine's record has these fields and may have more. */
-export interface PlanRecord {
-  k: NodeKind;
-  v?: Json;
-  /** Per key, from 1 (directories stay at 1). */
-  ver: number;
-  mt: number;
-  ro?: 1;
-  vid?: string;
-  /** Directories: number of direct children, and the next append sequence number. */
-  n?: number;
-  s?: number;
-  /** Values: modRevs of retained previous versions, oldest first. */
-  h?: number[];
-  /** Directories (engines that flag it): a value below was deleted with its history kept. */
-  hk?: 1;
-}
+export type { PlanRecord } from "./record.js";
 
 /** A node as a write sees it: its record, the revisions that created and last wrote it (PENDING: this write). */
 export interface Found {

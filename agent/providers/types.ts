@@ -26,6 +26,25 @@ export interface AssistantMessage {
   role: "assistant";
   text: string;
   toolCalls: ToolCall[];
+  /** What the loop kept with the answer (agent/step-record.ts); absent on runs recorded before it. Never sent. */
+  step?: StepRecord;
+}
+
+/**
+ * Kept with each model answer in the session, so a run replays and compares from the tree alone
+ * (agent/step-record.ts makes it).
+ */
+export interface StepRecord {
+  stop: StopReason;
+  usage: Usage;
+  /** Milliseconds since the epoch the prompt was built for (its `{{date}}`). */
+  at: number;
+  /** sha-256 over the system text and the tool hashes: equal hashes, equal prompts. */
+  prompt: string;
+  /** The system text, on a turn's first step and whenever it changed since the turn's previous step. */
+  system?: string;
+  /** Each tool sent, by name: the first 16 hex of the sha-256 of its description and schema; as `system`. */
+  tools?: Record<string, string>;
 }
 
 export interface ToolResultMessage {

@@ -2,8 +2,10 @@ import { shortHash } from "../../tools/mcp/pins.js";
 import { printable } from "../../tools/printable.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
+import { mcpLogin, mcpLogout } from "./mcp-sign-in.js";
 
-const USAGE = "mcp list | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...]";
+const USAGE =
+  "mcp list | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...] | mcp login <server> [--paste] | mcp logout <server>";
 
 /**
  * `kvspace mcp list`: one line per registered upstream MCP server — name, state, tool count,
@@ -11,7 +13,8 @@ const USAGE = "mcp list | mcp sync [<server>] | mcp review <server> | mcp accept
  * every server's) into declarations now; one line per server saying what changed; exit 1 naming the
  * server when one cannot start or answer (within its timeout). `kvspace mcp review <server>`: per
  * tool held for review (changed upstream since a person accepted it), a line
- * `<name>\t<why>\t<hash>\taccepted <hash>|never accepted\t<fields>` and the diff of each field;
+ * `<name>\t<why>\t<hash>\taccepted <hash>|never accepted\t<fields>` and the diff of each field,
+ * after a line `<name>\tgone upstream\tpin <hash> dropped …` per tool that left the upstream's list;
  * `kvspace mcp accept <server> [<tool>...]` accepts them (all held ones when none is named).
  */
 export const mcpCommand = defineCommand({
@@ -19,8 +22,17 @@ export const mcpCommand = defineCommand({
   usage: USAGE,
   summary: "list the upstream MCP servers, or sync their tools into declarations",
   args: { min: 1 },
-  async run({ positionals: [action, server, ...names] }, { tools, stdout, stderr }) {
+  flags: { paste: "bool" },
+  flagHelp: {
+    paste: "mcp login on a machine without a browser: paste the URL the browser was sent back to",
+  },
+  async run({ positionals: [action, server, ...names], flags }, ctx) {
+    const { tools, stdout, stderr } = ctx;
     if (action !== "accept" && names.length) throw usage(`mcp ${action} takes at most one server name`);
+    if (action === "login" || action === "logout") {
+      if (server === undefined) throw usage(`mcp ${action} takes a server name`);
+      return action === "login" ? mcpLogin(server, flags.paste === true, ctx) : mcpLogout(server, ctx);
+    }
     if (action === "list") {
       if (server !== undefined) throw usage(`mcp list takes no server name`);
       const client = await tools();
@@ -64,6 +76,14 @@ export const mcpCommand = defineCommand({
     if (action === "review") {
       if (server === undefined) throw usage("mcp review takes a server name");
       const review = await (await tools()).mcpReview(server);
+      // pins of tools gone upstream were dropped: said, so a person knows a return is held
+      for (const g of review.gone ?? [])
+        await writeLine(
+          stdout,
+          [g.name, "gone upstream", `pin ${shortHash(g.accepted)} dropped (held for review if it comes back)`]
+            .map((c) => printable(c))
+            .join("\t"),
+        );
       if (review.held.length === 0) {
         await writeLine(stdout, `${server}\tnothing held for review`);
         return 0;

@@ -27,6 +27,7 @@ async function byteseek(argv: string[], commands: Partial<ByteseekCommands> = {}
     {
       serve: record("serve") as ByteseekCommands["serve"],
       run: record("run") as ByteseekCommands["run"],
+      replay: record("replay") as ByteseekCommands["replay"],
       chat: record("chat") as ByteseekCommands["chat"],
       mcp: record("mcp") as ByteseekCommands["mcp"],
       ...commands,
@@ -60,7 +61,7 @@ describe("byteseek's command line", () => {
       }
     }
     expect((await byteseek(["run", "--help"])).stdout).toBe(
-      'Usage: byteseek run [options] <task...>\n\nrun one agent turn, streaming the answer and each tool call\n\nArguments:\n  task         what to do (the words are joined; quote it to keep the shell\n               away)\n\nOptions:\n  --vid <vid>  the run id: its calls are recorded under /byteseek/tool/<vid>/\n               (default: a new one)\n  --send-key   through a server: send BYTESEEK_LLM_KEY with each turn too\n  -h, --help   print help\n\nExample: byteseek run "list the TODO comments in src/" --vid todo1\n',
+      'Usage: byteseek run [options] [task...]\n\nrun one agent turn, streaming the answer and each tool call\n\nArguments:\n  task            what to do (the words are joined; quote it to keep the shell\n                  away)\n\nOptions:\n  --vid <vid>     the run id: its calls are recorded under /byteseek/tool/<vid>/\n                  (default: a new one)\n  --send-key      through a server: send BYTESEEK_LLM_KEY with each turn too\n  --replay <vid>  re-drive the finished run <vid> from its records: no model\n                  request, no tool runs\n  --live-tools    with --replay: run each call again in this workspace (the\n                  usual gate) and stop at the first result that differs\n  -h, --help      print help\n\nExample: byteseek run "list the TODO comments in src/" --vid todo1\nReplay: byteseek run --replay todo1 prints the run\'s turns again and where anything differs now\n(exit 0: as recorded; 1: it diverged, the step and what differed on stderr).\n',
     );
   });
 
@@ -88,6 +89,10 @@ describe("byteseek's command line", () => {
     expect((await byteseek(["run", "--vid=r2", "--", "--not-a-flag"])).calls).toEqual([
       ["run", "--not-a-flag", { vid: "r2" }],
     ]);
+    expect((await byteseek(["run", "--replay", "r1"])).calls).toEqual([["replay", "r1", {}]]);
+    expect((await byteseek(["run", "--replay", "r1", "--live-tools"])).calls).toEqual([
+      ["replay", "r1", { liveTools: true }],
+    ]);
     expect((await byteseek(["chat"])).calls).toEqual([["chat", {}]]);
     expect((await byteseek(["mcp", "--vid", "m1"])).calls).toEqual([["mcp", { vid: "m1" }]]);
     expect((await byteseek(["serve"])).calls).toEqual([["serve", {}]]);
@@ -107,8 +112,18 @@ describe("byteseek's command line", () => {
       code: 2,
     });
     expect(await byteseek(["run"])).toMatchObject({
-      stderr: "byteseek run: missing required argument 'task'\n(byteseek run --help for more)\n",
+      stderr: 'byteseek: byteseek run needs a task: byteseek run "what to do"\n',
       code: 2,
+    });
+    expect(await byteseek(["run", "--replay", "r1", "again"])).toMatchObject({
+      stderr: "byteseek: byteseek run --replay <vid> takes no task and no --vid: it replays the run's own\n",
+      code: 2,
+      calls: [],
+    });
+    expect(await byteseek(["run", "--live-tools", "task"])).toMatchObject({
+      stderr: "byteseek: --live-tools goes with --replay <vid>\n",
+      code: 2,
+      calls: [],
     });
     expect(await byteseek(["run", " "])).toMatchObject({
       stderr: 'byteseek: byteseek run needs a task: byteseek run "what to do"\n',

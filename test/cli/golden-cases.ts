@@ -690,7 +690,7 @@ const tools: GoldenCase[] = [
     name: "policy prints what the default grant holds and the other rules",
     args: ["policy", "--vid", "run-1"],
     stdout:
-      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\nsandbox\ton\n",
+      "workspace\t{workspace}\ngrant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\nsandbox\ton\n",
   },
   {
     name: "bad JSON arguments are a usage error",
@@ -927,7 +927,7 @@ const checked: GoldenCase[] = [
     name: "the policy in force is still the default",
     args: ["policy"],
     stdout:
-      "grant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\nsandbox\ton\n",
+      "workspace\t{workspace}\ngrant\tgrants.default\nread\ttrue\nwrite\ttrue\nexec\ttrue\nmodel\ttrue\nnet\t-\ntree\t/\nconfirm\t-\napproved\t-\ndeny\t-\ndenyKeys\t/byteseek/llm/\nworkspaceRoots\t-\napprovalTimeoutMs\t600000\nsandbox\ton\n",
   },
   {
     name: "a policy that is not json is refused",

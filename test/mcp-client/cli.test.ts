@@ -1,7 +1,8 @@
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliEnv, tempDirs } from "../cli/cli-server.js";
 import { assertBuilt, runCli } from "../cli/run-cli.js";
-import { everythingStdio, newTag, taggedProcesses } from "./helpers.js";
+import { everythingStdio, newTag, TEST_INSTALL, taggedProcesses } from "./helpers.js";
 
 describe("kvspace mcp and kvspace call on the embedded store", () => {
   const dirs = tempDirs("byteseek-mcpc-cli-");
@@ -39,6 +40,14 @@ describe("kvspace mcp and kvspace call on the embedded store", () => {
     const bad = await runCli(["call", "everything.get-sum", '{"a":"x","b":1}'], { env });
     expect(bad.code).toBe(3);
     expect(bad.stdout).toContain("Invalid arguments for everything.get-sum");
+  });
+
+  it("syncs a server without tools with nothing but its line on stdout (no SDK debug line)", async () => {
+    const fixture = resolve(import.meta.dirname, "..", "fixtures", "mcp-toolless-server.mjs");
+    const entry = JSON.stringify({ command: [process.execPath, fixture], readOnlyPaths: TEST_INSTALL });
+    await runCli(["set", "/byteseek/mcp/quiet", `json:${entry}`], { env });
+    const sync = await runCli(["mcp", "sync", "quiet"], { env });
+    expect(sync).toMatchObject({ code: 0, stdout: "quiet\tsynced\t0 tools\tno change\n" });
   });
 
   it("fails a sync with a clear error naming the server when it cannot start (exit 1)", async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { realpathSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -19,6 +20,18 @@ export function serverScript(pkg: "server-everything" | "server-filesystem"): st
   const manifest = require.resolve(`@modelcontextprotocol/${pkg}/package.json`);
   return join(dirname(manifest), "dist", "index.js");
 }
+
+/**
+ * What a test's stdio servers need to see besides the workspace: this checkout (the fixtures) and
+ * its node_modules where it really is (a worktree may link it from elsewhere). A person's entry
+ * lists them as `readOnlyPaths`; the sandbox shows nothing else outside the workspace.
+ */
+export const TEST_INSTALL: string[] = [
+  ...new Set([
+    join(import.meta.dirname, "..", ".."),
+    realpathSync(join(import.meta.dirname, "..", "..", "node_modules")),
+  ]),
+];
 
 /** A unique tag put in an upstream's environment, so a test finds every process it left. */
 export function newTag(): string {
@@ -42,6 +55,7 @@ export function everythingStdio(tag: string, extra: Record<string, unknown> = {}
   return {
     command: [process.execPath, serverScript("server-everything"), "stdio"],
     env: { BYTESEEK_TEST_TAG: tag },
+    readOnlyPaths: TEST_INSTALL,
     ...extra,
   };
 }

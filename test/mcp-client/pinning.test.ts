@@ -9,7 +9,7 @@ import { buildPrompt } from "../../prompts/build.js";
 import type { ToolContext } from "../../tools/types.js";
 import { json } from "../../tree/value.js";
 import { silent, tempDir } from "../tools/helpers.js";
-import { type McpHarness, mcpHarness } from "./helpers.js";
+import { type McpHarness, mcpHarness, TEST_INSTALL } from "./helpers.js";
 
 const FIXTURE = resolve(import.meta.dirname, "..", "fixtures", "mcp-changing-server.mjs");
 
@@ -35,9 +35,10 @@ const shout: Tool = {
 /** The SDK's server in a temp folder whose tool list the test rewrites between syncs. */
 async function changingServer(h: McpHarness, tools: Tool[]) {
   const dir = await tempDir("byteseek-mcpc-pin-");
-  const file = join(dir.path, "tools.json");
+  // in the workspace: the sandboxed server writes its calls beside it
+  const file = join(h.workspace, "tools.json");
   await writeFile(file, JSON.stringify(tools));
-  await h.register("dict", { command: [process.execPath, FIXTURE, file] });
+  await h.register("dict", { command: [process.execPath, FIXTURE, file], readOnlyPaths: TEST_INSTALL });
   return {
     dir,
     set: (next: Tool[]) => writeFile(file, JSON.stringify(next)),
@@ -157,10 +158,16 @@ describe("MCP client: upstream tools pinned by what they say", () => {
       "/byteseek/tools/dict.lookup",
       json({ ...decl, description: "Dictionary lookup (checked by me).", confirm: true } as never),
     );
+    const accepted = ((await syncState(h)).pins as Record<string, { hash: string }>).lookup?.hash;
     await upstream.set([shout]);
     const [dropped] = await h.mcp.sync("dict");
     expect(dropped?.removed).toEqual(["dict.lookup"]);
     expect(await h.decl("dict.lookup")).toBeUndefined();
+    // its pin is dropped, and the review says so
+    expect(Object.keys((await syncState(h)).pins as object)).toEqual(["shout"]);
+    expect((await h.mcp.review("dict")).gone).toEqual([
+      expect.objectContaining({ tool: "lookup", name: "dict.lookup", accepted }),
+    ]);
 
     await upstream.set([lookup, shout]);
     const [back] = await h.mcp.sync("dict");
@@ -173,7 +180,9 @@ describe("MCP client: upstream tools pinned by what they say", () => {
     const refused = await h.runtime.call("dict.lookup", { word: "x" }, { vid: "r1", approve: true });
     expect(refused.details.code).toBe("held_for_review");
     expect(refused.text).toContain("dropped and re-added upstream");
-    expect((await h.mcp.review("dict")).held[0]?.why).toBe("re-added");
+    const review = await h.mcp.review("dict");
+    expect(review.held[0]).toMatchObject({ why: "re-added", accepted, fields: [] });
+    expect(review.gone).toEqual([]);
 
     await h.mcp.accept("dict", { tools: ["dict.lookup"], by: "person (test)" });
     // the person's confirm still holds, and a sync after keeps both changes

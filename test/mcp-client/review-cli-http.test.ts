@@ -8,6 +8,7 @@ import { openTree } from "../../tree/index.js";
 import { json } from "../../tree/value.js";
 import { cliEnv, tempDirs } from "../cli/cli-server.js";
 import { assertBuilt, runCli } from "../cli/run-cli.js";
+import { TEST_INSTALL } from "./helpers.js";
 
 const FIXTURE = resolve(import.meta.dirname, "..", "fixtures", "mcp-changing-server.mjs");
 const lookup = {
@@ -28,10 +29,15 @@ describe("kvspace mcp review|accept on the embedded store", () => {
   beforeAll(async () => {
     assertBuilt();
     const store = await dirs.make();
-    tools = join(await dirs.make(), "tools.json");
+    const workspace = await dirs.make();
+    // in the workspace: the sandboxed server writes its calls beside it
+    tools = join(workspace, "tools.json");
     await writeFile(tools, JSON.stringify([lookup]));
-    env = cliEnv(store, { BYTESEEK_WORKSPACE: await dirs.make() });
-    const entry = JSON.stringify({ command: [process.execPath, FIXTURE, tools] });
+    env = cliEnv(store, { BYTESEEK_WORKSPACE: workspace });
+    const entry = JSON.stringify({
+      command: [process.execPath, FIXTURE, tools],
+      readOnlyPaths: TEST_INSTALL,
+    });
     expect((await runCli(["set", "/byteseek/mcp/dict", `json:${entry}`], { env })).code).toBe(0);
   });
   afterAll(() => dirs.removeAll());
@@ -90,7 +96,10 @@ describe("GET /v1/mcp/<server>/review and POST /v1/mcp/<server>/accept", () => {
     tools = join(dir, "tools.json");
     await writeFile(tools, JSON.stringify([lookup]));
     const tree = await openTree({ backend: "classic", location: `${dir}/store` });
-    await tree.set("/byteseek/mcp/dict", json({ command: [process.execPath, FIXTURE, tools] }));
+    await tree.set(
+      "/byteseek/mcp/dict",
+      json({ command: [process.execPath, FIXTURE, tools], readOnlyPaths: TEST_INSTALL }),
+    );
     await tree.close();
     server = await startServer({
       // about reviews, not the credential: BYTESEEK_TOKEN= with --no-auth

@@ -1,6 +1,8 @@
 import { writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Json, json } from "../../tree/value.js";
 import { alive } from "../helpers/processes.js";
 import { setPolicy } from "../tools/helpers.js";
@@ -10,6 +12,7 @@ import {
   mcpHarness,
   newTag,
   serverScript,
+  TEST_INSTALL,
   taggedProcesses,
   until,
 } from "./helpers.js";
@@ -266,7 +269,7 @@ describe("MCP client: a Streamable HTTP server an agent registered", () => {
 });
 
 describe("MCP client: what an upstream process gets", () => {
-  it("gets the allow-listed environment and its entry's env, never the server's secrets", async () => {
+  it("gets the allow-listed environment, its entry's env and a private HOME, never the server's secrets", async () => {
     const tag = newTag();
     const h = await mcpHarness({
       PATH: process.env.PATH,
@@ -284,7 +287,9 @@ describe("MCP client: what an upstream process gets", () => {
       const r = await h.runtime.call("everything.get-env", {}, { vid: "r1" });
       expect(r.kind, r.text).toBe("ok");
       expect(r.text).toContain('"GREETING": "hi"');
-      expect(r.text).toContain('"HOME": "/home/someone"');
+      // its HOME is the sandbox's private one, never the server's
+      expect(r.text).toContain('"HOME": "/tmp/home"');
+      expect(r.text).not.toContain("/home/someone");
       expect(r.text).not.toContain("must-not-leak");
       expect(r.text).not.toContain("not-allow-listed");
     } finally {
@@ -374,7 +379,10 @@ describe("MCP client: server-filesystem", () => {
   beforeEach(async () => {
     h = await mcpHarness();
     await writeFile(join(h.workspace, "notes.txt"), "first line\nsecond line\n");
-    await h.register("fs", { command: [process.execPath, serverScript("server-filesystem"), h.workspace] });
+    await h.register("fs", {
+      command: [process.execPath, serverScript("server-filesystem"), h.workspace],
+      readOnlyPaths: TEST_INSTALL,
+    });
   });
   afterEach(async () => {
     await h.dispose();
@@ -456,5 +464,49 @@ describe("MCP client: a Streamable HTTP server's tools in the listing", () => {
     // the reason is the HTTP server's power, not a stdio server's
     const execOnly = (await h.runtime.listTools("nonet")).valid.find((t) => t.name === "remote.echo");
     expect(execOnly?.blocked).not.toContain('"exec"');
+  });
+});
+
+describe("MCP client: a Streamable HTTP server that cannot be reached says why", () => {
+  let h: McpHarness;
+  let web: Server;
+  let base: string;
+  let closedPort: number;
+  beforeAll(async () => {
+    h = await mcpHarness();
+    // answers 401 under /auth and 404 elsewhere, as a real server without that path or credential would
+    web = createServer((req, res) => {
+      res.writeHead(req.url?.startsWith("/auth") ? 401 : 404, { "content-type": "text/plain" });
+      res.end(req.url?.startsWith("/auth") ? "token required" : "no such page");
+    });
+    await new Promise<void>((r) => web.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+    const spare = createServer();
+    await new Promise<void>((r) => spare.listen(0, "127.0.0.1", r));
+    closedPort = (spare.address() as AddressInfo).port;
+    await new Promise((r) => spare.close(r));
+  });
+  afterAll(async () => {
+    await h.dispose();
+    await new Promise((r) => web.close(r));
+  });
+
+  it("reports the status or the network error, not that it exited", async () => {
+    await h.register("locked", { url: `${base}/auth/mcp` });
+    await h.register("moved", { url: `${base}/old/mcp` });
+    await h.register("down", { url: `http://127.0.0.1:${closedPort}/mcp` });
+    const [locked] = await h.mcp.sync("locked");
+    expect(locked?.error).toContain("HTTP 401 Unauthorized (token required)");
+    expect(locked?.error).toContain('"headers"');
+    const [moved] = await h.mcp.sync("moved");
+    expect(moved?.error).toContain("HTTP 404 Not Found");
+    expect(moved?.error).toContain("nothing serves MCP at /old/mcp");
+    const [down] = await h.mcp.sync("down");
+    expect(down?.error).toContain("connection refused");
+    expect(down?.error).toContain("ECONNREFUSED");
+    for (const r of [locked, moved, down]) {
+      expect(r?.ok).toBe(false);
+      expect(r?.error).not.toContain("exited before answering");
+    }
   });
 });

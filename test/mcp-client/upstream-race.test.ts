@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isToolError } from "../../tools/errors.js";
 import { parseEntry } from "../../tools/mcp/registry.js";
-import { createUpstreamPool, type UpstreamPool } from "../../tools/mcp/upstream.js";
+import { createUpstreamPool, type UpstreamPool, unsandboxedLaunch } from "../../tools/mcp/upstream.js";
 import { silent, tempDir } from "../tools/helpers.js";
 import { everythingStdio, newTag, taggedProcesses, until } from "./helpers.js";
 
@@ -45,7 +45,16 @@ describe("the MCP upstream pool: a start racing a stop, a crash or close", () =>
     seen.clear();
     const ws = await tempDir("byteseek-mcp-race-");
     remove = ws.remove;
-    pool = createUpstreamPool({ logger: silent, workspace: ws.path, env: process.env });
+    // the pool's own state machine: its processes start as given (the sandbox is upstream-sandbox.ts's)
+    pool = createUpstreamPool({
+      logger: silent,
+      workspace: ws.path,
+      env: process.env,
+      launch: unsandboxedLaunch,
+      connect: async () => {
+        throw new Error("these tests start stdio servers only");
+      },
+    });
   });
   afterEach(async () => {
     await pool.close();
@@ -67,12 +76,13 @@ describe("the MCP upstream pool: a start racing a stop, a crash or close", () =>
 
   it("refuses a call waiting out a crash's backoff when the pool closes, and starts nothing after", async () => {
     await crashed();
-    const waiting = pool.client(SERVER, entry(), 1, 30_000);
-    await pool.close();
-    const err = await waiting.then(
+    // its refusal is taken as it comes (it may come while close() is still under way)
+    const waiting = pool.client(SERVER, entry(), 1, 30_000).then(
       () => undefined,
       (e: unknown) => e,
     );
+    await pool.close();
+    const err = await waiting;
     expect(isToolError(err) && err.code).toBe("mcp_unavailable");
     expect((err as Error).message).toContain("byteseek is stopping");
   });

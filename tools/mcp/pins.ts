@@ -40,6 +40,8 @@ export interface Held {
   name: string;
   why: HeldWhy;
   since: number;
+  /** For a re-added tool: what a person had accepted before it left (its pin, dropped then). */
+  was?: Pin;
 }
 
 /** A tool that left the upstream's list (or the sync): what a person had changed in it, restored if it comes back. */
@@ -51,6 +53,47 @@ export interface Gone {
   /** It left the upstream's own list (not the entry's allow-list, nor a switched-off entry): coming back holds it. */
   upstream: boolean;
   ts: number;
+  /** The pin it had, dropped when it left the upstream's list (the review says so; a re-add is diffed against it). */
+  pin?: Pin;
+}
+
+/** A pin dropped because its tool left the upstream's list, as a review lists it. */
+export interface DroppedPin {
+  tool: string;
+  name: string;
+  /** The hash a person had accepted. */
+  accepted: string;
+  acceptedBy: string;
+  /** When the tool was seen gone. */
+  since: number;
+}
+
+/**
+ * Drops the pin of every tool that left the upstream's own list, keeping it in its gone record:
+ * pins of what upstream no longer offers do not pile up, and a tool coming back is held as
+ * re-added whatever its hash, reviewed against what was accepted before it left.
+ */
+export function prunePins(pins: Record<string, Pin>, gone: Record<string, Gone>): void {
+  for (const [tool, g] of Object.entries(gone)) {
+    const pin = pins[tool];
+    if (!g.upstream || !pin) continue;
+    gone[tool] = { ...g, pin };
+    delete pins[tool];
+  }
+}
+
+/** The pins dropped of tools gone upstream, as a review lists them. */
+export function droppedPins(gone: Record<string, Gone> | undefined): DroppedPin[] {
+  return Object.entries(gone ?? {})
+    .filter(([, g]) => g.upstream && g.pin)
+    .map(([tool, g]) => ({
+      tool,
+      name: g.name,
+      accepted: (g.pin as Pin).hash,
+      acceptedBy: (g.pin as Pin).by,
+      since: g.ts,
+    }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** The pinned fields of an upstream tool and their hash. */
@@ -101,7 +144,8 @@ export interface HeldReview {
 const FIELDS = ["title", "description", "inputSchema", "annotations"] as const;
 
 /** The review of one held tool against its pin (absent: never accepted, everything is new). */
-export function reviewOf(tool: string, held: Held, pin: Pin | undefined): HeldReview {
+export function reviewOf(tool: string, held: Held, current: Pin | undefined): HeldReview {
+  const pin = current ?? held.was;
   const fields: string[] = [];
   const parts: string[] = [];
   for (const field of FIELDS) {

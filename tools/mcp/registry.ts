@@ -5,6 +5,7 @@ import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
 export { maskSecrets, SECRET_FIELDS, SECRET_MASK };
 
 import { zodProblems } from "../declaration.js";
+import { OAuthConfig } from "./oauth/entry.js";
 
 /** Where upstream MCP servers are registered: `/byteseek/mcp/<server>` (json). */
 export const MCP_DIR = "/byteseek/mcp/";
@@ -44,6 +45,15 @@ const Common = {
     .describe("A stdio server unused this long is stopped (default 300000; 0: never)"),
 };
 
+/** A folder a stdio server's sandbox shows read-only: absolute or under ~/, never the root or the kernel's own. */
+const ReadOnlyPath = z
+  .string()
+  .regex(/^(~\/.+|\/.+)$/, "an absolute path or one under ~/")
+  .refine(
+    (p) => !/^\/(proc|sys|dev)(\/|$)/.test(p) && !/^\/+$/.test(p),
+    "not /, /proc, /sys or /dev: the sandbox makes its own",
+  );
+
 export const StdioEntry = z
   .object({
     command: z
@@ -52,9 +62,30 @@ export const StdioEntry = z
       .describe('Program and arguments (argv, never a shell string), e.g. ["npx", "-y", "some-server"]'),
     env: z.record(z.string(), z.string()).optional().describe("Variables besides the allow-listed ones"),
     cwd: z.string().min(1).optional().describe("Working directory, relative to the workspace"),
+    readOnlyPaths: z
+      .array(ReadOnlyPath)
+      .max(32)
+      .optional()
+      .describe(
+        "Folders its sandbox shows read-only besides the workspace, e.g. its install (a node_modules or a virtualenv); ~/ is the server's HOME. A person's setting: an entry a run wrote does not get them",
+      ),
+    net: z
+      .array(z.string().min(1))
+      .max(64)
+      .optional()
+      .describe(
+        "Hosts it may reach through byteseek's egress proxy besides the policy's grants.default.net (host, host:port, *.domain, *; as in grants). A person's setting: an entry a run wrote does not get them",
+      ),
     ...Common,
   })
   .strict();
+
+/**
+ * The settings of a stdio entry only a person may give: what its sandbox shows and reaches beyond
+ * the policy's grant. A run's write setting them is refused (tools/ownership.ts), and an entry whose
+ * owner is a run is started without them (tools/mcp/upstream-sandbox.ts).
+ */
+export const PERSON_ONLY_FIELDS = ["readOnlyPaths", "net"] as const satisfies readonly (keyof StdioEntry)[];
 
 export const HttpEntry = z
   .object({
@@ -65,6 +96,9 @@ export const HttpEntry = z
       .record(z.string(), z.string())
       .optional()
       .describe("Sent with every request (e.g. Authorization)"),
+    oauth: OAuthConfig.optional().describe(
+      "OAuth sign-in (kvspace mcp login): a pre-registered client, scopes, and the session byteseek keeps",
+    ),
     ...Common,
   })
   .strict();
@@ -107,7 +141,7 @@ export function keepMaskedSecrets<T>(key: string, next: T, current: unknown): T 
     if (!isRecord(n) || !isRecord(c)) continue;
     const merged: Record<string, unknown> = { ...n };
     for (const [name, v] of Object.entries(n))
-      if (v === SECRET_MASK && typeof c[name] === "string") {
+      if (v === SECRET_MASK && c[name] !== undefined) {
         merged[name] = c[name];
         kept = true;
       }

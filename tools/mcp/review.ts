@@ -7,13 +7,15 @@
 import type { Tree } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
 import { McpReviewError } from "../errors.js";
-import { type HeldReview, reviewOf } from "./pins.js";
+import { type DroppedPin, droppedPins, type HeldReview, reviewOf } from "./pins.js";
 import { MCP_DIR, syncKey } from "./registry.js";
 import { readState, type SyncState } from "./sync.js";
 
 export interface McpReview {
   server: string;
   held: HeldReview[];
+  /** Pins dropped because their tools left the upstream's list: coming back, each is held as re-added. */
+  gone: DroppedPin[];
 }
 
 export interface McpAcceptance {
@@ -48,7 +50,7 @@ async function stateOf(tree: Tree, server: string) {
 /** Every held tool of `server`, oldest first, each with its diff against what was accepted. */
 export async function reviewServer(tree: Tree, server: string): Promise<McpReview> {
   const { state } = await stateOf(tree, server);
-  return { server, held: reviews(state) };
+  return { server, held: reviews(state), gone: droppedPins(state?.gone) };
 }
 
 function reviews(state: SyncState | undefined): HeldReview[] {

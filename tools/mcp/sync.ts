@@ -2,13 +2,13 @@ import type { Logger } from "pino";
 import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
 import { ToolError } from "../errors.js";
-import { netHosts } from "../gate.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
 import { systemLookup } from "../net/lookup.js";
-import type { Policy } from "../policy.js";
+import { netHosts, type Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
-import { type Gone, type Held, type Pin, pinOf } from "./pins.js";
+import { entryRevision } from "./oauth/entry.js";
+import { type Gone, type Held, type Pin, pinOf, prunePins } from "./pins.js";
 import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
 import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
 import { type UpstreamTool, upstreamDeclarations } from "./upstream-tools.js";
@@ -138,15 +138,20 @@ async function syncOnce(
     const timeout = entry.timeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     let listed: UpstreamTool[];
     try {
-      const client = await pool.client(server, entry, node?.modRev ?? 0, timeout);
+      const client = await pool.client(server, entry, entryRevision(node), timeout);
       const release = pool.use(server);
       try {
-        listed = (await client.listTools(undefined, { timeout, cacheMode: "refresh" }))
-          .tools as UpstreamTool[];
+        // a server without tools has none to list: the SDK would say so with a console.debug line,
+        // on the stdout `kvspace mcp sync` answers on
+        listed = client.getServerCapabilities()?.tools
+          ? ((await client.listTools(undefined, { timeout, cacheMode: "refresh" })).tools as UpstreamTool[])
+          : [];
       } finally {
         release();
+        await followSignIn(tree, registryKey, node, guards);
       }
     } catch (err) {
+      await followSignIn(tree, registryKey, node, guards);
       const message =
         err instanceof ToolError
           ? err.message
@@ -156,7 +161,7 @@ async function syncOnce(
     upstream = upstreamDeclarations(server, entry, listed);
     offered = new Map(listed.map((t) => [t.name, t]));
   } else await pool.stop(server);
-  const pinned = pinTools(previous, upstream, offered, node?.modRev, vid);
+  const pinned = pinTools(previous, upstream, offered, node ? entryRevision(node) : undefined, vid);
 
   // what the tree holds now of every tool this server had or has
   const names = new Set([...Object.keys(previous?.tools ?? {}), ...upstream.keys()]);
@@ -226,6 +231,7 @@ async function syncOnce(
     }
     removed.push(name);
   }
+  prunePins(pinned.pins, pinned.gone);
   const unregistered = !entry;
   const report: SyncReport = {
     server,
@@ -244,7 +250,7 @@ async function syncOnce(
     previous?.state === "ok" &&
     sameJson(previous.tools, kept) &&
     sameJson(previous.last?.conflicts ?? [], report.conflicts) &&
-    previous.entryRev === node?.modRev &&
+    previous.entryRev === (node ? entryRevision(node) : undefined) &&
     sameJson(previous.pins ?? {}, pinned.pins) &&
     sameJson(previous.held ?? {}, pinned.held) &&
     sameJson(previous.gone ?? {}, pinned.gone);
@@ -259,7 +265,7 @@ async function syncOnce(
       reason,
       ts: Date.now(),
       tools: kept,
-      ...(node && node.kind !== "index" ? { entryRev: node.modRev } : {}),
+      ...(node && node.kind !== "index" ? { entryRev: entryRevision(node) } : {}),
       pins: pinned.pins,
       held: pinned.held,
       gone: pinned.gone,
@@ -291,6 +297,22 @@ async function syncOnce(
     "MCP server synced",
   );
   return report;
+}
+
+/**
+ * The connection may have saved its sign-in (a refreshed token) in the entry while it listed: a
+ * write of the session alone is not a change of the entry, so the guard takes its new revision.
+ */
+async function followSignIn(
+  tree: Tree,
+  key: string,
+  node: Awaited<ReturnType<Tree["get"]>>,
+  guards: TxnCompare[],
+): Promise<void> {
+  if (!node) return;
+  const now = await tree.get(key);
+  if (now && now.modRev !== node.modRev && entryRevision(now) === entryRevision(node))
+    guards[0] = { key, target: "modRev", value: now.modRev };
 }
 
 /** The upstream name a synced declaration calls (`impl.tool`). */
@@ -334,12 +356,13 @@ function pinTools(
       continue;
     }
     if (pin && pin.hash === hash && !wasGone?.upstream) continue;
-    if (!pin && fresh) {
+    if (!pin && fresh && !wasGone?.upstream) {
       pins[toolName] = { hash, tool, by, ts: now };
       continue;
     }
     const why = wasGone?.upstream ? "re-added" : pin ? "changed" : "new";
-    held[toolName] = { hash, tool, name, why, since: now };
+    const was = wasGone?.upstream ? (wasGone.pin ?? pin) : undefined;
+    held[toolName] = { hash, tool, name, why, since: now, ...(was ? { was } : {}) };
   }
   return { pins, held, gone };
 }
@@ -365,7 +388,8 @@ async function agentMayRegister(
   }
   const url = new URL(entry.url);
   // the host rules on the name and on what it resolves to now (a name that does not resolve fails
-  // at the connection instead); the connection itself is not pinned to this answer
+  // at the connection instead); the connection checks again and is pinned to its own answer
+  // (upstream-http.ts), so a later DNS answer cannot move it
   const verdict = await resolveTarget(targetOfUrl(url), netHosts(policy, grant), {
     lookup: deps.lookup ?? systemLookup,
   });

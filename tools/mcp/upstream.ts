@@ -6,13 +6,19 @@
 import { randomBytes } from "node:crypto";
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type OAuthClientProvider,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Logger } from "pino";
 import { ToolError } from "../errors.js";
 import { endMarkedProcesses } from "../process/contain.js";
 import { buildCommandEnv } from "../process/env.js";
-import { isStdio, type McpServerEntry } from "./registry.js";
+import { signInFailure } from "./oauth/failure.js";
+import { isStdio, type McpServerEntry, type StdioEntry } from "./registry.js";
+import type { UpstreamConnector } from "./upstream-http.js";
 
 /** What an upstream is doing, as `kvspace mcp list` and the web page show it. */
 export type UpstreamState = "stopped" | "starting" | "running" | "stopping" | "backoff" | "failed";
@@ -52,7 +58,45 @@ export interface UpstreamPoolOptions {
   passEnv?: () => Promise<readonly string[]>;
   /** Told when a connected server sends notifications/tools/list_changed. */
   onListChanged?: (server: string) => void;
+  /** Makes the command line a stdio server starts with: in the sandbox (upstream-sandbox.ts), or as given. */
+  launch: UpstreamLauncher;
+  /** Checks a Streamable HTTP server's address and pins its connection to it (upstream-http.ts). */
+  connect: UpstreamConnector;
+  /** The OAuth provider of an HTTP server's connection (its sign-in, tools/mcp/oauth/). */
+  authProvider?: (server: string) => OAuthClientProvider | undefined;
+  /** Sets up a new client before it connects (the handlers of upstream requests: upstream-requests.ts). */
+  prepare?: (server: string, client: Client) => void;
 }
+
+/** A stdio server to start: its entry (and the entry's revision), argv, environment and working directory. */
+export interface LaunchRequest {
+  server: string;
+  entry: StdioEntry;
+  entryRev: number;
+  command: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** The mark its processes carry (BYTESEEK_CALL): unique among running upstreams. */
+  mark: string;
+}
+
+/** What to spawn for a stdio server, and what to undo once its processes are gone. */
+export interface Launch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  release(): Promise<void>;
+}
+
+/** Throws a ToolError (`sandbox_unavailable`, `mcp_unavailable`) when the server may not start. */
+export type UpstreamLauncher = (request: LaunchRequest) => Promise<Launch>;
+
+/** Starts the command as given, with the server's rights: only where the policy says `sandbox: "off"`. */
+export const unsandboxedLaunch: UpstreamLauncher = async (request) => {
+  const [command, ...args] = request.command as [string, ...string[]];
+  return { command, args, env: request.env, cwd: request.cwd, release: async () => {} };
+};
 
 interface Live {
   server: string;
@@ -64,6 +108,8 @@ interface Live {
   connecting?: Promise<Client>;
   pid?: number;
   mark?: string;
+  /** Undoes what the launch made beside the process (its sandbox's cgroup, egress proxy). */
+  release?: () => Promise<void>;
   error?: string;
   crashes: number;
   retryAt?: number;
@@ -122,6 +168,16 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     if (mark === undefined) return;
     const { left } = await endMarkedProcesses(undefined, mark).catch(() => ({ left: 1 }));
     if (left === 0) marks.delete(mark);
+  }
+
+  /** Ends the processes of `up`'s last start, then undoes what its launch made. */
+  async function endStart(up: Live): Promise<void> {
+    const release = up.release;
+    up.release = undefined;
+    await endMark(up.mark);
+    await release?.().catch((err: unknown) =>
+      logger.warn({ err, server: up.server }, "MCP sandbox cleanup failed"),
+    );
   }
 
   /** A Live stopped (or the pool closed) since `start` began: what it started must not run on. */
@@ -199,34 +255,50 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
             onChanged: () => options.onListChanged?.(server),
           },
         },
+        // an HTTP server speaking 2026-07-28 gets it (server/discover first), any other the 2025
+        // handshake; a stdio server stays on 2025 (the SDK's probe would start it twice)
+        ...(isStdio(entry) ? {} : { versionNegotiation: { mode: "auto" as const } }),
       },
     );
+    options.prepare?.(server, c);
     let transport: StdioClientTransport | StreamableHTTPClientTransport;
+    const failed = (err: unknown): never => {
+      up.state = "failed";
+      up.error = (err as Error).message;
+      throw err;
+    };
     if (isStdio(entry)) {
-      const [command, ...args] = entry.command as [string, ...string[]];
-      const cwd = await workingDir(entry.cwd, options.workspace, server).catch((err: unknown) => {
-        up.state = "failed";
-        up.error = (err as Error).message;
-        throw err;
-      });
+      const cwd = await workingDir(entry.cwd, options.workspace, server).catch(failed);
       const passEnv = (await options.passEnv?.().catch(() => undefined)) ?? [];
       if (abandoned(up)) throw stoppedWhileStarting(server);
       // known before the process exists, so nothing it starts can escape a stop
       const mark = randomBytes(12).toString("hex");
       up.mark = mark;
       marks.add(mark);
+      // the shell impl's environment: the allow-list, the entry's own variables, and a mark that
+      // lets byteseek end every process the server starts, even those that leave its group
+      const env = buildCommandEnv({
+        source: options.env,
+        passEnv,
+        ...(entry.env ? { declared: entry.env } : {}),
+        mark,
+      });
+      const launched = await options
+        .launch({ server, entry, entryRev: up.entryRev, command: entry.command, env, cwd, mark })
+        .catch((err: unknown) => {
+          marks.delete(mark);
+          return failed(err);
+        });
+      up.release = launched.release;
+      if (abandoned(up)) {
+        await endStart(up);
+        throw stoppedWhileStarting(server);
+      }
       const stdio = new StdioClientTransport({
-        command,
-        args,
-        cwd,
-        // the shell impl's environment: the allow-list, the entry's own variables, and a mark that
-        // lets byteseek end every process the server starts, even those that leave its group
-        env: buildCommandEnv({
-          source: options.env,
-          passEnv,
-          ...(entry.env ? { declared: entry.env } : {}),
-          mark,
-        }),
+        command: launched.command,
+        args: launched.args,
+        cwd: launched.cwd,
+        env: launched.env,
         stderr: "pipe",
       });
       stdio.stderr?.on("data", (chunk: Buffer) => {
@@ -234,13 +306,26 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       });
       transport = stdio;
     } else {
+      // every request goes to the address the host rules checked (no second lookup)
+      const pinned = await options.connect({ server, entry, entryRev: up.entryRev }).catch(failed);
+      up.release = pinned.close;
+      if (abandoned(up)) {
+        await endStart(up);
+        throw stoppedWhileStarting(server);
+      }
+      const authProvider = options.authProvider?.(server);
       transport = new StreamableHTTPClientTransport(new URL(entry.url), {
         requestInit: { headers: entry.headers ?? {} },
+        fetch: pinned.fetch,
+        ...(authProvider ? { authProvider } : {}),
       });
     }
-    // a process that exits before answering closes the transport: the handshake fails at once
+    // a process that exits before answering closes the transport: the handshake fails at once. An
+    // HTTP transport closes too when its first request fails, before the request's own error (the
+    // status, a refused connection) reaches connect: that error is the one to tell.
     const exited = new Promise<never>((_, reject) => {
-      transport.onclose = () => reject(new Error("it exited before answering"));
+      if (transport instanceof StdioClientTransport)
+        transport.onclose = () => reject(new Error("it exited before answering"));
     });
     exited.catch(() => {});
     try {
@@ -249,9 +334,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         exited,
       ]);
     } catch (err) {
-      const why = startFailure(server, entry, err, up.stderr);
+      const why = signInFailure(server, err)?.message ?? startFailure(server, entry, err, up.stderr);
       await closeQuietly(c);
-      await endMark(up.mark);
+      await endStart(up);
       if (abandoned(up)) throw stoppedWhileStarting(server);
       up.state = "failed";
       up.error = why;
@@ -261,7 +346,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     if (abandoned(up)) {
       // stopped (or closed) during the handshake: this start ends what it began
       await closeQuietly(c);
-      await endMark(up.mark);
+      await endStart(up);
       throw stoppedWhileStarting(server);
     }
     if (transport instanceof StdioClientTransport && transport.pid !== null) up.pid = transport.pid;
@@ -296,7 +381,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       { server: up.server, pid, crashes: up.crashes, retryInMs: wait },
       "MCP server exited unexpectedly",
     );
-    void endMark(up.mark);
+    void endStart(up);
   }
 
   function armIdle(up: Live): void {
@@ -334,7 +419,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       const c = up.client ?? (await up.connecting?.catch(() => undefined));
       up.client = undefined;
       if (c) await closeQuietly(c);
-      await endMark(up.mark);
+      await endStart(up);
       up.state = "stopped";
       up.pid = undefined;
       logger.info({ server }, "MCP server stopped");
@@ -401,9 +486,48 @@ function startFailure(server: string, entry: McpServerEntry, err: unknown, stder
   const what = isStdio(entry) ? JSON.stringify(entry.command) : entry.url;
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   let why = err instanceof Error ? err.message : String(err);
-  if (code === "ENOENT" && isStdio(entry)) why = `no such program "${entry.command[0]}"`;
+  // unsandboxed, spawn fails; sandboxed, the sandbox's exec does (and says so on stderr)
+  if (isStdio(entry) && (code === "ENOENT" || /failed to execute .*: No such file or directory/.test(stderr)))
+    why = `no such program "${entry.command[0]}"${code === "ENOENT" ? "" : " in its sandbox (the system folders, the workspace and its readOnlyPaths)"}`;
+  if (!isStdio(entry)) why = httpCause(err, new URL(entry.url)) ?? why;
   const tail = stderr.trim().split("\n").slice(-5).join("\n  ");
   return `the MCP server "${server}" (${what}) could not start: ${why}${tail ? `\n  its stderr: ${tail}` : ""}\nFix /byteseek/mcp/${server} (kvspace get /byteseek/mcp/${server}), then kvspace mcp sync ${server}`;
+}
+
+/** What a failed connection to a Streamable HTTP server had to say, when it is known. */
+const NET_CAUSES: Record<string, string> = {
+  ECONNREFUSED: "connection refused: nothing listens there",
+  ENOTFOUND: "the host name does not resolve",
+  EAI_AGAIN: "the host name could not be resolved now",
+  ETIMEDOUT: "the connection timed out",
+  ECONNRESET: "the connection was reset",
+  EHOSTUNREACH: "the host is unreachable",
+  ENETUNREACH: "the network is unreachable",
+  UND_ERR_CONNECT_TIMEOUT: "the connection timed out",
+};
+
+/**
+ * The real cause of a failed start over HTTP: the status the server answered (401 and 403 say
+ * which credential to set, 404 that nothing serves MCP at that path), or the network error under
+ * a `fetch failed` (refused, unresolvable, timed out). Undefined: the error's own message is best.
+ */
+function httpCause(err: unknown, url: URL): string | undefined {
+  const data = (err as { data?: { status?: unknown; statusText?: unknown; text?: unknown } } | undefined)
+    ?.data;
+  if (typeof data?.status === "number") {
+    const text = typeof data.text === "string" ? data.text.trim().replace(/\s+/g, " ").slice(0, 200) : "";
+    const said = `HTTP ${data.status}${typeof data.statusText === "string" && data.statusText ? ` ${data.statusText}` : ""}${text ? ` (${text})` : ""}`;
+    if (data.status === 401 || data.status === 403)
+      return `${said}: the server wants a credential it accepts; put it in the entry's "headers" (e.g. "Authorization": "Bearer …")`;
+    if (data.status === 404) return `${said}: nothing serves MCP at ${url.pathname}; check the URL's path`;
+    return said;
+  }
+  for (let cause: unknown = err, depth = 0; cause && depth < 5; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && NET_CAUSES[code]) return `${NET_CAUSES[code]} (${code}, ${url.host})`;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 async function closeQuietly(c: Client): Promise<void> {

@@ -9,7 +9,7 @@
 import { keyFromNodeKey } from "../encoding.js";
 import { type EventRecord, eventFromRecord } from "../record.js";
 import type { WatchEvent } from "../types.js";
-import { PENDING } from "./attempt.js";
+import { PENDING } from "../write-store.js";
 import type { EtcdRecord } from "./layout.js";
 import type { WatchEvent as EtcdEvent } from "./wire.js";
 

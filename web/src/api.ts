@@ -5,6 +5,8 @@ import type {
   HistoryJson,
   HistoryListJson,
   ListJson,
+  McpAcceptJson,
+  McpReviewJson,
   McpServersJson,
   McpSyncJson,
   NodeJson,
@@ -130,6 +132,8 @@ export function createApi(options: ApiOptions) {
       if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
+    /** Where the server's file tools work. */
+    info: () => json<{ workspace: string }>("/v1/info"),
     tools: () => json<ToolsJson>("/v1/tools"),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
@@ -138,6 +142,20 @@ export function createApi(options: ApiOptions) {
     mcp: () => json<McpServersJson>("/v1/mcp"),
     mcpSync: (server: string) =>
       json<McpSyncJson>("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) }),
+    /** Starts a person's OAuth sign-in to an HTTP upstream: the authorization URL to open. */
+    mcpLogin: (server: string) =>
+      json<{ authorizationUrl: string }>(`/v1/mcp/${encodeURIComponent(server)}/login`, {
+        method: "POST",
+        body: "{}",
+      }),
+    /** A server's tools held for review, each with its diff against what was accepted. */
+    mcpReview: (server: string) => json<McpReviewJson>(`/v1/mcp/${encodeURIComponent(server)}/review`),
+    /** Accepts held tools as reviewed (`hashes`: the version shown, by tool; another is refused, 409). */
+    mcpAccept: (server: string, tools: string[], hashes: Record<string, string>) =>
+      json<McpAcceptJson>(`/v1/mcp/${encodeURIComponent(server)}/accept`, {
+        method: "POST",
+        body: JSON.stringify({ tools, hashes }),
+      }),
     approvals: () => json<PendingApprovalsJson>("/v1/approvals"),
     decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>
       json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {

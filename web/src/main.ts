@@ -13,6 +13,18 @@ import { createTreePane } from "./tree-pane.js";
 import type { View } from "./view-parts.js";
 import { startWatch, type WatchState } from "./watch.js";
 
+/** The header names the folder the agent's file tools work in (a server without a runtime has none). */
+function showWorkspace(api: ReturnType<typeof createApi>): void {
+  const el = byId("workspace");
+  api.info().then(
+    ({ workspace }) => {
+      el.textContent = `workspace: ${workspace}`;
+      el.hidden = false;
+    },
+    () => {},
+  );
+}
+
 /** The page: a tree pane, a main area showing the route's view, and a live watch of the tree. */
 function start(): void {
   let revision = 0;
@@ -27,6 +39,7 @@ function start(): void {
   const treePane = createTreePane(api, byId("tree-pane"));
   const approvals = createApprovalsPanel(api, byId("approvals"));
   approvals.reload();
+  showWorkspace(api);
   let view: View | null = null;
   /** The address of the view on screen. */
   let shownPath = "";

@@ -8,6 +8,8 @@
 export type {
   ApprovalJson,
   InvalidToolJson,
+  McpAcceptJson,
+  McpReviewJson,
   McpServerJson,
   McpServersJson,
   McpSyncJson,

@@ -1,0 +1,134 @@
+/**
+ * The tool side of a replay: a Runtime whose `call` answers from the run's records — nothing
+ * executes — or, live, runs the call again through a real runtime (the usual gate) and compares.
+ * Each call is matched to the run's next record (the records are numbered as the run numbered
+ * them: the replay's own go to the scratch tree in the same order); a call other than the
+ * recorded one, or a result other than what the model was sent, is the divergence that stops the
+ * loop. A declaration changed since the run (its pinned hash against the tree's) is noted.
+ */
+import { hashOf } from "../../tools/hash.js";
+import { recordsDir } from "../../tools/records.js";
+import type { Runtime } from "../../tools/runtime.js";
+import type { ToolResult } from "../../tools/types.js";
+import type { Tree } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import { argsOf, oneLine, sameJson, textDiff } from "./compare.js";
+import { at, type PairedRecord, type ReplayState } from "./state.js";
+
+export interface RecordedRuntimeOptions {
+  state: ReplayState;
+  /** The real tree: declarations are read from it. */
+  tree: Tree;
+  /** Where the replay's records go (the scratch tree): their count numbers the next call. */
+  scratch: Tree;
+  /** The prompt's catalogue; with `live`, also what runs each call. */
+  base: Runtime;
+  live: boolean;
+}
+
+export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime {
+  const { state, tree, scratch, base, live } = options;
+  const vid = state.transcript.vid;
+  const dir = recordsDir(vid);
+  const noted = new Set<string>();
+
+  /** Notes, once per declaration, one whose stored value no longer has the hash the record pinned. */
+  async function checkDeclaration(paired: PairedRecord): Promise<void> {
+    const decl = paired.call.record?.value.decl;
+    if (!decl || noted.has(decl.key)) return;
+    noted.add(decl.key);
+    const node = await tree.get(decl.key);
+    const now = node && node.kind === "json" ? hashOf(node.value.value) : undefined;
+    if (now === decl.hash) return;
+    state.notes.push({
+      kind: "declaration",
+      step: paired.step.index,
+      text: `${paired.call.name}: its declaration at ${decl.key} ${now === undefined ? "was removed" : "changed"} since the run (pinned sha256 ${decl.hash.slice(0, 12)}…${now === undefined ? "" : `, now ${now.slice(0, 12)}…`})`,
+    });
+  }
+
+  function notRun(name: string): ToolResult {
+    return {
+      kind: "runtime",
+      isError: true,
+      text: `${name} was not run: the replay stopped where the run diverged from its record`,
+      details: { code: "aborted" },
+    };
+  }
+
+  async function call(name: string, args: unknown, callOptions: Parameters<Runtime["call"]>[2]) {
+    if (state.divergence) return notRun(name);
+    const node = await scratch.get(dir);
+    const n = node?.kind === "index" ? node.count : 0;
+    const paired = state.byRecord[n];
+    const step = state.current();
+    const record = paired?.call.record;
+    if (!step) return notRun(name);
+    const where = (p: PairedRecord | undefined) =>
+      at(step, { index: p?.callIndex ?? 0, name, ...(record ? { record: record.key } : {}) });
+    if (!paired || !record || paired.step !== step) {
+      state.diverge({
+        kind: "call",
+        ...where(paired),
+        summary: `the loop called ${name} at step ${step.index}, where the run recorded ${paired ? `record ${record?.key} at step ${paired.step.index}` : "no further call"}`,
+        diff: [],
+      });
+      return notRun(name);
+    }
+    if (record.value.name !== name || !sameJson(record.value.args, argsOf(JSON.stringify(args ?? {})))) {
+      state.diverge({
+        kind: "call",
+        ...where(paired),
+        summary: `the model's call differs from record ${record.key}`,
+        diff: [
+          `- recorded: ${record.value.name} ${oneLine(record.value.args)}`,
+          `+ replayed: ${name} ${oneLine(args)}`,
+        ],
+      });
+      return notRun(name);
+    }
+    await checkDeclaration(paired);
+    const sent = paired.call.result;
+    const r = record.value;
+    if (live) {
+      state.executed++;
+      const result = await base.call(name, args, callOptions);
+      if (sent && (result.text !== sent.content || (r.kind !== undefined && result.kind !== r.kind)))
+        state.diverge({
+          kind: "result",
+          ...where(paired),
+          summary: `${name} answered otherwise than recorded${result.kind !== r.kind ? ` (${r.kind} then, ${result.kind} now)` : ""}`,
+          diff: textDiff(sent.content, result.text, ["recorded result", "result now"]),
+        });
+      return result;
+    }
+    if (r.text === undefined || r.kind === undefined) {
+      state.diverge({
+        kind: "result",
+        ...where(paired),
+        summary: `record ${record.key} holds no result (state ${r.state ?? "unknown"}): the call never finished`,
+        diff: [],
+      });
+      return notRun(name);
+    }
+    const key = (await scratch.append(dir, json(r as unknown as Json), { vid, ro: true })).key;
+    const result: ToolResult = {
+      kind: r.kind as ToolResult["kind"],
+      isError: r.isError ?? r.kind !== "ok",
+      text: r.text,
+      details: r.details ?? {},
+      record: key,
+      ...(r.terminate ? { terminate: true } : {}),
+    };
+    if (sent && (sent.content !== r.text || sent.isError !== result.isError))
+      state.diverge({
+        kind: "result",
+        ...where(paired),
+        summary: `record ${record.key} differs from the result the model was sent`,
+        diff: textDiff(sent.content, r.text, ["sent to the model", "record"]),
+      });
+    return result;
+  }
+
+  return { ...base, call, close: async () => {} };
+}

@@ -1,0 +1,264 @@
+/**
+ * Replay of recorded runs (agent/replay/): runs recorded by the real loop against the fake model,
+ * a real classic-level tree and a real workspace (edits, a failing edit, an unparsable call, a
+ * sandboxed shell.run appending to a log), then replayed by the same loop with the recorded model
+ * and the recorded tools — and mutated, and replayed live.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import type { AgentEvent } from "../../agent/events.js";
+import { replayRun } from "../../agent/replay/replay.js";
+import { readTranscript } from "../../agent/replay/transcript.js";
+import { createTurnView } from "../../cli/turn-view.js";
+import { openTree } from "../../tree/index.js";
+import type { Tree } from "../../tree/types.js";
+import { json, str } from "../../tree/value.js";
+import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import { silent, tempDir } from "../tools/helpers.js";
+
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let fake: FakeLlm;
+let tree: Tree;
+let bs: Byteseek;
+let workspace: string;
+
+beforeAll(async () => {
+  dir = await tempDir("byteseek-replay-");
+  workspace = join(dir.path, "ws");
+  await mkdir(workspace);
+  fake = await startFakeLlm();
+  tree = await openTree({ backend: "classic", location: join(dir.path, "db") });
+  bs = await createByteseek({
+    tree,
+    workspace,
+    logger: silent,
+    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
+  });
+});
+
+afterAll(async () => {
+  await bs?.close();
+  await tree?.close();
+  await fake?.close();
+  await dir?.remove();
+});
+
+/** What `byteseek run` prints for these events (piped: no colours, no spinner; every call "took" 0 ms). */
+function display() {
+  let text = "";
+  const view = createTurnView({
+    out: { write: (t: string) => (text += t) },
+    color: false,
+    spinner: false,
+    now: () => 0,
+  });
+  return { onEvent: (e: AgentEvent) => view.onEvent(e), text: () => text };
+}
+
+/**
+ * Records run `vid`: five steps — a write and a read; an ambiguous replace and an unparsable call;
+ * the repaired replace; a shell.run appending to log.txt; the answer.
+ */
+async function record(vid: string): Promise<string> {
+  const file = `${vid}.txt`;
+  fake.script(
+    {
+      text: "Writing it.",
+      toolCalls: [
+        { name: "edit.write", args: { path: file, text: "x = 1\ny = 2\nx = 1\n" } },
+        { name: "edit.read", args: { path: file } },
+      ],
+    },
+    {
+      toolCalls: [
+        { name: "edit.replace", args: { path: file, old: "x = 1", new: "x = 9" } },
+        { name: "edit.read", argsText: "{path: oops" },
+      ],
+    },
+    { toolCalls: [{ name: "edit.replace", args: { path: file, old: "x = 1\ny", new: "x = 9\ny" } }] },
+    { toolCalls: [{ name: "shell.run", args: { command: `echo ${vid} >> log.txt` } }] },
+    { text: "Done: x is 9." },
+  );
+  const shown = display();
+  const result = await bs.agent.runTurn({ vid, input: `fix ${file}`, onEvent: shown.onEvent });
+  expect(result.reason, shown.text()).toBe("done");
+  expect(result.calls.map((c) => c.kind)).toEqual(["ok", "ok", "runtime", "vet", "ok", "ok"]);
+  return shown.text();
+}
+
+/** The tools of a live replay: byteseek over the replay's tree, the same workspace. */
+async function liveTools(replayTree: Tree) {
+  const live = await createByteseek({
+    tree: replayTree,
+    workspace,
+    logger: silent,
+    seed: false,
+    sweep: false,
+  });
+  return { runtime: live.runtime, close: () => live.close() };
+}
+
+const logLines = async () => (await readFile(join(workspace, "log.txt"), "utf8")).trim().split("\n");
+
+async function recordKeys(vid: string): Promise<string[]> {
+  return (await readTranscript(tree, vid)).records.map((r) => r.key);
+}
+
+async function tamper(key: string, change: (record: Record<string, unknown>) => void): Promise<void> {
+  const node = await tree.get(key);
+  if (node?.kind !== "json") throw new Error(`no record at ${key}`);
+  const value = structuredClone(node.value.value) as Record<string, unknown>;
+  change(value);
+  await tree.set(key, json(value as never), { force: true });
+}
+
+describe("byteseek run --replay", () => {
+  let original = "";
+  beforeAll(async () => {
+    original = await record("rec");
+  });
+
+  it("replays a run with no model request and no tool execution, and shows the same turn", async () => {
+    const requests = fake.requests.length;
+    const log = await logLines();
+    const file = await readFile(join(workspace, "rec.txt"), "utf8");
+    const shown = display();
+    const report = await replayRun({
+      tree: bs.tree,
+      runtime: bs.runtime,
+      logger: silent,
+      vid: "rec",
+      onEvent: shown.onEvent,
+    });
+    expect(report.divergence).toBeUndefined();
+    expect(report.notes).toEqual([]);
+    expect(report).toMatchObject({ turns: 1, steps: 5, calls: 6, executed: 0, modelRequests: 0 });
+    expect(fake.requests.length).toBe(requests);
+    expect(await logLines()).toEqual(log);
+    expect(await readFile(join(workspace, "rec.txt"), "utf8")).toBe(file);
+    expect(shown.text()).toBe(original);
+    expect(shown.text()).toContain("/byteseek/tool/rec/");
+    // what the run recorded is as it was
+    expect(await recordKeys("rec")).toHaveLength(6);
+    expect((await tree.get("/vthread/rec/status"))?.kind).toBe("char/utf8");
+  });
+
+  it("a record whose result was changed diverges at exactly that step and call", async () => {
+    await record("mres");
+    const keys = await recordKeys("mres");
+    // the fifth record: step 3's repaired replace
+    await tamper(keys[4] as string, (r) => {
+      r.text = "Replaced 2 lines (tampered)";
+    });
+    const report = await replayRun({ tree: bs.tree, runtime: bs.runtime, logger: silent, vid: "mres" });
+    expect(report.divergence).toMatchObject({
+      kind: "result",
+      step: 3,
+      call: 1,
+      tool: "edit.replace",
+      record: keys[4],
+    });
+    expect(report.divergence?.diff.join("\n")).toContain("+Replaced 2 lines (tampered)");
+    expect(report.results.at(-1)?.reason).toBe("aborted");
+  });
+
+  it("a record whose arguments were changed diverges as a call at that step", async () => {
+    await record("margs");
+    const keys = await recordKeys("margs");
+    await tamper(keys[1] as string, (r) => {
+      r.args = { path: "elsewhere.txt" };
+    });
+    const report = await replayRun({ tree: bs.tree, runtime: bs.runtime, logger: silent, vid: "margs" });
+    expect(report.divergence).toMatchObject({ kind: "call", step: 1, call: 2, tool: "edit.read" });
+    expect(report.divergence?.diff).toEqual([
+      '- recorded: edit.read {"path":"elsewhere.txt"}',
+      '+ replayed: edit.read {"path":"margs.txt"}',
+    ]);
+  });
+
+  it("an answer removed from the session ends the replay early, at the step where it went missing", async () => {
+    await record("mend");
+    // the run's last answer is gone: the loop asks for it and the record has none
+    const page = await tree.list("/byteseek/session/mend/");
+    const last = page.children.at(-1);
+    await tree.del(`/byteseek/session/mend/${last?.name}`);
+    const report = await replayRun({ tree: bs.tree, runtime: bs.runtime, logger: silent, vid: "mend" });
+    expect(report.divergence).toMatchObject({ kind: "answer", step: 4 });
+  });
+
+  it("--live-tools runs the calls again and stops at the first result that differs", async () => {
+    const before = (await logLines()).length;
+    // rec.txt exists now: the run's first call (edit.write of a new file) is refused
+    const stale = await replayRun({
+      tree: bs.tree,
+      runtime: bs.runtime,
+      logger: silent,
+      vid: "rec",
+      live: liveTools,
+    });
+    expect(stale.divergence).toMatchObject({ kind: "result", step: 1, call: 1, tool: "edit.write" });
+    expect(stale.executed).toBe(1);
+    expect(await logLines()).toHaveLength(before);
+
+    // the workspace as it was before the run: every result is the recorded one, and the effects happen again
+    await rm(join(workspace, "rec.txt"));
+    const requests = fake.requests.length;
+    const again = await replayRun({
+      tree: bs.tree,
+      runtime: bs.runtime,
+      logger: silent,
+      vid: "rec",
+      live: liveTools,
+    });
+    expect(again.divergence).toBeUndefined();
+    expect(again.executed).toBe(5);
+    expect(fake.requests.length).toBe(requests);
+    expect(await readFile(join(workspace, "rec.txt"), "utf8")).toBe("x = 9\ny = 2\nx = 1\n");
+    expect(await logLines()).toHaveLength(before + 1);
+    expect(await recordKeys("rec")).toHaveLength(6);
+  });
+
+  it("notes a changed system prompt and a changed declaration, and still replays the record", async () => {
+    const decl = await tree.get("/byteseek/tools/edit.read");
+    const template = await tree.get("/byteseek/prompt/system");
+    if (decl?.kind !== "json" || template?.kind !== "char/utf8") throw new Error("not seeded");
+    await bs.tree.set("/byteseek/prompt/system", str(`You are a careful pirate.\n\n${template.value.value}`));
+    await bs.tree.set(
+      "/byteseek/tools/edit.read",
+      json({ ...(decl.value.value as Record<string, never>), description: "Reads a file, carefully." }),
+    );
+    try {
+      const report = await replayRun({ tree: bs.tree, runtime: bs.runtime, logger: silent, vid: "rec" });
+      expect(report.divergence).toBeUndefined();
+      const kinds = report.notes.map((n) => n.kind).sort();
+      expect(kinds).toEqual(["declaration", "prompt"]);
+      const prompt = report.notes.find((n) => n.kind === "prompt");
+      expect(prompt?.step).toBe(1);
+      expect(prompt?.diff).toContain("+You are a careful pirate.");
+      expect(prompt?.diff).toContain("~ edit.read (its description or schema changed)");
+      expect(report.notes.find((n) => n.kind === "declaration")?.text).toMatch(
+        /^edit\.read: its declaration at \/byteseek\/tools\/edit\.read changed since the run \(pinned sha256 [0-9a-f]{12}…, now [0-9a-f]{12}…\)$/,
+      );
+    } finally {
+      await bs.tree.set("/byteseek/prompt/system", template.value);
+      await bs.tree.set("/byteseek/tools/edit.read", decl.value);
+    }
+  });
+
+  it("refuses a run that does not exist, or has not finished", async () => {
+    await expect(
+      replayRun({ tree: bs.tree, runtime: bs.runtime, logger: silent, vid: "nosuchrun" }),
+    ).rejects.toMatchObject({ code: "AGENT_RUN_NOT_FOUND" });
+    await tree.append("/byteseek/session/half/", json({ role: "user", content: "hi" }), { vid: "half" });
+    await tree.set("/vthread/half/status", str("running"), { vid: "half" });
+    await expect(
+      replayRun({ tree: bs.tree, runtime: bs.runtime, logger: silent, vid: "half" }),
+    ).rejects.toMatchObject({
+      code: "AGENT_RUN_NOT_FINISHED",
+    });
+    expect(existsSync(join(workspace, "half.txt"))).toBe(false);
+  });
+});
