@@ -12,6 +12,7 @@ import type {
   NodeJson,
   PendingApprovalsJson,
   PromptJson,
+  RunDiffJson,
   ToolResultJson,
   ToolsJson,
   WriteJson,
@@ -133,7 +134,10 @@ export function createApi(options: ApiOptions) {
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
     /** Where the server's file tools work. */
-    info: () => json<{ workspace: string }>("/v1/info"),
+    info: () =>
+      json<{ workspace: string; sandbox?: { state: "on" | "off" | "unavailable"; warning?: string } }>(
+        "/v1/info",
+      ),
     tools: () => json<ToolsJson>("/v1/tools"),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
@@ -165,6 +169,9 @@ export function createApi(options: ApiOptions) {
     /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
     prompt: (vid?: string) =>
       json<PromptJson>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
+    /** Where runs `a` and `b` diverge first (GET /v1/agent/runs/<a>/diff/<b>). */
+    diffRuns: (a: string, b: string) =>
+      json<RunDiffJson>(`/v1/agent/runs/${encodeURIComponent(a)}/diff/${encodeURIComponent(b)}`),
     call: (name: string, body: { args: unknown; vid?: string; approve?: boolean }) =>
       json<ToolResultJson>(`/v1/tools/${encodeURIComponent(name)}/call`, {
         method: "POST",
