@@ -12,6 +12,7 @@ import type {
   NodeJson,
   PendingApprovalsJson,
   PromptJson,
+  RunDiffJson,
   ToolResultJson,
   ToolsJson,
   WriteJson,
@@ -165,6 +166,9 @@ export function createApi(options: ApiOptions) {
     /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
     prompt: (vid?: string) =>
       json<PromptJson>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
+    /** Where runs `a` and `b` diverge first (GET /v1/agent/runs/<a>/diff/<b>). */
+    diffRuns: (a: string, b: string) =>
+      json<RunDiffJson>(`/v1/agent/runs/${encodeURIComponent(a)}/diff/${encodeURIComponent(b)}`),
     call: (name: string, body: { args: unknown; vid?: string; approve?: boolean }) =>
       json<ToolResultJson>(`/v1/tools/${encodeURIComponent(name)}/call`, {
         method: "POST",

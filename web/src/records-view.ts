@@ -7,6 +7,7 @@ import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createPages } from "./paging.js";
+import { createRunDiffBox } from "./run-diff-view.js";
 import { badge, debounced, errorText, toolsBreadcrumb } from "./tool-parts.js";
 import type { View } from "./view-parts.js";
 
@@ -128,6 +129,7 @@ export function createRecordsView(api: Api, vid: string): View {
     ),
     more,
     promptSection,
+    createRunDiffBox(api, vid),
   );
   void load();
   const refresh = debounced(() => {
