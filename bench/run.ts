@@ -21,6 +21,7 @@ const ALL = [
   "sandbox",
   "durable",
   "replay",
+  "lanes",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
