@@ -20,6 +20,8 @@ const ALL = [
   "tool-search",
   "sandbox",
   "durable",
+  "replay",
+  "lanes",
   "cli",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
