@@ -43,7 +43,7 @@ export const runsCommand = defineCommand({
 });
 
 async function list(
-  status: string | boolean | undefined,
+  status: string | boolean | string[] | undefined,
   { tree, stdout, stderr }: CommandContext,
 ): Promise<number> {
   if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus))

@@ -134,7 +134,10 @@ export function createApi(options: ApiOptions) {
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
     /** Where the server's file tools work. */
-    info: () => json<{ workspace: string }>("/v1/info"),
+    info: () =>
+      json<{ workspace: string; sandbox?: { state: "on" | "off" | "unavailable"; warning?: string } }>(
+        "/v1/info",
+      ),
     tools: () => json<ToolsJson>("/v1/tools"),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
