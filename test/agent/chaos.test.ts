@@ -1,0 +1,153 @@
+/**
+ * Chaos: a scripted run (an edit, a shell append to a log, an http call to a counter, a second
+ * edit) whose `byteseek run` process is SIGKILLed at chosen points — between a call's intent and
+ * its effect, and between its effect and its record (BYTESEEK_KILL_AT) — and resumed with
+ * `byteseek run --resume` until it is done. Every completed effect happened exactly once, the
+ * command whose outcome was unknown was reported as such and never run again, and the workspace
+ * equals an uninterrupted run's wherever no outcome was unknown. Needs `npm run build`.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdir, readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedStore } from "../../agent/byteseek.js";
+import { POLICY_KEY } from "../../tools/policy.js";
+import { openTree } from "../../tree/index.js";
+import { type Json, json } from "../../tree/value.js";
+import { type FakeLlm, type FakeRequest, startFakeLlm } from "../fake-llm/server.js";
+import { tempDir } from "../tools/helpers.js";
+import { BYTESEEK_BIN, needBuiltCli } from "./helpers.js";
+
+let fake: FakeLlm;
+let dir: { path: string; remove(): Promise<void> };
+const keys: string[] = [];
+const counter = createServer((req, res) => {
+  keys.push(String(req.headers["idempotency-key"]));
+  req.resume();
+  req.on("end", () => res.end(`{"count":${new Set(keys).size}}`));
+});
+let port = 0;
+
+/** The model's plan: one call per step, chosen by how many results it has seen; then it is done. */
+const PLAN = [
+  { name: "edit.write", args: { path: "a.txt", text: "one\n" } },
+  { name: "shell.run", args: { command: "echo line >> log.txt" } },
+  { name: "count.add", args: {} },
+  { name: "edit.replace", args: { path: "a.txt", old: "one", new: "two" } },
+];
+function planned(req: FakeRequest) {
+  const seen = req.messages.filter((m) => m.role === "tool").length;
+  const next = PLAN[seen];
+  return next ? { toolCalls: [{ ...next, id: `c${seen}` }] } : { text: "all done" };
+}
+
+/** A fresh store and workspace with the counter tool declared and its host granted. */
+async function prepare(name: string): Promise<{ env: NodeJS.ProcessEnv; ws: string }> {
+  const ws = join(dir.path, name, "ws");
+  const db = join(dir.path, name, "db");
+  await mkdir(ws, { recursive: true });
+  const tree = await openTree({ backend: "classic", location: db });
+  await seedStore(tree);
+  await tree.set(
+    "/byteseek/tools/count.add",
+    json({
+      name: "count.add",
+      description: "adds one to the counter",
+      snippet: "add one",
+      params: { type: "object", properties: {} },
+      impl: { kind: "http", url: `http://127.0.0.1:${port}/add`, method: "POST" },
+    }),
+  );
+  const policy = await tree.get(POLICY_KEY);
+  const value = (policy?.kind === "json" ? policy.value.value : {}) as Record<string, Json>;
+  const grants = (value.grants ?? {}) as Record<string, Json>;
+  const def = (grants.default ?? {}) as Record<string, Json>;
+  await tree.set(
+    POLICY_KEY,
+    json({ ...value, grants: { ...grants, default: { ...def, net: [`127.0.0.1:${port}`] } } }),
+    { ro: true, force: true },
+  );
+  await tree.close();
+  return {
+    ws,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      KVSPACE: db,
+      BYTESEEK_WORKSPACE: ws,
+      BYTESEEK_LLM_API: "openai",
+      BYTESEEK_LLM_URL: `${fake.url}/v1`,
+      BYTESEEK_LLM_MODEL: "fake-1",
+    },
+  };
+}
+
+/** Runs the CLI; answers its exit code, the signal that ended it, and its stderr. */
+async function byteseek(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [BYTESEEK_BIN, ...args], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (c: string) => {
+    stderr += c;
+  });
+  const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
+  return { code, signal, stderr };
+}
+
+beforeAll(async () => {
+  needBuiltCli();
+  dir = await tempDir("byteseek-chaos-");
+  fake = await startFakeLlm();
+  counter.listen(0, "127.0.0.1");
+  await once(counter, "listening");
+  port = (counter.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await fake.close();
+  counter.close();
+  await dir.remove();
+});
+
+describe("a run killed at chosen points and resumed until done", () => {
+  it("does each completed effect once, reports the unknown one and never re-runs it", async () => {
+    fake.script(...Array.from({ length: 12 }, () => planned));
+    const { env, ws } = await prepare("chaos");
+    // 1: killed after the shell call's intent, before its effect
+    const first = await byteseek(["run", "go", "--vid", "ch1"], { ...env, BYTESEEK_KILL_AT: "effect:2" });
+    expect(first.signal).toBe("SIGKILL");
+    // 2: the shell call is settled as unknown; the http call is killed after its effect, before its record
+    const second = await byteseek(["run", "--resume", "ch1"], { ...env, BYTESEEK_KILL_AT: "record:1" });
+    expect(second.signal).toBe("SIGKILL");
+    expect(keys).toEqual(["ch1/2"]);
+    // 3: the http call is sent again with its key; the second edit is killed before its record
+    const third = await byteseek(["run", "--resume", "ch1"], { ...env, BYTESEEK_KILL_AT: "record:2" });
+    expect(third.signal).toBe("SIGKILL");
+    expect(keys).toEqual(["ch1/2", "ch1/2"]); // sent again, with the same key
+    // 4: the edit is found applied by its file hash; the run ends
+    const last = await byteseek(["run", "--resume", "ch1"], env);
+    expect(last.code).toBe(0);
+    expect(last.stderr).toContain("resumed edit.replace (c3): applied");
+
+    expect(await readFile(join(ws, "a.txt"), "utf8")).toBe("two\n");
+    await expect(readFile(join(ws, "log.txt"), "utf8")).rejects.toThrow(); // unknown: never re-run
+    expect(new Set(keys)).toEqual(new Set(["ch1/2"])); // the counter counted once
+    const told = fake.requests.flatMap((r) => r.messages).filter((m) => m.role === "tool");
+    expect(told.some((m) => m.role === "tool" && /whether it took effect is unknown/.test(m.text))).toBe(
+      true,
+    );
+
+    // the same run uninterrupted: the same workspace, but for the log the unknown call would have written
+    keys.length = 0;
+    fake.script(...Array.from({ length: 6 }, () => planned));
+    const clean = await prepare("clean");
+    expect((await byteseek(["run", "go", "--vid", "ch2"], clean.env)).code).toBe(0);
+    expect(await readFile(join(clean.ws, "a.txt"), "utf8")).toBe("two\n");
+    expect(await readFile(join(clean.ws, "log.txt"), "utf8")).toBe("line\n");
+    expect(keys).toEqual(["ch2/2"]);
+  });
+});
