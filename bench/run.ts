@@ -20,6 +20,8 @@ const ALL = [
   "tool-search",
   "sandbox",
   "durable",
+  "replay",
+  "lanes",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
