@@ -19,6 +19,7 @@ import type { ApprovalDecision } from "../tools/approvals.js";
 import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
+import { holdShare } from "./hold-share.js";
 import { openStore, storeSpec } from "./open-store.js";
 
 /** One turn, wherever it runs: events are shown as they come, the result answered at the end. */
@@ -102,6 +103,15 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       ...(held ? { seed: false } : {}),
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
+    // Holding the folder: serve its socket, so the printed `kvspace approve …` (and a `byteseek mcp`) reaches this run.
+    let share: { close(): Promise<void> } | undefined;
+    try {
+      if (spec.backend === "classic" && !held)
+        share = await holdShare({ tree, byteseek: bs, folder: spec.location, env, logger, holder: "run" });
+    } catch (e) {
+      await bs.close();
+      throw e;
+    }
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
       call: (name, args, vid) => bs.runtime.call(name, args, { vid }),
@@ -134,6 +144,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         : [],
       ...(logFile ? { logFile } : {}),
       async close() {
+        await share?.close();
         await bs.close();
         await tree.close();
       },

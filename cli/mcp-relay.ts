@@ -78,7 +78,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
   let replays = 0;
   let attached = 0;
   /** What held the store last: a lost server is given time to come back. */
-  let holder: "serve" | "mcp" | undefined;
+  let holder: "serve" | "mcp" | "run" | undefined;
 
   const clientEnded = new Promise<void>((done) => {
     const end = () => {
@@ -204,7 +204,7 @@ async function reach(options: RelayOptions, patienceMs: number, graceMs: number)
 
 export interface Reached {
   socket: Socket;
-  holder: "serve" | "mcp" | undefined;
+  holder: "serve" | "mcp" | "run" | undefined;
   /** The run id the holder gave this session. */
   vid: string;
   /** The holder's workspace, where this session's calls run. */

@@ -127,7 +127,12 @@ export function workspaceNote(
 ): string | undefined {
   if (holder.workspace === undefined || holder.workspace === asked || holder.workspace === told)
     return undefined;
-  const who = holder.holder === "serve" ? "a byteseek serve" : "another byteseek mcp";
+  const who =
+    holder.holder === "serve"
+      ? "a byteseek serve"
+      : holder.holder === "run"
+        ? "a byteseek run or chat"
+        : "another byteseek mcp";
   return (
     `byteseek mcp: the store ${store} is held by ${who} whose workspace is ${holder.workspace}: ` +
     `this session's file tools work there, not in ${asked}. To work in ${asked}, give this session ` +

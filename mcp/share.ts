@@ -19,7 +19,7 @@
  * act, or approve its own calls, as another run.
  *
  * The relay's first line is `{"byteseek":"relay","version":2,"workspace":…,"token"?:…}`; the holder
- * answers `{"byteseek":"ok","holder":"serve"|"mcp","vid":…,"workspace":…}` or
+ * answers `{"byteseek":"ok","holder":"serve"|"mcp"|"run","vid":…,"workspace":…}` or
  * `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as on stdio (one JSON-RPC message a line).
  *
  * The same socket carries the HTTP API, for `kvspace` and `byteseek run|chat` on a folder held
@@ -66,7 +66,7 @@ export const HolderAnswer = z.union([
   // What holds the store: a relay that loses a server leaves it time to restart before taking over.
   z.object({
     byteseek: z.literal("ok"),
-    holder: z.enum(["serve", "mcp"]).optional(),
+    holder: z.enum(["serve", "mcp", "run"]).optional(),
     /** The run this session's calls belong to, as the holder named it. */
     vid: z.string().regex(VID),
     /** Where the holder's file tools work (every relayed call runs there). */
@@ -127,8 +127,8 @@ export interface ShareOptions {
   logger: Logger;
   /** The root this process's file tools touch (absolute), told to every relay. */
   workspace: string;
-  /** What this process is (told to relays): a `byteseek serve` or a `byteseek mcp`. */
-  holder: "serve" | "mcp";
+  /** What this process is (told to relays): a `byteseek serve`, a `byteseek mcp` or an embedded `byteseek run|chat`. */
+  holder: "serve" | "mcp" | "run";
   /** Takes a connection that speaks HTTP (its bytes so far put back): the holder's HTTP server. */
   http?: (socket: Socket) => void;
   /**
