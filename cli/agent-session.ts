@@ -319,7 +319,18 @@ async function runsIn(tree: Tree, limit: number): Promise<Array<{ vid: string; s
     if (child.kind !== "index") continue;
     const vid = child.name.replace(/\/$/, "");
     const node = await tree.get(`/vthread/${vid}/status`).catch(() => undefined);
-    out.push({ vid, status: node?.kind === "char/utf8" ? String(node.value.value) : "-" });
+    // an MCP host session's run (mcp/session-run.ts) is listed with its client's name
+    const client = node ? undefined : await tree.get(`/vthread/${vid}/client`).catch(() => undefined);
+    const name = client?.kind === "json" ? (client.value.value as { name?: unknown }).name : undefined;
+    out.push({
+      vid,
+      status:
+        node?.kind === "char/utf8"
+          ? String(node.value.value)
+          : client
+            ? `MCP session of ${typeof name === "string" ? name : "a client"}`
+            : "-",
+    });
   }
   return out;
 }

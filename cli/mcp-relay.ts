@@ -205,8 +205,8 @@ async function reach(options: RelayOptions, patienceMs: number, graceMs: number)
 export interface Reached {
   socket: Socket;
   holder: "serve" | "mcp" | "run" | undefined;
-  /** The run id the holder gave this session. */
-  vid: string;
+  /** The run id the holder gave this session, when it named one at once (it names it at initialize now). */
+  vid: string | undefined;
   /** The holder's workspace, where this session's calls run. */
   workspace: string | undefined;
 }

@@ -247,8 +247,8 @@ export async function runMcp(options: {
           // the holder names a relayed session's run: --vid cannot pick one here
           if (vid !== undefined)
             logger.warn(
-              { vid: holder.vid, asked: vid },
-              `another byteseek process holds the store: this session's calls are recorded as run ${holder.vid}, not ${vid} (the holder gives a relayed session its run id)`,
+              { asked: vid },
+              `another byteseek process holds the store: this session's calls are recorded as the run it names (mcp-<client>-<n>), not ${vid} (the holder gives a relayed session its run id)`,
             );
           const note = workspaceNote(folder, workspaceOf(env, cwd), holder, told);
           if (note !== undefined) {

@@ -19,7 +19,7 @@
  * act, or approve its own calls, as another run.
  *
  * The relay's first line is `{"byteseek":"relay","version":2,"workspace":…,"token"?:…}`; the holder
- * answers `{"byteseek":"ok","holder":"serve"|"mcp"|"run","vid":…,"workspace":…}` or
+ * answers `{"byteseek":"ok","holder":"serve"|"mcp"|"run","workspace":…}` or
  * `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as on stdio (one JSON-RPC message a line).
  *
  * The same socket carries the HTTP API, for `kvspace` and `byteseek run|chat` on a folder held
@@ -67,8 +67,8 @@ export const HolderAnswer = z.union([
   z.object({
     byteseek: z.literal("ok"),
     holder: z.enum(["serve", "mcp", "run"]).optional(),
-    /** The run this session's calls belong to, as the holder named it. */
-    vid: z.string().regex(VID),
+    /** Unused: the session's run is made at its initialize (mcp-<client>-<n>, mcp/session-run.ts). */
+    vid: z.string().regex(VID).optional(),
     /** Where the holder's file tools work (every relayed call runs there). */
     workspace: z.string().optional(),
   }),
@@ -140,11 +140,6 @@ export interface ShareOptions {
   plainCalls?: boolean;
 }
 
-/** A relayed session's run id: made by the holder, one per connection. */
-export function relayVid(): string {
-  return `mcp-relay-${randomBytes(6).toString("hex")}`;
-}
-
 /** A hello is a JSON object; an HTTP request line starts with its method, in capitals. */
 const HTTP_FIRST_BYTE = /^[A-Z]$/;
 
@@ -176,8 +171,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
   }
 
   function serve(socket: Socket, rest: Buffer): void {
-    const vid = relayVid();
-    socket.write(`${JSON.stringify({ byteseek: "ok", holder, vid, workspace })}\n`);
+    socket.write(`${JSON.stringify({ byteseek: "ok", holder, workspace })}\n`);
     if (rest.length > 0) socket.unshift(rest);
     const handle = serveConnection({
       factory,
@@ -188,7 +182,8 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
         instances.add(instance);
         socket.once("close", () => instances.delete(instance));
       },
-      vid,
+      // the holder names the session's run at its initialize (mcp-<client>-<n>), never the relay
+      transport: "relay",
       ...(plainCalls === undefined ? {} : { plainCalls }),
     });
     open.set(socket, handle);
