@@ -31,6 +31,7 @@ import { infoRoutes } from "./routes/info.js";
 import { type McpShareOptions, mcpRoutes } from "./routes/mcp.js";
 import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { promptRoutes } from "./routes/prompt.js";
+import { runDiffRoutes } from "./routes/run-diff.js";
 import { toolsRoutes } from "./routes/tools.js";
 import { transferRoutes } from "./routes/transfer.js";
 import { treeRoutes } from "./routes/tree.js";
@@ -336,6 +337,8 @@ export async function buildApp(deps: AppDeps) {
     });
   if (deps.mcp) await app.register(mcpServerRoutes, { mcp: deps.mcp });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
+  // comparing runs reads only the tree
+  await app.register(runDiffRoutes, { tree });
   if (deps.web !== false)
     await app.register(webRoutes, {
       ...(deps.web ?? {}),

@@ -50,6 +50,8 @@ export type ToolErrorCode =
   | "mcp_not_allowed"
   /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts). */
   | "held_for_review"
+  /** An HTTP upstream wants a person to sign in (again): kvspace mcp login (tools/mcp/oauth/). */
+  | "mcp_sign_in"
   // the sandbox every command runs in (tools/sandbox/)
   | "sandbox_unavailable"
   // durable runs (tools/intent.ts, agent/resume.ts)

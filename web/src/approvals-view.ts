@@ -40,8 +40,12 @@ export function createApprovalsPanel(api: Api, el: HTMLElement) {
             const button = ev.currentTarget as HTMLButtonElement;
             button.disabled = true;
             try {
-              await api.decide(p.key, decision, scope);
-              toast(`${decision === "approve" ? "Approved" : "Denied"} ${e.tool} (${p.key})`);
+              const decided = (await api.decide(p.key, decision, scope)).entry.decision;
+              // the credential it was decided with, as the entry keeps it for the audit
+              const via = decided?.via ? ` via ${decided.via}` : "";
+              toast(
+                printable(`${decision === "approve" ? "Approved" : "Denied"} ${e.tool} (${p.key})${via}`),
+              );
             } catch (err) {
               toast(`Could not decide ${p.key}: ${(err as Error).message}`, "error");
             }

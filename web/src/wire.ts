@@ -15,6 +15,7 @@ export type {
   McpSyncJson,
   PendingApprovalsJson,
   PromptJson,
+  RunDiffJson,
   ToolJson,
   ToolResultJson,
   ToolsJson,
