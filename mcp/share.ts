@@ -27,7 +27,7 @@
  * capital letter; a hello starts with `{`) is handed to the holder's HTTP server, with the
  * holder's token, Host guard and routes, as a TCP connection of its own would be.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { chmod, lstat, mkdir, rm } from "node:fs/promises";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
