@@ -20,6 +20,7 @@ const ALL = [
   "tool-search",
   "sandbox",
   "durable",
+  "replay",
   "lanes",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
