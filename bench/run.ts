@@ -22,6 +22,7 @@ const ALL = [
   "durable",
   "replay",
   "lanes",
+  "cli",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
