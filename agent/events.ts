@@ -34,6 +34,8 @@ export type AgentEvent =
       args: unknown;
       reason: string;
       diff?: string;
+      /** For a change to what a person wrote: the key it changes. */
+      change?: { key: string; action: "set" | "del" };
       /** What the call will do (tools/effect.ts), who wrote the declaration, its hash. */
       effect?: Effect;
       owner?: string;

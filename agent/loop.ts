@@ -46,6 +46,9 @@ export interface TurnInput {
   onEvent?: (event: AgentEvent) => void;
   /** Approve calls of tools that need confirmation. */
   approve?: boolean;
+  /** Who approves them, and the credential they came with (CallOptions.approvedBy/Via): kept in the approvals. */
+  approvedBy?: string;
+  approvedVia?: string;
   /** Model settings the person's client sent; they win over the server's (see `resolveLlmConfig`). */
   llm?: ClientLlmSettings;
 }
@@ -172,6 +175,7 @@ export function createAgent(options: AgentOptions): Agent {
       vid,
       signal,
       ...(o.approve ? { approve: true } : {}),
+      ...(o.approve && o.approvedBy ? { approvedBy: o.approvedBy, approvedVia: o.approvedVia } : {}),
       waitForApproval: true,
       origin,
       ...(retry ? { retry } : {}),

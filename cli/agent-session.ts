@@ -9,7 +9,12 @@ import { type Logger, pino } from "pino";
 import { request } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
-import { type ClientLlmSettings, clientLlmSettings, LLM_SETTINGS } from "../agent/llm-config.js";
+import {
+  type ClientLlmSettings,
+  clientLlmSettings,
+  LLM_SETTINGS,
+  resolveLlmConfig,
+} from "../agent/llm-config.js";
 import type { ApprovalDecision } from "../tools/approvals.js";
 import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
@@ -30,9 +35,29 @@ export interface Session {
   decide(key: string, decision: ApprovalDecision): Promise<void>;
   /** Lines for stderr before the first turn: which model settings apply, where logs go. */
   notes: string[];
+  /** One call through the boundary, recorded under `vid` (chat's `@path`: edit.read, gated as the model's calls). */
+  call(name: string, args: unknown, vid: string): Promise<CallAnswer>;
+  /** The tools `vid`'s model is offered (enabled, with a snippet, not blocked for the run). */
+  tools(vid: string): Promise<Array<{ name: string; snippet: string }>>;
+  /** Agent runs in the store (`/vthread/<vid>/status`), at most `limit`. */
+  runs(limit: number): Promise<Array<{ vid: string; status: string }>>;
+  /** Which model the next turn uses, in a line. */
+  model(): Promise<string>;
+  /** Uses model `name` for the next turns (this session's BYTESEEK_LLM_MODEL). */
+  setModel(name: string): void;
+  /** Where the turn's file tools work (through a server: its workspace, when it says). */
+  workspace?: string;
   /** Where the logs of an embedded run go, when to a file. */
   logFile?: string;
   close(): Promise<void>;
+}
+
+/** A call's answer, as far as chat shows it. */
+export interface CallAnswer {
+  kind: string;
+  isError: boolean;
+  text: string;
+  record?: string;
 }
 
 export interface SessionOptions {
@@ -45,7 +70,11 @@ export interface SessionOptions {
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { env, cwd } = options;
   const spec = storeSpec(env);
-  if (spec.backend === "http") return remoteSession(new URL(spec.url), options);
+  if (spec.backend === "http") {
+    const session = remoteSession(new URL(spec.url), options);
+    const workspace = await serverWorkspace(new URL(spec.url), env);
+    return workspace === undefined ? session : { ...session, workspace };
+  }
   // Logs never go into the conversation: to a file in the store's folder, or stderr when there is none.
   const logFile =
     env.BYTESEEK_LOG_FILE || (spec.backend === "classic" ? join(spec.location, "byteseek.log") : undefined);
@@ -75,9 +104,29 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     });
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
+      call: (name, args, vid) => bs.runtime.call(name, args, { vid }),
+      async tools(vid) {
+        return offeredOf(
+          (await bs.runtime.listTools(vid)).valid.map((t) => ({ ...t.declaration, blocked: t.blocked })),
+        );
+      },
+      runs: (limit) => runsIn(tree, limit),
+      async model() {
+        try {
+          const c = await resolveLlmConfig({ env, tree });
+          return `model: ${c.model} (${c.api} at ${c.url})`;
+        } catch (e) {
+          return `model: none usable: ${(e as Error).message}`;
+        }
+      },
+      setModel(name) {
+        // read again on the next turn (agent/byteseek.ts resolves the settings per turn)
+        env.BYTESEEK_LLM_MODEL = name;
+      },
       async decide(key, decision) {
         await bs.runtime.approvals.decide(key, decision, "person (terminal)", "terminal (byteseek run/chat)");
       },
+      workspace: bs.runtime.workspace,
       notes: held
         ? [
             `store: ${describeStore(spec)} is held by another byteseek process; this run reaches its tree through it`,
@@ -117,16 +166,68 @@ export function modelNote(
   );
 }
 
+/** The server's workspace (GET /v1/info), or undefined when it does not say (an older server, no answer). */
+async function serverWorkspace(
+  base: URL,
+  env: Record<string, string | undefined>,
+): Promise<string | undefined> {
+  try {
+    const res = await request(new URL("v1/info", base.href.endsWith("/") ? base : `${base.href}/`), {
+      headers: env.BYTESEEK_TOKEN ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` } : {},
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) return undefined;
+    const workspace = (JSON.parse(text) as { workspace?: unknown }).workspace;
+    return typeof workspace === "string" ? workspace : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Turns run by a byteseek server: POST /v1/agent/turn, its events read as server-sent events. */
 function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Session {
-  const url = new URL("v1/agent/turn", base.href.endsWith("/") ? base : `${base.href}/`);
+  const root = base.href.endsWith("/") ? base : new URL(`${base.href}/`);
+  const url = new URL("v1/agent/turn", root);
   const auth: Record<string, string> = env.BYTESEEK_TOKEN
     ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` }
     : {};
-  const llm = clientLlmSettings(env, { withKey: sendKey });
+  // read per turn: /model changes it
+  const settings = () => clientLlmSettings(env, { withKey: sendKey });
+  /** A JSON answer of the server's, or an Error saying what it answered. */
+  async function ask<T>(path: string, init: { method?: "GET" | "POST"; body?: unknown } = {}): Promise<T> {
+    const res = await request(new URL(path, root), {
+      method: init.method ?? "GET",
+      headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...auth },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200)
+      throw new Error(`the server at ${base.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`);
+    return JSON.parse(text) as T;
+  }
+  let tree: Promise<Tree> | undefined;
   return {
-    notes: [modelNote(llm, env, base.origin)],
+    notes: [modelNote(settings(), env, base.origin)],
+    call: (name, args, vid) =>
+      ask<CallAnswer>(`v1/tools/${encodeURIComponent(name)}/call`, { method: "POST", body: { args, vid } }),
+    async tools(vid) {
+      const listed = await ask<{
+        tools: Array<{ snippet?: string; enabled: boolean; blocked?: string; name: string }>;
+      }>(`v1/tools?vid=${encodeURIComponent(vid)}`);
+      return offeredOf(listed.tools);
+    },
+    async runs(limit) {
+      tree ??= openHttpTree(base, env);
+      return runsIn(await tree, limit);
+    },
+    async model() {
+      return modelNote(settings(), env, base.origin);
+    },
+    setModel(name) {
+      env.BYTESEEK_LLM_MODEL = name;
+    },
     async runTurn(input, vid, signal, onEvent) {
+      const llm = settings();
       const res = await request(url, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "text/event-stream", ...auth },
@@ -174,6 +275,40 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
       if (res.statusCode !== 200)
         throw new Error(`the server at ${url.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`);
     },
-    async close() {},
+    async close() {
+      if (tree) await (await tree).close();
+    },
   };
+}
+
+/** The tools a model is offered, as `/tools` lists them. */
+function offeredOf(
+  tools: ReadonlyArray<{
+    name: string;
+    snippet?: string | undefined;
+    enabled: boolean;
+    blocked?: string | undefined;
+  }>,
+): Array<{ name: string; snippet: string }> {
+  return tools
+    .filter((t) => t.enabled && t.snippet && !t.blocked)
+    .map((t) => ({ name: t.name, snippet: t.snippet as string }));
+}
+
+/** Agent runs and their state, from `/vthread/<vid>/status` (natural order; at most `limit`). */
+async function runsIn(tree: Tree, limit: number): Promise<Array<{ vid: string; status: string }>> {
+  let listed: Awaited<ReturnType<Tree["list"]>>;
+  try {
+    listed = await tree.list("/vthread/", { limit });
+  } catch {
+    return [];
+  }
+  const out: Array<{ vid: string; status: string }> = [];
+  for (const child of listed.children) {
+    if (child.kind !== "index") continue;
+    const vid = child.name.replace(/\/$/, "");
+    const node = await tree.get(`/vthread/${vid}/status`).catch(() => undefined);
+    out.push({ vid, status: node?.kind === "char/utf8" ? String(node.value.value) : "-" });
+  }
+  return out;
 }

@@ -12,7 +12,7 @@ export interface ApprovalShown {
   hash?: string;
   decl?: { hash: string };
   diff?: string;
-  change?: { diff: string };
+  change?: { diff?: string; key?: string };
   declDiff?: string;
 }
 
@@ -39,4 +39,16 @@ export function approvalLines(a: ApprovalShown): string[] {
 
 function diffLines(diff: string): string[] {
   return printable(diff.endsWith("\n") ? diff.slice(0, -1) : diff, { lines: true }).split("\n");
+}
+
+/** What a decided approval says of its decision: state, scope, who, and through which credential. */
+export function decisionLine(entry: {
+  state: string;
+  decision?: { scope: string; by: string; via?: string; reason?: string };
+}): string | undefined {
+  const d = entry.decision;
+  if (!d) return undefined;
+  const via = d.via ? ` via ${printable(d.via)}` : "";
+  const why = d.reason ? ` (${printable(d.reason.split("\n")[0] ?? "")})` : "";
+  return `decided: ${printable(entry.state)} ${printable(d.scope)} by ${printable(d.by)}${via}${why}`;
 }

@@ -11,24 +11,27 @@
  * go with each turn, the key only with --send-key). Exit status: 0 when the turn(s) ended normally, 1
  * otherwise, 2 on a usage error.
  */
-import { createInterface } from "node:readline";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { newVid } from "../agent/loop.js";
 import { VID } from "../mcp/server.js";
 import { startServer } from "../server/main.js";
+import { terminalKeys, terminalQuestion } from "../tools/approval-wording.js";
+import type { ApprovalDecision } from "../tools/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { openSession, type Session } from "./agent-session.js";
-import { decisionOf } from "./approval-answer.js";
 import {
   ByteseekUsageError,
   type ReplayOptions,
   runByteseekCli,
   type ServeOptions,
 } from "./byteseek-program.js";
+import { runChat } from "./chat.js";
+import { createChatInput } from "./chat-input.js";
+import { askKey } from "./key-answer.js";
 import { runMcp } from "./mcp.js";
 import { replayFromStore } from "./replay-session.js";
 import { replayReportLines } from "./replay-view.js";
-import { canSpin, createTurnView, type TurnView, wantsColor } from "./turn-view.js";
+import { canSpin, createTurnView, factsOf, type TurnView, wantsColor } from "./turn-view.js";
 
 const out = process.stdout;
 const err = process.stderr;
@@ -67,21 +70,49 @@ function interrupts(): { signal(): AbortSignal; dispose(): void } {
   };
 }
 
+/** Asks a person about an approval on the terminal (one key, no Enter); absent off a terminal. */
+type AskApproval = (
+  e: Extract<AgentEvent, { type: "approval_pending" }>,
+) => Promise<ApprovalDecision | undefined>;
+
 /**
- * On a terminal, a call waiting for approval is asked about inline (y = once, r = this run,
- * a = always, n = no); elsewhere the printer's line says how to decide it from another shell.
+ * The terminal's question: the keys the approval's kind offers (tools/approval-wording.ts), answered
+ * with one key in raw mode. Ctrl-C stops the turn (as it does while the model works).
+ */
+function terminalAsker(onInterrupt: () => void): AskApproval | undefined {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) return undefined;
+  return async (e) => {
+    const facts = factsOf(e);
+    const answer = await askKey({
+      input: stdin,
+      output: out,
+      question: terminalQuestion(facts),
+      keys: terminalKeys(facts),
+    });
+    if (answer.key === "interrupt") onInterrupt();
+    if (!("value" in answer)) return undefined;
+    return answer.value === "deny"
+      ? { decision: "deny", reason: "denied at the terminal" }
+      : { decision: "approve", scope: answer.value };
+  };
+}
+
+/**
+ * On a terminal, a call waiting for approval is asked about inline, one key for an answer;
+ * elsewhere the printer's line says how to decide it from another shell.
  */
 function withInlineApprovals(
   view: TurnView,
   session: Session,
-  ask: ((question: string) => Promise<string>) | undefined,
+  ask: AskApproval | undefined,
 ): (e: AgentEvent) => void {
   return function onEvent(e: AgentEvent) {
     view.onEvent(e);
     if (e.type !== "approval_pending" || !ask) return;
-    void ask(`approve ${e.name}? [y]es once, [r] for this run, [a]lways, [n]o: `)
-      .then(async (answer) => {
-        const decision = decisionOf(answer);
+    view.pause();
+    void ask(e)
+      .then(async (decision) => {
         if (decision) await session.decide(e.key, decision);
       })
       .catch((error: unknown) => {
@@ -103,24 +134,25 @@ async function startSession(sendKey: boolean | undefined): Promise<Session> {
   return session;
 }
 
+/** The first line of a run: its id, and the folder its file tools work in. */
+function runLine(vid: string, session: Session): string {
+  return `vid ${vid}${session.workspace === undefined ? "" : ` · workspace ${session.workspace}`}`;
+}
+
 async function run(
   task: string,
   { vid = newVid(), sendKey }: { vid?: string; sendKey?: boolean },
 ): Promise<number> {
   const session = await startSession(sendKey);
   const sig = interrupts();
-  const rl = process.stdin.isTTY
-    ? createInterface({ input: process.stdin, output: out, terminal: true })
-    : undefined;
-  const ask = rl ? (q: string) => new Promise<string>((res) => rl.question(q, res)) : undefined;
+  const ask = terminalAsker(() => process.kill(process.pid, "SIGINT"));
   const view = turnView();
   try {
-    err.write(`vid ${vid}\n`);
+    err.write(`${runLine(vid, session)}\n`);
     const result = await session.runTurn(task, vid, sig.signal(), withInlineApprovals(view, session, ask));
     return report(result, session);
   } finally {
     view.pause();
-    rl?.close();
     sig.dispose();
     await session.close();
   }
@@ -155,43 +187,33 @@ async function replay(vid: string, { liveTools }: ReplayOptions): Promise<number
 
 async function chat({ vid = newVid(), sendKey }: { vid?: string; sendKey?: boolean }): Promise<number> {
   const session = await startSession(sendKey);
-  const rl = createInterface({ input: process.stdin, output: out, terminal: Boolean(process.stdin.isTTY) });
-  rl.setPrompt("byteseek> ");
-  const ask = process.stdin.isTTY
-    ? (q: string) => new Promise<string>((res) => rl.question(q, res))
-    : undefined;
+  const input = createChatInput(process.stdin, out);
+  const sig = interrupts();
+  const ask = terminalAsker(() => process.kill(process.pid, "SIGINT"));
   const view = turnView();
-  const print = withInlineApprovals(view, session, ask);
-  let turn: AbortController | undefined;
-  let status = 0;
-  rl.on("SIGINT", () => {
-    if (turn && !turn.signal.aborted) turn.abort();
-    else rl.close();
-  });
   try {
-    out.write(`byteseek chat (vid ${vid}); "exit" leaves\n`);
-    rl.prompt();
-    for await (const raw of rl) {
-      const input = raw.trim();
-      if (input === "exit" || input === "quit") break;
-      if (input !== "") {
-        turn = new AbortController();
-        try {
-          const result = await session.runTurn(input, vid, turn.signal, print);
-          status = report(result, session);
-        } catch (e) {
-          view.pause();
-          err.write(`byteseek: ${(e as Error).message}\n`);
-          status = 1;
-        }
-        turn = undefined;
-      }
-      rl.prompt();
-    }
-    if (!process.stdin.isTTY) out.write("\n");
-    return status;
+    return await runChat({
+      session,
+      input,
+      out,
+      err,
+      vid,
+      onEvent: withInlineApprovals(view, session, ask),
+      report: (r) => report(r, session),
+      pause: () => view.pause(),
+      header: (v) => runLine(v, session),
+      // a signal of its own per turn: Ctrl-C during a turn stops that turn (interrupts())
+      newTurn: () => {
+        const turn = new AbortController();
+        const signal = sig.signal();
+        signal.addEventListener("abort", () => turn.abort(), { once: true });
+        return turn;
+      },
+    });
   } finally {
-    rl.close();
+    if (!process.stdin.isTTY) out.write("\n");
+    input.close();
+    sig.dispose();
     await session.close();
   }
 }
@@ -201,8 +223,8 @@ async function serve({ noAuth }: ServeOptions): Promise<number> {
   // Once, for a person, as Jupyter does; the logs never carry the token.
   err.write(
     server.token === undefined
-      ? `byteseek: serving ${server.pageUrl} WITHOUT a credential (--no-auth): anyone who reaches it can run commands as this user\n`
-      : `byteseek: open ${server.pageUrl} (the token ${server.tokenFile ? `is kept in ${server.tokenFile}` : server.config.auth === "env" ? "is BYTESEEK_TOKEN" : "was made for this start: set BYTESEEK_TOKEN to keep one"}; clients send it as Authorization: Bearer <token>)\n`,
+      ? `byteseek: serving ${server.pageUrl} (workspace ${server.config.workspace}) WITHOUT a credential (--no-auth): anyone who reaches it can run commands as this user\n`
+      : `byteseek: open ${server.pageUrl} (workspace ${server.config.workspace}; the token ${server.tokenFile ? `is kept in ${server.tokenFile}` : server.config.auth === "env" ? "is BYTESEEK_TOKEN" : "was made for this start: set BYTESEEK_TOKEN to keep one"}; clients send it as Authorization: Bearer <token>)\n`,
   );
   return 0;
 }

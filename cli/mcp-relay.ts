@@ -24,8 +24,8 @@ export interface RelayOptions {
   hello: Omit<RelayHello, "token">;
   /** The holder's credential, asked for before each hello (a new holder may have made it meanwhile). */
   token(): Promise<string | undefined>;
-  /** Told the run id each holder gave this session. */
-  onAttached?(vid: string): void;
+  /** Told, for each holder reached, what it is, the run id it gave this session and the workspace its calls run in. */
+  onAttached?(holder: Omit<Reached, "socket">): void;
   stdin: Readable;
   stdout: Writable;
   logger: Logger;
@@ -128,7 +128,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     const reached = await reach(options, patienceMs, grace);
     const s = reached.socket;
     holder = reached.holder;
-    options.onAttached?.(reached.vid);
+    options.onAttached?.({ holder: reached.holder, vid: reached.vid, workspace: reached.workspace });
     s.on("error", (err) => logger.debug({ err }, "relay socket error"));
     // A holder after the first has not seen the opening (unless it is still waiting in the queue).
     if (
@@ -202,11 +202,13 @@ async function reach(options: RelayOptions, patienceMs: number, graceMs: number)
   }
 }
 
-interface Reached {
+export interface Reached {
   socket: Socket;
   holder: "serve" | "mcp" | undefined;
   /** The run id the holder gave this session. */
   vid: string;
+  /** The holder's workspace, where this session's calls run. */
+  workspace: string | undefined;
 }
 
 /** One connection and its hello; a refusal is a CliError (final), anything else may pass with a retry. */
@@ -240,7 +242,7 @@ async function hello(options: RelayOptions): Promise<Reached> {
         s.destroy();
         return fail(new CliError("CLI_MCP_REFUSED", answer.data.message));
       }
-      done({ socket: s, holder: answer.data.holder, vid: answer.data.vid });
+      done({ socket: s, holder: answer.data.holder, vid: answer.data.vid, workspace: answer.data.workspace });
     };
     const onClose = () => fail(new Error("the holder closed the connection"));
     s.once("error", fail);

@@ -20,12 +20,14 @@ import { ensureStoreToken, readStoreToken } from "../server/token-file.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
-import { relayMcp } from "./mcp-relay.js";
+import { type Reached, relayMcp } from "./mcp-relay.js";
 import { isLockedError, openStore, storeSpec } from "./open-store.js";
 import { openToolsClient } from "./tools-client.js";
 
 interface Opened {
   source: McpSource;
+  /** Where the file tools work (in-process runtimes; a server's URL keeps its own). */
+  workspace?: string;
   /** On a folder: whether a relay's token is this holder's credential (mcp/share.ts). */
   credential?: (token: string | undefined) => boolean;
   /** On a folder: the HTTP API, served to `kvspace` and `byteseek run` over the share socket (mcp/share.ts). */
@@ -94,6 +96,7 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
       await app?.ready();
       return {
         source: runtimeSource(tree, bs.runtime, bs.search),
+        workspace: bs.runtime.workspace,
         ...(token !== undefined ? { credential: createCredentialCheck(token).holds } : {}),
         ...(app ? { http: (socket: Socket) => app.server.emit("connection", socket) } : {}),
         async close() {
@@ -110,6 +113,26 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
     await tree.close();
     throw err;
   }
+}
+
+/**
+ * What a relay says on stderr when the holder's workspace is not the one it was started for: the
+ * calls run in the holder's (one store, one workspace), and how to work in its own instead.
+ */
+export function workspaceNote(
+  store: string,
+  asked: string,
+  holder: Pick<Reached, "holder" | "workspace">,
+  told: string | undefined,
+): string | undefined {
+  if (holder.workspace === undefined || holder.workspace === asked || holder.workspace === told)
+    return undefined;
+  const who = holder.holder === "serve" ? "a byteseek serve" : "another byteseek mcp";
+  return (
+    `byteseek mcp: the store ${store} is held by ${who} whose workspace is ${holder.workspace}: ` +
+    `this session's file tools work there, not in ${asked}. To work in ${asked}, give this session ` +
+    `a store of its own (KVSPACE=<another folder>), or start the holder with BYTESEEK_WORKSPACE=${asked}`
+  );
 }
 
 /** The root the file tools touch: BYTESEEK_WORKSPACE, or the folder the host started us in. */
@@ -132,7 +155,12 @@ async function openServing(
 ): Promise<Serving> {
   const opened = await openSource(env, cwd, logger);
   const live = createLiveTree(opened.source.tree, logger);
-  const factory = createMcpFactory({ source: opened.source, logger, live });
+  const factory = createMcpFactory({
+    source: opened.source,
+    logger,
+    live,
+    ...(opened.workspace === undefined ? {} : { workspace: opened.workspace }),
+  });
   // A socket that cannot be made is a warning (listenShared): this process still serves its client.
   const shared =
     sharePathOf === undefined
@@ -192,6 +220,8 @@ export async function runMcp(options: {
   let serving = await hold();
   if (serving === undefined && socket !== undefined && spec.backend === "classic") {
     const folder = spec.location;
+    /** The holder's workspace last told on stderr (a successor with the same one is not told again). */
+    let told: string | undefined;
     const leave = () => process.stdin.destroy();
     process.once("SIGINT", leave);
     process.once("SIGTERM", leave);
@@ -208,13 +238,18 @@ export async function runMcp(options: {
             throw new CliError("CLI_MCP_REFUSED", (err as Error).message, { cause: err });
           }
         },
-        onAttached(assigned) {
+        onAttached(holder) {
           // the holder names a relayed session's run: --vid cannot pick one here
           if (vid !== undefined)
             logger.warn(
-              { vid: assigned, asked: vid },
-              `another byteseek process holds the store: this session's calls are recorded as run ${assigned}, not ${vid} (the holder gives a relayed session its run id)`,
+              { vid: holder.vid, asked: vid },
+              `another byteseek process holds the store: this session's calls are recorded as run ${holder.vid}, not ${vid} (the holder gives a relayed session its run id)`,
             );
+          const note = workspaceNote(folder, workspaceOf(env, cwd), holder, told);
+          if (note !== undefined) {
+            told = holder.workspace;
+            process.stderr.write(`${note}\n`);
+          }
         },
         stdin: process.stdin,
         stdout: process.stdout,

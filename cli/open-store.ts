@@ -61,11 +61,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
         ? await throughHolder(spec.location, env, remote)
         : undefined;
     if (through) return through;
+    // No address is guessed here: a hint never points at a server nobody found.
     if (isLockedError(err))
       throw new CliError(
         "CLI_STORE_LOCKED",
-        `the store at ${location} is in use by another process (a running byteseek server?)\n` +
-          `to go through the server, set KVSPACE=${serverUrl(env)}`,
+        `the store at ${location} is in use by another process that serves no byteseek socket beside it\n` +
+          "(another kvspace command: try again in a moment; a program other than byteseek, or an older byteseek: stop it, or reach the store through the server that holds it, KVSPACE=http://<its host:port>)",
         { cause: err },
       );
     if (isTreeError(err)) throw err;
@@ -121,18 +122,6 @@ export function isLockedError(err: unknown): boolean {
     if (code === "LEVEL_LOCKED" || code === "TREE_LOCKED") return true;
   }
   return false;
-}
-
-/** The URL a local server would listen on, from BYTESEEK_HOST/PORT (wildcard hosts become loopback). */
-function serverUrl(env: NodeJS.ProcessEnv): string {
-  const configured = env.BYTESEEK_HOST;
-  const host =
-    configured === undefined || configured === "" || configured === "0.0.0.0" || configured === "::"
-      ? "127.0.0.1"
-      : configured.includes(":")
-        ? `[${configured}]`
-        : configured;
-  return `http://${host}:${env.BYTESEEK_PORT || "7411"}`;
 }
 
 /** The innermost useful message of an open failure. */

@@ -4,6 +4,7 @@
  * The same wording serves `kvspace runs diff` for a divergence.
  */
 import type { Divergence, ReplayReport } from "../agent/replay/types.js";
+import { printable } from "../tools/printable.js";
 
 const KIND: Record<Divergence["kind"], string> = {
   prompt: "what the model was asked",
@@ -28,7 +29,12 @@ export function divergenceLines(d: Divergence): string[] {
   ];
 }
 
+/** Every line neutralised: the texts come from the tree (tool output, prompts). */
 export function replayReportLines(r: ReplayReport): string[] {
+  return reportLines(r).map((l) => printable(l));
+}
+
+function reportLines(r: ReplayReport): string[] {
   const lines: string[] = [];
   for (const n of r.notes) {
     lines.push(`note: ${n.step !== undefined ? `step ${n.step}: ` : ""}${n.text}`);

@@ -95,6 +95,9 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
       byteseek.runtime.call(name, args, {
         vid,
         ...(approve === undefined ? {} : { approve }),
+        ...(approve
+          ? { approvedBy: "person (cli)", approvedVia: "command line (kvspace call --approve)" }
+          : {}),
         ...(signal === undefined ? {} : { signal }),
       }),
     list: async () => catalogueToJson(await byteseek.runtime.listTools()),

@@ -5,6 +5,7 @@
  * end. Colours and the spinner only on a terminal that can draw them; piped output is plain text.
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
+import { type ApprovalFacts, decideLine } from "../tools/approval-wording.js";
 import { printableValue } from "../tools/printable.js";
 import { approvalLines } from "./approval-view.js";
 
@@ -162,9 +163,7 @@ export function createTurnView(options: TurnViewOptions): TurnView {
         const [head, ...rest] = approvalLines(e);
         line(`  ${paint.yellow("waiting for approval")} ${e.key}: ${shorten(head ?? "", ARGS_WIDTH)}`);
         for (const l of rest) line(`  ${l}`);
-        line(
-          paint.dim(`  decide with: kvspace approve ${id} [--scope once|run|always]  |  kvspace deny ${id}`),
-        );
+        line(paint.dim(`  decide with: ${decideLine(id, factsOf(e))}`));
         break;
       }
       case "tool_result":
@@ -183,6 +182,17 @@ export function createTurnView(options: TurnViewOptions): TurnView {
   }
 
   return { onEvent, pause: stopSpinner };
+}
+
+/** What the approval wording (tools/approval-wording.ts) reads of a pending approval's event. */
+export function factsOf(e: Extract<AgentEvent, { type: "approval_pending" }>): ApprovalFacts {
+  const vid = /^\/byteseek\/approval\/([^/]+)\//.exec(e.key)?.[1];
+  return {
+    tool: e.name,
+    ...(vid ? { vid } : {}),
+    ...(e.change ? { change: e.change } : {}),
+    ...(e.declDiff ? { declDiff: e.declDiff } : {}),
+  };
 }
 
 /** `(2 steps · 3 tool calls, 1 failed · 1.2k tokens in, 56 out)` */

@@ -63,6 +63,8 @@ export interface McpFactoryDeps {
    * notification before the drop). Without them every call reads the catalogue afresh.
    */
   live?: LiveTree;
+  /** Where the file tools work, told to hosts in the instructions (absent through a server's URL: unknown here). */
+  workspace?: string;
 }
 
 /** Runs whose catalogue is kept at once; the oldest is dropped beyond it. */
@@ -315,8 +317,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
           prompts: { listChanged: true },
           resources: { subscribe: true, listChanged: true },
         },
-        instructions:
-          "byteseek's tools edit files exactly and are recorded in its tree. The tool list follows the tree: if a tool you expect is missing, byteseek_find lists what exists now and byteseek_call calls it.",
+        instructions: `byteseek's tools edit files exactly and are recorded in its tree.${deps.workspace === undefined ? "" : ` Files are read and written in the workspace ${deps.workspace}: paths are relative to it.`} The tool list follows the tree: if a tool you expect is missing, byteseek_find lists what exists now and byteseek_call calls it.`,
         requestState: { verify: codec.verify },
       },
     );

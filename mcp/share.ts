@@ -12,12 +12,14 @@
  * folder of this user's (0700, checked); and a relay must carry the holder's credential, as an HTTP
  * client on the same socket must (the store's token, `<store>/token`, or BYTESEEK_TOKEN): a command
  * a run started as this user holds neither. What a relay may ask: calls run in the holder's
- * workspace, so a relay says which workspace it was started for and a different one is refused,
- * naming both. Its run id is the holder's to give, never the relay's to name: a relayed session
- * cannot act, or approve its own calls, as another run.
+ * workspace, whatever the relay was started for; the holder names its workspace in its answer, and a
+ * relay started for another says so on stderr (one store, one workspace: a host line written for a
+ * project folder still works beside a `byteseek serve` of that store, and is told where its files
+ * are). Its run id is the holder's to give, never the relay's to name: a relayed session cannot
+ * act, or approve its own calls, as another run.
  *
  * The relay's first line is `{"byteseek":"relay","version":2,"workspace":…,"token"?:…}`; the holder
- * answers `{"byteseek":"ok","holder":"serve"|"mcp","vid":…}` or
+ * answers `{"byteseek":"ok","holder":"serve"|"mcp","vid":…,"workspace":…}` or
  * `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as on stdio (one JSON-RPC message a line).
  *
  * The same socket carries the HTTP API, for `kvspace` and `byteseek run|chat` on a folder held
@@ -67,6 +69,8 @@ export const HolderAnswer = z.union([
     holder: z.enum(["serve", "mcp"]).optional(),
     /** The run this session's calls belong to, as the holder named it. */
     vid: z.string().regex(VID),
+    /** Where the holder's file tools work (every relayed call runs there). */
+    workspace: z.string().optional(),
   }),
   z.object({ byteseek: z.literal("refused"), code: z.string(), message: z.string() }),
 ]);
@@ -121,7 +125,7 @@ export interface ShareOptions {
   factory: McpFactory;
   live: LiveTree;
   logger: Logger;
-  /** The root this process's file tools touch (absolute); a relay must name the same. */
+  /** The root this process's file tools touch (absolute), told to every relay. */
   workspace: string;
   /** What this process is (told to relays): a `byteseek serve` or a `byteseek mcp`. */
   holder: "serve" | "mcp";
@@ -173,7 +177,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
 
   function serve(socket: Socket, rest: Buffer): void {
     const vid = relayVid();
-    socket.write(`${JSON.stringify({ byteseek: "ok", holder, vid })}\n`);
+    socket.write(`${JSON.stringify({ byteseek: "ok", holder, vid, workspace })}\n`);
     if (rest.length > 0) socket.unshift(rest);
     const handle = serveConnection({
       factory,
@@ -247,14 +251,11 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
         );
         return;
       }
-      if (hello.workspace !== workspace) {
-        refuse(
-          socket,
-          "MCP_SHARE_WORKSPACE",
-          `the store is held by a process whose workspace is ${workspace}, and calls run there; this byteseek mcp was started for ${hello.workspace}. Start it with BYTESEEK_WORKSPACE=${workspace}, or give it a store of its own (KVSPACE)`,
+      if (hello.workspace !== workspace)
+        logger.info(
+          { asked: hello.workspace, workspace },
+          "a relay started for another workspace: its calls run in this holder's",
         );
-        return;
-      }
       serve(socket, seen.subarray(end + 1));
     };
     socket.on("data", onData);

@@ -27,9 +27,11 @@ import { agentRoutes } from "./routes/agent.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes } from "./routes/health.js";
+import { infoRoutes } from "./routes/info.js";
 import { type McpShareOptions, mcpRoutes } from "./routes/mcp.js";
 import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { promptRoutes } from "./routes/prompt.js";
+import { runDiffRoutes } from "./routes/run-diff.js";
 import { toolsRoutes } from "./routes/tools.js";
 import { transferRoutes } from "./routes/transfer.js";
 import { treeRoutes } from "./routes/tree.js";
@@ -319,6 +321,7 @@ export async function buildApp(deps: AppDeps) {
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
+  if (deps.runtime) await app.register(infoRoutes, { runtime: deps.runtime });
   if (deps.runtime)
     await app.register(mcpRoutes, {
       tree,
@@ -334,6 +337,8 @@ export async function buildApp(deps: AppDeps) {
     });
   if (deps.mcp) await app.register(mcpServerRoutes, { mcp: deps.mcp });
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
+  // comparing runs reads only the tree
+  await app.register(runDiffRoutes, { tree });
   if (deps.web !== false)
     await app.register(webRoutes, {
       ...(deps.web ?? {}),

@@ -47,6 +47,11 @@ export function describeCredential(c: Credential): string {
   return "no credential (the server runs with --no-auth)";
 }
 
+/** The credential a request came in with, as an approval it decides names it. */
+export function requestVia(req: { credential?: Credential | undefined }): string {
+  return req.credential ? describeCredential(req.credential) : "no credential";
+}
+
 export interface CredentialCheck {
   /** The cookie's name: one per token, so two servers on one host keep their own. */
   cookieName: string;

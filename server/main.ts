@@ -25,8 +25,7 @@ import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { sharePath } from "../mcp/share.js";
 import { createPolicyReader } from "../tools/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
-import { unavailableMessage } from "../tools/sandbox/probe.js";
-import { SANDBOX_OFF_WARNING } from "../tools/sandbox/settings.js";
+import { sandboxState } from "../tools/sandbox/probe.js";
 import { describeLanes, readFastLanes } from "../tree/fast-lanes.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
@@ -423,8 +422,5 @@ async function sandboxAtStart(
   byteseek: Byteseek,
 ): Promise<{ state: "on" | "off" | "unavailable"; warning?: string }> {
   const loaded = await createPolicyReader(tree)().catch(() => undefined);
-  if (loaded?.ok && loaded.policy.sandbox === "off") return { state: "off", warning: SANDBOX_OFF_WARNING };
-  const status = await byteseek.sandbox.status();
-  if (!status.ok) return { state: "unavailable", warning: `warning: ${unavailableMessage(status.cause)}` };
-  return { state: "on" };
+  return sandboxState(loaded?.ok ? loaded.policy.sandbox : "on", () => byteseek.sandbox.status());
 }

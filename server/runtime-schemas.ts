@@ -1,6 +1,6 @@
 /**
  * The answers of the runtime's routes — the tool catalogue and calls, the next prompt, the
- * approvals, the upstream MCP servers and an agent turn — declared once with zod: the routes
+ * approvals, the upstream MCP servers, an agent turn and the diff of two runs — declared once with zod: the routes
  * validate and document with these schemas, and the web page imports their types. Like
  * tree/http/schemas.ts it depends on nothing Node-only, so web/tsconfig reaches it.
  */
@@ -134,6 +134,22 @@ export const ApprovalEntryJson = z
       .optional()
       .describe("what the call will do: the command line after substitution, method and URL, upstream tool…"),
     owner: z.string().optional().describe("who wrote the declaration: person, or run <vid>"),
+    decision: z
+      .object({
+        scope: z.string(),
+        by: z.string().describe("who decided: person (http), person (cli), person (terminal), …"),
+        via: z
+          .string()
+          .optional()
+          .describe(
+            "the credential it was decided with: bearer token sha256:…, page cookie session …, terminal, MCP elicitation of session …",
+          ),
+        reason: z.string().optional(),
+        ts: z.number(),
+      })
+      .passthrough()
+      .optional()
+      .describe("once decided: by whom and through which credential"),
     declDiff: z
       .string()
       .optional()
@@ -173,6 +189,17 @@ export const McpServerJson = z
       })
       .optional(),
     error: z.string().optional(),
+    auth: z
+      .object({
+        state: z.enum(["signed-in", "needs-sign-in", "none"]),
+        expiresAt: z.number().optional().describe("when the access token expires (ms since the epoch)"),
+        refreshable: z.boolean().optional().describe("a refresh token is kept: renewed before it expires"),
+        needScope: z.string().optional().describe("scopes the server asked for that the sign-in lacks"),
+        pending: z.boolean().optional().describe("a sign-in is under way"),
+        error: z.string().optional(),
+      })
+      .optional()
+      .describe("an HTTP server's OAuth sign-in (never its tokens)"),
   })
   .describe("a registered upstream MCP server");
 export type McpServerJson = z.infer<typeof McpServerJson>;
@@ -266,3 +293,36 @@ export type TurnStreamEvent =
   | Exclude<AgentEvent, { type: "turn_end" }>
   | { type: "turn_end"; result: TurnJson }
   | { type: "error"; code: string; message: string };
+
+const RunPair = z.object({ a: z.number().int(), b: z.number().int() });
+
+export const RunDiffJson = z.object({
+  a: z.string(),
+  b: z.string(),
+  identical: z.boolean().describe("every step, call and result equal, and the runs ended alike"),
+  steps: RunPair.describe("model answers in each run"),
+  calls: RunPair.describe("tool calls in each run"),
+  divergence: z
+    .object({
+      kind: z
+        .enum(["prompt", "answer", "call", "result", "end"])
+        .describe(
+          "prompt: a turn's input, the system prompt or the tools sent; answer: the model's text or stop reason; call: a tool call's name or arguments; result: what a call answered; end: one run went on, or they ended otherwise",
+        ),
+      step: z.number().int().describe("1-based, over the whole run: the runs agree on every step before it"),
+      turn: z.number().int(),
+      turnStep: z.number().int().describe("the step within its turn"),
+      call: z.number().int().optional().describe("1-based within the step"),
+      tool: z.string().optional(),
+      record: z.string().optional(),
+      records: z
+        .object({ a: z.string().optional(), b: z.string().optional() })
+        .optional()
+        .describe("the call's record in each run"),
+      summary: z.string().describe("one sentence: what differed"),
+      diff: z.array(z.string()).describe("a few lines: a unified diff of the two texts, or the two values"),
+    })
+    .optional()
+    .describe("absent when identical"),
+});
+export type RunDiffJson = z.infer<typeof RunDiffJson>;

@@ -2,6 +2,7 @@ import { createTwoFilesPatch } from "diff";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type ValueKind, valueFromJson } from "../tree/value.js";
+import { approvalReason } from "./approval-wording.js";
 import {
   type ApprovalOutcome,
   type ApprovalRequest,
@@ -29,8 +30,9 @@ export interface PendingApproval {
   tool: string;
   args: unknown;
   reason: string;
-  /** For a change to what a person wrote: its diff. */
+  /** For a change to what a person wrote: its diff, and the key it changes. */
   diff?: string;
+  change?: { key: string; action: "set" | "del" };
   /** What the call will do (effect.ts). */
   effect?: Effect;
   /** Who wrote the declaration: `person`, or `run <vid>`. */
@@ -57,7 +59,9 @@ export async function askPerson(
       tool: req.tool,
       args: req.args,
       reason: req.reason,
-      ...(req.change ? { diff: req.change.diff } : {}),
+      ...(req.change
+        ? { diff: req.change.diff, change: { key: req.change.key, action: req.change.action } }
+        : {}),
       ...(req.effect ? { effect: req.effect } : {}),
       ...(req.owner ? { owner: req.owner } : {}),
       ...(req.decl ? { hash: req.decl.hash } : {}),
@@ -107,7 +111,6 @@ export async function approvalOf(
   tree: Tree,
   call: ToolCall,
   rule: string,
-  reason: string,
   decl: DeclRef,
   policy: Policy,
   callOptions: WaitOptions,
@@ -116,7 +119,7 @@ export async function approvalOf(
     return { approved: true, rule: `approved for run ${call.vid}` };
   const declDiff = await acceptedDiff(tree, call.name, decl, policy);
   const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, {
-    reason,
+    reason: approvalReason({ tool: call.name, vid: call.vid, ...(declDiff ? { declDiff } : {}) }, rule),
     rule,
     ...(declDiff ? { declDiff } : {}),
   });
@@ -141,14 +144,14 @@ export async function changeApproval(
   tree: Tree,
   call: ToolCall,
   change: ProposedChange,
-  proposed: ToolResult,
   decl: DeclRef,
   policy: Policy,
   callOptions: WaitOptions,
   meta: { approval?: string },
 ): Promise<ToolResult> {
+  // the person reads why it waits, not the text the model would get if nobody could be asked
   const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, {
-    reason: proposed.text,
+    reason: approvalReason({ tool: call.name, vid: call.vid, change }, "person-written"),
     rule: "person-written",
     change,
   });

@@ -188,6 +188,15 @@ export function createApprovals(tree: Tree): Approvals {
         `a decision is {"decision": "approve"|"deny", "scope"?: "once"|"run"|"always", "reason"?}: ${parsed.error.issues.map((i) => i.message).join("; ")}`,
       );
     const d = parsed.data;
+    // `always` and `run` mean what they say: a change to what a person wrote has no standing grant
+    if (d.decision === "approve" && d.scope !== "once") {
+      const pendingEntry = await read(key);
+      if (pendingEntry?.change)
+        throw new ApprovalError(
+          "APPROVAL_INVALID",
+          `${key} is a change to ${pendingEntry.change.key}, which a person wrote: it is approved once (this change only), so --scope ${d.scope} does not apply. Approve it without --scope, or deny it`,
+        );
+    }
     const decision = {
       scope: d.scope,
       by,
@@ -196,7 +205,6 @@ export function createApprovals(tree: Tree): Approvals {
       ...(d.reason ? { reason: d.reason } : {}),
     };
     const entry = await settle(key, d.decision === "approve" ? "approved" : "denied", decision);
-    // A change to what a person wrote is approved once: a standing grant makes no sense for it.
     if (d.decision === "approve" && !entry.change) {
       const item = approvalFor(entry.tool, entry.decl?.hash);
       if (d.scope === "run") await addToList(runApprovalsKey(entry.vid), undefined, item);

@@ -36,6 +36,14 @@ export interface CallOptions {
   /** The user approved this call (a person calling a tool directly: `--approve`, `approve: true`). */
   approve?: boolean;
   /**
+   * Who gave `approve: true` (`person (http)`, `person (cli)`) and the credential they came with
+   * (`bearer token sha256:…`, `command line`): then an approval the call needs is kept in the tree
+   * like every other — an entry decided at once, `once`, by them, via that credential — so the
+   * audit shows the door. Without it, `approve` only lets the call through (in-process callers).
+   */
+  approvedBy?: string;
+  approvedVia?: string;
+  /**
    * A person may be asked (the agent loop): a call that needs confirmation, or a change to what a
    * person wrote, writes an approval entry and waits for the decision (policy.approvalTimeoutMs).
    * Without it such a call answers `denied` (needs_approval) at once.
@@ -304,7 +312,6 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           tree,
           call,
           gated.rule,
-          `${name} needs a person's approval (rule: ${gated.rule})`,
           resolved.decl,
           loaded.policy,
           callOptions,
@@ -346,7 +353,6 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           tree,
           call,
           change,
-          result,
           resolved.decl,
           policy,
           callOptions,
@@ -354,6 +360,32 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         );
     }
     return afterHooks(call, result as ToolResult);
+  }
+
+  /**
+   * `approve: true` from a caller that names itself: whatever the call needs approved (the gate's
+   * confirmation, a change to what a person wrote) is asked as for a waiting caller, and decided at
+   * once by that caller, so the entry records who and through which credential.
+   */
+  function approvedByCaller(o: CallOptions): CallOptions {
+    if (o.approve !== true || o.approvedBy === undefined) return o;
+    const { approvedBy, approvedVia, approve: _flag, onApproval: _asker, ...rest } = o;
+    return {
+      ...rest,
+      waitForApproval: true,
+      onApproval(pending) {
+        approvals
+          .decide(
+            pending.key,
+            { decision: "approve", scope: "once", reason: "approved with the call itself (approve: true)" },
+            approvedBy,
+            approvedVia,
+          )
+          .catch(() => {
+            // decided elsewhere meanwhile: that decision stands, and the call follows it
+          });
+      },
+    };
   }
 
   async function call(name: string, args: unknown, callOptions: CallOptions): Promise<ToolResult> {
@@ -371,7 +403,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const meta: RecordMeta = { args: args ?? {} };
     const scopes: OwnedScope[] = [];
     try {
-      result = await answer(String(name), args, callOptions, meta, scopes);
+      result = await answer(String(name), args, approvedByCaller(callOptions), meta, scopes);
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(

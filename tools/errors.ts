@@ -52,6 +52,8 @@ export type ToolErrorCode =
   | "held_for_review"
   /** A run's declaration beyond the policy's agentTools.maxPerRun / maxBytesPerRun (tools/agent-tools.ts). */
   | "catalogue_full"
+  /** An HTTP upstream wants a person to sign in (again): kvspace mcp login (tools/mcp/oauth/). */
+  | "mcp_sign_in"
   // the sandbox every command runs in (tools/sandbox/)
   | "sandbox_unavailable"
   // durable runs (tools/intent.ts, agent/resume.ts)
@@ -82,17 +84,47 @@ export class ToolError extends Error {
   readonly kind: ToolKind;
   /** Facts for `details` of the result (line numbers, candidates…), JSON-serialisable. */
   readonly details: Record<string, unknown>;
+  /**
+   * The message as the boundary can write it once it knows where the call ran and what its run is
+   * offered: a "does not exist" naming the workspace, suggesting only tools the model can call.
+   */
+  readonly explain: ((where: CallWhere) => string) | undefined;
 
   constructor(
     code: ToolErrorCode,
     message: string,
-    options: { kind?: ToolKind; details?: Record<string, unknown>; cause?: unknown } = {},
+    options: {
+      kind?: ToolKind;
+      details?: Record<string, unknown>;
+      cause?: unknown;
+      explain?: (where: CallWhere) => string;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.kind = options.kind ?? DEFAULT_KIND[code] ?? "runtime";
     this.details = options.details ?? {};
+    this.explain = options.explain;
   }
+}
+
+/** What a message written by `ToolError.explain` may say: the workspace, and which tools the run is offered. */
+export interface CallWhere {
+  /** The workspace's real path. */
+  workspace: string;
+  /** Whether the run's model is offered this tool (enabled, listed with a snippet, not blocked for the run). */
+  offers(name: string): boolean;
+}
+
+/**
+ * `Check the path with edit.ls or edit.glob.` with only the tools the run is offered (none: "").
+ * `sentence` holds `{tools}` where the names go.
+ */
+export function suggest(where: CallWhere, tools: readonly string[], sentence: string): string {
+  const offered = tools.filter((t) => where.offers(t));
+  if (offered.length === 0) return "";
+  const names = offered.length === 1 ? offered[0] : `${offered.slice(0, -1).join(", ")} or ${offered.at(-1)}`;
+  return ` ${sentence.replace("{tools}", names as string)}`;
 }
 
 export function isToolError(err: unknown): err is ToolError {

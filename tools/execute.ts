@@ -35,6 +35,8 @@ export interface ExecutorOptions {
   fileLocks: KeyedLock;
   /** Starts every command of a call in the sandbox of its run's grant. */
   sandbox: SandboxRunner;
+  /** The tools run `vid`'s model is offered, for messages that suggest one (ToolError.explain); absent: none. */
+  offered?: (vid: string) => Promise<ReadonlySet<string>>;
 }
 
 export type Execute = (
@@ -85,6 +87,19 @@ export function createExecutor(options: ExecutorOptions): Execute {
         });
       },
     };
+  }
+
+  /** A tool's error with the message it writes once the workspace and the run's offered tools are known. */
+  async function explained(err: unknown, vid: string): Promise<unknown> {
+    if (!isToolError(err) || err.explain === undefined) return err;
+    let offered: ReadonlySet<string> = new Set();
+    try {
+      offered = (await options.offered?.(vid)) ?? offered;
+    } catch (e) {
+      logger.debug({ err: e }, "could not read the offered tools: suggesting none");
+    }
+    const message = err.explain({ workspace, offers: (name) => offered.has(name) });
+    return new ToolError(err.code, message, { kind: err.kind, details: err.details, cause: err.cause });
   }
 
   return async function execute(call, policy, callerSignal, scopes) {
@@ -159,7 +174,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
         outcome = late === "late" ? { error: controller.signal.reason } : late;
         if ("error" in outcome && !isToolError(outcome.error)) outcome = { error: controller.signal.reason };
       }
-      if ("error" in outcome) return fromError(outcome.error, call.name);
+      if ("error" in outcome) return fromError(await explained(outcome.error, call.vid), call.name);
       return success(outcome.output);
     } finally {
       clearTimeout(timer);

@@ -21,6 +21,7 @@ import type { HostLookup } from "./net/host-rules.js";
 import { createPolicyReader } from "./policy.js";
 import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
+import { type SandboxState, sandboxState } from "./sandbox/probe.js";
 import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
@@ -82,6 +83,8 @@ export interface Runtime {
   readonly workspace: string;
   /** The approvals kept in the tree (request, wait, decide), shared with every other caller. */
   readonly approvals: Approvals;
+  /** Whether commands run sandboxed now (the policy's `sandbox`, and whether bubblewrap works here). */
+  sandboxState(): Promise<SandboxState>;
 }
 
 /** Builds the tool runtime over a tree. */
@@ -122,6 +125,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     scratchRoot,
     fileLocks: createKeyedLock(),
     sandbox,
+    // what the prompt lists (prompts/build.ts): enabled, with a snippet, not blocked for the run
+    offered: async (vid) =>
+      new Set(
+        (await catalogue.listTools(vid)).valid
+          .filter((t) => t.declaration.enabled && t.declaration.snippet && !t.blocked)
+          .map((t) => t.name),
+      ),
   });
   const pipeline = createCallPipeline({
     tree,
@@ -154,6 +164,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     close,
     workspace,
     approvals,
+    async sandboxState() {
+      const loaded = await readPolicy();
+      // an invalid policy refuses every call: nothing runs, sandboxed or not
+      return sandboxState(loaded.ok ? loaded.policy.sandbox : "on", () => sandbox.status());
+    },
   };
 }
 

@@ -11,6 +11,7 @@
  */
 import { resolve } from "node:path";
 import { TreeError } from "./errors.js";
+import type { EtcdAuth } from "./etcd/auth.js";
 import type { EtcdTlsFiles } from "./etcd/tls.js";
 import { type HistoryLimit, parseHistoryLimit } from "./history-limit.js";
 import { createLevelTree, type TreeOptions } from "./level-tree.js";
@@ -45,6 +46,8 @@ export type StoreSpec =
       tls?: EtcdTlsFiles;
       /** The largest answer taken from etcd, in bytes (BYTESEEK_ETCD_MAX_ANSWER). */
       maxAnswerBytes?: number;
+      /** The etcd user to log in as (BYTESEEK_ETCD_USER, BYTESEEK_ETCD_PASSWORD). */
+      auth?: EtcdAuth;
     }
   | { backend: "http"; url: string };
 
@@ -58,6 +61,8 @@ export interface StoreSettings {
   BYTESEEK_ETCD_CERT?: string | undefined;
   BYTESEEK_ETCD_KEY?: string | undefined;
   BYTESEEK_ETCD_MAX_ANSWER?: string | undefined;
+  BYTESEEK_ETCD_USER?: string | undefined;
+  BYTESEEK_ETCD_PASSWORD?: string | undefined;
 }
 
 /** Which engines take each setting (KVSPACE chooses the engine). */
@@ -69,6 +74,8 @@ const ENGINES_OF: Record<Exclude<keyof StoreSettings, "KVSPACE">, ReadonlyArray<
   BYTESEEK_ETCD_CERT: ["etcd"],
   BYTESEEK_ETCD_KEY: ["etcd"],
   BYTESEEK_ETCD_MAX_ANSWER: ["etcd"],
+  BYTESEEK_ETCD_USER: ["etcd"],
+  BYTESEEK_ETCD_PASSWORD: ["etcd"],
 };
 
 const WHY_NOT: Record<string, string> = {
@@ -165,7 +172,10 @@ export function resolveStore(settings: StoreSettings, cwd: string = process.cwd(
 }
 
 /** The TLS files (resolved against `cwd`) and the answer cap, as the etcd settings give them. */
-function etcdSettings(settings: StoreSettings, cwd: string): { tls?: EtcdTlsFiles; maxAnswerBytes?: number } {
+function etcdSettings(
+  settings: StoreSettings,
+  cwd: string,
+): { tls?: EtcdTlsFiles; maxAnswerBytes?: number; auth?: EtcdAuth } {
   const file = (v: string | undefined) => (v === undefined || v === "" ? undefined : resolve(cwd, v));
   const [ca, cert, key] = [
     file(settings.BYTESEEK_ETCD_CA),
@@ -179,7 +189,13 @@ function etcdSettings(settings: StoreSettings, cwd: string): { tls?: EtcdTlsFile
     );
   const tls = ca || cert ? { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) } : undefined;
   const cap = settings.BYTESEEK_ETCD_MAX_ANSWER;
+  const [username, password] = [settings.BYTESEEK_ETCD_USER || undefined, settings.BYTESEEK_ETCD_PASSWORD];
+  if (username === undefined && password !== undefined && password !== "")
+    throw invalid("BYTESEEK_ETCD_PASSWORD is set without BYTESEEK_ETCD_USER: name the etcd user it is for", {
+      setting: "BYTESEEK_ETCD_USER",
+    });
   return {
+    ...(username === undefined ? {} : { auth: { username, password: password ?? "" } }),
     ...(tls ? { tls } : {}),
     ...(cap ? { maxAnswerBytes: parseSize("BYTESEEK_ETCD_MAX_ANSWER", cap) } : {}),
   };
@@ -213,6 +229,7 @@ export type OpenTreeOptions = TreeOptions &
         prefix?: string;
         tls?: EtcdTlsFiles;
         maxAnswerBytes?: number;
+        auth?: EtcdAuth;
         /** The etcd fast lane (tree/fast-lanes.ts); default: BYTESEEK_FAST (on). */
         fast?: boolean;
       }
@@ -249,7 +266,7 @@ function openError(err: unknown, location: string): TreeError {
   if (cause?.code === "LEVEL_LOCKED")
     return new TreeError(
       "TREE_LOCKED",
-      `the store at ${location} is in use by another process (a running byteseek server, or a byteseek mcp session); stop it, or reach the store through a server with KVSPACE=http://127.0.0.1:7411`,
+      `the store at ${location} is in use by another process (a byteseek server, a byteseek mcp or run session, or a kvspace command): stop it first, or open another store folder`,
       { location },
       err,
     );

@@ -11,7 +11,7 @@ import type { ChatMessage, ChatResponse, Provider, StopReason, Usage } from "../
 import { digestPrompt, type PromptDigest } from "../step-record.js";
 import { oneLine, textDiff, toolsDiff } from "./compare.js";
 import { at, type ReplayState } from "./state.js";
-import { type RecordedStep, recordedEnd } from "./transcript.js";
+import { promptAt, type RecordedStep, recordedEnd } from "./transcript.js";
 import type { DivergenceKind, ReplayNote } from "./types.js";
 
 export function createRecordedProvider(state: ReplayState): Provider {
@@ -78,7 +78,7 @@ export function createRecordedProvider(state: ReplayState): Provider {
       promptNote.text = `${promptText(promptNote.step ?? step.index)} (and at ${promptNote.count - 1} later step${promptNote.count === 2 ? "" : "s"})`;
       return;
     }
-    const was = promptAt(step);
+    const was = promptAt(transcript, step);
     const diff = [
       ...(was.system !== undefined && was.system !== digest.system
         ? textDiff(was.system, digest.system, ["recorded system prompt", "system prompt now"])
@@ -87,18 +87,6 @@ export function createRecordedProvider(state: ReplayState): Provider {
     ];
     promptNote = { kind: "prompt", step: step.index, text: promptText(step.index), diff, count: 1 };
     state.notes.push(promptNote);
-  }
-
-  /** The system text and tools recorded for a step: kept on the turn's first step and where they changed. */
-  function promptAt(step: RecordedStep): { system?: string; tools?: Record<string, string> } {
-    let system: string | undefined;
-    let tools: Record<string, string> | undefined;
-    for (const s of state.steps) {
-      if (s.turn !== step.turn || s.index > step.index) continue;
-      if (s.answer.step?.system !== undefined) system = s.answer.step.system;
-      if (s.answer.step?.tools !== undefined) tools = s.answer.step.tools;
-    }
-    return { ...(system !== undefined ? { system } : {}), ...(tools ? { tools } : {}) };
   }
 
   /** The loop asks for an answer its turn never got: how the recorded turn ended says what to do. */

@@ -14,7 +14,7 @@ import type { ListChild, Tree } from "../../tree/types.js";
 import { formatValue } from "../../tree/value.js";
 import { AgentError } from "../errors.js";
 import { reasonKey, sessionDir, statusKey } from "../loop.js";
-import type { AssistantMessage } from "../providers/types.js";
+import type { AssistantMessage, StepRecord } from "../providers/types.js";
 
 const Usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 
@@ -212,4 +212,18 @@ export function recordedEnd(t: RunTranscript): { reason: string; text: string } 
   return colon < 0
     ? { reason: t.reason, text: "" }
     : { reason: t.reason.slice(0, colon), text: t.reason.slice(colon + 2) };
+}
+
+/** The system text and tools a step was sent: kept on its turn's first step and where they changed. */
+export function promptAt(
+  t: RunTranscript,
+  step: RecordedStep,
+): Partial<Pick<StepRecord, "system" | "tools">> {
+  const out: Partial<Pick<StepRecord, "system" | "tools">> = {};
+  for (const s of t.turns[step.turn]?.steps ?? []) {
+    if (s.turnStep > step.turnStep) break;
+    if (s.answer.step?.system !== undefined) out.system = s.answer.step.system;
+    if (s.answer.step?.tools !== undefined) out.tools = s.answer.step.tools;
+  }
+  return out;
 }

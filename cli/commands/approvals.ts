@@ -1,19 +1,40 @@
+import { type ApprovalEntry, approvalKey } from "../../tools/approvals.js";
 import { printable } from "../../tools/printable.js";
-import { approvalLines } from "../approval-view.js";
+import { approvalLines, decisionLine } from "../approval-view.js";
 import { defineCommand, writeLine } from "../command.js";
 
 /**
- * `kvspace approvals`: the calls waiting for a person, embedded or over HTTP. Per approval a line
+ * `kvspace approvals [<vid>/<n>]`: the calls waiting for a person, embedded or over HTTP (or one
+ * approval in any state, with its decision and the credential it came through). Per approval a line
  * `<vid>/<n>\t<tool>\t<what runs>` then, indented, why it waits, who declared it and its hash, the
  * arguments and any diff — every value neutralised (no control character or escape sequence of a
  * tool's arguments reaches the terminal as such).
  */
 export const approvalsCommand = defineCommand({
   name: "approvals",
-  usage: "approvals",
+  usage: "approvals [<vid>/<n>]",
   summary: "list the calls waiting for a person's approval, with what each would run",
-  args: { min: 0, max: 0 },
-  async run(_input, { tools, stdout, signal }) {
+  help: [
+    "Without an id: every approval still waiting. With one (e.g. run7/0): that approval whatever its",
+    "state, and once decided who decided it and through which credential (decided: approved once by",
+    "person (http) via bearer token sha256:…).",
+  ].join("\n"),
+  args: { min: 0, max: 1 },
+  async run({ positionals: [id] }, { tools, tree, stdout, signal }) {
+    if (id !== undefined) {
+      const key = approvalKey(id);
+      const node = await tree.get(key);
+      if (node?.kind !== "json") {
+        await writeLine(stdout, `${id}\t(nil)`);
+        return 1;
+      }
+      const entry = node.value.value as unknown as ApprovalEntry;
+      await writeLine(stdout, `${id}\t${printable(entry.tool)}\t${printable(entry.state)}`);
+      const decided = decisionLine(entry);
+      for (const l of [...(decided ? [decided] : []), ...approvalLines(entry)])
+        await writeLine(stdout, `  ${l}`);
+      return 0;
+    }
     const pending = await (await tools()).pending(signal);
     if (pending.length === 0) {
       await writeLine(stdout, "nothing waits for approval");

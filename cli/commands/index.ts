@@ -16,6 +16,7 @@ import { mcpCommand } from "./mcp.js";
 import { mkindexCommand } from "./mkindex.js";
 import { policyCommand } from "./policy.js";
 import { promptCommand } from "./prompt.js";
+import { runsCommand } from "./runs.js";
 import { setCommand } from "./set.js";
 import { toolsCommand } from "./tools.js";
 import { treeCommand } from "./tree.js";
@@ -45,6 +46,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   denyCommand,
   policyCommand,
   mcpCommand,
+  runsCommand,
 ];
 
 export {
@@ -66,6 +68,7 @@ export {
   mkindexCommand,
   policyCommand,
   promptCommand,
+  runsCommand,
   setCommand,
   toolsCommand,
   treeCommand,

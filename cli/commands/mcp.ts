@@ -2,8 +2,10 @@ import { shortHash } from "../../tools/mcp/pins.js";
 import { printable } from "../../tools/printable.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
+import { mcpLogin, mcpLogout } from "./mcp-sign-in.js";
 
-const USAGE = "mcp list | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...]";
+const USAGE =
+  "mcp list | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...] | mcp login <server> [--paste] | mcp logout <server>";
 
 /**
  * `kvspace mcp list`: one line per registered upstream MCP server — name, state, tool count,
@@ -20,8 +22,17 @@ export const mcpCommand = defineCommand({
   usage: USAGE,
   summary: "list the upstream MCP servers, or sync their tools into declarations",
   args: { min: 1 },
-  async run({ positionals: [action, server, ...names] }, { tools, stdout, stderr }) {
+  flags: { paste: "bool" },
+  flagHelp: {
+    paste: "mcp login on a machine without a browser: paste the URL the browser was sent back to",
+  },
+  async run({ positionals: [action, server, ...names], flags }, ctx) {
+    const { tools, stdout, stderr } = ctx;
     if (action !== "accept" && names.length) throw usage(`mcp ${action} takes at most one server name`);
+    if (action === "login" || action === "logout") {
+      if (server === undefined) throw usage(`mcp ${action} takes a server name`);
+      return action === "login" ? mcpLogin(server, flags.paste === true, ctx) : mcpLogout(server, ctx);
+    }
     if (action === "list") {
       if (server !== undefined) throw usage(`mcp list takes no server name`);
       const client = await tools();

@@ -4,9 +4,10 @@ import { grantOf } from "../../tools/powers.js";
 import { SANDBOX_OFF_WARNING } from "../../tools/sandbox/settings.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
+import { cliWorkspace } from "../workspace-of.js";
 
 /**
- * `kvspace policy [--vid V]`: what the policy grants run V (default: a run no entry of
+ * `kvspace policy [--vid V]`: the workspace the file tools work in (cli/workspace-of.ts), what the policy grants run V (default: a run no entry of
  * grants.runs names) and the rules every call meets, one `name<TAB>value` line each; lists are
  * comma-separated, `-` when empty. The policy itself is `kvspace get /byteseek/policy`. A policy
  * that turns the sandbox off says so on stderr too: commands then run with the server's own rights.
@@ -18,7 +19,7 @@ export const policyCommand = defineCommand({
   args: { min: 0, max: 0 },
   flags: { vid: "value" },
   flagHelp: { vid: "the run whose powers to print (default: a run no entry of grants.runs names)" },
-  async run({ flags }, { tree, stdout, stderr }) {
+  async run({ flags }, { tree, stdout, stderr, env, cwd, signal }) {
     const node = await tree.get(POLICY_KEY);
     const parsed = Policy.safeParse(node?.kind === "json" ? node.value.value : {});
     if (!parsed.success)
@@ -30,7 +31,10 @@ export const policyCommand = defineCommand({
     const vid = typeof flags.vid === "string" ? flags.vid : "";
     const { grant, rule } = grantOf(policy.grants, vid);
     const list = (items: readonly string[] | undefined) => (items?.length ? items.join(",") : "-");
+    const workspace = await cliWorkspace(env, cwd, signal);
     const lines: Array<[string, string]> = [
+      // where the file tools work: the first thing to know when a read answers "does not exist"
+      ["workspace", workspace ?? "-"],
       ["grant", rule],
       ["read", String(grant.read)],
       ["write", String(grant.write)],

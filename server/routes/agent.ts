@@ -13,6 +13,7 @@ import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent } from "../../agent/loop.js";
 import type { Tree } from "../../tree/types.js";
+import { requestVia } from "../auth.js";
 import { mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
 import { TurnJson, type TurnStreamEvent } from "../runtime-schemas.js";
@@ -120,7 +121,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
         input,
         signal: ac.signal,
         ...(vid ? { vid } : {}),
-        ...(approve ? { approve } : {}),
+        ...(approve ? { approve, approvedBy: "person (http)", approvedVia: requestVia(req) } : {}),
         ...(llm ? { llm } : {}),
       };
       try {

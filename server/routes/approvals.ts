@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ApprovalDecision, type ApprovalEntry, type Approvals, approvalKey } from "../../tools/approvals.js";
-import { describeCredential } from "../auth.js";
+import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
 import { type ApprovalEntryJson, ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
@@ -92,8 +92,7 @@ export const approvalRoutes: FastifyPluginAsyncZod<ApprovalRoutesOptions> = asyn
     async function decide(req) {
       const key = approvalKey(`${req.params.vid}/${req.params.n}`);
       // the credential that let the request in, for the audit (server/auth.ts)
-      const via = req.credential ? describeCredential(req.credential) : "no credential";
-      const entry = await approvals.decide(key, req.body, "person (http)", via);
+      const entry = await approvals.decide(key, req.body, "person (http)", requestVia(req));
       return { key, entry: entryJson(entry) };
     },
   );

@@ -4,10 +4,14 @@
  * one server (or all) now and answers what changed, as `kvspace mcp list|sync` print them;
  * `GET /v1/mcp/<server>/review`: its tools held for a person's review (changed upstream since
  * accepted), each with the diff; `POST /v1/mcp/<server>/accept {"tools"?, "hashes"?}`: a person
- * accepts them, as `kvspace mcp review|accept` do.
+ * accepts them, as `kvspace mcp review|accept` do. `POST /v1/mcp/<server>/login`: starts a person's
+ * OAuth sign-in to an HTTP server, answering the authorization URL; the authorization server sends
+ * the browser back to `GET /v1/mcp/oauth/callback`, which finishes it (its state checked) and syncs
+ * the server; `POST /v1/mcp/<server>/logout` forgets the tokens.
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { ToolError } from "../../tools/errors.js";
 import type { McpClient } from "../../tools/mcp/client.js";
 import { ServerName } from "../../tools/mcp/registry.js";
 import type { RouteDoc } from "../openapi.js";
@@ -15,7 +19,7 @@ import { McpAcceptJson, McpReviewJson, McpServersJson, McpSyncJson } from "../ru
 import { ErrorJson } from "../schemas.js";
 
 export interface McpServerRoutesOptions {
-  mcp: Pick<McpClient, "list" | "sync" | "review" | "accept">;
+  mcp: Pick<McpClient, "list" | "sync" | "review" | "accept" | "signIn" | "finishSignIn" | "signOut">;
 }
 
 /** What the document says beyond the schemas (server/openapi.ts). */
@@ -106,6 +110,22 @@ const acceptDoc = {
   },
 } satisfies RouteDoc;
 
+const loginDoc = {
+  responses: {
+    200: {
+      examples: {
+        started: {
+          authorizationUrl:
+            "https://auth.example.com/authorize?response_type=code&client_id=byteseek-1&code_challenge=…&code_challenge_method=S256&state=remote.…&resource=https%3A%2F%2Ftools.example.com%2Fmcp",
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+const logoutDoc = {
+  responses: { 200: { examples: { done: { server: "remote", signedOut: true } } } },
+} satisfies RouteDoc;
+
 const ServerParams = z.object({ server: ServerName.describe("the server's name, as under /byteseek/mcp/") });
 
 export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = async function mcpServerRoutes(
@@ -161,6 +181,74 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
   );
 
   app.post(
+    "/v1/mcp/:server/login",
+    {
+      schema: {
+        summary:
+          "Start a person's OAuth sign-in to an HTTP upstream MCP server: the authorization URL to open",
+        doc: loginDoc,
+        params: ServerParams,
+        response: {
+          200: z.object({
+            authorizationUrl: z
+              .string()
+              .describe("open it in the browser; it comes back to /v1/mcp/oauth/callback"),
+          }),
+          400: ErrorJson,
+          401: ErrorJson,
+        },
+      },
+    },
+    async function beginLogin(request, reply) {
+      const redirectUri = `${request.protocol}://${request.headers.host ?? request.hostname}/v1/mcp/oauth/callback`;
+      try {
+        const begun = await mcp.signIn(request.params.server, redirectUri);
+        return { authorizationUrl: begun.authorizationUrl };
+      } catch (err) {
+        return reply.code(400).send(signInError(err));
+      }
+    },
+  );
+
+  app.get(
+    "/v1/mcp/oauth/callback",
+    {
+      schema: {
+        summary:
+          "Where the authorization server sends the browser back: finishes the sign-in its state names",
+        hide: true,
+      },
+    },
+    async function finishLogin(request, reply) {
+      const url = new URL(request.url, "http://callback");
+      reply.type("text/html; charset=utf-8").header("cache-control", "no-store");
+      try {
+        const { server, report } = await mcp.finishSignIn(url.href);
+        const synced = report.ok ? `${report.tools} tools synced` : `its sync failed: ${report.error ?? ""}`;
+        return page(`Signed in to ${server} (${synced}).`);
+      } catch (err) {
+        reply.code(400);
+        return page(`Not signed in: ${(err as Error).message}`);
+      }
+    },
+  );
+
+  app.post(
+    "/v1/mcp/:server/logout",
+    {
+      schema: {
+        summary: "Forget the OAuth tokens of an upstream MCP server",
+        doc: logoutDoc,
+        params: ServerParams,
+        response: { 200: z.object({ server: z.string(), signedOut: z.boolean() }), 401: ErrorJson },
+      },
+    },
+    async function logout(request) {
+      return { server: request.params.server, signedOut: await mcp.signOut(request.params.server) };
+    },
+  );
+
+  app.post(
     "/v1/mcp/:server/accept",
     {
       schema: {
@@ -194,3 +282,16 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
     },
   );
 };
+
+function signInError(err: unknown): { error: { code: string; message: string } } {
+  if (err instanceof ToolError) return { error: { code: "MCP_SIGN_IN", message: err.message } };
+  return {
+    error: { code: "MCP_SIGN_IN", message: `the sign-in could not start: ${(err as Error).message}` },
+  };
+}
+
+/** The small page the browser lands on after signing in. */
+function page(text: string): string {
+  const safe = text.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html><meta charset="utf-8"><title>byteseek</title><p>${safe}</p><p><a href="/tools/">Back to the tools page</a></p>`;
+}

@@ -91,7 +91,12 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
 ) {
   const logger = parent.child({ part: "mcp" });
   const live = createLiveTree(tree, logger);
-  const factory = createMcpFactory({ source: runtimeSource(tree, runtime, search), logger, live });
+  const factory = createMcpFactory({
+    source: runtimeSource(tree, runtime, search),
+    logger,
+    live,
+    workspace: runtime.workspace,
+  });
   const mcp = createMcpHttp({
     factory,
     live,

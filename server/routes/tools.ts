@@ -11,6 +11,7 @@ import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
 import { createToolSearcher, type ToolSearcher } from "../../tools/search/searcher.js";
 import type { Tree } from "../../tree/types.js";
+import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
 import { AgentToolAcceptJson, type ToolJson, ToolResultJson, ToolsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
@@ -248,6 +249,8 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
         vid,
         signal: ac.signal,
         ...(approve === undefined ? {} : { approve }),
+        // an approval the call needs is kept, naming the credential that let the request in
+        ...(approve ? { approvedBy: "person (http)", approvedVia: requestVia(req) } : {}),
       });
     },
   );

@@ -4,7 +4,7 @@
  * chose), and what a turn shows on a real terminal (`script`), piped, and with the logs kept out.
  */
 import { spawn } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createByteseek } from "../../agent/byteseek.js";
@@ -180,9 +180,15 @@ describe("what byteseek run shows", () => {
       { text: "written" },
     );
     const env = { PATH: process.env.PATH, KVSPACE: server.url, TERM: "dumb" };
-    const r = await onTerminal("run 'write remote.txt' --vid rtty", env, { when: "[y]es once", keys: "r\r" });
+    const r = await onTerminal("run 'write remote.txt' --vid rtty", env, {
+      when: "(one key, no Enter)",
+      keys: "r",
+    });
     expect(r.code).toBe(0);
-    expect(r.screen).toMatch(/approve edit\.write\? \[y\]es once, \[r\] for this run/);
+    // one key, no Enter (the terminal is in raw mode for the answer)
+    expect(r.screen).toContain(
+      "approve edit.write? [y] once · [r] for this run · [a] always (as declared now) · [n] no (one key, no Enter)",
+    );
     expect(await readFile(join(server.workspace, "remote.txt"), "utf8")).toBe("approved from afar\n");
     const decided = await server.tree.get("/byteseek/approval/rtty/0");
     expect(decided?.kind === "json" ? decided.value.value : undefined).toMatchObject({
@@ -263,7 +269,7 @@ describe("what byteseek run shows", () => {
     expect(r.code).toBe(1);
     const logFile = join(store, "byteseek.log");
     expect(r.stderr.split("\n")).toEqual([
-      "vid logs1",
+      `vid logs1 · workspace ${await realpath(workspace)}`,
       expect.stringMatching(
         /^byteseek: the turn stopped \(model_error\): .*fake says no.* \(logs: .*byteseek\.log\)$/,
       ),

@@ -16,11 +16,15 @@ import { assertBuilt, runCli } from "./run-cli.js";
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const temps = tempDirs("kvspace-golden-");
 
-/** `{store}` in an expected output stands for where the store is (a folder, or the server's URL). */
-function expectCase(result: CliResult, c: GoldenCase, store: string): void {
+/**
+ * `{store}` in an expected output stands for where the store is (a folder, or the server's URL),
+ * `{workspace}` for the workspace the file tools work in.
+ */
+function expectCase(result: CliResult, c: GoldenCase, store: string, workspace: string): void {
+  const fill = (text: string) => text.replaceAll("{store}", store).replaceAll("{workspace}", workspace);
   expect({ stdout: result.stdout, stderr: result.stderr, code: result.code }).toEqual({
-    stdout: c.stdout.replaceAll("{store}", store),
-    stderr: (c.stderr ?? "").replaceAll("{store}", store),
+    stdout: fill(c.stdout),
+    stderr: fill(c.stderr ?? ""),
     code: c.code ?? 0,
   });
 }
@@ -79,6 +83,7 @@ for (const mode of ["embedded", "http"] as const) {
             ),
             c,
             where,
+            workspace,
           );
         });
       }
@@ -101,7 +106,7 @@ describe("kvspace contract (child processes)", () => {
         c.args,
         runOptions(c, cliEnv(store, { BYTESEEK_WORKSPACE: workspace, BYTESEEK_SEED: "0" })),
       );
-      expectCase(result, c, store);
+      expectCase(result, c, store, workspace);
     });
   }
 });

@@ -241,17 +241,31 @@ describe("byteseek mcp processes sharing one store folder", () => {
     }
   });
 
-  it("refuses a process started for another workspace, naming both, since calls run in the holder's", async () => {
+  it("serves a process started for another workspace in the holder's, saying so on stderr with how to work in its own", async () => {
     const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
     expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
     const other = await tempDir("byteseek-mcp-share-other-");
     try {
-      const { code, stderr } = await mcpExit({ KVSPACE: folders.store, BYTESEEK_WORKSPACE: other.path });
-      expect(code).toBe(1);
-      expect(stderr).toContain(folders.workspace);
-      expect(stderr).toContain(other.path);
-      expect(stderr).toContain("BYTESEEK_WORKSPACE");
+      const relay = track(
+        await connectV1Stdio(
+          { KVSPACE: folders.store, BYTESEEK_WORKSPACE: other.path },
+          { name: "elsewhere" },
+        ),
+      );
+      let stderr = "";
+      (relay.transport as unknown as { stderr: NodeJS.ReadableStream }).stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      // a.txt is only in the holder's workspace: the relayed call reads it there
+      const read = await relay.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+      expect(read.isError).toBe(false);
+      expect(textOf(read)).toContain("alpha");
+      expect(relay.getInstructions()).toContain(`workspace ${folders.workspace}`);
+      await eventually(() => stderr.includes("BYTESEEK_WORKSPACE"), "the note on stderr");
+      expect(stderr).toContain(`whose workspace is ${folders.workspace}`);
+      expect(stderr).toContain(`not in ${other.path}`);
     } finally {
+      await track.closeAll();
       await other.remove();
     }
   });

@@ -82,6 +82,31 @@ describe("approvals through the HTTP agent turn", () => {
 
   const idOf = (e: Event) => String(e.data.key).replace("/byteseek/approval/", "");
 
+  it("keeps a call approved with approve: true as an approval decided by its caller, naming the credential; kvspace approvals <id> shows it", async () => {
+    const res = await request(`${url}/v1/tools/shell.run/call`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ args: { command: "true" }, vid: "ap3", approve: true }),
+    });
+    const result = (await res.body.json()) as { kind: string; details: { record?: string } };
+    expect(result.kind).toBe("ok");
+    const entry = await tree.get("/byteseek/approval/ap3/0");
+    expect(entry?.kind === "json" && entry.value.value).toMatchObject({
+      state: "approved",
+      tool: "shell.run",
+      // this app runs without a credential; with one, "bearer token sha256:…" (server/auth.ts)
+      decision: { scope: "once", by: "person (http)", via: "no credential (the server runs with --no-auth)" },
+    });
+    const record = await tree.get("/byteseek/tool/ap3/0");
+    expect(record?.kind === "json" && record.value.value).toMatchObject({
+      approval: "/byteseek/approval/ap3/0",
+    });
+    const cli = await runInProcess(["approvals", "ap3/0"], { env: cliEnv(url) });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain("ap3/0\tshell.run\tapproved\n");
+    expect(cli.stdout).toContain("  decided: approved once by person (http) via no credential (the server");
+  });
+
   it("waits, says so on the stream, and runs the call once approved from the CLI over HTTP", async () => {
     fake.script(
       { toolCalls: [{ name: "shell.run", args: { command: "touch approved.txt" } }] },

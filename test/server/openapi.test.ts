@@ -432,6 +432,9 @@ describe("live answers match the document", () => {
     const sync = await live("POST", "/v1/mcp/sync", { body: {} });
     expect(sync.status).toBe(200);
     expectDocumented("POST", "/v1/mcp/sync", sync);
+    const noRun = await live("GET", "/v1/agent/runs/r1/diff/r2");
+    expect(noRun.status).toBe(404);
+    expectDocumented("GET", "/v1/agent/runs/r1/diff/r2", noRun);
     const none = await live("POST", "/v1/approvals/r1/9", { body: { decision: "deny" } });
     expect(none.status).toBe(404);
     expectDocumented("POST", "/v1/approvals/r1/9", none);

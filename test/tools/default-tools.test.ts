@@ -1,11 +1,11 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createByteseek } from "../../agent/byteseek.js";
 import { defaultToolList, isFileTool, PI_FILE_TOOL_BYTES, schemaBytes } from "../../bench/schema-bytes.js";
-import { openTree } from "../../tree/index.js";
+import { type Json, json, openTree } from "../../tree/index.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -56,6 +56,39 @@ describe("the default tool list", () => {
       );
       expect(several.kind).toBe("ok");
       expect(await readFile(join(dir, "f.txt"), "utf8")).toBe("uno\n2\ntres\n");
+    } finally {
+      await bs.close();
+      await tree.close();
+    }
+  });
+
+  it("names the workspace when a path does not exist, and suggests only the tools the run is offered", async () => {
+    const tree = await openTree({ backend: "memory" });
+    const bs = await createByteseek({ tree, workspace: dir, logger: pino({ level: "silent" }), env: {} });
+    try {
+      const real = await realpath(dir);
+      const read = await bs.runtime.call("edit.read", { path: "README.md" }, { vid: "r1" });
+      // edit.ls and edit.glob are shipped switched off: not suggested
+      expect(read.text).toBe(`README.md does not exist in the workspace ${real} (paths are relative to it).`);
+      const edit = await bs.runtime.call(
+        "edit.replace",
+        { path: "gone.txt", old: "a", new: "b" },
+        { vid: "r1" },
+      );
+      expect(edit.text).toBe(
+        `gone.txt does not exist in the workspace ${real} (paths are relative to it). To create a new file use edit.write.`,
+      );
+      for (const name of ["edit.ls", "edit.glob"]) {
+        const key = `/byteseek/tools/${name}`;
+        const node = await tree.get(key);
+        const decl = node?.kind === "json" ? (node.value.value as Record<string, unknown>) : {};
+        await tree.set(key, json({ ...decl, enabled: true } as Json));
+      }
+      const again = await bs.runtime.call("edit.read", { path: "README.md" }, { vid: "r1" });
+      expect(again.text).toBe(
+        `README.md does not exist in the workspace ${real} (paths are relative to it). Check the path with edit.ls or edit.glob.`,
+      );
+      expect(again.details).toMatchObject({ code: "file_not_found", path: "README.md" });
     } finally {
       await bs.close();
       await tree.close();

@@ -182,6 +182,15 @@ describe("ownership follows the person", () => {
     const { pending, result } = callWaiting("tree.del", { key }, "r3");
     const asked = await pending;
     expect(asked.diff).toContain("-deploy with make release");
+    // the person reads why it waits (tools/approval-wording.ts), not the model's "none could be asked"
+    expect(asked.reason).toBe(
+      `run r3 wants to delete ${key}, which a person wrote: it is written as yours only if you approve`,
+    );
+    expect(asked.change).toEqual({ key, action: "del" });
+    // a change is approved once: "always" is refused rather than quietly meaning once
+    await expect(
+      server.byteseek.runtime.approvals.decide(asked.key, { decision: "approve", scope: "always" }),
+    ).rejects.toMatchObject({ code: "APPROVAL_INVALID" });
     await server.byteseek.runtime.approvals.decide(asked.key, { decision: "deny" });
     expect((await result).kind).toBe("denied");
     expect((await get(key))?.modRev).toBe(before?.modRev);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../tools/approval-flow.js";
+import type { PolicyInput } from "../../tools/policy.js";
 import { json } from "../../tree/index.js";
+import { setPolicy } from "../tools/helpers.js";
 import {
   removeDir,
   requireConfirm,
@@ -74,5 +76,26 @@ describe("approvals on the web page", () => {
     expect(result.kind).toBe("denied");
     expect(result.text).not.toContain("hello from the tree");
     await context.close();
+  });
+
+  it("warns in a banner while the policy turns the sandbox off, and drops it once the sandbox is on again", async () => {
+    const policy = await server.tree.get("/byteseek/policy");
+    const current = policy?.kind === "json" ? (policy.value.value as Record<string, unknown>) : {};
+    await setPolicy(server.tree, { ...current, sandbox: "off" } as PolicyInput);
+    const { page, context, errors } = await browser.open(server.url);
+    try {
+      await page.goto("/ui/");
+      const banner = page.locator("#sandbox-banner");
+      await banner.waitFor();
+      expect(await banner.textContent()).toMatch(
+        /Commands run unsandboxed.*remove the setting from \/byteseek\/policy/,
+      );
+      await setPolicy(server.tree, { ...current, sandbox: "on" } as PolicyInput);
+      await banner.waitFor({ state: "hidden" });
+      expect(errors).toEqual([]);
+    } finally {
+      await setPolicy(server.tree, current as PolicyInput);
+      await context.close();
+    }
   });
 });

@@ -30,9 +30,11 @@ describe("tools", () => {
     if (tools) await removeDir(tools.dir);
   });
 
-  it("lists the declared tools, invalid ones with their problems, and the next system prompt", async () => {
+  it("lists the declared tools, invalid ones with their problems, and the next system prompt, the workspace in the header", async () => {
     const { page, context } = await browser.open(tools.url);
     await page.goto("/tools/");
+    await page.locator("#workspace:not([hidden])").waitFor();
+    expect(await page.locator("#workspace").textContent()).toBe(`workspace: ${tools.runtime?.workspace}`);
     await page.locator('li[data-tool="tree.get"][data-status="enabled"]').waitFor();
     await page.locator('li[data-tool="tree.peek"][data-status="disabled"]').waitFor();
     const bad = page.locator('li[data-tool="bad.tool"][data-status="invalid"]');

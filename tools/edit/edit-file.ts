@@ -1,6 +1,6 @@
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
-import { ToolError } from "../errors.js";
+import { suggest, ToolError } from "../errors.js";
 import { bytesHash, type FileIntent, fileHash, type IntentContext } from "../intent.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkWritable, contentEquals, writeFileAtomic } from "./atomic-write.js";
@@ -72,11 +72,13 @@ async function readAndPlan(
 ): Promise<{ st: Stats; buf: Buffer; plan: BytePlan }> {
   const st = await stat(real).catch((err: unknown) => {
     if (errnoOf(err) === "ENOENT") {
-      throw new ToolError(
-        "file_not_found",
-        `${display} does not exist. To create a new file use edit.write; to find the right path use edit.glob or edit.ls.`,
-        { details: { path: display } },
-      );
+      throw new ToolError("file_not_found", `${display} does not exist.`, {
+        details: { path: display },
+        explain: (where) =>
+          `${display} does not exist in the workspace ${where.workspace} (paths are relative to it).` +
+          suggest(where, ["edit.write"], "To create a new file use {tools}.") +
+          suggest(where, ["edit.glob", "edit.ls"], "To find the right path use {tools}."),
+      });
     }
     throw fsError(err, display);
   });

@@ -1,4 +1,4 @@
-import { ToolError } from "../errors.js";
+import { suggest, ToolError } from "../errors.js";
 
 /** The errno of a Node fs error, if it has one. */
 export function errnoOf(err: unknown): string | undefined {
@@ -20,14 +20,13 @@ export function fsError(err: unknown, display: string): ToolError {
   const details = { path: display, errno };
   switch (errno) {
     case "ENOENT":
-      return new ToolError(
-        "file_not_found",
-        `${display} does not exist. Check the path with edit.ls or edit.glob.`,
-        {
-          details,
-          cause: err,
-        },
-      );
+      return new ToolError("file_not_found", `${display} does not exist.`, {
+        details,
+        cause: err,
+        explain: (where) =>
+          `${display} does not exist in the workspace ${where.workspace} (paths are relative to it).` +
+          suggest(where, ["edit.ls", "edit.glob"], "Check the path with {tools}."),
+      });
     case "EISDIR":
       return new ToolError("is_directory", `${display} is a directory, not a file. Name a file inside it.`, {
         details,

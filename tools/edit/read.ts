@@ -1,7 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
-import { ToolError } from "../errors.js";
+import { suggest, ToolError } from "../errors.js";
 import type { BuiltinTool } from "../types.js";
 import { fsError } from "./fs-errors.js";
 import { decodeLines, readLinesBackward, readLinesForward } from "./line-window.js";
@@ -160,13 +160,11 @@ export function createReadTool(): BuiltinTool {
         target.real,
         display,
         () =>
-          new ToolError(
-            "is_directory",
-            `${display} is a directory. List it with edit.ls, or name a file in it.`,
-            {
-              details: { path: display },
-            },
-          ),
+          new ToolError("is_directory", `${display} is a directory. Name a file in it.`, {
+            details: { path: display },
+            explain: (where) =>
+              `${display} is a directory.${suggest(where, ["edit.ls"], "List it with {tools}, or")}${where.offers("edit.ls") ? " name" : " Name"} a file in it.`,
+          }),
       );
       try {
         if (st.size === 0) {

@@ -2,7 +2,7 @@ import { lstat, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
-import { ToolError } from "../errors.js";
+import { suggest, ToolError } from "../errors.js";
 import { type FileIntent, fileHash, type IntentContext } from "../intent.js";
 import type { BuiltinTool } from "../types.js";
 import { errnoOf, fsError } from "./fs-errors.js";
@@ -71,13 +71,12 @@ export function createRenameTool(): BuiltinTool {
           ctx.signal.throwIfAborted();
           const src = await lstatOrUndefined(from.real, from.rel);
           if (!src) {
-            throw new ToolError(
-              "file_not_found",
-              `${from.rel} does not exist. Check the path with edit.ls or edit.glob.`,
-              {
-                details: { path: from.rel },
-              },
-            );
+            throw new ToolError("file_not_found", `${from.rel} does not exist.`, {
+              details: { path: from.rel },
+              explain: (where) =>
+                `${from.rel} does not exist in the workspace ${where.workspace} (paths are relative to it).` +
+                suggest(where, ["edit.ls", "edit.glob"], "Check the path with {tools}."),
+            });
           }
           checkNotSpecial(src, from.rel);
           const dst = await lstatOrUndefined(to.real, to.rel);

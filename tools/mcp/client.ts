@@ -9,6 +9,11 @@ import type { Need } from "../powers.js";
 import { createSandboxRunner, type SandboxRunner } from "../sandbox/runner.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { type UpstreamVerdict, upstreamCallAllowed } from "./allowed.js";
+import { entryRevision } from "./oauth/entry.js";
+import { signInFailure } from "./oauth/failure.js";
+import { createTreeOAuthProvider } from "./oauth/provider.js";
+import { type BegunSignIn, beginSignIn, finishSignIn, refreshIfDue, signOut } from "./oauth/sign-in.js";
+import { authStatus, type McpAuthStatus } from "./oauth/status.js";
 import { heldReason } from "./pins.js";
 import {
   isStdio,
@@ -54,6 +59,8 @@ export interface McpServerStatus {
   sync?: { state: "ok" | "error"; reason: SyncReason; ts: number; error?: string };
   /** Why it cannot run, or why it last stopped unasked. */
   error?: string;
+  /** An HTTP server's sign-in (OAuth): whether it needs one, when its token expires. */
+  auth?: McpAuthStatus;
 }
 
 export interface McpClientOptions {
@@ -93,6 +100,15 @@ export interface McpClient {
   review(server: string): Promise<McpReview>;
   /** A person accepts held tools (all when none are named) as they are upstream now. */
   accept(server: string, options: AcceptOptions): Promise<McpAcceptance>;
+  /**
+   * Starts a person's OAuth sign-in to an HTTP server that comes back to `redirectUri`; answers the
+   * authorization URL to send them to (tools/mcp/oauth/sign-in.ts).
+   */
+  signIn(server: string, redirectUri: string): Promise<BegunSignIn>;
+  /** Finishes the sign-in the redirect's state names (`<server>.<random>`), then syncs that server. */
+  finishSignIn(redirected: string): Promise<{ server: string; report: SyncReport }>;
+  /** Forgets a server's tokens; answers whether it had any. */
+  signOut(server: string): Promise<boolean>;
   /** Stops following the registry, waits for syncs under way, stops every upstream. */
   close(): Promise<void>;
 }
@@ -132,6 +148,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       logger.info({ server }, "MCP server says its tools changed");
       void syncOne(server, "list_changed");
     },
+    authProvider: (server) => createTreeOAuthProvider({ tree, server, mode: "call" }),
   });
   const deps = {
     tree,
@@ -264,6 +281,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
             : live.state,
         ...(live.pid !== undefined ? { pid: live.pid } : {}),
         ...((live.error ?? synced?.error) ? { error: live.error ?? synced?.error } : {}),
+        ...(isStdio(entry) ? {} : { auth: authStatus(entry, synced?.error ?? live.error) }),
       });
     }
     return out;
@@ -303,7 +321,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
         "mcp_unavailable",
         `the MCP server "${server}" is switched off (enabled: false in ${MCP_DIR}${server})`,
       );
-    return { entry: parsed.entry, rev: node.modRev };
+    return { entry: parsed.entry, rev: entryRevision(node) };
   }
 
   // held tools by server, read once per revision of its sync state (every listing and call asks)
@@ -333,6 +351,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       throw new ToolError(allowed.code, `It was not run: ${allowed.reason}`, {
         details: { server: impl.server, tool: impl.tool },
       });
+    if (!isStdio(entry)) await refreshDue(impl.server);
     const client = await pool.client(
       impl.server,
       entry,
@@ -361,11 +380,28 @@ export function createMcpClient(options: McpClientOptions): McpClient {
           );
         throw new ToolError("aborted", "the call was aborted");
       }
-      throw upstreamFailure(impl, err, pool.status(impl.server).state);
+      throw signInFailure(impl.server, err) ?? upstreamFailure(impl, err, pool.status(impl.server).state);
     } finally {
       release();
     }
     return mapResult(impl.server, impl.tool, result);
+  }
+
+  // one refresh per server at a time: concurrent calls wait for the same one
+  const refreshing = new Map<string, Promise<unknown>>();
+  async function refreshDue(server: string): Promise<void> {
+    let busy = refreshing.get(server);
+    if (!busy) {
+      busy = refreshIfDue(tree, server).finally(() => refreshing.delete(server));
+      refreshing.set(server, busy);
+    }
+    try {
+      await busy;
+    } catch (err) {
+      if (err instanceof ToolError) throw err;
+      // the connection's own 401 handling tries again, and says so if a sign-in is needed
+      logger.warn({ err, server }, "MCP token refresh failed");
+    }
   }
 
   async function needs(server: string): Promise<Need[]> {
@@ -387,6 +423,30 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       if (done.accepted.length)
         logger.info({ server, accepted: done.accepted, by: accepting.by }, "MCP tools accepted");
       return done;
+    },
+    async signIn(server, redirectUri) {
+      if (!ServerName.safeParse(server).success)
+        throw new ToolError("mcp_unavailable", `"${server}" is not a server name`);
+      return beginSignIn(tree, server, redirectUri);
+    },
+    async finishSignIn(redirected) {
+      const state = new URL(redirected).searchParams.get("state") ?? "";
+      const server = state.slice(0, Math.max(0, state.indexOf(".")));
+      if (!ServerName.safeParse(server).success)
+        throw new ToolError(
+          "mcp_sign_in",
+          "the redirect names no sign-in (its state is missing or malformed)",
+        );
+      await finishSignIn(tree, server, redirected);
+      logger.info({ server }, "MCP server signed in");
+      const [report] = await sync(server, "manual");
+      return { server, report: report ?? notRun(server, "not synced") };
+    },
+    async signOut(server) {
+      if (!ServerName.safeParse(server).success) return false;
+      const had = await signOut(tree, server);
+      await pool.stop(server);
+      return had;
     },
     async start() {
       const from = tree.syncRevision ? await tree.syncRevision() : tree.revision();

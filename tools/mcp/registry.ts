@@ -5,6 +5,7 @@ import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
 export { maskSecrets, SECRET_FIELDS, SECRET_MASK };
 
 import { zodProblems } from "../declaration.js";
+import { OAuthConfig } from "./oauth/entry.js";
 
 /** Where upstream MCP servers are registered: `/byteseek/mcp/<server>` (json). */
 export const MCP_DIR = "/byteseek/mcp/";
@@ -95,6 +96,9 @@ export const HttpEntry = z
       .record(z.string(), z.string())
       .optional()
       .describe("Sent with every request (e.g. Authorization)"),
+    oauth: OAuthConfig.optional().describe(
+      "OAuth sign-in (kvspace mcp login): a pre-registered client, scopes, and the session byteseek keeps",
+    ),
     ...Common,
   })
   .strict();
@@ -137,7 +141,7 @@ export function keepMaskedSecrets<T>(key: string, next: T, current: unknown): T 
     if (!isRecord(n) || !isRecord(c)) continue;
     const merged: Record<string, unknown> = { ...n };
     for (const [name, v] of Object.entries(n))
-      if (v === SECRET_MASK && typeof c[name] === "string") {
+      if (v === SECRET_MASK && c[name] !== undefined) {
         merged[name] = c[name];
         kept = true;
       }

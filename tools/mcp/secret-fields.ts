@@ -1,12 +1,13 @@
 /**
  * The fields of an MCP registry entry (`/byteseek/mcp/<server>`) that carry credentials —
- * `Authorization` headers, tokens in a server's environment — written once, for every reader: a
+ * `Authorization` headers, tokens in a server's environment, the OAuth client and the tokens of a
+ * sign-in (`oauth`) — written once, for every reader: a
  * person reads them, nothing else does. Runs' tree tools, MCP resources, exports without
  * `--secrets` and the web page (until the person reveals them) show each value as SECRET_MASK,
  * the names kept. This file depends on nothing, so the web page runs it too.
  */
 
-export const SECRET_FIELDS = ["headers", "env"] as const;
+export const SECRET_FIELDS = ["headers", "env", "oauth"] as const;
 
 /** What a secret value reads as where it is hidden. */
 export const SECRET_MASK = "***";

@@ -7,6 +7,7 @@ import { systemLookup } from "../net/lookup.js";
 import { netHosts, type Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
+import { entryRevision } from "./oauth/entry.js";
 import { type Gone, type Held, type Pin, pinOf, prunePins } from "./pins.js";
 import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
 import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
@@ -137,7 +138,7 @@ async function syncOnce(
     const timeout = entry.timeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     let listed: UpstreamTool[];
     try {
-      const client = await pool.client(server, entry, node?.modRev ?? 0, timeout);
+      const client = await pool.client(server, entry, entryRevision(node), timeout);
       const release = pool.use(server);
       try {
         // a server without tools has none to list: the SDK would say so with a console.debug line,
@@ -147,8 +148,10 @@ async function syncOnce(
           : [];
       } finally {
         release();
+        await followSignIn(tree, registryKey, node, guards);
       }
     } catch (err) {
+      await followSignIn(tree, registryKey, node, guards);
       const message =
         err instanceof ToolError
           ? err.message
@@ -158,7 +161,7 @@ async function syncOnce(
     upstream = upstreamDeclarations(server, entry, listed);
     offered = new Map(listed.map((t) => [t.name, t]));
   } else await pool.stop(server);
-  const pinned = pinTools(previous, upstream, offered, node?.modRev, vid);
+  const pinned = pinTools(previous, upstream, offered, node ? entryRevision(node) : undefined, vid);
 
   // what the tree holds now of every tool this server had or has
   const names = new Set([...Object.keys(previous?.tools ?? {}), ...upstream.keys()]);
@@ -247,7 +250,7 @@ async function syncOnce(
     previous?.state === "ok" &&
     sameJson(previous.tools, kept) &&
     sameJson(previous.last?.conflicts ?? [], report.conflicts) &&
-    previous.entryRev === node?.modRev &&
+    previous.entryRev === (node ? entryRevision(node) : undefined) &&
     sameJson(previous.pins ?? {}, pinned.pins) &&
     sameJson(previous.held ?? {}, pinned.held) &&
     sameJson(previous.gone ?? {}, pinned.gone);
@@ -262,7 +265,7 @@ async function syncOnce(
       reason,
       ts: Date.now(),
       tools: kept,
-      ...(node && node.kind !== "index" ? { entryRev: node.modRev } : {}),
+      ...(node && node.kind !== "index" ? { entryRev: entryRevision(node) } : {}),
       pins: pinned.pins,
       held: pinned.held,
       gone: pinned.gone,
@@ -294,6 +297,22 @@ async function syncOnce(
     "MCP server synced",
   );
   return report;
+}
+
+/**
+ * The connection may have saved its sign-in (a refreshed token) in the entry while it listed: a
+ * write of the session alone is not a change of the entry, so the guard takes its new revision.
+ */
+async function followSignIn(
+  tree: Tree,
+  key: string,
+  node: Awaited<ReturnType<Tree["get"]>>,
+  guards: TxnCompare[],
+): Promise<void> {
+  if (!node) return;
+  const now = await tree.get(key);
+  if (now && now.modRev !== node.modRev && entryRevision(now) === entryRevision(node))
+    guards[0] = { key, target: "modRev", value: now.modRev };
 }
 
 /** The upstream name a synced declaration calls (`impl.tool`). */

@@ -14,6 +14,7 @@ import { systemLookup } from "../net/lookup.js";
 import { pinnedAgent } from "../net/pinned-agent.js";
 import { netHosts, type Policy } from "../policy.js";
 import { grantOf } from "../powers.js";
+import { entryRevision } from "./oauth/entry.js";
 import { type HttpEntry, MCP_DIR } from "./registry.js";
 
 /** A Streamable HTTP server to connect to: its entry and the entry's revision. */
@@ -47,7 +48,7 @@ export function pinnedConnector(options: UpstreamHttpOptions): UpstreamConnector
     const url = new URL(entry.url);
     const target = targetOfUrl(url);
     const node = await options.tree.get(`${MCP_DIR}${server}`);
-    if (!node || node.kind === "index" || node.modRev !== entryRev)
+    if (!node || node.kind === "index" || entryRevision(node) !== entryRev)
       throw new ToolError(
         "mcp_unavailable",
         `the entry of the MCP server "${server}" changed while it was reached; call it again`,
@@ -82,7 +83,17 @@ export function pinnedConnector(options: UpstreamHttpOptions): UpstreamConnector
     const agent = pinnedAgent(resolved.address, resolved.family, { connections: 4 });
     const pinnedFetch: FetchLike = async (input, init) => {
       const to = new URL(input);
-      // only the checked origin goes through the pinned address (a redirect elsewhere does not)
+      // only the checked origin goes through the pinned address (a redirect elsewhere does not);
+      // a person's server may sign in at an authorization server elsewhere, reached as named (the
+      // SDK's OAuth requests: metadata, registration, token)
+      if (
+        (to.host !== url.host || to.protocol !== url.protocol) &&
+        node.vid === undefined &&
+        isOAuthRequest(init)
+      )
+        return asGlobalResponse(
+          await undiciFetch(to, { ...(init as Parameters<typeof undiciFetch>[1]), redirect: "manual" }),
+        );
       if (to.host !== url.host || to.protocol !== url.protocol)
         throw new Error(
           `byteseek reaches the MCP server "${server}" only at ${url.origin}, not ${to.origin}`,
@@ -92,8 +103,7 @@ export function pinnedConnector(options: UpstreamHttpOptions): UpstreamConnector
         dispatcher: agent,
         redirect: "manual",
       });
-      // undici's Response is the WHATWG one the SDK reads (the global fetch is undici too)
-      return answer as unknown as Response;
+      return asGlobalResponse(answer);
     };
     return {
       fetch: pinnedFetch,
@@ -101,4 +111,27 @@ export function pinnedConnector(options: UpstreamHttpOptions): UpstreamConnector
       close: () => agent.close(),
     };
   };
+}
+
+/**
+ * Whether a request of the connection is one of the SDK's OAuth requests rather than MCP: they never
+ * carry the MCP protocol headers the transport puts on its own.
+ */
+function isOAuthRequest(init: RequestInit | undefined): boolean {
+  const headers = new Headers(init?.headers);
+  return !headers.has("mcp-protocol-version") && !headers.has("mcp-session-id");
+}
+
+/**
+ * undici's Response as the global one: the same WHATWG shape, but another class, and the SDK tells
+ * an OAuth error response by `instanceof Response` (an invalid_grant read as "[object Response]"
+ * would never end a revoked sign-in).
+ */
+function asGlobalResponse(answer: Awaited<ReturnType<typeof undiciFetch>>): Response {
+  const body = answer.body as ReadableStream<Uint8Array> | null;
+  return new Response(answer.status === 204 || answer.status === 304 ? null : body, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers as unknown as Headers,
+  });
 }

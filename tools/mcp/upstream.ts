@@ -6,12 +6,17 @@
 import { randomBytes } from "node:crypto";
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type OAuthClientProvider,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Logger } from "pino";
 import { ToolError } from "../errors.js";
 import { endMarkedProcesses } from "../process/contain.js";
 import { buildCommandEnv } from "../process/env.js";
+import { signInFailure } from "./oauth/failure.js";
 import { isStdio, type McpServerEntry, type StdioEntry } from "./registry.js";
 import type { UpstreamConnector } from "./upstream-http.js";
 
@@ -57,6 +62,10 @@ export interface UpstreamPoolOptions {
   launch: UpstreamLauncher;
   /** Checks a Streamable HTTP server's address and pins its connection to it (upstream-http.ts). */
   connect: UpstreamConnector;
+  /** The OAuth provider of an HTTP server's connection (its sign-in, tools/mcp/oauth/). */
+  authProvider?: (server: string) => OAuthClientProvider | undefined;
+  /** Sets up a new client before it connects (the handlers of upstream requests: upstream-requests.ts). */
+  prepare?: (server: string, client: Client) => void;
 }
 
 /** A stdio server to start: its entry (and the entry's revision), argv, environment and working directory. */
@@ -246,8 +255,12 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
             onChanged: () => options.onListChanged?.(server),
           },
         },
+        // an HTTP server speaking 2026-07-28 gets it (server/discover first), any other the 2025
+        // handshake; a stdio server stays on 2025 (the SDK's probe would start it twice)
+        ...(isStdio(entry) ? {} : { versionNegotiation: { mode: "auto" as const } }),
       },
     );
+    options.prepare?.(server, c);
     let transport: StdioClientTransport | StreamableHTTPClientTransport;
     const failed = (err: unknown): never => {
       up.state = "failed";
@@ -300,9 +313,11 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         await endStart(up);
         throw stoppedWhileStarting(server);
       }
+      const authProvider = options.authProvider?.(server);
       transport = new StreamableHTTPClientTransport(new URL(entry.url), {
         requestInit: { headers: entry.headers ?? {} },
         fetch: pinned.fetch,
+        ...(authProvider ? { authProvider } : {}),
       });
     }
     // a process that exits before answering closes the transport: the handshake fails at once. An
@@ -319,7 +334,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         exited,
       ]);
     } catch (err) {
-      const why = startFailure(server, entry, err, up.stderr);
+      const why = signInFailure(server, err)?.message ?? startFailure(server, entry, err, up.stderr);
       await closeQuietly(c);
       await endStart(up);
       if (abandoned(up)) throw stoppedWhileStarting(server);

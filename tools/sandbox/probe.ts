@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { sandboxArgv } from "./argv.js";
-import { SandboxLimits } from "./settings.js";
+import { SANDBOX_OFF_WARNING, SandboxLimits } from "./settings.js";
 import { resolveView } from "./view.js";
 
 export type SandboxStatus = { ok: true } | { ok: false; cause: string };
@@ -63,4 +63,22 @@ export function unavailableMessage(cause: string): string {
     "Do not retry: a person must either install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0; in Docker, run with --security-opt seccomp=unconfined --security-opt apparmor=unconfined),",
     'or set "sandbox": "off" in the policy (/byteseek/policy) to run commands with the server\'s own rights.',
   ].join(" ");
+}
+
+/**
+ * Whether commands run sandboxed now: `on`; `off` (the policy's explicit choice); or `unavailable`
+ * (every command is refused). With a warning a person reads — the start line, `GET /v1/info`, the
+ * web page's banner — saying what it means and how to turn the sandbox on.
+ */
+export type SandboxState = { state: "on" } | { state: "off" | "unavailable"; warning: string };
+
+export async function sandboxState(
+  mode: "on" | "off",
+  status: () => Promise<SandboxStatus>,
+): Promise<SandboxState> {
+  if (mode === "off") return { state: "off", warning: SANDBOX_OFF_WARNING };
+  const s = await status();
+  return s.ok
+    ? { state: "on" }
+    : { state: "unavailable", warning: `warning: ${unavailableMessage(s.cause)}` };
 }

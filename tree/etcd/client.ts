@@ -17,6 +17,7 @@ import {
   isRecoverableError,
 } from "etcd3";
 import { TreeError } from "../errors.js";
+import type { EtcdAuth } from "./auth.js";
 import {
   DEFAULT_KEEPALIVE_MS,
   DEFAULT_KEEPALIVE_TIMEOUT_MS,
@@ -37,6 +38,8 @@ export interface EtcdClientOptions {
   /** Keepalive pings while calls wait: every `keepaliveMs`, each given `keepaliveTimeoutMs` (10 s, 5 s). */
   keepaliveMs?: number;
   keepaliveTimeoutMs?: number;
+  /** The etcd user to log in as, when etcd has auth enabled (auth.ts). */
+  auth?: EtcdAuth;
 }
 
 /**
@@ -107,6 +110,7 @@ export function connectEtcd(options: EtcdClientOptions): Etcd3 {
       : {}),
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
     grpcOptions: channelOptions(options),
+    ...(options.auth ? { auth: { username: options.auth.username, password: options.auth.password } } : {}),
     // biome-ignore lint/suspicious/noExplicitAny: cockatiel's IPolicy has more members than the pool calls.
     faultHandling: { host: () => memberBreaker(SKIP_MS) as any, global: once as any },
   });
@@ -158,6 +162,10 @@ export function isEtcdRefusal(err: unknown): boolean {
   );
 }
 
+/** How etcd says a call needs a user, or refuses the one given. */
+const AUTH_REFUSED =
+  /etcdserver: (user name is empty|authentication failed|permission denied|invalid auth token)/;
+
 /** How grpc-js (through node's TLS) says a member's certificate was not trusted. */
 const TLS_REFUSED =
   /unable to verify the first certificate|self[- ]signed certificate|unable to get (local )?issuer certificate|certificate has expired|Hostname\/IP does not match/i;
@@ -177,6 +185,13 @@ export function treeErrorOf(err: unknown, what: string): TreeError {
     return new TreeError(
       "TREE_TXN_INVALID",
       `etcd refused the transaction as too many operations (${message}); split it, or raise etcd's --max-txn-ops`,
+      {},
+      err,
+    );
+  if (AUTH_REFUSED.test(message))
+    return new TreeError(
+      "TREE_UNAVAILABLE",
+      `etcd refused the tree's login (${what}): ${message}; etcd has auth enabled: give an etcd user that may read and write the tree's prefix in BYTESEEK_ETCD_USER and its password in BYTESEEK_ETCD_PASSWORD`,
       {},
       err,
     );

@@ -20,6 +20,7 @@ import { checkValueSize } from "../rules.js";
 import type { ExportEntry, ImportResult, ListOptions, Tree, WatchBatch, WriteResult } from "../types.js";
 import { fixRevs, PENDING, type WriteStore } from "../write-store.js";
 import { Attempt, Conflict } from "./attempt.js";
+import type { EtcdAuth } from "./auth.js";
 import type { EtcdCalls } from "./calls.js";
 import {
   connectEtcd,
@@ -68,6 +69,8 @@ export interface EtcdTreeOptions {
   /** Keepalive pings while calls wait on a member (default every 10 s, each given 5 s to be answered). */
   keepaliveMs?: number;
   keepaliveTimeoutMs?: number;
+  /** The etcd user to log in as, when etcd has auth enabled (BYTESEEK_ETCD_USER/PASSWORD; auth.ts). */
+  auth?: EtcdAuth;
   /** How long an operation keeps retrying while etcd is unreachable before TREE_UNAVAILABLE (default 5000). */
   unavailableAfterMs?: number;
   /** Most operations etcd accepts in one transaction (its --max-txn-ops; default 128). */
@@ -104,7 +107,15 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   const maxTxnOps = options.maxTxnOps ?? 128;
   const unavailableAfterMs = options.unavailableAfterMs ?? 5000;
   const logger = options.logger;
-  const { client: shared, callTimeoutMs, tls, maxAnswerBytes, keepaliveMs, keepaliveTimeoutMs } = options;
+  const {
+    client: shared,
+    callTimeoutMs,
+    tls,
+    maxAnswerBytes,
+    keepaliveMs,
+    keepaliveTimeoutMs,
+    auth,
+  } = options;
   const clientOptions: EtcdClientOptions = {
     endpoints: options.endpoints,
     ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
@@ -112,6 +123,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
     ...(maxAnswerBytes === undefined ? {} : { maxAnswerBytes }),
     ...(keepaliveMs === undefined ? {} : { keepaliveMs }),
     ...(keepaliveTimeoutMs === undefined ? {} : { keepaliveTimeoutMs }),
+    ...(auth === undefined ? {} : { auth }),
   };
   const client = shared ?? connectEtcd(clientOptions);
   const plan = createPlanner({ history: versionsKept, maxValueBytes });

@@ -4,14 +4,21 @@
  * endpoints, a member that fails a call is skipped for a moment (the next call goes to another, as
  * client.ts's breaker does for etcd3's own calls), TLS and keepalive are the settings' (h2.ts for
  * the unary calls, one grpc-js channel per member for the watch stream). Nothing here reaches into
- * etcd3 or grpc-js past their public API. byteseek does not log in to etcd (it has no setting for
- * etcd users), so no call carries an auth token. Errors come out as etcd3's (castGrpcError), so
- * isEtcdFailure and isEtcdRefusal read them alike.
+ * etcd3 or grpc-js past their public API. With a user (auth.ts: BYTESEEK_ETCD_USER), every call
+ * carries the token it is given for it, asked for at the first call and again when etcd says it is
+ * no longer valid (a refused call is sent once more: etcd refuses it before applying anything).
+ * Errors come out as etcd3's (castGrpcError), so isEtcdFailure and isEtcdRefusal read them alike.
  *
  * A class, so bench/etcd-probe.ts can count the calls by wrapping its prototype's methods.
  */
 import { type ChannelCredentials, Client, credentials, Metadata } from "@grpc/grpc-js";
-import { castGrpcError, GRPCCancelledError, isRecoverableError } from "etcd3";
+import { castGrpcError, EtcdInvalidAuthTokenError, GRPCCancelledError, isRecoverableError } from "etcd3";
+import {
+  AUTHENTICATE,
+  decodeAuthenticateResponse,
+  type EtcdAuth,
+  encodeAuthenticateRequest,
+} from "./auth.js";
 import { type EtcdCalls, unreadableAnswer, type WatchStream } from "./calls.js";
 import {
   channelOptions,
@@ -50,6 +57,9 @@ export class EtcdRpc implements EtcdCalls {
   readonly #timeoutMs: number;
   readonly #credentials: ChannelCredentials;
   readonly #channelOptions: ReturnType<typeof channelOptions>;
+  readonly #auth: EtcdAuth | undefined;
+  /** The token every call carries when etcd has auth: asked for once, again after etcd refuses it. */
+  #token: Promise<string> | undefined;
 
   /** The members and how to reach them: the options the tree's etcd3 client is made with. */
   constructor(options: EtcdClientOptions) {
@@ -66,6 +76,32 @@ export class EtcdRpc implements EtcdCalls {
       ? credentials.createSsl(tls?.ca ?? null, tls?.key ?? null, tls?.cert ?? null)
       : credentials.createInsecure();
     this.#channelOptions = channelOptions(options);
+    this.#auth = options.auth;
+  }
+
+  /** The `token` metadata of a call on `m` (none without a user), logging in through `m` first if needed. */
+  async #authHeaders(m: MemberState): Promise<{ token: string } | Record<string, never>> {
+    const auth = this.#auth;
+    if (auth === undefined) return {};
+    this.#token ??= this.#h2
+      .call(m, AUTHENTICATE, encodeAuthenticateRequest(auth), {}, this.#timeoutMs)
+      .then(decodeAuthenticateResponse, (err: Error) => {
+        throw castGrpcError(err);
+      })
+      .catch((err: unknown) => {
+        this.#token = undefined;
+        throw unreadableAnswer(AUTHENTICATE, err);
+      });
+    return { token: await this.#token };
+  }
+
+  /** etcd no longer takes `token` (it expired, or etcd restarted): the next call asks for another. */
+  #tokenRefused(err: Error, token: string | undefined): boolean {
+    if (!(err instanceof EtcdInvalidAuthTokenError) || token === undefined) return false;
+    void this.#token?.then((current) => {
+      if (current === token) this.#token = undefined;
+    });
+    return true;
   }
 
   txn(req: TxnRequest): Promise<TxnResponse> {
@@ -79,16 +115,24 @@ export class EtcdRpc implements EtcdCalls {
   /** A new watch stream on a member not skipped; its failure makes that member skipped too. */
   watch(): Promise<WatchStream> {
     return this.#onMember(async (m) => {
+      const { token } = await this.#authHeaders(m);
+      const metadata = new Metadata();
+      if (token !== undefined) metadata.set("token", token);
       m.watch ??= new Client(m.host, this.#credentials, this.#channelOptions);
       const stream = m.watch.makeBidiStreamRequest(
         "/etcdserverpb.Watch/Watch",
         encodeWatchRequest,
         decodeWatchResponse,
-        new Metadata(),
+        metadata,
         {},
       );
-      // A stream ended by its own cancel() says nothing of the member.
-      stream.on("error", (err: Error) => stream.writable && this.#failed(m, castGrpcError(err)));
+      stream.on("error", (err: Error) => {
+        const cast = castGrpcError(err);
+        // The tree opens another stream, which then logs in again.
+        this.#tokenRefused(cast, token);
+        // A stream ended by its own cancel() says nothing of the member.
+        if (stream.writable) this.#failed(m, cast);
+      });
       return stream;
     });
   }
@@ -134,10 +178,17 @@ export class EtcdRpc implements EtcdCalls {
     const message = encode(req);
     return this.#onMember(async (m) => {
       let answer: Buffer;
-      try {
-        answer = await this.#h2.call(m, path, message, {}, this.#timeoutMs);
-      } catch (err) {
-        throw castGrpcError(err as Error);
+      for (let attempt = 0; ; attempt++) {
+        const headers = await this.#authHeaders(m);
+        try {
+          answer = await this.#h2.call(m, path, message, headers, this.#timeoutMs);
+          break;
+        } catch (err) {
+          const cast = castGrpcError(err as Error);
+          // Refused before anything was applied: sent once more with a new token.
+          if (attempt === 0 && this.#tokenRefused(cast, headers.token)) continue;
+          throw cast;
+        }
       }
       try {
         return decode(answer);

@@ -13,6 +13,7 @@ import type {
   NodeJson,
   PendingApprovalsJson,
   PromptJson,
+  RunDiffJson,
   ToolResultJson,
   ToolsJson,
   WriteJson,
@@ -133,6 +134,11 @@ export function createApi(options: ApiOptions) {
       if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
+    /** Where the server's file tools work. */
+    info: () =>
+      json<{ workspace: string; sandbox?: { state: "on" | "off" | "unavailable"; warning?: string } }>(
+        "/v1/info",
+      ),
     tools: () => json<ToolsJson>("/v1/tools"),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
@@ -141,6 +147,12 @@ export function createApi(options: ApiOptions) {
     mcp: () => json<McpServersJson>("/v1/mcp"),
     mcpSync: (server: string) =>
       json<McpSyncJson>("/v1/mcp/sync", { method: "POST", body: JSON.stringify({ server }) }),
+    /** Starts a person's OAuth sign-in to an HTTP upstream: the authorization URL to open. */
+    mcpLogin: (server: string) =>
+      json<{ authorizationUrl: string }>(`/v1/mcp/${encodeURIComponent(server)}/login`, {
+        method: "POST",
+        body: "{}",
+      }),
     /** A server's tools held for review, each with its diff against what was accepted. */
     mcpReview: (server: string) => json<McpReviewJson>(`/v1/mcp/${encodeURIComponent(server)}/review`),
     /** Accepts held tools as reviewed (`hashes`: the version shown, by tool; another is refused, 409). */
@@ -164,6 +176,9 @@ export function createApi(options: ApiOptions) {
     /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
     prompt: (vid?: string) =>
       json<PromptJson>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
+    /** Where runs `a` and `b` diverge first (GET /v1/agent/runs/<a>/diff/<b>). */
+    diffRuns: (a: string, b: string) =>
+      json<RunDiffJson>(`/v1/agent/runs/${encodeURIComponent(a)}/diff/${encodeURIComponent(b)}`),
     call: (name: string, body: { args: unknown; vid?: string; approve?: boolean }) =>
       json<ToolResultJson>(`/v1/tools/${encodeURIComponent(name)}/call`, {
         method: "POST",

@@ -1,3 +1,4 @@
+import { approvalTitle, scopesFor } from "../../tools/approval-wording.js";
 import { printable } from "../../tools/printable.js";
 import type { Api, PendingApproval } from "./api.js";
 import { toast } from "./dialogs.js";
@@ -28,25 +29,32 @@ export function createApprovalsPanel(api: Api, el: HTMLElement) {
       h("h2", {}, `Waiting for your approval (${pending.length})`),
       ...pending.map(function card(p) {
         const e = p.entry;
-        const decide = (decision: "approve" | "deny", scope?: "once" | "run") => async (ev: Event) => {
-          const button = ev.currentTarget as HTMLButtonElement;
-          button.disabled = true;
-          try {
-            await api.decide(p.key, decision, scope);
-            toast(`${decision === "approve" ? "Approved" : "Denied"} ${e.tool} (${p.key})`);
-          } catch (err) {
-            toast(`Could not decide ${p.key}: ${(err as Error).message}`, "error");
-          }
-          reload();
+        const facts = {
+          tool: e.tool,
+          vid: e.vid,
+          ...(e.change ? { change: e.change } : {}),
+          ...(e.declDiff ? { declDiff: e.declDiff } : {}),
         };
+        const decide =
+          (decision: "approve" | "deny", scope?: "once" | "run" | "always") => async (ev: Event) => {
+            const button = ev.currentTarget as HTMLButtonElement;
+            button.disabled = true;
+            try {
+              const decided = (await api.decide(p.key, decision, scope)).entry.decision;
+              // the credential it was decided with, as the entry keeps it for the audit
+              const via = decided?.via ? ` via ${decided.via}` : "";
+              toast(
+                printable(`${decision === "approve" ? "Approved" : "Denied"} ${e.tool} (${p.key})${via}`),
+              );
+            } catch (err) {
+              toast(`Could not decide ${p.key}: ${(err as Error).message}`, "error");
+            }
+            reload();
+          };
         return h(
           "article",
           { class: "approval", "data-approval": p.key, "aria-label": `${e.tool} waits for approval` },
-          h(
-            "h3",
-            {},
-            printable(e.change ? `${e.tool} wants to change ${e.change.key}` : `${e.tool} wants to run`),
-          ),
+          h("h3", {}, printable(approvalTitle(facts))),
           h("p", { class: "meta" }, printable(`run ${e.vid} · ${formatTime(e.ts)} · ${p.key}`)),
           h("p", { class: "reason" }, printable(e.reason.split("\n")[0] ?? "")),
           // what will actually run, after substitution: what the person approves
@@ -74,10 +82,19 @@ export function createApprovalsPanel(api: Api, el: HTMLElement) {
           h(
             "div",
             { class: "actions" },
-            h("button", { class: "primary", type: "button", onclick: decide("approve", "once") }, "Approve"),
-            e.change
-              ? null
-              : h("button", { type: "button", onclick: decide("approve", "run") }, "Approve for this run"),
+            // only the scopes this kind of approval takes (tools/approval-wording.ts)
+            ...scopesFor(facts).map((o) =>
+              h(
+                "button",
+                {
+                  ...(o.scope === "once" ? { class: "primary" } : {}),
+                  type: "button",
+                  title: o.covers,
+                  onclick: decide("approve", o.scope),
+                },
+                o.label,
+              ),
+            ),
             h("button", { class: "danger", type: "button", onclick: decide("deny") }, "Deny"),
           ),
         );

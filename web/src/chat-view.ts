@@ -4,6 +4,8 @@
  * and a call waiting for approval decided right where it waits. Every message of a page's
  * session goes to one run; "New run" starts another.
  */
+
+import { approvalTitle, scopesFor } from "../../tools/approval-wording.js";
 import type { Api } from "./api.js";
 import { toast } from "./dialogs.js";
 import { append, h, replace } from "./dom.js";
@@ -291,7 +293,14 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
 
 /** Approve / Approve for this run / Deny, for a call that waits where it is shown. */
 function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pending" }>): HTMLElement {
-  const decide = (decision: "approve" | "deny", scope?: "once" | "run") => async (ev: Event) => {
+  const vid = /^\/byteseek\/approval\/([^/]+)\//.exec(e.key)?.[1];
+  const facts = {
+    tool: e.name,
+    ...(vid ? { vid } : {}),
+    ...(e.change ? { change: e.change } : {}),
+    ...(e.declDiff ? { declDiff: e.declDiff } : {}),
+  };
+  const decide = (decision: "approve" | "deny", scope?: "once" | "run" | "always") => async (ev: Event) => {
     const card = (ev.currentTarget as HTMLElement).closest(".approval-inline");
     for (const b of card?.querySelectorAll("button") ?? []) b.disabled = true;
     try {
@@ -307,13 +316,25 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
   return h(
     "div",
     { class: "approval-inline", "data-approval": e.key },
-    h("p", { class: "reason" }, `Waiting for your approval: ${e.reason.split("\n")[0] ?? ""}`),
+    h("p", { class: "reason" }, `Waiting for your approval: ${approvalTitle(facts)}`),
+    h("p", { class: "meta" }, e.reason.split("\n")[0] ?? ""),
     e.diff ? h("pre", { class: "diff" }, e.diff) : null,
     h(
       "div",
       { class: "actions" },
-      h("button", { class: "primary", type: "button", onclick: decide("approve", "once") }, "Approve"),
-      h("button", { type: "button", onclick: decide("approve", "run") }, "Approve for this run"),
+      // only the scopes this kind of approval takes (tools/approval-wording.ts)
+      ...scopesFor(facts).map((o) =>
+        h(
+          "button",
+          {
+            ...(o.scope === "once" ? { class: "primary" } : {}),
+            type: "button",
+            title: o.covers,
+            onclick: decide("approve", o.scope),
+          },
+          o.label,
+        ),
+      ),
       h("button", { class: "danger", type: "button", onclick: decide("deny") }, "Deny"),
     ),
   );

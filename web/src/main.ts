@@ -13,6 +13,30 @@ import { createTreePane } from "./tree-pane.js";
 import type { View } from "./view-parts.js";
 import { startWatch, type WatchState } from "./watch.js";
 
+/**
+ * The header names the folder the agent's file tools work in (a server without a runtime has none);
+ * when commands do not run sandboxed (the policy's "sandbox": "off", or no bubblewrap here) a banner
+ * says so above everything, with how to turn the sandbox on, for as long as the page is open.
+ */
+function showWorkspace(api: ReturnType<typeof createApi>): void {
+  const el = byId("workspace");
+  api.info().then(
+    ({ workspace, sandbox }) => {
+      el.textContent = `workspace: ${workspace}`;
+      el.hidden = false;
+      const banner = byId("sandbox-banner");
+      if (sandbox && sandbox.state !== "on") {
+        banner.textContent =
+          sandbox.state === "off"
+            ? `Commands run unsandboxed, with the server's own rights. ${sandbox.warning ?? ""}`
+            : `Commands cannot run: the sandbox is unavailable here. ${sandbox.warning ?? ""}`;
+        banner.hidden = false;
+      } else banner.hidden = true;
+    },
+    () => {},
+  );
+}
+
 /** The page: a tree pane, a main area showing the route's view, and a live watch of the tree. */
 function start(): void {
   let revision = 0;
@@ -27,6 +51,7 @@ function start(): void {
   const treePane = createTreePane(api, byId("tree-pane"));
   const approvals = createApprovalsPanel(api, byId("approvals"));
   approvals.reload();
+  showWorkspace(api);
   let view: View | null = null;
   /** The address of the view on screen. */
   let shownPath = "";
@@ -123,6 +148,8 @@ function start(): void {
           treePane.onChanges(changes);
           view?.onChanges?.(changes);
           approvals.onChanges(changes);
+          // the policy may turn the sandbox off or on: the banner follows it
+          if (changes.some((c) => c.key === "/byteseek/policy")) showWorkspace(api);
         },
         relist() {
           treePane.reloadAll();

@@ -35,6 +35,35 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
     await load();
   }
 
+  /** The person signs in at the server's authorization server, which sends them back to byteseek. */
+  async function signIn(server: string, button: HTMLButtonElement): Promise<void> {
+    button.disabled = true;
+    try {
+      const { authorizationUrl } = await api.mcpLogin(server);
+      window.location.assign(authorizationUrl);
+    } catch (err) {
+      button.disabled = false;
+      replace(el, h("p", { class: "error" }, `POST /v1/mcp/${server}/login: ${(err as Error).message}`));
+    }
+  }
+
+  /** An HTTP server's sign-in: what it needs, when its token expires, and a Sign in button. */
+  function authPart(s: McpServerJson): HTMLElement | null {
+    const auth = s.auth;
+    if (!auth || auth.state === "none") return null;
+    const button = h(
+      "button",
+      { type: "button", "data-sign-in": s.server },
+      auth.state === "signed-in" ? "Sign in again" : "Sign in",
+    ) as HTMLButtonElement;
+    button.addEventListener("click", () => void signIn(s.server, button));
+    const said =
+      auth.state === "signed-in"
+        ? `signed in${auth.expiresAt ? `, token until ${formatTime(auth.expiresAt)}` : ""}${auth.refreshable ? " (renewed before then)" : ""}`
+        : `needs a person to sign in${auth.needScope ? ` (scopes ${auth.needScope})` : ""}`;
+    return h("p", { "data-role": "auth", "data-auth": auth.state }, `${said} `, button);
+  }
+
   function row(s: McpServerJson): HTMLElement {
     const button = h("button", { type: "button", "data-sync": s.server }, "Sync") as HTMLButtonElement;
     button.addEventListener("click", () => void sync(s.server, button));
@@ -63,6 +92,7 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
       " ",
       button,
       s.target ? h("p", { class: "muted" }, h("code", {}, s.target)) : null,
+      authPart(s),
       s.error ? h("p", { class: "problems" }, s.error) : null,
       h("p", { class: "muted" }, synced),
       s.toolNames.length

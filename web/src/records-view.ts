@@ -2,10 +2,12 @@
  * The call records of one run (`/runs/<vid>`, the tree's `/byteseek/tool/<vid>/`) as a table,
  * and the system prompt of that run's next turn. Records are tree values, read as they are.
  */
+import { printable } from "../../tools/printable.js";
 import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createPages } from "./paging.js";
+import { createRunDiffBox } from "./run-diff-view.js";
 import { badge, debounced, errorText, toolsBreadcrumb } from "./tool-parts.js";
 import type { View } from "./view-parts.js";
 
@@ -66,6 +68,7 @@ export function createRecordsView(api: Api, vid: string): View {
           h("summary", {}, "Arguments"),
           h("pre", {}, JSON.stringify(r.args ?? null, null, 2)),
         ),
+        typeof r.approval === "string" ? approvalDetails(api, r.approval) : null,
       ),
     );
   }
@@ -126,6 +129,7 @@ export function createRecordsView(api: Api, vid: string): View {
     ),
     more,
     promptSection,
+    createRunDiffBox(api, vid),
   );
   void load();
   const refresh = debounced(() => {
@@ -140,4 +144,31 @@ export function createRecordsView(api: Api, vid: string): View {
         refresh();
     },
   };
+}
+
+/**
+ * The approval that let a call run, read when opened: who decided it and through which credential
+ * (`decision.via`: a bearer token, a page session, a terminal, an MCP session), for the audit.
+ */
+function approvalDetails(api: Api, key: string): HTMLElement {
+  const body = h("p", { class: "approval-decision" }, "…");
+  const el = h("details", { class: "approval-of-call" }, h("summary", {}, "Approval"), body);
+  el.addEventListener("toggle", () => {
+    if (!el.open) return;
+    api.get(key).then(
+      (node) => {
+        const e = node.value as { state?: string; decision?: { scope?: string; by?: string; via?: string } };
+        const d = e.decision;
+        body.textContent = printable(
+          d
+            ? `${e.state} ${d.scope ?? ""} by ${d.by ?? "?"}${d.via ? ` via ${d.via}` : ""} (${key})`
+            : `${e.state ?? "?"} (${key})`,
+        );
+      },
+      (err: unknown) => {
+        body.textContent = `${key}: ${errorText(err)}`;
+      },
+    );
+  });
+  return el;
 }

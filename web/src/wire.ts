@@ -16,6 +16,7 @@ export type {
   McpSyncJson,
   PendingApprovalsJson,
   PromptJson,
+  RunDiffJson,
   ToolJson,
   ToolResultJson,
   ToolsJson,

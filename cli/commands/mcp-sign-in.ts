@@ -1,0 +1,62 @@
+/**
+ * `kvspace mcp login <server> [--paste]` and `kvspace mcp logout <server>`: a person signs byteseek
+ * in to an HTTP MCP server that asks for OAuth, once; the tokens are kept in the server's registry
+ * entry (a secret field) and renewed before they expire. The sign-in writes the tree this command
+ * opened (a folder, or a byteseek server over HTTP), so the server's runs use it at once.
+ */
+import { createInterface } from "node:readline";
+import { signInWithLoopback } from "../../tools/mcp/oauth/loopback.js";
+import { beginSignIn, finishSignIn, signOut } from "../../tools/mcp/oauth/sign-in.js";
+import { type CommandContext, writeLine } from "../command.js";
+
+/** Where the authorization server sends the browser in --paste mode: nothing listens, the person copies the URL. */
+export const PASTE_REDIRECT_URI = "http://127.0.0.1/callback";
+
+export async function mcpLogin(server: string, paste: boolean, ctx: CommandContext): Promise<number> {
+  const { tree, stdout, stderr } = ctx;
+  let signedIn: { expiresAt?: number; scope?: string };
+  if (paste) {
+    const begun = await beginSignIn(tree, server, PASTE_REDIRECT_URI);
+    await writeLine(stdout, `open this URL in a browser and sign in:\n${begun.authorizationUrl}`);
+    await writeLine(
+      stdout,
+      "the browser then fails to load a page on 127.0.0.1: paste that page's whole URL (its address bar) here:",
+    );
+    const line = await firstLine(ctx);
+    signedIn = await finishSignIn(tree, server, line.trim());
+  } else {
+    signedIn = await signInWithLoopback(tree, server, {
+      signal: ctx.signal,
+      async open(url) {
+        await writeLine(stdout, `open this URL in a browser and sign in (waiting for the redirect):\n${url}`);
+      },
+    });
+  }
+  const expiry = signedIn.expiresAt
+    ? `, token valid until ${new Date(signedIn.expiresAt).toISOString()}`
+    : "";
+  await writeLine(
+    stdout,
+    `${server}\tsigned in${signedIn.scope ? ` (scopes ${signedIn.scope})` : ""}${expiry}`,
+  );
+  const [report] = await (await ctx.tools()).mcpSync(server);
+  if (report?.ok) await writeLine(stdout, `${server}\tsynced\t${report.tools} tools`);
+  else stderr.write(`${server}: ${report?.error ?? "the sync failed"}\n`);
+  return 0;
+}
+
+export async function mcpLogout(server: string, ctx: CommandContext): Promise<number> {
+  const had = await signOut(ctx.tree, server);
+  await writeLine(ctx.stdout, `${server}\t${had ? "signed out" : "was not signed in"}`);
+  return 0;
+}
+
+async function firstLine(ctx: CommandContext): Promise<string> {
+  const rl = createInterface({ input: ctx.stdin });
+  try {
+    for await (const line of rl) if (line.trim()) return line;
+  } finally {
+    rl.close();
+  }
+  throw new Error("no URL was pasted (stdin ended)");
+}

@@ -1,0 +1,58 @@
+/**
+ * `GET /v1/info`: where this server's file tools work (its workspace), so a person sees it before a
+ * first `edit.read` answers "does not exist": the page's header, `byteseek run` through a server;
+ * and whether its commands run sandboxed (the page's banner when they do not).
+ */
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Runtime } from "../../tools/runtime.js";
+import type { RouteDoc } from "../openapi.js";
+import { ErrorJson } from "../schemas.js";
+
+export interface InfoRoutesOptions {
+  runtime: Runtime;
+}
+
+export const InfoJson = z.object({
+  workspace: z
+    .string()
+    .describe("The folder the file tools work in (real path): a relative path in a call is relative to it"),
+  sandbox: z
+    .object({
+      state: z
+        .enum(["on", "off", "unavailable"])
+        .describe(
+          'on: commands run in the kernel sandbox; off: the policy says "sandbox": "off" (they run as the server\'s user); unavailable: bubblewrap cannot run here (every command is refused)',
+        ),
+      warning: z
+        .string()
+        .optional()
+        .describe("What off or unavailable means, and how to turn the sandbox on"),
+    })
+    .describe("Whether commands run sandboxed (the page shows a banner unless on)"),
+});
+
+const doc = {
+  responses: {
+    200: { examples: { info: { workspace: "/home/me/project/workspace", sandbox: { state: "on" } } } },
+  },
+} satisfies RouteDoc;
+
+export const infoRoutes: FastifyPluginAsyncZod<InfoRoutesOptions> = async function infoRoutes(
+  app,
+  { runtime },
+) {
+  app.get(
+    "/v1/info",
+    {
+      schema: {
+        summary: "Where this server's file tools work (its workspace)",
+        doc,
+        response: { 200: InfoJson, 401: ErrorJson },
+      },
+    },
+    async function info() {
+      return { workspace: runtime.workspace, sandbox: await runtime.sandboxState() };
+    },
+  );
+};
