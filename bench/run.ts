@@ -20,6 +20,7 @@ const ALL = [
   "tool-search",
   "sandbox",
   "durable",
+  "lanes",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

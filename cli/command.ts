@@ -7,14 +7,17 @@ import type { Readable, Writable } from "node:stream";
 import type { Tree } from "../tree/types.js";
 import type { ToolsClient } from "./tools-client.js";
 
-/** `bool` flags take `--name`, `--name=true` or `--name=false`; `value` flags take `--name V` or `--name=V`. */
-export type FlagType = "bool" | "value";
+/**
+ * `bool` flags take `--name`, `--name=true` or `--name=false`; `value` flags take `--name V` or
+ * `--name=V`; `list` flags take `--name V` as often as given, in order.
+ */
+export type FlagType = "bool" | "value" | "list";
 
 /** The parsed command line of one subcommand. */
 export interface ParsedArgs {
   positionals: string[];
-  /** Bool flags as booleans, value flags as strings; absent flags are absent. */
-  flags: Record<string, boolean | string>;
+  /** Bool flags as booleans, value flags as strings, list flags as arrays; absent flags are absent. */
+  flags: Record<string, boolean | string | string[]>;
 }
 
 /** What a subcommand may use. Everything it prints goes through these streams. */

@@ -138,7 +138,9 @@ function buildProgram(
     if (spec.aliases) command.aliases([...spec.aliases]);
     for (const [name, type] of Object.entries(spec.flags ?? {})) {
       const help = spec.flagHelp?.[name] ?? "";
-      command.option(type === "bool" ? `--${name}` : `--${name} <value>`, help);
+      if (type === "list")
+        command.option(`--${name} <value>`, help, (v: string, all: string[] = []) => [...all, v]);
+      else command.option(type === "bool" ? `--${name}` : `--${name} <value>`, help);
     }
     if (spec.help) command.addHelpText("after", `\n${spec.help}\n`);
     command.action((_options: unknown, cmd: Command) => {
@@ -147,6 +149,7 @@ function buildProgram(
       const flags: ParsedArgs["flags"] = {};
       for (const [name, value] of Object.entries(cmd.opts())) {
         if (typeof value === "boolean" || typeof value === "string") flags[name] = value;
+        else if (Array.isArray(value)) flags[name] = value.map(String);
       }
       for (const name of off) flags[name] = false;
       select(spec, { positionals, flags });

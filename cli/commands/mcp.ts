@@ -2,10 +2,11 @@ import { shortHash } from "../../tools/mcp/pins.js";
 import { printable } from "../../tools/printable.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
+import { mcpAdd, mcpStatus } from "./mcp-registry.js";
 import { mcpLogin, mcpLogout } from "./mcp-sign-in.js";
 
 const USAGE =
-  "mcp list | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...] | mcp login <server> [--paste] | mcp logout <server>";
+  "mcp list | mcp status [<server>] | mcp add <server> --url URL | mcp add <server> -- command args… | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...] | mcp login <server> [--paste] | mcp logout <server>";
 
 /**
  * `kvspace mcp list`: one line per registered upstream MCP server — name, state, tool count,
@@ -22,12 +23,35 @@ export const mcpCommand = defineCommand({
   usage: USAGE,
   summary: "list the upstream MCP servers, or sync their tools into declarations",
   args: { min: 1 },
-  flags: { paste: "bool" },
+  flags: {
+    paste: "bool",
+    url: "value",
+    header: "list",
+    env: "list",
+    allow: "value",
+    scope: "value",
+    "client-id": "value",
+    "client-secret": "value",
+    force: "bool",
+  },
   flagHelp: {
     paste: "mcp login on a machine without a browser: paste the URL the browser was sent back to",
+    url: "mcp add: the server's Streamable HTTP endpoint",
+    header: "mcp add: a header sent with every request, 'Name: value' (repeatable)",
+    env: "mcp add: a variable of a command server, NAME=value (repeatable)",
+    allow: "mcp add: only these upstream tools, comma-separated",
+    scope: "mcp add: the OAuth scopes to ask for at sign-in",
+    "client-id": "mcp add: a client id registered beforehand with the server's authorization server",
+    "client-secret": "mcp add: its secret",
+    force: "mcp add: replace an existing entry",
   },
   async run({ positionals: [action, server, ...names], flags }, ctx) {
     const { tools, stdout, stderr } = ctx;
+    if (action === "add") {
+      if (server === undefined) throw usage("mcp add takes a server name");
+      return mcpAdd(server, names, flags, ctx);
+    }
+    if (action === "status") return mcpStatus(server, ctx);
     if (action !== "accept" && names.length) throw usage(`mcp ${action} takes at most one server name`);
     if (action === "login" || action === "logout") {
       if (server === undefined) throw usage(`mcp ${action} takes a server name`);

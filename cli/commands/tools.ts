@@ -125,7 +125,7 @@ async function accept(
 /** `kvspace tools search <query…>`: name<TAB>score<TAB>snippet per hit, best first; exit 1 on none. */
 async function search(
   positionals: readonly string[],
-  flags: Readonly<Record<string, string | boolean | undefined>>,
+  flags: Readonly<Record<string, string | boolean | string[] | undefined>>,
   client: ToolsClient,
   stdout: Writable,
   signal: AbortSignal,

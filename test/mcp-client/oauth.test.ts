@@ -244,43 +244,97 @@ describe("OAuth sign-in to an HTTP MCP server", () => {
   });
 });
 
-describe("kvspace mcp login | logout", () => {
-  it("prints the authorization URL, takes the redirect on a loopback port and syncs the server; logout forgets the tokens", async () => {
+describe("kvspace mcp add | status | login | logout", () => {
+  let dir: { path: string; remove(): Promise<void> };
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    dir = await tempDir("byteseek-oauth-cli-");
+    env = cliEnv(dir.path);
+  });
+  afterAll(() => dir.remove());
+
+  /** The registry entry as `kvspace export --secrets` writes it. */
+  async function stored(name: string): Promise<unknown> {
+    const out = await runInProcess(["export", "/byteseek/mcp/", "--secrets"], { env });
+    const line = out.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { key: string; value?: unknown })
+      .find((e) => e.key === `/byteseek/mcp/${name}`);
+    return line?.value;
+  }
+
+  it("mcp add registers an HTTP server (headers, scope, allow-list) or a command; mcp status says it needs a sign-in", async () => {
     fx.reset();
-    const dir = await tempDir("byteseek-oauth-cli-");
-    try {
-      const env = cliEnv(dir.path);
-      const set = await runInProcess(
-        ["set", "/byteseek/mcp/cli1", `json:${JSON.stringify({ url: fx.url })}`],
-        {
-          env,
+    const add = await runInProcess(
+      [
+        "mcp",
+        "add",
+        "cli1",
+        "--url",
+        fx.url,
+        "--header",
+        "X-Team: blue",
+        "--header",
+        "X-Env: test",
+        "--scope",
+        "mcp",
+        "--allow",
+        "echo,admin",
+      ],
+      { env },
+    );
+    expect(add.stdout).toBe(`cli1\tregistered\t${fx.url}\n`);
+    expect(add.code).toBe(1);
+    expect(add.stderr).toContain("kvspace mcp login cli1");
+    expect(await stored("cli1")).toMatchObject({
+      url: fx.url,
+      headers: { "X-Team": "blue", "X-Env": "test" },
+      oauth: { scope: "mcp" },
+      tools: ["echo", "admin"],
+    });
+    const again = await runInProcess(["mcp", "add", "cli1", "--url", fx.url], { env });
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain("--force");
+    const cmd = await runInProcess(
+      ["mcp", "add", "cmd1", "--env", "A=1", "--", process.execPath, "-e", "process.exit(3)"],
+      { env },
+    );
+    expect(cmd.stdout).toBe(`cmd1\tregistered\t${process.execPath} -e process.exit(3)\n`);
+    expect(await stored("cmd1")).toEqual({
+      command: [process.execPath, "-e", "process.exit(3)"],
+      env: { A: "1" },
+    });
+    const status = await runInProcess(["mcp", "status", "cli1"], { env });
+    expect(status.stdout).toMatch(/^cli1\t\w+\t0 tools\tnone held\tneeds sign-in: kvspace mcp login cli1\t/);
+  });
+
+  it("mcp login prints the authorization URL, takes the redirect on a loopback port and syncs; mcp logout forgets the tokens", async () => {
+    let browser: Promise<Response> | undefined;
+    const login = await runInProcess(
+      ["mcp", "login", "cli1"],
+      { env },
+      {},
+      {
+        onStdout(all) {
+          const url = /http:\/\/\S+\/authorize\S+/.exec(all)?.[0];
+          // the browser follows the authorization server's redirect to the loopback port
+          if (url && !browser) browser = fetch(url);
         },
-      );
-      expect(set.code, set.stderr).toBe(0);
-      let browser: Promise<Response> | undefined;
-      const login = await runInProcess(
-        ["mcp", "login", "cli1"],
-        { env },
-        {},
-        {
-          onStdout(all) {
-            const url = /http:\/\/\S+\/authorize\S+/.exec(all)?.[0];
-            // the browser follows the authorization server's redirect to the loopback port
-            if (url && !browser) browser = fetch(url);
-          },
-        },
-      );
-      expect(login.code, login.stderr).toBe(0);
-      expect(login.stdout).toMatch(/^cli1\tsigned in \(scopes mcp\), token valid until /m);
-      expect(login.stdout).toContain("cli1\tsynced\t2 tools");
-      expect(await (await browser)?.text()).toContain("Signed in to cli1");
-      const redirect = fx.seen.authorize.at(-1)?.get("redirect_uri") ?? "";
-      expect(redirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
-      const logout = await runInProcess(["mcp", "logout", "cli1"], { env });
-      expect(logout.stdout).toBe("cli1\tsigned out\n");
-    } finally {
-      await dir.remove();
-    }
+      },
+    );
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stdout).toMatch(/^cli1\tsigned in \(scopes mcp\), token valid until /m);
+    expect(login.stdout).toContain("cli1\tsynced\t2 tools");
+    expect(await (await browser)?.text()).toContain("Signed in to cli1");
+    const redirect = fx.seen.authorize.at(-1)?.get("redirect_uri") ?? "";
+    expect(redirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    const status = await runInProcess(["mcp", "status", "cli1"], { env });
+    expect(status.stdout).toMatch(
+      /^cli1\t\w+\t2 tools\tnone held\tsigned in until \S+ \(refreshed before then\)\t-\n$/,
+    );
+    const logout = await runInProcess(["mcp", "logout", "cli1"], { env });
+    expect(logout.stdout).toBe("cli1\tsigned out\n");
   });
 });
 
