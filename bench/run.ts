@@ -20,7 +20,9 @@ const ALL = [
   "tool-search",
   "sandbox",
   "durable",
+  "replay",
   "lanes",
+  "cli",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

@@ -3,7 +3,7 @@
  * its flags; the dispatcher (run.ts) builds a commander command from that declaration, parses the
  * arguments with it, opens the store only once they are valid, and hands both to `run`.
  */
-import type { Readable, Writable } from "node:stream";
+import { type Readable, Writable } from "node:stream";
 import type { Tree } from "../tree/types.js";
 import type { ToolsClient } from "./tools-client.js";
 
@@ -20,9 +20,19 @@ export interface ParsedArgs {
   flags: Record<string, boolean | string | string[]>;
 }
 
+/**
+ * How a command prints its data (`-o`): `text` the upstream TAB-separated lines; `json` one JSON
+ * document (per key for get/head); `ndjson` one JSON object a line (listings and streams).
+ */
+export type OutputFormat = "text" | "json" | "ndjson";
+
 /** What a subcommand may use. Everything it prints goes through these streams. */
 export interface CommandContext {
   tree: Tree;
+  /** `-o`; `text` when absent. */
+  output?: OutputFormat;
+  /** `--quiet`: stderr is a sink for notes, hints and progress (errors still reach the person). */
+  quiet?: boolean;
   stdin: Readable;
   stdout: Writable;
   stderr: Writable & { isTTY?: boolean; columns?: number };
@@ -61,6 +71,8 @@ export interface CommandSpec {
    * value with spaces); absent: "unexpected argument".
    */
   extraArgument?(extra: string, positionals: readonly string[]): string;
+  /** The formats `-o` takes beside `text` (absent: none; `-o` is then refused, naming what it takes). */
+  outputs?: readonly ("json" | "ndjson")[];
   /** Runs the subcommand; resolves to the exit code (0 when nothing is returned). */
   run(input: ParsedArgs, ctx: CommandContext): Promise<number | undefined>;
 }
@@ -68,6 +80,44 @@ export interface CommandSpec {
 /** Identity, for type inference at the definition site. */
 export function defineCommand(spec: CommandSpec): CommandSpec {
   return spec;
+}
+
+/** `-o`'s value checked against what `spec` takes; the problem (naming the accepted values) when refused. */
+export function outputProblem(spec: CommandSpec, value: string): string | undefined {
+  const accepted = ["text", ...(spec.outputs ?? [])];
+  if (accepted.includes(value)) return undefined;
+  return `-o takes ${accepted.join(", ")} here, got '${value}'`;
+}
+
+/** Where `--quiet` sends a command's notes: nowhere. */
+export function sinkStream(): CommandContext["stderr"] {
+  return new Writable({
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
+}
+
+/** Writes a value as one line of JSON (int64 values are already decimal strings in the tree's JSON). */
+export function writeJson(stream: Writable, value: unknown): Promise<void> {
+  return writeLine(stream, JSON.stringify(value));
+}
+
+/** A write's result as `-o json` prints it: `{key, rev, version}`, plus `deleted` or `removed` when the write says. */
+export function writeResultJson(r: {
+  key: string;
+  rev: number;
+  version: number;
+  deleted?: boolean;
+  removed?: number;
+}) {
+  return {
+    key: r.key,
+    rev: r.rev,
+    version: r.version,
+    ...(r.deleted === undefined ? {} : { deleted: r.deleted }),
+    ...(r.removed === undefined ? {} : { removed: r.removed }),
+  };
 }
 
 /** Writes one line to a stream, waiting for it to drain when its buffer is full. */

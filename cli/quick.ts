@@ -13,7 +13,14 @@
  * A store seeded once is not re-seeded here: the server and every other command still seed on open,
  * so an upgrade's new shipped entries arrive with the next of those.
  */
-import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
+import {
+  type CommandContext,
+  type CommandSpec,
+  type OutputFormat,
+  outputProblem,
+  type ParsedArgs,
+  sinkStream,
+} from "./command.js";
 import { report } from "./report.js";
 import type { KvspaceIo } from "./run.js";
 
@@ -41,8 +48,9 @@ export async function runQuick(argv: readonly string[], io: KvspaceIo): Promise<
   const load = QUICK[argv[0] ?? ""];
   if (load === undefined) return undefined;
   const spec = await load();
-  const input = parsePlain(spec, argv.slice(1));
-  if (input === undefined) return undefined;
+  const line = parsePlain(spec, argv.slice(1));
+  if (line === undefined) return undefined;
+  const { input, output, quiet } = line;
   if (WRITERS.has(spec.name) && input.positionals.some((k) => k.startsWith("/byteseek/"))) return undefined;
   const seed = io.env.BYTESEEK_SEED;
   if (seed !== undefined && seed !== "" && seed !== "0" && seed !== "1") return undefined;
@@ -54,6 +62,8 @@ export async function runQuick(argv: readonly string[], io: KvspaceIo): Promise<
   try {
     const ctx: CommandContext = {
       ...io,
+      ...(quiet ? { stderr: sinkStream(), quiet } : {}),
+      output,
       tree,
       tools: () => Promise.reject(new Error(`kvspace ${spec.name} uses no tools`)),
     };
@@ -114,10 +124,12 @@ async function openQuick(
  * `--help`, an unknown flag, a value flag without its value, a bool flag with a value other than
  * true/false, or operands too few or too many (commander and run.ts say what is wrong).
  */
-export function parsePlain(spec: CommandSpec, args: readonly string[]): ParsedArgs | undefined {
+export function parsePlain(spec: CommandSpec, args: readonly string[]): PlainLine | undefined {
   const positionals: string[] = [];
   const flags: ParsedArgs["flags"] = {};
   const types = spec.flags ?? {};
+  let output = "text";
+  let quiet = false;
   for (let i = 0; i < args.length; i++) {
     const token = args[i] as string;
     if (token === "--") {
@@ -126,6 +138,17 @@ export function parsePlain(spec: CommandSpec, args: readonly string[]): ParsedAr
     }
     if (!token.startsWith("-") || token === "-") {
       positionals.push(token);
+      continue;
+    }
+    if (token === "-q" || token === "--quiet") {
+      quiet = true;
+      continue;
+    }
+    const o = /^(?:-o|--output)(?:=(.*))?$/s.exec(token) ?? /^-o(.+)$/s.exec(token);
+    if (o) {
+      const value = o[1] ?? args[++i];
+      if (value === undefined) return undefined;
+      output = value;
       continue;
     }
     const m = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(token);
@@ -146,5 +169,13 @@ export function parsePlain(spec: CommandSpec, args: readonly string[]): ParsedAr
   }
   if (positionals.length < spec.args.min || positionals.length > (spec.args.max ?? Number.POSITIVE_INFINITY))
     return undefined;
-  return { positionals, flags };
+  if (outputProblem(spec, output) !== undefined) return undefined;
+  return { input: { positionals, flags }, output: output as OutputFormat, quiet };
+}
+
+/** A command line the quick path runs: its operands and flags, and the global `-o` and `--quiet`. */
+export interface PlainLine {
+  input: ParsedArgs;
+  output: OutputFormat;
+  quiet: boolean;
 }

@@ -4,7 +4,14 @@ import { type Command, CommanderError } from "commander";
 import { seedStore, seedWanted } from "../agent/byteseek.js";
 import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
-import type { CommandContext, CommandSpec, ParsedArgs } from "./command.js";
+import {
+  type CommandContext,
+  type CommandSpec,
+  type OutputFormat,
+  outputProblem,
+  type ParsedArgs,
+  sinkStream,
+} from "./command.js";
 import { commanderOutput, rootProgram } from "./commander-output.js";
 import { COMMANDS } from "./commands/index.js";
 import { CliError, usageError } from "./errors.js";
@@ -40,7 +47,10 @@ export interface KvspaceDeps {
 const STORE_HELP = [
   "The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
   "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.",
-  "Exit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.",
+  "Scripts: -o json|ndjson prints data as JSON (each command's --help says which it takes; README.md gives the shapes);",
+  "-q/--quiet leaves notes and progress off stderr. get, set, head, del and list load only the tree.",
+  "Exit codes (stable): 0 ok, 1 an error, 2 a usage error (a bad flag value names those accepted),",
+  "3 a tool call (or check) that answered anything but ok.",
 ].join("\n");
 
 /**
@@ -55,11 +65,11 @@ export async function runKvspace(
   deps: KvspaceDeps = {},
 ): Promise<number> {
   const { commands = COMMANDS, openStore: open = defaultOpen, openTools = defaultTools } = deps;
-  let selected: { command: CommandSpec; input: ParsedArgs } | undefined;
+  let selected: { command: CommandSpec; input: ParsedArgs; output: OutputFormat; quiet: boolean } | undefined;
   try {
     const { args, off } = normalizeBoolFlags(argv, commands);
-    const program = buildProgram(commands, io, off, (command, input) => {
-      selected = { command, input };
+    const program = buildProgram(commands, io, off, (command, input, output, quiet) => {
+      selected = { command, input, output, quiet };
     });
     await program.parseAsync(args, { from: "user" });
   } catch (err) {
@@ -67,7 +77,7 @@ export async function runKvspace(
     return report(err, io);
   }
   if (selected === undefined) return 0; // `kvspace help <command>`
-  const { command, input } = selected;
+  const { command, input, output, quiet } = selected;
   let tree: Tree | undefined;
   let tools: Promise<ToolsClient> | undefined;
   let code: number;
@@ -82,6 +92,8 @@ export async function runKvspace(
     code =
       (await command.run(input, {
         ...io,
+        ...(quiet ? { stderr: sinkStream(), quiet } : {}),
+        output,
         tree,
         tools: () => (tools ??= openTools(opened, io)),
         ...(ask ? { confirm: (question: string) => ask(question, io) } : {}),
@@ -112,7 +124,7 @@ function buildProgram(
   commands: readonly CommandSpec[],
   io: KvspaceIo,
   off: readonly string[],
-  select: (command: CommandSpec, input: ParsedArgs) => void,
+  select: (command: CommandSpec, input: ParsedArgs, output: OutputFormat, quiet: boolean) => void,
 ): Command {
   // commander's "error: …" becomes "kvspace <command>: …", as the CLI's own usage errors read
   const output = (name: string) =>
@@ -142,20 +154,30 @@ function buildProgram(
         command.option(`--${name} <value>`, help, (v: string, all: string[] = []) => [...all, v]);
       else command.option(type === "bool" ? `--${name}` : `--${name} <value>`, help);
     }
+    command.option("-o, --output <format>", outputHelp(spec));
+    command.option("-q, --quiet", "no notes or progress on stderr (errors still)");
     if (spec.help) command.addHelpText("after", `\n${spec.help}\n`);
     command.action((_options: unknown, cmd: Command) => {
       const positionals = [...cmd.args];
       checkArity(spec, positionals);
+      const { output = "text", quiet = false, ...options } = cmd.opts<{ output?: string; quiet?: boolean }>();
+      const problem = outputProblem(spec, output);
+      if (problem !== undefined) throw usageError(spec.usage, problem);
       const flags: ParsedArgs["flags"] = {};
-      for (const [name, value] of Object.entries(cmd.opts())) {
+      for (const [name, value] of Object.entries(options)) {
         if (typeof value === "boolean" || typeof value === "string") flags[name] = value;
         else if (Array.isArray(value)) flags[name] = value.map(String);
       }
       for (const name of off) flags[name] = false;
-      select(spec, { positionals, flags });
+      select(spec, { positionals, flags }, output as OutputFormat, quiet);
     });
   }
   return program;
+}
+
+/** `-o`'s line in a command's help: the formats it takes. */
+function outputHelp(spec: CommandSpec): string {
+  return `print data as ${["text", ...(spec.outputs ?? [])].join(" | ")}`;
 }
 
 /**

@@ -8,6 +8,7 @@
  * | `mcp` | mcp/fast-call.ts: a plain `tools/call` (HTTP, 2025 sessions, stdio) | the MCP SDK's transports and instances |
  * | `etcd` | tree/etcd/rpc.ts: hand-written protobuf on HTTP/2 sessions of its own | etcd3's public KV and Watch clients |
  * | `relay` | cli/mcp-relay.ts: ids read off the SDKs' line shapes | every line parsed |
+ * | http client | tree/http/transport.ts: the HTTP tree's requests on node:http (a quick `kvspace`) | an undici pool |
  *
  * `BYTESEEK_FAST=0` selects the reference lanes everywhere (`1`, or unset: the fast ones). It is
  * the default of each factory's own option (`fastPath`, `fast`, `plainCalls`), read here and only

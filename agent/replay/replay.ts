@@ -56,7 +56,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayReport> {
     );
   const state = createReplayState(transcript);
   // no history and a short change log: nobody reads the past of a scratch tree, or watches it
-  const scratch = await openTree({ backend: "memory", historyLimit: 0, retainRevisions: 1, cacheBytes: 0 });
+  const scratch = await openTree({ backend: "memory", historyLimit: 0, retainRevisions: 1 });
   const replayTree = createScratchTree({ real: tree, scratch, vid, realWrites: options.live !== undefined });
   let live: Awaited<ReturnType<LiveRuntime>> | undefined;
   const results: TurnResult[] = [];

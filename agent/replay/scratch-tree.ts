@@ -5,7 +5,8 @@
  * without touching what the run recorded, and a store write costs nothing (no fsync per message).
  *
  * `realWrites: false` (a replay that runs no tool) refuses every write outside the run's keys: the
- * loop itself writes nothing else, so such a write would be a tool's effect leaking through.
+ * loop itself writes nothing else, so such a write would be a tool's effect leaking through; and
+ * it reads each real key once (the tree as of the replay's start).
  */
 import { usageKey } from "../../tools/usage.js";
 import { TreeError } from "../../tree/errors.js";
@@ -52,8 +53,22 @@ export function createScratchTree({ real, scratch, vid, realWrites }: ScratchTre
     return first === undefined ? scratch : owns(first) ? scratch : write(first);
   }
 
+  // a replay that runs no tool reads the real tree as of its start: each key once (the prompt
+  // parts, read on every step)
+  const seen = new Map<string, ReturnType<Tree["get"]>>();
+  function get(key: string, options?: Parameters<Tree["get"]>[1]): ReturnType<Tree["get"]> {
+    if (owns(key)) return scratch.get(key, options);
+    if (realWrites) return real.get(key, options);
+    let node = seen.get(key);
+    if (!node) {
+      node = real.get(key, options);
+      seen.set(key, node);
+    }
+    return node;
+  }
+
   const tree: Tree = {
-    get: (key, options) => read(key).get(key, options),
+    get,
     set: (key, value, options) => write(key).set(key, value, options),
     del: (key, options) => write(key).del(key, options),
     deltree: (dir, options) => write(dir).deltree(dir, options),

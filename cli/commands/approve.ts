@@ -30,7 +30,7 @@ function decisionCommand(decision: "approve" | "deny"): CommandSpec {
     async run({ positionals: [id], flags }, { tools, stdout, signal }) {
       const scope = flags.scope;
       if (scope !== undefined && (typeof scope !== "string" || !SCOPES.includes(scope)))
-        throw usageError(usage);
+        throw usageError(usage, `--scope takes ${SCOPES.join(", ")}, got '${String(scope)}'`);
       const client = await tools();
       const { key, entry } = await client.decide(
         id as string,

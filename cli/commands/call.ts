@@ -15,14 +15,16 @@ export const callCommand = defineCommand({
   name: "call",
   usage: USAGE,
   summary: "call a tool through the runtime (exit 3 unless ok)",
+  help: "-o json is --json: the result object {kind, isError, text, details, record, …} on one line.",
   args: { min: 1, max: 2 },
+  outputs: ["json"],
   flags: { vid: "value", approve: "bool", json: "bool" },
   flagHelp: {
     vid: "the run the call is recorded under (default cli)",
     approve: "approve the call if it needs a person's approval (you are that person)",
     json: "print the whole result as JSON",
   },
-  async run({ positionals: [name, raw], flags }, { tools, stdout, signal }) {
+  async run({ positionals: [name, raw], flags }, { tools, stdout, signal, output }) {
     const args = parseJsonArgs(raw);
     const vid = typeof flags.vid === "string" ? flags.vid : CLI_VID;
     const client = await tools();
@@ -31,7 +33,7 @@ export const callCommand = defineCommand({
       signal,
       ...(flags.approve === true ? { approve: true } : {}),
     });
-    if (flags.json === true) await writeLine(stdout, JSON.stringify(result, jsonSafe));
+    if (flags.json === true || output === "json") await writeLine(stdout, JSON.stringify(result, jsonSafe));
     // Command output (shell tools) usually ends with its own newline: do not add a blank line.
     else await writeLine(stdout, result.text.endsWith("\n") ? result.text.slice(0, -1) : result.text);
     return result.kind === "ok" ? 0 : 3;

@@ -14,6 +14,8 @@ export const exportCommand = defineCommand({
   usage: "export [<dir/>] [--secrets]",
   summary: "write the store or a directory as NDJSON to stdout",
   args: { min: 0, max: 1 },
+  // its lines are NDJSON already: -o ndjson says so in a script that passes -o everywhere
+  outputs: ["ndjson"],
   flags: { secrets: "bool" },
   async run({ positionals: [dir], flags }, { tree, stdout, signal }) {
     const entries = dir === undefined ? tree.export() : tree.export(parseDirKey(dir).key);

@@ -1,5 +1,6 @@
+import { nodeToJson } from "../../tree/http/convert.js";
 import { parseKey } from "../../tree/path.js";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, writeJson, writeLine } from "../command.js";
 import { formatGetLine } from "../format.js";
 
 /**
@@ -13,13 +14,16 @@ export const getCommand = defineCommand({
   help: [
     "Prints key<TAB>kind:value per key, key<TAB>index:(N) for a directory (its key ends with /),",
     "key<TAB>(nil) for an absent key. /a (a value) and /a/ (a directory) are different keys.",
+    "-o json (or ndjson): one JSON object a key, as GET /v1/tree/<key> answers, {key, absent: true} when absent.",
   ].join("\n"),
   args: { min: 1 },
-  async run({ positionals: keys }, { tree, stdout, stderr }) {
+  outputs: ["json", "ndjson"],
+  async run({ positionals: keys }, { tree, stdout, stderr, output = "text" }) {
     for (const key of keys) parseKey(key);
     for (const key of keys) {
       const node = await tree.get(key);
-      await writeLine(stdout, formatGetLine(key, node));
+      if (output === "text") await writeLine(stdout, formatGetLine(key, node));
+      else await writeJson(stdout, node === undefined ? { key, absent: true } : nodeToJson(node));
       if (node !== undefined || key.endsWith("/")) continue;
       const dir = await tree.get(`${key}/`);
       if (dir?.kind === "index")

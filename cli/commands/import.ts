@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 import { formatImportLine } from "../format.js";
 import { createProgressBar } from "../progress.js";
@@ -20,11 +20,12 @@ export const importCommand = defineCommand({
   summary: "load NDJSON (as export writes it) from a file or stdin",
   args: { min: 1, max: 1 },
   flags: { force: "bool", unchecked: "bool" },
+  outputs: ["json"],
   flagHelp: {
     force: "overwrite read-only keys",
     unchecked: "store declarations and a policy even if they do not validate",
   },
-  async run({ positionals: [source = "-"], flags }, { tree, stdin, stdout, stderr, cwd, signal }) {
+  async run({ positionals: [source = "-"], flags }, { tree, stdin, stdout, stderr, cwd, signal, output }) {
     let input: Readable;
     let total: number | undefined;
     if (source === "-") {
@@ -46,7 +47,9 @@ export const importCommand = defineCommand({
         ...(flags.unchecked === true ? { unchecked: true } : {}),
       });
       progress.finish(read);
-      await writeLine(stdout, formatImportLine(result.imported, result.rev));
+      await (output === "json"
+        ? writeJson(stdout, { imported: result.imported, rev: result.rev })
+        : writeLine(stdout, formatImportLine(result.imported, result.rev)));
     } catch (err) {
       progress.finish(read);
       throw err;

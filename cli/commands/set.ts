@@ -1,7 +1,7 @@
 import { RUN_ID as VID } from "../../tools/run-id.js";
 import { parseDirKey, parseKey } from "../../tree/path.js";
 import { parseLiteral } from "../../tree/value.js";
-import { defineCommand } from "../command.js";
+import { defineCommand, writeJson, writeResultJson } from "../command.js";
 import { usageError } from "../errors.js";
 
 const USAGE = "set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]";
@@ -28,7 +28,10 @@ export const setCommand = defineCommand({
     "A tool declaration (/byteseek/tools/<name>), the policy (/byteseek/policy, read-only: --force)",
     "or an MCP server entry (/byteseek/mcp/<name>) that does not validate is refused with its",
     "problems; --unchecked stores it anyway, and kvspace tools --check reports it.",
+    "",
+    "Prints nothing; -o json prints the write: {key, rev, version} (nil: {key, rev, version, deleted}).",
   ].join("\n"),
+  outputs: ["json"],
   args: { min: 2, max: 4 },
   flags: { force: "bool", unchecked: "bool" },
   flagHelp: {
@@ -38,7 +41,9 @@ export const setCommand = defineCommand({
   extraArgument(_extra, positionals) {
     return spacesHint(positionals, 4);
   },
-  async run({ positionals, flags }, { tree }) {
+  async run({ positionals, flags }, { tree, stdout, output = "text" }) {
+    const print = (result: Parameters<typeof writeResultJson>[0]) =>
+      output === "json" ? writeJson(stdout, writeResultJson(result)) : undefined;
     const [key, literal, mode, vid] = positionals as [string, string, string | undefined, string | undefined];
     if (mode !== undefined && mode !== "ro" && mode !== "rw")
       throw usageError(USAGE, spacesHint(positionals, 2));
@@ -48,19 +53,21 @@ export const setCommand = defineCommand({
     if (literal === "index:") {
       if (!key.endsWith("/"))
         throw usageError(USAGE, `index: makes a directory, and a directory's key ends with /: ${key}/`);
-      await tree.mkindex(parseDirKey(key).key);
+      await print(await tree.mkindex(parseDirKey(key).key));
       return 0;
     }
     parseKey(key);
     const value = parseLiteral(literal);
-    if (value === null) await tree.del(key, { force });
+    if (value === null) await print(await tree.del(key, { force }));
     else
-      await tree.set(key, value, {
-        force,
-        ...(flags.unchecked === true ? { unchecked: true } : {}),
-        ...(mode === undefined ? {} : { ro: mode === "ro" }),
-        ...(vid === undefined ? {} : { vid }),
-      });
+      await print(
+        await tree.set(key, value, {
+          force,
+          ...(flags.unchecked === true ? { unchecked: true } : {}),
+          ...(mode === undefined ? {} : { ro: mode === "ro" }),
+          ...(vid === undefined ? {} : { vid }),
+        }),
+      );
     return 0;
   },
 });

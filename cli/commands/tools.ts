@@ -1,11 +1,10 @@
 import type { Writable } from "node:stream";
-import { POLICY_INVALID } from "../../tools/catalogue.js";
 import { checkValue } from "../../tools/checked-tree.js";
 import { MCP_DIR } from "../../tools/mcp/registry.js";
 import { printable } from "../../tools/printable.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { ListResult, Tree } from "../../tree/types.js";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, type OutputFormat, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 import type { ToolsClient } from "../tools-client.js";
 
@@ -46,8 +45,8 @@ async function mcpEntryProblems(tree: Tree, signal: AbortSignal): Promise<Array<
  * in the prompt). `--check` → what does not validate instead: the policy's problems
  * (`/byteseek/policy<TAB>problem`: every call is denied), the invalid declarations'
  * (`name<TAB>problem`) and the invalid MCP server entries' (`/byteseek/mcp/<server><TAB>problem`)
- * — exit 3 when there is any — then the enabled tools the model is not
- * offered, and why.
+ * — exit 3 when there is any; nothing at all on a healthy store, as a check in a script should be
+ * (which tools the model is not offered, and why, is the listing's: state and reason).
  */
 export const toolsCommand = defineCommand({
   name: "tools",
@@ -61,7 +60,11 @@ export const toolsCommand = defineCommand({
     '  kvspace tools search "list the issues of a repository" --limit 5',
     "`kvspace tools accept <name> [<hash>]` accepts a tool a run declared, as it is now (with a hash:",
     "only that version), so every run is offered it: name<TAB>accepted<TAB>run <vid><TAB>sha256 <hash>.",
+    "--check prints nothing and exits 0 on a healthy store.",
+    "-o json: the listing as [{name, state, impl, snippet?, blocked?}]; --check as {ok, problems: [{key, problem}]};",
+    "search as [{name, score, snippet}]. -o ndjson: one object a line (--check: one problem a line).",
   ].join("\n"),
+  outputs: ["json", "ndjson"],
   args: { min: 0 },
   flags: { check: "bool", limit: "value", vid: "value" },
   flagHelp: {
@@ -71,33 +74,40 @@ export const toolsCommand = defineCommand({
   },
   extraArgument: () =>
     'only "search <query>" and "accept <name>" take arguments: kvspace tools search "what the tool does"',
-  async run({ flags, positionals }, { tree, tools, stdout, signal }) {
+  async run({ flags, positionals }, { tree, tools, stdout, signal, output = "text" }) {
     if (positionals[0] === "accept") return accept(positionals.slice(1), await tools(), stdout, signal);
-    if (positionals.length > 0) return search(positionals, flags, await tools(), stdout, signal);
+    if (positionals.length > 0) return search(positionals, flags, await tools(), stdout, signal, output);
     const catalogue = await (await tools()).list(signal);
     if (flags.check === true) {
+      const problems: Array<{ key: string; problem: string }> = [];
       const policy = catalogue.policy;
-      if (policy) for (const problem of policy.problems) await writeLine(stdout, `${policy.key}\t${problem}`);
+      if (policy) for (const problem of policy.problems) problems.push({ key: policy.key, problem });
       for (const bad of catalogue.invalid)
-        for (const problem of bad.problems) await writeLine(stdout, `${bad.name}\t${problem}`);
-      const entries = await mcpEntryProblems(tree, signal);
-      for (const [key, problem] of entries) await writeLine(stdout, `${key}\t${problem}`);
-      // the prompt offers a tool only when it is enabled, has a snippet and is not blocked
-      for (const t of catalogue.tools) {
-        // an invalid policy blocks every tool: its own lines above say why, once
-        if (!t.enabled || (policy && t.blocked === POLICY_INVALID)) continue;
-        const why =
-          t.blocked ?? (t.snippet === undefined ? "it has no snippet (still callable by name)" : undefined);
-        if (why !== undefined) await writeLine(stdout, `${t.name}\tnot offered to the model: ${why}`);
+        for (const problem of bad.problems) problems.push({ key: bad.name, problem });
+      for (const [key, problem] of await mcpEntryProblems(tree, signal)) problems.push({ key, problem });
+      if (output === "json") await writeJson(stdout, { ok: problems.length === 0, problems });
+      else
+        for (const p of problems)
+          await (output === "ndjson" ? writeJson(stdout, p) : writeLine(stdout, `${p.key}\t${p.problem}`));
+      return problems.length > 0 ? 3 : 0;
+    }
+    const rows = catalogue.tools.map((t) => ({
+      name: t.name,
+      state: t.blocked !== undefined ? "blocked" : t.enabled ? "enabled" : "disabled",
+      impl: t.impl,
+      ...(t.snippet === undefined ? {} : { snippet: t.snippet }),
+      ...(t.blocked === undefined ? {} : { blocked: t.blocked }),
+    }));
+    if (output === "json") await writeJson(stdout, rows);
+    else
+      for (const r of rows) {
+        if (output === "ndjson") await writeJson(stdout, r);
+        else {
+          const cells = [r.name, r.state, r.impl, r.snippet ?? "-"];
+          if (r.blocked !== undefined) cells.push(r.blocked);
+          await writeLine(stdout, cells.join("\t"));
+        }
       }
-      return catalogue.invalid.length > 0 || policy || entries.length > 0 ? 3 : 0;
-    }
-    for (const t of catalogue.tools) {
-      const state = t.blocked !== undefined ? "blocked" : t.enabled ? "enabled" : "disabled";
-      const cells = [t.name, state, t.impl, t.snippet ?? "-"];
-      if (t.blocked !== undefined) cells.push(t.blocked);
-      await writeLine(stdout, cells.join("\t"));
-    }
     return 0;
   },
 });
@@ -129,6 +139,7 @@ async function search(
   client: ToolsClient,
   stdout: Writable,
   signal: AbortSignal,
+  output: OutputFormat,
 ): Promise<number> {
   const [verb, ...words] = positionals;
   if (verb !== "search" || words.length === 0)
@@ -147,6 +158,12 @@ async function search(
     );
   const vid = typeof flags.vid === "string" ? flags.vid : undefined;
   const hits = await client.search(words.join(" "), { limit, ...(vid ? { vid } : {}) }, signal);
-  for (const h of hits) await writeLine(stdout, `${h.name}\t${h.score}\t${h.snippet}`);
+  const rows = hits.map((h) => ({ name: h.name, score: h.score, snippet: h.snippet }));
+  if (output === "json") await writeJson(stdout, rows);
+  else
+    for (const h of rows)
+      await (output === "ndjson"
+        ? writeJson(stdout, h)
+        : writeLine(stdout, `${h.name}\t${h.score}\t${h.snippet}`));
   return hits.length === 0 ? 1 : 0;
 }

@@ -1,7 +1,9 @@
+import { childToJson } from "../../tree/http/convert.js";
+import type { ChildJson } from "../../tree/http/schemas.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { ListChild, Tree } from "../../tree/types.js";
 import type { CommandContext } from "../command.js";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, writeJson, writeLine } from "../command.js";
 import { usageError } from "../errors.js";
 import { childIndent, compareTreeNames, formatTreeLine, TREE_VALUE_WIDTH } from "../format.js";
 import { listChildren } from "./list-children.js";
@@ -31,7 +33,10 @@ export const treeCommand = defineCommand({
     `Values are shown on one line (line breaks as ↵), cut to ${TREE_VALUE_WIDTH} characters with … unless --full;`,
     "kvspace get <key> prints one whole. A directory below --depth shows its number of entries.",
     "Example: kvspace tree --depth 1 /byteseek/",
+    "-o ndjson: one entry a line, depth first, as list -o ndjson prints a child (whole values, with its key);",
+    "-o json: {key, entries: [...]} with the same entries.",
   ].join("\n"),
+  outputs: ["json", "ndjson"],
   args: { min: 1, max: 1 },
   flags: { kind: "bool", full: "bool", depth: "value", showext: "bool" },
   flagHelp: {
@@ -51,11 +56,42 @@ export const treeCommand = defineCommand({
     const options: DrawOptions = { kind: flags.kind === true, full: flags.full === true, depth };
     // List the root before printing anything, so an absent directory prints only the error.
     const children = await sortedChildren(ctx.tree, key, ctx.signal);
+    if (ctx.output === "json" || ctx.output === "ndjson") {
+      const entries: ChildJson[] = [];
+      const emit = (e: ChildJson) =>
+        ctx.output === "ndjson" ? writeJson(ctx.stdout, e) : Promise.resolve(void entries.push(e));
+      await walk(ctx.tree, key, children, depth, emit, ctx.signal);
+      if (ctx.output === "json") await writeJson(ctx.stdout, { key, entries });
+      return 0;
+    }
     await writeLine(ctx.stdout, key);
     await drawChildren(ctx.tree, key, children, "", options, ctx);
     return 0;
   },
 });
+
+/** Every entry below `dir` to `depth` levels, depth first in tree order, as JSON objects. */
+async function walk(
+  tree: Tree,
+  dir: string,
+  children: ListChild[],
+  depth: number,
+  emit: (e: ChildJson) => Promise<void>,
+  signal: AbortSignal,
+): Promise<void> {
+  for (const child of children) {
+    await emit(childToJson(child));
+    if (child.kind === "index" && depth > 1)
+      await walk(
+        tree,
+        dir + child.name,
+        await sortedChildren(tree, dir + child.name, signal),
+        depth - 1,
+        emit,
+        signal,
+      );
+  }
+}
 
 async function sortedChildren(tree: Tree, dir: string, signal: AbortSignal): Promise<ListChild[]> {
   const children: ListChild[] = [];

@@ -100,7 +100,12 @@ const editing: GoldenCase[] = [
     args: ["history", "/app/n"],
     stdout: "/app/n\tversion=2\tmodRev=11\tint64:43\n/app/n\tversion=1\tmodRev=1\tint64:42\n",
   },
-  { name: "history of an absent key prints nothing", args: ["history", "/app/absent"], stdout: "" },
+  {
+    name: "history of an absent key prints nothing, and says why on stderr",
+    args: ["history", "/app/absent"],
+    stdout: "",
+    stderr: "kvspace history: /app/absent does not exist, and no previous versions of it are kept\n",
+  },
   { name: "set nil: deletes", args: ["set", "/app/no", "nil:"], stdout: "" },
   { name: "get after nil:", args: ["get", "/app/no"], stdout: "/app/no\t(nil)\n" },
   { name: "mkindex creates parents", args: ["mkindex", "/app/sub/deep/"], stdout: "" },
@@ -383,7 +388,7 @@ const errors: GoldenCase[] = [
     args: [],
     stdout: "",
     stderr:
-      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list or search the tool catalogue; --check: an invalid policy,\n                 declarations and MCP server entries (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approvals      list the calls waiting for a person's approval, with what each\n                 would run\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  runs           two runs side by side: the first step where they diverge\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nExit codes: 0 ok, 1 an error, 2 a usage error, 3 a tool call (or check) that answered anything but ok.\n\n",
+      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list or search the tool catalogue; --check: an invalid policy,\n                 declarations and MCP server entries (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approvals      list the calls waiting for a person's approval, with what each\n                 would run\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  runs           two runs side by side: the first step where they diverge\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nScripts: -o json|ndjson prints data as JSON (each command's --help says which it takes; README.md gives the shapes);\n-q/--quiet leaves notes and progress off stderr. get, set, head, del and list load only the tree.\nExit codes (stable): 0 ok, 1 an error, 2 a usage error (a bad flag value names those accepted),\n3 a tool call (or check) that answered anything but ok.\n\n",
     code: 2,
   },
   {
@@ -499,7 +504,16 @@ const errors: GoldenCase[] = [
     name: "watch with a bad --from",
     args: ["watch", "/", "--from", "x"],
     stdout: "",
-    stderr: "usage: kvspace watch <dir/> [--from REV]\n",
+    stderr:
+      "kvspace watch: --from takes a revision (a whole number, e.g. --from 1), got 'x'\nusage: kvspace watch <dir/> [--from REV]\n",
+    code: 2,
+  },
+  {
+    name: "approve with a bad --scope names the scopes",
+    args: ["approve", "run1/0", "--scope", "forever"],
+    stdout: "",
+    stderr:
+      "kvspace approve: --scope takes once, run, always, got 'forever'\nusage: kvspace approve <vid>/<n> [--scope once|run|always] [--reason R]\n",
     code: 2,
   },
   {
@@ -535,7 +549,7 @@ const errors: GoldenCase[] = [
     name: "help on a subcommand",
     args: ["set", "--help"],
     stdout:
-      "Usage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n\nwrite a value (nil: deletes; <dir/> index: makes a directory)\n\nOptions:\n  --force      write even if the key is read-only\n  --unchecked  store a declaration or policy even if it does not validate\n  -h, --help   print help\n\nExamples:\n  kvspace set /notes/today 'string:hello world'     quote a literal with spaces or shell characters\n  kvspace set /cfg/limit int:10 ro                   read-only from now on (writing it again needs --force)\n  kvspace set /jobs/a 'json:{\"n\":1}' rw run7        writable, owned by run run7\n  kvspace set /queue/ index:                         a directory (as mkindex)\n\nA tool declaration (/byteseek/tools/<name>), the policy (/byteseek/policy, read-only: --force)\nor an MCP server entry (/byteseek/mcp/<name>) that does not validate is refused with its\nproblems; --unchecked stores it anyway, and kvspace tools --check reports it.\n\n",
+      "Usage: kvspace set <key> <literal> [ro|rw] [vid] [--force] [--unchecked]\n\nwrite a value (nil: deletes; <dir/> index: makes a directory)\n\nOptions:\n  --force                write even if the key is read-only\n  --unchecked            store a declaration or policy even if it does not\n                         validate\n  -o, --output <format>  print data as text | json\n  -q, --quiet            no notes or progress on stderr (errors still)\n  -h, --help             print help\n\nExamples:\n  kvspace set /notes/today 'string:hello world'     quote a literal with spaces or shell characters\n  kvspace set /cfg/limit int:10 ro                   read-only from now on (writing it again needs --force)\n  kvspace set /jobs/a 'json:{\"n\":1}' rw run7        writable, owned by run run7\n  kvspace set /queue/ index:                         a directory (as mkindex)\n\nA tool declaration (/byteseek/tools/<name>), the policy (/byteseek/policy, read-only: --force)\nor an MCP server entry (/byteseek/mcp/<name>) that does not validate is refused with its\nproblems; --unchecked stores it anyway, and kvspace tools --check reports it.\n\nPrints nothing; -o json prints the write: {key, rev, version} (nil: {key, rev, version, deleted}).\n\n",
   },
 ];
 
@@ -570,10 +584,6 @@ const input: GoldenCase[] = [
     stdout: "1\tput\t/in/\tindex\n1\tput\t/in/a\tbool:false\n1\tput\t/in/b\tchar/utf8:tab\there\n",
   },
 ];
-
-/** What `tools --check` says of the enabled tools below (and edit.multi) that have no snippet. */
-const NOT_OFFERED =
-  "edit.multi\tnot offered to the model: it has no snippet (still callable by name)\ntext.fail\tnot offered to the model: it has no snippet (still callable by name)\ntext.gated\tnot offered to the model: it has no snippet (still callable by name)\n";
 
 /** Every built-in byteseek ships, as a refusal of an unknown `ref` lists them. */
 const SHIPPED_REFS =
@@ -632,9 +642,9 @@ const tools: GoldenCase[] = [
   declare("gated"),
   declare("off"),
   {
-    name: "the shipped catalogue is valid; enabled tools without a snippet are named as not offered",
+    name: "the shipped catalogue is valid: --check prints nothing and exits 0",
     args: ["tools", "--check"],
-    stdout: NOT_OFFERED,
+    stdout: "",
   },
   {
     name: "ok: a hostile argument is just a string",
@@ -721,8 +731,7 @@ const tools: GoldenCase[] = [
     name: "tools --check lists the problems and exits 3",
     args: ["tools", "--check"],
     stdout:
-      "text.broken\tdescription: missing (expected string)\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\n" +
-      NOT_OFFERED,
+      "text.broken\tdescription: missing (expected string)\ntext.broken\tparams: params must be an object schema: {\"type\": \"object\", …}\ntext.broken\timpl.kind: Invalid discriminator value. Expected 'builtin' | 'shell' | 'http' | 'llm' | 'mcp'\n",
     code: 3,
   },
   {
@@ -861,7 +870,7 @@ const guidance: GoldenCase[] = [
     args: ["deltree", "/"],
     stdout: "",
     stderr:
-      "kvspace would delete / and everything under it; there is no terminal to ask on, so confirm with --yes: kvspace deltree / --yes\n",
+      "kvspace would delete / and everything under it, read-only keys included; there is no terminal to ask on, so confirm with --yes: kvspace deltree / --yes\n",
     code: 1,
   },
   {
@@ -869,16 +878,29 @@ const guidance: GoldenCase[] = [
     args: ["deltree", "/byteseek/"],
     stdout: "",
     stderr:
-      "kvspace would delete /byteseek/ and everything under it; there is no terminal to ask on, so confirm with --yes: kvspace deltree /byteseek/ --yes\n",
+      "kvspace would delete /byteseek/ and everything under it, read-only keys included; there is no terminal to ask on, so confirm with --yes: kvspace deltree /byteseek/ --yes\n",
     code: 1,
   },
   { name: "nothing was deleted", args: ["get", "/u/c"], stdout: "/u/c\tchar/utf8:hello\n" },
+  { name: "a read-only value", args: ["set", "/u/ro", "int:1", "ro"], stdout: "" },
+  {
+    name: "-o names the formats a command takes",
+    args: ["get", "-o", "yaml", "/u/c"],
+    stdout: "",
+    stderr: "kvspace get: -o takes text, json, ndjson here, got 'yaml'\nusage: kvspace get <key>...\n",
+    code: 2,
+  },
+  {
+    name: "get -o json: an absent key is {key, absent}",
+    args: ["get", "-o", "json", "/u/nope"],
+    stdout: '{"key":"/u/nope","absent":true}\n',
+  },
   { name: "deltree of another directory does not ask", args: ["deltree", "/u/d/"], stdout: "" },
   {
-    name: "deltree / --yes deletes, and says how much",
-    args: ["deltree", "/", "--yes", "--force"],
+    name: "deltree / --yes deletes, read-only keys too (no --force), and says how much",
+    args: ["deltree", "/", "--yes"],
     stdout: "",
-    stderr: "deleted / (4 keys)\n",
+    stderr: "deleted / (5 keys)\n",
   },
   { name: "the store is empty", args: ["tree", "/"], stdout: "/\n" },
 ];
@@ -994,7 +1016,7 @@ export const CONTRACT: GoldenCase[] = [
     name: "help: exit 0",
     args: ["get", "--help"],
     stdout:
-      "Usage: kvspace get <key>...\n\nprint values\n\nOptions:\n  -h, --help  print help\n\nPrints key<TAB>kind:value per key, key<TAB>index:(N) for a directory (its key ends with /),\nkey<TAB>(nil) for an absent key. /a (a value) and /a/ (a directory) are different keys.\n\n",
+      "Usage: kvspace get <key>...\n\nprint values\n\nOptions:\n  -o, --output <format>  print data as text | json | ndjson\n  -q, --quiet            no notes or progress on stderr (errors still)\n  -h, --help             print help\n\nPrints key<TAB>kind:value per key, key<TAB>index:(N) for a directory (its key ends with /),\nkey<TAB>(nil) for an absent key. /a (a value) and /a/ (a directory) are different keys.\n-o json (or ndjson): one JSON object a key, as GET /v1/tree/<key> answers, {key, absent: true} when absent.\n\n",
   },
   {
     name: "a typo: exit 2, the nearest command suggested",

@@ -120,14 +120,19 @@ describe("kvspace's quick path", () => {
 
   it("reads a command line as commander does, or declines it", () => {
     expect(parsePlain(setCommand, ["/a", "int:1", "ro", "--force"])).toEqual({
-      positionals: ["/a", "int:1", "ro"],
-      flags: { force: true },
+      input: { positionals: ["/a", "int:1", "ro"], flags: { force: true } },
+      output: "text",
+      quiet: false,
     });
-    expect(parsePlain(listCommand, ["--kind=false", "/d/"])).toEqual({
-      positionals: ["/d/"],
-      flags: { kind: false },
+    expect(parsePlain(listCommand, ["--kind=false", "-o", "ndjson", "/d/", "-q"])).toEqual({
+      input: { positionals: ["/d/"], flags: { kind: false } },
+      output: "ndjson",
+      quiet: true,
     });
-    expect(parsePlain(getCommand, ["--", "/a"])).toEqual({ positionals: ["/a"], flags: {} });
+    expect(parsePlain(getCommand, ["--output=json", "--", "/a"])?.output).toBe("json");
+    expect(parsePlain(getCommand, ["--", "-o"])?.input).toEqual({ positionals: ["-o"], flags: {} });
+    // a format the command does not take is commander's to refuse, naming those it takes
+    expect(parsePlain(setCommand, ["/a", "int:1", "-o", "ndjson"])).toBeUndefined();
     expect(parsePlain(getCommand, ["/a", "-h"])).toBeUndefined();
     expect(parsePlain(getCommand, [])).toBeUndefined();
     expect(parsePlain(listCommand, ["--kind=maybe", "/d/"])).toBeUndefined();

@@ -7,7 +7,7 @@
  * does not run.
  */
 import { spawn } from "node:child_process";
-import { copyFile, readFile, symlink } from "node:fs/promises";
+import { copyFile, readdir, readFile, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -99,6 +99,12 @@ describe("the README's commands", () => {
     expect(await readFile(join(clone, "out.1"), "utf8")).toMatch(
       /^\/byteseek\/\n├── policy\t.*\n├── prompt\/\t\(\d+\)\n└── tools\/\t\(\d+\)\n$/,
     );
+    // the tour leaves nothing behind in the clone but the store and what this test wrote (no export file)
+    expect((await readdir(clone)).filter((f) => !/^out(\.\d+)?$/.test(f)).sort()).toEqual([
+      "README.md",
+      "bin",
+      "data",
+    ]);
     const today = lines.findIndex((l) => l.startsWith("kvspace get /notes/today"));
     expect(await readFile(join(clone, `out.${today}`), "utf8")).toBe("/notes/today\tchar/utf8:hello world\n");
   }, 120_000);

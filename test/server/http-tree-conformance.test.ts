@@ -11,7 +11,7 @@ import { describeTreeSuite } from "../tree/conformance.js";
  * memory tree per test: the HTTP tree must behave exactly as the embedded one.
  *
  * The client sends through the transport of the lane this run is on (tree/http/transport.ts):
- * node:http on the fast lane, undici with BYTESEEK_FAST=0.
+ * node:http on the fast lane, undici with BYTESEEK_FAST=0 (vitest.config.ts runs this file both ways).
  *
  * Building and listening an app costs more than most of these tests, so idle apps are kept and
  * reused: each serves, through `current`, the fresh tree of the test that holds it (a test may
@@ -61,10 +61,7 @@ describeTreeSuite("http (createHttpTree → live server)", async (options = {}) 
   const inner = await openTree({ backend: "memory", ...options });
   const served = await serve();
   served.current.tree = inner;
-  const tree = createHttpTree({
-    url: served.url,
-    transport: process.env.BYTESEEK_FAST === "0" ? "undici" : "node",
-  });
+  const tree = createHttpTree({ url: served.url });
   await tree.refresh();
   return {
     tree,

@@ -12,6 +12,7 @@
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { TreeError } from "../errors.js";
+import { fastLanesByDefault, readFastLanes } from "../fast-lanes.js";
 import { parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type {
   DelOptions,
@@ -69,7 +70,7 @@ export interface HttpTreeOptions {
   socketPath?: string;
   /**
    * What sends the requests: `node` (node:http, the fast lane) or `undici` (the reference lane);
-   * default `undici`. `openHttpTree` picks `node` unless BYTESEEK_FAST=0.
+   * default: the fast lane unless BYTESEEK_FAST=0 (tree/fast-lanes.ts).
    */
   transport?: TransportKind;
 }
@@ -99,7 +100,7 @@ export interface HttpTree extends Tree {
 export function createHttpTree(options: HttpTreeOptions): HttpTree {
   const base = new URL(options.url);
   const prefix = base.pathname.replace(/\/+$/, "");
-  const pool = createTransport(options.transport ?? "undici", base.origin, {
+  const pool = createTransport(options.transport ?? (fastLanesByDefault() ? "node" : "undici"), base.origin, {
     connections: options.connections ?? 16,
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
   });
@@ -430,7 +431,7 @@ export async function openHttpTree(
 ): Promise<Tree> {
   const tree = createHttpTree({
     url,
-    transport: env.BYTESEEK_FAST === "0" ? "undici" : "node",
+    transport: readFastLanes(env) ? "node" : "undici",
     ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}),
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
   });
