@@ -31,7 +31,7 @@ export const runsCommand = defineCommand({
       await writeLine(
         stdout,
         printable(
-          `runs ${a} and ${b} are the same: ${d.steps.a} steps, ${d.calls.a} calls (every prompt, answer, call and result equal)`,
+          `runs ${a} and ${b} are the same: ${plural(d.steps.a, "step")}, ${plural(d.calls.a, "call")} (every prompt, answer, call and result equal)`,
         ),
       );
       return 0;
@@ -45,6 +45,10 @@ export const runsCommand = defineCommand({
     return 1;
   },
 });
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
 
 function usage(message: string): CliError {
   return new CliError("CLI_USAGE", `kvspace runs: ${message}\nusage: kvspace ${USAGE}`);
