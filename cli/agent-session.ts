@@ -19,6 +19,7 @@ import type { ApprovalDecision } from "../tools/approvals.js";
 import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
+import { holdShare } from "./hold-share.js";
 import { openStore, storeSpec } from "./open-store.js";
 
 /** One turn, wherever it runs: events are shown as they come, the result answered at the end. */
@@ -110,6 +111,15 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       ...(held ? { seed: false } : {}),
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
+    // Holding the folder: serve its socket, so the printed `kvspace approve …` (and a `byteseek mcp`) reaches this run.
+    let share: { close(): Promise<void> } | undefined;
+    try {
+      if (spec.backend === "classic" && !held)
+        share = await holdShare({ tree, byteseek: bs, folder: spec.location, env, logger, holder: "run" });
+    } catch (e) {
+      await bs.close();
+      throw e;
+    }
     return {
       runTurn: (input, vid, signal, onEvent) => bs.agent.runTurn({ input, vid, signal, onEvent }),
       resume: (vid, signal, onEvent) => bs.agent.resumeRun({ vid, signal, onEvent }),
@@ -143,6 +153,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         : [],
       ...(logFile ? { logFile } : {}),
       async close() {
+        await share?.close();
         await bs.close();
         await tree.close();
       },
@@ -331,7 +342,18 @@ async function runsIn(tree: Tree, limit: number): Promise<Array<{ vid: string; s
     if (child.kind !== "index") continue;
     const vid = child.name.replace(/\/$/, "");
     const node = await tree.get(`/vthread/${vid}/status`).catch(() => undefined);
-    out.push({ vid, status: node?.kind === "char/utf8" ? String(node.value.value) : "-" });
+    // an MCP host session's run (mcp/session-run.ts) is listed with its client's name
+    const client = node ? undefined : await tree.get(`/vthread/${vid}/client`).catch(() => undefined);
+    const name = client?.kind === "json" ? (client.value.value as { name?: unknown }).name : undefined;
+    out.push({
+      vid,
+      status:
+        node?.kind === "char/utf8"
+          ? String(node.value.value)
+          : client
+            ? `MCP session of ${typeof name === "string" ? name : "a client"}`
+            : "-",
+    });
   }
   return out;
 }

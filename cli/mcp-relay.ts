@@ -78,7 +78,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
   let replays = 0;
   let attached = 0;
   /** What held the store last: a lost server is given time to come back. */
-  let holder: "serve" | "mcp" | undefined;
+  let holder: "serve" | "mcp" | "run" | undefined;
 
   const clientEnded = new Promise<void>((done) => {
     const end = () => {
@@ -204,9 +204,9 @@ async function reach(options: RelayOptions, patienceMs: number, graceMs: number)
 
 export interface Reached {
   socket: Socket;
-  holder: "serve" | "mcp" | undefined;
-  /** The run id the holder gave this session. */
-  vid: string;
+  holder: "serve" | "mcp" | "run" | undefined;
+  /** The run id the holder gave this session, when it named one at once (it names it at initialize now). */
+  vid: string | undefined;
   /** The holder's workspace, where this session's calls run. */
   workspace: string | undefined;
 }

@@ -127,7 +127,12 @@ export function workspaceNote(
 ): string | undefined {
   if (holder.workspace === undefined || holder.workspace === asked || holder.workspace === told)
     return undefined;
-  const who = holder.holder === "serve" ? "a byteseek serve" : "another byteseek mcp";
+  const who =
+    holder.holder === "serve"
+      ? "a byteseek serve"
+      : holder.holder === "run"
+        ? "a byteseek run or chat"
+        : "another byteseek mcp";
   return (
     `byteseek mcp: the store ${store} is held by ${who} whose workspace is ${holder.workspace}: ` +
     `this session's file tools work there, not in ${asked}. To work in ${asked}, give this session ` +
@@ -242,8 +247,8 @@ export async function runMcp(options: {
           // the holder names a relayed session's run: --vid cannot pick one here
           if (vid !== undefined)
             logger.warn(
-              { vid: holder.vid, asked: vid },
-              `another byteseek process holds the store: this session's calls are recorded as run ${holder.vid}, not ${vid} (the holder gives a relayed session its run id)`,
+              { asked: vid },
+              `another byteseek process holds the store: this session's calls are recorded as the run it names (mcp-<client>-<n>), not ${vid} (the holder gives a relayed session its run id)`,
             );
           const note = workspaceNote(folder, workspaceOf(env, cwd), holder, told);
           if (note !== undefined) {

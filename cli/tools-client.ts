@@ -11,6 +11,7 @@ import { createByteseek } from "../agent/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
 import { catalogueToJson } from "../server/routes/tools.js";
 import type { ToolsJson } from "../server/runtime-schemas.js";
+import { type AgentToolAcceptance, acceptAgentTool } from "../tools/agent-tools.js";
 import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
 import type { McpServerStatus } from "../tools/mcp/client.js";
 import type { AcceptOptions, McpAcceptance, McpReview } from "../tools/mcp/review.js";
@@ -51,6 +52,8 @@ export interface ToolsClient {
   mcpReview(server: string, signal?: AbortSignal): Promise<McpReview>;
   /** A person accepts held tools (`POST /v1/mcp/<server>/accept`). */
   mcpAccept(server: string, options: Omit<AcceptOptions, "by">, signal?: AbortSignal): Promise<McpAcceptance>;
+  /** A person accepts a run's tool for every run (`POST /v1/tools/<name>/accept`). */
+  acceptTool(name: string, hash?: string, signal?: AbortSignal): Promise<AgentToolAcceptance>;
   close(): Promise<void>;
 }
 
@@ -105,6 +108,8 @@ async function embeddedTools({ tree, env, cwd, stderr }: OpenToolsOptions): Prom
     mcpSync: (server) => byteseek.mcp.sync(server, "manual"),
     mcpReview: (server) => byteseek.mcp.review(server),
     mcpAccept: (server, accepting) => byteseek.mcp.accept(server, { ...accepting, by: "person (cli)" }),
+    acceptTool: (name, hash) =>
+      acceptAgentTool(byteseek.tree, name, { by: "person (cli)", ...(hash ? { hash } : {}) }),
     async decide(id, decision) {
       const key = approvalKey(id);
       return {
@@ -217,6 +222,13 @@ function remoteTools(url: URL, env: NodeJS.ProcessEnv): ToolsClient {
       send<McpReview>("GET", `/v1/mcp/${encodeURIComponent(server)}/review`, undefined, signal),
     mcpAccept: (server, accepting, signal) =>
       send<McpAcceptance>("POST", `/v1/mcp/${encodeURIComponent(server)}/accept`, accepting, signal),
+    acceptTool: (name, hash, signal) =>
+      send<AgentToolAcceptance>(
+        "POST",
+        `/v1/tools/${encodeURIComponent(name)}/accept`,
+        hash ? { hash } : {},
+        signal,
+      ),
     prompt: (vid, signal) =>
       send<BuiltPrompt>("GET", `/v1/prompt?vid=${encodeURIComponent(vid)}`, undefined, signal),
     decide(id, decision, signal) {

@@ -27,6 +27,7 @@ import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import { keyToUri } from "./resources.js";
 import type { McpFactory, McpInstance } from "./server.js";
+import type { SessionRun } from "./session-run.js";
 
 export interface McpHttpOptions {
   factory: McpFactory;
@@ -51,6 +52,8 @@ interface Session {
   instance: McpInstance;
   /** The run its calls belong to (from the initialize request's `?vid=`). */
   vid: string | undefined;
+  /** Its run, made at its first call (mcp-<client>-<n>), when `vid` names none. */
+  run?: SessionRun;
   /** Answered with one JSON body per request (its client cannot be asked), not SSE streams. */
   json: boolean;
   /** Calls answered by `sessionCall` still running, by JSON-RPC id: cancelled as the SDK cancels its own. */
@@ -232,7 +235,13 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
       const [oldest, s] = sessions.entries().next().value as [string, Session];
       endSession(oldest, s, "closing the least recently used MCP session");
     }
-    const instance = factory.create({ era: "legacy", ...(vid ? { vid } : {}) });
+    // a session of its own: its calls are one run (mcp-<client>-<n>), unless ?vid= names one
+    const run = vid ? undefined : factory.newSession("http");
+    const instance = factory.create({
+      era: "legacy",
+      ...(vid ? { vid } : {}),
+      ...(run ? { session: run } : {}),
+    });
     const json = !canBeAsked(parsedBody);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -258,6 +267,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
       instance,
       // As the instance takes it: an empty vid is none.
       vid: vid || undefined,
+      ...(run ? { run } : {}),
       json,
       calls: new Map(),
       usedAt: performance.now(),
@@ -287,7 +297,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
           signal: abort.signal,
           requestState: () => undefined,
         },
-        s.vid,
+        s.vid ?? (await s.run?.vid(server.getClientVersion())),
       );
       return encodeSessionAnswer(call.id, { result });
     } catch (err) {

@@ -39,7 +39,10 @@ import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
 import { getTemplate, listPrompts, MCP_PROMPTS_DIR, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
 import { cursorProblem, listMemory, readKey, TREE_TEMPLATE, unreadable, uriToKey } from "./resources.js";
+import { clientVid, type SessionRun, sessionRun, type Transport } from "./session-run.js";
 import type { McpSource } from "./source.js";
+
+export { clientVid } from "./session-run.js";
 
 /** byteseek_find with a query answers at most this many tools, best first. */
 const FIND_LIMIT = 20;
@@ -72,8 +75,10 @@ const KEPT_CATALOGUES = 64;
 
 export interface InstanceOptions {
   era: "legacy" | "modern";
-  /** The run the calls belong to; absent: `mcp-<client name>`. */
+  /** The run the calls belong to; absent: the session's (`mcp-<client>-<n>`), or without one `mcp-<client name>`. */
   vid?: string;
+  /** The session this instance serves (mcp/session-run.ts): its calls are one run. */
+  session?: SessionRun;
   /** Keep it among the instances change notifications go to (default true; not for one-request instances). */
   track?: boolean;
 }
@@ -143,12 +148,6 @@ function onePage(method: string, cursor: unknown): void {
       ProtocolErrorCode.InvalidParams,
       `${method} answers everything in one page, so the cursor ${JSON.stringify(cursor)?.slice(0, 80)} is not one byteseek gave; list again without a cursor`,
     );
-}
-
-/** `mcp-<client name>`, made a valid run id. */
-export function clientVid(clientName: string | undefined): string {
-  const name = (clientName ?? "").replace(/[^A-Za-z0-9_.:@-]+/g, "-").slice(0, 124);
-  return `mcp-${name || "client"}`;
 }
 
 /** A result as hosts take it: the model-facing text (kept under their limit), the kind and record in `_meta`. */
@@ -336,29 +335,35 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         requestState: () => ctx.mcpReq.requestState<ApprovalState>(),
       };
     };
-    const vidOf = (ctx: ServerContext) => options.vid ?? clientVid(asked(ctx).clientInfo()?.name);
+    const vidOf = async (ctx: ServerContext): Promise<string> => {
+      if (options.vid !== undefined) return options.vid;
+      const client = asked(ctx).clientInfo();
+      return options.session ? options.session.vid(client) : clientVid(client?.name);
+    };
 
     server.setRequestHandler("tools/list", async (request, ctx) => {
       onePage("tools/list", request.params?.cursor);
-      return { tools: (await freshCatalogue(vidOf(ctx))).tools };
+      return { tools: (await freshCatalogue(await vidOf(ctx))).tools };
     });
 
     server.setRequestHandler("tools/call", (request, ctx) =>
-      callTool(request.params.name, request.params.arguments ?? {}, asked(ctx), options.vid),
+      vidOf(ctx).then((vid) =>
+        callTool(request.params.name, request.params.arguments ?? {}, asked(ctx), vid),
+      ),
     );
 
     // templates are tree values: a run reads them under its grant, as resources and tree.get
     server.setRequestHandler("prompts/list", async (request, ctx) => {
       onePage("prompts/list", request.params?.cursor);
       const loaded = await readPolicy();
-      const vid = vidOf(ctx);
+      const vid = await vidOf(ctx);
       return { prompts: await listPrompts(tree, (key) => unreadable(key, loaded, vid) === undefined) };
     });
 
     server.setRequestHandler("prompts/get", async (request, ctx) => {
       const { name } = request.params;
-      if (name === SYSTEM_PROMPT) return systemPromptResult(await source.systemPrompt(vidOf(ctx)));
-      const why = unreadable(`${MCP_PROMPTS_DIR}${name}`, await readPolicy(), vidOf(ctx));
+      if (name === SYSTEM_PROMPT) return systemPromptResult(await source.systemPrompt(await vidOf(ctx)));
+      const why = unreadable(`${MCP_PROMPTS_DIR}${name}`, await readPolicy(), await vidOf(ctx));
       if (why !== undefined)
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `prompt ${name} is not readable: ${why}`);
       const answer = await getTemplate(tree, name, request.params.arguments ?? {});
@@ -370,7 +375,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       const cursor = request.params?.cursor;
       const problem = cursorProblem(cursor);
       if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
-      return listMemory(tree, await readPolicy(), vidOf(ctx), cursor);
+      return listMemory(tree, await readPolicy(), await vidOf(ctx), cursor);
     });
 
     server.setRequestHandler("resources/templates/list", async (request) => {
@@ -394,7 +399,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
 
     server.setRequestHandler("resources/read", async (request, ctx) => {
       const { uri } = request.params;
-      const key = await readableKey(uri, vidOf(ctx));
+      const key = await readableKey(uri, await vidOf(ctx));
       let contents: Awaited<ReturnType<typeof readKey>>;
       try {
         contents = await readKey(tree, uri, key);
@@ -411,7 +416,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     // yet included, so a client hears of its creation)
     server.setRequestHandler("resources/subscribe", async (request, ctx) => {
       const { uri } = request.params;
-      const key = await readableKey(uri, vidOf(ctx));
+      const key = await readableKey(uri, await vidOf(ctx));
       try {
         parseKey(key);
       } catch {
@@ -465,6 +470,8 @@ export function createMcpFactory(deps: McpFactoryDeps) {
 
   return {
     create,
+    /** A session's run maker (mcp/session-run.ts): one per connection or 2025-era HTTP session. */
+    newSession: (transport: Transport): SessionRun => sessionRun(tree, transport),
     /** `tools/call` without an instance (the hot paths: mcp/fast-call.ts). */
     callTool,
     answerPlain,

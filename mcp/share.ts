@@ -19,7 +19,7 @@
  * act, or approve its own calls, as another run.
  *
  * The relay's first line is `{"byteseek":"relay","version":2,"workspace":…,"token"?:…}`; the holder
- * answers `{"byteseek":"ok","holder":"serve"|"mcp","vid":…,"workspace":…}` or
+ * answers `{"byteseek":"ok","holder":"serve"|"mcp"|"run","workspace":…}` or
  * `{"byteseek":"refused","code":…,"message":…}`, then MCP flows as on stdio (one JSON-RPC message a line).
  *
  * The same socket carries the HTTP API, for `kvspace` and `byteseek run|chat` on a folder held
@@ -27,7 +27,7 @@
  * capital letter; a hello starts with `{`) is handed to the holder's HTTP server, with the
  * holder's token, Host guard and routes, as a TCP connection of its own would be.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { chmod, lstat, mkdir, rm } from "node:fs/promises";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -66,9 +66,9 @@ export const HolderAnswer = z.union([
   // What holds the store: a relay that loses a server leaves it time to restart before taking over.
   z.object({
     byteseek: z.literal("ok"),
-    holder: z.enum(["serve", "mcp"]).optional(),
-    /** The run this session's calls belong to, as the holder named it. */
-    vid: z.string().regex(VID),
+    holder: z.enum(["serve", "mcp", "run"]).optional(),
+    /** Unused: the session's run is made at its initialize (mcp-<client>-<n>, mcp/session-run.ts). */
+    vid: z.string().regex(VID).optional(),
     /** Where the holder's file tools work (every relayed call runs there). */
     workspace: z.string().optional(),
   }),
@@ -127,8 +127,8 @@ export interface ShareOptions {
   logger: Logger;
   /** The root this process's file tools touch (absolute), told to every relay. */
   workspace: string;
-  /** What this process is (told to relays): a `byteseek serve` or a `byteseek mcp`. */
-  holder: "serve" | "mcp";
+  /** What this process is (told to relays): a `byteseek serve`, a `byteseek mcp` or an embedded `byteseek run|chat`. */
+  holder: "serve" | "mcp" | "run";
   /** Takes a connection that speaks HTTP (its bytes so far put back): the holder's HTTP server. */
   http?: (socket: Socket) => void;
   /**
@@ -138,11 +138,6 @@ export interface ShareOptions {
   credential?: (token: string | undefined) => boolean;
   /** Plain 2026-era calls answered beside the SDK (mcp/stdio.ts; default: BYTESEEK_FAST, on). */
   plainCalls?: boolean;
-}
-
-/** A relayed session's run id: made by the holder, one per connection. */
-export function relayVid(): string {
-  return `mcp-relay-${randomBytes(6).toString("hex")}`;
 }
 
 /** A hello is a JSON object; an HTTP request line starts with its method, in capitals. */
@@ -176,8 +171,7 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
   }
 
   function serve(socket: Socket, rest: Buffer): void {
-    const vid = relayVid();
-    socket.write(`${JSON.stringify({ byteseek: "ok", holder, vid, workspace })}\n`);
+    socket.write(`${JSON.stringify({ byteseek: "ok", holder, workspace })}\n`);
     if (rest.length > 0) socket.unshift(rest);
     const handle = serveConnection({
       factory,
@@ -188,7 +182,8 @@ async function listen(options: ShareOptions): Promise<SharedMcp> {
         instances.add(instance);
         socket.once("close", () => instances.delete(instance));
       },
-      vid,
+      // the holder names the session's run at its initialize (mcp-<client>-<n>), never the relay
+      transport: "relay",
       ...(plainCalls === undefined ? {} : { plainCalls }),
     });
     open.set(socket, handle);

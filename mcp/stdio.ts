@@ -65,7 +65,10 @@ export interface ConnectionOptions {
   logger: Logger;
   input: Readable;
   output: Writable;
+  /** The run every call belongs to; absent: the connection's own, `mcp-<client>-<n>` (mcp/session-run.ts). */
   vid?: string;
+  /** How the session reached this process (said in its run's `/vthread/<vid>/client`). */
+  transport?: "stdio" | "relay";
   /** Told the instance the connection is pinned to, for change notifications. */
   onInstance(instance: McpInstance): void;
   /**
@@ -80,15 +83,23 @@ export function serveConnection(options: ConnectionOptions): StdioServerHandle {
   const { factory, logger, input, output, vid, onInstance } = options;
   let era: "legacy" | "modern" | undefined;
   const plain = options.plainCalls ?? fastLanesByDefault();
+  // one connection, one session: its calls are one run
+  const session = vid === undefined ? factory.newSession(options.transport ?? "stdio") : undefined;
   const transport = new PlainCalls(new StdioServerTransport(input, output), {
     era: () => (plain ? era : undefined),
-    answer: (call, signal) => factory.answerPlain(call, vid, signal),
+    answer: async (call, signal) =>
+      factory.answerPlain(call, vid ?? (await session?.vid(call.clientInfo)), signal),
     write: (line) => output.write(line),
   });
   return serveStdio(
     (ctx) => {
       era = ctx.era;
-      const instance = factory.create({ era: ctx.era, track: false, ...(vid === undefined ? {} : { vid }) });
+      const instance = factory.create({
+        era: ctx.era,
+        track: false,
+        ...(vid === undefined ? {} : { vid }),
+        ...(session === undefined ? {} : { session }),
+      });
       if (ctx.era === "modern") instance.listening = transport.listening;
       onInstance(instance);
       return instance.server;

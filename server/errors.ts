@@ -7,7 +7,9 @@ import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import type { LogFn } from "pino";
 import { type AgentErrorCode, isAgentError } from "../agent/errors.js";
 import {
+  type AgentToolErrorCode,
   type ApprovalErrorCode,
+  isAgentToolError,
   isApprovalError,
   isMcpReviewError,
   type McpReviewErrorCode,
@@ -48,7 +50,8 @@ export type ErrorCode =
   | TreeErrorCode
   | AgentErrorCode
   | ApprovalErrorCode
-  | McpReviewErrorCode;
+  | McpReviewErrorCode
+  | AgentToolErrorCode;
 
 /** An error raised by the HTTP layer itself (not by the tree). */
 export class ServerError extends Error {
@@ -129,6 +132,9 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   MCP_UNKNOWN_SERVER: 404,
   MCP_NOT_HELD: 409,
   MCP_REVIEW_STALE: 409,
+  AGENT_TOOL_NOT_FOUND: 404,
+  AGENT_TOOL_NOT_AGENTS: 409,
+  AGENT_TOOL_STALE: 409,
 };
 
 /** The body every error answers with. */
@@ -175,6 +181,7 @@ export function mapError(err: unknown): MappedError {
   if (isAgentError(err)) return made(err.code, err.message, err.details);
   if (isApprovalError(err)) return made(err.code, err.message, err.details);
   if (isMcpReviewError(err)) return made(err.code, err.message, err.details);
+  if (isAgentToolError(err)) return made(err.code, err.message, err.details);
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issues = err.validation.map((v) => ({
       path: v.instancePath || "/",

@@ -24,6 +24,16 @@ export const ToolJson = z
     ref: z.string().optional().describe("the built-in function a builtin impl names"),
     annotations: ToolAnnotations.optional().describe("what the declaration states the tool does (MCP hints)"),
     owner: z.string().optional().describe("the run that wrote the declaration (agent-written)"),
+    hash: z
+      .string()
+      .optional()
+      .describe("of a run's tool: the sha256 of its declaration, what a person's acceptance names"),
+    accepted: z
+      .boolean()
+      .optional()
+      .describe(
+        "of a run's tool: a person accepted this version for every run (POST /v1/tools/<name>/accept)",
+      ),
     blocked: z.string().optional().describe("why the policy as it stands denies every call"),
   })
   .describe("a valid declaration");
@@ -244,6 +254,13 @@ export const McpReviewJson = z.object({
     .describe("pins dropped because their tools left the upstream's list; coming back, each is held"),
 });
 export type McpReviewJson = z.infer<typeof McpReviewJson>;
+
+export const AgentToolAcceptJson = z.object({
+  name: z.string(),
+  owner: z.string().describe("the run that declared it"),
+  hash: z.string().describe("the version accepted: a later change by the run needs accepting again"),
+});
+export type AgentToolAcceptJson = z.infer<typeof AgentToolAcceptJson>;
 
 export const McpAcceptJson = z.object({
   server: z.string(),

@@ -2,9 +2,11 @@
  * The call pipeline: resolve → validate → gate (hooks, policy, a person's approval) → execute →
  * after-hooks → record. `call` never throws: every outcome is a result, and every call is recorded.
  */
+
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
+import { acceptedHash } from "./agent-tools.js";
 import { approvalOf, changeApproval, type PendingApproval } from "./approval-flow.js";
 import type { Approvals, ProposedChange } from "./approvals.js";
 import { capText } from "./cap.js";
@@ -111,7 +113,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
   async function gate(
     call: ToolCall,
     policy: Policy,
-    inherited: { inheritedConfirm?: string; wraps?: string },
+    inherited: { inheritedConfirm?: string; wraps?: string; decl?: { writer: string } },
     declHash: string,
     runHooks = true,
   ): Promise<{ result?: ToolResult; rule: string }> {
@@ -153,6 +155,9 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       hidden,
       builtinPowers: powersOf,
       declHash,
+      ...(inherited.decl && inherited.decl.writer !== "person"
+        ? { declOwner: inherited.decl.writer, agentAccepted: (n: string) => acceptedHash(tree, n) }
+        : {}),
       ...(inherited.inheritedConfirm ? { inheritedConfirm: inherited.inheritedConfirm } : {}),
       ...(inherited.wraps ? { wraps: inherited.wraps } : {}),
       ...(options.mcpNeeds ? { mcpNeeds: options.mcpNeeds } : {}),

@@ -4,6 +4,7 @@
  * name, invalid ones with their problems. Parsed declarations are memoised by revision.
  */
 import type { Tree, TreeNode } from "../tree/types.js";
+import { heldFromOthers, notAcceptedReason, readAcceptances } from "./agent-tools.js";
 import { parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
 import { netHosts } from "./gate.js";
 import { hashOf } from "./hash.js";
@@ -28,6 +29,9 @@ export interface ValidTool {
   declaration: ToolDeclaration;
   /** The run that last wrote the declaration, when a run did (agent-written). */
   owner?: string;
+  /** For a run's tool: the hash of its declaration, and whether a person accepted that version for every run (agent-tools.ts). */
+  hash?: string;
+  accepted?: boolean;
   /** Why every call would be denied by the policy as it stands (a power the run lacks, a switched-off tool it wraps). */
   blocked?: string;
 }
@@ -119,6 +123,19 @@ export function createCatalogue({
     return result;
   }
 
+  /** The hash of a declaration's value (the records' `decl.hash`), kept with its parse while its modRev holds. */
+  function hashOfNode(
+    key: string,
+    node: TreeNode | { kind: string; modRev: number; value?: unknown },
+  ): string {
+    const entry = parsed.get(key);
+    if (entry?.modRev === node.modRev && entry.hash !== undefined) return entry.hash;
+    const raw = node.kind === "json" ? (node as { value?: { value: unknown } }).value?.value : undefined;
+    const hash = hashOf(raw);
+    if (entry?.modRev === node.modRev) entry.hash = hash;
+    return hash;
+  }
+
   async function resolve(name: string): Promise<Resolved> {
     if (!ToolName.safeParse(name).success) return { ok: false, result: await unknownTool(name) };
     const key = `${TOOLS_DIR}${name}`;
@@ -135,13 +152,7 @@ export function createCatalogue({
           { key, problems: p.problems },
         ),
       };
-    const raw = node.kind === "json" ? node.value.value : undefined;
-    const entry = parsed.get(key);
-    let hash = entry?.modRev === node.modRev ? entry.hash : undefined;
-    if (hash === undefined) {
-      hash = hashOf(raw);
-      if (entry?.modRev === node.modRev) entry.hash = hash;
-    }
+    const hash = hashOfNode(key, node);
     const decl: DeclRef = { key, modRev: node.modRev, hash, writer: node.vid ?? "person" };
     if (!p.declaration.enabled)
       return {
@@ -247,6 +258,7 @@ export function createCatalogue({
     const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
     if (listed?.rev !== rev) listed = { rev, catalogue: await readCatalogue() };
     const loaded = await readPolicy();
+    const share = loaded.ok ? loaded.policy.agentTools : undefined;
     // An mcp tool needs what its server does (the registry entry, not the declaration): read once per server.
     const servers = new Map<string, Need[]>();
     const held = new Map<string, ReadonlyMap<string, string>>();
@@ -265,6 +277,13 @@ export function createCatalogue({
       const holding = impl.kind === "mcp" ? held.get(impl.server)?.get(impl.tool) : undefined;
       if (holding) return { ...t, blocked: holding };
       if (!loaded.ok) return t;
+      // another run's tool no person accepted (in this version) is not offered to this run
+      if (
+        share &&
+        t.hash &&
+        heldFromOthers(share, t.owner, vid ?? "", t.hash, t.accepted ? t.hash : undefined)
+      )
+        return { ...t, blocked: notAcceptedReason(t.name, t.owner as string) };
       const lacking =
         impl.kind === "mcp"
           ? lackingServerPowers(servers.get(impl.server) ?? [], loaded.policy, vid ?? "")
@@ -305,6 +324,7 @@ export function createCatalogue({
     const valid: ValidTool[] = [];
     const invalid: InvalidTool[] = [];
     const policyLoaded = await readPolicy();
+    const acceptances = await readAcceptances(tree);
     let after: string | undefined;
     do {
       let page: Awaited<ReturnType<Tree["list"]>>;
@@ -325,7 +345,11 @@ export function createCatalogue({
           continue;
         }
         const tool: ValidTool = { name: child.name, key, declaration: p.declaration };
-        if (node.vid !== undefined) tool.owner = node.vid;
+        if (node.vid !== undefined) {
+          tool.owner = node.vid;
+          tool.hash = hashOfNode(key, node);
+          tool.accepted = acceptances.get(child.name) === tool.hash;
+        }
         const legacy = policyLoaded.ok ? policyLoaded.policy.agentImpls : undefined;
         if (!policyLoaded.ok) tool.blocked = POLICY_INVALID;
         else if (node.vid !== undefined && legacy && !legacy.includes(p.declaration.impl.kind))

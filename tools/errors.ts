@@ -48,8 +48,10 @@ export type ToolErrorCode =
   | "mcp_protocol"
   /** the upstream tool is outside its entry's allow-list, or was never synced (tools/mcp/allowed.ts) */
   | "mcp_not_allowed"
-  /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts). */
+  /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts), or another run's tool no person accepted (tools/agent-tools.ts). */
   | "held_for_review"
+  /** A run's declaration beyond the policy's agentTools.maxPerRun / maxBytesPerRun (tools/agent-tools.ts). */
+  | "catalogue_full"
   /** An HTTP upstream wants a person to sign in (again): kvspace mcp login (tools/mcp/oauth/). */
   | "mcp_sign_in"
   // the sandbox every command runs in (tools/sandbox/)
@@ -72,6 +74,7 @@ const DEFAULT_KIND: Partial<Record<ToolErrorCode, ToolKind>> = {
   read_only: "denied",
   mcp_not_allowed: "denied",
   held_for_review: "denied",
+  catalogue_full: "denied",
   sandbox_unavailable: "denied",
 };
 
@@ -146,6 +149,26 @@ export class ApprovalError extends Error {
 
 export function isApprovalError(err: unknown): err is ApprovalError {
   return err instanceof ApprovalError;
+}
+
+/** Codes of accepting a run's tool for every run (tools/agent-tools.ts), for its callers: HTTP maps them. */
+export type AgentToolErrorCode = "AGENT_TOOL_NOT_FOUND" | "AGENT_TOOL_NOT_AGENTS" | "AGENT_TOOL_STALE";
+
+/** An acceptance that cannot be made: no such tool, not a run's, or it changed since it was reviewed. */
+export class AgentToolError extends Error {
+  override readonly name = "AgentToolError";
+  readonly code: AgentToolErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: AgentToolErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isAgentToolError(err: unknown): err is AgentToolError {
+  return err instanceof AgentToolError;
 }
 
 /** Codes of the MCP review API (tools/mcp/client.ts review/accept), for its callers: HTTP maps them. */

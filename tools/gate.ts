@@ -1,5 +1,6 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { heldFromOthers, notAcceptedReason } from "./agent-tools.js";
 import { parseStanding } from "./approvals.js";
 import type { ToolDeclaration } from "./declaration.js";
 import { httpUrl } from "./impl/http.js";
@@ -42,6 +43,9 @@ export interface GateInput {
   builtinPowers: (ref: string) => readonly Power[];
   /** The hash of the declaration as read for this call: a standing approval names it (approvals.ts). */
   declHash?: string;
+  /** The run that wrote the declaration (absent: a person's), and the hash a person accepted of it for every run (agent-tools.ts). */
+  declOwner?: string;
+  agentAccepted?: (name: string) => Promise<string | undefined>;
   /** Confirmation inherited from the declaration an alias wraps: where it comes from. */
   inheritedConfirm?: string;
   /**
@@ -80,6 +84,15 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
       "agentImpls",
       `${name} was declared by an agent with an impl of kind "${impl.kind}", which the policy's legacy agentImpls rule does not allow (allowed: ${policy.agentImpls.join(", ") || "none"}). ${HOW_TO_GRANT} by removing agentImpls (grants decide instead). Until then use an existing tool.`,
     );
+  if (input.declOwner !== undefined && input.agentAccepted && policy.agentTools.share === "accepted") {
+    const accepted = input.declOwner === vid ? undefined : await input.agentAccepted(name);
+    if (heldFromOthers(policy.agentTools, input.declOwner, vid, input.declHash ?? "", accepted))
+      return refuse(
+        "held_for_review",
+        "agentTools.share",
+        `${name} was not run: ${notAcceptedReason(name, input.declOwner)}.`,
+      );
+  }
   if (impl.kind === "mcp" && input.mcpAllowed) {
     const verdict = await input.mcpAllowed(impl.server, impl.tool);
     if (!verdict.ok)

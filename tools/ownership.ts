@@ -34,6 +34,8 @@ export const RUNTIME_DIRS = [
   "/byteseek/tool/",
   "/byteseek/usage/",
   "/byteseek/approval/",
+  // a person's acceptance of a run's tool for every run (agent-tools.ts): a run must not grant it itself
+  "/byteseek/tool-accept/",
   SYNC_DIR,
   "/vthread/",
 ] as const;

@@ -48,6 +48,31 @@ export const ToolListPolicy = z
   .strict();
 export type ToolListPolicy = z.infer<typeof ToolListPolicy>;
 
+/** What runs may declare, and who else is offered it (`agentTools` in the policy). */
+export const AgentToolsPolicy = z
+  .object({
+    share: z
+      .enum(["accepted", "at-once"])
+      .default("accepted")
+      .describe(
+        "accepted: a tool a run declared is offered to other runs only once a person accepts that version of it (kvspace tools accept <name>); at-once: to every run as soon as it is written",
+      ),
+    maxPerRun: z
+      .number()
+      .int()
+      .min(0)
+      .default(64)
+      .describe("The most declarations one run may have under /byteseek/tools/"),
+    maxBytesPerRun: z
+      .number()
+      .int()
+      .min(0)
+      .default(256 * 1024)
+      .describe("The most bytes (JSON) of all the declarations one run has under /byteseek/tools/"),
+  })
+  .strict();
+export type AgentToolsPolicy = z.infer<typeof AgentToolsPolicy>;
+
 /**
  * The gate's policy. `grants` says which powers (powers.ts) each run holds; the other rules
  * apply to every call whatever tool makes it. "Agent-written" means the declaration node has an
@@ -128,6 +153,9 @@ export const Policy = z
       .describe("Bytes of a command's output kept on disk while it runs (the last ones)"),
     toolList: ToolListPolicy.default(ToolListPolicy.parse({})).describe(
       "How a turn's tool list is built: every offered tool in full, or past a threshold only the always-on ones and those tools.search found",
+    ),
+    agentTools: AgentToolsPolicy.default(AgentToolsPolicy.parse({})).describe(
+      "How many tools a run may declare (count and bytes), and whether other runs are offered them before a person accepts them",
     ),
     sandbox: SandboxMode.default("on"),
     limits: SandboxLimits.default(() => SandboxLimits.parse({})).describe(

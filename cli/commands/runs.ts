@@ -74,7 +74,7 @@ async function diff(a: string, b: string, { tree, stdout }: CommandContext): Pro
     await writeLine(
       stdout,
       printable(
-        `runs ${a} and ${b} are the same: ${d.steps.a} steps, ${d.calls.a} calls (every prompt, answer, call and result equal)`,
+        `runs ${a} and ${b} are the same: ${plural(d.steps.a, "step")}, ${plural(d.calls.a, "call")} (every prompt, answer, call and result equal)`,
       ),
     );
     return 0;
@@ -86,6 +86,10 @@ async function diff(a: string, b: string, { tree, stdout }: CommandContext): Pro
     await writeLine(stdout, printable(`  records: ${a} ${records.a ?? "-"} · ${b} ${records.b ?? "-"}`));
   for (const line of rest) await writeLine(stdout, printable(line));
   return 1;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function usage(message: string): CliError {

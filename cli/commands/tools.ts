@@ -1,6 +1,7 @@
 import type { Writable } from "node:stream";
 import { checkValue } from "../../tools/checked-tree.js";
 import { MCP_DIR } from "../../tools/mcp/registry.js";
+import { printable } from "../../tools/printable.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { ListResult, Tree } from "../../tree/types.js";
 import { defineCommand, type OutputFormat, writeJson, writeLine } from "../command.js";
@@ -49,7 +50,7 @@ async function mcpEntryProblems(tree: Tree, signal: AbortSignal): Promise<Array<
  */
 export const toolsCommand = defineCommand({
   name: "tools",
-  usage: "tools [--check] | tools search <query> [--limit K]",
+  usage: "tools [--check] | tools search <query> [--limit K] | tools accept <name> [<hash>]",
   summary:
     "list or search the tool catalogue; --check: an invalid policy, declarations and MCP server entries (exit 3 if any)",
   help: [
@@ -57,6 +58,8 @@ export const toolsCommand = defineCommand({
     "snippet, guidelines and parameters; any language): one line per hit, name<TAB>score<TAB>what it does,",
     "best first, only the tools a run is offered (exit 1 when nothing matches).",
     '  kvspace tools search "list the issues of a repository" --limit 5',
+    "`kvspace tools accept <name> [<hash>]` accepts a tool a run declared, as it is now (with a hash:",
+    "only that version), so every run is offered it: name<TAB>accepted<TAB>run <vid><TAB>sha256 <hash>.",
     "--check prints nothing and exits 0 on a healthy store.",
     "-o json: the listing as [{name, state, impl, snippet?, blocked?}]; --check as {ok, problems: [{key, problem}]};",
     "search as [{name, score, snippet}]. -o ndjson: one object a line (--check: one problem a line).",
@@ -69,8 +72,10 @@ export const toolsCommand = defineCommand({
     limit: "with search: at most this many hits (1 to 100, default 10)",
     vid: "with search: the tools this run is offered (default: the default grant's)",
   },
-  extraArgument: () => 'only "search <query>" takes arguments: kvspace tools search "what the tool does"',
+  extraArgument: () =>
+    'only "search <query>" and "accept <name>" take arguments: kvspace tools search "what the tool does"',
   async run({ flags, positionals }, { tree, tools, stdout, signal, output = "text" }) {
+    if (positionals[0] === "accept") return accept(positionals.slice(1), await tools(), stdout, signal);
     if (positionals.length > 0) return search(positionals, flags, await tools(), stdout, signal, output);
     const catalogue = await (await tools()).list(signal);
     if (flags.check === true) {
@@ -106,6 +111,26 @@ export const toolsCommand = defineCommand({
     return 0;
   },
 });
+
+/** `kvspace tools accept <name> [<hash>]`: a person accepts a run's tool for every run. */
+async function accept(
+  args: readonly string[],
+  client: ToolsClient,
+  stdout: Writable,
+  signal: AbortSignal,
+): Promise<number> {
+  const [name, hash, ...more] = args;
+  if (name === undefined || more.length > 0)
+    throw new CliError("CLI_USAGE", "tools accept takes a tool name and, optionally, the hash reviewed");
+  const done = await client.acceptTool(name, hash, signal);
+  await writeLine(
+    stdout,
+    [done.name, "accepted", `run ${done.owner}`, `sha256 ${done.hash.slice(0, 12)}`]
+      .map((c) => printable(c))
+      .join("\t"),
+  );
+  return 0;
+}
 
 /** `kvspace tools search <query…>`: name<TAB>score<TAB>snippet per hit, best first; exit 1 on none. */
 async function search(

@@ -5,6 +5,7 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { acceptAgentTool } from "../../tools/agent-tools.js";
 import { POLICY_KEY } from "../../tools/policy.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
@@ -12,7 +13,7 @@ import { createToolSearcher, type ToolSearcher } from "../../tools/search/search
 import type { Tree } from "../../tree/types.js";
 import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { type ToolJson, ToolResultJson, ToolsJson } from "../runtime-schemas.js";
+import { AgentToolAcceptJson, type ToolJson, ToolResultJson, ToolsJson } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ToolsRoutesOptions {
@@ -113,6 +114,13 @@ const callDoc = {
   },
 } satisfies RouteDoc;
 
+const acceptDoc = {
+  body: { reviewed: { hash: "9f2c41ab7d0e5c3b8a1f6e2d4c9b0a7e5f3d1c8b6a4e2f0d9c7b5a3e1f8d6c4b" } },
+  responses: {
+    200: { examples: { accepted: { name: "text.wc", owner: "r1", hash: "9f2c41ab…" } } },
+  },
+} satisfies RouteDoc;
+
 /** The vid of calls that name none. */
 export const HTTP_VID = "http";
 
@@ -133,6 +141,7 @@ export function toolToJson(t: ValidTool): ToolJson {
     ...(d.impl.kind === "builtin" ? { ref: d.impl.ref } : {}),
     ...(d.annotations === undefined ? {} : { annotations: d.annotations }),
     ...(t.owner === undefined ? {} : { owner: t.owner }),
+    ...(t.hash === undefined ? {} : { hash: t.hash, accepted: t.accepted === true }),
     ...(t.blocked === undefined ? {} : { blocked: t.blocked }),
   };
 }
@@ -178,6 +187,41 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
       const byName = new Map(catalogue.valid.map((t) => [t.name, t]));
       const tools = hits.map((h) => byName.get(h.name)).filter((t): t is ValidTool => t !== undefined);
       return { tools: tools.map(toolToJson), invalid: [], search: { query, hits } };
+    },
+  );
+
+  app.post(
+    "/v1/tools/:name/accept",
+    {
+      schema: {
+        summary:
+          "A person accepts a tool a run declared, as it is now: other runs are offered it (policy agentTools.share: accepted)",
+        params: ToolCallParams,
+        body: z
+          .object({
+            hash: z
+              .string()
+              .regex(/^[0-9a-f]{64}$/)
+              .optional()
+              .describe(
+                "the version reviewed (GET /v1/tools: hash): refused (409) if the tool changed since",
+              ),
+          })
+          .strict()
+          .default({}),
+        doc: acceptDoc,
+        response: {
+          200: AgentToolAcceptJson,
+          400: ErrorJson,
+          401: ErrorJson,
+          404: ErrorJson,
+          409: ErrorJson,
+        },
+      },
+    },
+    async function acceptTool(req) {
+      const { hash } = req.body;
+      return acceptAgentTool(tree, req.params.name, { by: "person (http)", ...(hash ? { hash } : {}) });
     },
   );
 

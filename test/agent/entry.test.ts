@@ -10,6 +10,7 @@ import { readSse } from "../../tree/http/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { formatValue, type Json, json, str } from "../../tree/value.js";
+import { runCli } from "../cli/run-cli.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
 import { BYTESEEK_BIN, byteseek, needBuiltCli } from "./helpers.js";
@@ -335,6 +336,45 @@ describe("the byteseek CLI", () => {
     } finally {
       await tree.close();
     }
+  });
+
+  it("byteseek run on its own folder, piped: the kvspace approve line it prints decides the call (it serves the store's socket)", async () => {
+    const { fake, env, store, workspace } = await setup();
+    const seeded = await openTree({ backend: "classic", location: store });
+    try {
+      const bs = await createByteseek({ tree: seeded, workspace, logger: silent, env: {} });
+      await bs.close();
+      const node = await seeded.get("/byteseek/tools/edit.write");
+      const decl = node?.kind === "json" ? (node.value.value as Record<string, Json>) : {};
+      await seeded.set("/byteseek/tools/edit.write", json({ ...decl, confirm: true }));
+    } finally {
+      await seeded.close();
+    }
+    fake.script(
+      { toolCalls: [{ name: "edit.write", args: { path: "ok.txt", text: "approved\n" } }] },
+      { text: "written" },
+    );
+    const child = spawn(process.execPath, [BYTESEEK_BIN, "run", "write ok.txt", "--vid", "pipe1"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    const line = new Promise<string>((resolve) => {
+      child.stdout.setEncoding("utf8").on("data", (c: string) => {
+        stdout += c;
+        const m = /decide with: (kvspace approve \S+)/.exec(stdout);
+        if (m) resolve(m[1] as string);
+      });
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    const printed = await line;
+    expect(printed).toBe("kvspace approve pipe1/0");
+    // the printed line, as a person would run it from another shell on the same store
+    const approved = await runCli(printed.split(" ").slice(1), { env });
+    expect(approved).toMatchObject({ code: 0, stdout: "/byteseek/approval/pipe1/0\tapproved\tedit.write\n" });
+    expect(await closed).toBe(0);
+    expect(existsSync(join(workspace, "ok.txt"))).toBe(true);
+    expect(stdout).toContain("written");
   });
 
   it("byteseek run on a terminal asks about a call waiting for approval inline, and y runs it once", async () => {

@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import {
   type AuthInfo,
   createMcpHandler,
+  inputRequired,
   McpServer,
   OAuthError,
   OAuthErrorCode,
@@ -91,6 +92,11 @@ function mcpServer(): McpServer {
       ],
     }),
   );
+  server.registerTool("roots", { description: "Lists the client's roots" }, async (ctx) => {
+    const answered = ctx.mcpReq.inputResponses?.roots as { roots?: { uri: string }[] } | undefined;
+    if (!answered) return inputRequired({ inputRequests: { roots: inputRequired.listRoots() } });
+    return { content: [{ type: "text", text: (answered.roots ?? []).map((r) => r.uri).join(" ") }] };
+  });
   server.registerTool(
     "admin",
     { description: "Needs the admin scope", scopeChallenge: requireScopes("mcp", "admin") },

@@ -1,3 +1,4 @@
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../../server/app.js";
 import { beginSignIn, finishSignIn, refreshIfDue, signOut } from "../../tools/mcp/oauth/sign-in.js";
@@ -32,7 +33,7 @@ afterAll(async () => {
 async function register(extra: Record<string, unknown> = {}, fixture: Partial<OAuthFixtureOptions> = {}) {
   fx.reset(fixture);
   server = `prot${++n}`;
-  await h.register(server, { url: fx.url, ...extra });
+  await h.register(server, { url: fx.url, oauth: {}, ...extra });
 }
 
 async function entry(): Promise<Record<string, unknown>> {
@@ -221,6 +222,14 @@ describe("OAuth sign-in to an HTTP MCP server", () => {
     expect(ok.text).toBe("admin done");
   });
 
+  it("speaks 2026-07-28 to a server that does, and announces the workspace as its root when asked", async () => {
+    await register();
+    await signIn();
+    const r = await h.runtime.call(`${server}.roots`, {}, { vid: "r1" });
+    expect(r.kind, r.text).toBe("ok");
+    expect(r.text).toBe(pathToFileURL(h.workspace).href);
+  });
+
   it("signs out: tokens forgotten, the next call needs a sign-in", async () => {
     await register();
     await signIn();
@@ -376,7 +385,7 @@ describe("the page's Sign in, through the server", () => {
       expect(unauthenticated.statusCode).toBe(401);
       const done = await app.inject({ method: "GET", url: `${back.pathname}${back.search}`, headers: auth });
       expect(done.statusCode, done.body).toBe(200);
-      expect(done.body).toContain(`Signed in to ${server} (2 tools synced)`);
+      expect(done.body).toContain(`Signed in to ${server} (3 tools synced)`);
       const listed = await app.inject({ method: "GET", url: "/v1/mcp", headers: auth });
       const mine = (
         listed.json() as { servers: { server: string; auth?: { state: string } }[] }

@@ -87,12 +87,27 @@ describe.each([
     expect(await record(server, `/byteseek/tool/${vid}/0`)).toMatchObject({ name: "tree.get", kind: "arg" });
   });
 
-  it("records calls under mcp-<client name> when no vid is given", async () => {
-    const client = track(await connect(server.url, { name: `named client ${connect.name}` }));
-    const result = await client.callTool({ name: "tree_get", arguments: { key: "/byteseek/prompt/system" } });
-    expect((result._meta as Record<string, unknown>)["byteseek/record"]).toBe(
-      `/byteseek/tool/mcp-named-client-${connect.name}/0`,
-    );
+  it("records calls under the session's run mcp-<client>-<n> (a stateless 2026-era client: mcp-<client>) when no vid is given", async () => {
+    const run = (n: number) =>
+      connect.name === "connectV1Http"
+        ? `mcp-named-client-${connect.name}-${n}`
+        : `mcp-named-client-${connect.name}`;
+    for (const n of [1, 2]) {
+      const client = track(await connect(server.url, { name: `named client ${connect.name}` }));
+      const result = await client.callTool({
+        name: "tree_get",
+        arguments: { key: "/byteseek/prompt/system" },
+      });
+      // each 2025-era session is a run of its own: a "this run" approval never spans two
+      expect((result._meta as Record<string, unknown>)["byteseek/record"]).toBe(
+        `/byteseek/tool/${run(n)}/${connect.name === "connectV1Http" ? 0 : n - 1}`,
+      );
+    }
+    if (connect.name === "connectV1Http")
+      expect(await record(server, "/vthread/mcp-named-client-connectV1Http-2/client")).toMatchObject({
+        name: "named client connectV1Http",
+        transport: "http",
+      });
   });
 
   it("asks the person through elicitation and runs the call when they say yes", async () => {

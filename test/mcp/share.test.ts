@@ -32,8 +32,8 @@ import {
 
 const track = closedAfterEach();
 
-/** The record of a relayed session's call: under a run the holder named (mcp/share.ts relayVid). */
-const RELAYED_RECORD = /^\/byteseek\/tool\/mcp-relay-[0-9a-f]{12}\/[0-9]+$/;
+/** The record of a relayed session's call: under the session's run the holder named, mcp-<client>-<n> (mcp/session-run.ts). */
+const RELAYED_RECORD = /^\/byteseek\/tool\/mcp-[A-Za-z0-9_.:@-]+-[0-9]+\/[0-9]+$/;
 
 /** The token a holder made in the store folder (server/token-file.ts). */
 async function storeToken(store: string): Promise<string> {
@@ -98,6 +98,8 @@ describe("byteseek mcp processes sharing one store folder", () => {
     // A relayed session's run is the holder's to name: not mcp-<client name>, not its --vid.
     const twoRecord = String((two._meta as Record<string, unknown>)["byteseek/record"]);
     expect(twoRecord).toMatch(RELAYED_RECORD);
+    // each session a run of its own: mcp-<client name>-<n>
+    expect(twoRecord).toBe("/byteseek/tool/mcp-second-1/0");
     const three = await third.callTool({ name: "edit_read", arguments: {} });
     expect(three.isError).toBe(true);
     const threeRecord = String((three._meta as Record<string, unknown>)["byteseek/record"]);
@@ -335,13 +337,9 @@ describe("the share socket's credential and run ids (issue 31)", () => {
     const wrong = await mcpExit({ ...folders.env, BYTESEEK_TOKEN: "not-the-token" });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain("not the holder's");
-    // With the token (read from the folder, as byteseek mcp does), a session, under a run the holder named.
+    // With the token (read from the folder, as byteseek mcp does), a session (its run named by the holder at initialize).
     const ok = await exchange(path, hello({ token: await storeToken(folders.store) }), true);
-    expect(JSON.parse(ok)).toMatchObject({
-      byteseek: "ok",
-      holder: "mcp",
-      vid: expect.stringMatching(/^mcp-relay-/),
-    });
+    expect(JSON.parse(ok)).toMatchObject({ byteseek: "ok", holder: "mcp", workspace: folders.workspace });
     const tree = createHttpTree({ url: "http://localhost", socketPath: path });
     await expect(tree.get("/byteseek/policy")).rejects.toThrow(/401|token/);
     await tree.close();

@@ -117,6 +117,7 @@ describe("the policy", () => {
         budgetBytes: 4096,
         alwaysOn: ["edit.*", "shell.run", "tools.search"],
       },
+      agentTools: { share: "accepted", maxPerRun: 64, maxBytesPerRun: 256 * 1024 },
       sandbox: "on",
       limits: {
         cpuSeconds: 3600,

@@ -109,9 +109,15 @@ describe("powers and grants", () => {
   it("grants the model and its prompt key to llm tools, and denyKeys bind the prompt key", async () => {
     await h.tree.set("/byteseek/prompt/hi", str("say hi"));
     await h.tree.set("/byteseek/llm/key", str("sk-secret"));
-    await agentDeclares({ ...wc, name: "text.hi", impl: { kind: "llm", prompt: "/byteseek/prompt/hi" } });
-    await agentDeclares({ ...wc, name: "text.leak", impl: { kind: "llm", prompt: "/byteseek/llm/key" } });
-    await agentDeclares({ ...wc, name: "text.rules", impl: { kind: "llm", prompt: POLICY_KEY } });
+    await agentDeclares(
+      { ...wc, name: "text.hi", impl: { kind: "llm", prompt: "/byteseek/prompt/hi" } },
+      "r",
+    );
+    await agentDeclares(
+      { ...wc, name: "text.leak", impl: { kind: "llm", prompt: "/byteseek/llm/key" } },
+      "r",
+    );
+    await agentDeclares({ ...wc, name: "text.rules", impl: { kind: "llm", prompt: POLICY_KEY } }, "r");
     expect((await h.runtime.call("text.hi", { text: "x" }, { vid: "r" })).kind).toBe("ok");
     const leak = await h.runtime.call("text.leak", { text: "x" }, { vid: "r" });
     expect(leak).toMatchObject({ kind: "denied", details: { rule: "denyKeys[0] (/byteseek/llm/)" } });
@@ -124,11 +130,14 @@ describe("powers and grants", () => {
   });
 
   it("refuses an http tool whose host the run's grant does not list, with the host in the fix", async () => {
-    await agentDeclares({
-      ...wc,
-      name: "web.get",
-      impl: { kind: "http", url: "http://127.0.0.1:9/x", method: "GET" },
-    });
+    await agentDeclares(
+      {
+        ...wc,
+        name: "web.get",
+        impl: { kind: "http", url: "http://127.0.0.1:9/x", method: "GET" },
+      },
+      "r",
+    );
     const r = await h.runtime.call("web.get", { text: "x" }, { vid: "r" });
     expect(r).toMatchObject({ kind: "denied", details: { power: "net", rule: "grants.default.net" } });
     expect(r.text).toContain('add "127.0.0.1:9" to grants.default.net');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { acceptAgentTool } from "../../tools/agent-tools.js";
 import { POLICY_KEY } from "../../tools/policy.js";
 import { DEFAULT_GRANT } from "../../tools/powers.js";
 import { json, str } from "../../tree/value.js";
@@ -148,6 +149,11 @@ describe.each(BACKENDS)("the tree tools on %s", (backend) => {
       kind: "denied",
       details: { power: "exec", rule: "grants.runs[0] (sandbox-*).exec" },
     });
+    // another run holding exec is offered the tool once a person accepts it (policy agentTools.share)
+    expect((await h.runtime.call("text.wc", { text: "one two" }, { vid: "other" })).details.code).toBe(
+      "held_for_review",
+    );
+    await acceptAgentTool(h.tree, "text.wc", { by: "person (test)" });
     expect((await h.runtime.call("text.wc", { text: "one two" }, { vid: "other" })).kind).toBe("ok");
   });
 

@@ -80,6 +80,36 @@ describe("MCP review and approvals on the web page", () => {
     await context.close();
   });
 
+  it("shows a tool a run declared with its owner and hash, and Accept offers it to every run", async () => {
+    const decl = {
+      name: "my.get",
+      description: "read a tree key",
+      snippet: "my.get(key) — read a tree key",
+      params: { type: "object", properties: { key: { type: "string" } } },
+      impl: { kind: "builtin", ref: "tree.get" },
+    };
+    const rt = server.runtime!;
+    expect(
+      (await rt.call("tree.set", { key: "/byteseek/tools/my.get", value: decl }, { vid: "author" })).kind,
+    ).toBe("ok");
+    expect((await rt.call("my.get", { key: "/byteseek/policy" }, { vid: "other" })).details.code).toBe(
+      "held_for_review",
+    );
+    const { page, context } = await browser.open(server.url);
+    await page.goto("/tools/my.get");
+    const card = page.locator('.agent-tool[data-accepted="no"]');
+    await card.waitFor();
+    expect(await card.locator(".meta").textContent()).toMatch(
+      /^declared by run author · sha256 [0-9a-f]{12} · not accepted/,
+    );
+    await page.locator("#accept-tool").click();
+    await page.locator('.agent-tool[data-accepted="yes"]').waitFor();
+    expect((await rt.call("my.get", { key: "/notes/none" }, { vid: "other" })).details.code).not.toBe(
+      "held_for_review",
+    );
+    await context.close();
+  });
+
   it("shows on an approval card the upstream it calls, who declared it and its hash", async () => {
     await requireConfirm(server.tree, "dict.lookup");
     const { page, context } = await browser.open(server.url);

@@ -35,6 +35,7 @@ import {
 import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
 import { pinnedConnector } from "./upstream-http.js";
+import { answerUpstreamRequests } from "./upstream-requests.js";
 import { sandboxedLauncher } from "./upstream-sandbox.js";
 
 type McpImplSpec = z.infer<typeof McpImpl>;
@@ -148,7 +149,12 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       logger.info({ server }, "MCP server says its tools changed");
       void syncOne(server, "list_changed");
     },
-    authProvider: (server) => createTreeOAuthProvider({ tree, server, mode: "call" }),
+    // only an entry with `oauth` signs in: a bare 401 elsewhere keeps its own words (a header to set)
+    authProvider: (server, entry) =>
+      "oauth" in entry && entry.oauth !== undefined
+        ? createTreeOAuthProvider({ tree, server, mode: "call" })
+        : undefined,
+    prepare: (_server, client) => answerUpstreamRequests(client, options.workspace),
   });
   const deps = {
     tree,
@@ -380,7 +386,9 @@ export function createMcpClient(options: McpClientOptions): McpClient {
           );
         throw new ToolError("aborted", "the call was aborted");
       }
-      throw signInFailure(impl.server, err) ?? upstreamFailure(impl, err, pool.status(impl.server).state);
+      const signIn =
+        "oauth" in entry && entry.oauth !== undefined ? signInFailure(impl.server, err) : undefined;
+      throw signIn ?? upstreamFailure(impl, err, pool.status(impl.server).state);
     } finally {
       release();
     }

@@ -63,7 +63,7 @@ export interface UpstreamPoolOptions {
   /** Checks a Streamable HTTP server's address and pins its connection to it (upstream-http.ts). */
   connect: UpstreamConnector;
   /** The OAuth provider of an HTTP server's connection (its sign-in, tools/mcp/oauth/). */
-  authProvider?: (server: string) => OAuthClientProvider | undefined;
+  authProvider?: (server: string, entry: McpServerEntry) => OAuthClientProvider | undefined;
   /** Sets up a new client before it connects (the handlers of upstream requests: upstream-requests.ts). */
   prepare?: (server: string, client: Client) => void;
 }
@@ -313,7 +313,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         await endStart(up);
         throw stoppedWhileStarting(server);
       }
-      const authProvider = options.authProvider?.(server);
+      const authProvider = options.authProvider?.(server, entry);
       transport = new StreamableHTTPClientTransport(new URL(entry.url), {
         requestInit: { headers: entry.headers ?? {} },
         fetch: pinned.fetch,
@@ -334,7 +334,8 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         exited,
       ]);
     } catch (err) {
-      const why = signInFailure(server, err)?.message ?? startFailure(server, entry, err, up.stderr);
+      const signIn = "oauth" in entry && entry.oauth !== undefined ? signInFailure(server, err) : undefined;
+      const why = signIn?.message ?? startFailure(server, entry, err, up.stderr);
       await closeQuietly(c);
       await endStart(up);
       if (abandoned(up)) throw stoppedWhileStarting(server);

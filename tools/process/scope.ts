@@ -7,7 +7,7 @@ import type { SandboxNetwork } from "../sandbox/argv.js";
 import type { SandboxRunner } from "../sandbox/runner.js";
 import type { SandboxLimits } from "../sandbox/settings.js";
 import type { ViewSpec } from "../sandbox/view.js";
-import { endCallProcesses } from "./contain.js";
+import { endCallProcesses, killGroup } from "./contain.js";
 import { buildCommandEnv } from "./env.js";
 
 /** How a call's commands start: in the sandbox of its run's grant, or — policy `sandbox: "off"` — as the server's user. */
@@ -137,6 +137,18 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
     const open = await p?.catch(() => undefined);
     await open?.close().catch(() => {});
   }
+  /** The sandboxed processes started (their bubblewrap): ending their groups ends everything. */
+  const started: ChildProcess[] = [];
+  /**
+   * Sandboxed, a command's processes live in its PID namespace, which the kernel empties when the
+   * namespace's pid 1 dies — and that dies with bubblewrap (--die-with-parent). Killing bubblewrap's
+   * group is all it takes: no /proc scan for the mark (it stays the containment of "sandbox": "off").
+   */
+  function endSandboxed(): void {
+    for (const child of started.splice(0))
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+        killGroup(child.pid, "SIGKILL");
+  }
   return {
     get mark() {
       return mark();
@@ -147,7 +159,7 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
       if (file === undefined) throw new Error("an empty command");
       used = true;
       if (sandbox.mode === "off") return spawn(file, args, { ...spawnOptions, detached: true });
-      const started = await sandbox.runner.spawn(
+      const launched = await sandbox.runner.spawn(
         {
           view: await sandbox.view(),
           limits: sandbox.limits,
@@ -159,8 +171,9 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
         },
         spawnOptions.stdio,
       );
-      releases.push(started.release);
-      return started.child;
+      releases.push(launched.release);
+      started.push(launched.child);
+      return launched.child;
     },
     outputCapBytes: options.outputCapBytes,
     scratch,
@@ -175,14 +188,17 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
       });
     },
     async endProcesses(pgid) {
-      const n = await endCallProcesses(pgid, mark());
+      if (pgid !== undefined && sandbox.mode === "on") killGroup(pgid, "SIGKILL");
+      if (sandbox.mode === "on") endSandboxed();
+      const n = sandbox.mode === "on" ? 0 : await endCallProcesses(pgid, mark());
       ended = true;
       await release();
       return n;
     },
     async dispose() {
       if (!used) return;
-      if (!ended) await endCallProcesses(undefined, mark());
+      if (sandbox.mode === "on") endSandboxed();
+      else if (!ended) await endCallProcesses(undefined, mark());
       await release();
       await closeProxy();
       const d = await dir?.catch(() => undefined);

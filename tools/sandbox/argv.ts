@@ -52,7 +52,7 @@ export interface SandboxCommand {
 /**
  * The argv that runs `command` in a new user, mount, PID, IPC, UTS, cgroup and network namespace,
  * with no capabilities, no new privileges (bubblewrap always sets it), a new session (no TIOCSTI on
- * the server's terminal), dying with its parent, under the limits (prlimit: bubblewrap has no
+ * the server's terminal), dying with its parent, under the limits (the cgroup shell's ulimit, else prlimit: bubblewrap has no
  * rlimit flag), and — when the server made one — in a pids cgroup of its own.
  */
 export function sandboxArgv(spec: SandboxArgvSpec, command: readonly string[]): SandboxCommand {
@@ -111,26 +111,40 @@ export function sandboxArgv(spec: SandboxArgvSpec, command: readonly string[]): 
   }
   // the root folder bubblewrap made is read-only: nothing grows it (a memory hog by files)
   args.push("--remount-ro", "/", "--chdir", spec.cwd, "--");
-  const limited = [
-    "prlimit",
-    `--cpu=${limits.cpuSeconds}`,
-    `--as=${limits.memoryBytes}`,
-    `--nproc=${limits.processes}`,
-    `--nofile=${limits.openFiles}`,
-    `--fsize=${limits.fileSizeBytes}`,
-    "--",
-    ...command,
-  ];
+  // with a pids cgroup, the shell that puts bubblewrap in it sets the other limits itself (below):
+  // one exec less per command. Without one, prlimit sets them all, RLIMIT_NPROC included.
+  const limited =
+    spec.cgroupProcs !== undefined
+      ? [...command]
+      : [
+          "prlimit",
+          `--cpu=${limits.cpuSeconds}`,
+          `--as=${limits.memoryBytes}`,
+          `--nproc=${limits.processes}`,
+          `--nofile=${limits.openFiles}`,
+          `--fsize=${limits.fileSizeBytes}`,
+          "--",
+          ...command,
+        ];
   if (spec.network.mode === "proxy") {
     // the bridge from the sandbox's own loopback to the proxy's socket, listening before the command starts
     const bridge = `socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} & i=0; until grep -q ':${PROXY_PORT.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A' /proc/net/tcp || [ $i -ge 500 ]; do i=$((i+1)); sleep 0.01; done; exec "$@"`;
     args.push("/bin/sh", "-c", bridge, "sh", ...limited);
   } else args.push(...limited);
-  if (spec.cgroupProcs !== undefined)
+  if (spec.cgroupProcs !== undefined) {
+    // POSIX sh's ulimit: -t seconds, -v KiB, -n files, -f 512-byte blocks; inherited by bubblewrap
+    // and everything inside (processes are held by the cgroup, which binds root too)
+    const ulimits = [
+      `ulimit -t ${limits.cpuSeconds}`,
+      `ulimit -v ${Math.floor(limits.memoryBytes / 1024)}`,
+      `ulimit -n ${limits.openFiles}`,
+      `ulimit -f ${Math.floor(limits.fileSizeBytes / 512)}`,
+    ].join(" && ");
     return {
       file: "/bin/sh",
-      args: ["-c", 'echo $$ > "$0" && exec "$@"', spec.cgroupProcs, spec.bwrap, ...args],
+      args: ["-c", `echo $$ > "$0" && ${ulimits} && exec "$@"`, spec.cgroupProcs, spec.bwrap, ...args],
       env,
     };
+  }
   return { file: spec.bwrap, args, env };
 }

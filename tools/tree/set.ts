@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, json, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
+import { checkCatalogueRoom } from "../agent-tools.js";
 import { checkValue } from "../checked-tree.js";
 import { parseDeclaration } from "../declaration.js";
 import { defineBuiltin } from "../declare.js";
@@ -76,6 +77,7 @@ export function createTreeSetTool(): BuiltinTool {
         next: value,
       }).catch(fromTreeError);
       await guardMcpRegistration(ctx, key, value);
+      if (!asPerson) await guardCatalogueRoom(ctx, key, value);
       const res = await ctx.tree
         .set(key, value, {
           ...(asPerson ? {} : { vid: ctx.vid }),
@@ -131,6 +133,15 @@ async function guardMcpRegistration(ctx: ToolContext, key: string, value: TreeVa
       "denied",
       `registering ${entry.url} as an MCP server needs the power "net" to ${new URL(entry.url).host}, which run ${ctx.vid} does not hold (rule: ${rule}.net); ask the user to register it`,
     );
+}
+
+/** A run's declarations stay within the policy's agentTools bounds (tools/agent-tools.ts). */
+async function guardCatalogueRoom(ctx: ToolContext, key: string, value: TreeValue): Promise<void> {
+  if (!key.startsWith(TOOLS_DIR)) return;
+  const node = await ctx.tree.get(POLICY_KEY);
+  const policy = Policy.safeParse(node && node.kind === "json" ? node.value.value : {});
+  if (!policy.success) throw new ToolError("denied", `the policy at ${POLICY_KEY} is invalid; tell the user`);
+  await checkCatalogueRoom(ctx.tree, policy.data.agentTools, ctx.vid, key, value);
 }
 
 /** Tells the model at once whether the tool it just declared will work. */

@@ -1,5 +1,6 @@
 import { treeUrl } from "./keys.js";
 import type {
+  AgentToolAcceptJson,
   ApprovalJson,
   ChildJson,
   HistoryJson,
@@ -159,6 +160,12 @@ export function createApi(options: ApiOptions) {
       json<McpAcceptJson>(`/v1/mcp/${encodeURIComponent(server)}/accept`, {
         method: "POST",
         body: JSON.stringify({ tools, hashes }),
+      }),
+    /** A person accepts a run's tool as reviewed (`hash`), so every run is offered it. */
+    acceptTool: (name: string, hash: string) =>
+      json<AgentToolAcceptJson>(`/v1/tools/${encodeURIComponent(name)}/accept`, {
+        method: "POST",
+        body: JSON.stringify({ hash }),
       }),
     approvals: () => json<PendingApprovalsJson>("/v1/approvals"),
     decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>

@@ -2,7 +2,9 @@
  * One tool's page (`/tools/<name>`): its declaration, a form generated from its `params`, and the
  * result of a call made through `POST /v1/tools/<name>/call`.
  */
+import { printable } from "../../tools/printable.js";
 import type { Api } from "./api.js";
+import { toast } from "./dialogs.js";
 import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createSchemaForm, type JsonSchema } from "./schema-form.js";
@@ -19,6 +21,39 @@ export function createToolView(api: Api, name: string): View {
     h("h1", { id: "tool-title" }, name),
     body,
   );
+
+  /**
+   * A run's tool: who declared it and its hash; until a person accepts this version, other runs are
+   * neither offered it nor able to call it (policy agentTools.share), and Accept does that.
+   */
+  function acceptance(owner: string, hash: string, accepted: boolean): HTMLElement {
+    const button = h(
+      "button",
+      { type: "button", class: "primary", id: "accept-tool" },
+      "Accept for every run",
+    );
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        await api.acceptTool(name, hash);
+        toast(`Accepted ${name}: every run is offered it`);
+      } catch (err) {
+        toast(`Could not accept ${name}: ${errorText(err)}`, "error");
+      }
+      void load();
+    });
+    return h(
+      "div",
+      { class: "agent-tool", "data-accepted": accepted ? "yes" : "no" },
+      h(
+        "p",
+        { class: "meta" },
+        printable(`declared by run ${owner} · sha256 ${hash.slice(0, 12)} · `),
+        accepted ? "accepted for every run" : "not accepted: other runs are not offered it",
+      ),
+      accepted ? null : button,
+    );
+  }
 
   async function load(): Promise<void> {
     let entry: ToolEntry | undefined;
@@ -130,6 +165,9 @@ export function createToolView(api: Api, name: string): View {
       ),
       decl?.description ? h("p", { class: "description" }, decl.description) : null,
       decl?.blocked ? h("p", { class: "problems" }, decl.blocked) : null,
+      decl?.owner !== undefined && decl.hash !== undefined
+        ? acceptance(decl.owner, decl.hash, decl.accepted === true)
+        : null,
       tool.problems.length
         ? h(
             "div",

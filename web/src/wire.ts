@@ -6,6 +6,7 @@
  */
 
 export type {
+  AgentToolAcceptJson,
   ApprovalJson,
   InvalidToolJson,
   McpAcceptJson,
