@@ -112,6 +112,42 @@ const doc = {
   },
 } satisfies RouteDoc;
 
+/** The resume route's examples: a turn's answer, continued from the records. */
+const resumeDoc = {
+  responses: { 200: { examples: { resumed: turnResult } } },
+} satisfies RouteDoc;
+
+/** The runs listing's example: one interrupted run with the command that resumes it. */
+const runsDoc = {
+  responses: {
+    200: {
+      examples: {
+        runs: {
+          runs: [
+            {
+              vid: "r7",
+              status: "interrupted",
+              started: 1796457600000,
+              steps: 3,
+              calls: 2,
+              tokens: { input: 2400, output: 120 },
+              resume: "byteseek run --resume r7",
+            },
+            {
+              vid: "r8",
+              status: "done",
+              started: 1796457700000,
+              steps: 1,
+              calls: 0,
+              tokens: { input: 800, output: 30 },
+            },
+          ],
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+
 export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async function agentRoutes(
   app,
   { tree, agent, turns },
@@ -156,6 +192,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
           "Resume a run whose process died: interrupted calls are settled from their records (never run twice where that is unsafe), then the turn goes on (JSON answer, or server-sent events with Accept: text/event-stream)",
         params: z.object({ vid: z.string().describe("The run to resume") }),
         body: ResumeBody.optional(),
+        doc: resumeDoc,
         response: {
           200: TurnJson,
           400: ErrorJson,
@@ -188,6 +225,7 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
       schema: {
         summary: "The runs in the tree with their status, start, steps, calls and tokens",
         querystring: RunsQuery,
+        doc: runsDoc,
         response: { 200: RunsListing, 400: ErrorJson, 401: ErrorJson },
       },
     },
