@@ -131,20 +131,24 @@ export function isToolError(err: unknown): err is ToolError {
   return err instanceof ToolError;
 }
 
-/** Codes of the approvals API (tools/approvals.ts), for its callers: HTTP maps them to statuses. */
-export type ApprovalErrorCode = "APPROVAL_NOT_FOUND" | "APPROVAL_DECIDED" | "APPROVAL_INVALID";
-
-/** A decision that cannot be made: no such approval, already decided, or malformed. */
-export class ApprovalError extends Error {
-  override readonly name = "ApprovalError";
-  readonly code: ApprovalErrorCode;
+/** An API error of this part: a code its callers map (HTTP to a status), a message saying what to do, details. */
+export class CodedError<C extends string> extends Error {
+  readonly code: C;
   readonly details: Record<string, unknown>;
 
-  constructor(code: ApprovalErrorCode, message: string, details: Record<string, unknown> = {}) {
+  constructor(code: C, message: string, details: Record<string, unknown> = {}) {
     super(message);
     this.code = code;
     this.details = details;
   }
+}
+
+/** Codes of the approvals API (tools/approvals.ts), for its callers: HTTP maps them to statuses. */
+export type ApprovalErrorCode = "APPROVAL_NOT_FOUND" | "APPROVAL_DECIDED" | "APPROVAL_INVALID";
+
+/** A decision that cannot be made: no such approval, already decided, or malformed. */
+export class ApprovalError extends CodedError<ApprovalErrorCode> {
+  override readonly name = "ApprovalError";
 }
 
 export function isApprovalError(err: unknown): err is ApprovalError {
@@ -155,16 +159,8 @@ export function isApprovalError(err: unknown): err is ApprovalError {
 export type AgentToolErrorCode = "AGENT_TOOL_NOT_FOUND" | "AGENT_TOOL_NOT_AGENTS" | "AGENT_TOOL_STALE";
 
 /** An acceptance that cannot be made: no such tool, not a run's, or it changed since it was reviewed. */
-export class AgentToolError extends Error {
+export class AgentToolError extends CodedError<AgentToolErrorCode> {
   override readonly name = "AgentToolError";
-  readonly code: AgentToolErrorCode;
-  readonly details: Record<string, unknown>;
-
-  constructor(code: AgentToolErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.code = code;
-    this.details = details;
-  }
 }
 
 export function isAgentToolError(err: unknown): err is AgentToolError {
@@ -175,16 +171,8 @@ export function isAgentToolError(err: unknown): err is AgentToolError {
 export type McpReviewErrorCode = "MCP_UNKNOWN_SERVER" | "MCP_NOT_HELD" | "MCP_REVIEW_STALE";
 
 /** A review or acceptance that cannot be made: no such server, nothing held of that name, or it changed again. */
-export class McpReviewError extends Error {
+export class McpReviewError extends CodedError<McpReviewErrorCode> {
   override readonly name = "McpReviewError";
-  readonly code: McpReviewErrorCode;
-  readonly details: Record<string, unknown>;
-
-  constructor(code: McpReviewErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.code = code;
-    this.details = details;
-  }
 }
 
 export function isMcpReviewError(err: unknown): err is McpReviewError {

@@ -5,7 +5,7 @@
  * and the recorded tools — and mutated, and replayed live.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
@@ -13,11 +13,11 @@ import type { AgentEvent } from "../../agent/events.js";
 import { replayRun } from "../../agent/replay/replay.js";
 import { readTranscript } from "../../agent/replay/transcript.js";
 import { createTurnView } from "../../cli/turn-view.js";
-import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
-import { silent, tempDir } from "../tools/helpers.js";
+import type { FakeLlm } from "../fake-llm/server.js";
+import { silent, type tempDir } from "../tools/helpers.js";
+import { startAgentStack } from "./stack.js";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let fake: FakeLlm;
@@ -26,17 +26,7 @@ let bs: Byteseek;
 let workspace: string;
 
 beforeAll(async () => {
-  dir = await tempDir("byteseek-replay-");
-  workspace = join(dir.path, "ws");
-  await mkdir(workspace);
-  fake = await startFakeLlm();
-  tree = await openTree({ backend: "classic", location: join(dir.path, "db") });
-  bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
-  });
+  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-replay-"));
 });
 
 afterAll(async () => {

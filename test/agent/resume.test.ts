@@ -5,23 +5,23 @@
  * process holds is refused; a server start marks runs left running as interrupted.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import type { Byteseek } from "../../agent/byteseek.js";
 import { leaseKey } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/loop.js";
 import { listRuns, markInterrupted } from "../../agent/runs.js";
 import { buildApp } from "../../server/app.js";
 import { recordsDir, type ToolRecord } from "../../tools/records.js";
-import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { type Json, json, str } from "../../tree/value.js";
 import { runInProcess } from "../cli/in-process.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
-import { silent, tempDir } from "../tools/helpers.js";
+import type { FakeLlm } from "../fake-llm/server.js";
+import { silent } from "../tools/helpers.js";
 import { agentFailure } from "./helpers.js";
+import { startAgentStack } from "./stack.js";
 
 /** The shared tree, as a command may close it (kvspace closes the store it opened). */
 function unclosed(t: Tree): Tree {
@@ -39,17 +39,7 @@ let workspace: string;
 let dir: { path: string; remove(): Promise<void> };
 
 beforeAll(async () => {
-  dir = await tempDir("byteseek-resume-");
-  workspace = join(dir.path, "ws");
-  await mkdir(workspace);
-  fake = await startFakeLlm();
-  tree = await openTree({ backend: "classic", location: join(dir.path, "db") });
-  bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
-  });
+  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-resume-"));
 });
 afterAll(async () => {
   await bs.close();

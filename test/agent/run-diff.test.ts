@@ -4,17 +4,18 @@
  * the same task with one thing changed at a time — the input, the system prompt, the model's
  * answer, a call's arguments, a file the call reads — each found at exactly its step.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import type { Byteseek } from "../../agent/byteseek.js";
 import { diffRunsIn } from "../../agent/replay/diff.js";
 import { buildApp } from "../../server/app.js";
-import { openTree, str } from "../../tree/index.js";
+import { str } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { runInProcess } from "../cli/in-process.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
-import { silent, tempDir } from "../tools/helpers.js";
+import type { FakeLlm } from "../fake-llm/server.js";
+import { silent, type tempDir } from "../tools/helpers.js";
+import { startAgentStack } from "./stack.js";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let fake: FakeLlm;
@@ -37,18 +38,8 @@ async function run(
 }
 
 beforeAll(async () => {
-  dir = await tempDir("byteseek-run-diff-");
-  workspace = join(dir.path, "ws");
-  await mkdir(workspace);
+  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-run-diff-"));
   await writeFile(join(workspace, "a.txt"), "x = 1\n");
-  fake = await startFakeLlm();
-  tree = await openTree({ backend: "classic", location: join(dir.path, "db") });
-  bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
-  });
   await bs.tree.set("/notes/fixed", str("keep"));
   await bs.tree.set("/notes/other", str("drop"));
   await run("same1");

@@ -10,6 +10,7 @@ import { readSse } from "../../tree/http/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
+import { startAgentStack } from "../agent/stack.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
@@ -30,17 +31,7 @@ describe("approvals through the HTTP agent turn", () => {
   let workspace: string;
 
   beforeEach(async () => {
-    dir = await tempDir("byteseek-approvals-http-");
-    workspace = join(dir.path, "ws");
-    await mkdir(workspace);
-    fake = await startFakeLlm();
-    tree = await openTree({ backend: "classic", location: join(dir.path, "db") });
-    bs = await createByteseek({
-      tree,
-      workspace,
-      logger: silent,
-      env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
-    });
+    ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-approvals-http-"));
     app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, web: false });
     url = await app.listen({ host: "127.0.0.1", port: 0 });
     // A person makes shell.run ask first.
