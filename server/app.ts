@@ -321,7 +321,8 @@ export async function buildApp(deps: AppDeps) {
   // still lists and decides them, and the page's panel never meets a 404.
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
-  if (deps.runtime) await app.register(infoRoutes, { runtime: deps.runtime });
+  // always there: the page asks it at load, and a 404 would be an error in its console
+  await app.register(infoRoutes, deps.runtime ? { runtime: deps.runtime } : {});
   if (deps.runtime)
     await app.register(mcpRoutes, {
       tree,

@@ -10,13 +10,17 @@ import type { RouteDoc } from "../openapi.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface InfoRoutesOptions {
-  runtime: Runtime;
+  /** Absent on a server of the tree alone: then there is no workspace and no command to sandbox. */
+  runtime?: Runtime;
 }
 
 export const InfoJson = z.object({
   workspace: z
     .string()
-    .describe("The folder the file tools work in (real path): a relative path in a call is relative to it"),
+    .optional()
+    .describe(
+      "The folder the file tools work in (real path): a relative path in a call is relative to it; absent on a server of the tree alone",
+    ),
   sandbox: z
     .object({
       state: z
@@ -29,7 +33,10 @@ export const InfoJson = z.object({
         .optional()
         .describe("What off or unavailable means, and how to turn the sandbox on"),
     })
-    .describe("Whether commands run sandboxed (the page shows a banner unless on)"),
+    .optional()
+    .describe(
+      "Whether commands run sandboxed (the page shows a banner unless on); absent without a tool runtime",
+    ),
 });
 
 const doc = {
@@ -52,6 +59,7 @@ export const infoRoutes: FastifyPluginAsyncZod<InfoRoutesOptions> = async functi
       },
     },
     async function info() {
+      if (!runtime) return {};
       return { workspace: runtime.workspace, sandbox: await runtime.sandboxState() };
     },
   );

@@ -240,11 +240,20 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
         summary: "Forget the OAuth tokens of an upstream MCP server",
         doc: logoutDoc,
         params: ServerParams,
-        response: { 200: z.object({ server: z.string(), signedOut: z.boolean() }), 401: ErrorJson },
+        response: {
+          200: z.object({ server: z.string(), signedOut: z.boolean() }),
+          400: ErrorJson,
+          401: ErrorJson,
+        },
       },
     },
-    async function logout(request) {
-      return { server: request.params.server, signedOut: await mcp.signOut(request.params.server) };
+    async function logout(request, reply) {
+      try {
+        return { server: request.params.server, signedOut: await mcp.signOut(request.params.server) };
+      } catch (err) {
+        // no such server, or an entry that is not an HTTP upstream: the person's mistake, not ours
+        return reply.code(400).send(signInError(err));
+      }
     },
   );
 

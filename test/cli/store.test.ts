@@ -121,7 +121,7 @@ describe("kvspace on the embedded store", () => {
       stderr: "deleted / (2 keys)\n",
       code: 0,
     });
-    expect(questions[1]).toBe("Delete / and everything under it?");
+    expect(questions[1]).toBe("Delete / and everything under it, read-only keys included?");
     expect((await runInProcess(["get", "/mine/a"], { env })).stdout).toBe("/mine/a\t(nil)\n");
   });
 

@@ -171,7 +171,8 @@ describe("byteseek mcp processes sharing one store folder", () => {
       await eventually(() => changed > 0, "notifications/tools/list_changed after the takeover");
       // b's listen stream was sent again to the new holder, under b's own request.
       await eventually(() => bChanged > 0, "the 2026-era listen stream's event after the takeover");
-      expect((await a.listTools()).tools.map((t) => t.name)).toContain("text_peek");
+      // b's run declared it: b is offered it; a's run would be once a person accepts it
+      expect((await b.listTools()).tools.map((t) => t.name)).toContain("text_peek");
       await sub.close();
     },
   );
@@ -372,6 +373,11 @@ describe("the share socket's credential and run ids (issue 31)", () => {
       arguments: { key: `/byteseek/tools/${CONFIRMED_TOOL.name}`, value: CONFIRMED_TOOL },
     });
     expect(declared.isError, textOf(declared)).toBe(false);
+    // a person accepts the holder run's tool for every run, through the holder's socket
+    const accepted = await runInProcess(["tools", "accept", CONFIRMED_TOOL.name], {
+      env: cliEnv(folders.store),
+    });
+    expect(accepted.code, accepted.stderr).toBe(0);
     const relayed = track(
       await connectV1Stdio(folders.env, { name: "intruder", elicit: "accept" }, ["--vid", "victim2"]),
     );

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { acceptAgentTool } from "../../tools/agent-tools.js";
 import { openTree } from "../../tree/index.js";
 import { eventually } from "../server/helpers.js";
 import {
@@ -61,6 +62,13 @@ describe("byteseek mcp on a store folder", () => {
   });
 
   it("serves a 2026-era client: the same tools, and a no from the person is a denied result", async () => {
+    // the tool was declared by the first session's run: a person accepts it for every run
+    const tree = await openTree({ backend: "classic", location: folders.store });
+    try {
+      await acceptAgentTool(tree, CONFIRMED_TOOL.name, { by: "person (test)" });
+    } finally {
+      await tree.close();
+    }
     const client = track(await connectV2Stdio(folders.env, { elicit: "decline", name: "stdio v2" }));
     expect(client.getProtocolEra()).toBe("modern");
     const names = (await client.listTools()).tools.map((t) => t.name);
@@ -73,7 +81,7 @@ describe("byteseek mcp on a store folder", () => {
     expect(textOf(result)).toContain("declined");
     const ok = await client.callTool({ name: "tree_get", arguments: { key: "/byteseek/prompt/system" } });
     expect((ok._meta as Record<string, unknown>)["byteseek/record"]).toMatch(
-      /^\/byteseek\/tool\/mcp-stdio-v2\//,
+      /^\/byteseek\/tool\/mcp-stdio-v2-\d+\//,
     );
   });
 

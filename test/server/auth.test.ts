@@ -49,6 +49,14 @@ const API: Array<Call & { ok: number | "any" }> = [
   // No such upstream server: any answer but 401 shows the token let it through.
   { method: "GET", path: "/v1/mcp/auth/review", ok: "any" },
   { method: "POST", path: "/v1/mcp/auth/accept", ...json({ hashes: {} }), ok: "any" },
+  { method: "POST", path: "/v1/mcp/auth/login", ...json({}), ok: "any" },
+  { method: "POST", path: "/v1/mcp/auth/logout", ...json({}), ok: "any" },
+  // No such tool: any answer but 401 shows the token let it through.
+  { method: "POST", path: "/v1/tools/no-such-tool/accept", ...json({}), ok: "any" },
+  { method: "GET", path: "/v1/info", ok: 200 },
+  { method: "GET", path: "/v1/agent/runs", ok: "any" },
+  { method: "POST", path: "/v1/agent/runs/auth/resume", ...json({}), ok: "any" },
+  { method: "GET", path: "/v1/agent/runs/auth/diff/auth2", ok: "any" },
   // No such approval: the 404 shows the token let it through.
   { method: "POST", path: "/v1/approvals/auth/0", ...json({ decision: "approve" }), ok: 404 },
   // No model is configured here: any answer but 401 shows the token let it through.
@@ -144,7 +152,10 @@ describe("BYTESEEK_TOKEN", () => {
         .replace(/^\/v1\/(tree|watch|export)\/.*$/, "/v1/$1/*")
         .replace(/^\/v1\/tools\/[^/]+\/call$/, "/v1/tools/:name/call")
         .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n")
-        .replace(/^\/v1\/mcp\/[^/]+\/(review|accept)$/, "/v1/mcp/:server/$1");
+        .replace(/^\/v1\/mcp\/[^/]+\/(review|accept|login|logout)$/, "/v1/mcp/:server/$1")
+        .replace(/^\/v1\/tools\/[^/]+\/accept$/, "/v1/tools/:name/accept")
+        .replace(/^\/v1\/agent\/runs\/[^/]+\/resume$/, "/v1/agent/runs/:vid/resume")
+        .replace(/^\/v1\/agent\/runs\/[^/]+\/diff\/[^/]+$/, "/v1/agent/runs/:a/diff/:b");
     const covered = new Set([...API.map((c) => `${c.method} ${shape(c.path)}`), "GET /healthz"]);
     const missing = listed.filter((op) => {
       const [method, path] = op.split(" ") as [string, string];

@@ -91,8 +91,13 @@ export async function runShellImpl(
   const { text: output, truncated, bytes, lines } = out.text();
   const details = { argv, cwd, exitCode: ended.code, signal: ended.signal, bytes, lines, truncated };
   const shown = output.length ? `\n${output}` : " (no output)";
-  // in the sandbox a missing program is told by prlimit, which execs it: the same answer as outside
-  if (ctx.commands.sandboxed && ended.code === 127 && output.startsWith("prlimit: failed to execute"))
+  // in the sandbox a missing program is told by whichever execs it (prlimit, or bwrap itself where a
+  // cgroup's sh set the limits): the same answer as outside
+  if (
+    ctx.commands.sandboxed &&
+    ((ended.code === 127 && output.startsWith("prlimit: failed to execute")) ||
+      (ended.code === 1 && /^bwrap: execvp [^\n]*: No such file or directory/.test(output)))
+  )
     ended.error = Object.assign(new Error(output.trim()), { code: "ENOENT" });
   if (ended.error) {
     const code = (ended.error as NodeJS.ErrnoException).code;

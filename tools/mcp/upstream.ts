@@ -488,7 +488,10 @@ function startFailure(server: string, entry: McpServerEntry, err: unknown, stder
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   let why = err instanceof Error ? err.message : String(err);
   // unsandboxed, spawn fails; sandboxed, the sandbox's exec does (and says so on stderr)
-  if (isStdio(entry) && (code === "ENOENT" || /failed to execute .*: No such file or directory/.test(stderr)))
+  if (
+    isStdio(entry) &&
+    (code === "ENOENT" || /(?:failed to execute|execvp) .*: No such file or directory/.test(stderr))
+  )
     why = `no such program "${entry.command[0]}"${code === "ENOENT" ? "" : " in its sandbox (the system folders, the workspace and its readOnlyPaths)"}`;
   if (!isStdio(entry)) why = httpCause(err, new URL(entry.url)) ?? why;
   const tail = stderr.trim().split("\n").slice(-5).join("\n  ");

@@ -136,7 +136,7 @@ export function createApi(options: ApiOptions) {
     },
     /** Where the server's file tools work. */
     info: () =>
-      json<{ workspace: string; sandbox?: { state: "on" | "off" | "unavailable"; warning?: string } }>(
+      json<{ workspace?: string; sandbox?: { state: "on" | "off" | "unavailable"; warning?: string } }>(
         "/v1/info",
       ),
     tools: () => json<ToolsJson>("/v1/tools"),

@@ -22,8 +22,10 @@ function showWorkspace(api: ReturnType<typeof createApi>): void {
   const el = byId("workspace");
   api.info().then(
     ({ workspace, sandbox }) => {
-      el.textContent = `workspace: ${workspace}`;
-      el.hidden = false;
+      if (workspace !== undefined) {
+        el.textContent = `workspace: ${workspace}`;
+        el.hidden = false;
+      }
       const banner = byId("sandbox-banner");
       if (sandbox && sandbox.state !== "on") {
         banner.textContent =
