@@ -11,6 +11,7 @@
  *   the run needs accepting again. The declaring run keeps using its own tool; a person's write of
  *   the declaration makes it theirs (ownership.ts), offered to every run.
  */
+import { childrenOf } from "../tree/children.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { type Json, json, type TreeValue } from "../tree/value.js";
 import { AgentToolError, ToolError } from "./errors.js";
@@ -49,21 +50,10 @@ export async function acceptedHash(tree: Tree, name: string): Promise<string | u
 /** Every acceptance, by tool name (read once per catalogue listing). */
 export async function readAcceptances(tree: Tree): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  let after: string | undefined;
-  do {
-    let page: Awaited<ReturnType<Tree["list"]>>;
-    try {
-      page = await tree.list(ACCEPT_DIR, { limit: 1000, ...(after ? { after } : {}) });
-    } catch (err) {
-      if ((err as { code?: string }).code === "TREE_NOT_FOUND") break;
-      throw err;
-    }
-    for (const c of page.children) {
-      const hash = c.kind === "json" ? (c.value?.value as { hash?: unknown } | null)?.hash : undefined;
-      if (typeof hash === "string") out.set(c.name, hash);
-    }
-    after = page.next;
-  } while (after);
+  for await (const c of childrenOf(tree, ACCEPT_DIR)) {
+    const hash = c.kind === "json" ? (c.value?.value as { hash?: unknown } | null)?.hash : undefined;
+    if (typeof hash === "string") out.set(c.name, hash);
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
  * the tree's watch (of the whole tree, so that its revision follows the store's), so a declaration written, changed or removed is found (or not) as soon as its
  * event arrives — on LevelDB, on etcd and through a server alike, since all three feed one watch.
  */
+import { childrenOf } from "../../tree/children.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { TOOLS_DIR } from "../catalogue.js";
 import { indexedToolOf } from "./document.js";
@@ -71,25 +72,14 @@ export function createLiveToolIndex({
 
   async function load(): Promise<number> {
     const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
-    let after: string | undefined;
-    do {
-      let page: Awaited<ReturnType<Tree["list"]>>;
-      try {
-        page = await tree.list(TOOLS_DIR, { limit: 1000, ...(after ? { after } : {}) });
-      } catch (err) {
-        if ((err as { code?: string }).code === "TREE_NOT_FOUND") break;
-        throw err;
-      }
-      for (const child of page.children) {
-        if (child.kind === "index" || child.name.endsWith("/")) continue;
-        const node = child.value === undefined ? await tree.get(`${TOOLS_DIR}${child.name}`) : child;
-        const value =
-          node && node.kind === "json" ? (node as { value?: { value: unknown } }).value?.value : undefined;
-        const tool = indexedToolOf(child.name, value);
-        if (tool) index.upsert(tool);
-      }
-      after = page.next;
-    } while (after);
+    for await (const child of childrenOf(tree, TOOLS_DIR)) {
+      if (child.kind === "index" || child.name.endsWith("/")) continue;
+      const node = child.value === undefined ? await tree.get(`${TOOLS_DIR}${child.name}`) : child;
+      const value =
+        node && node.kind === "json" ? (node as { value?: { value: unknown } }).value?.value : undefined;
+      const tool = indexedToolOf(child.name, value);
+      if (tool) index.upsert(tool);
+    }
     return rev;
   }
 
