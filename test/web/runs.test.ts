@@ -6,9 +6,10 @@
  *
  * `BYTESEEK_DOCS_SCREENSHOTS=1` also writes docs/screenshots/runs.png and run.png.
  */
-import { copyFile, mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { leaseKey } from "../../agent/lease.js";
@@ -32,10 +33,12 @@ let app: App;
 let url: string;
 
 /** For the README: the view's screenshot, when asked for. */
-async function docsShot(path: string, name: string): Promise<void> {
+async function docsShot(page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
   if (process.env.BYTESEEK_DOCS_SCREENSHOTS !== "1") return;
   await mkdir(join(ROOT, "docs", "screenshots"), { recursive: true });
-  await copyFile(path, join(ROOT, "docs", "screenshots", `${name}.png`));
+  // what the window shows, not the whole page: a small picture
+  await page.screenshot({ path: join(ROOT, "docs", "screenshots", `${name}.png`) });
 }
 
 /** Script errors; the console's notes of a 404 or 409 answer are the page's expected reads. */
@@ -127,7 +130,7 @@ afterAll(async () => {
 
 describe("the runs list", () => {
   it("shows 1,000 runs a page of 50 at a time, filtered by status, id and tool", async () => {
-    const { page, context, errors } = await browser.open(url, { width: 1100, height: 760 });
+    const { page, context, errors } = await browser.open(url, { width: 1100, height: 700 });
     await page.goto("/ui/");
     await page.getByRole("link", { name: "Runs", exact: true }).click();
     await page.waitForURL("**/runs/");
@@ -165,7 +168,7 @@ describe("the runs list", () => {
     await page.locator('table.runs tbody tr[data-run="bulk-0002"]').waitFor();
     // only the page on screen is in the DOM
     expect(await page.locator("table.runs tr").count()).toBeLessThanOrEqual(51);
-    await docsShot(await screenshot(page, "runs"), "runs");
+    await docsShot(page, "runs");
     expect(pageErrors(errors)).toEqual([]);
     await context.close();
   });
@@ -209,7 +212,7 @@ describe("a run's page", () => {
     expect(await page.locator("#run-action-result").textContent()).toContain("0 executed, 0 model requests");
     await page.locator('#run-diff-result [data-identical="true"]').waitFor();
     expect(fake.requests.length).toBe(asked);
-    await docsShot(await screenshot(page, "run"), "run");
+    await docsShot(page, "run");
     await page.locator("#run-replay-link").click();
     await page.waitForURL("**/runs/live-1.replay-1");
     await page.locator("dl.run-meta", { hasText: "Replay of" }).waitFor();

@@ -33,7 +33,7 @@ export function createRecordsSection(api: Api, vid: string): View {
     }
     const { shown, next } = pages;
     status.textContent = shown.length
-      ? `${shown.length}${next !== null ? "+" : ""} calls`
+      ? `${shown.length}${next !== null ? "+" : ""} call${shown.length === 1 && next === null ? "" : "s"}`
       : `No calls recorded for ${vid} yet.`;
     replace(tbody, ...shown.filter((c) => c.kind === "json").map(row));
     replace(

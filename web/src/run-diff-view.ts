@@ -82,7 +82,11 @@ function shown(d: RunDiffJson): HTMLElement[] {
   const div = d.divergence;
   if (!div)
     return [
-      h("p", { "data-identical": "true" }, `The same: ${d.steps.a} steps, ${d.calls.a} calls, each equal.`),
+      h(
+        "p",
+        { "data-identical": "true" },
+        `The same: ${d.steps.a} step${d.steps.a === 1 ? "" : "s"}, ${d.calls.a} call${d.calls.a === 1 ? "" : "s"}, each equal.`,
+      ),
     ];
   const call = div.call ? `, call ${div.call}${div.tool ? ` ${div.tool}` : ""}` : "";
   return [

@@ -130,7 +130,11 @@ export function createRunView(api: Api, vid: string): View {
   function resumed(t: TurnJson): void {
     replace(
       outcome,
-      h("p", { "data-outcome": "resumed" }, `Resumed: the turn ended (${t.reason}) after ${t.steps} steps.`),
+      h(
+        "p",
+        { "data-outcome": "resumed" },
+        `Resumed: the turn ended (${t.reason}) after ${plural(t.steps, "step")}.`,
+      ),
       t.resumed?.length
         ? h(
             "ul",
@@ -141,6 +145,14 @@ export function createRunView(api: Api, vid: string): View {
                 { "data-decision": c.decision },
                 h("code", {}, c.name),
                 ` (${c.id}) ${DECISION[c.decision] ?? c.decision}`,
+                c.approval
+                  ? h(
+                      "span",
+                      {},
+                      " — ",
+                      h("a", { href: routeUrl({ view: "tree", key: c.approval }) }, c.approval),
+                    )
+                  : null,
               ),
             ),
           )
@@ -157,7 +169,7 @@ export function createRunView(api: Api, vid: string): View {
         { "data-outcome": r.divergence ? "diverged" : "same" },
         "Replayed as ",
         h("a", { href: routeUrl({ view: "runs", vid: r.vid }), id: "run-replay-link" }, r.vid),
-        `: ${r.steps} steps, ${r.calls} calls, ${r.executed} executed, ${r.modelRequests} model requests — `,
+        `: ${plural(r.steps, "step")}, ${plural(r.calls, "call")}, ${r.executed} executed, ${plural(r.modelRequests, "model request")} — `,
         r.divergence
           ? `differs at step ${r.divergence.step}: ${r.divergence.summary}`
           : "step for step the same.",
@@ -209,6 +221,10 @@ export function createRunView(api: Api, vid: string): View {
         refresh();
     },
   };
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function statusLine(r: RunDetail): string {
