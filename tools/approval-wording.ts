@@ -11,7 +11,7 @@
 type ApprovalScope = "once" | "run" | "always";
 
 /** The kinds of approval a person is asked for. */
-export type ApprovalKind = "call" | "changed-call" | "person-change";
+export type ApprovalKind = "call" | "changed-call" | "person-change" | "rerun";
 
 /** What the wording reads of an approval (an entry, or a pending event). */
 export interface ApprovalFacts {
@@ -21,6 +21,8 @@ export interface ApprovalFacts {
   change?: { key: string; action?: "set" | "del" };
   /** For a call of a declaration changed since a person approved it for good. */
   declDiff?: string;
+  /** A resumed run's call interrupted with an unknown outcome, to run again (policy resumeUnknown: ask). */
+  interrupted?: boolean;
 }
 
 /** One scope as offered: its key on a terminal, its words, and what it covers. */
@@ -63,11 +65,18 @@ export const APPROVAL_WORDING: Readonly<Record<ApprovalKind, KindWording>> = {
     why: (f) =>
       `run ${f.vid ?? "?"} wants to ${f.change?.action === "del" ? "delete" : "change"} ${f.change?.key ?? "a key"}, which a person wrote: it is written as yours only if you approve`,
   },
+  rerun: {
+    scopes: callScopes,
+    title: (f) => `${f.tool} was interrupted and wants to run again`,
+    why: (f, rule) =>
+      `${f.tool} was interrupted when the process running run ${f.vid ?? "?"} stopped during the call, so whether it took effect is unknown: it runs again only if you approve; denied, the model is told its outcome is unknown (rule: ${rule})`,
+  },
 };
 
 /** The kind of an approval. */
 export function approvalKind(f: ApprovalFacts): ApprovalKind {
   if (f.change) return "person-change";
+  if (f.interrupted) return "rerun";
   if (f.declDiff) return "changed-call";
   return "call";
 }
