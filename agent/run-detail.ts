@@ -10,7 +10,7 @@ import type { Tree, TreeNode } from "../tree/types.js";
 import { AgentError } from "./errors.js";
 import { pcKey, reasonKey, sessionDir } from "./loop.js";
 import { ReplayOf, type RunDetail } from "./run-schemas.js";
-import { statusOf, summaryOf } from "./runs.js";
+import { statusOf, summary as summaryOf } from "./runs.js";
 
 /** `/vthread/<vid>/replay`: the run a saved replay re-drove, and how it went. */
 export const replayKey = (vid: string): string => `/vthread/${vid}/replay`;

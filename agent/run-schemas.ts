@@ -1,8 +1,8 @@
 /**
- * The wire shapes of runs, declared once: the listing (`GET /v1/agent/runs`, `kvspace runs`), one
- * run's page facts (`GET /v1/agent/runs/<vid>`) and a saved replay's answer
- * (`POST /v1/agent/runs/<vid>/replay`). Nothing here depends on Node: the web page imports these
- * as types (web/src/wire.ts).
+ * The wire shapes of runs, declared once: the listing (`GET /v1/agent/runs`, `kvspace runs`, the
+ * overview's `GET /v1/overview`), one run's page facts (`GET /v1/agent/runs/<vid>`) and a saved
+ * replay's answer (`POST /v1/agent/runs/<vid>/replay`). Nothing here depends on Node: the web page
+ * imports these as types (web/src/wire.ts).
  */
 import { z } from "zod";
 
@@ -116,3 +116,13 @@ export const ReplayJson = z.object({
   ),
 });
 export type ReplayJson = z.infer<typeof ReplayJson>;
+
+export const RunsOverview = z.object({
+  counts: z
+    .object({ running: z.number(), interrupted: z.number(), done: z.number(), failed: z.number() })
+    .describe("Runs in each status"),
+  shown: z
+    .array(RunSummary)
+    .describe("Running and interrupted runs, then the latest failed and done ones, newest first in each"),
+});
+export type RunsOverview = z.infer<typeof RunsOverview>;

@@ -79,7 +79,7 @@ export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promi
       if (options.vid && !vid.includes(options.vid)) continue;
       const state = await statusOf(tree, vid);
       if (!state || (options.status && state.status !== options.status)) continue;
-      const run = await summaryOf(tree, vid, state);
+      const run = await summary(tree, vid, state);
       if (options.tool && !run.tools?.some((t) => t.includes(options.tool as string))) continue;
       runs.push(run);
       if (runs.length >= limit) return { runs, next: after };
@@ -90,7 +90,7 @@ export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promi
 }
 
 /** Run `vid`'s line in the listing, its status already read. */
-export async function summaryOf(
+export async function summary(
   tree: Tree,
   vid: string,
   state: { status: RunStatus; detail?: string; client?: RunClient },

@@ -5,7 +5,9 @@
  * as types only, so nothing of them reaches the page.
  */
 
+export type { ModelChoices as ModelChoicesJson } from "../../agent/model-schemas.js";
 export type { ReplayJson, RunDetail, RunStatus, RunSummary, RunsListing } from "../../agent/run-schemas.js";
+export type { OverviewJson } from "../../server/overview-schemas.js";
 export type {
   AgentToolAcceptJson,
   ApprovalJson,
