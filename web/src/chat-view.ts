@@ -9,6 +9,7 @@ import { approvalTitle, scopesFor } from "../../tools/approval-wording.js";
 import type { Api } from "./api.js";
 import { toast } from "./dialogs.js";
 import { append, h, replace } from "./dom.js";
+import { elicitationParts } from "./elicit-card.js";
 import { encodeKeyPath } from "./keys.js";
 import { streamTurn } from "./turn-stream.js";
 import type { TurnJson, TurnStreamEvent } from "./wire.js";
@@ -299,7 +300,19 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
     ...(vid ? { vid } : {}),
     ...(e.change ? { change: e.change } : {}),
     ...(e.declDiff ? { declDiff: e.declDiff } : {}),
+    ...(e.elicitation ? { elicitation: e.elicitation } : {}),
   };
+  if (e.elicitation) {
+    const card: HTMLElement = h(
+      "div",
+      { class: "approval-inline", "data-approval": e.key },
+      h("p", { class: "reason" }, approvalTitle(facts)),
+      ...elicitationParts(api, e.key, e.elicitation, (action) =>
+        card.querySelector(".actions")?.replaceWith(h("p", { class: "decided" }, `Answered: ${action}.`)),
+      ),
+    );
+    return card;
+  }
   const decide = (decision: "approve" | "deny", scope?: "once" | "run" | "always") => async (ev: Event) => {
     const card = (ev.currentTarget as HTMLElement).closest(".approval-inline");
     for (const b of card?.querySelectorAll("button") ?? []) b.disabled = true;
