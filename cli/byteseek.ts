@@ -169,7 +169,10 @@ async function resume(vid: string, { sendKey }: { sendKey?: boolean }): Promise<
     err.write(`vid ${vid} (resumed)\n`);
     const result = await session.resume(vid, sig.signal(), withInlineApprovals(view, session, undefined));
     for (const r of result.resumed ?? [])
-      if (r.decision !== "not_started") err.write(`byteseek: resumed ${r.name} (${r.id}): ${r.decision}\n`);
+      if (r.decision !== "not_started")
+        err.write(
+          `byteseek: resumed ${r.name} (${r.id}): ${r.decision}${r.approval ? ` (approval ${r.approval})` : ""}\n`,
+        );
     return report(result, session);
   } finally {
     view.pause();

@@ -162,6 +162,12 @@ export const ApprovalEntryJson = z
       .describe(
         "for a declaration changed since a person approved it for good: the diff against that version",
       ),
+    interrupted: z
+      .literal(true)
+      .optional()
+      .describe(
+        "a resumed run's call interrupted with an unknown outcome, asked to run again (policy resumeUnknown: ask)",
+      ),
   })
   .passthrough()
   .describe("an approval entry: the call, why it needs a person, and the decision once made");
@@ -292,6 +298,10 @@ export const TurnJson = z
           id: z.string(),
           name: z.string(),
           decision: z.enum(RESUME_DECISIONS),
+          approval: z
+            .string()
+            .optional()
+            .describe("the approval entry a person decided for it, if one was asked"),
         }),
       )
       .optional()

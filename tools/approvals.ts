@@ -98,6 +98,8 @@ export interface ApprovalEntry {
   owner?: string;
   /** For a declaration changed since a person approved it for good: the diff against that version. */
   declDiff?: string;
+  /** A resumed run's interrupted call of unknown outcome, asked to run again (policy resumeUnknown: ask). */
+  interrupted?: true;
   /** Why it needs a person: the rule, in words the person reads. */
   reason: string;
   rule: string;

@@ -148,7 +148,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     runLocks: createKeyedLock(),
     mcpNeeds: options.mcp?.needs,
     mcpAllowed: options.mcp?.allowed,
-    planIntent: createIntentPlanner({ registry, workspace, logger }),
+    planIntent: createIntentPlanner({ registry, workspace, logger, tree }),
     failpoint: options.failpoint,
   });
 

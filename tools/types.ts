@@ -5,7 +5,7 @@ import type { ElicitAction, ElicitationAsked, ElicitContent } from "./approvals.
 import type { ToolDeclaration } from "./declaration.js";
 import type { ToolKind } from "./errors.js";
 import type { SampleReply, SampleRequest } from "./impl/llm.js";
-import type { FileIntent, IntentContext } from "./intent.js";
+import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./intent.js";
 import type { Power } from "./powers.js";
 import type { CommandScope } from "./process/scope.js";
 
@@ -86,6 +86,12 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
    * Undefined: the change cannot be stated (the call counts as one that may not run twice).
    */
   intent?(args: Record<string, unknown>, ctx: IntentContext): Promise<FileIntent[] | undefined>;
+  /**
+   * The tree keys a call will write, planned without writing them (`tree.set`, `tree.del`): their
+   * versions and value hashes before and as intended, so a resumed run tells from the keys whether
+   * the write landed. Undefined: the write cannot be stated.
+   */
+  keyIntent?(args: Record<string, unknown>, ctx: KeyIntentContext): Promise<KeyIntent[] | undefined>;
 }
 
 /** A declaration as written (defaults not yet applied): the input side of the zod schema. */

@@ -128,7 +128,30 @@ export type TxnOp =
   | { op: "mkindex"; key: string }
   /** As `Tree.append`: `key` is the directory; the result's key names the child made. */
   | { op: "append"; key: string; value: TreeValue; ro?: boolean; vid?: string }
-  | { op: "get"; key: string };
+  | { op: "get"; key: string }
+  /** As `move()` (tree/transfer.ts): `key` lands at `to` and is gone from where it was. */
+  | ({ op: "move"; key: string; to: string } & TransferOptions)
+  /** As `copy()` (tree/transfer.ts): `key` is copied to `to`. */
+  | ({ op: "copy"; key: string; to: string } & TransferOptions);
+
+/** How a move or copy treats what it meets (tree/transfer.ts says the rules). */
+export interface TransferOptions {
+  /** Replace what is at the target (TREE_EXISTS otherwise). */
+  overwrite?: boolean;
+  /** Move read-only keys, and overwrite read-only targets (TREE_READ_ONLY otherwise). */
+  force?: boolean;
+  /** The run moving or copying: the owner of every key written; absent: each keeps its source's owner. */
+  vid?: string;
+  /** Clear the owner run of every key written (as `SetOptions.disown`). */
+  disown?: boolean;
+  /** As `SetOptions.unchecked`: the values landing are not checked by a checking layer. */
+  unchecked?: boolean;
+}
+
+/** What a move or copy answers (a txn's result for its op). `key` is the target; `keys` how many landed there. */
+export interface TransferResult extends WriteResult {
+  keys: number;
+}
 
 export interface TxnRequest {
   compare?: TxnCompare[];

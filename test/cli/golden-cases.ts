@@ -906,7 +906,7 @@ const guidance: GoldenCase[] = [
 ];
 
 const POLICY_FIELDS =
-  "workspaceRoots, deny, denyKeys, confirm, approved, approvalTimeoutMs, grants, agentImpls, httpHosts, defaultTimeoutMs, maxTimeoutMs, passEnv, outputCapBytes, toolList, agentTools, sandbox, limits, credentialPaths";
+  "workspaceRoots, deny, denyKeys, confirm, approved, approvalTimeoutMs, grants, agentImpls, httpHosts, defaultTimeoutMs, maxTimeoutMs, passEnv, outputCapBytes, toolList, agentTools, resumeUnknown, sandbox, limits, credentialPaths";
 const POLICY_TYPO = `grantz: unknown field (did you mean grants?); the fields are ${POLICY_FIELDS}`;
 const MCP_UP_PROBLEMS = [
   "command: Too small: expected array to have >=1 items",

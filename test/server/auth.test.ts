@@ -29,6 +29,10 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "PUT", path: "/v1/tree/auth/gone", ...json(2), ok: 200 },
   { method: "DELETE", path: "/v1/tree/auth/gone", ok: 200 },
   { method: "POST", path: "/v1/txn", ...json({ compare: [], success: [], failure: [] }), ok: 200 },
+  { method: "POST", path: "/v1/copy", ...json({ from: "/auth/a", to: "/auth/copied" }), ok: 200 },
+  { method: "POST", path: "/v1/move", ...json({ from: "/auth/copied", to: "/auth/moved" }), ok: 200 },
+  { method: "GET", path: "/v1/grep/auth/?pattern=a", ok: 200 },
+  { method: "GET", path: "/v1/grep?pattern=a", ok: 200 },
   { method: "GET", path: "/v1/watch/auth/", ok: 200 },
   { method: "GET", path: "/v1/watch", ok: 200 },
   { method: "GET", path: "/v1/export/auth/", ok: 200 },
@@ -149,7 +153,7 @@ describe("BYTESEEK_TOKEN", () => {
     // Compare shapes: OpenAPI writes `/v1/tree/{key}` and `/v1/tools/{name}/call`.
     const shape = (path: string) =>
       path
-        .replace(/^\/v1\/(tree|watch|export)\/.*$/, "/v1/$1/*")
+        .replace(/^\/v1\/(tree|watch|export|grep)\/[^?]*(\?.*)?$/, "/v1/$1/*")
         .replace(/^\/v1\/tools\/[^/]+\/call$/, "/v1/tools/:name/call")
         .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n")
         .replace(/^\/v1\/mcp\/[^/]+\/(review|accept|login|logout)$/, "/v1/mcp/:server/$1")

@@ -13,6 +13,7 @@ import {
 
 const call: ApprovalFacts = { tool: "shell.run", vid: "r1" };
 const changed: ApprovalFacts = { tool: "text.wc", vid: "r1", declDiff: "-a\n+b\n" };
+const rerun: ApprovalFacts = { tool: "shell.run", vid: "r1", interrupted: true };
 const change: ApprovalFacts = {
   tool: "tree.set",
   vid: "r1",
@@ -68,6 +69,7 @@ const TABLE: Array<[ApprovalFacts, Record<string, unknown>]> = [
     },
   ],
   [
+<<<<<<< HEAD
     question,
     {
       kind: "elicitation",
@@ -79,6 +81,19 @@ const TABLE: Array<[ApprovalFacts, Record<string, unknown>]> = [
         'answer the MCP server "github"? [y] accept (an empty form) · [n] decline · [c] cancel (one key, no Enter) ',
       keys: ["y", "n", "c"],
       decide: "kvspace approve r1/0 --content '{…}'  |  kvspace deny r1/0 [--cancel]",
+=======
+    rerun,
+    {
+      kind: "rerun",
+      title: "shell.run was interrupted and wants to run again",
+      reason:
+        "shell.run was interrupted when the process running run r1 stopped during the call, so whether it took effect is unknown: it runs again only if you approve; denied, the model is told its outcome is unknown (rule: declaration.confirm)",
+      scopes: ["once", "run", "always"],
+      question:
+        "approve shell.run? [y] once · [r] for this run · [a] always (as declared now) · [n] no (one key, no Enter) ",
+      keys: ["y", "r", "a", "n"],
+      decide: "kvspace approve r1/0 [--scope once|run|always]  |  kvspace deny r1/0",
+>>>>>>> main
     },
   ],
 ];
@@ -103,12 +118,16 @@ describe("the approval wording table", () => {
       const always = scopesFor(facts).find((s) => s.scope === "always");
       if (always) expect(always.covers).toContain("until its declaration changes");
     }
+<<<<<<< HEAD
     expect(Object.keys(APPROVAL_WORDING).sort()).toEqual([
       "call",
       "changed-call",
       "elicitation",
       "person-change",
     ]);
+=======
+    expect(Object.keys(APPROVAL_WORDING).sort()).toEqual(["call", "changed-call", "person-change", "rerun"]);
+>>>>>>> main
   });
 
   it("maps each key to the decision it stands for", () => {

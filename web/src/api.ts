@@ -200,7 +200,7 @@ export function createApi(options: ApiOptions) {
   };
 }
 
-function toError(status: number, body: unknown): ApiError {
+export function toError(status: number, body: unknown): ApiError {
   const err = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
   const message = err?.message ?? (typeof body === "string" && body ? body : `HTTP ${status}`);
   return new ApiError(status, err?.code ?? `HTTP_${status}`, message, body);

@@ -3,12 +3,14 @@ import { createApprovalsPanel } from "./approvals-view.js";
 import { createChatView } from "./chat-view.js";
 import { askToken, storedToken, toast } from "./dialogs.js";
 import { byId, replace } from "./dom.js";
+import { createKeySearch } from "./key-search.js";
 import { parseRoute, type Route, routeUrl } from "./keys.js";
 import { createNodeView } from "./node-view.js";
 import { createRecordsView } from "./records-view.js";
 import { createSearch } from "./search.js";
 import { createToolView } from "./tool-view.js";
 import { createToolsView } from "./tools-view.js";
+import { createTreeOps } from "./tree-ops-api.js";
 import { createTreePane } from "./tree-pane.js";
 import type { View } from "./view-parts.js";
 import { startWatch, type WatchState } from "./watch.js";
@@ -121,6 +123,11 @@ function start(): void {
       replace(main, el);
     },
   );
+  // Substring search of keys and values, at the top of the tree pane.
+  createKeySearch(api, createTreeOps(api), byId("tree-pane"), treePane.current, (el) => {
+    view = { el };
+    replace(main, el);
+  });
 
   const live = byId("live");
   function showState(s: WatchState): void {
