@@ -11,11 +11,7 @@
 type ApprovalScope = "once" | "run" | "always";
 
 /** The kinds of approval a person is asked for. */
-<<<<<<< HEAD
-export type ApprovalKind = "call" | "changed-call" | "person-change" | "elicitation";
-=======
-export type ApprovalKind = "call" | "changed-call" | "person-change" | "rerun";
->>>>>>> main
+export type ApprovalKind = "call" | "changed-call" | "person-change" | "rerun" | "elicitation";
 
 /** What the wording reads of an approval (an entry, or a pending event). */
 export interface ApprovalFacts {
@@ -25,13 +21,10 @@ export interface ApprovalFacts {
   change?: { key: string; action?: "set" | "del" };
   /** For a call of a declaration changed since a person approved it for good. */
   declDiff?: string;
-<<<<<<< HEAD
-  /** For a question an upstream MCP server asks during the call (its elicitation). */
-  elicitation?: { server: string; message: string };
-=======
   /** A resumed run's call interrupted with an unknown outcome, to run again (policy resumeUnknown: ask). */
   interrupted?: boolean;
->>>>>>> main
+  /** For a question an upstream MCP server asks during the call (its elicitation). */
+  elicitation?: { server: string; message: string };
 }
 
 /** One scope as offered: its key on a terminal, its words, and what it covers. */
@@ -74,20 +67,18 @@ export const APPROVAL_WORDING: Readonly<Record<ApprovalKind, KindWording>> = {
     why: (f) =>
       `run ${f.vid ?? "?"} wants to ${f.change?.action === "del" ? "delete" : "change"} ${f.change?.key ?? "a key"}, which a person wrote: it is written as yours only if you approve`,
   },
-<<<<<<< HEAD
+  rerun: {
+    scopes: callScopes,
+    title: (f) => `${f.tool} was interrupted and wants to run again`,
+    why: (f, rule) =>
+      `${f.tool} was interrupted when the process running run ${f.vid ?? "?"} stopped during the call, so whether it took effect is unknown: it runs again only if you approve; denied, the model is told its outcome is unknown (rule: ${rule})`,
+  },
   elicitation: {
     scopes: ["once"],
     title: (f) =>
       `The MCP server "${f.elicitation?.server ?? "?"}" asks (during ${f.tool}): ${f.elicitation?.message ?? ""}`,
     why: (f) =>
       `the MCP server "${f.elicitation?.server ?? "?"}" asks a question during ${f.tool} of run ${f.vid ?? "?"}: accept answers it with the form's content, deny declines (or cancels)`,
-=======
-  rerun: {
-    scopes: callScopes,
-    title: (f) => `${f.tool} was interrupted and wants to run again`,
-    why: (f, rule) =>
-      `${f.tool} was interrupted when the process running run ${f.vid ?? "?"} stopped during the call, so whether it took effect is unknown: it runs again only if you approve; denied, the model is told its outcome is unknown (rule: ${rule})`,
->>>>>>> main
   },
 };
 

@@ -10,13 +10,17 @@ import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type App, buildApp } from "../../server/app.js";
 import type { PendingApproval } from "../../tools/approval-flow.js";
 import { approvalKey } from "../../tools/approvals.js";
 import type { CallOptions } from "../../tools/call-pipeline.js";
 import { json } from "../../tree/value.js";
 import { type AgentStack, startAgentStack } from "../agent/stack.js";
-import { setPolicy } from "../tools/helpers.js";
+import { cliEnv } from "../cli/cli-server.js";
+import { runInProcess } from "../cli/in-process.js";
+import { setPolicy, silent } from "../tools/helpers.js";
 import { TEST_INSTALL, until } from "./helpers.js";
 import { pipe, toHeaders } from "./oauth-fixture.js";
 
@@ -25,6 +29,8 @@ const FIXTURE = resolve(import.meta.dirname, "..", "fixtures", "mcp-asking-serve
 let s: AgentStack;
 let http: Server;
 let httpUrl = "";
+let app: App;
+let appUrl = "";
 
 beforeAll(async () => {
   s = await startAgentStack("byteseek-asking-");
@@ -58,6 +64,14 @@ beforeAll(async () => {
       ],
     },
   } as never);
+  app = await buildApp({
+    tree: s.tree,
+    logger: silent,
+    runtime: s.bs.runtime,
+    agent: s.bs.agent,
+    web: false,
+  });
+  appUrl = await app.listen({ host: "127.0.0.1", port: 0 });
   for (const [server, entry] of [
     ["askio", { command: [process.execPath, FIXTURE], readOnlyPaths: TEST_INSTALL }],
     ["askhttp", { url: httpUrl }],
@@ -69,6 +83,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await app.close();
   await s.bs.close();
   await s.tree.close();
   await s.fake.close();
@@ -136,6 +151,36 @@ describe("an upstream's elicitation during a call", () => {
       await s.bs.runtime.approvals.decide(q.key, { decision: "deny", ...(cancel ? { cancel } : {}) });
       expect((await calling).text).toContain(`action=${action} content=null`);
     }
+  });
+
+  it("is answered over POST /v1/approvals (a misfit is a 400 and keeps it waiting) and with kvspace approve --content", async () => {
+    const { options, asked } = withPerson("elicit-doors");
+    const calling = s.bs.runtime.call("askio.ask", {}, options);
+    const q = await firstQuestion(asked);
+    const post = async (body: unknown) => {
+      const res = await request(`${appUrl}/v1/approvals/elicit-doors/0`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+    };
+    const misfit = await post({ decision: "approve", content: { name: "" } });
+    expect(misfit.status).toBe(400);
+    expect(misfit.body).toMatchObject({ error: { code: "APPROVAL_INVALID" } });
+    expect((await s.bs.runtime.approvals.read(q.key))?.state).toBe("pending");
+    const bad = await runInProcess(["approve", "elicit-doors/0", "--content", "[1]"], {
+      env: cliEnv(appUrl),
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--content takes a JSON object");
+    const cli = await runInProcess(["approve", "elicit-doors/0", "--content", '{"name":"Lin","age":7}'], {
+      env: cliEnv(appUrl),
+    });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toBe(`${q.key}\tapproved\taskio.ask\n`);
+    expect((await calling).text).toContain('content={"name":"Lin","age":7}');
+    expect((await post({ decision: "deny", cancel: true })).status).toBe(409);
   });
 
   it("answers cancel at once, writing no entry, when no person is present", async () => {

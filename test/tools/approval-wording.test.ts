@@ -69,19 +69,6 @@ const TABLE: Array<[ApprovalFacts, Record<string, unknown>]> = [
     },
   ],
   [
-<<<<<<< HEAD
-    question,
-    {
-      kind: "elicitation",
-      title: 'The MCP server "github" asks (during github.create_issue): Which repository?',
-      reason:
-        'the MCP server "github" asks a question during github.create_issue of run r1: accept answers it with the form\'s content, deny declines (or cancels)',
-      scopes: ["once"],
-      question:
-        'answer the MCP server "github"? [y] accept (an empty form) · [n] decline · [c] cancel (one key, no Enter) ',
-      keys: ["y", "n", "c"],
-      decide: "kvspace approve r1/0 --content '{…}'  |  kvspace deny r1/0 [--cancel]",
-=======
     rerun,
     {
       kind: "rerun",
@@ -93,7 +80,20 @@ const TABLE: Array<[ApprovalFacts, Record<string, unknown>]> = [
         "approve shell.run? [y] once · [r] for this run · [a] always (as declared now) · [n] no (one key, no Enter) ",
       keys: ["y", "r", "a", "n"],
       decide: "kvspace approve r1/0 [--scope once|run|always]  |  kvspace deny r1/0",
->>>>>>> main
+    },
+  ],
+  [
+    question,
+    {
+      kind: "elicitation",
+      title: 'The MCP server "github" asks (during github.create_issue): Which repository?',
+      reason:
+        'the MCP server "github" asks a question during github.create_issue of run r1: accept answers it with the form\'s content, deny declines (or cancels)',
+      scopes: ["once"],
+      question:
+        'answer the MCP server "github"? [y] accept (an empty form) · [n] decline · [c] cancel (one key, no Enter) ',
+      keys: ["y", "n", "c"],
+      decide: "kvspace approve r1/0 --content '{…}'  |  kvspace deny r1/0 [--cancel]",
     },
   ],
 ];
@@ -118,16 +118,13 @@ describe("the approval wording table", () => {
       const always = scopesFor(facts).find((s) => s.scope === "always");
       if (always) expect(always.covers).toContain("until its declaration changes");
     }
-<<<<<<< HEAD
     expect(Object.keys(APPROVAL_WORDING).sort()).toEqual([
       "call",
       "changed-call",
       "elicitation",
       "person-change",
+      "rerun",
     ]);
-=======
-    expect(Object.keys(APPROVAL_WORDING).sort()).toEqual(["call", "changed-call", "person-change", "rerun"]);
->>>>>>> main
   });
 
   it("maps each key to the decision it stands for", () => {
