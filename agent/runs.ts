@@ -8,7 +8,7 @@ import { z } from "zod";
 import { usageKey } from "../tools/usage.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
-import { type Leases, leaseKey, leaseLive, readLease } from "./lease.js";
+import { type Leases, runHeld } from "./lease.js";
 import { reasonKey, sessionDir, statusKey } from "./loop.js";
 
 export const RUN_STATUSES = ["running", "interrupted", "done", "failed"] as const;
@@ -51,7 +51,7 @@ async function statusOf(
   const stored = text(await tree.get(statusKey(vid)));
   if (stored === undefined) return undefined;
   if (stored === "done" || stored === "failed" || stored === "interrupted") return { status: stored };
-  const leased = leaseLive(readLease(await tree.get(leaseKey(vid))));
+  const leased = await runHeld(tree, vid);
   const detail = stored === "running" ? {} : { detail: stored };
   return { status: leased ? "running" : "interrupted", ...detail };
 }
@@ -118,7 +118,7 @@ export async function markInterrupted(tree: Tree, leases?: Pick<Leases, "held">)
       const vid = child.name.slice(0, -1);
       const stored = text(await tree.get(statusKey(vid)));
       if (stored !== "running" && !stored?.startsWith("waiting ")) continue;
-      const live = leases ? await leases.held(vid) : leaseLive(readLease(await tree.get(leaseKey(vid))));
+      const live = leases ? await leases.held(vid) : await runHeld(tree, vid);
       if (live) continue;
       await tree.set(
         reasonKey(vid),
