@@ -4,35 +4,14 @@
  * `interrupted` — when it started, its steps, calls and tokens. And the sweep a server makes at
  * start: runs left `running` by a process that is gone are marked `interrupted`.
  */
-import { z } from "zod";
 import { usageKey } from "../tools/usage.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
-import { type Leases, leaseKey, leaseLive, readLease } from "./lease.js";
+import { type Leases, runHeld } from "./lease.js";
 import { reasonKey, sessionDir, statusKey } from "./loop.js";
+import type { RunStatus, RunSummary, RunsListing } from "./run-schemas.js";
 
-export const RUN_STATUSES = ["running", "interrupted", "done", "failed"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-export const RunSummary = z.object({
-  vid: z.string(),
-  status: z
-    .enum(RUN_STATUSES)
-    .describe("running (a live process holds it), interrupted (its process died), done, failed"),
-  detail: z.string().optional().describe("The status as stored, when it says more (waiting <approval key>)"),
-  started: z.number().describe("Milliseconds since the epoch of the run's first message (0: none)"),
-  steps: z.number().int().describe("Model calls"),
-  calls: z.number().int().describe("Tool calls"),
-  tokens: z.object({ input: z.number(), output: z.number() }),
-  resume: z.string().optional().describe("The command that resumes an interrupted run"),
-});
-export type RunSummary = z.infer<typeof RunSummary>;
-
-export const RunsListing = z.object({
-  runs: z.array(RunSummary),
-  next: z.string().optional().describe("Pass as `after` for the next page"),
-});
-export type RunsListing = z.infer<typeof RunsListing>;
+export { RUN_STATUSES, type RunStatus, RunSummary, RunsListing } from "./run-schemas.js";
 
 const text = (node: TreeNode | undefined): string | undefined =>
   node && node.kind !== "index" && node.kind !== "json" ? String(node.value.value) : undefined;
@@ -44,14 +23,14 @@ function asObject(v: unknown): Record<string, unknown> {
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** The run's status as a listing shows it: a stored `running`/`waiting …` whose lease is gone is `interrupted`. */
-async function statusOf(
+export async function statusOf(
   tree: Tree,
   vid: string,
 ): Promise<{ status: RunStatus; detail?: string } | undefined> {
   const stored = text(await tree.get(statusKey(vid)));
   if (stored === undefined) return undefined;
   if (stored === "done" || stored === "failed" || stored === "interrupted") return { status: stored };
-  const leased = leaseLive(readLease(await tree.get(leaseKey(vid))));
+  const leased = await runHeld(tree, vid);
   const detail = stored === "running" ? {} : { detail: stored };
   return { status: leased ? "running" : "interrupted", ...detail };
 }
@@ -84,7 +63,7 @@ export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promi
   }
 }
 
-async function summary(
+export async function summary(
   tree: Tree,
   vid: string,
   state: { status: RunStatus; detail?: string },
@@ -118,7 +97,7 @@ export async function markInterrupted(tree: Tree, leases?: Pick<Leases, "held">)
       const vid = child.name.slice(0, -1);
       const stored = text(await tree.get(statusKey(vid)));
       if (stored !== "running" && !stored?.startsWith("waiting ")) continue;
-      const live = leases ? await leases.held(vid) : leaseLive(readLease(await tree.get(leaseKey(vid))));
+      const live = leases ? await leases.held(vid) : await runHeld(tree, vid);
       if (live) continue;
       await tree.set(
         reasonKey(vid),

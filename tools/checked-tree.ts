@@ -274,6 +274,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
   };
   const sync = tree.syncRevision;
   if (sync) checked.syncRevision = () => sync.call(tree);
+  if (tree.leases) checked.leases = tree.leases;
   CHECKED.add(checked);
   return checked;
 }

@@ -297,5 +297,33 @@ export interface Tree {
   syncRevision?(): Promise<number>;
   /** Oldest revision a watch can still resume from. */
   compactedRev(): number;
+  /**
+   * Named holds bound to the store's own leases, where it has them (etcd): a hold is kept alive
+   * while its process lives and vanishes when the lease expires. Absent on other engines.
+   */
+  leases?: StoreLeases;
   close(): Promise<void>;
+}
+
+/** Holds kept by the store's native leases (etcd's: granted with a TTL, kept alive, revoked). */
+export interface StoreLeases {
+  /**
+   * Creates the hold `name` with `holder` (a JSON document naming who holds it) on a new lease of
+   * `ttlMs`, kept alive until released or the process ends; undefined when `name` is held already.
+   */
+  take(name: string, holder: unknown, ttlMs: number): Promise<StoreHold | undefined>;
+  /** The holder of `name` as taken, or undefined when nobody holds it (never taken, released or expired). */
+  holder(name: string): Promise<unknown>;
+  /**
+   * Ends the hold `name` if `holder` still holds it (a caller that knows that holder is gone, e.g. a
+   * dead process of its own machine, need not wait for the lease to expire). Answers whether it did.
+   */
+  breakHold(name: string, holder: unknown): Promise<boolean>;
+}
+
+export interface StoreHold {
+  /** Ends the hold at once (revokes its lease). */
+  release(): Promise<void>;
+  /** Whether the store said the lease is gone (expired while this process could not renew it). */
+  lost(): boolean;
 }
