@@ -14,6 +14,7 @@ import type {
   PendingApprovalsJson,
   PromptJson,
   RunDiffJson,
+  ToolCallsJson,
   ToolResultJson,
   ToolsJson,
   WriteJson,
@@ -140,6 +141,11 @@ export function createApi(options: ApiOptions) {
         "/v1/info",
       ),
     tools: () => json<ToolsJson>("/v1/tools"),
+    /** One tool's catalogue entry (valid or invalid), without the whole catalogue. */
+    tool: (name: string) => json<ToolsJson>(`/v1/tools?name=${encodeURIComponent(name)}`),
+    /** A tool's most recent calls across every run, newest first. */
+    toolCalls: (name: string, limit = 20) =>
+      json<ToolCallsJson>(`/v1/tools/${encodeURIComponent(name)}/calls?limit=${limit}`),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
       json<ToolsJson>(`/v1/tools?search=${encodeURIComponent(query)}&limit=${limit}`),

@@ -17,6 +17,7 @@ export type {
   PendingApprovalsJson,
   PromptJson,
   RunDiffJson,
+  ToolCallsJson,
   ToolJson,
   ToolResultJson,
   ToolsJson,
