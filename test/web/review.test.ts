@@ -11,6 +11,7 @@ import type { PendingApproval } from "../../tools/approval-flow.js";
 import { json } from "../../tree/index.js";
 import { TEST_INSTALL } from "../mcp-client/helpers.js";
 import {
+  ARTIFACTS,
   removeDir,
   requireConfirm,
   screenshot,
@@ -112,7 +113,7 @@ describe("MCP review and approvals on the web page", () => {
       "denied",
       "ok",
     ]);
-    await screenshot(page, "tool-review");
+    await page.screenshot({ path: join(ARTIFACTS, "tool.png") });
 
     await page.locator("#accept-tool").click();
     await page.locator("#tool-hash", { hasText: "accepted by a person for every run" }).waitFor();

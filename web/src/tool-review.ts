@@ -184,7 +184,7 @@ export function reviewSection(api: Api, input: ReviewInput, changed: () => void)
     ...row("confirm", confirm ? "true" : "false", "tool-confirm"),
     ...row("enabled", enabled ? "true" : "false", "tool-enabled"),
     ...row("needs approval", facts.approval ? `yes: ${facts.approval}` : "no", "tool-approval"),
-    ...(t?.blocked !== undefined && !t.held
+    ...(t?.blocked !== undefined && !t.held && !notAccepted
       ? row("denied", h("dd", { class: "problems", id: "tool-denied" }, printable(t.blocked)))
       : []),
   );
