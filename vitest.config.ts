@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -18,9 +19,15 @@ export default defineConfig({
   test: {
     // stops at once, in one line, on a machine without the Debian packages the suites drive
     globalSetup: ["scripts/test-deps.mjs"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // files share the cores (maxWorkers below): a test's wall time depends on its neighbours'
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: "forks",
+    // Files in parallel, more of them than cores: most suites spend their time waiting on child
+    // processes, servers, chromium and timers, not computing. vitest's default (cores - 1) is one
+    // worker on CI's 2 cores, which ran the suite file after file. Each file runs in its own process,
+    // on its own temp folders and ephemeral ports; one that cannot share the machine says so here.
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     reporters: ["default", "./scripts/lane-counts.mjs"],
     projects: [
       {

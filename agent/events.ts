@@ -41,6 +41,8 @@ export type AgentEvent =
       owner?: string;
       hash?: string;
       declDiff?: string;
+      /** For an upstream MCP server's question during the call: its message and the form's schema. */
+      elicitation?: { server: string; message: string; schema: Record<string, unknown> };
     }
   | {
       type: "tool_result";
@@ -78,13 +80,18 @@ export interface TurnResult {
 
 /**
  * `not_started` (no record: it ran now), `recorded` (its recorded result fed back), `rerun` (a read,
- * or an edit whose files were as before: run again), `resent` (http, same idempotency key),
- * `applied` (an edit found done by its file hashes), `file_changed`, `unknown` (not run again).
+ * or an edit or tree write whose files or keys were as before: run again), `resent` (http, same
+ * idempotency key), `applied` (an edit or tree write found done by its file hashes or key values),
+ * `file_changed`, `key_changed`, `unknown` (not run again: the model is told the outcome is unknown),
+ * and under the policy's `resumeUnknown: "ask"` `approved` (a person let it run again: it ran) or
+ * `declined` (a person did not: not run again, reported unknown).
  */
 export interface ResumedCall {
   id: string;
   name: string;
   decision: ResumeDecision;
+  /** The approval entry a person was asked for it (running it again, or the tool's confirmation). */
+  approval?: string;
 }
 
 export const RESUME_DECISIONS = [
@@ -94,6 +101,9 @@ export const RESUME_DECISIONS = [
   "resent",
   "applied",
   "file_changed",
+  "key_changed",
   "unknown",
+  "approved",
+  "declined",
 ] as const;
 export type ResumeDecision = (typeof RESUME_DECISIONS)[number];

@@ -1,11 +1,14 @@
 /**
- * The lease of a run: `/vthread/<vid>/‥lease`, held by the process running (or resuming) it, so two
- * processes never drive one run. It names its holder (host, pid, a random id of the process) and
- * an expiry the holder renews; it is free when absent, expired, or held by a process of this host
- * that no longer exists (a killed process frees it at once for a resume on the same machine). Taken
- * and renewed by compare-and-set on the key's version, so it works alike on every engine (etcd
- * included: a tree key with an expiry, not an etcd lease). Within one process a run's lease is
- * shared by its turns (a count), as one process's turns were never refused before.
+ * The lease of a run, held by the process running (or resuming) it, so two processes never drive
+ * one run. It names its holder (host, pid, a random id of the process) and is free when nobody
+ * holds it, or when its holder is a process of this host that no longer exists (a killed process
+ * frees it at once for a resume on the same machine). Within one process a run's lease is shared
+ * by its turns (a count), as one process's turns were never refused before.
+ *
+ * Where the store has native leases (etcd: Tree.leases) the run's lease is one: a hold kept alive
+ * by etcd's keep-alive, which expires by itself when its process dies (or loses etcd) — whatever
+ * the clocks of the machines say. Elsewhere it is the tree key `/vthread/<vid>/‥lease` with an
+ * expiry its holder renews, taken and renewed by compare-and-set on the key's version.
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
@@ -17,6 +20,8 @@ import { json } from "../tree/value.js";
 import { AgentError } from "./errors.js";
 
 export const leaseKey = (vid: string): string => `/vthread/${vid}/‥lease`;
+/** The name of a run's hold on a store with native leases. */
+export const holdName = (vid: string): string => `run/${vid}`;
 
 /** How long a lease lasts without renewal; renewed every third of it. */
 export const LEASE_MS = 15_000;
@@ -53,7 +58,11 @@ function pidAlive(pid: number): boolean {
 /** The lease a node holds, or undefined (absent, or not a lease). */
 export function readLease(node: TreeNode | undefined): LeaseDoc | undefined {
   if (node?.kind !== "json") return undefined;
-  const parsed = LeaseDoc.safeParse(node.value.value);
+  return leaseDoc(node.value.value);
+}
+
+function leaseDoc(value: unknown): LeaseDoc | undefined {
+  const parsed = LeaseDoc.safeParse(value);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -64,19 +73,94 @@ export function leaseLive(doc: LeaseDoc | undefined, now = Date.now()): boolean 
   return doc.host !== hostname() || pidAlive(doc.pid);
 }
 
-export function createLeases(tree: Tree, logger: Logger, ttlMs = LEASE_MS): Leases {
-  const mine = new Map<string, { count: number; timer: NodeJS.Timeout; version: number }>();
-  const me = () => ({ host: hostname(), pid: process.pid, id: PROCESS_ID, expires: Date.now() + ttlMs });
+/** A native hold's holder that is known gone: a process of this machine that no longer exists. */
+function holderGone(doc: LeaseDoc | undefined): boolean {
+  return doc !== undefined && doc.host === hostname() && !pidAlive(doc.pid);
+}
 
-  async function renew(vid: string): Promise<void> {
-    const held = mine.get(vid);
-    if (!held) return;
-    try {
-      const res = await tree.set(leaseKey(vid), json(me()), { ifVersion: held.version });
-      held.version = res.version;
-    } catch (err) {
-      logger.warn({ err, vid }, "cannot renew the run's lease");
+/** Whether a live process holds run `vid`'s lease, read from the store (native hold or tree key). */
+export async function runHeld(tree: Tree, vid: string): Promise<boolean> {
+  if (tree.leases) {
+    const holder = await tree.leases.holder(holdName(vid));
+    return holder !== undefined && !holderGone(leaseDoc(holder));
+  }
+  return leaseLive(readLease(await tree.get(leaseKey(vid))));
+}
+
+function busy(vid: string, doc: LeaseDoc | undefined): AgentError {
+  return new AgentError(
+    "AGENT_RUN_BUSY",
+    `run ${vid} is being run by another process (pid ${doc?.pid} on ${doc?.host}); wait for it to end, or stop it first`,
+    { vid },
+  );
+}
+
+export function createLeases(tree: Tree, logger: Logger, ttlMs = LEASE_MS): Leases {
+  const mine = new Map<string, { count: number; release(): Promise<void> }>();
+  const me = () => ({ host: hostname(), pid: process.pid, id: PROCESS_ID, expires: Date.now() + ttlMs });
+  const native = tree.leases;
+
+  /** A native hold: taken, or broken first when its holder is a dead process of this machine. */
+  async function acquireNative(vid: string, leases: NonNullable<Tree["leases"]>): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const hold = await leases.take(holdName(vid), me(), ttlMs);
+      if (hold) {
+        mine.set(vid, {
+          count: 1,
+          release: () =>
+            hold.release().catch((err: unknown) => {
+              logger.warn({ err, vid }, "cannot release the run's lease");
+            }),
+        });
+        return;
+      }
+      const holder = await leases.holder(holdName(vid));
+      if (holder === undefined) continue; // released meanwhile
+      const doc = leaseDoc(holder);
+      if (!holderGone(doc)) throw busy(vid, doc);
+      await leases.breakHold(holdName(vid), holder);
     }
+    throw new AgentError("AGENT_RUN_BUSY", `run ${vid} is being taken by another process; try again`, {
+      vid,
+    });
+  }
+
+  /** The tree key, renewed every third of its time. */
+  async function acquireKey(vid: string): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const node = await tree.get(leaseKey(vid));
+      const doc = readLease(node);
+      if (leaseLive(doc) && doc?.id !== PROCESS_ID) throw busy(vid, doc);
+      try {
+        const ifVersion = node && node.kind !== "index" ? node.version : 0;
+        const res = await tree.set(leaseKey(vid), json(me()), { ifVersion });
+        let version = res.version;
+        const renew = async () => {
+          try {
+            version = (await tree.set(leaseKey(vid), json(me()), { ifVersion: version })).version;
+          } catch (err) {
+            logger.warn({ err, vid }, "cannot renew the run's lease");
+          }
+        };
+        const timer = setInterval(() => void renew(), Math.max(50, Math.floor(ttlMs / 3)));
+        timer.unref();
+        mine.set(vid, {
+          count: 1,
+          async release() {
+            clearInterval(timer);
+            await tree.del(leaseKey(vid), { ifVersion: version }).catch((err: unknown) => {
+              logger.warn({ err, vid }, "cannot release the run's lease");
+            });
+          },
+        });
+        return;
+      } catch (err) {
+        if (!isTreeError(err, "TREE_VERSION_MISMATCH")) throw err;
+      }
+    }
+    throw new AgentError("AGENT_RUN_BUSY", `run ${vid} is being taken by another process; try again`, {
+      vid,
+    });
   }
 
   return {
@@ -86,43 +170,18 @@ export function createLeases(tree: Tree, logger: Logger, ttlMs = LEASE_MS): Leas
         held.count++;
         return;
       }
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const node = await tree.get(leaseKey(vid));
-        const doc = readLease(node);
-        if (leaseLive(doc) && doc?.id !== PROCESS_ID)
-          throw new AgentError(
-            "AGENT_RUN_BUSY",
-            `run ${vid} is being run by another process (pid ${doc?.pid} on ${doc?.host}); wait for it to end, or stop it first`,
-            { vid },
-          );
-        try {
-          const ifVersion = node && node.kind !== "index" ? node.version : 0;
-          const res = await tree.set(leaseKey(vid), json(me()), { ifVersion });
-          const timer = setInterval(() => void renew(vid), Math.max(50, Math.floor(ttlMs / 3)));
-          timer.unref();
-          mine.set(vid, { count: 1, timer, version: res.version });
-          return;
-        } catch (err) {
-          if (!isTreeError(err, "TREE_VERSION_MISMATCH")) throw err;
-        }
-      }
-      throw new AgentError("AGENT_RUN_BUSY", `run ${vid} is being taken by another process; try again`, {
-        vid,
-      });
+      await (native ? acquireNative(vid, native) : acquireKey(vid));
     },
     async release(vid) {
       const held = mine.get(vid);
       if (!held) return;
       if (--held.count > 0) return;
-      clearInterval(held.timer);
       mine.delete(vid);
-      await tree.del(leaseKey(vid), { ifVersion: held.version }).catch((err: unknown) => {
-        logger.warn({ err, vid }, "cannot release the run's lease");
-      });
+      await held.release();
     },
     async held(vid) {
       if (mine.has(vid)) return true;
-      return leaseLive(readLease(await tree.get(leaseKey(vid))));
+      return runHeld(tree, vid);
     },
   };
 }

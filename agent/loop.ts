@@ -16,16 +16,17 @@ import { buildPrompt, lastTurnKey } from "../prompts/build.js";
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
 import { SEARCH_TOOL } from "../prompts/tool-list.js";
 import type { ToolKind } from "../tools/errors.js";
+import { createPolicyReader } from "../tools/policy.js";
 import { type CallOrigin, type StoredRecord, type ToolRecord, writeRecord } from "../tools/records.js";
 import { isRunId } from "../tools/run-id.js";
-import type { Runtime } from "../tools/runtime.js";
+import type { CallOptions, Runtime } from "../tools/runtime.js";
 import type { ToolResult } from "../tools/types.js";
 import { usageKey } from "../tools/usage.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type Json, json, str } from "../tree/value.js";
 import { AgentError } from "./errors.js";
-import type { AgentEvent, TurnResult } from "./events.js";
+import type { AgentEvent, ResumedCall, TurnResult } from "./events.js";
 import { createLeases } from "./lease.js";
 import type { ClientLlmSettings } from "./llm-config.js";
 import type { ChatMessage, ChatResponse, Provider, ToolCall } from "./providers/types.js";
@@ -106,6 +107,7 @@ export function createAgent(options: AgentOptions): Agent {
   const { tree, runtime, logger } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
   const leases = createLeases(tree, logger);
+  const readPolicy = createPolicyReader(tree);
   const clock = options.clock ?? Date.now;
 
   async function loadMessages(vid: string): Promise<ChatMessage[]> {
@@ -195,7 +197,7 @@ export function createAgent(options: AgentOptions): Agent {
     signal: AbortSignal,
     emit: (e: AgentEvent) => void,
     origin: CallOrigin,
-    retry?: string,
+    resume?: Pick<CallOptions, "retry" | "askRerun"> & { asked?: (approval: string) => void },
   ): Promise<ToolResult> {
     let args: unknown;
     try {
@@ -213,8 +215,10 @@ export function createAgent(options: AgentOptions): Agent {
       ...(o.approve && o.approvedBy ? { approvedBy: o.approvedBy, approvedVia: o.approvedVia } : {}),
       waitForApproval: true,
       origin,
-      ...(retry ? { retry } : {}),
+      ...(resume?.retry ? { retry: resume.retry } : {}),
+      ...(resume?.askRerun ? { askRerun: resume.askRerun } : {}),
       onApproval(p) {
+        resume?.asked?.(p.key);
         // the event goes out once the status says so: whoever hears it reads the same state
         waited = tree
           .set(statusKey(vid), str(`waiting ${p.key}`), { vid })
@@ -387,7 +391,7 @@ export function createAgent(options: AgentOptions): Agent {
           role: "assistant",
           text: reply.text,
           toolCalls: reply.toolCalls,
-          step: stepRecord(digest, reply, at, s.asked),
+          step: { ...stepRecord(digest, reply, at, s.asked), model: provider.model },
         });
         s.asked = digest;
         if (reply.toolCalls.length === 0) {
@@ -496,9 +500,12 @@ export function createAgent(options: AgentOptions): Agent {
     if (pending && pending.calls.length > 0) {
       const assistant = messages[pending.message];
       const found = await recordsOf(tree, vid, pending.message);
+      const loaded = await readPolicy();
+      const ctx = { tree, resumeUnknown: loaded.ok ? loaded.policy.resumeUnknown : ("report" as const) };
       const round = await answerCalls(s, pending.calls, async (call) => {
-        const action = await resumeAction(call, found.get(call.id));
-        result.resumed?.push({ id: call.id, name: call.name, decision: action.decision });
+        const action = await resumeAction(call, found.get(call.id), ctx);
+        const told: ResumedCall = { id: call.id, name: call.name, decision: action.decision };
+        result.resumed?.push(told);
         if (action.do === "run")
           return runCall(
             vid,
@@ -507,7 +514,21 @@ export function createAgent(options: AgentOptions): Agent {
             s.signal,
             s.emit,
             { message: pending!.message, id: call.id },
-            action.retry,
+            {
+              ...(action.retry ? { retry: action.retry } : {}),
+              ...(action.ask
+                ? {
+                    askRerun: {
+                      decided(approved) {
+                        told.decision = approved ? "approved" : "declined";
+                      },
+                    },
+                  }
+                : {}),
+              asked(approval) {
+                told.approval = approval;
+              },
+            },
           );
         if (action.settle) await settleRecord(vid, action.key, found.get(call.id)?.record, action.result);
         return action.result;

@@ -5,12 +5,15 @@
  * - `done`: the recorded result is fed back, nothing runs;
  * - `started`, side effect `none` (reads) → run again; `http` → sent again with the same
  *   idempotency key; `files` (edits) → at the intended hashes it is done, at the hashes before it
- *   runs once, otherwise `file_changed`;
- * - `started`, anything else (commands, the model, MCP, tree writes) → never run again: the model
- *   is told the outcome is unknown.
+ *   runs once, otherwise `file_changed`; `tree` (tree.set/del) → likewise from each key's version
+ *   and value hash, otherwise `key_changed`;
+ * - `started`, anything else (commands, the model, MCP) → as the policy's `resumeUnknown` says:
+ *   `report` (the default): never run again, the model is told the outcome is unknown; `ask`: run
+ *   again only if a person approves (an approval entry, as any other), else reported unknown.
+ * A call that runs again goes through the whole boundary, so a tool that needs approval asks again.
  */
 
-import { filesState } from "../tools/intent.js";
+import { filesState, keysState } from "../tools/intent.js";
 import { readRecord, recordsDir, type StoredRecord } from "../tools/records.js";
 import type { ToolResult } from "../tools/types.js";
 import { isTreeError } from "../tree/errors.js";
@@ -65,12 +68,25 @@ export async function recordsOf(tree: Tree, vid: string, message: number): Promi
 
 /** What a resume does with one unanswered call, and what it says it did (`TurnResult.resumed`). */
 export type ResumeAction =
-  /** Run through the boundary: `retry` is the started record it replaces (absent: a new call). */
-  | { do: "run"; retry?: string; decision: ResumeDecision }
+  /**
+   * Run through the boundary: `retry` is the started record it replaces (absent: a new call);
+   * `ask`: only once a person approves (the decision is then `approved` or `declined`).
+   */
+  | { do: "run"; retry?: string; decision: ResumeDecision; ask?: true }
   /** Answer without running: the result (recorded at `key`, replacing a started record when `settle`). */
   | { do: "answer"; key: string; result: ToolResult; settle: boolean; decision: ResumeDecision };
 
-export async function resumeAction(call: ToolCall, found: FoundRecord | undefined): Promise<ResumeAction> {
+/** What deciding a call reads besides its record: the tree (tree writes) and the policy's `resumeUnknown`. */
+export interface ResumeContext {
+  tree: Tree;
+  resumeUnknown: "report" | "ask";
+}
+
+export async function resumeAction(
+  call: ToolCall,
+  found: FoundRecord | undefined,
+  ctx: ResumeContext,
+): Promise<ResumeAction> {
   if (!found) return { do: "run", decision: "not_started" };
   const { key, record } = found;
   if (record.state !== "started")
@@ -109,7 +125,26 @@ export async function resumeAction(call: ToolCall, found: FoundRecord | undefine
         details: { code: "file_changed", resumed: "file_changed" },
       });
     }
+    case "tree": {
+      const state = await keysState(ctx.tree, record.keys ?? []);
+      if (state === "before") return { do: "run", retry: key, decision: "rerun" };
+      if (state === "after")
+        return answer(key, "applied", {
+          kind: "ok",
+          isError: false,
+          text: `${call.name} had already been applied when the process running this run stopped (every key it writes holds what the call intended); it was not run again.`,
+          details: { resumed: "applied", keys: (record.keys ?? []).map((k) => k.key) },
+        });
+      return answer(key, "key_changed", {
+        kind: "runtime",
+        isError: true,
+        text: `${call.name} was interrupted when the process running this run stopped, and ${(record.keys ?? []).map((k) => k.key).join(", ")} has changed since in a way that matches neither the state before the call nor the write it intended. It was not run again. tree.get it before writing it.`,
+        details: { code: "key_changed", resumed: "key_changed", keys: (record.keys ?? []).map((k) => k.key) },
+      });
+    }
     default:
+      // `declined` until a person approves it (the loop says `approved` then)
+      if (ctx.resumeUnknown === "ask") return { do: "run", retry: key, decision: "declined", ask: true };
       return answer(key, "unknown", {
         kind: "runtime",
         isError: true,

@@ -93,9 +93,10 @@ function terminalAsker(onInterrupt: () => void): AskApproval | undefined {
     });
     if (answer.key === "interrupt") onInterrupt();
     if (!("value" in answer)) return undefined;
-    return answer.value === "deny"
-      ? { decision: "deny", reason: "denied at the terminal" }
-      : { decision: "approve", scope: answer.value };
+    if (answer.value === "cancel")
+      return { decision: "deny", cancel: true, reason: "cancelled at the terminal" };
+    if (answer.value === "deny") return { decision: "deny", reason: "denied at the terminal" };
+    return { decision: "approve", scope: answer.value };
   };
 }
 
@@ -168,7 +169,10 @@ async function resume(vid: string, { sendKey }: { sendKey?: boolean }): Promise<
     err.write(`vid ${vid} (resumed)\n`);
     const result = await session.resume(vid, sig.signal(), withInlineApprovals(view, session, undefined));
     for (const r of result.resumed ?? [])
-      if (r.decision !== "not_started") err.write(`byteseek: resumed ${r.name} (${r.id}): ${r.decision}\n`);
+      if (r.decision !== "not_started")
+        err.write(
+          `byteseek: resumed ${r.name} (${r.id}): ${r.decision}${r.approval ? ` (approval ${r.approval})` : ""}\n`,
+        );
     return report(result, session);
   } finally {
     view.pause();

@@ -162,6 +162,12 @@ export const ApprovalEntryJson = z
       .optional()
       .describe("what the call will do: the command line after substitution, method and URL, upstream tool…"),
     owner: z.string().optional().describe("who wrote the declaration: person, or run <vid>"),
+    elicitation: z
+      .object({ server: z.string(), message: z.string(), schema: z.record(z.string(), z.unknown()) })
+      .optional()
+      .describe(
+        "an upstream MCP server's question during the call: approve with content (fitting schema) accepts, deny declines (cancel: true cancels)",
+      ),
     decision: z
       .object({
         scope: z.string(),
@@ -183,6 +189,12 @@ export const ApprovalEntryJson = z
       .optional()
       .describe(
         "for a declaration changed since a person approved it for good: the diff against that version",
+      ),
+    interrupted: z
+      .literal(true)
+      .optional()
+      .describe(
+        "a resumed run's call interrupted with an unknown outcome, asked to run again (policy resumeUnknown: ask)",
       ),
   })
   .passthrough()
@@ -314,6 +326,10 @@ export const TurnJson = z
           id: z.string(),
           name: z.string(),
           decision: z.enum(RESUME_DECISIONS),
+          approval: z
+            .string()
+            .optional()
+            .describe("the approval entry a person decided for it, if one was asked"),
         }),
       )
       .optional()

@@ -4,6 +4,7 @@
  * schemas validate requests, type the handlers and generate `/openapi.json` and the docs page.
  */
 import { z } from "zod";
+import { GREP_DEFAULT_LIMIT, GREP_MAX_LIMIT, GREP_MAX_PATTERN } from "../tree/grep.js";
 import { TxnJson as TxnWire } from "../tree/http/index.js";
 import { MAX_TXN_OPS } from "../tree/index.js";
 
@@ -11,12 +12,16 @@ export {
   ChildJson,
   DeleteJson,
   ErrorJson,
+  GrepMatchJson,
+  GrepResultJson,
   HealthJson,
   HistoryJson,
   HistoryListJson,
   ImportResultJson,
   JsonValue,
   ListJson,
+  MoveJson,
+  MoveResultJson,
   NodeJson,
   NodeKind,
   TxnCompareJson,
@@ -75,6 +80,26 @@ export const ExportQuery = z.object({
   secrets: Flag.describe(
     'write the secret fields of MCP registry entries (headers, env) as they are (without it, each value reads "***")',
   ),
+});
+
+export const GrepQuery = z.object({
+  pattern: z
+    .string()
+    .min(1)
+    .max(GREP_MAX_PATTERN)
+    .describe("what to look for: plain text, or a regular expression with regex=1"),
+  regex: Flag.describe("pattern is a JavaScript regular expression"),
+  ignoreCase: Flag.describe("ignore case"),
+  keys: Flag.describe("match keys (default 1)"),
+  values: Flag.describe("match the lines of values (default 1)"),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(GREP_MAX_LIMIT)
+    .optional()
+    .describe(`at most this many matches (default ${GREP_DEFAULT_LIMIT})`),
+  after: z.string().optional().describe("go on after this key (the `next` of the previous answer)"),
 });
 
 export const ImportQuery = z.object({

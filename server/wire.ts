@@ -11,6 +11,7 @@ import {
   type TxnCompareJson,
   type TxnJson,
   type TxnOpJson,
+  transferFlags,
 } from "../tree/http/index.js";
 import type { SetOptions, TreeNode, TxnCompare, TxnOp, TxnRequest } from "../tree/index.js";
 import { inferValue, type Json, type TreeValue, valueFromJson } from "../tree/value.js";
@@ -136,6 +137,9 @@ function opFromJson(o: TxnOpJson): TxnOp {
       if (o.vid !== undefined) op.vid = o.vid;
       return op;
     }
+    case "move":
+    case "copy":
+      return { op: o.op, key: o.key, to: o.to, ...transferFlags(o) };
     case "mkindex":
     case "get":
       return { op: o.op, key: o.key };

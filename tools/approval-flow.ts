@@ -7,6 +7,7 @@ import {
   type ApprovalOutcome,
   type ApprovalRequest,
   type Approvals,
+  type ElicitationAsked,
   type ProposedChange,
   parseStanding,
 } from "./approvals.js";
@@ -41,6 +42,8 @@ export interface PendingApproval {
   hash?: string;
   /** For a declaration changed since a person approved it for good: the diff against that version. */
   declDiff?: string;
+  /** For a question an upstream MCP server asks during the call: what it asks, and the form's schema. */
+  elicitation?: ElicitationAsked;
 }
 
 /**
@@ -66,6 +69,7 @@ export async function askPerson(
       ...(req.owner ? { owner: req.owner } : {}),
       ...(req.decl ? { hash: req.decl.hash } : {}),
       ...(req.declDiff ? { declDiff: req.declDiff } : {}),
+      ...(req.elicitation ? { elicitation: req.elicitation } : {}),
     });
   } catch {
     // a listener's failure never stops the wait
@@ -138,6 +142,44 @@ export async function approvalOf(
   };
 }
 
+/**
+ * A resumed run's interrupted call whose outcome is unknown (policy `resumeUnknown: "ask"`): a person
+ * decides whether it runs again. Asked every time (a standing grant for the tool covers running it,
+ * not running an interrupted call twice). Not approved: the result tells the model the outcome is unknown.
+ */
+export async function rerunApproval(
+  approvals: Approvals,
+  call: ToolCall,
+  rule: string,
+  decl: DeclRef,
+  policy: Policy,
+  callOptions: WaitOptions,
+): Promise<{ approved: boolean; rule: string; key: string; refusal?: ToolResult }> {
+  const outcome = await askAboutCall(approvals, call, decl, policy, callOptions, {
+    reason: approvalReason({ tool: call.name, vid: call.vid, interrupted: true }, rule),
+    rule,
+    interrupted: true,
+  });
+  if (outcome.approved)
+    return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
+  return {
+    approved: false,
+    key: outcome.key,
+    rule,
+    refusal: {
+      kind: "runtime",
+      isError: true,
+      text: `${call.name} was interrupted: the process running this run stopped during the call, so whether it took effect is unknown. A person was asked whether to run it again and did not approve (${outcome.reason}); it was not run again. Check what it would have changed before deciding to call it again.`,
+      details: {
+        code: "outcome_unknown",
+        resumed: "declined",
+        approval: outcome.key,
+        reason: outcome.reason,
+      },
+    },
+  };
+}
+
 /** A change to what a person wrote, proposed by a tool: applied only if a person approves it. */
 export async function changeApproval(
   approvals: Approvals,
@@ -176,7 +218,7 @@ function askAboutCall(
   decl: DeclRef,
   policy: Policy,
   callOptions: WaitOptions,
-  about: { reason: string; rule: string; change?: ProposedChange; declDiff?: string },
+  about: { reason: string; rule: string; change?: ProposedChange; declDiff?: string; interrupted?: true },
 ): ReturnType<typeof askPerson> {
   const request = {
     vid: call.vid,

@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
 import { acceptedHash } from "./agent-tools.js";
-import { approvalOf, changeApproval, type PendingApproval } from "./approval-flow.js";
+import { approvalOf, changeApproval, type PendingApproval, rerunApproval } from "./approval-flow.js";
 import type { Approvals, ProposedChange } from "./approvals.js";
 import { capText } from "./cap.js";
 import type { Catalogue, DeclRef } from "./catalogue.js";
@@ -58,6 +58,13 @@ export interface CallOptions {
    * record, which this call's records replace, keeping its idempotency key.
    */
   retry?: string;
+  /**
+   * A resumed run's interrupted call of unknown outcome, under the policy's `resumeUnknown: "ask"`:
+   * it runs again only once a person approves (an approval entry; `waitForApproval` is implied),
+   * else it answers `outcome_unknown` without running. `decided` is told what the person said.
+   * A caller's own `approve: true` (without `approvedBy`) is that approval.
+   */
+  askRerun?: { decided?: (approved: boolean, approval: string) => void };
 }
 
 /**
@@ -254,6 +261,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       state: "started",
       sideEffect: intent.sideEffect,
       ...(intent.files ? { files: intent.files } : {}),
+      ...(intent.keys ? { keys: intent.keys } : {}),
     };
     // a retry keeps its key; a new record's is its own number, known once appended (stored with the result)
     if (callOptions.retry !== undefined) record.idempotencyKey = idempotencyKeyOf(callOptions.retry);
@@ -277,6 +285,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     callOptions: CallOptions,
     meta: RecordMeta,
     scopes: OwnedScope[],
+    person: Parameters<Execute>[4],
   ): Promise<ToolResult> {
     const resolved = await catalogue.resolve(name);
     if (resolved.decl) meta.decl = resolved.decl;
@@ -306,7 +315,25 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       );
     else {
       let gated = await gate(call, loaded.policy, resolved, resolved.decl.hash);
-      if (gated.result?.details.code === "needs_approval" && callOptions.waitForApproval) {
+      const needsPerson = gated.result?.details.code === "needs_approval";
+      if (callOptions.askRerun && !call.approved && (!gated.result || needsPerson)) {
+        // one question covers both: running it again, and the confirmation the tool may need
+        const asked = await rerunApproval(
+          approvals,
+          call,
+          gated.rule,
+          resolved.decl,
+          loaded.policy,
+          callOptions,
+        );
+        meta.approval = asked.key;
+        callOptions.askRerun.decided?.(asked.approved, asked.key);
+        if (asked.approved) {
+          call.approved = true;
+          if (needsPerson) gated = await gate(call, loaded.policy, resolved, resolved.decl.hash, false);
+          gated.rule = `${gated.rule}; ${asked.rule}`;
+        } else gated = { rule: gated.rule, result: asked.refusal };
+      } else if (needsPerson && callOptions.waitForApproval) {
         const asked = await approvalOf(
           approvals,
           tree,
@@ -343,7 +370,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         const refused = await begin(call, policy, callOptions, meta);
         if (refused) return refused;
         options.failpoint?.("effect", call);
-        return execute(call, policy, callOptions.signal, scopes);
+        return execute(call, policy, callOptions.signal, scopes, person);
       };
       result = decl.sequential ? await options.runLocks.run(callOptions.vid, run) : await run();
       const change = result.details.change as ProposedChange | undefined;
@@ -374,6 +401,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       ...rest,
       waitForApproval: true,
       onApproval(pending) {
+        if (pending.elicitation) return;
         approvals
           .decide(
             pending.key,
@@ -403,7 +431,10 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const meta: RecordMeta = { args: args ?? {} };
     const scopes: OwnedScope[] = [];
     try {
-      result = await answer(String(name), args, approvedByCaller(callOptions), meta, scopes);
+      // an upstream's question during the call goes to a person only where one waits (never to
+      // `approve: true`, which approves the call, not an answer nobody gave)
+      const person = callOptions.waitForApproval ? { onApproval: callOptions.onApproval } : undefined;
+      result = await answer(String(name), args, approvedByCaller(callOptions), meta, scopes, person);
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(
@@ -436,12 +467,14 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
               idempotencyKey: idempotencyKeyOf(begun.key),
               sideEffect: begun.intent.sideEffect,
               ...(begun.intent.files ? { files: begun.intent.files } : {}),
+              ...(begun.intent.keys ? { keys: begun.intent.keys } : {}),
             }
           : {}),
         ...(result.terminate ? { terminate: true } : {}),
       },
       { tool, kind: result.kind, ms },
-      begun?.key,
+      // a retry refused before it ran still settles the started record it retries
+      begun?.key ?? callOptions.retry,
     );
     // the record is written: what the call's processes left (output, temp files, stragglers) goes
     await Promise.all(

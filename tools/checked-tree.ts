@@ -19,7 +19,7 @@
 import { TreeError } from "../tree/errors.js";
 import { isSystemName } from "../tree/path.js";
 import type { ExportEntry, ImportOptions, Tree, TxnRequest } from "../tree/types.js";
-import { type TreeValue, valueFromJson } from "../tree/value.js";
+import { type Json, type TreeValue, valueFromJson, valueToJson } from "../tree/value.js";
 import { TOOLS_DIR } from "./catalogue.js";
 import { parseDeclaration, zodProblems } from "./declaration.js";
 import { MCP_DIR, parseEntry, serverOfKey } from "./mcp/registry.js";
@@ -85,6 +85,13 @@ export function checkedAt(key: string): CheckedValue | undefined {
   return server !== undefined && !isSystemName(server) ? "mcp-server" : undefined;
 }
 
+/** Whether keys landing at or below `to` (a value or a directory) may be checked ones. */
+function mayHoldChecked(to: string): boolean {
+  if (checkedAt(to) !== undefined) return true;
+  if (!to.endsWith("/")) return false;
+  return [TOOLS_DIR, MCP_DIR, POLICY_KEY].some((k) => k.startsWith(to)) || to.startsWith(MCP_DIR);
+}
+
 /** The problems of a value written at `key`, or undefined when it passes (or the key is not checked). */
 export function checkValue(
   key: string,
@@ -148,16 +155,44 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
   const check = (key: string, value: TreeValue) =>
     checkedAt(key) === undefined ? undefined : checkValue(key, value, known());
 
-  function checkTxn(request: TxnRequest): TxnRequest {
+  /**
+   * The values a move or copy would land on checked keys, checked as a set of each would be: read
+   * from the source before the write (a change to the source in between is not seen; what lands
+   * is then only what `kvspace tools --check` reports, as an unchecked write).
+   */
+  async function checkLanding(from: string, to: string): Promise<void> {
+    if (!mayHoldChecked(to)) return;
+    const landing = async (key: string, kind: ExportEntry["kind"], raw: unknown) => {
+      const target = to + key.slice(from.length);
+      if (kind === "index" || checkedAt(target) === undefined) return;
+      const refusal = check(target, valueFromJson(kind, raw as Json));
+      if (refusal) throw refusalError(refusal, { txn: true });
+    };
+    if (!from.endsWith("/")) {
+      const node = await tree.get(from);
+      if (node && node.kind !== "index") await landing(from, node.kind, valueToJson(node.value));
+      return;
+    }
+    for await (const e of tree.export(from)) await landing(e.key, e.kind, e.value);
+  }
+
+  async function checkTxn(request: TxnRequest): Promise<TxnRequest> {
     for (const op of [...(request.success ?? []), ...(request.failure ?? [])]) {
       if (op.op === "append") refuseAppend(op.key);
+      if ((op.op === "move" || op.op === "copy") && !op.unchecked) await checkLanding(op.key, op.to);
       if (op.op !== "set" || op.unchecked) continue;
       const refusal = check(op.key, op.value);
       if (refusal) throw refusalError(refusal, { txn: true });
     }
+    // A person's write (no run id) under /byteseek/ makes what it writes theirs: a set's key, and
+    // every key a move or copy lands.
     const own = (ops: TxnRequest["success"]) =>
       ops?.map((op) =>
-        op.op === "set" && op.vid === undefined && personOwnable(op.key) ? { ...op, disown: true } : op,
+        (op.op === "set" || op.op === "move" || op.op === "copy") &&
+        op.vid === undefined &&
+        personOwnable(op.op === "set" ? op.key : op.to)
+          ? { ...op, disown: true }
+          : op,
       );
     return {
       ...request,
@@ -224,7 +259,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
       return tree.append(dir, value, o);
     },
     async txn(request) {
-      return tree.txn(checkTxn(request));
+      return tree.txn(await checkTxn(request));
     },
     watch: (prefix, o) => tree.watch(prefix, o),
     history: (key) => tree.history(key),
@@ -239,6 +274,7 @@ export function createCheckedTree(tree: Tree, options: CheckOptions = {}): Tree 
   };
   const sync = tree.syncRevision;
   if (sync) checked.syncRevision = () => sync.call(tree);
+  if (tree.leases) checked.leases = tree.leases;
   CHECKED.add(checked);
   return checked;
 }

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ToolError } from "./errors.js";
-import type { FileIntent, IntentContext } from "./intent.js";
+import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./intent.js";
 import { paramsFromZod } from "./json-schema.js";
 import type { Power } from "./powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "./types.js";
@@ -21,6 +21,8 @@ export interface BuiltinDefinition<S extends z.ZodType> {
   callTimeoutMs?(args: Record<string, unknown>): number | undefined;
   /** The files a call will change, planned without changing them (BuiltinTool.intent). */
   intent?(args: z.output<S>, ctx: IntentContext): Promise<FileIntent[] | undefined>;
+  /** The tree keys a call will write, planned without writing them (BuiltinTool.keyIntent). */
+  keyIntent?(args: z.output<S>, ctx: KeyIntentContext): Promise<KeyIntent[] | undefined>;
   /** Runs the tool on arguments already parsed (and typed) with `schema`. */
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
@@ -48,6 +50,7 @@ export function defineBuiltin<S extends z.ZodType>(def: BuiltinDefinition<S>): B
     ...(def.powers !== undefined ? { powers: def.powers } : {}),
     ...(def.callTimeoutMs !== undefined ? { callTimeoutMs: def.callTimeoutMs } : {}),
     ...(def.intent !== undefined ? { intent: intentOf(def.intent, schema) } : {}),
+    ...(def.keyIntent !== undefined ? { keyIntent: keyIntentOf(def.keyIntent, schema) } : {}),
     execute: async (args, ctx) => execute(parseArgs(schema, args, name), ctx),
   };
 }
@@ -58,6 +61,17 @@ function intentOf<S extends z.ZodType>(
   schema: S,
 ): NonNullable<BuiltinTool["intent"]> {
   return async function plannedChange(args, ctx) {
+    const r = schema.safeParse(args);
+    return r.success ? intent(r.data, ctx) : [];
+  };
+}
+
+/** A tool's key intent over unparsed arguments: arguments its schema refuses write nothing. */
+function keyIntentOf<S extends z.ZodType>(
+  intent: NonNullable<BuiltinDefinition<S>["keyIntent"]>,
+  schema: S,
+): NonNullable<BuiltinTool["keyIntent"]> {
+  return async function plannedWrite(args, ctx) {
     const r = schema.safeParse(args);
     return r.success ? intent(r.data, ctx) : [];
   };

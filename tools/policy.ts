@@ -157,6 +157,12 @@ export const Policy = z
     agentTools: AgentToolsPolicy.default(AgentToolsPolicy.parse({})).describe(
       "How many tools a run may declare (count and bytes), and whether other runs are offered them before a person accepts them",
     ),
+    resumeUnknown: z
+      .enum(["report", "ask"])
+      .default("report")
+      .describe(
+        "A resumed run's interrupted call whose outcome cannot be known (a command, the model, MCP): report tells the model and never runs it again; ask runs it again only if a person approves",
+      ),
     sandbox: SandboxMode.default("on"),
     limits: SandboxLimits.default(() => SandboxLimits.parse({})).describe(
       "Resource limits of every sandboxed command: cpuSeconds, memoryBytes, processes, openFiles, fileSizeBytes, tmpBytes",

@@ -4,7 +4,7 @@ import { isTreeError } from "../tree/errors.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
 import type { ToolKind } from "./errors.js";
-import type { FileIntent, SideEffect } from "./intent.js";
+import { type FileIntent, type KeyIntent, SIDE_EFFECTS, type SideEffect } from "./intent.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */
 export const recordsDir = (vid: string): string => `/byteseek/tool/${vid}/`;
@@ -46,6 +46,8 @@ export interface ToolRecord {
   sideEffect?: SideEffect;
   /** Edit-family calls: per file, the content hash before and as intended after. */
   files?: FileIntent[];
+  /** Tree writes (`tree.set`, `tree.del`): per key, its version and value hash before and the hash intended after. */
+  keys?: KeyIntent[];
   /** The model's tool call this record answers: the session message number and the call's id. */
   origin?: CallOrigin;
 }
@@ -71,7 +73,7 @@ export const StoredRecord = z
     ms: z.number(),
     state: z.enum(["started", "done"]).optional(),
     idempotencyKey: z.string().optional(),
-    sideEffect: z.enum(["none", "files", "http", "other"]).optional(),
+    sideEffect: z.enum(SIDE_EFFECTS).optional(),
     files: z
       .array(
         z.object({
@@ -79,6 +81,16 @@ export const StoredRecord = z
           before: z.string().nullable(),
           after: z.string().nullable(),
           planned: z.literal(false).optional(),
+        }),
+      )
+      .optional(),
+    keys: z
+      .array(
+        z.object({
+          key: z.string(),
+          version: z.number().int().nonnegative(),
+          before: z.string().nullable(),
+          after: z.string().nullable(),
         }),
       )
       .optional(),

@@ -19,6 +19,10 @@ export const TREE_ERROR_CODES = [
   "TREE_CLOSED",
   "TREE_UNAVAILABLE",
   "TREE_INVALID_OPTION",
+  /** A move or copy naming a system entry (`‥…`), byteseek's bookkeeping. */
+  "TREE_HIDDEN",
+  /** A move or copy of more keys than one revision holds (MAX_TRANSFER_KEYS). */
+  "TREE_TOO_LARGE",
 ] as const;
 export type TreeErrorCode = (typeof TREE_ERROR_CODES)[number];
 

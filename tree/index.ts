@@ -31,6 +31,7 @@ export {
   type StoreSettings,
   type StoreSpec,
 } from "./store-config.js";
+export { copy, MAX_TRANSFER_KEYS, move } from "./transfer.js";
 export { MAX_TXN_OPS } from "./txn.js";
 export type {
   DelOptions,
@@ -47,6 +48,8 @@ export type {
   ListResult,
   NodeMeta,
   SetOptions,
+  TransferOptions,
+  TransferResult,
   Tree,
   TreeNode,
   TxnCompare,

@@ -20,12 +20,15 @@ import { type ImportItem, importReadOnly, type Restore, restoredEvent, restoredH
 import { MAX_DEPTH, parentOf, parseDirKey, parseKey, parseValueKey } from "./path.js";
 import type { HistRecord } from "./record.js";
 import { checkValueSize, judgeDel, judgeDeltree, judgeSet, notADirectory, readOnlyBelow } from "./rules.js";
+import { checkTransfer, MAX_TRANSFER_KEYS, transferTooLarge } from "./transfer.js";
 import { checkTxnSize, compareHolds } from "./txn.js";
 import type {
   DelOptions,
   DelResult,
   DeltreeResult,
   SetOptions,
+  TransferOptions,
+  TransferResult,
   TreeNode,
   TxnCompare,
   TxnOp,
@@ -294,6 +297,127 @@ export function createPlanner(cfg: PlanConfig) {
     return res;
   }
 
+  /** The nodes of the subtree at `key` (itself first, then depth by depth, in order); a value is itself alone. */
+  async function subtree(
+    s: WriteStore,
+    key: string,
+    f: Found,
+  ): Promise<Array<{ rel: string; rec: PlanRecord }>> {
+    const out = [{ rel: "", rec: f.rec }];
+    if (!key.endsWith("/")) return out;
+    for (let depth = depthOf(key) + 1; depth <= MAX_DEPTH; depth++) {
+      const { gte, lt } = subtreeRangeAt(key, depth);
+      const found = await s.scan(gte, lt, false);
+      if (found.length === 0) break;
+      for (const e of found) if (e.rec) out.push({ rel: keyFromNodeKey(e.sk).slice(key.length), rec: e.rec });
+      if (out.length > MAX_TRANSFER_KEYS) throw transferTooLarge(key, out.length);
+    }
+    return out;
+  }
+
+  /**
+   * A move (or copy) of `from` to `to` in this one write: the target ends up exactly as the
+   * source was — each key written as a set would write it over what the target held (its version
+   * goes on from the target's, as an etcd put; a new key starts at 1), target keys the source does
+   * not have deleted, and for a move the source removed as del/deltree removes it (its values'
+   * last versions kept in history where history is kept). tree/transfer.ts states the rules.
+   */
+  async function transfer(
+    s: WriteStore,
+    from: string,
+    to: string,
+    o: TransferOptions,
+    move: boolean,
+  ): Promise<TransferResult> {
+    checkTransfer(from, to);
+    s.prefetch(() => [nodeKey(from), nodeKey(parentOf(from)!), nodeKey(to), ...ancestors(to).map(nodeKey)]);
+    const src = s.readNode(from);
+    if (!src)
+      throw new TreeError("TREE_NOT_FOUND", `${from} does not exist: nothing to ${move ? "move" : "copy"}`, {
+        key: from,
+      });
+    const dst = s.readNode(to);
+    if (dst && !o.overwrite)
+      throw new TreeError(
+        "TREE_EXISTS",
+        `${to} already exists; ${move ? "move" : "copy"} with overwrite to replace it, or choose another target`,
+        { key: to },
+      );
+    const nodes = await subtree(s, from, src);
+    if (move && !o.force) {
+      const ro = nodes.find((n) => n.rec.ro === 1);
+      if (ro)
+        throw new TreeError(
+          "TREE_READ_ONLY",
+          `${from + ro.rel} is read-only, so ${from} cannot be moved; force the move, copy it instead, or mark it writable first`,
+          { key: from + ro.rel },
+        );
+    }
+    const old = dst ? await subtree(s, to, dst) : [];
+    if (!o.force) {
+      const ro = old.find((n) => n.rec.ro === 1);
+      if (ro)
+        throw new TreeError(
+          "TREE_READ_ONLY",
+          `${to + ro.rel} is read-only, so ${to} cannot be replaced; force it, or mark it writable first`,
+          { key: to + ro.rel },
+        );
+    }
+    const landing = new Set(nodes.map((n) => n.rel));
+    // What the writes below read, in one go: the target keys they overwrite, and the history a
+    // deletion may have kept for the keys they create.
+    s.prefetch(() => {
+      const had = new Set(old.map((n) => n.rel));
+      return [
+        ...old.map((n) => nodeKey(to + n.rel)),
+        ...nodes.filter((n) => n.rec.k !== "index" && !had.has(n.rel)).map((n) => histListKey(to + n.rel)),
+      ];
+    });
+    s.bump();
+    if (move) {
+      if (from.endsWith("/")) await deltree(s, from, { force: true });
+      else del(s, from, { force: true });
+    }
+    // Target keys the source does not have go, deepest first (a directory once it is empty).
+    for (const n of [...old].reverse())
+      if (!landing.has(n.rel)) {
+        if (n.rel === "") continue; // never: the target itself always lands
+        del(s, to + n.rel, { force: true });
+      }
+    const parent = parentOf(to)!;
+    const top = ensureDir(s, parent);
+    if (!dst) adjustCount(s, parent, +1, top);
+    const dirs = new Map<string, Found>([["", { ...top }]]);
+    const owner = (rec: PlanRecord) => o.vid ?? (o.disown ? undefined : rec.vid);
+    for (const n of nodes) {
+      const key = to + n.rel;
+      const prev = s.readNode(key);
+      const above = n.rel === "" ? top : dirs.get(parentOf(key)!.slice(to.length));
+      if (n.rec.k === "index") {
+        const rec: PlanRecord = prev
+          ? { ...prev.rec, n: n.rec.n ?? 0 }
+          : { k: "index", ver: 1, mt: s.now, n: n.rec.n ?? 0 };
+        if (!prev && s.flagsKeptHistory && above?.rec.hk === 1) rec.hk = 1;
+        if (n.rec.s !== undefined) rec.s = n.rec.s;
+        else delete rec.s;
+        if (n.rec.ro === 1) rec.ro = 1;
+        else delete rec.ro;
+        s.putNode(key, rec, prev?.cr ?? PENDING);
+        dirs.set(n.rel, { rec, cr: prev?.cr ?? PENDING, mr: PENDING });
+        if (!prev) s.events.push({ t: "put", key, k: "index", ver: 1, p: 0 });
+        continue;
+      }
+      const rec: PlanRecord = { k: n.rec.k, v: n.rec.v ?? null, ver: (prev?.rec.ver ?? 0) + 1, mt: s.now };
+      if (n.rec.ro === 1) rec.ro = 1;
+      const vid = owner(n.rec);
+      if (vid !== undefined) rec.vid = vid;
+      putValue(s, key, rec, prev, above);
+      s.events.push({ t: "put", key, k: n.rec.k, v: rec.v, p: prev?.mr ?? 0, ver: rec.ver });
+    }
+    const landed = s.readNode(to)!;
+    return { key: to, rev: PENDING, version: landed.rec.ver, keys: nodes.length };
+  }
+
   function holds(s: WriteStore, c: TxnCompare): boolean {
     parseKey(c.key);
     const f = s.readNode(c.key);
@@ -328,6 +452,9 @@ export function createPlanner(cfg: PlanConfig) {
           ...(op.ro !== undefined ? { ro: op.ro } : {}),
           ...(op.vid !== undefined ? { vid: op.vid } : {}),
         });
+      case "move":
+      case "copy":
+        return transfer(s, op.key, op.to, op, op.op === "move");
       case "get": {
         parseKey(op.key);
         const f = s.readNode(op.key);
@@ -412,7 +539,7 @@ export function createPlanner(cfg: PlanConfig) {
     }
   }
 
-  return { set, del, deltree, mkindex, append, txn, clear, importItems };
+  return { set, del, deltree, mkindex, append, txn, clear, importItems, transfer };
 }
 
 export type Planner = ReturnType<typeof createPlanner>;

@@ -128,7 +128,30 @@ export type TxnOp =
   | { op: "mkindex"; key: string }
   /** As `Tree.append`: `key` is the directory; the result's key names the child made. */
   | { op: "append"; key: string; value: TreeValue; ro?: boolean; vid?: string }
-  | { op: "get"; key: string };
+  | { op: "get"; key: string }
+  /** As `move()` (tree/transfer.ts): `key` lands at `to` and is gone from where it was. */
+  | ({ op: "move"; key: string; to: string } & TransferOptions)
+  /** As `copy()` (tree/transfer.ts): `key` is copied to `to`. */
+  | ({ op: "copy"; key: string; to: string } & TransferOptions);
+
+/** How a move or copy treats what it meets (tree/transfer.ts says the rules). */
+export interface TransferOptions {
+  /** Replace what is at the target (TREE_EXISTS otherwise). */
+  overwrite?: boolean;
+  /** Move read-only keys, and overwrite read-only targets (TREE_READ_ONLY otherwise). */
+  force?: boolean;
+  /** The run moving or copying: the owner of every key written; absent: each keeps its source's owner. */
+  vid?: string;
+  /** Clear the owner run of every key written (as `SetOptions.disown`). */
+  disown?: boolean;
+  /** As `SetOptions.unchecked`: the values landing are not checked by a checking layer. */
+  unchecked?: boolean;
+}
+
+/** What a move or copy answers (a txn's result for its op). `key` is the target; `keys` how many landed there. */
+export interface TransferResult extends WriteResult {
+  keys: number;
+}
 
 export interface TxnRequest {
   compare?: TxnCompare[];
@@ -274,5 +297,33 @@ export interface Tree {
   syncRevision?(): Promise<number>;
   /** Oldest revision a watch can still resume from. */
   compactedRev(): number;
+  /**
+   * Named holds bound to the store's own leases, where it has them (etcd): a hold is kept alive
+   * while its process lives and vanishes when the lease expires. Absent on other engines.
+   */
+  leases?: StoreLeases;
   close(): Promise<void>;
+}
+
+/** Holds kept by the store's native leases (etcd's: granted with a TTL, kept alive, revoked). */
+export interface StoreLeases {
+  /**
+   * Creates the hold `name` with `holder` (a JSON document naming who holds it) on a new lease of
+   * `ttlMs`, kept alive until released or the process ends; undefined when `name` is held already.
+   */
+  take(name: string, holder: unknown, ttlMs: number): Promise<StoreHold | undefined>;
+  /** The holder of `name` as taken, or undefined when nobody holds it (never taken, released or expired). */
+  holder(name: string): Promise<unknown>;
+  /**
+   * Ends the hold `name` if `holder` still holds it (a caller that knows that holder is gone, e.g. a
+   * dead process of its own machine, need not wait for the lease to expire). Answers whether it did.
+   */
+  breakHold(name: string, holder: unknown): Promise<boolean>;
+}
+
+export interface StoreHold {
+  /** Ends the hold at once (revokes its lease). */
+  release(): Promise<void>;
+  /** Whether the store said the lease is gone (expired while this process could not renew it). */
+  lost(): boolean;
 }

@@ -41,7 +41,9 @@ export function createScratchTree({ real, scratch, vid, realWrites }: ScratchTre
   function txnTree(request: TxnRequest): Tree {
     const keys = [
       ...(request.compare ?? []).map((c) => c.key),
-      ...[...(request.success ?? []), ...(request.failure ?? [])].map((op: TxnOp) => op.key),
+      ...[...(request.success ?? []), ...(request.failure ?? [])].flatMap((op: TxnOp) =>
+        op.op === "move" || op.op === "copy" ? [op.key, op.to] : [op.key],
+      ),
     ];
     const sides = new Set(keys.map((k) => owns(k)));
     if (sides.size > 1)

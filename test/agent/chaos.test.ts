@@ -4,7 +4,9 @@
  * its effect, and between its effect and its record (BYTESEEK_KILL_AT) — and resumed with
  * `byteseek run --resume` until it is done. Every completed effect happened exactly once, the
  * command whose outcome was unknown was reported as such and never run again, and the workspace
- * equals an uninterrupted run's wherever no outcome was unknown. Needs `npm run build`.
+ * equals an uninterrupted run's wherever no outcome was unknown. The same on the etcd engine, where
+ * the run's lease is an etcd lease (a killed process's is given up by its dead pid, or expires).
+ * Needs `npm run build`.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -15,13 +17,17 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedStore } from "../../agent/byteseek.js";
 import { POLICY_KEY } from "../../tools/policy.js";
+import { createEtcdTree } from "../../tree/etcd/index.js";
 import { openTree } from "../../tree/index.js";
+import type { Tree } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
+import { type EtcdCluster, startEtcd } from "../etcd/etcd-process.js";
 import { type FakeLlm, type FakeRequest, startFakeLlm } from "../fake-llm/server.js";
 import { tempDir } from "../tools/helpers.js";
 import { BYTESEEK_BIN, needBuiltCli } from "./helpers.js";
 
 let fake: FakeLlm;
+let etcd: EtcdCluster;
 let dir: { path: string; remove(): Promise<void> };
 const keys: string[] = [];
 const counter = createServer((req, res) => {
@@ -44,12 +50,29 @@ function planned(req: FakeRequest) {
   return next ? { toolCalls: [{ ...next, id: `c${seen}` }] } : { text: "all done" };
 }
 
+type Engine = "classic" | "etcd";
+
+/** A fresh store: a folder, or a prefix of its own in the shared etcd. */
+async function openStore(engine: Engine, name: string): Promise<{ tree: Tree; kvspace: string }> {
+  if (engine === "classic") {
+    const db = join(dir.path, name, "db");
+    return { tree: await openTree({ backend: "classic", location: db }), kvspace: db };
+  }
+  const prefix = `${name}/`;
+  return {
+    tree: await createEtcdTree({ endpoints: etcd.endpoints, prefix }),
+    kvspace: `etcd://${etcd.endpoints.join(",")}/${prefix}`,
+  };
+}
+
 /** A fresh store and workspace with the counter tool declared and its host granted. */
-async function prepare(name: string): Promise<{ env: NodeJS.ProcessEnv; ws: string }> {
+async function prepare(
+  name: string,
+  engine: Engine = "classic",
+): Promise<{ env: NodeJS.ProcessEnv; ws: string }> {
   const ws = join(dir.path, name, "ws");
-  const db = join(dir.path, name, "db");
   await mkdir(ws, { recursive: true });
-  const tree = await openTree({ backend: "classic", location: db });
+  const { tree, kvspace } = await openStore(engine, name);
   await seedStore(tree);
   await tree.set(
     "/byteseek/tools/count.add",
@@ -76,7 +99,7 @@ async function prepare(name: string): Promise<{ env: NodeJS.ProcessEnv; ws: stri
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      KVSPACE: db,
+      KVSPACE: kvspace,
       BYTESEEK_WORKSPACE: ws,
       BYTESEEK_LLM_API: "openai",
       BYTESEEK_LLM_URL: `${fake.url}/v1`,
@@ -102,6 +125,7 @@ async function byteseek(args: string[], env: NodeJS.ProcessEnv) {
 beforeAll(async () => {
   needBuiltCli();
   dir = await tempDir("byteseek-chaos-");
+  etcd = await startEtcd();
   fake = await startFakeLlm();
   counter.listen(0, "127.0.0.1");
   await once(counter, "listening");
@@ -110,44 +134,56 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake.close();
   counter.close();
+  await etcd?.remove();
   await dir.remove();
 });
 
 describe("a run killed at chosen points and resumed until done", () => {
-  it("does each completed effect once, reports the unknown one and never re-runs it", async () => {
-    fake.script(...Array.from({ length: 12 }, () => planned));
-    const { env, ws } = await prepare("chaos");
-    // 1: killed after the shell call's intent, before its effect
-    const first = await byteseek(["run", "go", "--vid", "ch1"], { ...env, BYTESEEK_KILL_AT: "effect:2" });
-    expect(first.signal).toBe("SIGKILL");
-    // 2: the shell call is settled as unknown; the http call is killed after its effect, before its record
-    const second = await byteseek(["run", "--resume", "ch1"], { ...env, BYTESEEK_KILL_AT: "record:1" });
-    expect(second.signal).toBe("SIGKILL");
-    expect(keys).toEqual(["ch1/2"]);
-    // 3: the http call is sent again with its key; the second edit is killed before its record
-    const third = await byteseek(["run", "--resume", "ch1"], { ...env, BYTESEEK_KILL_AT: "record:2" });
-    expect(third.signal).toBe("SIGKILL");
-    expect(keys).toEqual(["ch1/2", "ch1/2"]); // sent again, with the same key
-    // 4: the edit is found applied by its file hash; the run ends
-    const last = await byteseek(["run", "--resume", "ch1"], env);
-    expect(last.code).toBe(0);
-    expect(last.stderr).toContain("resumed edit.replace (c3): applied");
+  it.each(["classic", "etcd"] as const)(
+    "on %s, does each completed effect once, reports the unknown one and never re-runs it",
+    async (engine) => {
+      keys.length = 0;
+      const ch1 = engine === "classic" ? "ch1" : "ch1e";
+      fake.script(...Array.from({ length: 12 }, () => planned));
+      const asked = fake.requests.length;
+      const { env, ws } = await prepare(`chaos-${engine}`, engine);
+      // 1: killed after the shell call's intent, before its effect
+      const first = await byteseek(["run", "go", "--vid", ch1], { ...env, BYTESEEK_KILL_AT: "effect:2" });
+      expect(first.signal).toBe("SIGKILL");
+      // 2: the shell call is settled as unknown; the http call is killed after its effect, before its record
+      const second = await byteseek(["run", "--resume", ch1], { ...env, BYTESEEK_KILL_AT: "record:1" });
+      expect(second.signal).toBe("SIGKILL");
+      expect(keys).toEqual([`${ch1}/2`]);
+      // 3: the http call is sent again with its key; the second edit is killed before its record
+      const third = await byteseek(["run", "--resume", ch1], { ...env, BYTESEEK_KILL_AT: "record:2" });
+      expect(third.signal).toBe("SIGKILL");
+      expect(keys).toEqual([`${ch1}/2`, `${ch1}/2`]); // sent again, with the same key
+      // 4: the edit is found applied by its file hash; the run ends
+      const last = await byteseek(["run", "--resume", ch1], env);
+      expect(last.code).toBe(0);
+      expect(last.stderr).toContain("resumed edit.replace (c3): applied");
 
-    expect(await readFile(join(ws, "a.txt"), "utf8")).toBe("two\n");
-    await expect(readFile(join(ws, "log.txt"), "utf8")).rejects.toThrow(); // unknown: never re-run
-    expect(new Set(keys)).toEqual(new Set(["ch1/2"])); // the counter counted once
-    const told = fake.requests.flatMap((r) => r.messages).filter((m) => m.role === "tool");
-    expect(told.some((m) => m.role === "tool" && /whether it took effect is unknown/.test(m.text))).toBe(
-      true,
-    );
+      expect(await readFile(join(ws, "a.txt"), "utf8")).toBe("two\n");
+      await expect(readFile(join(ws, "log.txt"), "utf8")).rejects.toThrow(); // unknown: never re-run
+      expect(new Set(keys)).toEqual(new Set([`${ch1}/2`])); // the counter counted once
+      const told = fake.requests
+        .slice(asked)
+        .flatMap((r) => r.messages)
+        .filter((m) => m.role === "tool");
+      expect(told.some((m) => m.role === "tool" && /whether it took effect is unknown/.test(m.text))).toBe(
+        true,
+      );
 
-    // the same run uninterrupted: the same workspace, but for the log the unknown call would have written
-    keys.length = 0;
-    fake.script(...Array.from({ length: 6 }, () => planned));
-    const clean = await prepare("clean");
-    expect((await byteseek(["run", "go", "--vid", "ch2"], clean.env)).code).toBe(0);
-    expect(await readFile(join(clean.ws, "a.txt"), "utf8")).toBe("two\n");
-    expect(await readFile(join(clean.ws, "log.txt"), "utf8")).toBe("line\n");
-    expect(keys).toEqual(["ch2/2"]);
-  });
+      // the same run uninterrupted: the same workspace, but for the log the unknown call would have written
+      if (engine === "etcd") return; // the same plan as on classic-level, compared there
+      keys.length = 0;
+      fake.script(...Array.from({ length: 6 }, () => planned));
+      const clean = await prepare("clean");
+      expect((await byteseek(["run", "go", "--vid", "ch2"], clean.env)).code).toBe(0);
+      expect(await readFile(join(clean.ws, "a.txt"), "utf8")).toBe("two\n");
+      expect(await readFile(join(clean.ws, "log.txt"), "utf8")).toBe("line\n");
+      expect(keys).toEqual(["ch2/2"]);
+    },
+    120_000, // five to seven CLI processes each: a loaded machine takes its time
+  );
 });

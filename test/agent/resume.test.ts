@@ -14,7 +14,11 @@ import { leaseKey } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/loop.js";
 import { listRuns, markInterrupted } from "../../agent/runs.js";
 import { buildApp } from "../../server/app.js";
+import type { KeyIntent } from "../../tools/intent.js";
+import { POLICY_KEY } from "../../tools/policy.js";
 import { recordsDir, type ToolRecord } from "../../tools/records.js";
+import { createTreeDelTool } from "../../tools/tree/del.js";
+import { createTreeSetTool } from "../../tools/tree/set.js";
 import type { Tree } from "../../tree/types.js";
 import { type Json, json, str } from "../../tree/value.js";
 import { runInProcess } from "../cli/in-process.js";
@@ -82,6 +86,25 @@ async function interrupted(
     await tree.append(recordsDir(vid), json(record as unknown as Json), { vid, ro: true });
   }
   await tree.set(statusKey(vid), str("running"), { vid });
+}
+
+/** The keys a tree.set / tree.del call would record in its started record, as the tool plans them now. */
+async function plannedKeys(tool: "tree.set" | "tree.del", args: Record<string, unknown>, vid: string) {
+  const t = tool === "tree.set" ? createTreeSetTool() : createTreeDelTool();
+  return (await t.keyIntent?.(args, { tree, vid })) as KeyIntent[];
+}
+
+/** Runs `fn` under the default policy changed by `patch`, then puts the policy back. */
+async function withPolicy(patch: Record<string, Json>, fn: () => Promise<void>): Promise<void> {
+  const before = await tree.get(POLICY_KEY);
+  const value = (before?.kind === "json" ? before.value.value : {}) as Record<string, Json>;
+  await tree.set(POLICY_KEY, json({ ...value, ...patch }), { ro: true, force: true });
+  try {
+    await fn();
+  } finally {
+    if (before?.kind === "json") await tree.set(POLICY_KEY, before.value, { ro: true, force: true });
+    else await tree.del(POLICY_KEY, { force: true });
+  }
 }
 
 describe("resuming an interrupted run", () => {
@@ -156,6 +179,143 @@ describe("resuming an interrupted run", () => {
     expect(recs).toHaveLength(7);
     expect(recs.every((v) => v.state === "done")).toBe(true);
     expect(await tree.get(statusKey("res1"))).toMatchObject({ value: { value: "done" } });
+  });
+
+  it("decides interrupted tree writes from each key's version and value: landed ones are not written again", async () => {
+    const k = (n: string) => `/scratch/res5/${n}`;
+    await tree.set(k("landed"), str("old"));
+    await tree.set(k("pending"), str("old"));
+    await tree.set(k("moved"), str("old"));
+    await tree.set(k("gone"), str("bye"));
+    const calls = [
+      { id: "c1", name: "tree.set", args: { key: k("landed"), value: "new" } },
+      { id: "c2", name: "tree.set", args: { key: k("pending"), value: "new" } },
+      { id: "c3", name: "tree.set", args: { key: k("moved"), value: "new" } },
+      { id: "c4", name: "tree.del", args: { key: k("gone") } },
+      { id: "c5", name: "tree.set", args: { key: k("fresh"), value: { n: 1 } } },
+    ];
+    const started = [];
+    for (const c of calls) {
+      const keys = await plannedKeys(c.name as "tree.set" | "tree.del", c.args, "res5");
+      expect(keys).toHaveLength(1);
+      started.push({ id: c.id, sideEffect: "tree" as const, keys });
+    }
+    // what the process did before it died: c1 and c4 landed; c3's key was written by someone else since
+    await tree.set(k("landed"), str("new"));
+    await tree.del(k("gone"));
+    await tree.set(k("moved"), str("someone else's"));
+    await interrupted("res5", calls, started);
+    const versions = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          ["landed", "pending", "moved"].map(async (n) => [n, (await tree.get(k(n)))?.version]),
+        ),
+      );
+    const was = await versions();
+    fake.script({ text: "keys settled" });
+
+    const r = await bs.agent.resumeRun({ vid: "res5" });
+
+    expect(r.resumed).toEqual([
+      { id: "c1", name: "tree.set", decision: "applied" },
+      { id: "c2", name: "tree.set", decision: "rerun" },
+      { id: "c3", name: "tree.set", decision: "key_changed" },
+      { id: "c4", name: "tree.del", decision: "applied" },
+      { id: "c5", name: "tree.set", decision: "rerun" },
+    ]);
+    // the landed write was not made twice, the changed key kept the other writer's value
+    expect(await versions()).toEqual({
+      landed: was.landed,
+      pending: (was.pending ?? 0) + 1,
+      moved: was.moved,
+    });
+    expect(await tree.get(k("pending"))).toMatchObject({ value: { value: "new" } });
+    expect(await tree.get(k("moved"))).toMatchObject({ value: { value: "someone else's" } });
+    expect(await tree.get(k("fresh"))).toMatchObject({ version: 1, value: { value: { n: 1 } } });
+    const told = fake.requests.at(-1)?.messages.filter((m) => m.role === "tool") ?? [];
+    expect(told.map((m) => (m.role === "tool" ? m.text : ""))).toEqual([
+      expect.stringMatching(/had already been applied .*every key it writes holds what the call intended/),
+      expect.stringMatching(/^Set \/scratch\/res5\/pending/),
+      expect.stringMatching(/\/scratch\/res5\/moved has changed since .* It was not run again/),
+      expect.stringMatching(/had already been applied/),
+      expect.stringMatching(/^Set \/scratch\/res5\/fresh/),
+    ]);
+  });
+
+  it("a tree write records its key's version and value hashes, and keeps them in its done record", async () => {
+    fake.script(
+      { toolCalls: [{ id: "t1", name: "tree.set", args: { key: "/scratch/res6/a", value: "x" } }] },
+      { text: "set" },
+    );
+    const r = await bs.agent.runTurn({ vid: "res6", input: "set it" });
+    const rec = await tree.get(r.records[0] as string);
+    expect(rec?.kind === "json" && rec.value.value).toMatchObject({
+      state: "done",
+      sideEffect: "tree",
+      keys: [
+        { key: "/scratch/res6/a", version: 0, before: null, after: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      ],
+    });
+  });
+
+  it("under resumeUnknown: ask, re-runs an unknown-outcome call only when a person approves, and asks again for a tool that needs approval", async () => {
+    await withPolicy({ resumeUnknown: "ask", confirm: ["edit.write"] }, async () => {
+      const calls = [
+        { id: "c1", name: "shell.run", args: { command: "echo yes >> asked.log" } },
+        { id: "c2", name: "shell.run", args: { command: "echo no >> asked.log" } },
+        { id: "c3", name: "edit.write", args: { path: "confirmed.txt", text: "ok\n" } },
+      ];
+      await interrupted("res7", calls, [
+        { id: "c1", sideEffect: "other" },
+        { id: "c2", sideEffect: "other" },
+        {
+          id: "c3",
+          sideEffect: "files",
+          files: [{ path: join(bs.runtime.workspace, "confirmed.txt"), before: null, after: sha("ok\n") }],
+        },
+      ]);
+      const answers = ["approve", "deny", "approve"] as const;
+      const asked: string[] = [];
+      fake.script({ text: "asked" });
+
+      const r = await bs.agent.resumeRun({
+        vid: "res7",
+        onEvent(e) {
+          if (e.type !== "approval_pending") return;
+          asked.push(e.key);
+          const decision = answers[asked.length - 1] ?? "deny";
+          void bs.runtime.approvals.decide(e.key, { decision, reason: "test" }, "person (test)");
+        },
+      });
+
+      expect(r.resumed).toEqual([
+        { id: "c1", name: "shell.run", decision: "approved", approval: asked[0] },
+        { id: "c2", name: "shell.run", decision: "declined", approval: asked[1] },
+        { id: "c3", name: "edit.write", decision: "rerun", approval: asked[2] },
+      ]);
+      expect(await readFile(join(workspace, "asked.log"), "utf8")).toBe("yes\n");
+      expect(await readFile(join(workspace, "confirmed.txt"), "utf8")).toBe("ok\n");
+      const entries = await Promise.all(asked.map((key) => bs.runtime.approvals.read(key)));
+      expect(entries.map((e) => [e?.tool, e?.state, e?.interrupted])).toEqual([
+        ["shell.run", "approved", true],
+        ["shell.run", "denied", true],
+        ["edit.write", "approved", undefined],
+      ]);
+      expect(entries[0]?.reason).toMatch(/was interrupted .* whether it took effect is unknown/);
+      const told = fake.requests.at(-1)?.messages.filter((m) => m.role === "tool") ?? [];
+      expect(told[1]?.role === "tool" && told[1].text).toMatch(
+        /whether it took effect is unknown\. A person was asked whether to run it again and did not approve \(test\)/,
+      );
+      // every started record is settled at its key, the declined one with its approval
+      const recs = (await tree.list(recordsDir("res7"))).children.map(
+        (c) => (c.kind === "json" ? c.value?.value : undefined) as { state: string; approval?: string },
+      );
+      expect(recs.map((x) => [x.state, x.approval])).toEqual([
+        ["done", asked[0]],
+        ["done", asked[1]],
+        ["done", asked[2]],
+      ]);
+    });
   });
 
   it("refuses a run another live process holds, and takes one whose holder is gone", async () => {

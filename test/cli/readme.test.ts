@@ -79,10 +79,12 @@ describe("the README's commands", () => {
 
   it("runs every marked line as printed, in order, on a fresh clone's default store", async () => {
     const { KVSPACE: _store, ...env } = cliEnv("unused");
+    // a TMPDIR of its own: the tour's export file must not meet another run's
+    const tmp = await temps.make();
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn("bash", ["-c", script(lines)], {
         cwd: clone,
-        env: { ...env, OUT: join(clone, "out") },
+        env: { ...env, OUT: join(clone, "out"), TMPDIR: tmp },
         stdio: ["ignore", "ignore", "pipe"],
       });
       let stderr = "";

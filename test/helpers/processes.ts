@@ -21,9 +21,9 @@ export function gone(pid: number): boolean {
   }
 }
 
-/** Waits (bounded: about 5 s) until `pid` is gone; answers whether it is. */
+/** Waits (bounded: about 20 s, as test files share the cores) until `pid` is gone; answers whether it is. */
 export async function waitGone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 500 && !gone(pid); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 2000 && !gone(pid); i++) await new Promise((r) => setTimeout(r, 10));
   return gone(pid);
 }
 
@@ -45,9 +45,9 @@ export function pidsWith(token: string): number[] {
   return found;
 }
 
-/** Waits (bounded: about 5 s) until no live process holds `token`; answers whether none does. */
+/** Waits (bounded: about 20 s, as test files share the cores) until no live process holds `token`; answers whether none does. */
 export async function waitNoneWith(token: string): Promise<boolean> {
-  for (let i = 0; i < 500 && pidsWith(token).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 2000 && pidsWith(token).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
   return pidsWith(token).length === 0;
 }
 

@@ -107,8 +107,8 @@ export async function mcpHarness(
   };
 }
 
-/** Polls `check` (every 20 ms, up to `ms`) until it answers true. */
-export async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+/** Polls `check` (every 20 ms, up to `ms`: generous, as test files share the cores) until it answers true. */
+export async function until(check: () => Promise<boolean> | boolean, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error("condition not met in time");

@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { SyncReport } from "../../tools/mcp/sync.js";
 import { type Json, json } from "../../tree/value.js";
 import { alive } from "../helpers/processes.js";
 import { setPolicy } from "../tools/helpers.js";
@@ -22,22 +23,24 @@ async function syncState(h: McpHarness, server: string): Promise<Record<string, 
   return node?.kind === "json" ? (node.value.value as Record<string, unknown>) : undefined;
 }
 
-describe("MCP client: server-everything over stdio", () => {
+describe("MCP client: server-everything over stdio, one upstream for the calls that leave it as it was", () => {
+  // each start and stop of the upstream costs seconds: these share one
   let h: McpHarness;
   let tag: string;
-  beforeEach(async () => {
+  let report: SyncReport | undefined;
+  beforeAll(async () => {
     h = await mcpHarness();
     tag = newTag();
     await h.register("everything", everythingStdio(tag));
+    [report] = await h.mcp.sync("everything");
   });
-  afterEach(async () => {
+  afterAll(async () => {
     await h.dispose();
     // nothing the upstream started outlives byteseek's stop
     expect(await taggedProcesses(tag)).toEqual([]);
   });
 
   it("syncs each upstream tool into a declaration with impl mcp, its schema, description and annotations", async () => {
-    const [report] = await h.mcp.sync("everything");
     expect(report?.ok, report?.error).toBe(true);
     expect(report?.added).toContain("everything.echo");
     expect(report?.added).toContain("everything.get-sum");
@@ -52,11 +55,10 @@ describe("MCP client: server-everything over stdio", () => {
   });
 
   it("calls echo and get-sum through the boundary and records each call", async () => {
-    await h.mcp.sync("everything");
-    const echo = await h.runtime.call("everything.echo", { message: "hello" }, { vid: "r1" });
+    const echo = await h.runtime.call("everything.echo", { message: "hello" }, { vid: "calls" });
     expect(echo.kind, echo.text).toBe("ok");
     expect(echo.text).toBe("Echo: hello");
-    const sum = await h.runtime.call("everything.get-sum", { a: 2, b: 40 }, { vid: "r1" });
+    const sum = await h.runtime.call("everything.get-sum", { a: 2, b: 40 }, { vid: "calls" });
     expect(sum.text).toBe("The sum of 2 and 40 is 42.");
     const rec = await h.tree.get(sum.record as string);
     const value = rec?.kind === "json" ? (rec.value.value as Record<string, unknown>) : {};
@@ -66,19 +68,33 @@ describe("MCP client: server-everything over stdio", () => {
       text: "The sum of 2 and 40 is 42.",
     });
     expect(value.decl).toMatchObject({ key: "/byteseek/tools/everything.get-sum" });
-    expect(echo.record).toBe("/byteseek/tool/r1/0");
+    expect(echo.record).toBe("/byteseek/tool/calls/0");
   });
 
   it("refuses bad arguments at the boundary (kind arg) without reaching the upstream", async () => {
-    await h.mcp.sync("everything");
     const r = await h.runtime.call("everything.get-sum", { a: "two", b: 1 }, { vid: "r1" });
     expect(r.kind).toBe("arg");
     expect(r.text).toContain("a: expected must be number");
     expect(h.mcp && (await h.mcp.list())[0]?.state).toBe("running");
   });
 
+  it("gates a call on the power exec: a run without it is denied, naming the rule", async () => {
+    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+    const r = await h.runtime.call("everything.echo", { message: "x" }, { vid: "noexec" });
+    expect(r.kind).toBe("denied");
+    expect(r.text).toContain('needs the power "exec"');
+  });
+
+  it("lists a stdio server's tools as blocked for a run without exec, as the gate refuses their calls", async () => {
+    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+    const denied = (await h.runtime.listTools("noexec")).valid.find((t) => t.name === "everything.echo");
+    expect(denied?.blocked).toContain('needs the power "exec"');
+    expect(denied?.blocked).toContain("grants.runs");
+    const granted = (await h.runtime.listTools("r1")).valid.find((t) => t.name === "everything.echo");
+    expect(granted?.blocked).toBeUndefined();
+  });
+
   it("answers runtime with the upstream's words for a tool it does not know (protocol error)", async () => {
-    await h.mcp.sync("everything");
     const nope = {
       name: "everything.nope",
       description: "x",
@@ -102,6 +118,21 @@ describe("MCP client: server-everything over stdio", () => {
     expect(r.kind).toBe("runtime");
     expect(r.text).toMatch(/nope/);
     expect(r.text).toContain('"everything"');
+  });
+});
+
+describe("MCP client: server-everything over stdio", () => {
+  let h: McpHarness;
+  let tag: string;
+  beforeEach(async () => {
+    h = await mcpHarness();
+    tag = newTag();
+    await h.register("everything", everythingStdio(tag));
+  });
+  afterEach(async () => {
+    await h.dispose();
+    // nothing the upstream started outlives byteseek's stop
+    expect(await taggedProcesses(tag)).toEqual([]);
   });
 
   it("keeps a person's local changes through a re-sync that changes the upstream copy", async () => {
@@ -216,24 +247,6 @@ describe("MCP client: server-everything over stdio", () => {
     expect(r.text).toContain("was told to cancel it");
     const ok = await h.runtime.call("everything.echo", { message: "still here" }, { vid: "r1" });
     expect(ok.text).toBe("Echo: still here");
-  });
-
-  it("gates a call on the power exec: a run without it is denied, naming the rule", async () => {
-    await h.mcp.sync("everything");
-    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
-    const r = await h.runtime.call("everything.echo", { message: "x" }, { vid: "noexec" });
-    expect(r.kind).toBe("denied");
-    expect(r.text).toContain('needs the power "exec"');
-  });
-
-  it("lists a stdio server's tools as blocked for a run without exec, as the gate refuses their calls", async () => {
-    await h.mcp.sync("everything");
-    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
-    const denied = (await h.runtime.listTools("noexec")).valid.find((t) => t.name === "everything.echo");
-    expect(denied?.blocked).toContain('needs the power "exec"');
-    expect(denied?.blocked).toContain("grants.runs");
-    const granted = (await h.runtime.listTools("r1")).valid.find((t) => t.name === "everything.echo");
-    expect(granted?.blocked).toBeUndefined();
   });
 
   it("does not start a server an agent registered without the power exec", async () => {

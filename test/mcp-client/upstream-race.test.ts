@@ -100,13 +100,14 @@ describe("the MCP upstream pool: a start racing a stop, a crash or close", () =>
   });
 
   it("ends a start that a stop overtakes during its handshake; the next call starts anew", async () => {
-    const starting = pool.client(SERVER, entry(), 1, 30_000);
-    expect(pool.status(SERVER).state).toBe("starting");
-    await pool.stop(SERVER);
-    const err = await starting.then(
+    // its refusal is taken as it comes (it may come while stop() is still under way)
+    const starting = pool.client(SERVER, entry(), 1, 30_000).then(
       () => undefined,
       (e: unknown) => e,
     );
+    expect(pool.status(SERVER).state).toBe("starting");
+    await pool.stop(SERVER);
+    const err = await starting;
     expect((err as Error | undefined)?.message).toContain("was stopped while it started");
     expect(pool.status(SERVER).state).toBe("stopped");
     expect(await taggedProcesses(tag)).toEqual([]);
@@ -118,12 +119,13 @@ describe("the MCP upstream pool: a start racing a stop, a crash or close", () =>
   it("starts nothing for a new entry revision when close() comes while the old one stops", async () => {
     await pool.client(SERVER, entry(), 1, 30_000);
     pid();
-    const replacing = pool.client(SERVER, entry(), 2, 30_000);
-    await pool.close();
-    await replacing.then(
+    // its refusal is taken as it comes (it may come while close() is still under way)
+    const replacing = pool.client(SERVER, entry(), 2, 30_000).then(
       () => undefined,
       () => undefined,
     );
+    await pool.close();
+    await replacing;
     // whatever the call answered, no process of the new revision may run past close()
     expect(await taggedProcesses(tag)).toEqual([]);
   });

@@ -181,6 +181,38 @@ describe("a declaration that does not validate", () => {
   });
 });
 
+describe("a move or copy landing on checked keys", () => {
+  it("is refused when what lands is not a valid declaration there, and makes what a person lands theirs", async () => {
+    await server.tree.set(
+      "/scratch/text.wc",
+      { kind: "json", value: { ...GOOD, name: "text.mv" } },
+      { vid: "run-7" },
+    );
+    // copied under another name, the declaration's name no longer matches its key
+    const r = await send("POST", "/v1/copy", {
+      from: "/byteseek/tools/text.wc",
+      to: "/byteseek/tools/text.cp",
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: "TREE_INVALID_VALUE", key: "/byteseek/tools/text.cp" });
+    expect(await server.tree.get("/byteseek/tools/text.cp")).toBeUndefined();
+    // a directory copied over the tools with an invalid declaration in it: refused, nothing changes
+    await server.tree.set("/staging/text.wc", { kind: "json", value: BAD });
+    const before = server.tree.revision();
+    const txn = await send("POST", "/v1/txn", {
+      success: [{ op: "copy", key: "/staging/", to: "/byteseek/tools/", overwrite: true }],
+    });
+    expect(txn.status).toBe(400);
+    expect(txn.body.error.problems).toContain("impl.argv: Too small: expected array to have >=1 items");
+    expect(server.tree.revision()).toBe(before);
+    // a run's value a person moves into the tools becomes the person's
+    const m = await send("POST", "/v1/move", { from: "/scratch/text.wc", to: "/byteseek/tools/text.mv" });
+    expect(m.status).toBe(200);
+    const node = await server.tree.get("/byteseek/tools/text.mv");
+    expect(node?.vid).toBeUndefined();
+  });
+});
+
 describe("an MCP server entry that does not validate", () => {
   it("is refused with its problem; a valid one is written", async () => {
     const r = await putJson("/byteseek/mcp/files", { command: ["npx", "x"], url: "http://127.0.0.1:9/mcp" });

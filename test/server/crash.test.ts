@@ -7,7 +7,7 @@ import { type ServerChild, startServerChild } from "../tools/server-child.js";
 import { tempDir } from "./helpers.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const ROUNDS = 10;
+const ROUNDS = 5;
 const CLIENTS = 32;
 
 function startServer(store: string): Promise<ServerChild> {

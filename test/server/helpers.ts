@@ -76,11 +76,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   };
 }
 
-/** Waits until `check` holds, polling; fails after `ms` (a liveness bound, not a timed assertion). */
+/**
+ * Waits until `check` holds, polling; fails after `ms` (a liveness bound, not a timed assertion:
+ * generous, as test files share the cores and a child process may take seconds to start).
+ */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
   what: string,
-  ms = 10_000,
+  ms = 30_000,
 ): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {

@@ -11,7 +11,7 @@ import { gone, waitGone } from "../helpers/processes.js";
 import { declare, setPolicy, silent, tempDir } from "../tools/helpers.js";
 
 async function pidIn(file: string): Promise<number> {
-  for (let i = 0; i < 300 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 2000 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));
   return Number((await readFile(file, "utf8")).trim());
 }
 

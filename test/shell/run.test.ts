@@ -86,7 +86,7 @@ describe("shell.run", () => {
   it("kills the whole process group on abort", async () => {
     const pidFile = path.join(ws.root, "bg.pid");
     const pending = ws.call(shell, { command: `sleep 30 & echo $! > ${pidFile}; wait` });
-    for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 2000 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 10));
     ws.abort.abort();
     await failure(pending, "aborted", "runtime");
     const pid = Number(await readFile(pidFile, "utf8"));

@@ -13,10 +13,17 @@ import {
 
 const call: ApprovalFacts = { tool: "shell.run", vid: "r1" };
 const changed: ApprovalFacts = { tool: "text.wc", vid: "r1", declDiff: "-a\n+b\n" };
+const rerun: ApprovalFacts = { tool: "shell.run", vid: "r1", interrupted: true };
 const change: ApprovalFacts = {
   tool: "tree.set",
   vid: "r1",
   change: { key: "/byteseek/tools/notes.find", action: "set" },
+};
+
+const question: ApprovalFacts = {
+  tool: "github.create_issue",
+  vid: "r1",
+  elicitation: { server: "github", message: "Which repository?" },
 };
 
 /** Every kind, as every place that asks a person words it. */
@@ -61,6 +68,34 @@ const TABLE: Array<[ApprovalFacts, Record<string, unknown>]> = [
       decide: "kvspace approve r1/0  |  kvspace deny r1/0",
     },
   ],
+  [
+    rerun,
+    {
+      kind: "rerun",
+      title: "shell.run was interrupted and wants to run again",
+      reason:
+        "shell.run was interrupted when the process running run r1 stopped during the call, so whether it took effect is unknown: it runs again only if you approve; denied, the model is told its outcome is unknown (rule: declaration.confirm)",
+      scopes: ["once", "run", "always"],
+      question:
+        "approve shell.run? [y] once · [r] for this run · [a] always (as declared now) · [n] no (one key, no Enter) ",
+      keys: ["y", "r", "a", "n"],
+      decide: "kvspace approve r1/0 [--scope once|run|always]  |  kvspace deny r1/0",
+    },
+  ],
+  [
+    question,
+    {
+      kind: "elicitation",
+      title: 'The MCP server "github" asks (during github.create_issue): Which repository?',
+      reason:
+        'the MCP server "github" asks a question during github.create_issue of run r1: accept answers it with the form\'s content, deny declines (or cancels)',
+      scopes: ["once"],
+      question:
+        'answer the MCP server "github"? [y] accept (an empty form) · [n] decline · [c] cancel (one key, no Enter) ',
+      keys: ["y", "n", "c"],
+      decide: "kvspace approve r1/0 --content '{…}'  |  kvspace deny r1/0 [--cancel]",
+    },
+  ],
 ];
 
 describe("the approval wording table", () => {
@@ -83,11 +118,18 @@ describe("the approval wording table", () => {
       const always = scopesFor(facts).find((s) => s.scope === "always");
       if (always) expect(always.covers).toContain("until its declaration changes");
     }
-    expect(Object.keys(APPROVAL_WORDING).sort()).toEqual(["call", "changed-call", "person-change"]);
+    expect(Object.keys(APPROVAL_WORDING).sort()).toEqual([
+      "call",
+      "changed-call",
+      "elicitation",
+      "person-change",
+      "rerun",
+    ]);
   });
 
   it("maps each key to the decision it stands for", () => {
     expect(Object.fromEntries(terminalKeys(call))).toEqual({ y: "once", r: "run", a: "always", n: "deny" });
     expect(Object.fromEntries(terminalKeys(change))).toEqual({ y: "once", n: "deny" });
+    expect(Object.fromEntries(terminalKeys(question))).toEqual({ y: "once", n: "deny", c: "cancel" });
   });
 });

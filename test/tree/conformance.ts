@@ -11,6 +11,7 @@ import { lifecycleSuite } from "./suite/lifecycle.js";
 import { listSuite } from "./suite/list.js";
 import { metaSuite } from "./suite/meta.js";
 import { modelSuite } from "./suite/model.js";
+import { transferSuite } from "./suite/transfer.js";
 import { txnSuite } from "./suite/txn.js";
 import { valueSuite } from "./suite/values.js";
 import { watchSuite } from "./suite/watch.js";
@@ -48,6 +49,7 @@ export function describeTreeSuite(name: string, makeTree: MakeTree): void {
     deleteSuite(ctx);
     appendSuite(ctx);
     txnSuite(ctx);
+    transferSuite(ctx);
     watchSuite(ctx);
     historySuite(ctx);
     exportSuite(ctx);

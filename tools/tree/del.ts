@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineBuiltin } from "../declare.js";
+import { nodeHash } from "../intent.js";
 import { guardRunWrite } from "../ownership.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";
@@ -22,6 +23,16 @@ export function createTreeDelTool(): BuiltinTool {
     schema: TreeDelArgs,
     sequential: true,
     confirm: false,
+    // the key's version and value now: a resumed run finds it gone (done) or as it was (not done)
+    async keyIntent(parsed, ctx) {
+      try {
+        guardKey(parsed.key, "delete");
+        const current = await ctx.tree.get(parsed.key);
+        return [{ key: parsed.key, version: current?.version ?? 0, before: nodeHash(current), after: null }];
+      } catch {
+        return []; // refused as it stands: the call deletes nothing
+      }
+    },
     async execute(parsed, ctx) {
       guardKey(parsed.key, "delete");
       await guardRunWrite({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { TreeNode } from "../../tree/types.js";
 import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, json, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
 import { checkCatalogueRoom } from "../agent-tools.js";
@@ -7,6 +8,7 @@ import { parseDeclaration } from "../declaration.js";
 import { defineBuiltin } from "../declare.js";
 import { ToolError } from "../errors.js";
 import { netHosts } from "../gate.js";
+import { nodeHash, valueHash } from "../intent.js";
 import { keepMaskedSecrets, parseEntry, serverOfKey } from "../mcp/registry.js";
 import { guardRunWrite } from "../ownership.js";
 import { hostAllowed, POLICY_KEY, Policy } from "../policy.js";
@@ -52,22 +54,39 @@ export function createTreeSetTool(): BuiltinTool {
     ],
     schema: TreeSetArgs,
     sequential: true,
+    // the key's version and value now, and the value this call writes: a resumed run reads the key
+    async keyIntent(parsed, ctx) {
+      let value: TreeValue;
+      let current: Awaited<ReturnType<typeof ctx.tree.get>>;
+      try {
+        guardKey(parsed.key, "write");
+        value = writtenValue(parsed);
+        current = await ctx.tree.get(parsed.key);
+      } catch {
+        return []; // refused as it stands: the call writes nothing
+      }
+      value = withKeptSecrets(parsed.key, value, current);
+      return [
+        {
+          key: parsed.key,
+          version: current?.version ?? 0,
+          before: nodeHash(current),
+          after: valueHash(value),
+        },
+      ];
+    },
     async execute(parsed, ctx) {
       const { key } = parsed;
       guardKey(key, "write");
       let value: TreeValue;
       try {
-        value = parsed.kind ? valueFromJson(parsed.kind, parsed.value) : inferValue(parsed.value as Json);
+        value = writtenValue(parsed);
       } catch (err) {
         fromTreeError(err);
       }
       refuseInvalid(key, value);
-      if (value.kind === "json" && serverOfKey(key) !== undefined) {
-        const current = await ctx.tree.get(key).catch(fromTreeError);
-        value = json(
-          keepMaskedSecrets(key, value.value, current?.kind === "json" ? current.value.value : undefined),
-        );
-      }
+      if (value.kind === "json" && serverOfKey(key) !== undefined)
+        value = withKeptSecrets(key, value, await ctx.tree.get(key).catch(fromTreeError));
       const { asPerson } = await guardRunWrite({
         tree: ctx.tree,
         vid: ctx.vid,
@@ -93,6 +112,19 @@ export function createTreeSetTool(): BuiltinTool {
       };
     },
   });
+}
+
+/** The value a call writes, as its arguments state it (throws the tree's error for a bad one). */
+function writtenValue(parsed: z.output<typeof TreeSetArgs>): TreeValue {
+  return parsed.kind ? valueFromJson(parsed.kind, parsed.value) : inferValue(parsed.value as Json);
+}
+
+/** An MCP server entry keeps the secrets the stored one has where the new one shows them masked. */
+function withKeptSecrets(key: string, value: TreeValue, current: TreeNode | undefined): TreeValue {
+  if (value.kind !== "json" || serverOfKey(key) === undefined) return value;
+  return json(
+    keepMaskedSecrets(key, value.value, current?.kind === "json" ? current.value.value : undefined),
+  );
 }
 
 /**

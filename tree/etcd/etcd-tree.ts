@@ -36,6 +36,7 @@ import {
 import { type Committed, createGroupCommit } from "./group-commit.js";
 import type { EtcdTls } from "./h2.js";
 import { type EtcdRecord, nodeSk } from "./layout.js";
+import { createEtcdLeases } from "./leases.js";
 import { createLibraryCalls } from "./library-calls.js";
 import { startLocalReads } from "./local-reads.js";
 import { createEtcdReads } from "./reads.js";
@@ -132,6 +133,7 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
   const group = createGroupCommit({ rpc, maxTxnOps });
   const closers = new Set<() => void>();
   const enc = (sk: string) => Buffer.from(prefix + sk, "utf8");
+  const leases = createEtcdLeases(client, prefix, logger);
   let closed = false;
   let lastRev = 0;
   let compacted = 1;
@@ -487,9 +489,11 @@ export async function createEtcdTree(options: EtcdTreeOptions): Promise<Tree> {
         return lastRev;
       }),
     compactedRev: () => compacted,
+    leases,
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      leases.stop();
       local.close();
       for (const stop of closers) stop();
       rpc.close();

@@ -5,6 +5,7 @@
  *
  *   <prefix>n<depth><parent><sortName>\0(v|d)  a node: JSON EtcdRecord
  *   <prefix>h<key>\0<rev>                      a retained previous version of a value
+ *   <prefix>R<name>                            a hold on an etcd lease (leases.ts: a run's lease)
  *   <prefix>H<key>                             the retained versions of a deleted value
  *
  * Revisions are etcd's: a value's createRev and modRev are its etcd key's create_revision and

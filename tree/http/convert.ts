@@ -9,6 +9,7 @@ import type {
   HistoryEntry,
   ListChild,
   ListResult,
+  TransferOptions,
   TreeNode,
   TxnOp,
   TxnRequest,
@@ -164,6 +165,16 @@ export const typedValueToJson = (v: TreeValue): { kind: TreeValue["kind"]; value
   value: valueToJson(v),
 });
 
+/** The options of a move or copy that are set, as both sides of the wire carry them (`disown` never travels). */
+export function transferFlags(o: TransferOptions): Omit<TransferOptions, "disown"> {
+  return {
+    ...(o.overwrite ? { overwrite: true } : {}),
+    ...(o.force ? { force: true } : {}),
+    ...(o.vid !== undefined ? { vid: o.vid } : {}),
+    ...(o.unchecked ? { unchecked: true } : {}),
+  };
+}
+
 function opToJson(op: TxnOp): TxnOpJson {
   if (op.op === "set") {
     const out: TxnOpJson = { op: "set", key: op.key, ...typedValueToJson(op.value) };
@@ -181,6 +192,8 @@ function opToJson(op: TxnOp): TxnOpJson {
   }
   if (op.op === "del" || op.op === "deltree")
     return op.force ? { op: op.op, key: op.key, force: true } : { op: op.op, key: op.key };
+  if (op.op === "move" || op.op === "copy")
+    return { op: op.op, key: op.key, to: op.to, ...transferFlags(op) };
   return { op: op.op, key: op.key };
 }
 
@@ -205,11 +218,12 @@ export function txnResultToJson(r: TxnResult): TxnResultJson {
     results: r.results.map((x) => {
       if (x === null || x === undefined) return null;
       if ("createRev" in x) return nodeToJson(x);
-      // del and deltree results say what they removed.
-      const extra = x as { deleted?: boolean; removed?: number };
+      // del and deltree results say what they removed, move and copy what landed.
+      const extra = x as { deleted?: boolean; removed?: number; keys?: number };
       const out: DeleteJson = writeToJson(x);
       if (extra.deleted !== undefined) out.deleted = extra.deleted;
       if (extra.removed !== undefined) out.removed = extra.removed;
+      if (extra.keys !== undefined) out.keys = extra.keys;
       return out;
     }),
   };

@@ -79,6 +79,7 @@ export type WriteJson = z.infer<typeof WriteJson>;
 export const DeleteJson = WriteJson.extend({
   deleted: z.boolean().optional().describe("false when there was nothing to delete"),
   removed: z.number().int().optional().describe("deltree: how many keys were removed"),
+  keys: z.number().int().optional().describe("move, copy: how many keys landed at the target"),
 });
 export type DeleteJson = z.infer<typeof DeleteJson>;
 
@@ -126,6 +127,22 @@ export const TxnCompareJson = z.strictObject({
 });
 export type TxnCompareJson = z.infer<typeof TxnCompareJson>;
 
+/** A move or copy operation (tree/transfer.ts has the rules). */
+function TransferOpJson<Op extends "move" | "copy">(op: Op) {
+  return z.strictObject({
+    op: z.literal(op),
+    key: z.string().describe(`the value or directory to ${op}`),
+    to: z.string().describe("where it lands: a value to a value, a directory (ending in /) to a directory"),
+    overwrite: z.boolean().optional().describe("replace what is at `to` (else TREE_EXISTS)"),
+    force: z.boolean().optional().describe("move read-only keys, replace read-only targets"),
+    vid: z
+      .string()
+      .optional()
+      .describe("the owner run of every key written (default: each keeps its source's)"),
+    unchecked: z.boolean().optional().describe("store even declarations or a policy that do not validate"),
+  });
+}
+
 export const TxnOpJson = z.discriminatedUnion("op", [
   z.strictObject({
     op: z.literal("set"),
@@ -152,6 +169,8 @@ export const TxnOpJson = z.discriminatedUnion("op", [
     vid: z.string().optional(),
   }),
   z.strictObject({ op: z.literal("get"), key: z.string() }),
+  TransferOpJson("move"),
+  TransferOpJson("copy"),
 ]);
 export type TxnOpJson = z.infer<typeof TxnOpJson>;
 
@@ -199,3 +218,45 @@ export const HealthJson = z.object({
   compactedRev: z.number().int(),
 });
 export type HealthJson = z.infer<typeof HealthJson>;
+
+/** `POST /v1/move` and `POST /v1/copy` (tree/transfer.ts has the rules). */
+export const MoveJson = z.strictObject({
+  from: z.string().describe("the value or directory (ending in /) to move or copy"),
+  to: z.string().describe("where it lands: a value to a value, a directory to a directory"),
+  overwrite: z.boolean().optional().describe("replace what is at `to` (else 409 TREE_EXISTS)"),
+  force: z
+    .boolean()
+    .optional()
+    .describe("move read-only keys, replace read-only targets (else 403 TREE_READ_ONLY)"),
+});
+export type MoveJson = z.infer<typeof MoveJson>;
+
+export const MoveResultJson = z.object({
+  revision: z.number().int().describe("the one revision the whole move or copy landed in"),
+  keys: z.number().int().describe("how many keys (values and directories) landed at the target"),
+});
+export type MoveResultJson = z.infer<typeof MoveResultJson>;
+
+export const GrepMatchJson = z.object({
+  key: z.string(),
+  line: z
+    .number()
+    .int()
+    .optional()
+    .describe("the matching line of the value (from 1); absent: the key matched"),
+  preview: z.string().describe("the matching line (or key), cut to about 160 characters around the match"),
+});
+export type GrepMatchJson = z.infer<typeof GrepMatchJson>;
+
+export const GrepResultJson = z.object({
+  matches: z
+    .array(GrepMatchJson)
+    .describe("in key order; a key's matches are never split between two answers"),
+  next: z.string().optional().describe("where the search stopped: send it back as `after` to go on"),
+  truncated: z
+    .boolean()
+    .optional()
+    .describe("a budget (bytes read, time), not the limit, stopped the search"),
+  scanned: z.object({ keys: z.number().int(), bytes: z.number().int() }).optional(),
+});
+export type GrepResultJson = z.infer<typeof GrepResultJson>;

@@ -1,10 +1,15 @@
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { type Api, ApiError } from "./api.js";
+import { createBulkActions } from "./bulk-actions.js";
+import { copyButton } from "./copy.js";
 import { confirmDialog, toast } from "./dialogs.js";
 import { formatTime, h, preview, replace } from "./dom.js";
 import { createKindValueInput } from "./forms.js";
 import { parentOf, routeUrl } from "./keys.js";
 import { createPages } from "./paging.js";
+import { createSelection } from "./selection.js";
+import { createTransferSection } from "./transfer-view.js";
+import { createTreeOps } from "./tree-ops-api.js";
 import { valueText } from "./value-editor.js";
 import { breadcrumb, errorText, metaList, type Navigate, recordsVid, type View } from "./view-parts.js";
 
@@ -20,6 +25,14 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
   const msg = h("p", { class: "error", role: "alert" });
   const pages = createPages(api, key, PAGE);
   let timer: ReturnType<typeof setTimeout> | null = null;
+  const ops = createTreeOps(api);
+  const bulk = createBulkActions(ops, key, () => selection, {
+    status: (text) => replace(status, text),
+    error: (text) => replace(msg, text),
+  });
+  const selection = createSelection((n) => bulk.update(n));
+  bulk.update(0);
+  tbody.addEventListener("keydown", (e) => selection.onKeydown(e));
 
   async function load(appendPage = false): Promise<void> {
     if (!appendPage) void loadMeta();
@@ -36,7 +49,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
             {},
             h(
               "td",
-              { colspan: 5, class: "muted" },
+              { colspan: 6, class: "muted" },
               "This directory does not exist (yet): create a key in it below.",
             ),
           ),
@@ -69,16 +82,23 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
 
   function renderRows(): void {
     const { shown, next } = pages;
-    if (!shown.length) replace(tbody, h("tr", {}, h("td", { colspan: 5, class: "muted" }, "(empty)")));
+    selection.shown(shown.map((c) => key + c.name));
+    if (!shown.length) replace(tbody, h("tr", {}, h("td", { colspan: 6, class: "muted" }, "(empty)")));
     else
       replace(
         tbody,
-        ...shown.map((c) => {
+        ...shown.map((c, i) => {
           const childKey = key + c.name;
           return h(
             "tr",
             {},
-            h("td", {}, h("a", { href: routeUrl({ view: "tree", key: childKey }) }, c.name)),
+            h("td", { class: "select-cell" }, selection.checkbox(childKey, i)),
+            h(
+              "td",
+              {},
+              h("a", { href: routeUrl({ view: "tree", key: childKey }) }, c.name),
+              copyButton(childKey),
+            ),
             h("td", {}, c.kind),
             h(
               "td",
@@ -128,7 +148,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
   replace(
     el,
     breadcrumb(key),
-    h("h1", { id: "node-title" }, h("code", {}, key)),
+    h("h1", { id: "node-title" }, h("code", {}, key), copyButton(key)),
     meta,
     vid && key === `/byteseek/tool/${vid}/`
       ? h(
@@ -141,6 +161,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
       ? h("p", { class: "related" }, h("a", { href: routeUrl({ view: "tools" }) }, "Open the tools panel"))
       : null,
     status,
+    bulk.el,
     h(
       "div",
       { class: "table-wrap" },
@@ -154,6 +175,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
           h(
             "tr",
             {},
+            h("th", { scope: "col", class: "select-cell" }, selection.all),
             h("th", { scope: "col" }, "Name"),
             h("th", { scope: "col" }, "Kind"),
             h("th", { scope: "col" }, "Value"),
@@ -246,6 +268,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
           h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Append")),
         ),
       ),
+      createTransferSection(ops, key),
       key === "/"
         ? null
         : h(

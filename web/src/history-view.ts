@@ -93,7 +93,53 @@ export function createHistorySection(
           ),
         ),
       ),
+      compareForm(cur, older, diffSlot),
       diffSlot,
+    );
+  }
+
+  /** Two pickers over every version (the current one too) and the diff between them. */
+  function compareForm(cur: ValueNode | null, older: HistoryEntry[], slot: HTMLElement): HTMLElement {
+    const versions: Array<{ label: string; kind: string; value: HistoryEntry["value"] | undefined }> = [
+      ...(cur ? [{ label: `current (version ${cur.version})`, kind: cur.kind, value: cur.value }] : []),
+      ...older.map((e) => ({
+        label: `version ${e.version}${e.deleted ? " (deleted)" : ""}, revision ${e.modRev}`,
+        kind: e.kind as string,
+        value: e.value,
+      })),
+    ];
+    const picker = (id: string, selected: number) =>
+      h(
+        "select",
+        { id },
+        ...versions.map((v, i) =>
+          h("option", { value: String(i), selected: i === selected ? true : undefined }, v.label),
+        ),
+      );
+    // The oldest retained against the current: the whole story, until the person picks others.
+    const from = picker("diff-from", versions.length - 1);
+    const to = picker("diff-to", 0);
+    return h(
+      "form",
+      {
+        class: "compare",
+        onsubmit: (ev: Event) => {
+          ev.preventDefault();
+          const a = versions[Number(from.value)];
+          const b = versions[Number(to.value)];
+          if (!a || !b) return;
+          replace(
+            slot,
+            h("h3", {}, `${a.label} → ${b.label}`),
+            diffBlock(diffLines(valueText(a.kind, a.value), valueText(b.kind, b.value))),
+          );
+        },
+      },
+      h("label", { for: "diff-from" }, "Compare"),
+      from,
+      h("label", { for: "diff-to" }, "with"),
+      to,
+      h("button", { type: "submit", id: "diff-compare" }, "Show the diff"),
     );
   }
 

@@ -163,6 +163,8 @@ export function createTreePane(api: Api, container: HTMLElement) {
   void load("/");
 
   return {
+    /** The node shown (the key last revealed). */
+    current: () => current,
     /** Opens every directory down to `key` and marks it as the current node. */
     async reveal(key: string): Promise<void> {
       current = key;

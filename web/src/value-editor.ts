@@ -1,5 +1,7 @@
 import type { JsonValue, ValueKind } from "./api.js";
 import { h } from "./dom.js";
+import { parseJson } from "./exact-json.js";
+import { createJsonModes, type JsonModes } from "./json-modes.js";
 
 export type ReadResult = { ok: true; value: JsonValue } | { ok: false; error: string };
 
@@ -36,6 +38,7 @@ export function createValueEditor(
   };
   let input: HTMLInputElement | HTMLTextAreaElement;
   let read: () => ReadResult;
+  let json: JsonModes | null = null;
   /** A one-line field for a number, typed as text (int64s beyond 2^53 stay exact). */
   const numberInput = (inputmode: "numeric" | "decimal") =>
     h("input", {
@@ -92,7 +95,7 @@ export function createValueEditor(
       break;
     case "json": {
       const text = initial === undefined ? "" : JSON.stringify(initial, null, 2);
-      input = h("textarea", {
+      const area = h("textarea", {
         id: opts.id,
         class: "code",
         rows: Math.min(30, Math.max(6, text.split("\n").length + 1)),
@@ -100,14 +103,19 @@ export function createValueEditor(
         readonly: opts.readOnly,
         oninput: touched,
       });
-      input.value = text;
-      read = () => {
-        try {
-          return { ok: true, value: JSON.parse(input.value) as JsonValue };
-        } catch (err) {
-          return { ok: false, error: `not valid JSON: ${(err as Error).message}` };
-        }
+      area.value = text;
+      input = area;
+      const readText = (): ReadResult => {
+        const r = parseJson(area.value);
+        return r.ok ? r : { ok: false, error: `not valid JSON: ${r.error}` };
       };
+      json = createJsonModes(area, initial ?? null, {
+        readOnly: opts.readOnly === true,
+        touched,
+        readText,
+        message,
+      });
+      read = () => json?.read() ?? readText();
       break;
     }
     default: {
@@ -153,7 +161,9 @@ export function createValueEditor(
     "div",
     { class: "value-editor" },
     h("label", { for: opts.id }, opts.label),
+    json?.switcher,
     input,
+    json?.tree,
     message,
     tools,
   );

@@ -1,5 +1,6 @@
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { type Api, ApiError, conflictNode, type ValueNode } from "./api.js";
+import { copyButton } from "./copy.js";
 import { confirmDialog, toast } from "./dialogs.js";
 import { diffLines } from "./diff.js";
 import { formatTime, h, replace } from "./dom.js";
@@ -115,7 +116,7 @@ export function createValueView(api: Api, key: string, navigate: Navigate): View
     replace(
       el,
       breadcrumb(key),
-      h("h1", { id: "node-title" }, h("code", {}, key)),
+      h("h1", { id: "node-title" }, h("code", {}, key), copyButton(key)),
       metaList([
         ["kind", n.kind],
         ["version", String(n.version)],
