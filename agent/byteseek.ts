@@ -24,6 +24,7 @@ import { AgentError } from "./errors.js";
 import { killAt } from "./kill-at.js";
 import { type ClientLlmSettings, resolveLlmConfig } from "./llm-config.js";
 import { type Agent, createAgent } from "./loop.js";
+import { type ModelChoices, modelChoices } from "./model-choices.js";
 import { createProvider, type ProviderDeps } from "./providers/index.js";
 import type { Provider } from "./providers/types.js";
 
@@ -61,6 +62,8 @@ export interface Byteseek {
   sandbox: SandboxRunner;
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
+  /** The models a turn may name (the page's model picker), the configured one first. */
+  models(): Promise<ModelChoices>;
   /**
    * Stores pending usage counters, removes the folder of call output and closes the model
    * connections (not the tree: its opener closes it).
@@ -160,6 +163,28 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
       );
       return reply.text;
     },
+    // an upstream MCP server's sampling (tools/mcp/upstream-requests.ts): text in, text out, no tools
+    async sample(request, signal) {
+      const p = await provider();
+      const reply = await p.complete(
+        {
+          system: request.system ?? "",
+          messages: request.messages.map((m) =>
+            m.role === "user"
+              ? { role: "user" as const, content: m.text }
+              : { role: "assistant" as const, text: m.text, toolCalls: [] },
+          ),
+          tools: [],
+          maxTokens: request.maxTokens,
+        },
+        { signal },
+      );
+      return {
+        text: reply.text,
+        model: p.model,
+        stop: reply.stopReason === "length" ? "maxTokens" : "endTurn",
+      };
+    },
   };
   // Commands take their allow-listed variables from the environment handed in (the server's,
   // secrets included), never BYTESEEK_TOKEN, whichever entry point made this runtime.
@@ -208,6 +233,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     search,
     sandbox,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
+    models: () => modelChoices(env, tree),
     async close() {
       search?.close();
       // upstream servers first: no process outlives byteseek

@@ -330,8 +330,22 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       logger,
       runtime: byteseek.runtime,
       agent: byteseek.agent,
+      // a replay with liveTools runs the tools again through a byteseek over the replay's tree
+      replayLive: async (replayTree) => {
+        const again = await createByteseek({
+          tree: replayTree,
+          workspace: config.workspace,
+          logger: logger.child({ part: "replay" }),
+          env,
+          seed: false,
+          sweep: false,
+          ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
+        });
+        return { runtime: again.runtime, close: () => again.close() };
+      },
       mcp: byteseek.mcp,
       search: byteseek.search,
+      models: byteseek.models,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
       bodyTimeoutMs: config.bodyTimeoutMs,
@@ -344,6 +358,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         ? { mcpShare: { path: await sharePath(config.store.location, env), workspace: config.workspace } }
         : {}),
       ...(token ? { token } : {}),
+      store: {
+        engine: config.store.backend,
+        location: describeStore(config.store),
+        ...(config.store.backend === "classic" ? { sync: config.store.sync } : {}),
+      },
     });
     await app.listen({ host: config.host, port: config.port });
     // the registered MCP servers sync in the background, then follow the registry

@@ -10,12 +10,19 @@ import type {
   McpReviewJson,
   McpServersJson,
   McpSyncJson,
+  ModelChoicesJson,
   NodeJson,
+  OverviewJson,
   PendingApprovalsJson,
   PromptJson,
+  ReplayJson,
+  RunDetail,
   RunDiffJson,
+  RunStatus,
+  RunsListing,
   ToolResultJson,
   ToolsJson,
+  TurnJson,
   WriteJson,
 } from "./wire.js";
 
@@ -59,6 +66,13 @@ export interface ApiOptions {
 }
 
 export type Api = ReturnType<typeof createApi>;
+
+/** What `GET /v1/info` answers: the workspace, the sandbox's state, the models a turn may name. */
+export interface InfoAnswer {
+  workspace?: string;
+  sandbox?: { state: "on" | "off" | "unavailable"; warning?: string };
+  llm?: ModelChoicesJson;
+}
 
 /** A call (or a change) waiting at /byteseek/approval/<vid>/<n>, as GET /v1/approvals lists it. */
 export type PendingApproval = ApprovalJson;
@@ -134,11 +148,10 @@ export function createApi(options: ApiOptions) {
       if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
-    /** Where the server's file tools work. */
-    info: () =>
-      json<{ workspace?: string; sandbox?: { state: "on" | "off" | "unavailable"; warning?: string } }>(
-        "/v1/info",
-      ),
+    /** Where the server's file tools work, whether commands are sandboxed, which models a turn may name. */
+    info: () => json<InfoAnswer>("/v1/info"),
+    /** Runs by status, the tools failing in the last hour, the store (the overview's cards). */
+    overview: () => json<OverviewJson>("/v1/overview"),
     tools: () => json<ToolsJson>("/v1/tools"),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
@@ -173,9 +186,39 @@ export function createApi(options: ApiOptions) {
         method: "POST",
         body: JSON.stringify({ decision, ...(decision === "approve" ? { scope } : {}) }),
       }),
+    /** A person's answer to an upstream MCP server's question: accept with the form's content, decline, or cancel. */
+    answer: (
+      key: string,
+      answer: { action: "accept"; content: JsonValue } | { action: "decline" | "cancel" },
+    ) =>
+      json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
+        method: "POST",
+        body: JSON.stringify(
+          answer.action === "accept"
+            ? { decision: "approve", content: answer.content }
+            : { decision: "deny", ...(answer.action === "cancel" ? { cancel: true } : {}) },
+        ),
+      }),
     /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
     prompt: (vid?: string) =>
       json<PromptJson>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
+    /** A page of runs, filtered (GET /v1/agent/runs). */
+    runs: (q: { status?: RunStatus; vid?: string; tool?: string; limit?: number; after?: string }) => {
+      const qs = new URLSearchParams();
+      for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== "") qs.set(k, String(v));
+      return json<RunsListing>(`/v1/agent/runs?${qs}`);
+    },
+    /** One run's page facts (GET /v1/agent/runs/<vid>). */
+    run: (vid: string) => json<RunDetail>(`/v1/agent/runs/${encodeURIComponent(vid)}`),
+    /** Continues an interrupted run; answers the turn, with what became of each interrupted call. */
+    resume: (vid: string) =>
+      json<TurnJson>(`/v1/agent/runs/${encodeURIComponent(vid)}/resume`, { method: "POST", body: "{}" }),
+    /** Replays a finished run, kept as a new run (its `vid`). */
+    replay: (vid: string, liveTools = false) =>
+      json<ReplayJson>(`/v1/agent/runs/${encodeURIComponent(vid)}/replay`, {
+        method: "POST",
+        body: JSON.stringify(liveTools ? { liveTools } : {}),
+      }),
     /** Where runs `a` and `b` diverge first (GET /v1/agent/runs/<a>/diff/<b>). */
     diffRuns: (a: string, b: string) =>
       json<RunDiffJson>(`/v1/agent/runs/${encodeURIComponent(a)}/diff/${encodeURIComponent(b)}`),

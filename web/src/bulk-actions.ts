@@ -96,36 +96,44 @@ export function createBulkActions(
     if (!keys.length) return;
     const answer = await targetDialog(kind, keys, dir);
     if (!answer) return;
-    const pairs = keys.map((from) => ({
-      from,
-      // One key: the target is its new key. Several: the directory they go into, names kept.
-      to: keys.length === 1 ? answer.target : answer.target + nameOf(from),
-    }));
-    let moved = 0;
-    let keysMoved = 0;
-    for (const { from, to } of pairs) {
+    const { target, overwrite, force } = answer;
+    const verb = kind === "move" ? "Moved" : "Copied";
+    let landed = 0;
+    if (keys.length === 1) {
+      // One key: the target is its new key (POST /v1/move or /v1/copy).
+      const from = keys[0] as string;
       try {
-        const r = await (kind === "move"
-          ? ops.move(from, to, answer.overwrite)
-          : ops.copy(from, to, answer.overwrite));
-        keysMoved += r.keys;
+        landed = (await ops.transfer(kind, from, target, { overwrite, force })).keys;
       } catch (err) {
-        const why =
-          err instanceof ApiError && err.status === 404 && err.code !== "TREE_NOT_FOUND"
-            ? `this server has no /v1/${kind} route yet (${errorText(err)})`
-            : err instanceof ApiError && err.code === "TREE_EXISTS"
-              ? `${to} exists already; tick “overwrite” to replace it`
-              : errorText(err);
-        throw new Error(`${moved ? `${moved} of ${pairs.length} done, then ` : ""}${from} → ${to}: ${why}`);
+        throw new Error(`${from} → ${target}: ${transferError(kind, err)}`);
       }
-      moved++;
+    } else {
+      // Several: into the target directory, names kept, 128 to a transaction (one revision each).
+      let done = 0;
+      for (let i = 0; i < keys.length; i += TXN_MAX_OPS) {
+        const chunk = keys.slice(i, i + TXN_MAX_OPS);
+        const txn: TxnOp[] = chunk.map((key) => ({
+          op: kind,
+          key,
+          to: target + nameOf(key),
+          ...(overwrite ? { overwrite } : {}),
+          ...(force ? { force } : {}),
+        }));
+        try {
+          const r = await ops.txn(txn);
+          for (const x of r.results) landed += x?.keys ?? 0;
+        } catch (err) {
+          throw new Error(
+            `${done ? `${done} of ${keys.length} done, then: ` : "Nothing done: "}${transferError(kind, err)}`,
+          );
+        }
+        done += chunk.length;
+      }
     }
     if (kind === "move") selection().clear();
-    const verb = kind === "move" ? "Moved" : "Copied";
-    toast(`${verb} ${moved} item${moved === 1 ? "" : "s"} (${keysMoved} key${keysMoved === 1 ? "" : "s"})`);
-    show.status(
-      `${verb} ${moved} item${moved === 1 ? "" : "s"} to ${keys.length === 1 ? answer.target : answer.target}.`,
-    );
+    const items = `${keys.length} item${keys.length === 1 ? "" : "s"}`;
+    toast(`${verb} ${items} (${landed} key${landed === 1 ? "" : "s"}) to ${target}`);
+    show.status(`${verb} ${items} to ${target}.`);
   }
 
   return {
@@ -138,6 +146,17 @@ export function createBulkActions(
   };
 }
 
+/** What a refused move or copy means, and what to do. */
+function transferError(kind: "move" | "copy", err: unknown): string {
+  if (err instanceof ApiError && err.code === "HTTP_NOT_FOUND")
+    return `this server has no ${kind} yet (${errorText(err)})`;
+  if (err instanceof ApiError && err.code === "TREE_EXISTS")
+    return `${err.message} — tick “overwrite” to replace what is there`;
+  if (err instanceof ApiError && err.code === "TREE_READ_ONLY")
+    return `${err.message} — tick “force” to ${kind} read-only keys`;
+  return errorText(err);
+}
+
 /**
  * Asks where to: for one key its new key (a rename or a move), for several the directory they go
  * into. Resolves null when cancelled.
@@ -146,7 +165,7 @@ function targetDialog(
   kind: "move" | "copy",
   keys: string[],
   dir: string,
-): Promise<{ target: string; overwrite: boolean } | null> {
+): Promise<{ target: string; overwrite: boolean; force: boolean } | null> {
   return new Promise((resolve) => {
     const dialog = byId<HTMLDialogElement>("confirm-dialog");
     const one = keys.length === 1;
@@ -159,6 +178,7 @@ function targetDialog(
       value: one ? first : dir,
     });
     const overwrite = h("input", { type: "checkbox", id: "bulk-overwrite" });
+    const force = h("input", { type: "checkbox", id: "bulk-force" });
     const error = h("p", { class: "field-error", role: "alert" });
     const verb = kind === "move" ? "Move" : "Copy";
     const form = h(
@@ -170,11 +190,12 @@ function targetDialog(
         {},
         one
           ? `The new key${isDir(first) ? " (a directory: ending in /)" : ""}, in one revision${kind === "move" ? `; ${first} is gone after` : ""}.`
-          : `The directory they go into (ending in /), keeping their names; each moves in one revision.`,
+          : `The directory they go into (ending in /), keeping their names, in one revision.`,
       ),
       h("label", { for: "bulk-target" }, one ? "To key" : "Into directory"),
       input,
       h("label", { class: "check" }, overwrite, " overwrite what is there"),
+      h("label", { class: "check" }, force, " force: read-only keys too"),
       error,
       h(
         "div",
@@ -209,7 +230,11 @@ function targetDialog(
       "close",
       () => {
         const t = input.value.trim();
-        resolve(dialog.returnValue === "ok" ? { target: t, overwrite: overwrite.checked } : null);
+        resolve(
+          dialog.returnValue === "ok"
+            ? { target: t, overwrite: overwrite.checked, force: force.checked }
+            : null,
+        );
       },
       { once: true },
     );

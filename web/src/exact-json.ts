@@ -5,7 +5,9 @@
  * line, which the tree holds exactly) or refused (inside a json value, which the server refuses
  * too: README "Integers are read exactly").
  */
-import type { JsonValue } from "./api.js";
+
+/** A JSON value (api.ts's JsonValue; declared here so this file has no imports and runs in Node too). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
 export type ParseResult =
   | { ok: true; value: JsonValue }

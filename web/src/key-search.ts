@@ -22,6 +22,7 @@ let noGrep = false;
 /** One page of matches; `more` reads the next, or is null at the end. */
 interface Page {
   matches: GrepMatch[];
+  /** Keys read for this page (the walk's, or the server's count when it gives one). */
   scanned?: number;
   more: (() => Promise<Page>) | null;
 }
@@ -99,6 +100,8 @@ export function createKeySearch(
       ),
     );
     let found = 0;
+    let read = 0;
+    let counted = false;
     const showPage = async (next: () => Promise<Page>): Promise<void> => {
       replace(more);
       let page: Page;
@@ -109,8 +112,12 @@ export function createKeySearch(
         return;
       }
       found += page.matches.length;
+      if (page.scanned !== undefined) {
+        read += page.scanned;
+        counted = true;
+      }
       list.append(...page.matches.map((m) => resultItem(m, pattern)));
-      status.textContent = `${found} match${found === 1 ? "" : "es"}${page.more ? " so far" : ""}${page.scanned !== undefined ? ` (${page.scanned} keys read)` : ""}.`;
+      status.textContent = `${found} match${found === 1 ? "" : "es"}${page.more ? " so far" : ""}${counted ? ` (${read} keys read)` : ""}.`;
       if (page.more) {
         const moreFn = page.more;
         replace(
@@ -148,6 +155,7 @@ async function grepPage(
     const next = r.next;
     return {
       matches: r.matches,
+      ...(r.scanned ? { scanned: r.scanned.keys } : {}),
       more: next !== undefined ? () => grepPage(ops, api, dir, pattern, withValues, next) : null,
     };
   } catch (err) {
@@ -174,7 +182,6 @@ function createWalk(api: Api, dir: string, pattern: string, withValues: boolean)
   const needle = pattern.toLowerCase();
   const queue: string[] = [dir];
   let after: string | undefined;
-  let scanned = 0;
   const step = async (): Promise<Page> => {
     const matches: GrepMatch[] = [];
     let budget = WALK_BUDGET;
@@ -186,7 +193,6 @@ function createWalk(api: Api, dir: string, pattern: string, withValues: boolean)
         ...(after !== undefined ? { after } : {}),
       });
       budget -= page.children.length;
-      scanned += page.children.length;
       for (const c of page.children) {
         const key = d + c.name;
         if (c.kind === "index") queue.push(key);
@@ -196,7 +202,7 @@ function createWalk(api: Api, dir: string, pattern: string, withValues: boolean)
       after = page.next ?? undefined;
       if (after === undefined) queue.shift();
     }
-    return { matches, scanned, more: queue.length ? step : null };
+    return { matches, scanned: WALK_BUDGET - budget, more: queue.length ? step : null };
   };
   return step;
 }

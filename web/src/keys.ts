@@ -49,14 +49,18 @@ export function treeUrl(key: string): string {
 
 /** What the address bar shows. */
 export type Route =
+  | { view: "overview" }
   | { view: "tree"; key: string }
   | { view: "tools" }
   | { view: "tool"; name: string }
-  | { view: "runs"; vid: string }
+  /** A run's page, or without `vid` the list of runs. */
+  | { view: "runs"; vid?: string }
   | { view: "agent"; vid?: string };
 
 export function routeUrl(route: Route): string {
   switch (route.view) {
+    case "overview":
+      return "/";
     case "tree":
       return `/ui/${encodeKeyPath(route.key)}`;
     case "tools":
@@ -64,18 +68,24 @@ export function routeUrl(route: Route): string {
     case "tool":
       return `/tools/${encodeURIComponent(route.name)}`;
     case "runs":
-      return `/runs/${encodeURIComponent(route.vid)}`;
+      return route.vid ? `/runs/${encodeURIComponent(route.vid)}` : "/runs/";
     case "agent":
       return route.vid ? `/agent/${encodeURIComponent(route.vid)}` : "/agent/";
   }
 }
 
-/** Reads a route from a location; `#/a/b` (a hash link) and `/` open the tree too. */
+/**
+ * Reads a route from a location: `/` is the overview; `#/a/b` (the tree's old hash links, from when
+ * it was the landing page) and `/ui` still open the tree.
+ */
 export function parseRoute(pathname: string, hash = ""): Route {
   if (hash.startsWith("#/")) return { view: "tree", key: decodeSegments(hash.slice(1)) };
+  if (pathname === "/" || pathname === "") return { view: "overview" };
+  if (pathname === "/ui") return { view: "tree", key: "/" };
   if (pathname.startsWith("/ui/")) return { view: "tree", key: decodeSegments(pathname.slice(3)) };
   if (pathname === "/tools" || pathname === "/tools/") return { view: "tools" };
   if (pathname.startsWith("/tools/")) return { view: "tool", name: safeDecode(pathname.slice(7)) };
+  if (pathname === "/runs" || pathname === "/runs/") return { view: "runs" };
   if (pathname.startsWith("/runs/")) return { view: "runs", vid: safeDecode(pathname.slice(6)) };
   if (pathname === "/agent" || pathname === "/agent/") return { view: "agent" };
   if (pathname.startsWith("/agent/")) return { view: "agent", vid: safeDecode(pathname.slice(7)) };

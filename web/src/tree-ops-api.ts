@@ -9,12 +9,16 @@ import { encodeKeyPath } from "./keys.js";
 /** The most operations one POST /v1/txn takes (tree/txn.ts MAX_TXN_OPS). */
 export const TXN_MAX_OPS = 128;
 
-export type TxnOp = { op: "del"; key: string } | { op: "deltree"; key: string } | { op: "get"; key: string };
+export type TxnOp =
+  | { op: "del"; key: string }
+  | { op: "deltree"; key: string }
+  | { op: "get"; key: string }
+  | { op: "move" | "copy"; key: string; to: string; overwrite?: boolean; force?: boolean };
 
 export interface TxnAnswer {
   succeeded: boolean;
   rev: number;
-  results: Array<(Partial<ValueNode> & { removed?: number }) | null>;
+  results: Array<(Partial<ValueNode> & { removed?: number; keys?: number }) | null>;
 }
 
 export interface MoveAnswer {
@@ -31,7 +35,9 @@ export interface GrepMatch {
 export interface GrepAnswer {
   matches: GrepMatch[];
   next?: string;
+  /** A budget of the server (bytes read, time), not the limit, stopped this page. */
   truncated?: boolean;
+  scanned?: { keys: number; bytes: number };
 }
 
 export interface GrepQuery {
@@ -60,15 +66,27 @@ export function createTreeOps(api: Api) {
 
   return {
     txn: (success: TxnOp[]) => post<TxnAnswer>("/v1/txn", { success }),
-    /** Moves (or renames) a key or a directory; 409 TREE_EXISTS when `to` exists and not `overwrite`. */
-    move: (from: string, to: string, overwrite = false) =>
-      post<MoveAnswer>("/v1/move", { from, to, ...(overwrite ? { overwrite } : {}) }),
-    copy: (from: string, to: string, overwrite = false) =>
-      post<MoveAnswer>("/v1/copy", { from, to, ...(overwrite ? { overwrite } : {}) }),
+    /**
+     * Moves (or copies) a key or a directory in one revision; 409 TREE_EXISTS when `to` exists and
+     * not `overwrite`, 403 TREE_READ_ONLY for read-only keys without `force`.
+     */
+    transfer: (
+      kind: "move" | "copy",
+      from: string,
+      to: string,
+      opts: { overwrite?: boolean; force?: boolean } = {},
+    ) =>
+      post<MoveAnswer>(`/v1/${kind}`, {
+        from,
+        to,
+        ...(opts.overwrite ? { overwrite: true } : {}),
+        ...(opts.force ? { force: true } : {}),
+      }),
     grep(prefix: string, q: GrepQuery) {
       const qs = new URLSearchParams({
         pattern: q.pattern,
         regex: "0",
+        ignoreCase: "1",
         keys: q.keys ? "1" : "0",
         values: q.values ? "1" : "0",
         limit: String(q.limit),
