@@ -24,6 +24,7 @@ import { AgentError } from "./errors.js";
 import { killAt } from "./kill-at.js";
 import { type ClientLlmSettings, resolveLlmConfig } from "./llm-config.js";
 import { type Agent, createAgent } from "./loop.js";
+import { type ModelChoices, modelChoices } from "./model-choices.js";
 import { createProvider, type ProviderDeps } from "./providers/index.js";
 import type { Provider } from "./providers/types.js";
 
@@ -61,6 +62,8 @@ export interface Byteseek {
   sandbox: SandboxRunner;
   /** What the model would get next for `vid`: the system text and the tool schemas. */
   prompt(vid: string, input?: string): Promise<BuiltPrompt>;
+  /** The models a turn may name (the page's model picker), the configured one first. */
+  models(): Promise<ModelChoices>;
   /**
    * Stores pending usage counters, removes the folder of call output and closes the model
    * connections (not the tree: its opener closes it).
@@ -208,6 +211,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     search,
     sandbox,
     prompt: (vid, input) => buildPrompt({ tree, runtime, vid, ...(input !== undefined ? { input } : {}) }),
+    models: () => modelChoices(env, tree),
     async close() {
       search?.close();
       // upstream servers first: no process outlives byteseek

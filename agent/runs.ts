@@ -4,35 +4,14 @@
  * `interrupted` — when it started, its steps, calls and tokens. And the sweep a server makes at
  * start: runs left `running` by a process that is gone are marked `interrupted`.
  */
-import { z } from "zod";
 import { usageKey } from "../tools/usage.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
 import { type Leases, runHeld } from "./lease.js";
 import { reasonKey, sessionDir, statusKey } from "./loop.js";
+import type { RunStatus, RunSummary, RunsListing } from "./run-schemas.js";
 
-export const RUN_STATUSES = ["running", "interrupted", "done", "failed"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-export const RunSummary = z.object({
-  vid: z.string(),
-  status: z
-    .enum(RUN_STATUSES)
-    .describe("running (a live process holds it), interrupted (its process died), done, failed"),
-  detail: z.string().optional().describe("The status as stored, when it says more (waiting <approval key>)"),
-  started: z.number().describe("Milliseconds since the epoch of the run's first message (0: none)"),
-  steps: z.number().int().describe("Model calls"),
-  calls: z.number().int().describe("Tool calls"),
-  tokens: z.object({ input: z.number(), output: z.number() }),
-  resume: z.string().optional().describe("The command that resumes an interrupted run"),
-});
-export type RunSummary = z.infer<typeof RunSummary>;
-
-export const RunsListing = z.object({
-  runs: z.array(RunSummary),
-  next: z.string().optional().describe("Pass as `after` for the next page"),
-});
-export type RunsListing = z.infer<typeof RunsListing>;
+export { RUN_STATUSES, type RunStatus, RunSummary, RunsListing } from "./run-schemas.js";
 
 const text = (node: TreeNode | undefined): string | undefined =>
   node && node.kind !== "index" && node.kind !== "json" ? String(node.value.value) : undefined;
@@ -44,7 +23,7 @@ function asObject(v: unknown): Record<string, unknown> {
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** The run's status as a listing shows it: a stored `running`/`waiting …` whose lease is gone is `interrupted`. */
-async function statusOf(
+export async function statusOf(
   tree: Tree,
   vid: string,
 ): Promise<{ status: RunStatus; detail?: string } | undefined> {
@@ -84,7 +63,7 @@ export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promi
   }
 }
 
-async function summary(
+export async function summary(
   tree: Tree,
   vid: string,
   state: { status: RunStatus; detail?: string },

@@ -8,6 +8,7 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "
 import { validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
 import type { Agent } from "../agent/loop.js";
+import type { ModelChoices } from "../agent/model-choices.js";
 import { createApprovals } from "../tools/approvals.js";
 import type { McpClient } from "../tools/mcp/client.js";
 import type { Runtime } from "../tools/runtime.js";
@@ -32,6 +33,7 @@ import { infoRoutes } from "./routes/info.js";
 import { type McpShareOptions, mcpRoutes } from "./routes/mcp.js";
 import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { moveRoutes } from "./routes/move.js";
+import { overviewRoutes, type StoreInfo } from "./routes/overview.js";
 import { promptRoutes } from "./routes/prompt.js";
 import { runDiffRoutes } from "./routes/run-diff.js";
 import { toolsRoutes } from "./routes/tools.js";
@@ -95,6 +97,10 @@ export interface AppDeps {
   mcpSessionIdleMs?: number;
   /** Serve `byteseek mcp` relays on this socket (mcp/share.ts): set when this process holds a store folder. */
   mcpShare?: McpShareOptions;
+  /** The models a turn may name, for `GET /v1/info` (the page's model picker): `Byteseek.models`. */
+  models?: () => Promise<ModelChoices>;
+  /** The store the server runs on, for `GET /v1/overview` (its size and durability). */
+  store?: StoreInfo;
 }
 
 /** The app `buildApp` answers. */
@@ -326,7 +332,10 @@ export async function buildApp(deps: AppDeps) {
   await app.register(approvalRoutes, { approvals: deps.runtime?.approvals ?? createApprovals(tree) });
   if (deps.runtime) await app.register(promptRoutes, { tree, runtime: deps.runtime });
   // always there: the page asks it at load, and a 404 would be an error in its console
-  await app.register(infoRoutes, deps.runtime ? { runtime: deps.runtime } : {});
+  await app.register(infoRoutes, {
+    ...(deps.runtime ? { runtime: deps.runtime } : {}),
+    ...(deps.models ? { models: deps.models } : {}),
+  });
   if (deps.runtime)
     await app.register(mcpRoutes, {
       tree,
@@ -344,6 +353,8 @@ export async function buildApp(deps: AppDeps) {
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
   // comparing runs reads only the tree
   await app.register(runDiffRoutes, { tree });
+  // the page's landing view: runs, failing tools and the store, read from the tree
+  await app.register(overviewRoutes, { tree, ...(deps.store ? { store: deps.store } : {}) });
   if (deps.web !== false)
     await app.register(webRoutes, {
       ...(deps.web ?? {}),

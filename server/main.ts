@@ -332,6 +332,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       agent: byteseek.agent,
       mcp: byteseek.mcp,
       search: byteseek.search,
+      models: byteseek.models,
       bodyLimit: config.bodyLimit,
       allowedHosts: config.allowedHosts,
       bodyTimeoutMs: config.bodyTimeoutMs,
@@ -344,6 +345,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         ? { mcpShare: { path: await sharePath(config.store.location, env), workspace: config.workspace } }
         : {}),
       ...(token ? { token } : {}),
+      store: {
+        engine: config.store.backend,
+        location: describeStore(config.store),
+        ...(config.store.backend === "classic" ? { sync: config.store.sync } : {}),
+      },
     });
     await app.listen({ host: config.host, port: config.port });
     // the registered MCP servers sync in the background, then follow the registry

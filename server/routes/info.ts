@@ -1,10 +1,12 @@
 /**
  * `GET /v1/info`: where this server's file tools work (its workspace), so a person sees it before a
  * first `edit.read` answers "does not exist": the page's header, `byteseek run` through a server;
- * and whether its commands run sandboxed (the page's banner when they do not).
+ * whether its commands run sandboxed (the page's banner when they do not); and the models a turn
+ * may name (the chat's model picker).
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { ModelChoices } from "../../agent/model-choices.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { RouteDoc } from "../openapi.js";
 import { ErrorJson } from "../schemas.js";
@@ -12,6 +14,8 @@ import { ErrorJson } from "../schemas.js";
 export interface InfoRoutesOptions {
   /** Absent on a server of the tree alone: then there is no workspace and no command to sandbox. */
   runtime?: Runtime;
+  /** The models a turn may name (the page's model picker); absent on a server without an agent. */
+  models?: () => Promise<ModelChoices>;
 }
 
 export const InfoJson = z.object({
@@ -37,17 +41,28 @@ export const InfoJson = z.object({
     .describe(
       "Whether commands run sandboxed (the page shows a banner unless on); absent without a tool runtime",
     ),
+  llm: ModelChoices.optional().describe(
+    "The model a turn runs with and the others it may name (`llm.model` of a turn); absent without an agent",
+  ),
 });
 
 const doc = {
   responses: {
-    200: { examples: { info: { workspace: "/home/me/project/workspace", sandbox: { state: "on" } } } },
+    200: {
+      examples: {
+        info: {
+          workspace: "/home/me/project/workspace",
+          sandbox: { state: "on" },
+          llm: { configured: true, api: "openai", model: "gpt-4.1", models: ["gpt-4.1", "gpt-4.1-mini"] },
+        },
+      },
+    },
   },
 } satisfies RouteDoc;
 
 export const infoRoutes: FastifyPluginAsyncZod<InfoRoutesOptions> = async function infoRoutes(
   app,
-  { runtime },
+  { runtime, models },
 ) {
   app.get(
     "/v1/info",
@@ -59,8 +74,9 @@ export const infoRoutes: FastifyPluginAsyncZod<InfoRoutesOptions> = async functi
       },
     },
     async function info() {
-      if (!runtime) return {};
-      return { workspace: runtime.workspace, sandbox: await runtime.sandboxState() };
+      const llm = models ? { llm: await models() } : {};
+      if (!runtime) return llm;
+      return { workspace: runtime.workspace, sandbox: await runtime.sandboxState(), ...llm };
     },
   );
 };

@@ -58,6 +58,7 @@ const API: Array<Call & { ok: number | "any" }> = [
   // No such tool: any answer but 401 shows the token let it through.
   { method: "POST", path: "/v1/tools/no-such-tool/accept", ...json({}), ok: "any" },
   { method: "GET", path: "/v1/info", ok: 200 },
+  { method: "GET", path: "/v1/overview", ok: 200 },
   { method: "GET", path: "/v1/agent/runs", ok: "any" },
   { method: "POST", path: "/v1/agent/runs/auth/resume", ...json({}), ok: "any" },
   { method: "GET", path: "/v1/agent/runs/auth/diff/auth2", ok: "any" },

@@ -9,7 +9,7 @@ import { webRoutes } from "../../server/web.js";
 import { openTree, type Tree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
-import { removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
+import { ROOT, removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts).
 const browser = useBrowser();
@@ -31,9 +31,14 @@ beforeAll(async () => {
     tree,
     workspace,
     logger: silent,
-    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
+    env: {
+      BYTESEEK_LLM_API: "openai",
+      BYTESEEK_LLM_URL: `${fake.url}/v1`,
+      BYTESEEK_LLM_MODEL: "fake-1",
+      BYTESEEK_LLM_MODELS: "fake-1,fake-2",
+    },
   });
-  app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent });
+  app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, models: bs.models });
   if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
   url = await app.listen({ host: "127.0.0.1", port: 0 });
   // A person makes edit.write ask first.
@@ -116,11 +121,94 @@ describe("the agent on the web page", () => {
     expect(existsSync(join(workspace, "approved.txt"))).toBe(false);
     await screenshot(page, "agent-chat-approval");
     await card.getByRole("button", { name: "Approve", exact: true }).click();
-    await page.locator('li.tool-call[data-tool="edit.write"][data-state="ok"]').waitFor();
+    const call = page.locator('li.tool-call[data-tool="edit.write"][data-state="ok"]');
+    await call.waitFor();
     expect(await readFile(join(workspace, "approved.txt"), "utf8")).toBe("made on the page\n");
+    // the box closed: one line says what was decided, no stale "Waiting for your approval"
+    expect(await call.locator(".approval-inline").count()).toBe(0);
+    expect(await call.locator(".decided").textContent()).toBe("Approved.");
+    expect(await call.textContent()).not.toContain("Waiting for your approval");
     await page.locator(".chat-log .summary").waitFor();
     expect(await page.locator(".chat-log .msg.assistant").last().textContent()).toBe("Written.");
     expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("closes a waiting box decided elsewhere (the overview, the CLI) once its call's result comes", async () => {
+    fake.script(
+      { toolCalls: [{ name: "edit.write", args: { path: "elsewhere.txt", text: "decided elsewhere\n" } }] },
+      { text: "Done." },
+    );
+    const { page, context, errors } = await browser.open(url);
+    await page.goto("/agent/");
+    await page.getByLabel("Message").fill("Write elsewhere.txt");
+    await page.getByRole("button", { name: "Send" }).click();
+    const card = page.locator(".tool-call .approval-inline");
+    await card.waitFor();
+    const key = await card.getAttribute("data-approval");
+    const decided = await fetch(`${url}/v1/approvals/${key?.replace("/byteseek/approval/", "")}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decision: "approve" }),
+    });
+    expect(decided.status).toBe(200);
+    const call = page.locator('li.tool-call[data-tool="edit.write"][data-state="ok"]');
+    await call.waitFor();
+    expect(await call.locator(".approval-inline").count()).toBe(0);
+    expect(await call.locator(".decided").textContent()).toBe("Approved.");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("renders the answer's markdown, keeps any HTML in it as text, and sends the model picked", async () => {
+    const answer = [
+      "Here is **the plan** for `notes.txt`:",
+      "",
+      "- read it with *edit.read*",
+      "- then [the docs](https://example.com/docs) and [a trap](javascript:alert(1))",
+      "",
+      "```ts",
+      "const x = 1 < 2;",
+      "```",
+      '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">',
+    ].join("\n");
+    fake.script({ text: answer });
+    const { page, context, errors } = await browser.open(url);
+    await page.goto("/agent/");
+    // the workspace the tools work in, and the models the server lists, the configured one chosen
+    await page.locator(".chat-where code").waitFor();
+    expect(await page.locator(".chat-where code").textContent()).toBe(workspace);
+    const picker = page.getByLabel("Model");
+    await picker.waitFor();
+    expect(await picker.locator("option").allTextContents()).toEqual(["fake-1", "fake-2"]);
+    expect(await picker.inputValue()).toBe("fake-1");
+    await picker.selectOption("fake-2");
+    await page.getByLabel("Message").fill("What is the plan?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".chat-log .summary").waitFor();
+    expect(fake.requests.at(-1)?.model).toBe("fake-2");
+
+    const msg = page.locator(".chat-log .msg.assistant").last();
+    await msg.locator("pre.md-code code").waitFor();
+    expect(await msg.locator("strong").textContent()).toBe("the plan");
+    expect(await msg.locator("p code").first().textContent()).toBe("notes.txt");
+    expect(await msg.locator("ul > li").count()).toBe(2);
+    expect(await msg.locator("ul em").textContent()).toBe("edit.read");
+    expect(await msg.locator("pre.md-code code").textContent()).toBe("const x = 1 < 2;");
+    // links: only http(s) ones become links, opened apart from the page
+    const links = msg.locator("a");
+    expect(await links.count()).toBe(1);
+    expect(await links.getAttribute("href")).toBe("https://example.com/docs");
+    expect(await links.getAttribute("rel")).toBe("noopener noreferrer nofollow");
+    expect(await msg.textContent()).toContain("[a trap](javascript:alert(1))");
+    // the attempted injection is text on screen: no element was made of it, nothing ran
+    expect(await msg.locator("script, img").count()).toBe(0);
+    expect(await msg.textContent()).toContain(
+      '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">',
+    );
+    expect(await page.evaluate("window.pwned")).toBeUndefined();
+    expect(errors).toEqual([]);
+    await page.screenshot({ path: join(ROOT, "docs", "screenshots", "chat.png") });
     await context.close();
   });
 

@@ -10,7 +10,9 @@ import type {
   McpReviewJson,
   McpServersJson,
   McpSyncJson,
+  ModelChoicesJson,
   NodeJson,
+  OverviewJson,
   PendingApprovalsJson,
   PromptJson,
   RunDiffJson,
@@ -59,6 +61,13 @@ export interface ApiOptions {
 }
 
 export type Api = ReturnType<typeof createApi>;
+
+/** What `GET /v1/info` answers: the workspace, the sandbox's state, the models a turn may name. */
+export interface InfoAnswer {
+  workspace?: string;
+  sandbox?: { state: "on" | "off" | "unavailable"; warning?: string };
+  llm?: ModelChoicesJson;
+}
 
 /** A call (or a change) waiting at /byteseek/approval/<vid>/<n>, as GET /v1/approvals lists it. */
 export type PendingApproval = ApprovalJson;
@@ -134,11 +143,10 @@ export function createApi(options: ApiOptions) {
       if (opts.ifMatch !== undefined) headers["if-match"] = String(opts.ifMatch);
       return json<WriteAnswer>(treeUrl(key), { method: "DELETE", headers });
     },
-    /** Where the server's file tools work. */
-    info: () =>
-      json<{ workspace?: string; sandbox?: { state: "on" | "off" | "unavailable"; warning?: string } }>(
-        "/v1/info",
-      ),
+    /** Where the server's file tools work, whether commands are sandboxed, which models a turn may name. */
+    info: () => json<InfoAnswer>("/v1/info"),
+    /** Runs by status, the tools failing in the last hour, the store (the overview's cards). */
+    overview: () => json<OverviewJson>("/v1/overview"),
     tools: () => json<ToolsJson>("/v1/tools"),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>

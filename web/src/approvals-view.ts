@@ -1,6 +1,7 @@
-import { approvalTitle, scopesFor } from "../../tools/approval-wording.js";
+import { approvalTitle } from "../../tools/approval-wording.js";
 import { printable } from "../../tools/printable.js";
 import type { Api, PendingApproval } from "./api.js";
+import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";
 import { formatTime, h, replace } from "./dom.js";
 import type { Change } from "./watch.js";
@@ -10,9 +11,10 @@ const APPROVAL_DIR = "/byteseek/approval/";
 /**
  * The calls waiting for a person, always on screen while there are any: the tool, its arguments
  * (and the diff of a change to what a person wrote), and Approve / Deny. It re-reads the list
- * whenever the watch reports a change under /byteseek/approval/, so it is live.
+ * whenever the watch reports a change under /byteseek/approval/, so it is live. With `empty`, the
+ * panel stays on screen when nothing waits and says so (the overview's card).
  */
-export function createApprovalsPanel(api: Api, el: HTMLElement) {
+export function createApprovalsPanel(api: Api, el: HTMLElement, options: { empty?: string } = {}) {
   let loading: Promise<void> | null = null;
   let again = false;
 
@@ -23,10 +25,11 @@ export function createApprovalsPanel(api: Api, el: HTMLElement) {
     } catch {
       return; // no runtime on this server (404), or offline: nothing to show
     }
-    el.hidden = pending.length === 0;
+    el.hidden = pending.length === 0 && options.empty === undefined;
     replace(
       el,
       h("h2", {}, `Waiting for your approval (${pending.length})`),
+      pending.length === 0 && options.empty ? h("p", { class: "muted" }, options.empty) : null,
       ...pending.map(function card(p) {
         const e = p.entry;
         const facts = {
@@ -79,24 +82,8 @@ export function createApprovalsPanel(api: Api, el: HTMLElement) {
           e.change
             ? h("pre", { class: "diff" }, printable(e.change.diff, { lines: true }))
             : h("pre", { class: "args" }, printable(JSON.stringify(e.args, null, 2), { lines: true })),
-          h(
-            "div",
-            { class: "actions" },
-            // only the scopes this kind of approval takes (tools/approval-wording.ts)
-            ...scopesFor(facts).map((o) =>
-              h(
-                "button",
-                {
-                  ...(o.scope === "once" ? { class: "primary" } : {}),
-                  type: "button",
-                  title: o.covers,
-                  onclick: decide("approve", o.scope),
-                },
-                o.label,
-              ),
-            ),
-            h("button", { class: "danger", type: "button", onclick: decide("deny") }, "Deny"),
-          ),
+          // only the scopes this kind of approval takes (tools/approval-wording.ts)
+          approveButtons(facts, decide),
         );
       }),
     );

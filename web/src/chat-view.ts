@@ -1,15 +1,19 @@
 /**
  * The agent on the page (`/agent/`, `/agent/<vid>` to go on with a run): a message box that
  * starts a turn, the answer streamed as it comes, each tool call with its arguments and result,
- * and a call waiting for approval decided right where it waits. Every message of a page's
- * session goes to one run; "New run" starts another.
+ * and a call waiting for approval decided right where it waits (its box closes once decided).
+ * The model's answers are rendered as markdown by a renderer that never parses HTML (./markdown.ts).
+ * The model is picked from those the server lists (`GET /v1/info`); the workspace is shown above.
+ * Every message of a page's session goes to one run; "New run" starts another.
  */
 
-import { approvalTitle, scopesFor } from "../../tools/approval-wording.js";
+import { approvalTitle } from "../../tools/approval-wording.js";
 import type { Api } from "./api.js";
+import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";
 import { append, h, replace } from "./dom.js";
 import { encodeKeyPath } from "./keys.js";
+import { renderMarkdown } from "./markdown.js";
 import { streamTurn } from "./turn-stream.js";
 import type { TurnJson, TurnStreamEvent } from "./wire.js";
 
@@ -20,6 +24,16 @@ export function createChatView(api: Api, startVid?: string): { el: HTMLElement }
   let running: AbortController | null = null;
 
   const runLine = h("p", { class: "meta chat-run" });
+  const where = h("p", { class: "meta chat-where" }, "\u00a0");
+  const model = h("select", { id: "chat-model" });
+  const modelField = h(
+    "span",
+    { class: "chat-model", hidden: true },
+    h("label", { for: "chat-model" }, "Model"),
+    model,
+  );
+  /** The model the server runs a turn with when the turn names none. */
+  let defaultModel: string | undefined;
   const log = h("ol", { class: "chat-log", role: "log", "aria-label": "Conversation" });
   const status = h("p", { class: "chat-status", role: "status", "aria-live": "polite" });
   const input = h("textarea", {
@@ -51,7 +65,7 @@ export function createChatView(api: Api, startVid?: string): { el: HTMLElement }
     { class: "chat-form", onsubmit: submit },
     h("label", { for: "chat-input" }, "Message"),
     input,
-    h("div", { class: "actions" }, send, stop, fresh),
+    h("div", { class: "actions" }, send, stop, fresh, modelField),
   );
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -59,8 +73,25 @@ export function createChatView(api: Api, startVid?: string): { el: HTMLElement }
       form.requestSubmit();
     }
   });
-  const el = h("section", { class: "chat" }, h("h1", {}, "Agent"), runLine, log, status, form);
+  const el = h("section", { class: "chat" }, h("h1", {}, "Agent"), where, runLine, log, status, form);
   showRun();
+  void api.info().then(
+    (info) => {
+      const llm = info.llm;
+      replace(
+        where,
+        "workspace: ",
+        info.workspace ? h("code", {}, info.workspace) : "none",
+        llm && !llm.configured ? h("span", { class: "warn-text" }, ` · ${llm.problem ?? "no model"}`) : null,
+      );
+      if (!llm?.configured || llm.models.length === 0) return;
+      defaultModel = llm.model;
+      replace(model, ...llm.models.map((m) => h("option", { value: m }, m)));
+      model.value = llm.model ?? llm.models[0] ?? "";
+      modelField.hidden = false;
+    },
+    () => {},
+  );
   if (vid) void loadConversation(api, vid, log);
 
   function showRun(): void {
@@ -87,9 +118,11 @@ export function createChatView(api: Api, startVid?: string): { el: HTMLElement }
     stop.hidden = false;
     const turn = createTurnRenderer(api, log, status);
     try {
+      // a model other than the server's default goes with the turn; the URL and key stay the server's
+      const picked = modelField.hidden || model.value === defaultModel ? {} : { llm: { model: model.value } };
       await streamTurn(
         api,
-        { input: text, ...(vid ? { vid } : {}) },
+        { input: text, ...(vid ? { vid } : {}), ...picked },
         (ev) => {
           if (ev.type === "turn_start" && ev.vid !== vid) {
             vid = ev.vid;
@@ -131,7 +164,7 @@ async function loadConversation(api: Api, vid: string, log: HTMLElement): Promis
         if (!m || typeof m !== "object") continue;
         if (m.role === "user") log.append(h("li", { class: "msg user" }, m.content));
         else if (m.role === "assistant") {
-          if (m.text) log.append(h("li", { class: "msg assistant" }, m.text));
+          if (m.text) log.append(h("li", { class: "msg assistant" }, renderMarkdown(m.text)));
           for (const c of m.toolCalls ?? []) {
             const li = callItem(c.name, parseArgs(c.argsText));
             calls.set(c.id, li);
@@ -181,7 +214,7 @@ function firstLines(text: string): string {
 
 /** Draws one turn's events into the log. */
 function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
-  let answer: HTMLElement | null = null;
+  let answer: { li: HTMLElement; text: string; drawn: boolean } | null = null;
   let failed = false;
   let ended = false;
   const calls = new Map<string, { li: HTMLElement; started: number }>();
@@ -189,6 +222,16 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
 
   function say(text: string): void {
     status.textContent = text;
+  }
+
+  /** Renders the answer so far, at most once per frame while it streams. */
+  function draw(a: { li: HTMLElement; text: string; drawn: boolean }): void {
+    if (!a.drawn) return;
+    a.drawn = false;
+    requestAnimationFrame(() => {
+      a.drawn = true;
+      a.li.replaceChildren(renderMarkdown(a.text));
+    });
   }
 
   function onEvent(e: TurnStreamEvent): void {
@@ -199,10 +242,11 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
         break;
       case "text_delta":
         if (!answer) {
-          answer = h("li", { class: "msg assistant" });
-          log.append(answer);
+          answer = { li: h("li", { class: "msg assistant" }), text: "", drawn: true };
+          log.append(answer.li);
         }
-        answer.textContent += e.delta;
+        answer.text += e.delta;
+        draw(answer);
         say("The model is answering…");
         break;
       case "toolcall_start":
@@ -238,7 +282,10 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
         const ms = Math.round(performance.now() - call.started);
         call.li.dataset.state = e.isError ? "error" : "ok";
         call.li.dataset.kind = e.kind;
-        call.li.querySelector(".approval-inline .actions")?.remove();
+        // a box still open was decided elsewhere (the overview, another tab, the CLI): it closes too
+        call.li
+          .querySelector(".approval-inline")
+          ?.replaceWith(decidedLine(e.kind === "denied" ? "Denied." : "Approved."));
         const kind = call.li.querySelector(".kind");
         if (kind) kind.textContent = `${e.kind} · ${ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`}`;
         append(
@@ -305,9 +352,8 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
     for (const b of card?.querySelectorAll("button") ?? []) b.disabled = true;
     try {
       await api.decide(e.key, decision, scope);
-      card
-        ?.querySelector(".actions")
-        ?.replaceWith(h("p", { class: "decided" }, decision === "approve" ? "Approved." : "Denied."));
+      // the box closes: what was decided stays as one line
+      card?.replaceWith(decidedLine(decision === "approve" ? "Approved." : "Denied."));
     } catch (err) {
       toast(`Could not decide ${e.key}: ${(err as Error).message}`, "error");
       for (const b of card?.querySelectorAll("button") ?? []) b.disabled = false;
@@ -319,25 +365,13 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
     h("p", { class: "reason" }, `Waiting for your approval: ${approvalTitle(facts)}`),
     h("p", { class: "meta" }, e.reason.split("\n")[0] ?? ""),
     e.diff ? h("pre", { class: "diff" }, e.diff) : null,
-    h(
-      "div",
-      { class: "actions" },
-      // only the scopes this kind of approval takes (tools/approval-wording.ts)
-      ...scopesFor(facts).map((o) =>
-        h(
-          "button",
-          {
-            ...(o.scope === "once" ? { class: "primary" } : {}),
-            type: "button",
-            title: o.covers,
-            onclick: decide("approve", o.scope),
-          },
-          o.label,
-        ),
-      ),
-      h("button", { class: "danger", type: "button", onclick: decide("deny") }, "Deny"),
-    ),
+    // only the scopes this kind of approval takes (tools/approval-wording.ts)
+    approveButtons(facts, decide),
   );
+}
+
+function decidedLine(text: string): HTMLElement {
+  return h("p", { class: "decided" }, text);
 }
 
 function shorten(text: string, max: number): string {

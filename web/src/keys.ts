@@ -49,6 +49,7 @@ export function treeUrl(key: string): string {
 
 /** What the address bar shows. */
 export type Route =
+  | { view: "overview" }
   | { view: "tree"; key: string }
   | { view: "tools" }
   | { view: "tool"; name: string }
@@ -57,6 +58,8 @@ export type Route =
 
 export function routeUrl(route: Route): string {
   switch (route.view) {
+    case "overview":
+      return "/";
     case "tree":
       return `/ui/${encodeKeyPath(route.key)}`;
     case "tools":
@@ -70,9 +73,14 @@ export function routeUrl(route: Route): string {
   }
 }
 
-/** Reads a route from a location; `#/a/b` (a hash link) and `/` open the tree too. */
+/**
+ * Reads a route from a location: `/` is the overview; `#/a/b` (the tree's old hash links, from when
+ * it was the landing page) and `/ui` still open the tree.
+ */
 export function parseRoute(pathname: string, hash = ""): Route {
   if (hash.startsWith("#/")) return { view: "tree", key: decodeSegments(hash.slice(1)) };
+  if (pathname === "/" || pathname === "") return { view: "overview" };
+  if (pathname === "/ui") return { view: "tree", key: "/" };
   if (pathname.startsWith("/ui/")) return { view: "tree", key: decodeSegments(pathname.slice(3)) };
   if (pathname === "/tools" || pathname === "/tools/") return { view: "tools" };
   if (pathname.startsWith("/tools/")) return { view: "tool", name: safeDecode(pathname.slice(7)) };

@@ -6,6 +6,7 @@ import { byId, replace } from "./dom.js";
 import { createKeySearch } from "./key-search.js";
 import { parseRoute, type Route, routeUrl } from "./keys.js";
 import { createNodeView } from "./node-view.js";
+import { createOverviewView } from "./overview-view.js";
 import { createRecordsView } from "./records-view.js";
 import { createSearch } from "./search.js";
 import { createToolView } from "./tool-view.js";
@@ -70,6 +71,10 @@ function start(): void {
   function render(route: Route, moveFocus = true): void {
     shownPath = routeUrl(route);
     switch (route.view) {
+      case "overview":
+        view = createOverviewView(api);
+        document.title = "Overview — byteseek";
+        break;
       case "tree":
         view = createNodeView(api, route.key, navigate);
         void treePane.reveal(route.key);
@@ -92,6 +97,8 @@ function start(): void {
         document.title = "Agent — byteseek";
         break;
     }
+    // the overview shows the approvals itself: the panel above every view steps aside (style.css)
+    document.body.dataset.view = route.view;
     for (const a of document.querySelectorAll<HTMLAnchorElement>("#top-nav a"))
       a.setAttribute("aria-current", String(a.dataset.view === navSection(route)));
     replace(main, view.el);
@@ -105,7 +112,7 @@ function start(): void {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     const a = (e.target as Element).closest?.("a");
     if (!a || a.target || a.origin !== location.origin) return;
-    if (!/^\/(ui|tools|runs|agent)(\/|$)/.test(a.pathname)) return;
+    if (!/^\/(ui|tools|runs|agent)(\/|$)|^\/$/.test(a.pathname)) return;
     e.preventDefault();
     navigate(parseRoute(a.pathname));
   });
@@ -145,7 +152,7 @@ function start(): void {
   }
 
   const route = parseRoute(location.pathname, location.hash);
-  // `/` and `#/key` links are rewritten to the canonical address.
+  // `#/key` links (the tree's, from when it was the landing page) are rewritten to its address.
   navigate(route, false);
   // Follow every change from the revision the first answers carried: nothing between is lost.
   void api
@@ -173,7 +180,7 @@ function start(): void {
 
 /** The top navigation's section a route belongs to. */
 function navSection(route: Route): string {
-  return route.view === "tree" || route.view === "agent" ? route.view : "tools";
+  return route.view === "tree" || route.view === "agent" || route.view === "overview" ? route.view : "tools";
 }
 
 // The page hides the no-script message once the app runs.

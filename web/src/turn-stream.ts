@@ -13,7 +13,7 @@ import type { TurnStreamEvent } from "./wire.js";
  */
 export async function streamTurn(
   api: Api,
-  body: { input: string; vid?: string },
+  body: { input: string; vid?: string; llm?: { model: string } },
   onEvent: (e: TurnStreamEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {

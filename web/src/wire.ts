@@ -5,6 +5,8 @@
  * as types only, so nothing of them reaches the page.
  */
 
+export type { ModelChoices as ModelChoicesJson } from "../../agent/model-schemas.js";
+export type { OverviewJson } from "../../server/overview-schemas.js";
 export type {
   AgentToolAcceptJson,
   ApprovalJson,
