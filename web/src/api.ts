@@ -181,6 +181,19 @@ export function createApi(options: ApiOptions) {
         method: "POST",
         body: JSON.stringify({ decision, ...(decision === "approve" ? { scope } : {}) }),
       }),
+    /** A person's answer to an upstream MCP server's question: accept with the form's content, decline, or cancel. */
+    answer: (
+      key: string,
+      answer: { action: "accept"; content: JsonValue } | { action: "decline" | "cancel" },
+    ) =>
+      json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
+        method: "POST",
+        body: JSON.stringify(
+          answer.action === "accept"
+            ? { decision: "approve", content: answer.content }
+            : { decision: "deny", ...(answer.action === "cancel" ? { cancel: true } : {}) },
+        ),
+      }),
     /** The system prompt and tool list the model gets next (for run `vid`: with its repair section). */
     prompt: (vid?: string) =>
       json<PromptJson>(vid ? `/v1/prompt?vid=${encodeURIComponent(vid)}` : "/v1/prompt"),
