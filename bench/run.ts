@@ -23,6 +23,7 @@ const ALL = [
   "replay",
   "lanes",
   "cli",
+  "web",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

@@ -98,7 +98,17 @@ describe("the overview, the page's landing view", () => {
     expect(await page.locator('#overview-host [data-field="model"]').textContent()).toBe("openai fake-1");
     // the global approvals panel steps aside here: the overview has its own card
     expect(await page.locator("#approvals").isVisible()).toBe(false);
-    await page.screenshot({ path: join(ROOT, "docs", "screenshots", "overview.png") });
+
+    // the theme follows the system's: dark colours when it prefers dark
+    const colours = () =>
+      page.evaluate<string[]>(
+        `[document.body, document.querySelector("#overview-runs")].map((e) => getComputedStyle(e).backgroundColor)`,
+      );
+    const light = await colours();
+    await page.emulateMedia({ colorScheme: "dark" });
+    const dark = await colours();
+    expect(dark).toEqual(["rgb(22, 25, 29)", "rgb(29, 33, 38)"]);
+    expect(light).not.toEqual(dark);
 
     // keyboard: Tab from the top reaches the nav's Overview link, which is the current section
     expect(await page.locator('#top-nav a[data-view="overview"]').getAttribute("aria-current")).toBe("true");
@@ -157,6 +167,7 @@ describe("the overview, the page's landing view", () => {
       tree.revision(),
     );
     expect(navigations).toBe(0);
+    await page.screenshot({ path: join(ROOT, "docs", "screenshots", "overview.png") });
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -27,6 +27,7 @@ function showWorkspace(api: ReturnType<typeof createApi>): void {
     ({ workspace, sandbox }) => {
       if (workspace !== undefined) {
         el.textContent = `workspace: ${workspace}`;
+        el.title = `${workspace}: the folder the agent's file tools work in (BYTESEEK_WORKSPACE); paths are relative to it`;
         el.hidden = false;
       }
       const banner = byId("sandbox-banner");
