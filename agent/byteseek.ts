@@ -163,6 +163,28 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
       );
       return reply.text;
     },
+    // an upstream MCP server's sampling (tools/mcp/upstream-requests.ts): text in, text out, no tools
+    async sample(request, signal) {
+      const p = await provider();
+      const reply = await p.complete(
+        {
+          system: request.system ?? "",
+          messages: request.messages.map((m) =>
+            m.role === "user"
+              ? { role: "user" as const, content: m.text }
+              : { role: "assistant" as const, text: m.text, toolCalls: [] },
+          ),
+          tools: [],
+          maxTokens: request.maxTokens,
+        },
+        { signal },
+      );
+      return {
+        text: reply.text,
+        model: p.model,
+        stop: reply.stopReason === "length" ? "maxTokens" : "endTurn",
+      };
+    },
   };
   // Commands take their allow-listed variables from the environment handed in (the server's,
   // secrets included), never BYTESEEK_TOKEN, whichever entry point made this runtime.

@@ -41,6 +41,8 @@ export type AgentEvent =
       owner?: string;
       hash?: string;
       declDiff?: string;
+      /** For an upstream MCP server's question during the call: its message and the form's schema. */
+      elicitation?: { server: string; message: string; schema: Record<string, unknown> };
     }
   | {
       type: "tool_result";

@@ -391,7 +391,7 @@ export function createAgent(options: AgentOptions): Agent {
           role: "assistant",
           text: reply.text,
           toolCalls: reply.toolCalls,
-          step: stepRecord(digest, reply, at, s.asked),
+          step: { ...stepRecord(digest, reply, at, s.asked), model: provider.model },
         });
         s.asked = digest;
         if (reply.toolCalls.length === 0) {

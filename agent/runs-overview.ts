@@ -9,7 +9,7 @@ import { RUN_STATUSES, type RunStatus, type RunSummary, type RunsOverview } from
 import { statusOf, summary } from "./runs.js";
 
 /** How many runs of each status `shown` takes at most (newest first). */
-const SHOWN: Record<RunStatus, number> = { running: 20, interrupted: 20, failed: 5, done: 5 };
+const SHOWN: Record<RunStatus, number> = { running: 20, interrupted: 20, failed: 5, done: 5, session: 0 };
 
 /** Counts the runs under /vthread/ by status and summarises the ones worth a look. */
 export async function runsOverview(tree: Tree): Promise<RunsOverview> {
@@ -22,7 +22,8 @@ export async function runsOverview(tree: Tree): Promise<RunsOverview> {
     if (!child.name.endsWith("/")) continue;
     const vid = child.name.slice(0, -1);
     const state = await statusOf(tree, vid);
-    if (!state) continue;
+    // an MCP host's session has no turn loop: nothing to run, resume or fail
+    if (!state || state.status === "session") continue;
     counts[state.status]++;
     const list = latest.get(state.status) ?? [];
     list.push({ vid, state });

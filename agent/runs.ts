@@ -9,9 +9,9 @@ import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
 import { type Leases, runHeld } from "./lease.js";
 import { reasonKey, sessionDir, statusKey } from "./loop.js";
-import type { RunStatus, RunSummary, RunsListing } from "./run-schemas.js";
+import { RunClient, type RunStatus, type RunSummary, type RunsListing } from "./run-schemas.js";
 
-export { RUN_STATUSES, type RunStatus, RunSummary, RunsListing } from "./run-schemas.js";
+export { RUN_STATUSES, RunClient, type RunStatus, RunSummary, RunsListing } from "./run-schemas.js";
 
 const text = (node: TreeNode | undefined): string | undefined =>
   node && node.kind !== "index" && node.kind !== "json" ? String(node.value.value) : undefined;
@@ -22,13 +22,28 @@ function asObject(v: unknown): Record<string, unknown> {
 
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
-/** The run's status as a listing shows it: a stored `running`/`waiting …` whose lease is gone is `interrupted`. */
+export const clientKey = (vid: string): string => `/vthread/${vid}/client`;
+
+/** The MCP host of a session's run, when `/vthread/<vid>/client` says one. */
+export async function clientOf(tree: Tree, vid: string): Promise<RunClient | undefined> {
+  const node = await tree.get(clientKey(vid));
+  const parsed = RunClient.safeParse(node?.kind === "json" ? node.value.value : undefined);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * The run's status as a listing shows it: a stored `running`/`waiting …` whose lease is gone is
+ * `interrupted`; an MCP host's session, which has no turn loop and so no status, is `session`.
+ */
 export async function statusOf(
   tree: Tree,
   vid: string,
-): Promise<{ status: RunStatus; detail?: string } | undefined> {
+): Promise<{ status: RunStatus; detail?: string; client?: RunClient } | undefined> {
   const stored = text(await tree.get(statusKey(vid)));
-  if (stored === undefined) return undefined;
+  if (stored === undefined) {
+    const client = await clientOf(tree, vid);
+    return client ? { status: "session", client } : undefined;
+  }
   if (stored === "done" || stored === "failed" || stored === "interrupted") return { status: stored };
   const leased = await runHeld(tree, vid);
   const detail = stored === "running" ? {} : { detail: stored };
@@ -37,12 +52,20 @@ export async function statusOf(
 
 export interface ListRunsOptions {
   status?: RunStatus;
+  /** Only runs whose id contains this text. */
+  vid?: string;
+  /** Only runs that called a tool whose name contains this text. */
+  tool?: string;
   /** At most this many runs (default 100). */
   limit?: number;
   after?: string;
 }
 
-/** The runs under /vthread/, in name order, filtered by status. */
+/**
+ * The runs under /vthread/, in name order, filtered by status, id and tool used. A filter that
+ * matches few runs reads on through the directory until the page is full (the id is checked
+ * before anything of the run is read).
+ */
 export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promise<RunsListing> {
   const limit = options.limit ?? 100;
   const runs: RunSummary[] = [];
@@ -53,9 +76,12 @@ export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promi
       if (!child.name.endsWith("/")) continue;
       after = child.name;
       const vid = child.name.slice(0, -1);
+      if (options.vid && !vid.includes(options.vid)) continue;
       const state = await statusOf(tree, vid);
       if (!state || (options.status && state.status !== options.status)) continue;
-      runs.push(await summary(tree, vid, state));
+      const run = await summary(tree, vid, state);
+      if (options.tool && !run.tools?.some((t) => t.includes(options.tool as string))) continue;
+      runs.push(run);
       if (runs.length >= limit) return { runs, next: after };
     }
     if (!page.next) return { runs };
@@ -63,22 +89,26 @@ export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promi
   }
 }
 
+/** Run `vid`'s line in the listing, its status already read. */
 export async function summary(
   tree: Tree,
   vid: string,
-  state: { status: RunStatus; detail?: string },
+  state: { status: RunStatus; detail?: string; client?: RunClient },
 ): Promise<RunSummary> {
   const [usage, first] = await Promise.all([tree.get(usageKey(vid)), tree.get(`${sessionDir(vid)}0`)]);
   const u = asObject(usage?.kind === "json" ? usage.value.value : undefined);
   const tokens = asObject(u.tokens);
+  const tools = Object.keys(asObject(u.tools));
   return {
     vid,
     ...state,
-    started: first?.mtime ?? 0,
+    // an MCP session has no messages: it started with its client's first request
+    started: first?.mtime ?? (state.client ? (await tree.get(clientKey(vid)))?.mtime : undefined) ?? 0,
     steps: num(u.steps),
     calls: num(u.calls),
     tokens: { input: num(tokens.input), output: num(tokens.output) },
     ...(state.status === "interrupted" ? { resume: `byteseek run --resume ${vid}` } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
   };
 }
 

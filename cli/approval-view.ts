@@ -14,6 +14,7 @@ export interface ApprovalShown {
   diff?: string;
   change?: { diff?: string; key?: string };
   declDiff?: string;
+  elicitation?: { server: string; message: string; schema: Record<string, unknown> };
 }
 
 /**
@@ -24,6 +25,10 @@ export interface ApprovalShown {
  */
 export function approvalLines(a: ApprovalShown): string[] {
   const lines = [printable(a.reason.split("\n")[0] ?? "")];
+  if (a.elicitation) {
+    lines.push(`asks: ${printable(a.elicitation.message)}`, `form: ${formLine(a.elicitation.schema)}`);
+    return lines;
+  }
   if (a.effect) lines.push(`runs: ${printable(a.effect.text)}`);
   const hash = a.hash ?? a.decl?.hash;
   if (a.owner || hash)
@@ -51,4 +56,15 @@ export function decisionLine(entry: {
   const via = d.via ? ` via ${printable(d.via)}` : "";
   const why = d.reason ? ` (${printable(d.reason.split("\n")[0] ?? "")})` : "";
   return `decided: ${printable(entry.state)} ${printable(d.scope)} by ${printable(d.by)}${via}${why}`;
+}
+
+/** The fields of an upstream's form on one line: `name (string, required), age (integer)`. */
+export function formLine(schema: Record<string, unknown>): string {
+  const props = (schema.properties ?? {}) as Record<string, { type?: unknown; enum?: unknown }>;
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]) : []);
+  const fields = Object.entries(props).map(([name, p]) => {
+    const kind = Array.isArray(p?.enum) ? `one of ${p.enum.map(String).join("|")}` : String(p?.type ?? "any");
+    return `${name} (${kind}${required.has(name) ? ", required" : ""})`;
+  });
+  return printable(fields.length ? fields.join(", ") : "no fields");
 }

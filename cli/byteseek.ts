@@ -93,9 +93,10 @@ function terminalAsker(onInterrupt: () => void): AskApproval | undefined {
     });
     if (answer.key === "interrupt") onInterrupt();
     if (!("value" in answer)) return undefined;
-    return answer.value === "deny"
-      ? { decision: "deny", reason: "denied at the terminal" }
-      : { decision: "approve", scope: answer.value };
+    if (answer.value === "cancel")
+      return { decision: "deny", cancel: true, reason: "cancelled at the terminal" };
+    if (answer.value === "deny") return { decision: "deny", reason: "denied at the terminal" };
+    return { decision: "approve", scope: answer.value };
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The quick path of `kvspace`: the plain tree commands (get, set, head, del, list) parsed by hand
+ * The quick path of `kvspace`: the plain tree commands (get, set, head, del, list, mv, cp, grep) parsed by hand
  * and run on the store with nothing else loaded — no commander, no tool runtime, no schemas, no
  * seeding code — so a one-shot command in a script costs little more than starting Node
  * (bench/cli.ts measures it against etcdctl; test/cli/quick.test.ts pins what it loads).
@@ -32,10 +32,15 @@ const QUICK: Record<string, () => Promise<CommandSpec>> = {
   del: async () => (await import("./commands/del.js")).delCommand,
   list: async () => (await import("./commands/list.js")).listCommand,
   ls: async () => (await import("./commands/list.js")).listCommand,
+  mv: async () => (await import("./commands/move.js")).mvCommand,
+  move: async () => (await import("./commands/move.js")).mvCommand,
+  cp: async () => (await import("./commands/move.js")).cpCommand,
+  copy: async () => (await import("./commands/move.js")).cpCommand,
+  grep: async () => (await import("./commands/grep.js")).grepCommand,
 };
 
 /** Commands whose operands are keys they write. */
-const WRITERS = new Set(["set", "del"]);
+const WRITERS = new Set(["set", "del", "mv", "cp"]);
 
 /** Written by the first seeding (tools/seed.ts): its presence says the store was seeded once. */
 const SEEDED_MARK = "/byteseek/policy";

@@ -48,7 +48,7 @@ const STORE_HELP = [
   "The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
   "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.",
   "Scripts: -o json|ndjson prints data as JSON (each command's --help says which it takes; README.md gives the shapes);",
-  "-q/--quiet leaves notes and progress off stderr. get, set, head, del and list load only the tree.",
+  "-q/--quiet leaves notes and progress off stderr. get, set, head, del, list, mv, cp and grep load only the tree.",
   "Exit codes (stable): 0 ok, 1 an error, 2 a usage error (a bad flag value names those accepted),",
   "3 a tool call (or check) that answered anything but ok.",
 ].join("\n");

@@ -192,6 +192,7 @@ export function factsOf(e: Extract<AgentEvent, { type: "approval_pending" }>): A
     ...(vid ? { vid } : {}),
     ...(e.change ? { change: e.change } : {}),
     ...(e.declDiff ? { declDiff: e.declDiff } : {}),
+    ...(e.elicitation ? { elicitation: e.elicitation } : {}),
   };
 }
 

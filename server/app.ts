@@ -9,6 +9,7 @@ import { validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-z
 import type { Logger } from "pino";
 import type { Agent } from "../agent/loop.js";
 import type { ModelChoices } from "../agent/model-choices.js";
+import type { LiveRuntime } from "../agent/replay/replay.js";
 import { createApprovals } from "../tools/approvals.js";
 import type { McpClient } from "../tools/mcp/client.js";
 import type { Runtime } from "../tools/runtime.js";
@@ -35,6 +36,7 @@ import { mcpServerRoutes } from "./routes/mcp-servers.js";
 import { moveRoutes } from "./routes/move.js";
 import { overviewRoutes, type StoreInfo } from "./routes/overview.js";
 import { promptRoutes } from "./routes/prompt.js";
+import { runDetailRoutes } from "./routes/run-detail.js";
 import { runDiffRoutes } from "./routes/run-diff.js";
 import { toolsRoutes } from "./routes/tools.js";
 import { transferRoutes } from "./routes/transfer.js";
@@ -67,6 +69,8 @@ export interface AppDeps {
   search?: ToolSearcher;
   /** The agent, for `POST /v1/agent/turn`. */
   agent?: Agent;
+  /** Runs tools again in a replay with `liveTools` (`POST /v1/agent/runs/<vid>/replay`). */
+  replayLive?: LiveRuntime;
   /** The MCP client, for `GET /v1/mcp` and `POST /v1/mcp/sync` (the upstream servers' registry). */
   mcp?: McpClient;
   /** The browser UI (server/web.ts) at `/`; `false` leaves it out. */
@@ -353,6 +357,12 @@ export async function buildApp(deps: AppDeps) {
   if (deps.agent) await app.register(agentRoutes, { tree, agent: deps.agent, turns: watches });
   // comparing runs reads only the tree
   await app.register(runDiffRoutes, { tree });
+  await app.register(runDetailRoutes, {
+    tree,
+    logger,
+    ...(deps.runtime ? { runtime: deps.runtime } : {}),
+    ...(deps.replayLive ? { live: deps.replayLive } : {}),
+  });
   // the page's landing view: runs, failing tools and the store, read from the tree
   await app.register(overviewRoutes, { tree, ...(deps.store ? { store: deps.store } : {}) });
   if (deps.web !== false)

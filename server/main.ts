@@ -330,6 +330,19 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       logger,
       runtime: byteseek.runtime,
       agent: byteseek.agent,
+      // a replay with liveTools runs the tools again through a byteseek over the replay's tree
+      replayLive: async (replayTree) => {
+        const again = await createByteseek({
+          tree: replayTree,
+          workspace: config.workspace,
+          logger: logger.child({ part: "replay" }),
+          env,
+          seed: false,
+          sweep: false,
+          ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
+        });
+        return { runtime: again.runtime, close: () => again.close() };
+      },
       mcp: byteseek.mcp,
       search: byteseek.search,
       models: byteseek.models,

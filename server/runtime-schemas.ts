@@ -134,6 +134,12 @@ export const ApprovalEntryJson = z
       .optional()
       .describe("what the call will do: the command line after substitution, method and URL, upstream tool…"),
     owner: z.string().optional().describe("who wrote the declaration: person, or run <vid>"),
+    elicitation: z
+      .object({ server: z.string(), message: z.string(), schema: z.record(z.string(), z.unknown()) })
+      .optional()
+      .describe(
+        "an upstream MCP server's question during the call: approve with content (fitting schema) accepts, deny declines (cancel: true cancels)",
+      ),
     decision: z
       .object({
         scope: z.string(),

@@ -39,6 +39,7 @@ export const PAGE_ROUTES = [
   "/ui/*",
   "/tools",
   "/tools/*",
+  "/runs",
   "/runs/*",
   "/agent",
   "/agent/*",

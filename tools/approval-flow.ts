@@ -7,6 +7,7 @@ import {
   type ApprovalOutcome,
   type ApprovalRequest,
   type Approvals,
+  type ElicitationAsked,
   type ProposedChange,
   parseStanding,
 } from "./approvals.js";
@@ -41,6 +42,8 @@ export interface PendingApproval {
   hash?: string;
   /** For a declaration changed since a person approved it for good: the diff against that version. */
   declDiff?: string;
+  /** For a question an upstream MCP server asks during the call: what it asks, and the form's schema. */
+  elicitation?: ElicitationAsked;
 }
 
 /**
@@ -66,6 +69,7 @@ export async function askPerson(
       ...(req.owner ? { owner: req.owner } : {}),
       ...(req.decl ? { hash: req.decl.hash } : {}),
       ...(req.declDiff ? { declDiff: req.declDiff } : {}),
+      ...(req.elicitation ? { elicitation: req.elicitation } : {}),
     });
   } catch {
     // a listener's failure never stops the wait

@@ -11,7 +11,7 @@
 type ApprovalScope = "once" | "run" | "always";
 
 /** The kinds of approval a person is asked for. */
-export type ApprovalKind = "call" | "changed-call" | "person-change" | "rerun";
+export type ApprovalKind = "call" | "changed-call" | "person-change" | "rerun" | "elicitation";
 
 /** What the wording reads of an approval (an entry, or a pending event). */
 export interface ApprovalFacts {
@@ -23,6 +23,8 @@ export interface ApprovalFacts {
   declDiff?: string;
   /** A resumed run's call interrupted with an unknown outcome, to run again (policy resumeUnknown: ask). */
   interrupted?: boolean;
+  /** For a question an upstream MCP server asks during the call (its elicitation). */
+  elicitation?: { server: string; message: string };
 }
 
 /** One scope as offered: its key on a terminal, its words, and what it covers. */
@@ -71,10 +73,18 @@ export const APPROVAL_WORDING: Readonly<Record<ApprovalKind, KindWording>> = {
     why: (f, rule) =>
       `${f.tool} was interrupted when the process running run ${f.vid ?? "?"} stopped during the call, so whether it took effect is unknown: it runs again only if you approve; denied, the model is told its outcome is unknown (rule: ${rule})`,
   },
+  elicitation: {
+    scopes: ["once"],
+    title: (f) =>
+      `The MCP server "${f.elicitation?.server ?? "?"}" asks (during ${f.tool}): ${f.elicitation?.message ?? ""}`,
+    why: (f) =>
+      `the MCP server "${f.elicitation?.server ?? "?"}" asks a question during ${f.tool} of run ${f.vid ?? "?"}: accept answers it with the form's content, deny declines (or cancels)`,
+  },
 };
 
 /** The kind of an approval. */
 export function approvalKind(f: ApprovalFacts): ApprovalKind {
+  if (f.elicitation) return "elicitation";
   if (f.change) return "person-change";
   if (f.interrupted) return "rerun";
   if (f.declDiff) return "changed-call";
@@ -89,6 +99,8 @@ export function scopesFor(f: ApprovalFacts): ScopeOffer[] {
 function scopeOffer(scope: ApprovalScope, f: ApprovalFacts): ScopeOffer {
   switch (scope) {
     case "once":
+      if (f.elicitation)
+        return { scope, key: "y", label: "Accept", covers: "sends the form's content to the server" };
       return {
         scope,
         key: "y",
@@ -127,6 +139,8 @@ export function approvalReason(f: ApprovalFacts, rule: string): string {
  * `approve edit.write? [y] once · [r] for this run · [a] always (this declaration) · [n] no (one key, no Enter) `
  */
 export function terminalQuestion(f: ApprovalFacts): string {
+  if (f.elicitation)
+    return `answer the MCP server "${f.elicitation.server}"? [y] accept (an empty form) · [n] decline · [c] cancel (one key, no Enter) `;
   const offers = scopesFor(f).map((o) => {
     if (o.scope === "once") return f.change ? "[y] yes" : "[y] once";
     if (o.scope === "run") return "[r] for this run";
@@ -137,15 +151,17 @@ export function terminalQuestion(f: ApprovalFacts): string {
 }
 
 /** The keys a terminal takes for this approval, and the decision each stands for. */
-export function terminalKeys(f: ApprovalFacts): Map<string, ApprovalScope | "deny"> {
-  const keys = new Map<string, ApprovalScope | "deny">();
+export function terminalKeys(f: ApprovalFacts): Map<string, ApprovalScope | "deny" | "cancel"> {
+  const keys = new Map<string, ApprovalScope | "deny" | "cancel">();
   for (const o of scopesFor(f)) keys.set(o.key, o.scope);
   keys.set("n", "deny");
+  if (f.elicitation) keys.set("c", "cancel");
   return keys;
 }
 
 /** The command line that decides it from another shell. */
 export function decideLine(id: string, f: ApprovalFacts): string {
+  if (f.elicitation) return `kvspace approve ${id} --content '{…}'  |  kvspace deny ${id} [--cancel]`;
   const scopes = APPROVAL_WORDING[approvalKind(f)].scopes;
   const scope = scopes.length > 1 ? ` [--scope ${scopes.join("|")}]` : "";
   return `kvspace approve ${id}${scope}  |  kvspace deny ${id}`;

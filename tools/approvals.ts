@@ -17,6 +17,7 @@ import type { Tree } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
 import type { Effect } from "./effect.js";
 import { ApprovalError } from "./errors.js";
+import { argProblems, createSchemaCompiler, type SchemaCompiler } from "./json-schema.js";
 import { POLICY_KEY } from "./policy.js";
 import { RUN_ID_PART } from "./run-id.js";
 
@@ -31,6 +32,26 @@ export const runApprovalsKey = (vid: string): string => `${approvalDir(vid)}‥r
 export const ApprovalScope = z.enum(["once", "run", "always"]);
 export type ApprovalScope = z.infer<typeof ApprovalScope>;
 
+/** The content of an answer to an upstream's form: flat, of the primitive values MCP elicitation allows. */
+export const ElicitContent = z.record(
+  z.string().max(200),
+  z.union([z.string().max(10_000), z.number(), z.boolean(), z.array(z.string().max(1000)).max(100)]),
+);
+export type ElicitContent = z.infer<typeof ElicitContent>;
+
+/** What an upstream MCP server asked a person during a call (its `elicitation/create`). */
+export interface ElicitationAsked {
+  /** The registered server that asks. */
+  server: string;
+  /** Its question, as it wrote it (shown neutralised). */
+  message: string;
+  /** The JSON Schema of the form it wants filled (a flat object of primitive fields). */
+  schema: Record<string, unknown>;
+}
+
+/** How a person answered an upstream's question: MCP's three actions. */
+export type ElicitAction = "accept" | "decline" | "cancel";
+
 /** A person's answer, as `POST /v1/approvals/<vid>/<n>` takes it. */
 export const ApprovalDecision = z
   .object({
@@ -39,6 +60,15 @@ export const ApprovalDecision = z
       "once: this call; run: this tool for the rest of the run; always: a rule in the policy",
     ),
     reason: z.string().max(2000).optional().describe("Why; shown to the model on a denial"),
+    content: ElicitContent.optional().describe(
+      "For an upstream MCP server's question (an elicitation): the answer approve sends, checked against the schema it asked with",
+    ),
+    cancel: z
+      .boolean()
+      .optional()
+      .describe(
+        "For an upstream MCP server's question: deny answers `cancel` (dismissed) instead of `decline`",
+      ),
   })
   .strict();
 export type ApprovalDecision = z.input<typeof ApprovalDecision>;
@@ -75,11 +105,22 @@ export interface ApprovalEntry {
   rule: string;
   ts: number;
   change?: ProposedChange;
+  /** For an upstream MCP server's question during the call: what it asks, and the form's schema. */
+  elicitation?: ElicitationAsked;
   /**
    * `via`: the credential that decided it, for the audit — `bearer token sha256:…`, `page cookie
    * session …`, `terminal`, `command line`, `MCP elicitation of session …`, or none with --no-auth.
    */
-  decision?: { scope: ApprovalScope; reason?: string; by: string; via?: string; ts: number };
+  decision?: {
+    scope: ApprovalScope;
+    reason?: string;
+    by: string;
+    via?: string;
+    ts: number;
+    /** For an elicitation: the action sent back, and on `accept` the form's content. */
+    action?: ElicitAction;
+    content?: ElicitContent;
+  };
 }
 
 export type ApprovalRequest = Omit<ApprovalEntry, "state" | "ts" | "decision">;
@@ -121,6 +162,59 @@ export function parseStanding(item: string): { tool: string; hash?: string } {
   return at < 0 ? { tool: item } : { tool: item.slice(0, at), hash: item.slice(at + "@sha256:".length) };
 }
 
+/**
+ * The action (and content) a decision sends back to an upstream's question, checked: an answer
+ * given for good makes no sense (scope `once` only), the content must fit the form's schema, and
+ * content or `cancel` on an approval that is no question is refused rather than ignored.
+ */
+function elicitAnswer(
+  schemas: SchemaCompiler,
+  key: string,
+  entry: ApprovalEntry | undefined,
+  d: z.infer<typeof ApprovalDecision>,
+): { action?: ElicitAction; content?: ElicitContent } {
+  if (!entry?.elicitation) {
+    if (d.content !== undefined || d.cancel !== undefined)
+      throw new ApprovalError(
+        "APPROVAL_INVALID",
+        `${key} is not a question from an MCP server: --content and --cancel apply to those only`,
+      );
+    return {};
+  }
+  if (d.scope !== "once")
+    throw new ApprovalError(
+      "APPROVAL_INVALID",
+      `${key} is a question from the MCP server "${entry.elicitation.server}": an answer is given once, so --scope ${d.scope} does not apply`,
+    );
+  if (d.decision === "deny") {
+    if (d.content !== undefined)
+      throw new ApprovalError("APPROVAL_INVALID", `${key}: content goes with approve (accept), not deny`);
+    return { action: d.cancel ? "cancel" : "decline" };
+  }
+  if (d.cancel !== undefined)
+    throw new ApprovalError("APPROVAL_INVALID", `${key}: --cancel goes with deny, not approve`);
+  const content = d.content ?? {};
+  let problems: ReturnType<typeof argProblems>;
+  try {
+    const validate = schemas.compile(entry.elicitation.schema);
+    problems = validate(structuredClone(content)) ? [] : argProblems(validate.errors, content);
+  } catch (err) {
+    throw new ApprovalError(
+      "APPROVAL_INVALID",
+      `${key}: the server's form schema does not compile (${(err as Error).message}); deny it`,
+    );
+  }
+  if (problems.length > 0)
+    throw new ApprovalError(
+      "APPROVAL_INVALID",
+      `${key}: the content does not fit the form the MCP server "${entry.elicitation.server}" asked for: ${problems
+        .map((p) => `${p.field}: expected ${p.expected}${p.got === undefined ? "" : `, got ${p.got}`}`)
+        .join("; ")}. Answer again with --content '{…}', or deny it`,
+      { problems },
+    );
+  return { action: "accept", content };
+}
+
 /** The key of an approval named `<vid>/<n>` (as the CLI and the route take it), or an ApprovalError. */
 export function approvalKey(id: string): string {
   const m = APPROVAL_ID.exec(id.replace(/^\/?byteseek\/approval\//, ""));
@@ -133,6 +227,8 @@ export function approvalKey(id: string): string {
 }
 
 export function createApprovals(tree: Tree): Approvals {
+  // the forms' schemas of upstream questions, compiled once each
+  const schemas = createSchemaCompiler({ maxCached: 64 });
   async function read(key: string): Promise<ApprovalEntry | undefined> {
     const node = await tree.get(key);
     return node?.kind === "json" ? (node.value.value as unknown as ApprovalEntry) : undefined;
@@ -190,24 +286,24 @@ export function createApprovals(tree: Tree): Approvals {
         `a decision is {"decision": "approve"|"deny", "scope"?: "once"|"run"|"always", "reason"?}: ${parsed.error.issues.map((i) => i.message).join("; ")}`,
       );
     const d = parsed.data;
+    const pendingEntry = await read(key);
     // `always` and `run` mean what they say: a change to what a person wrote has no standing grant
-    if (d.decision === "approve" && d.scope !== "once") {
-      const pendingEntry = await read(key);
-      if (pendingEntry?.change)
-        throw new ApprovalError(
-          "APPROVAL_INVALID",
-          `${key} is a change to ${pendingEntry.change.key}, which a person wrote: it is approved once (this change only), so --scope ${d.scope} does not apply. Approve it without --scope, or deny it`,
-        );
-    }
+    if (d.decision === "approve" && d.scope !== "once" && pendingEntry?.change)
+      throw new ApprovalError(
+        "APPROVAL_INVALID",
+        `${key} is a change to ${pendingEntry.change.key}, which a person wrote: it is approved once (this change only), so --scope ${d.scope} does not apply. Approve it without --scope, or deny it`,
+      );
+    const answer = elicitAnswer(schemas, key, pendingEntry, d);
     const decision = {
       scope: d.scope,
       by,
       ...(via === undefined ? {} : { via }),
       ts: Date.now(),
       ...(d.reason ? { reason: d.reason } : {}),
+      ...answer,
     };
     const entry = await settle(key, d.decision === "approve" ? "approved" : "denied", decision);
-    if (d.decision === "approve" && !entry.change) {
+    if (d.decision === "approve" && !entry.change && !entry.elicitation) {
       const item = approvalFor(entry.tool, entry.decl?.hash);
       if (d.scope === "run") await addToList(runApprovalsKey(entry.vid), undefined, item);
       if (d.scope === "always") await addToList(POLICY_KEY, "approved", item);

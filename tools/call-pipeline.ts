@@ -285,6 +285,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     callOptions: CallOptions,
     meta: RecordMeta,
     scopes: OwnedScope[],
+    person: Parameters<Execute>[4],
   ): Promise<ToolResult> {
     const resolved = await catalogue.resolve(name);
     if (resolved.decl) meta.decl = resolved.decl;
@@ -369,7 +370,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         const refused = await begin(call, policy, callOptions, meta);
         if (refused) return refused;
         options.failpoint?.("effect", call);
-        return execute(call, policy, callOptions.signal, scopes);
+        return execute(call, policy, callOptions.signal, scopes, person);
       };
       result = decl.sequential ? await options.runLocks.run(callOptions.vid, run) : await run();
       const change = result.details.change as ProposedChange | undefined;
@@ -400,6 +401,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       ...rest,
       waitForApproval: true,
       onApproval(pending) {
+        if (pending.elicitation) return;
         approvals
           .decide(
             pending.key,
@@ -429,7 +431,10 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const meta: RecordMeta = { args: args ?? {} };
     const scopes: OwnedScope[] = [];
     try {
-      result = await answer(String(name), args, approvedByCaller(callOptions), meta, scopes);
+      // an upstream's question during the call goes to a person only where one waits (never to
+      // `approve: true`, which approves the call, not an answer nobody gave)
+      const person = callOptions.waitForApproval ? { onApproval: callOptions.onApproval } : undefined;
+      result = await answer(String(name), args, approvedByCaller(callOptions), meta, scopes, person);
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(

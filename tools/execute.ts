@@ -4,6 +4,8 @@
  */
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
+import type { Approvals } from "./approvals.js";
+import { type CallAsksOptions, callAsks } from "./call-asks.js";
 import { isToolError, ToolError } from "./errors.js";
 import { netHosts, policyPaths } from "./gate.js";
 import type { ToolCall } from "./hooks.js";
@@ -35,6 +37,8 @@ export interface ExecutorOptions {
   fileLocks: KeyedLock;
   /** Starts every command of a call in the sandbox of its run's grant. */
   sandbox: SandboxRunner;
+  /** Where an upstream MCP server's questions during a call wait for a person. */
+  approvals: Approvals;
   /** The tools run `vid`'s model is offered, for messages that suggest one (ToolError.explain); absent: none. */
   offered?: (vid: string) => Promise<ReadonlySet<string>>;
 }
@@ -44,6 +48,8 @@ export type Execute = (
   policy: Policy,
   callerSignal: AbortSignal | undefined,
   scopes: OwnedScope[],
+  /** Present when a person can be asked during the call (an upstream's question): its listener. */
+  person?: CallAsksOptions["person"],
 ) => Promise<ToolResult>;
 
 export function createExecutor(options: ExecutorOptions): Execute {
@@ -102,7 +108,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
     return new ToolError(err.code, message, { kind: err.kind, details: err.details, cause: err.cause });
   }
 
-  return async function execute(call, policy, callerSignal, scopes) {
+  return async function execute(call, policy, callerSignal, scopes, person) {
     const decl = call.declaration;
     const impl = decl.impl;
     // a call that asks for its own timeout (shell.run) gets it; beyond the policy's maximum the tool refuses it
@@ -128,9 +134,8 @@ export function createExecutor(options: ExecutorOptions): Execute {
       controller.abort(new ToolError("aborted", `${call.name} was aborted by the caller`));
     if (callerSignal?.aborted) onCallerAbort();
     else callerSignal?.addEventListener("abort", onCallerAbort, { once: true });
-    const timer = setTimeout(
-      () => controller.abort(new ToolError("timeout", `${call.name} timed out after ${timeoutMs} ms`)),
-      timeoutMs,
+    const clock = callClock(timeoutMs, () =>
+      controller.abort(new ToolError("timeout", `${call.name} timed out after ${timeoutMs} ms`)),
     );
     const deny = [...paths.deny, ...hidden];
     const ctx: ToolContext = {
@@ -148,6 +153,21 @@ export function createExecutor(options: ExecutorOptions): Execute {
       denyKeys: policy.denyKeys,
       approved: call.approved,
       ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
+      ...(impl.kind === "mcp"
+        ? {
+            asks: callAsks({
+              call,
+              policy,
+              approvals: options.approvals,
+              llm,
+              signal: controller.signal,
+              person,
+              workspace,
+              roots: paths.roots,
+              hold: clock.hold,
+            }),
+          }
+        : {}),
     };
     const env: ImplEnv = { registry, policy, llm, mcp, lookup };
     try {
@@ -177,8 +197,42 @@ export function createExecutor(options: ExecutorOptions): Execute {
       if ("error" in outcome) return fromError(await explained(outcome.error, call.vid), call.name);
       return success(outcome.output);
     } finally {
-      clearTimeout(timer);
+      clock.stop();
       callerSignal?.removeEventListener("abort", onCallerAbort);
     }
+  };
+}
+
+/**
+ * A call's timeout that stops while a person is asked during it (an upstream's question): the
+ * person's time counts against the policy's approvalTimeoutMs, as for every approval, not the call's.
+ */
+function callClock(timeoutMs: number, onTimeout: () => void): { hold(): () => void; stop(): void } {
+  let remaining = timeoutMs;
+  let since = Date.now();
+  let timer: NodeJS.Timeout | undefined = setTimeout(onTimeout, remaining);
+  let holds = 0;
+  let stopped = false;
+  return {
+    hold() {
+      if (holds++ === 0 && timer) {
+        clearTimeout(timer);
+        timer = undefined;
+        remaining -= Date.now() - since;
+      }
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        if (--holds === 0 && !stopped) {
+          since = Date.now();
+          timer = setTimeout(onTimeout, Math.max(0, remaining));
+        }
+      };
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
   };
 }

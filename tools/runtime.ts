@@ -125,6 +125,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     scratchRoot,
     fileLocks: createKeyedLock(),
     sandbox,
+    approvals,
     // what the prompt lists (prompts/build.ts): enabled, with a snippet, not blocked for the run
     offered: async (vid) =>
       new Set(

@@ -1,8 +1,10 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Tree } from "../tree/types.js";
+import type { ElicitAction, ElicitationAsked, ElicitContent } from "./approvals.js";
 import type { ToolDeclaration } from "./declaration.js";
 import type { ToolKind } from "./errors.js";
+import type { SampleReply, SampleRequest } from "./impl/llm.js";
 import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./intent.js";
 import type { Power } from "./powers.js";
 import type { CommandScope } from "./process/scope.js";
@@ -45,6 +47,26 @@ export interface ToolContext {
   commands: CommandScope;
   /** `<vid>/<n>`, the call's record: the same on a resumed run's retry (http impls send it as Idempotency-Key). */
   idempotencyKey?: string;
+  /** Whom an upstream MCP server may ask during this call (tools/call-asks.ts); absent: nobody. */
+  asks?: CallAsks;
+}
+
+/**
+ * What a call lets an upstream MCP server ask for while it runs: the run's person (its
+ * `elicitation/create`, as an approval entry) and the run's model (its `sampling/createMessage`).
+ */
+export interface CallAsks {
+  /** Asks the run's person; absent when nobody can be asked (the upstream hears `cancel` at once). */
+  person?(
+    question: ElicitationAsked,
+  ): Promise<{ action: ElicitAction; content?: ElicitContent; approval: string }>;
+  /** A sub-call of the run's model, or why the run may not make one (said to the upstream). */
+  model: ((request: SampleRequest, signal: AbortSignal) => Promise<SampleReply>) | { refused: string };
+  /**
+   * The folders announced as its roots: the workspace and the policy's extra roots when the run's
+   * grant reads or writes files, none otherwise (not the server's: the run's).
+   */
+  roots: readonly string[];
 }
 
 /** A built-in tool: a TypeScript function shipped with byteseek, bound by a factory. */

@@ -45,6 +45,8 @@ export interface StepRecord {
   system?: string;
   /** Each tool sent, by name: the first 16 hex of the sha-256 of its description and schema; as `system`. */
   tools?: Record<string, string>;
+  /** The model that answered (the provider's name for it), for the run's page. */
+  model?: string;
 }
 
 export interface ToolResultMessage {

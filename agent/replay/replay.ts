@@ -43,6 +43,8 @@ export interface ReplayOptions {
   maxSteps?: number;
   /** Read already (a bench replays one run many times). */
   transcript?: RunTranscript;
+  /** Given the replay's own run (the scratch tree of its keys) once it ended, before it is dropped. */
+  keep?: (scratch: Tree) => Promise<void>;
 }
 
 export async function replayRun(options: ReplayOptions): Promise<ReplayReport> {
@@ -92,6 +94,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayReport> {
       checkEnd(state, turn, index, result);
       if (state.divergence) break;
     }
+    await options.keep?.(scratch);
   } finally {
     await live?.close();
     await replayTree.close();

@@ -8,12 +8,14 @@ import { delCommand } from "./del.js";
 import { deltreeCommand } from "./deltree.js";
 import { exportCommand } from "./export.js";
 import { getCommand } from "./get.js";
+import { grepCommand } from "./grep.js";
 import { headCommand } from "./head.js";
 import { historyCommand } from "./history.js";
 import { importCommand } from "./import.js";
 import { listCommand } from "./list.js";
 import { mcpCommand } from "./mcp.js";
 import { mkindexCommand } from "./mkindex.js";
+import { cpCommand, mvCommand } from "./move.js";
 import { policyCommand } from "./policy.js";
 import { promptCommand } from "./prompt.js";
 import { runsCommand } from "./runs.js";
@@ -29,10 +31,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   headCommand,
   delCommand,
   deltreeCommand,
+  mvCommand,
+  cpCommand,
   mkindexCommand,
   clearCommand,
   listCommand,
   treeCommand,
+  grepCommand,
   appendCommand,
   watchCommand,
   historyCommand,
@@ -55,17 +60,20 @@ export {
   approveCommand,
   callCommand,
   clearCommand,
+  cpCommand,
   delCommand,
   deltreeCommand,
   denyCommand,
   exportCommand,
   getCommand,
+  grepCommand,
   headCommand,
   historyCommand,
   importCommand,
   listCommand,
   mcpCommand,
   mkindexCommand,
+  mvCommand,
   policyCommand,
   promptCommand,
   runsCommand,

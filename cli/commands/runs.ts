@@ -6,7 +6,7 @@ import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 import { divergenceLines } from "../replay-view.js";
 
-const USAGE = "runs [--status interrupted|running|done|failed] | runs diff <vidA> <vidB>";
+const USAGE = "runs [--status interrupted|running|done|failed|session] | runs diff <vidA> <vidB>";
 
 /**
  * `kvspace runs [--status S]`: the runs in the tree, one line each —
@@ -31,7 +31,9 @@ export const runsCommand = defineCommand({
     "Steps are model answers, counted over the whole run. Call ids and timings are not compared.",
     "Exit 0 when the runs are the same, 1 when they differ (or on an error).",
   ].join("\n"),
-  flagHelp: { status: "only runs with this status: interrupted, running, done or failed" },
+  flagHelp: {
+    status: "only runs with this status: interrupted, running, done, failed or session (an MCP host's)",
+  },
   args: { min: 0, max: 3 },
   flags: { status: "value" },
   async run({ positionals: [action, a, b], flags }, ctx) {

@@ -60,6 +60,8 @@ const RunsQuery = z
       .optional()
       .describe("At most this many runs (default 100)"),
     after: z.string().optional().describe("The `next` of the previous page"),
+    vid: z.string().optional().describe("Only runs whose id contains this text"),
+    tool: z.string().optional().describe("Only runs that called a tool whose name contains this text"),
   })
   .strict();
 
@@ -132,6 +134,7 @@ const runsDoc = {
               calls: 2,
               tokens: { input: 2400, output: 120 },
               resume: "byteseek run --resume r7",
+              tools: ["edit.write", "shell.run"],
             },
             {
               vid: "r8",
@@ -140,6 +143,16 @@ const runsDoc = {
               steps: 1,
               calls: 0,
               tokens: { input: 800, output: 30 },
+            },
+            {
+              vid: "mcp-claude-code-3",
+              status: "session",
+              started: 1796457800000,
+              steps: 0,
+              calls: 4,
+              tokens: { input: 0, output: 0 },
+              tools: ["edit.read"],
+              client: { name: "claude-code", version: "2.1.0", transport: "stdio" },
             },
           ],
         },
@@ -230,9 +243,11 @@ export const agentRoutes: FastifyPluginAsyncZod<AgentRoutesOptions> = async func
       },
     },
     async function runs(req) {
-      const { status, limit, after } = req.query;
+      const { status, limit, after, vid, tool } = req.query;
       return listRuns(tree, {
         ...(status ? { status } : {}),
+        ...(vid ? { vid } : {}),
+        ...(tool ? { tool } : {}),
         ...(limit ? { limit } : {}),
         ...(after ? { after } : {}),
       });

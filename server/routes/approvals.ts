@@ -1,8 +1,10 @@
 /**
  * `GET /v1/approvals` (the pending approvals, oldest run first) and
- * `POST /v1/approvals/<vid>/<n> {"decision": "approve"|"deny", "scope"?, "reason"?}`: a person's
- * decision on a call (or a change) waiting at `/byteseek/approval/<vid>/<n>`. Answers the decided
- * entry; 404 when there is none, 409 when it was already decided.
+ * `POST /v1/approvals/<vid>/<n> {"decision": "approve"|"deny", "scope"?, "reason"?, "content"?,
+ * "cancel"?}`: a person's decision on a call (or a change) waiting at `/byteseek/approval/<vid>/<n>`,
+ * or their answer to an upstream MCP server's question (content: the form's, checked against its
+ * schema). Answers the decided entry; 400 for content that does not fit, 404 when there is none,
+ * 409 when it was already decided.
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -41,6 +43,8 @@ const decideDoc = {
   body: {
     approve: { decision: "approve", scope: "once" },
     deny: { decision: "deny", reason: "not that file" },
+    answer: { decision: "approve", content: { name: "Ada" } },
+    cancel: { decision: "deny", cancel: true },
   },
   responses: {
     200: {

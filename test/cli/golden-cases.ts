@@ -388,7 +388,7 @@ const errors: GoldenCase[] = [
     args: [],
     stdout: "",
     stderr:
-      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list or search the tool catalogue; --check: an invalid policy,\n                 declarations and MCP server entries (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approvals      list the calls waiting for a person's approval, with what each\n                 would run\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  runs           list the runs (status, start, steps, calls, tokens), or diff\n                 two\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nScripts: -o json|ndjson prints data as JSON (each command's --help says which it takes; README.md gives the shapes);\n-q/--quiet leaves notes and progress off stderr. get, set, head, del and list load only the tree.\nExit codes (stable): 0 ok, 1 an error, 2 a usage error (a bad flag value names those accepted),\n3 a tool call (or check) that answered anything but ok.\n\n",
+      "Usage: kvspace <command> [args]\n\ninspect and edit the byteseek tree, and call its tools\n\nOptions:\n  -V, --version  print the version\n  -h, --help     print help\n\nCommands:\n  get            print values\n  set            write a value (nil: deletes; <dir/> index: makes a directory)\n  head           print metadata\n  del            delete keys\n  deltree        delete a directory and everything under it (/ and /byteseek/\n                 ask first)\n  mv|move        move a key or a directory in one revision\n  cp|copy        copy a key or a directory in one revision\n  mkindex        create a directory\n  clear          empty the whole store (asks first), then reseed /byteseek/\n  list|ls        list a directory's children\n  tree           draw a directory's subtree, one line per entry\n  grep           search the values (or keys) below a directory\n  append         add the next numbered child\n  watch          print changes as they happen, until interrupted\n  history        print a value's retained previous versions\n  export         write the store or a directory as NDJSON to stdout\n  import         load NDJSON (as export writes it) from a file or stdin\n  call           call a tool through the runtime (exit 3 unless ok)\n  tools          list or search the tool catalogue; --check: an invalid policy,\n                 declarations and MCP server entries (exit 3 if any)\n  prompt         print the system prompt and tool schemas the model would get\n                 next\n  approvals      list the calls waiting for a person's approval, with what each\n                 would run\n  approve        approve a call waiting at /byteseek/approval/<vid>/<n>\n  deny           deny a call waiting at /byteseek/approval/<vid>/<n>\n  policy         print the powers the policy grants a run, and its other rules\n  mcp            list the upstream MCP servers, or sync their tools into\n                 declarations\n  runs           list the runs (status, start, steps, calls, tokens), or diff\n                 two\n  help           print help for a command\n\nThe store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).\nLiterals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.\nScripts: -o json|ndjson prints data as JSON (each command's --help says which it takes; README.md gives the shapes);\n-q/--quiet leaves notes and progress off stderr. get, set, head, del, list, mv, cp and grep load only the tree.\nExit codes (stable): 0 ok, 1 an error, 2 a usage error (a bad flag value names those accepted),\n3 a tool call (or check) that answered anything but ok.\n\n",
     code: 2,
   },
   {
@@ -970,6 +970,67 @@ const checked: GoldenCase[] = [
   },
 ];
 
+/** mv, cp and grep: a subtree moved and copied in one revision each, then searched. */
+const moving: GoldenCase[] = [
+  { name: "set a value to move", args: ["set", "/src/a", "string:hello"], stdout: "" },
+  { name: "set a deeper one", args: ["set", "/src/d/b", "string:say hello\nand goodbye"], stdout: "" },
+  {
+    name: "mv a directory in one revision",
+    args: ["mv", "/src/", "/dst/", "-o", "json"],
+    stdout: '{"from":"/src/","to":"/dst/","revision":3,"keys":4}\n',
+  },
+  {
+    name: "the source is gone",
+    args: ["get", "/src/", "/dst/d/b"],
+    stdout: "/src/\t(nil)\n/dst/d/b\tchar/utf8:say hello\nand goodbye\n",
+  },
+  { name: "cp a value into a directory keeps its name", args: ["cp", "/dst/a", "/copies/"], stdout: "" },
+  {
+    name: "the copy",
+    args: ["get", "/copies/a", "/dst/a"],
+    stdout: "/copies/a\tchar/utf8:hello\n/dst/a\tchar/utf8:hello\n",
+  },
+  {
+    name: "mv onto an existing target needs --overwrite",
+    args: ["mv", "/copies/", "/dst/"],
+    stdout: "",
+    stderr: "/dst/ already exists; move with overwrite to replace it, or choose another target\n",
+    code: 1,
+  },
+  {
+    name: "mv a directory into itself is refused",
+    args: ["mv", "/dst/", "/dst/d/x/"],
+    stdout: "",
+    stderr: "/dst/d/x/ is inside /dst/: a directory cannot be moved or copied into itself\n",
+    code: 1,
+  },
+  {
+    name: "cp --overwrite replaces the target whole",
+    args: ["cp", "/copies/", "/dst/", "--overwrite"],
+    stdout: "",
+  },
+  { name: "the target holds what the source held", args: ["ls", "/dst/"], stdout: "a\tchar/utf8\thello\n" },
+  { name: "set more to search", args: ["set", "/notes/x", "string:alpha\nhello there"], stdout: "" },
+  {
+    name: "grep prints key:line:text in key order",
+    args: ["grep", "hello"],
+    stdout: "/copies/a:1:hello\n/dst/a:1:hello\n/notes/x:2:hello there\n",
+  },
+  {
+    name: "grep below a prefix",
+    args: ["grep", "hello", "/notes/", "-o", "ndjson"],
+    stdout: '{"key":"/notes/x","line":2,"preview":"hello there"}\n',
+  },
+  { name: "grep --keys matches paths", args: ["grep", "--keys", "tes/"], stdout: "/notes/\n/notes/x\n" },
+  { name: "grep --regex", args: ["grep", "--regex", "^h.*e$"], stdout: "/notes/x:2:hello there\n" },
+  {
+    name: "grep --limit stops and says there are more",
+    args: ["grep", "hello", "--limit", "1", "-o", "json"],
+    stdout: '{"matches":[{"key":"/copies/a","line":1,"preview":"hello"}],"next":"/copies/a"}\n',
+    stderr: "kvspace grep: stopped after 1 matches; there are more (raise --limit, or narrow the prefix)\n",
+  },
+];
+
 export const GOLDEN_SCRIPTS: GoldenScript[] = [
   { name: "editing a store", cases: editing },
   { name: "errors", independent: true, cases: errors },
@@ -977,6 +1038,7 @@ export const GOLDEN_SCRIPTS: GoldenScript[] = [
   { name: "tools", seeded: true, cases: tools },
   { name: "checked writes", seeded: true, cases: checked },
   { name: "guidance", cases: guidance },
+  { name: "moving and searching", cases: moving },
 ];
 
 /**

@@ -28,7 +28,7 @@ const HEAVY = [
   /\/node_modules\/undici\//,
   /\/node_modules\/diff\//,
   /\/dist\/(agent|mcp|server|prompts)\//,
-  /\/dist\/tools\/(?!process\/secrets\.js|run-id\.js)/,
+  /\/dist\/tools\/(?!process\/secrets\.js|run-id\.js|mcp\/secret-fields\.js|mcp\/masked-view\.js)/,
   /\/dist\/cli\/(run|open-store|tools-client|commander-output)\.js$/,
   /\/dist\/cli\/commands\/index\.js$/,
 ];
@@ -97,6 +97,9 @@ describe("kvspace's quick path", () => {
     expect(get.heavy).toEqual([]);
     expect(get.loaded.some((u) => u.includes("/node_modules/classic-level/"))).toBe(true);
     expect(get.loaded.some((u) => u.endsWith("/dist/cli/quick.js"))).toBe(true);
+    const mv = await traced(["mv", "/q/a", "/q/moved"], env);
+    expect({ code: mv.code, stderr: mv.stderr, heavy: mv.heavy }).toEqual({ code: 0, stderr: "", heavy: [] });
+    expect(mv.loaded.some((u) => u.endsWith("/dist/tree/transfer.js"))).toBe(true);
   });
 
   it("lists and reads metadata through a server without undici, zod or commander", async () => {
@@ -108,6 +111,10 @@ describe("kvspace's quick path", () => {
     const head = await traced(["head", "/q/b"], env);
     expect(head.stdout).toMatch(/^\/q\/b\tchar\/utf8\tro=0\tversion=1\t/);
     expect(head.heavy).toEqual([]);
+    // the server searches: one request, nothing heavy here
+    const grep = await traced(["grep", "over", "/q/"], env);
+    expect(grep.stdout).toBe("/q/b:1:over http\n");
+    expect(grep.heavy).toEqual([]);
   });
 
   it("leaves a write under /byteseek/ to the full dispatcher", async () => {

@@ -21,14 +21,14 @@ describe("kvspace mcp and kvspace call on the embedded store", () => {
   it("syncs a server's tools (exit 0), lists it, and leaves no process behind", async () => {
     const sync = await runCli(["mcp", "sync", "everything"], { env });
     expect(sync.code, sync.stderr).toBe(0);
-    expect(sync.stdout).toMatch(/^everything\tsynced\t14 tools\t\+everything\.echo /);
+    expect(sync.stdout).toMatch(/^everything\tsynced\t16 tools\t\+everything\.echo /);
     expect(await taggedProcesses(tag)).toEqual([]);
     const again = await runCli(["mcp", "sync"], { env });
-    expect(again.stdout).toBe("everything\tsynced\t14 tools\tno change\n");
+    expect(again.stdout).toBe("everything\tsynced\t16 tools\tno change\n");
     const list = await runCli(["mcp", "list"], { env });
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(
-      /^everything\tstopped\t14 tools\tstdio \S+node \S+server-everything\S+ stdio\n$/,
+      /^everything\tstopped\t16 tools\tstdio \S+node \S+server-everything\S+ stdio\n$/,
     );
   });
 

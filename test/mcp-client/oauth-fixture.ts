@@ -359,7 +359,7 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
   };
 }
 
-function toHeaders(req: IncomingMessage): Headers {
+export function toHeaders(req: IncomingMessage): Headers {
   const h = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
     if (typeof v === "string") h.set(k, v);
@@ -368,7 +368,7 @@ function toHeaders(req: IncomingMessage): Headers {
   return h;
 }
 
-async function pipe(response: Response, res: ServerResponse): Promise<void> {
+export async function pipe(response: Response, res: ServerResponse): Promise<void> {
   res.writeHead(response.status, Object.fromEntries(response.headers));
   if (!response.body) return void res.end();
   const reader = response.body.getReader();

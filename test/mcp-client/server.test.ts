@@ -86,9 +86,9 @@ describe("byteseek serve with upstream MCP servers", () => {
     await dir?.remove();
   });
 
-  // server-everything offers get-roots-list to a client that announces roots, as byteseek does: 14 tools
+  // server-everything offers get-roots-list, trigger-elicitation-request, trigger-sampling-request and simulate-research-query (16 tools) to a client that announces roots, elicitation and sampling, as byteseek does
   it("syncs a registered stdio server when it starts and calls its tools over HTTP", async () => {
-    await until(async () => (await servers())[0]?.tools === 14, 30_000);
+    await until(async () => (await servers())[0]?.tools === 16, 30_000);
     const r = await api("POST", "/v1/tools/local.echo/call", { args: { message: "over http" }, vid: "h1" });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ kind: "ok", text: "Echo: over http" });
@@ -97,7 +97,7 @@ describe("byteseek serve with upstream MCP servers", () => {
   it("follows the registry: a Streamable HTTP server written is synced, and gated on net to its host", async () => {
     const put = await api("PUT", "/v1/tree/byteseek/mcp/remote", { url: http.url });
     expect(put.status).toBeLessThan(300);
-    await until(async () => (await servers()).find((s) => s.server === "remote")?.tools === 14, 30_000);
+    await until(async () => (await servers()).find((s) => s.server === "remote")?.tools === 16, 30_000);
     const remote = (await servers()).find((s) => s.server === "remote");
     expect(remote).toMatchObject({ transport: "http", target: http.url, state: "running" });
     const denied = await api("POST", "/v1/tools/remote.get-sum/call", { args: { a: 1, b: 2 }, vid: "h1" });
@@ -121,7 +121,7 @@ describe("byteseek serve with upstream MCP servers", () => {
   it("syncs on demand with POST /v1/mcp/sync and removes a server's tools when its entry is deleted", async () => {
     const sync = await api("POST", "/v1/mcp/sync", { server: "remote" });
     expect(sync.body.reports).toEqual([
-      { server: "remote", ok: true, tools: 14, added: [], changed: [], removed: [], conflicts: [], held: [] },
+      { server: "remote", ok: true, tools: 16, added: [], changed: [], removed: [], conflicts: [], held: [] },
     ]);
     await api("DELETE", "/v1/tree/byteseek/mcp/remote");
     await until(async () => (await api("GET", "/v1/tree/byteseek/tools/remote.echo")).status === 404, 30_000);

@@ -62,6 +62,8 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "GET", path: "/v1/agent/runs", ok: "any" },
   { method: "POST", path: "/v1/agent/runs/auth/resume", ...json({}), ok: "any" },
   { method: "GET", path: "/v1/agent/runs/auth/diff/auth2", ok: "any" },
+  { method: "GET", path: "/v1/agent/runs/auth", ok: "any" },
+  { method: "POST", path: "/v1/agent/runs/auth/replay", ...json({}), ok: "any" },
   // No such approval: the 404 shows the token let it through.
   { method: "POST", path: "/v1/approvals/auth/0", ...json({ decision: "approve" }), ok: 404 },
   // No model is configured here: any answer but 401 shows the token let it through.
@@ -159,7 +161,8 @@ describe("BYTESEEK_TOKEN", () => {
         .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n")
         .replace(/^\/v1\/mcp\/[^/]+\/(review|accept|login|logout)$/, "/v1/mcp/:server/$1")
         .replace(/^\/v1\/tools\/[^/]+\/accept$/, "/v1/tools/:name/accept")
-        .replace(/^\/v1\/agent\/runs\/[^/]+\/resume$/, "/v1/agent/runs/:vid/resume")
+        .replace(/^\/v1\/agent\/runs\/[^/]+\/(resume|replay)$/, "/v1/agent/runs/:vid/$1")
+        .replace(/^\/v1\/agent\/runs\/(?!.*\/)[^/]+$/, "/v1/agent/runs/:vid")
         .replace(/^\/v1\/agent\/runs\/[^/]+\/diff\/[^/]+$/, "/v1/agent/runs/:a/diff/:b");
     const covered = new Set([...API.map((c) => `${c.method} ${shape(c.path)}`), "GET /healthz"]);
     const missing = listed.filter((op) => {

@@ -435,6 +435,12 @@ describe("live answers match the document", () => {
     const noRun = await live("GET", "/v1/agent/runs/r1/diff/r2");
     expect(noRun.status).toBe(404);
     expectDocumented("GET", "/v1/agent/runs/r1/diff/r2", noRun);
+    const noDetail = await live("GET", "/v1/agent/runs/r1");
+    expect(noDetail.status).toBe(404);
+    expectDocumented("GET", "/v1/agent/runs/r1", noDetail);
+    const noReplay = await live("POST", "/v1/agent/runs/r1/replay", { body: {} });
+    expect(noReplay.status).toBe(404);
+    expectDocumented("POST", "/v1/agent/runs/r1/replay", noReplay);
     const none = await live("POST", "/v1/approvals/r1/9", { body: { decision: "deny" } });
     expect(none.status).toBe(404);
     expectDocumented("POST", "/v1/approvals/r1/9", none);

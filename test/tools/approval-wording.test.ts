@@ -20,6 +20,12 @@ const change: ApprovalFacts = {
   change: { key: "/byteseek/tools/notes.find", action: "set" },
 };
 
+const question: ApprovalFacts = {
+  tool: "github.create_issue",
+  vid: "r1",
+  elicitation: { server: "github", message: "Which repository?" },
+};
+
 /** Every kind, as every place that asks a person words it. */
 const TABLE: Array<[ApprovalFacts, Record<string, unknown>]> = [
   [
@@ -76,6 +82,20 @@ const TABLE: Array<[ApprovalFacts, Record<string, unknown>]> = [
       decide: "kvspace approve r1/0 [--scope once|run|always]  |  kvspace deny r1/0",
     },
   ],
+  [
+    question,
+    {
+      kind: "elicitation",
+      title: 'The MCP server "github" asks (during github.create_issue): Which repository?',
+      reason:
+        'the MCP server "github" asks a question during github.create_issue of run r1: accept answers it with the form\'s content, deny declines (or cancels)',
+      scopes: ["once"],
+      question:
+        'answer the MCP server "github"? [y] accept (an empty form) · [n] decline · [c] cancel (one key, no Enter) ',
+      keys: ["y", "n", "c"],
+      decide: "kvspace approve r1/0 --content '{…}'  |  kvspace deny r1/0 [--cancel]",
+    },
+  ],
 ];
 
 describe("the approval wording table", () => {
@@ -98,11 +118,18 @@ describe("the approval wording table", () => {
       const always = scopesFor(facts).find((s) => s.scope === "always");
       if (always) expect(always.covers).toContain("until its declaration changes");
     }
-    expect(Object.keys(APPROVAL_WORDING).sort()).toEqual(["call", "changed-call", "person-change", "rerun"]);
+    expect(Object.keys(APPROVAL_WORDING).sort()).toEqual([
+      "call",
+      "changed-call",
+      "elicitation",
+      "person-change",
+      "rerun",
+    ]);
   });
 
   it("maps each key to the decision it stands for", () => {
     expect(Object.fromEntries(terminalKeys(call))).toEqual({ y: "once", r: "run", a: "always", n: "deny" });
     expect(Object.fromEntries(terminalKeys(change))).toEqual({ y: "once", n: "deny" });
+    expect(Object.fromEntries(terminalKeys(question))).toEqual({ y: "once", n: "deny", c: "cancel" });
   });
 });

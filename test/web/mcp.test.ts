@@ -37,7 +37,7 @@ describe("the MCP servers on the tools page", () => {
     // the sync writes the tools: the page follows the tree and shows them, the server running
     await page.locator('#mcp-servers li[data-server="everything"][data-state="running"]').waitFor();
     await everything.locator('a[data-mcp-tool="everything.echo"]').waitFor();
-    expect(await everything.locator('[data-role="count"]').textContent()).toBe("14 tools");
+    expect(await everything.locator('[data-role="count"]').textContent()).toBe("16 tools");
     await page.locator('#tool-list li[data-tool="everything.get-sum"][data-status="enabled"]').waitFor();
     expect(await page.locator('#tool-list li[data-tool="everything.get-sum"]').textContent()).toContain(
       "mcp",

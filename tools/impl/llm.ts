@@ -12,6 +12,24 @@ type LlmImplSpec = z.infer<typeof LlmImpl>;
  */
 export interface LlmClient {
   complete(prompt: string, args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
+  /** A conversation of text messages for an upstream MCP server's sampling request; absent: none can be made. */
+  sample?(request: SampleRequest, signal: AbortSignal): Promise<SampleReply>;
+}
+
+/** What an upstream's `sampling/createMessage` asks the model, reduced to what every provider takes. */
+export interface SampleRequest {
+  system?: string;
+  messages: Array<{ role: "user" | "assistant"; text: string }>;
+  maxTokens: number;
+}
+
+/** The model's answer to a sampling request. */
+export interface SampleReply {
+  text: string;
+  /** The model that answered. */
+  model: string;
+  /** `maxTokens` when the reply hit the limit. */
+  stop: "endTurn" | "maxTokens";
 }
 
 /** Runs an `llm` impl: the prompt text read from the tree, then one sub-call of the model. */

@@ -35,7 +35,7 @@ import {
 import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
 import { pinnedConnector } from "./upstream-http.js";
-import { answerUpstreamRequests } from "./upstream-requests.js";
+import { createUpstreamRequests, type UpstreamCall } from "./upstream-requests.js";
 import { sandboxedLauncher } from "./upstream-sandbox.js";
 
 type McpImplSpec = z.infer<typeof McpImpl>;
@@ -125,6 +125,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
   const running = new Map<string, Promise<SyncReport>>();
   const again = new Map<string, SyncReason>();
   const sandbox = options.sandbox ?? createSandboxRunner();
+  const upstreamRequests = createUpstreamRequests();
   const pool = createUpstreamPool({
     logger,
     workspace: options.workspace,
@@ -154,7 +155,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       "oauth" in entry && entry.oauth !== undefined
         ? createTreeOAuthProvider({ tree, server, mode: "call" })
         : undefined,
-    prepare: (_server, client) => answerUpstreamRequests(client, options.workspace),
+    prepare: (server, client) => upstreamRequests.prepare(server, client),
   });
   const deps = {
     tree,
@@ -367,11 +368,14 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     );
     const release = pool.use(impl.server);
     let result: UpstreamResult;
+    const during: UpstreamCall = { server: impl.server, tool: impl.tool, ctx, asked: [] };
     try {
       // the runtime owns the timeout (its abort reaches the upstream as notifications/cancelled)
-      result = (await client.callTool(
-        { name: impl.tool, arguments: args },
-        { signal: ctx.signal, timeout: ctx.maxTimeoutMs },
+      result = (await upstreamRequests.during(client, during, () =>
+        client.callTool(
+          { name: impl.tool, arguments: args },
+          { signal: ctx.signal, timeout: ctx.maxTimeoutMs },
+        ),
       )) as UpstreamResult;
     } catch (err) {
       if (ctx.signal.aborted) {
@@ -392,7 +396,8 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     } finally {
       release();
     }
-    return mapResult(impl.server, impl.tool, result);
+    const output = mapResult(impl.server, impl.tool, result);
+    return during.asked.length ? { ...output, details: { ...output.details, asked: during.asked } } : output;
   }
 
   // one refresh per server at a time: concurrent calls wait for the same one

@@ -1,14 +1,183 @@
 /**
- * What byteseek answers when an upstream asks it something. Roots: the workspace, the one folder
- * byteseek's tools may touch (a connection serves every run, and every run shares that root).
- * Elicitation and sampling are not declared, so an upstream does not ask for them.
+ * What byteseek answers when an upstream asks it something, on behalf of the run whose call it
+ * serves: its roots (the run's workspace roots, when its grant reads or writes files), its person
+ * (an elicitation becomes an approval entry, tools/call-asks.ts) and its model (sampling, only with
+ * the run's `model` power).
+ *
+ * One connection serves every run, so each request is tied to a call first. A 2026-07-28 upstream
+ * asks inside the call's own response (input_required): the call is known from the async context
+ * the SDK fulfils it in. A 2025 upstream sends a request of its own: it belongs to the run whose
+ * calls are in progress on that connection, and is refused when calls of several runs are (byteseek
+ * never answers for one run with another's person, model or files).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { pathToFileURL } from "node:url";
-import type { Client } from "@modelcontextprotocol/client";
+import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
+import type { ElicitationAsked } from "../approvals.js";
+import type { SampleRequest } from "../impl/llm.js";
+import type { ToolContext } from "../types.js";
 
-export function answerUpstreamRequests(client: Client, workspace: string): void {
-  client.registerCapabilities({ roots: {} });
-  client.setRequestHandler("roots/list", async () => ({
-    roots: [{ uri: pathToFileURL(workspace).href, name: "workspace" }],
+/** A call in progress on an upstream's connection, and what its upstream asked during it. */
+export interface UpstreamCall {
+  server: string;
+  /** The upstream tool called. */
+  tool: string;
+  ctx: ToolContext;
+  /** What the upstream asked during the call, recorded with the call's result. */
+  asked: UpstreamAsked[];
+}
+
+/** One request of the upstream during a call, as its record keeps it. */
+export interface UpstreamAsked {
+  method: "elicitation/create" | "sampling/createMessage" | "roots/list";
+  /** `accept`, `decline`, `cancel`; `answered` (sampling, roots); `refused` with why. */
+  outcome: string;
+  approval?: string;
+  why?: string;
+}
+
+/** At most this many requests of one call are recorded (an upstream asking in a loop cannot grow a record). */
+const MAX_ASKED = 20;
+
+export interface UpstreamRequests {
+  /** Declares what byteseek answers and sets the handlers, on a new client before it connects. */
+  prepare(server: string, client: Client): void;
+  /** Runs `fn` (the call's request) with `call` as the one its upstream's requests are answered for. */
+  during<T>(client: Client, call: UpstreamCall, fn: () => Promise<T>): Promise<T>;
+}
+
+export function createUpstreamRequests(): UpstreamRequests {
+  const current = new AsyncLocalStorage<UpstreamCall>();
+  const inflight = new WeakMap<Client, Set<UpstreamCall>>();
+
+  /** The call a request of `server`'s upstream on `client` serves, or why none can be named. */
+  function callOf(client: Client, server: string): UpstreamCall {
+    const calls = inflight.get(client) ?? new Set<UpstreamCall>();
+    const own = current.getStore();
+    // the context is trusted only while its call is in progress on this very connection
+    if (own && own.server === server && calls.has(own)) return own;
+    const runs = new Set([...calls].map((c) => c.ctx.vid));
+    if (runs.size === 0)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        "byteseek answers this only during a call of one of your tools (no call is in progress)",
+      );
+    if (runs.size > 1)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `calls of ${runs.size} byteseek runs are in progress on this connection, so byteseek cannot tell which run this request is for; ask during the call, inside its result (input_required), or when one run calls`,
+      );
+    return [...calls][0] as UpstreamCall;
+  }
+
+  function note(call: UpstreamCall, asked: UpstreamAsked): void {
+    if (call.asked.length < MAX_ASKED) call.asked.push(asked);
+  }
+
+  function prepare(server: string, client: Client): void {
+    client.registerCapabilities({ roots: {}, elicitation: { form: {} }, sampling: {} });
+
+    client.setRequestHandler("roots/list", async () => {
+      const call = callOf(client, server);
+      note(call, { method: "roots/list", outcome: "answered" });
+      return { roots: rootsOf(call.ctx) };
+    });
+
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const call = callOf(client, server);
+      const params = request.params as { mode?: string; message: string; requestedSchema?: unknown };
+      if (params.mode === "url")
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, "byteseek answers form elicitations only");
+      const person = call.ctx.asks?.person;
+      if (!person) {
+        note(call, {
+          method: "elicitation/create",
+          outcome: "cancel",
+          why: "no person can be asked in this run",
+        });
+        return { action: "cancel" as const };
+      }
+      const question: ElicitationAsked = {
+        server,
+        message: String(params.message ?? ""),
+        schema: (params.requestedSchema ?? { type: "object", properties: {} }) as Record<string, unknown>,
+      };
+      const answer = await person(question);
+      note(call, { method: "elicitation/create", outcome: answer.action, approval: answer.approval });
+      return answer.action === "accept"
+        ? { action: "accept" as const, content: answer.content ?? {} }
+        : { action: answer.action };
+    });
+
+    client.setRequestHandler("sampling/createMessage", async (request) => {
+      const call = callOf(client, server);
+      const model = call.ctx.asks?.model ?? { refused: "this call offers no model" };
+      if (typeof model !== "function") {
+        note(call, { method: "sampling/createMessage", outcome: "refused", why: model.refused });
+        throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `${model.refused}`);
+      }
+      const asked = sampleRequest(request.params);
+      if (typeof asked === "string") {
+        note(call, { method: "sampling/createMessage", outcome: "refused", why: asked });
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, asked);
+      }
+      const reply = await model(asked, call.ctx.signal);
+      note(call, { method: "sampling/createMessage", outcome: "answered" });
+      return {
+        role: "assistant" as const,
+        content: { type: "text" as const, text: reply.text },
+        model: reply.model,
+        stopReason: reply.stop,
+      };
+    });
+  }
+
+  async function during<T>(client: Client, call: UpstreamCall, fn: () => Promise<T>): Promise<T> {
+    let calls = inflight.get(client);
+    if (!calls) {
+      calls = new Set();
+      inflight.set(client, calls);
+    }
+    calls.add(call);
+    try {
+      return await current.run(call, fn);
+    } finally {
+      calls.delete(call);
+    }
+  }
+
+  return { prepare, during };
+}
+
+/** The roots a run's call announces (CallAsks.roots: none without a files power). */
+function rootsOf(ctx: ToolContext): Array<{ uri: string; name: string }> {
+  return (ctx.asks?.roots ?? []).map((r, i) => ({
+    uri: pathToFileURL(r).href,
+    name: i === 0 ? "workspace" : `root ${i}`,
   }));
+}
+
+/** An upstream's sampling request as the model client takes it (text only), or why it cannot be. */
+function sampleRequest(params: unknown): SampleRequest | string {
+  const p = (params ?? {}) as { messages?: unknown; systemPrompt?: unknown; maxTokens?: unknown };
+  if (!Array.isArray(p.messages) || p.messages.length === 0) return "a sampling request needs messages";
+  const messages: SampleRequest["messages"] = [];
+  for (const m of p.messages as Array<{ role?: unknown; content?: unknown }>) {
+    const blocks = Array.isArray(m.content) ? m.content : [m.content];
+    const texts: string[] = [];
+    for (const b of blocks as Array<{ type?: unknown; text?: unknown }>) {
+      if (b?.type !== "text" || typeof b.text !== "string")
+        return `byteseek samples text only; this request has ${String(b?.type ?? "no")} content`;
+      texts.push(b.text);
+    }
+    if (m.role !== "user" && m.role !== "assistant")
+      return `a message's role is user or assistant, not ${String(m.role)}`;
+    messages.push({ role: m.role, text: texts.join("\n") });
+  }
+  const maxTokens = typeof p.maxTokens === "number" && p.maxTokens > 0 ? Math.floor(p.maxTokens) : 1024;
+  return {
+    messages,
+    maxTokens,
+    ...(typeof p.systemPrompt === "string" && p.systemPrompt ? { system: p.systemPrompt } : {}),
+  };
 }

@@ -38,34 +38,81 @@ export function encodeAuthenticateRequest(auth: EtcdAuth): Buffer {
 const malformed = (what: string) =>
   new EtcdWireError("ETCD_WIRE_MALFORMED", `etcd's answer is not a well-formed message: ${what}`);
 
-/** The token of an AuthenticateResponse (its header and any other field stepped over). */
-export function decodeAuthenticateResponse(buf: Buffer): string {
-  let pos = 0;
-  let token: string | undefined;
-  const readVarint = (): number => {
+/** AuthenticateResponse {header = 1 (a message), token = 2 (a string)}: both length-delimited. */
+const RESPONSE = { 1: 2, 2: 2 };
+/** ResponseHeader {cluster_id = 1, member_id = 2, revision = 3, raft_term = 4}: varints. */
+const HEADER = { 1: 0, 2: 0, 3: 0, 4: 0 };
+
+/** A token is text: bytes that are not UTF-8 are refused, never read with replacement characters. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Steps over the fields of `buf` from `start` to `end`, handing each length-delimited one to
+ * `bytes` (its tag, where its bytes begin and end). Refuses what is not a well-formed message:
+ * field number 0, groups and unknown wire types, a varint or a field running past the end, and a
+ * field `known` names (number: wire type) of another wire type (protobufjs would read it as its own).
+ */
+function eachField(
+  buf: Buffer,
+  start: number,
+  end: number,
+  known: Readonly<Record<number, number>>,
+  bytes: (tag: number, from: number, to: number) => void = () => {},
+): void {
+  let pos = start;
+  /** A varint of at most `bytes` bytes; a tag or a length (5) is below 2^32, as protobufjs reads them. */
+  const readVarint = (bytes: 5 | 10): number => {
     let n = 0;
-    for (let scale = 1, i = 0; i < 10; i++, scale *= 128) {
-      const b = buf[pos++];
-      if (b === undefined) throw malformed("a varint runs past the end");
+    for (let scale = 1, i = 0; i < bytes; i++, scale *= 128) {
+      if (pos >= end) throw malformed("a varint runs past the end");
+      const b = buf[pos++] as number;
       n += (b & 127) * scale;
-      if (b < 128) return n;
+      if (b < 128) {
+        if (bytes === 5 && n > 0xffffffff) throw malformed("a 32-bit varint above 2^32 - 1");
+        return n;
+      }
     }
-    throw malformed("a varint of more than 10 bytes");
+    throw malformed(`a varint of more than ${bytes} bytes`);
   };
-  while (pos < buf.length) {
-    const tag = readVarint();
-    const wire = tag & 7;
-    if (wire === 0) readVarint();
+  const skip = (n: number) => {
+    if (pos + n > end) throw malformed("a field runs past its message");
+    pos += n;
+  };
+  while (pos < end) {
+    const tag = readVarint(5);
+    if (tag < 8) throw malformed("field number 0");
+    const wire = tag % 8;
+    const number = Math.floor(tag / 8);
+    const expected = known[number];
+    if (expected !== undefined && wire !== expected) throw malformed(`field ${number} of wire type ${wire}`);
+    if (wire === 0) readVarint(10);
+    else if (wire === 1) skip(8);
+    else if (wire === 5) skip(4);
     else if (wire === 2) {
-      const len = readVarint();
-      if (pos + len > buf.length) throw malformed("a field runs past its message");
-      if (tag === 0x12) token = buf.toString("utf8", pos, pos + len);
-      pos += len;
-    } else if (wire === 1) pos += 8;
-    else if (wire === 5) pos += 4;
-    else throw malformed(`wire type ${wire}`);
+      const len = readVarint(5);
+      const from = pos;
+      skip(len);
+      bytes(tag, from, pos);
+    } else throw malformed(`wire type ${wire}`);
   }
-  if (pos !== buf.length) throw malformed("a field runs past its message");
+}
+
+/**
+ * The token of an AuthenticateResponse. Its header is checked to be a well-formed message and
+ * otherwise stepped over, as are fields this version does not know.
+ */
+export function decodeAuthenticateResponse(buf: Buffer): string {
+  let token: string | undefined;
+  eachField(buf, 0, buf.length, RESPONSE, (tag, from, to) => {
+    if (tag === 0x0a) eachField(buf, from, to, HEADER);
+    else if (tag === 0x12) {
+      try {
+        token = UTF8.decode(buf.subarray(from, to));
+      } catch {
+        throw malformed("a token that is not UTF-8");
+      }
+    }
+  });
   if (token === undefined || token === "") throw malformed("an Authenticate answer without a token");
   return token;
 }

@@ -13,6 +13,7 @@ import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { TreeError } from "../errors.js";
 import { fastLanesByDefault, readFastLanes } from "../fast-lanes.js";
+import type { GrepOptions, GrepResult } from "../grep.js";
 import { parseDirKey, parseKey, parseValueKey } from "../path.js";
 import type {
   DelOptions,
@@ -95,6 +96,8 @@ export interface HttpTree extends Tree {
    * server answers and takes the token.
    */
   refresh(): Promise<void>;
+  /** Searches below `prefix` on the server (`GET /v1/grep`): one page, as tree/grep.ts answers it. */
+  grep(prefix: string, options: GrepOptions): Promise<GrepResult>;
 }
 
 export function createHttpTree(options: HttpTreeOptions): HttpTree {
@@ -373,6 +376,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       return { key: "/", rev: body!.rev, version: 0 };
     },
     refresh,
+    grep,
     revision: () => lastRev,
     compactedRev: () => compacted,
     async close() {
@@ -407,6 +411,23 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       for (const line of lines) if (line !== "") yield JSON.parse(line) as ExportEntry;
     }
     if (rest !== "") yield JSON.parse(rest) as ExportEntry;
+  }
+
+  async function grep(dir: string, o: GrepOptions): Promise<GrepResult> {
+    const { body } = await send<GrepResult>({
+      method: "GET",
+      path: `/v1/grep${encodeKey(parseDirKey(dir).key)}`,
+      query: {
+        pattern: o.pattern,
+        regex: o.regex,
+        ignoreCase: o.ignoreCase,
+        keys: o.keys === false ? "0" : undefined,
+        values: o.values === false ? "0" : undefined,
+        limit: o.limit,
+        after: o.after,
+      },
+    });
+    return body!;
   }
 
   async function refresh(): Promise<void> {

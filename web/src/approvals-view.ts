@@ -4,6 +4,7 @@ import type { Api, PendingApproval } from "./api.js";
 import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";
 import { formatTime, h, replace } from "./dom.js";
+import { elicitationParts } from "./elicit-card.js";
 import type { Change } from "./watch.js";
 
 const APPROVAL_DIR = "/byteseek/approval/";
@@ -37,7 +38,23 @@ export function createApprovalsPanel(api: Api, el: HTMLElement, options: { empty
           vid: e.vid,
           ...(e.change ? { change: e.change } : {}),
           ...(e.declDiff ? { declDiff: e.declDiff } : {}),
+          ...(e.elicitation ? { elicitation: e.elicitation } : {}),
         };
+        if (e.elicitation)
+          return h(
+            "article",
+            {
+              class: "approval",
+              "data-approval": p.key,
+              "aria-label": `${e.elicitation.server} asks a question`,
+            },
+            h("h3", {}, printable(approvalTitle(facts))),
+            h("p", { class: "meta" }, printable(`run ${e.vid} · ${formatTime(e.ts)} · ${p.key}`)),
+            ...elicitationParts(api, p.key, e.elicitation, (action) => {
+              toast(printable(`Answered ${e.elicitation?.server} (${action}) · ${p.key}`));
+              reload();
+            }),
+          );
         const decide =
           (decision: "approve" | "deny", scope?: "once" | "run" | "always") => async (ev: Event) => {
             const button = ev.currentTarget as HTMLButtonElement;

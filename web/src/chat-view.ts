@@ -12,6 +12,7 @@ import type { Api } from "./api.js";
 import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";
 import { append, h, replace } from "./dom.js";
+import { elicitationParts } from "./elicit-card.js";
 import { encodeKeyPath } from "./keys.js";
 import { renderMarkdown } from "./markdown.js";
 import { streamTurn } from "./turn-stream.js";
@@ -346,7 +347,19 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
     ...(vid ? { vid } : {}),
     ...(e.change ? { change: e.change } : {}),
     ...(e.declDiff ? { declDiff: e.declDiff } : {}),
+    ...(e.elicitation ? { elicitation: e.elicitation } : {}),
   };
+  if (e.elicitation) {
+    const card: HTMLElement = h(
+      "div",
+      { class: "approval-inline", "data-approval": e.key },
+      h("p", { class: "reason" }, approvalTitle(facts)),
+      ...elicitationParts(api, e.key, e.elicitation, (action) =>
+        card.querySelector(".actions")?.replaceWith(h("p", { class: "decided" }, `Answered: ${action}.`)),
+      ),
+    );
+    return card;
+  }
   const decide = (decision: "approve" | "deny", scope?: "once" | "run" | "always") => async (ev: Event) => {
     const card = (ev.currentTarget as HTMLElement).closest(".approval-inline");
     for (const b of card?.querySelectorAll("button") ?? []) b.disabled = true;

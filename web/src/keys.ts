@@ -53,7 +53,8 @@ export type Route =
   | { view: "tree"; key: string }
   | { view: "tools" }
   | { view: "tool"; name: string }
-  | { view: "runs"; vid: string }
+  /** A run's page, or without `vid` the list of runs. */
+  | { view: "runs"; vid?: string }
   | { view: "agent"; vid?: string };
 
 export function routeUrl(route: Route): string {
@@ -67,7 +68,7 @@ export function routeUrl(route: Route): string {
     case "tool":
       return `/tools/${encodeURIComponent(route.name)}`;
     case "runs":
-      return `/runs/${encodeURIComponent(route.vid)}`;
+      return route.vid ? `/runs/${encodeURIComponent(route.vid)}` : "/runs/";
     case "agent":
       return route.vid ? `/agent/${encodeURIComponent(route.vid)}` : "/agent/";
   }
@@ -84,6 +85,7 @@ export function parseRoute(pathname: string, hash = ""): Route {
   if (pathname.startsWith("/ui/")) return { view: "tree", key: decodeSegments(pathname.slice(3)) };
   if (pathname === "/tools" || pathname === "/tools/") return { view: "tools" };
   if (pathname.startsWith("/tools/")) return { view: "tool", name: safeDecode(pathname.slice(7)) };
+  if (pathname === "/runs" || pathname === "/runs/") return { view: "runs" };
   if (pathname.startsWith("/runs/")) return { view: "runs", vid: safeDecode(pathname.slice(6)) };
   if (pathname === "/agent" || pathname === "/agent/") return { view: "agent" };
   if (pathname.startsWith("/agent/")) return { view: "agent", vid: safeDecode(pathname.slice(7)) };

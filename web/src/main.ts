@@ -7,7 +7,8 @@ import { createKeySearch } from "./key-search.js";
 import { parseRoute, type Route, routeUrl } from "./keys.js";
 import { createNodeView } from "./node-view.js";
 import { createOverviewView } from "./overview-view.js";
-import { createRecordsView } from "./records-view.js";
+import { createRunView } from "./run-view.js";
+import { createRunsView } from "./runs-view.js";
 import { createSearch } from "./search.js";
 import { createToolView } from "./tool-view.js";
 import { createToolsView } from "./tools-view.js";
@@ -90,8 +91,8 @@ function start(): void {
         document.title = `${route.name} — byteseek`;
         break;
       case "runs":
-        view = createRecordsView(api, route.vid);
-        document.title = `Records of ${route.vid} — byteseek`;
+        view = route.vid ? createRunView(api, route.vid) : createRunsView(api);
+        document.title = route.vid ? `Run ${route.vid} — byteseek` : "Runs — byteseek";
         break;
       case "agent":
         view = createChatView(api, route.vid);
@@ -181,7 +182,9 @@ function start(): void {
 
 /** The top navigation's section a route belongs to. */
 function navSection(route: Route): string {
-  return route.view === "tree" || route.view === "agent" || route.view === "overview" ? route.view : "tools";
+  return route.view === "tree" || route.view === "agent" || route.view === "overview" || route.view === "runs"
+    ? route.view
+    : "tools";
 }
 
 // The page hides the no-script message once the app runs.

@@ -1,20 +1,20 @@
 /**
- * The call records of one run (`/runs/<vid>`, the tree's `/byteseek/tool/<vid>/`) as a table,
- * and the system prompt of that run's next turn. Records are tree values, read as they are.
+ * The call records of one run (the tree's `/byteseek/tool/<vid>/`) as a table, and the system
+ * prompt of that run's next turn: the calls section of a run's page (run-view.ts). Records are
+ * tree values, read as they are.
  */
 import { printable } from "../../tools/printable.js";
 import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createPages } from "./paging.js";
-import { createRunDiffBox } from "./run-diff-view.js";
-import { badge, debounced, errorText, toolsBreadcrumb } from "./tool-parts.js";
+import { badge, debounced, errorText } from "./tool-parts.js";
 import type { View } from "./view-parts.js";
 
 const RECORD_PAGE = 200;
 
 /** The records of one run (`/byteseek/tool/<vid>/`) as a table: kind, tool, time, and the text the model saw. */
-export function createRecordsView(api: Api, vid: string): View {
+export function createRecordsSection(api: Api, vid: string): View {
   const dir = `/byteseek/tool/${vid}/`;
   const tbody = h("tbody");
   const more = h("div", { class: "more" });
@@ -33,7 +33,7 @@ export function createRecordsView(api: Api, vid: string): View {
     }
     const { shown, next } = pages;
     status.textContent = shown.length
-      ? `${shown.length}${next !== null ? "+" : ""} calls`
+      ? `${shown.length}${next !== null ? "+" : ""} call${shown.length === 1 && next === null ? "" : "s"}`
       : `No calls recorded for ${vid} yet.`;
     replace(tbody, ...shown.filter((c) => c.kind === "json").map(row));
     replace(
@@ -96,9 +96,8 @@ export function createRecordsView(api: Api, vid: string): View {
 
   const el = h(
     "section",
-    { class: "node", "aria-labelledby": "runs-title" },
-    toolsBreadcrumb(`run ${vid}`),
-    h("h1", { id: "runs-title" }, "Records of ", h("code", {}, vid)),
+    { "aria-labelledby": "records-title" },
+    h("h2", { id: "records-title" }, "Calls"),
     h(
       "p",
       {},
@@ -129,7 +128,6 @@ export function createRecordsView(api: Api, vid: string): View {
     ),
     more,
     promptSection,
-    createRunDiffBox(api, vid),
   );
   void load();
   const refresh = debounced(() => {

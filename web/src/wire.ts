@@ -1,11 +1,12 @@
 /**
  * The server's wire shapes, as types: declared once with zod in tree/http/schemas.ts (the tree)
  * and server/runtime-schemas.ts (tools, prompt, approvals, MCP, agent turns), with the agent's
- * events in agent/events.ts. None of them depends on anything Node-only; they are imported here
+ * events in agent/events.ts and its runs in agent/run-schemas.ts. None of them depends on anything Node-only; they are imported here
  * as types only, so nothing of them reaches the page.
  */
 
 export type { ModelChoices as ModelChoicesJson } from "../../agent/model-schemas.js";
+export type { ReplayJson, RunDetail, RunStatus, RunSummary, RunsListing } from "../../agent/run-schemas.js";
 export type { OverviewJson } from "../../server/overview-schemas.js";
 export type {
   AgentToolAcceptJson,

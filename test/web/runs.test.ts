@@ -1,0 +1,261 @@
+/**
+ * The runs on the web page, in a real Chromium against a real server with the agent and the fake
+ * model: the list at 1,000 runs (filters by status, id and tool, a page of 50 at a time), an agent
+ * run watched live on its page from start to approval to result, resuming an interrupted run (and
+ * a refusal said plainly), replaying a finished run into a new one, and comparing two runs.
+ *
+ * `BYTESEEK_DOCS_SCREENSHOTS=1` also writes docs/screenshots/runs.png and run.png.
+ */
+import { mkdir, mkdtemp } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { leaseKey } from "../../agent/lease.js";
+import { sessionDir, statusKey } from "../../agent/loop.js";
+import { type App, buildApp } from "../../server/app.js";
+import { webRoutes } from "../../server/web.js";
+import { recordsDir } from "../../tools/records.js";
+import { type ExportEntry, openTree, type Tree } from "../../tree/index.js";
+import { type Json, json, str } from "../../tree/value.js";
+import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import { silent } from "../tools/helpers.js";
+import { ROOT, removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
+
+const browser = useBrowser();
+const BULK = 1000;
+let fake: FakeLlm;
+let dir: string;
+let tree: Tree;
+let bs: Byteseek;
+let app: App;
+let url: string;
+
+/** For the README: the view's screenshot, when asked for. */
+async function docsShot(page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
+  if (process.env.BYTESEEK_DOCS_SCREENSHOTS !== "1") return;
+  await mkdir(join(ROOT, "docs", "screenshots"), { recursive: true });
+  // what the window shows, not the whole page: a small picture
+  await page.screenshot({ path: join(ROOT, "docs", "screenshots", `${name}.png`) });
+}
+
+/** Script errors; the console's notes of a 404 or 409 answer are the page's expected reads. */
+function pageErrors(errors: string[]): string[] {
+  return errors.filter(
+    (e) => !/Failed to load resource: the server responded with a status of (404|409)/.test(e),
+  );
+}
+
+/** `bulk-0001` … `bulk-1000`: a status each (every third interrupted), every tenth called shell.run. */
+function bulkRuns(): ExportEntry[] {
+  const statuses = ["done", "failed", "interrupted"];
+  return Array.from({ length: BULK }, (_, i) => {
+    const vid = `bulk-${String(i + 1).padStart(4, "0")}`;
+    const tools: Record<string, Json> = { "edit.read": { calls: 1, ms: 1, kinds: { ok: 1 } } };
+    if ((i + 1) % 10 === 0) tools["shell.run"] = { calls: 1, ms: 5, kinds: { ok: 1 } };
+    return [
+      { key: statusKey(vid), kind: "char/utf8", value: statuses[i % 3] as string, vid },
+      {
+        key: `/byteseek/usage/${vid}`,
+        kind: "json",
+        value: { calls: Object.keys(tools).length, steps: 2, tokens: { input: 100 + i, output: 10 }, tools },
+        vid,
+      },
+    ] satisfies ExportEntry[];
+  }).flat();
+}
+
+/** What a process killed mid-turn leaves: a question, the model's calls, a finished read, a started command. */
+async function interruptedRun(vid: string): Promise<void> {
+  await tree.append(sessionDir(vid), json({ role: "user", content: "read and log" }), { vid });
+  await tree.append(
+    sessionDir(vid),
+    json({
+      role: "assistant",
+      text: "",
+      toolCalls: [
+        { id: "c1", name: "edit.read", argsText: '{"path":"notes.txt"}' },
+        { id: "c2", name: "shell.run", argsText: '{"command":"echo ran >> ran.log"}' },
+      ],
+    }),
+    { vid },
+  );
+  const record = (id: string, name: string, done: boolean) =>
+    json({
+      name,
+      args: {},
+      kind: done ? "ok" : "runtime",
+      isError: !done,
+      text: done ? "the notes" : "started",
+      details: {},
+      ts: Date.now(),
+      ms: 0,
+      state: done ? "done" : "started",
+      origin: { message: 1, id },
+      ...(done ? {} : { sideEffect: "other" }),
+    });
+  await tree.append(recordsDir(vid), record("c1", "edit.read", true), { vid, ro: true });
+  await tree.append(recordsDir(vid), record("c2", "shell.run", false), { vid, ro: true });
+  await tree.set(statusKey(vid), str("interrupted"), { vid });
+}
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+  dir = await mkdtemp(join(tmpdir(), "byteseek-web-runs-"));
+  const workspace = join(dir, "workspace");
+  await mkdir(workspace);
+  tree = await openTree({ backend: "classic", location: join(dir, "store") });
+  bs = await createByteseek({
+    tree,
+    workspace,
+    logger: silent,
+    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
+  });
+  app = await buildApp({ tree: bs.tree, logger: silent, runtime: bs.runtime, agent: bs.agent });
+  if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
+  url = await app.listen({ host: "127.0.0.1", port: 0 });
+  await requireConfirm(tree, "edit.write");
+  await tree.import(bulkRuns());
+});
+
+afterAll(async () => {
+  await app?.close();
+  await bs?.close();
+  await tree?.close();
+  await fake?.close();
+  if (dir) await removeDir(dir);
+});
+
+describe("the runs list", () => {
+  it("shows 1,000 runs a page of 50 at a time, filtered by status, id and tool", async () => {
+    const { page, context, errors } = await browser.open(url, { width: 1100, height: 700 });
+    await page.goto("/ui/");
+    await page.getByRole("link", { name: "Runs", exact: true }).click();
+    await page.waitForURL("**/runs/");
+    const rows = page.locator("table.runs tbody tr");
+    await page.locator("#runs-summary", { hasText: "Runs 1–50 (more on the next page)" }).waitFor();
+    expect(await rows.count()).toBe(50);
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0001");
+    await page.locator("#runs-next").click();
+    await page.locator("#runs-summary", { hasText: "Runs 51–100" }).waitFor();
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0051");
+    await page.locator("#runs-prev").click();
+    await page.locator("#runs-summary", { hasText: "Runs 1–50" }).waitFor();
+
+    await page.locator("#runs-status").selectOption("interrupted");
+    await page.locator('table.runs tbody tr[data-run="bulk-0003"]').waitFor();
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0003");
+    const statuses = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status")));
+    expect(statuses).toHaveLength(50);
+    expect(new Set(statuses)).toEqual(new Set(["interrupted"]));
+    await page.locator("#runs-status").selectOption("");
+
+    await page.locator("#runs-vid").fill("bulk-099");
+    await page.locator("#runs-summary", { hasText: "Runs 1–10" }).waitFor();
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run")))).toEqual(
+      Array.from({ length: 10 }, (_, i) => `bulk-099${i}`),
+    );
+    await page.locator("#runs-tool").fill("shell");
+    await page.locator("#runs-summary", { hasText: "Runs 1–1" }).waitFor();
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0990");
+    expect(await rows.first().locator("td.tools-cell").textContent()).toBe("edit.read, shell.run");
+    await page.locator("#runs-vid").fill("");
+    await page.locator("#runs-summary", { hasText: "Runs 1–50 (more on the next page)" }).waitFor();
+    expect(await rows.nth(1).getAttribute("data-run")).toBe("bulk-0020");
+    await page.locator("#runs-tool").fill("");
+    await page.locator('table.runs tbody tr[data-run="bulk-0002"]').waitFor();
+    // only the page on screen is in the DOM
+    expect(await page.locator("table.runs tr").count()).toBeLessThanOrEqual(51);
+    await docsShot(page, "runs");
+    expect(pageErrors(errors)).toEqual([]);
+    await context.close();
+  });
+});
+
+describe("a run's page", () => {
+  it("follows an agent run live from start to approval to result, then replays it into a new run", async () => {
+    const { page, context, errors } = await browser.open(url, { width: 1100, height: 900 });
+    await page.goto("/runs/live-1");
+    await page.locator("#run-status", { hasText: "There is no run live-1" }).waitFor();
+    fake.script(
+      { text: "Writing.", toolCalls: [{ name: "edit.write", args: { path: "live.txt", text: "hi\n" } }] },
+      { text: "Wrote live.txt." },
+    );
+    const turn = fetch(`${url}/v1/agent/turn`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ vid: "live-1", input: "write live.txt" }),
+    });
+    await page
+      .locator('#run-status[data-status="running"]', { hasText: "waiting for a person's approval" })
+      .waitFor();
+    expect(await page.locator("dl.run-meta").textContent()).toContain("/byteseek/approval/live-1/");
+    await page.locator(".approvals button.primary").click();
+    await page.locator('#run-status[data-status="done"]').waitFor();
+    expect((await turn).status).toBe(200);
+    await page.locator('tr[data-record="0"][data-kind="ok"]').waitFor();
+    const meta = await page.locator("dl.run-meta").textContent();
+    expect(meta).toContain("fake-1");
+    expect(meta).toContain("grants.default");
+    expect(meta).toMatch(/Steps\s*2/);
+    expect(await page.locator('tr[data-record="0"] td a').first().getAttribute("href")).toBe(
+      "/ui/byteseek/tool/live-1/0",
+    );
+
+    // Replay: a new run, nothing executed, compared with this one at once
+    const asked = fake.requests.length;
+    await page.locator("#run-replay").click();
+    await page.locator('#run-action-result [data-outcome="same"]').waitFor();
+    expect(await page.locator("#run-replay-link").textContent()).toBe("live-1.replay-1");
+    expect(await page.locator("#run-action-result").textContent()).toContain("0 executed, 0 model requests");
+    await page.locator('#run-diff-result [data-identical="true"]').waitFor();
+    expect(fake.requests.length).toBe(asked);
+    await docsShot(page, "run");
+    await page.locator("#run-replay-link").click();
+    await page.waitForURL("**/runs/live-1.replay-1");
+    await page.locator("dl.run-meta", { hasText: "Replay of" }).waitFor();
+    expect(await page.locator("dl.run-meta").textContent()).toContain("step for step the same");
+    expect(pageErrors(errors)).toEqual([]);
+    await context.close();
+  });
+
+  it("resumes an interrupted run, saying what became of each call, and says why a resume is refused", async () => {
+    await interruptedRun("int-1");
+    await interruptedRun("int-2");
+    // another live process holds int-2 (this test's parent: alive, on this host)
+    await tree.set(
+      leaseKey("int-2"),
+      json({ host: hostname(), pid: process.ppid, id: "someone-else", expires: Date.now() + 60_000 }),
+    );
+    const { page, context, errors } = await browser.open(url);
+    await page.goto("/runs/int-1");
+    await page.locator('#run-status[data-status="interrupted"]').waitFor();
+    fake.script({ text: "All settled." });
+    await page.locator("#run-resume").click();
+    await page.locator('#run-action-result [data-outcome="resumed"]').waitFor();
+    expect(await page.locator('li[data-decision="recorded"]').textContent()).toContain("edit.read");
+    expect(await page.locator('li[data-decision="unknown"]').textContent()).toMatch(
+      /shell\.run \(c2\) was not run again: whether it took effect is unknown/,
+    );
+    await page.locator('#run-status[data-status="done"]').waitFor();
+    expect(await page.locator("#run-resume").isDisabled()).toBe(true);
+
+    // compare with the run of the previous test: they part at the first thing the model was asked
+    await page.locator("#run-diff summary").click();
+    await page.locator("#run-diff-other").fill("live-1");
+    await page.getByRole("button", { name: "Compare" }).click();
+    await page.locator('#run-diff-result [data-kind="prompt"]').waitFor();
+    expect(await page.locator("#run-diff-result").textContent()).toMatch(/^Step 1 \(turn 1, step 1\)/);
+
+    await page.goto("/runs/int-2");
+    await page.locator('#run-status[data-status="interrupted"]').waitFor();
+    await page.locator("#run-resume").click();
+    const refused = page.locator('#run-action-result .error[data-code="AGENT_RUN_BUSY"]');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/^Another process is running this run: /);
+    expect(pageErrors(errors)).toEqual([]);
+    await context.close();
+  });
+});
