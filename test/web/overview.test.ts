@@ -113,6 +113,13 @@ describe("the overview, the page's landing view", () => {
     // keyboard: Tab from the top reaches the nav's Overview link, which is the current section
     expect(await page.locator('#top-nav a[data-view="overview"]').getAttribute("aria-current")).toBe("true");
     expect(errors).toEqual([]);
+    // a status tile opens the runs list filtered to that status
+    await page.locator('.tiles [data-status="done"] a').focus();
+    await page.keyboard.press("Enter");
+    await page.waitForURL("**/runs/?status=done");
+    expect(await page.locator("#runs-status").inputValue()).toBe("done");
+    await page.goBack();
+    await page.locator(tile("done")).waitFor();
     // a run row is a link that Space follows as Enter does
     await page.locator('#overview-runs tr[data-vid="r0done"] a').focus();
     await page.keyboard.press(" ");

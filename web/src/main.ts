@@ -65,7 +65,7 @@ function start(): void {
 
   function navigate(route: Route, push = true): void {
     const url = routeUrl(route);
-    if (push && url !== location.pathname) history.pushState(null, "", url);
+    if (push && url !== location.pathname + location.search) history.pushState(null, "", url);
     else if (!push) history.replaceState(null, "", url);
     render(route, push);
   }
@@ -91,7 +91,7 @@ function start(): void {
         document.title = `${route.name} — byteseek`;
         break;
       case "runs":
-        view = route.vid ? createRunView(api, route.vid) : createRunsView(api);
+        view = route.vid ? createRunView(api, route.vid) : createRunsView(api, route.status);
         document.title = route.vid ? `Run ${route.vid} — byteseek` : "Runs — byteseek";
         break;
       case "agent":
@@ -116,11 +116,12 @@ function start(): void {
     if (!a || a.target || a.origin !== location.origin) return;
     if (!/^\/(ui|tools|runs|agent)(\/|$)|^\/$/.test(a.pathname)) return;
     e.preventDefault();
-    navigate(parseRoute(a.pathname));
+    navigate(parseRoute(a.pathname, "", a.search));
   });
   // Back and forward re-render; an in-page fragment (the skip link's #main) does not.
   window.addEventListener("popstate", () => {
-    if (location.pathname !== shownPath) render(parseRoute(location.pathname));
+    if (location.pathname + location.search !== shownPath)
+      render(parseRoute(location.pathname, "", location.search));
   });
 
   createSearch(
@@ -153,7 +154,7 @@ function start(): void {
     live.title = s.state === "live" ? `following changes, at revision ${s.rev}` : text;
   }
 
-  const route = parseRoute(location.pathname, location.hash);
+  const route = parseRoute(location.pathname, location.hash, location.search);
   // `#/key` links (the tree's, from when it was the landing page) are rewritten to its address.
   navigate(route, false);
   // Follow every change from the revision the first answers carried: nothing between is lost.

@@ -35,12 +35,13 @@ export function statusBadge(status: RunStatus): HTMLElement {
   return h("span", { class: `run-status run-${status}`, "data-status": status }, status);
 }
 
-export function createRunsView(api: Api): View {
+/** `initialStatus`: the list opens filtered to it (`/runs/?status=failed`, the overview's tiles). */
+export function createRunsView(api: Api, initialStatus?: string): View {
   const statusSel = h(
     "select",
     { id: "runs-status" },
     h("option", { value: "" }, "any status"),
-    ...STATUSES.map((s) => h("option", { value: s }, s)),
+    ...STATUSES.map((s) => h("option", { value: s, selected: s === initialStatus }, s)),
   );
   const vidInput = h("input", {
     id: "runs-vid",
