@@ -35,6 +35,12 @@ export const ToolJson = z
         "of a run's tool: a person accepted this version for every run (POST /v1/tools/<name>/accept)",
       ),
     blocked: z.string().optional().describe("why the policy as it stands denies every call"),
+    server: z.string().optional().describe("an mcp impl's upstream server (/byteseek/mcp/<server>)"),
+    upstream: z.string().optional().describe("an mcp impl's tool on that server"),
+    held: z
+      .boolean()
+      .optional()
+      .describe("an upstream MCP tool changed since a person accepted it: held until one reviews it"),
   })
   .describe("a valid declaration");
 export type ToolJson = z.infer<typeof ToolJson>;
@@ -71,6 +77,28 @@ export const ToolsJson = z.object({
     .describe("with ?search=: the ranked hits (tools then holds those tools, in the same order)"),
 });
 export type ToolsJson = z.infer<typeof ToolsJson>;
+
+export const ToolCallJson = z.object({
+  key: z.string().describe("the record: /byteseek/tool/<vid>/<n>"),
+  vid: z.string(),
+  n: z.number().int(),
+  kind: z.enum(["ok", "truncated", "vet", "arg", "denied", "runtime"]),
+  isError: z.boolean(),
+  state: z.enum(["started", "done"]).describe("started: running, or its process died before the result"),
+  ts: z.number().describe("when the call arrived, ms since the epoch"),
+  ms: z.number().describe("how long it took"),
+  text: z.string().describe("the start of what the model was told"),
+});
+export type ToolCallJson = z.infer<typeof ToolCallJson>;
+
+export const ToolCallsJson = z.object({
+  name: z.string(),
+  calls: z.array(ToolCallJson).describe("newest first"),
+  complete: z
+    .boolean()
+    .describe("false when the records were too many to read at start: older calls may be missing"),
+});
+export type ToolCallsJson = z.infer<typeof ToolCallsJson>;
 
 export const ToolResultJson = z
   .object({

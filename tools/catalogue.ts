@@ -34,6 +34,8 @@ export interface ValidTool {
   accepted?: boolean;
   /** Why every call would be denied by the policy as it stands (a power the run lacks, a switched-off tool it wraps). */
   blocked?: string;
+  /** An upstream MCP tool held for a person's review (changed since accepted): `blocked` says why. */
+  held?: boolean;
 }
 
 export interface InvalidTool {
@@ -275,7 +277,7 @@ export function createCatalogue({
       const impl = t.declaration.impl;
       // a held upstream tool is never offered, whatever the run holds
       const holding = impl.kind === "mcp" ? held.get(impl.server)?.get(impl.tool) : undefined;
-      if (holding) return { ...t, blocked: holding };
+      if (holding) return { ...t, blocked: holding, held: true };
       if (!loaded.ok) return t;
       // another run's tool no person accepted (in this version) is not offered to this run
       if (

@@ -7,13 +7,20 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { acceptAgentTool } from "../../tools/agent-tools.js";
 import { POLICY_KEY } from "../../tools/policy.js";
+import { createRecentCalls, type RecentCalls } from "../../tools/recent-calls.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
 import { createToolSearcher, type ToolSearcher } from "../../tools/search/searcher.js";
 import type { Tree } from "../../tree/types.js";
 import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
-import { AgentToolAcceptJson, type ToolJson, ToolResultJson, ToolsJson } from "../runtime-schemas.js";
+import {
+  AgentToolAcceptJson,
+  ToolCallsJson,
+  type ToolJson,
+  ToolResultJson,
+  ToolsJson,
+} from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
 
 export interface ToolsRoutesOptions {
@@ -25,6 +32,12 @@ export interface ToolsRoutesOptions {
 
 export const ToolsQuery = z
   .object({
+    name: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("only this tool (a tool's page reads its entry without the whole catalogue)"),
     search: z
       .string()
       .min(1)
@@ -121,6 +134,43 @@ const acceptDoc = {
   },
 } satisfies RouteDoc;
 
+const callsDoc = {
+  responses: {
+    200: {
+      examples: {
+        "recent calls": {
+          name: "text.wc",
+          calls: [
+            {
+              key: "/byteseek/tool/r1/4",
+              vid: "r1",
+              n: 4,
+              kind: "ok",
+              isError: false,
+              state: "done",
+              ts: 1764950400000,
+              ms: 12,
+              text: "42 notes.md",
+            },
+            {
+              key: "/byteseek/tool/r1/2",
+              vid: "r1",
+              n: 2,
+              kind: "denied",
+              isError: true,
+              state: "done",
+              ts: 1764950390000,
+              ms: 0,
+              text: "text.wc needs a person's approval…",
+            },
+          ],
+          complete: true,
+        },
+      },
+    },
+  },
+} satisfies RouteDoc;
+
 /** The vid of calls that name none. */
 export const HTTP_VID = "http";
 
@@ -143,6 +193,8 @@ export function toolToJson(t: ValidTool): ToolJson {
     ...(t.owner === undefined ? {} : { owner: t.owner }),
     ...(t.hash === undefined ? {} : { hash: t.hash, accepted: t.accepted === true }),
     ...(t.blocked === undefined ? {} : { blocked: t.blocked }),
+    ...(d.impl.kind === "mcp" ? { server: d.impl.server, upstream: d.impl.tool } : {}),
+    ...(t.held ? { held: true } : {}),
   };
 }
 
@@ -166,7 +218,12 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
     own ??= createToolSearcher({ tree, listTools: (vid) => runtime.listTools(vid) });
     return own;
   };
-  app.addHook("onClose", async () => own?.close());
+  // the index of each tool's recent calls: built on first use, then followed live
+  let recent: RecentCalls | undefined;
+  app.addHook("onClose", async () => {
+    own?.close();
+    recent?.close();
+  });
 
   app.get(
     "/v1/tools",
@@ -180,13 +237,45 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
       },
     },
     async function listTools(req) {
-      const { search: query, limit, vid } = req.query;
+      const { search: query, limit, vid, name } = req.query;
       const catalogue = await runtime.listTools(vid);
+      if (name !== undefined)
+        return catalogueToJson({
+          ...catalogue,
+          valid: catalogue.valid.filter((t) => t.name === name),
+          invalid: catalogue.invalid.filter((t) => t.name === name),
+        });
       if (query === undefined) return catalogueToJson(catalogue);
       const hits = await searcher().search(query, { vid: vid ?? HTTP_VID, limit });
       const byName = new Map(catalogue.valid.map((t) => [t.name, t]));
       const tools = hits.map((h) => byName.get(h.name)).filter((t): t is ValidTool => t !== undefined);
       return { tools: tools.map(toolToJson), invalid: [], search: { query, hits } };
+    },
+  );
+
+  app.get(
+    "/v1/tools/:name/calls",
+    {
+      schema: {
+        summary:
+          "A tool's most recent calls across every run, newest first: outcome, time and the record of each",
+        params: ToolCallParams,
+        querystring: z
+          .object({
+            limit: z.coerce.number().int().min(1).max(20).default(20).describe("at most this many calls"),
+          })
+          .strict(),
+        doc: callsDoc,
+        response: { 200: ToolCallsJson, 400: ErrorJson, 401: ErrorJson },
+      },
+    },
+    async function toolCalls(req) {
+      recent ??= createRecentCalls({
+        tree,
+        onError: (err) => req.log.warn({ err }, "recent calls: watch restarted"),
+      });
+      const { calls, complete } = await recent.of(req.params.name, req.query.limit);
+      return { name: req.params.name, calls, complete };
     },
   );
 

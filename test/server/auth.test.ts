@@ -57,6 +57,7 @@ const API: Array<Call & { ok: number | "any" }> = [
   { method: "POST", path: "/v1/mcp/auth/logout", ...json({}), ok: "any" },
   // No such tool: any answer but 401 shows the token let it through.
   { method: "POST", path: "/v1/tools/no-such-tool/accept", ...json({}), ok: "any" },
+  { method: "GET", path: "/v1/tools/no-such-tool/calls", ok: 200 },
   { method: "GET", path: "/v1/info", ok: 200 },
   { method: "GET", path: "/v1/overview", ok: 200 },
   { method: "GET", path: "/v1/agent/runs", ok: "any" },
@@ -161,6 +162,7 @@ describe("BYTESEEK_TOKEN", () => {
         .replace(/^\/v1\/approvals\/[^/]+\/[^/]+$/, "/v1/approvals/:vid/:n")
         .replace(/^\/v1\/mcp\/[^/]+\/(review|accept|login|logout)$/, "/v1/mcp/:server/$1")
         .replace(/^\/v1\/tools\/[^/]+\/accept$/, "/v1/tools/:name/accept")
+        .replace(/^\/v1\/tools\/[^/]+\/calls$/, "/v1/tools/:name/calls")
         .replace(/^\/v1\/agent\/runs\/[^/]+\/(resume|replay)$/, "/v1/agent/runs/:vid/$1")
         .replace(/^\/v1\/agent\/runs\/(?!.*\/)[^/]+$/, "/v1/agent/runs/:vid")
         .replace(/^\/v1\/agent\/runs\/[^/]+\/diff\/[^/]+$/, "/v1/agent/runs/:a/diff/:b");

@@ -13,6 +13,7 @@ import { pino } from "pino";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, vi } from "vitest";
 import { buildApp } from "../../server/app.js";
+import { createCheckedTree } from "../../tools/checked-tree.js";
 import { createEditTools } from "../../tools/edit/index.js";
 import { createMcpClient, type McpClient } from "../../tools/mcp/client.js";
 import { createRuntime } from "../../tools/runtime.js";
@@ -71,10 +72,23 @@ export interface TestServer {
  * runtime too (the tree and edit families, seeded into the tree, workspace in the temp folder).
  */
 export async function startServer(
-  options: { token?: string; dir?: string; port?: number; tools?: boolean; mcp?: boolean } = {},
+  options: {
+    token?: string;
+    dir?: string;
+    port?: number;
+    tools?: boolean;
+    mcp?: boolean;
+    /** Writes go through the tools' checked tree, as `byteseek serve`'s do (a person's write disowns a run's key). */
+    checked?: boolean;
+  } = {},
 ): Promise<TestServer> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "byteseek-web-")));
-  const tree = await openTree({ backend: "classic", location: join(dir, "store") });
+  const raw = await openTree({ backend: "classic", location: join(dir, "store") });
+  const tree = options.checked
+    ? createCheckedTree(raw, {
+        builtins: () => new Map([...createTreeTools(), ...createEditTools()].map((b) => [b.ref, b])),
+      })
+    : raw;
   const logger = pino({ level: "silent" });
   let runtime: ReturnType<typeof createRuntime> | undefined;
   let mcp: McpClient | undefined;

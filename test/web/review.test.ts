@@ -11,6 +11,7 @@ import type { PendingApproval } from "../../tools/approval-flow.js";
 import { json } from "../../tree/index.js";
 import { TEST_INSTALL } from "../mcp-client/helpers.js";
 import {
+  ARTIFACTS,
   removeDir,
   requireConfirm,
   screenshot,
@@ -40,7 +41,7 @@ describe("MCP review and approvals on the web page", () => {
     expect(res.status).toBe(200);
   };
   beforeAll(async () => {
-    server = await startServer({ tools: true, mcp: true });
+    server = await startServer({ tools: true, mcp: true, checked: true });
     // in the workspace: the sandboxed server writes its calls beside it
     toolsFile = join(server.dir, "workspace", "tools.json");
     await writeFile(toolsFile, JSON.stringify([lookup]));
@@ -80,7 +81,7 @@ describe("MCP review and approvals on the web page", () => {
     await context.close();
   });
 
-  it("shows a tool a run declared with its owner and hash, and Accept offers it to every run", async () => {
+  it("reviews a tool a run declared: what it runs, its owner, hash and calls; Accept, Require approval (a call then waits for a person) and Disable are writes the page shows", async () => {
     const decl = {
       name: "my.get",
       description: "read a tree key",
@@ -92,21 +93,64 @@ describe("MCP review and approvals on the web page", () => {
     expect(
       (await rt.call("tree.set", { key: "/byteseek/tools/my.get", value: decl }, { vid: "author" })).kind,
     ).toBe("ok");
+    expect((await rt.call("my.get", { key: "/notes/none" }, { vid: "author" })).kind).toBe("ok");
     expect((await rt.call("my.get", { key: "/byteseek/policy" }, { vid: "other" })).details.code).toBe(
       "held_for_review",
     );
-    const { page, context } = await browser.open(server.url);
+    const { page, context, errors } = await browser.open(server.url);
     await page.goto("/tools/my.get");
-    const card = page.locator('.agent-tool[data-accepted="no"]');
-    await card.waitFor();
-    expect(await card.locator(".meta").textContent()).toMatch(
-      /^declared by run author · sha256 [0-9a-f]{12} · not accepted/,
-    );
+    await page.locator("#tool-facts").waitFor();
+    expect(await page.locator("#tool-kind").textContent()).toMatch(/^alias/);
+    expect(await page.locator("#tool-runs").textContent()).toBe("built-in tree.get");
+    expect(await page.locator("#tool-owner").textContent()).toBe("run author (an agent declared it)");
+    expect(await page.locator("#tool-hash").textContent()).toMatch(/^sha256 [0-9a-f]{16} · not accepted/);
+    expect(await page.locator("#tool-approval").textContent()).toBe("no");
+    expect(await page.locator("#tool-diff").textContent()).toMatch(/^First version/);
+    // its calls across runs, newest first: the other run's refusal, then the author's call
+    const calls = page.locator("#recent-calls tbody tr");
+    await calls.nth(1).waitFor();
+    expect(await calls.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")))).toEqual([
+      "denied",
+      "ok",
+    ]);
+    await page.screenshot({ path: join(ARTIFACTS, "tool.png") });
+
     await page.locator("#accept-tool").click();
-    await page.locator('.agent-tool[data-accepted="yes"]').waitFor();
-    expect((await rt.call("my.get", { key: "/notes/none" }, { vid: "other" })).details.code).not.toBe(
-      "held_for_review",
+    await page.locator("#tool-hash", { hasText: "accepted by a person for every run" }).waitFor();
+    expect((await rt.call("my.get", { key: "/notes/none" }, { vid: "other" })).kind).toBe("ok");
+    // the page follows the calls live
+    await page.locator("#recent-calls tbody tr").nth(2).waitFor();
+    expect(await calls.first().getAttribute("data-kind")).toBe("ok");
+
+    await page.locator("#confirm-on").click();
+    await page.locator("#tool-confirm", { hasText: "true" }).waitFor();
+    expect(await page.locator("#tool-approval").textContent()).toBe(
+      "yes: its declaration says confirm: true",
     );
+    // the person's write made the declaration theirs, and the diff shows the change
+    expect(await page.locator("#tool-owner").textContent()).toBe("a person");
+    expect(await page.locator("#tool-diff pre.diff .add").allTextContents()).toContain(
+      '+   "confirm": true\n',
+    );
+    const gated = await rt.call("my.get", { key: "/notes/none" }, { vid: "other" });
+    expect(gated).toMatchObject({ kind: "denied", details: { code: "needs_approval" } });
+
+    await page.locator("#disable-tool").click();
+    await page.locator("#tool-enabled", { hasText: "false" }).waitFor();
+    await page.locator("#enable-tool").waitFor();
+    expect((await rt.call("my.get", { key: "/notes/none" }, { vid: "other" })).kind).toBe("vet");
+    expect((await server.tree.get("/byteseek/tools/my.get"))?.vid).toBeUndefined();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("shows an upstream MCP tool's page with the server and tool it calls and its recent calls", async () => {
+    const { page, context } = await browser.open(server.url);
+    await page.goto("/tools/dict.lookup");
+    await page.locator("#tool-facts").waitFor();
+    expect(await page.locator("#tool-kind").textContent()).toMatch(/^mcp/);
+    expect(await page.locator("#tool-runs").textContent()).toBe('MCP server "dict", tool "lookup"');
+    await page.locator('#recent-calls tbody tr[data-kind="ok"]').first().waitFor();
     await context.close();
   });
 

@@ -38,8 +38,8 @@ describe("tools", () => {
     await page.locator('li[data-tool="tree.get"][data-status="enabled"]').waitFor();
     await page.locator('li[data-tool="tree.peek"][data-status="disabled"]').waitFor();
     const bad = page.locator('li[data-tool="bad.tool"][data-status="invalid"]');
-    await bad.locator(".problems li").first().waitFor();
-    expect(await bad.locator(".problems").textContent()).toMatch(/description/);
+    await bad.locator(".problems").waitFor();
+    expect(await bad.locator(".problems").getAttribute("title")).toMatch(/description/);
     const prompt = page.locator("#prompt-text");
     await prompt.waitFor();
     expect(await prompt.textContent()).toContain("tree.get");

@@ -20,6 +20,7 @@ import type {
   RunDiffJson,
   RunStatus,
   RunsListing,
+  ToolCallsJson,
   ToolResultJson,
   ToolsJson,
   TurnJson,
@@ -153,6 +154,11 @@ export function createApi(options: ApiOptions) {
     /** Runs by status, the tools failing in the last hour, the store (the overview's cards). */
     overview: () => json<OverviewJson>("/v1/overview"),
     tools: () => json<ToolsJson>("/v1/tools"),
+    /** One tool's catalogue entry (valid or invalid), without the whole catalogue. */
+    tool: (name: string) => json<ToolsJson>(`/v1/tools?name=${encodeURIComponent(name)}`),
+    /** A tool's most recent calls across every run, newest first. */
+    toolCalls: (name: string, limit = 20) =>
+      json<ToolCallsJson>(`/v1/tools/${encodeURIComponent(name)}/calls?limit=${limit}`),
     /** The tools matching `query`, best first (`tools` in rank order, `search.hits` with scores). */
     searchTools: (query: string, limit = 50) =>
       json<ToolsJson>(`/v1/tools?search=${encodeURIComponent(query)}&limit=${limit}`),

@@ -43,11 +43,11 @@ export function createJsonTreeEditor(
   opts: { readOnly?: boolean; onChange?: () => void } = {},
 ): JsonTreeEditor {
   let root = toNode(initial, 0);
-  const el = h("div", { class: "json-tree", role: "tree", "aria-label": "JSON members" });
+  const el = h("div", { class: "json-tree", role: "group", "aria-label": "JSON members" });
   const changed = () => opts.onChange?.();
 
   function render(): void {
-    replace(el, h("ul", { class: "json-members", role: "group" }, renderNode(root, "", null, null)));
+    replace(el, h("ul", { class: "json-members" }, renderNode(root, "", null, null)));
   }
 
   /** One member: `parent` holds it (as `member`, or at array index `index`). */
@@ -135,14 +135,14 @@ export function createJsonTreeEditor(
           "remove",
         ),
       );
-    const li = h("li", { role: "treeitem", "data-path": shownPath });
+    const li = h("li", { "data-path": shownPath });
     if (node.type !== "object" && node.type !== "array") {
       row.prepend(h("span", { class: "twisty", "aria-hidden": "true" }));
       li.append(row);
       return li;
     }
     // A container: a twisty opens it; its children are built when it first opens.
-    const kids = h("ul", { class: "json-members", role: "group", hidden: !node.open });
+    const kids = h("ul", { class: "json-members", hidden: !node.open });
     const fill = () => {
       if (node.type === "object")
         replace(
@@ -172,14 +172,12 @@ export function createJsonTreeEditor(
           twisty.textContent = node.open ? "▾" : "▸";
           twisty.setAttribute("aria-expanded", String(node.open));
           twisty.setAttribute("aria-label", `${node.open ? "Collapse" : "Expand"} ${shownPath}`);
-          li.setAttribute("aria-expanded", String(node.open));
           if (node.open && !kids.firstChild) fill();
         },
       },
       node.open ? "▾" : "▸",
     );
     row.prepend(twisty);
-    li.setAttribute("aria-expanded", String(node.open));
     if (node.open) fill();
     li.append(row, kids);
     return li;

@@ -1,34 +1,27 @@
 /**
  * Substring search of keys (and values) under a directory, from a form at the top of the tree
- * pane. The server's grep (GET /v1/grep/<dir/>) answers a page at a time; a server without it is
- * searched by walking the listings here, a bounded number of keys per page of results, so a big
- * tree costs what the person asks to see. Results are links to the keys.
+ * pane. The server's grep (GET /v1/grep/<dir/>) answers a page at a time, within its own budget of
+ * bytes and time, so a big tree costs what the person asks to see. Results are links to the keys.
  */
-import { type Api, ApiError, type Child } from "./api.js";
-import { h, preview, replace } from "./dom.js";
+import { h, replace } from "./dom.js";
 import { isDir, parentOf, routeUrl } from "./keys.js";
 import type { GrepMatch, TreeOps } from "./tree-ops-api.js";
-import { valueText } from "./value-editor.js";
 import { errorText } from "./view-parts.js";
 
 /** Matches per page of results. */
 const PAGE = 100;
-/** Keys the walk reads per page of results at most. */
-const WALK_BUDGET = 5_000;
-
-/** Set once the server answered that it has no grep route: the page walks from then on. */
-let noGrep = false;
 
 /** One page of matches; `more` reads the next, or is null at the end. */
 interface Page {
   matches: GrepMatch[];
-  /** Keys read for this page (the walk's, or the server's count when it gives one). */
+  /** Keys the server read for this page. */
   scanned?: number;
+  /** The server's budget (bytes, time), not the page size, ended this page. */
+  truncated?: boolean;
   more: (() => Promise<Page>) | null;
 }
 
 export function createKeySearch(
-  api: Api,
   ops: TreeOps,
   pane: HTMLElement,
   currentKey: () => string,
@@ -117,7 +110,7 @@ export function createKeySearch(
         counted = true;
       }
       list.append(...page.matches.map((m) => resultItem(m, pattern)));
-      status.textContent = `${found} match${found === 1 ? "" : "es"}${page.more ? " so far" : ""}${counted ? ` (${read} keys read)` : ""}.`;
+      status.textContent = `${found} match${found === 1 ? "" : "es"}${page.more ? " so far" : ""}${counted ? ` (${read} keys read)` : ""}.${page.truncated ? " The server paused this page at its budget: ask for more to go on." : ""}`;
       if (page.more) {
         const moreFn = page.more;
         replace(
@@ -130,92 +123,32 @@ export function createKeySearch(
         );
       }
     };
-    await showPage(() => grepPage(ops, api, dir, pattern, withValues));
+    await showPage(() => grepPage(ops, dir, pattern, withValues));
   }
 }
 
-/** A page from the server's grep; a server without the route is walked instead. */
+/** A page of the server's grep (GET /v1/grep/<dir/>, case-insensitive), and how to read the next. */
 async function grepPage(
   ops: TreeOps,
-  api: Api,
   dir: string,
   pattern: string,
   withValues: boolean,
   after?: string,
 ): Promise<Page> {
-  if (noGrep) return createWalk(api, dir, pattern, withValues)();
-  try {
-    const r = await ops.grep(dir, {
-      pattern,
-      keys: true,
-      values: withValues,
-      limit: PAGE,
-      ...(after !== undefined ? { after } : {}),
-    });
-    const next = r.next;
-    return {
-      matches: r.matches,
-      ...(r.scanned ? { scanned: r.scanned.keys } : {}),
-      more: next !== undefined ? () => grepPage(ops, api, dir, pattern, withValues, next) : null,
-    };
-  } catch (err) {
-    // No such route (an older server): fastify's 404 names no tree error.
-    if (
-      after === undefined &&
-      err instanceof ApiError &&
-      err.status === 404 &&
-      err.code !== "TREE_NOT_FOUND"
-    ) {
-      noGrep = true;
-      return createWalk(api, dir, pattern, withValues)();
-    }
-    throw err;
-  }
-}
-
-/**
- * Walks `dir` breadth-first through its listings, matching names (and listed values) here. Each
- * call reads until it has a page of matches or has read WALK_BUDGET keys, and resumes where it
- * stopped.
- */
-function createWalk(api: Api, dir: string, pattern: string, withValues: boolean): () => Promise<Page> {
-  const needle = pattern.toLowerCase();
-  const queue: string[] = [dir];
-  let after: string | undefined;
-  const step = async (): Promise<Page> => {
-    const matches: GrepMatch[] = [];
-    let budget = WALK_BUDGET;
-    while (queue.length && matches.length < PAGE && budget > 0) {
-      const d = queue[0] as string;
-      const page = await api.list(d, {
-        limit: Math.min(1000, budget),
-        values: withValues,
-        ...(after !== undefined ? { after } : {}),
-      });
-      budget -= page.children.length;
-      for (const c of page.children) {
-        const key = d + c.name;
-        if (c.kind === "index") queue.push(key);
-        const m = matchChild(key, c, needle, withValues);
-        if (m) matches.push(m);
-      }
-      after = page.next ?? undefined;
-      if (after === undefined) queue.shift();
-    }
-    return { matches, scanned: WALK_BUDGET - budget, more: queue.length ? step : null };
+  const r = await ops.grep(dir, {
+    pattern,
+    keys: true,
+    values: withValues,
+    limit: PAGE,
+    ...(after !== undefined ? { after } : {}),
+  });
+  const next = r.next;
+  return {
+    matches: r.matches,
+    ...(r.scanned ? { scanned: r.scanned.keys } : {}),
+    ...(r.truncated ? { truncated: true } : {}),
+    more: next !== undefined ? () => grepPage(ops, dir, pattern, withValues, next) : null,
   };
-  return step;
-}
-
-function matchChild(key: string, c: Child, needle: string, withValues: boolean): GrepMatch | null {
-  if (key.toLowerCase().includes(needle))
-    return { key, preview: c.kind === "index" ? "" : preview(valueText(c.kind, c.value), 80) };
-  if (!withValues || c.kind === "index") return null;
-  const text = valueText(c.kind, c.value);
-  const at = text.toLowerCase().indexOf(needle);
-  if (at < 0) return null;
-  const line = text.slice(0, at).split("\n").length;
-  return { key, line, preview: preview(text.split("\n")[line - 1] ?? "", 120) };
 }
 
 /** A result: the key as a link, the matching part marked, and what matched in the value. */

@@ -134,7 +134,7 @@ function start(): void {
     },
   );
   // Substring search of keys and values, at the top of the tree pane.
-  createKeySearch(api, createTreeOps(api), byId("tree-pane"), treePane.current, (el) => {
+  createKeySearch(createTreeOps(api), byId("tree-pane"), treePane.current, (el) => {
     view = { el };
     replace(main, el);
   });

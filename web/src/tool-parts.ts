@@ -18,9 +18,9 @@ export interface ToolEntry {
  * `GET /v1/tools` as one list by name: the valid declarations and the invalid ones; with `query`,
  * the tools that match it, best first (`GET /v1/tools?search=`).
  */
-export async function toolEntries(api: Api, query = ""): Promise<ToolEntry[]> {
+export async function toolEntries(api: Api, query = "", limit = 50): Promise<ToolEntry[]> {
   if (query.trim() !== "")
-    return (await api.searchTools(query.trim())).tools.map((t) => ({
+    return (await api.searchTools(query.trim(), limit)).tools.map((t) => ({
       name: t.name,
       key: t.key,
       status: t.enabled ? ("enabled" as const) : ("disabled" as const),
@@ -39,6 +39,15 @@ export async function toolEntries(api: Api, query = ""): Promise<ToolEntry[]> {
     ...invalid.map((t) => ({ ...t, status: "invalid" as const })),
   ];
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** One tool's entry (`GET /v1/tools?name=`), or undefined when no declaration has that name. */
+export async function toolEntry(api: Api, name: string): Promise<ToolEntry | undefined> {
+  const { tools, invalid } = await api.tool(name);
+  const t = tools[0];
+  if (t) return { name, key: t.key, status: t.enabled ? "enabled" : "disabled", tool: t, problems: [] };
+  const bad = invalid[0];
+  return bad ? { ...bad, status: "invalid" } : undefined;
 }
 
 /** Tools › `here`: the way back to the tools panel from a page below it. */

@@ -1,85 +1,88 @@
 /**
- * One tool's page (`/tools/<name>`): its declaration, a form generated from its `params`, and the
- * result of a call made through `POST /v1/tools/<name>/call`.
+ * One tool's page (`/tools/<name>`): what a person reviews — kind, what it runs, owner, hash and
+ * acceptance, confirm / enabled / approval, the diff of its last change, its recent calls — with
+ * Accept, Require approval and Disable (tool-review.ts); then a form generated from its `params` and
+ * the result of a call made through `POST /v1/tools/<name>/call`. It follows the tree live.
  */
 import { printable } from "../../tools/printable.js";
-import type { Api } from "./api.js";
-import { toast } from "./dialogs.js";
+import { type Api, ApiError, type HistoryEntry, type ValueNode } from "./api.js";
 import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createSchemaForm, type JsonSchema } from "./schema-form.js";
-import { badge, errorText, type ToolEntry, toolEntries, toolsBreadcrumb } from "./tool-parts.js";
+import { createToolCalls } from "./tool-calls-view.js";
+import { NO_POLICY, type PolicyView, policyView } from "./tool-facts.js";
+import { badge, debounced, errorText, type ToolEntry, toolEntry, toolsBreadcrumb } from "./tool-parts.js";
+import { reviewSection } from "./tool-review.js";
 import type { View } from "./view-parts.js";
+import type { Change } from "./watch.js";
 
-/** One tool: its declaration, a form generated from its `params`, and the result of a call. */
+/** A read that answers undefined for a missing key (404) instead of failing. */
+async function orMissing<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** One tool: its review, its recent calls, a form generated from its `params`, and the result of a call. */
 export function createToolView(api: Api, name: string): View {
+  const declKey = `/byteseek/tools/${name}`;
   const body = h("div", {}, h("p", { class: "muted" }, "loading…"));
+  const review = h("div", { id: "review-slot" });
+  const calls = createToolCalls(api, name);
   const el = h(
     "section",
     { class: "node", "aria-labelledby": "tool-title" },
     toolsBreadcrumb(name),
     h("h1", { id: "tool-title" }, name),
+    review,
     body,
   );
 
-  /**
-   * A run's tool: who declared it and its hash; until a person accepts this version, other runs are
-   * neither offered it nor able to call it (policy agentTools.share), and Accept does that.
-   */
-  function acceptance(owner: string, hash: string, accepted: boolean): HTMLElement {
-    const button = h(
-      "button",
-      { type: "button", class: "primary", id: "accept-tool" },
-      "Accept for every run",
-    );
-    button.addEventListener("click", async () => {
-      button.disabled = true;
-      try {
-        await api.acceptTool(name, hash);
-        toast(`Accepted ${name}: every run is offered it`);
-      } catch (err) {
-        toast(`Could not accept ${name}: ${errorText(err)}`, "error");
-      }
-      void load();
-    });
-    return h(
-      "div",
-      { class: "agent-tool", "data-accepted": accepted ? "yes" : "no" },
-      h(
-        "p",
-        { class: "meta" },
-        printable(`declared by run ${owner} · sha256 ${hash.slice(0, 12)} · `),
-        accepted ? "accepted for every run" : "not accepted: other runs are not offered it",
-      ),
-      accepted ? null : button,
-    );
-  }
-
-  async function load(): Promise<void> {
+  /** Re-reads what the review shows: the catalogue's entry, the stored declaration, its history, the policy. */
+  async function loadReview(): Promise<ToolEntry | undefined> {
     let entry: ToolEntry | undefined;
+    let node: ValueNode | undefined;
+    let history: HistoryEntry[] = [];
+    let policy: PolicyView = NO_POLICY;
     try {
-      entry = (await toolEntries(api)).find((t) => t.name === name);
+      [entry, node, policy] = await Promise.all([
+        toolEntry(api, name),
+        orMissing(api.get(declKey)),
+        orMissing(api.get("/byteseek/policy")).then((p) => (p ? policyView(p.value) : NO_POLICY)),
+      ]);
+      // a first version has no history to ask for (the server answers 404)
+      if (node && node.version > 1) history = (await orMissing(api.history(declKey))) ?? [];
     } catch (err) {
-      replace(body, h("p", { class: "error" }, `GET /v1/tools: ${errorText(err)}`));
-      return;
+      replace(review, h("p", { class: "error" }, `Could not read ${name}: ${errorText(err)}`));
+      return undefined;
     }
     if (!entry) {
       replace(
-        body,
+        review,
         h(
           "p",
           {},
           `No tool ${name} is declared. `,
-          h(
-            "a",
-            { href: routeUrl({ view: "tree", key: `/byteseek/tools/${name}` }) },
-            `Declare it at /byteseek/tools/${name}`,
-          ),
+          h("a", { href: routeUrl({ view: "tree", key: declKey }) }, `Declare it at ${declKey}`),
           ".",
         ),
       );
-      return;
+      return undefined;
     }
+    replace(
+      review,
+      entry.tool?.description ? h("p", { class: "description" }, entry.tool.description) : null,
+      reviewSection(api, { entry, node, history, policy }, () => void loadReview()),
+      h("h2", {}, "Recent calls"),
+      calls.el,
+    );
+    return entry;
+  }
+
+  function renderCall(entry: ToolEntry): void {
     const { tool: decl, ...tool } = entry;
     const params = (decl?.params ?? { type: "object" }) as JsonSchema;
     const form = createSchemaForm(params, "arg");
@@ -155,19 +158,6 @@ export function createToolView(api: Api, name: string): View {
 
     replace(
       body,
-      h(
-        "p",
-        {},
-        badge(tool.status),
-        decl?.blocked ? h("span", { class: "kind-badge kind-denied" }, "blocked") : null,
-        " ",
-        h("a", { href: routeUrl({ view: "tree", key: tool.key }) }, tool.key),
-      ),
-      decl?.description ? h("p", { class: "description" }, decl.description) : null,
-      decl?.blocked ? h("p", { class: "problems" }, decl.blocked) : null,
-      decl?.owner !== undefined && decl.hash !== undefined
-        ? acceptance(decl.owner, decl.hash, decl.accepted === true)
-        : null,
       tool.problems.length
         ? h(
             "div",
@@ -177,9 +167,10 @@ export function createToolView(api: Api, name: string): View {
               {},
               "This declaration is invalid, so the tool is left out of the model's tool list; a call answers kind vet:",
             ),
-            h("ul", { class: "problems" }, ...tool.problems.map((p) => h("li", {}, p))),
+            h("ul", { class: "problems" }, ...tool.problems.map((p) => h("li", {}, printable(p)))),
           )
         : null,
+      h("h2", {}, "Call it"),
       h(
         "form",
         { id: "call-form", onsubmit: (e: Event) => void call(e) },
@@ -201,6 +192,33 @@ export function createToolView(api: Api, name: string): View {
     );
   }
 
+  async function load(): Promise<void> {
+    const entry = await loadReview();
+    if (entry) renderCall(entry);
+    else replace(body);
+  }
+
+  const refreshReview = debounced(() => void loadReview());
+  const refreshCalls = debounced(() => calls.reload(), 150);
   void load();
-  return { el, reload: () => void load() };
+  return {
+    el,
+    reload: () => {
+      void load();
+      calls.reload();
+    },
+    onChanges(changes: Change[]) {
+      if (
+        changes.some(
+          (c) =>
+            c.key === declKey ||
+            c.key === `/byteseek/tool-accept/${name}` ||
+            c.key === "/byteseek/policy" ||
+            /^\/byteseek\/mcp(-sync)?\//.test(c.key),
+        )
+      )
+        refreshReview();
+      if (changes.some((c) => c.key.startsWith("/byteseek/tool/"))) refreshCalls();
+    },
+  };
 }

@@ -1,21 +1,36 @@
 /**
- * The tools panel (`/tools/`): the upstream MCP servers, every declared tool (invalid ones with
- * their problems), the system prompt of the next turn and the runs with call records.
+ * The tools panel (`/tools/`): every declared tool as one compact row — searched with the
+ * catalogue's search, filtered by kind, owner, MCP server and state, and drawn only where it is on
+ * screen (tool-rows.ts), so 5,000 tools make a few dozen rows — then the upstream MCP servers, the
+ * system prompt of the next turn and the runs with call records.
  */
 import { type Api, ApiError } from "./api.js";
-import { h, preview, replace } from "./dom.js";
+import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createMcpPanel } from "./mcp-view.js";
-import { badge, debounced, errorText, toolEntries } from "./tool-parts.js";
+import { NO_POLICY, type PolicyView, policyView, TOOL_KINDS, TOOL_STATES, toolFacts } from "./tool-facts.js";
+import { debounced, errorText, type ToolEntry, toolEntries } from "./tool-parts.js";
+import { createToolRows, type Row } from "./tool-rows.js";
 import type { Navigate, View } from "./view-parts.js";
 import type { Change } from "./watch.js";
 
-const AFFECTS_TOOLS = /^\/byteseek\/(tools\/|prompt\/|memory\/|policy$|llm\/)/;
+const AFFECTS_TOOLS = /^\/byteseek\/(tools\/|tool-accept\/|prompt\/|memory\/|policy$|llm\/)/;
 const AFFECTS_MCP = /^\/byteseek\/mcp(-sync)?\//;
+/** Hits asked of the catalogue's search (its most). */
+const SEARCH_LIMIT = 100;
 
-/** The tools panel: every declared tool (invalid ones with their problems), the next system prompt, the runs. */
+function select(id: string, label: string, options: Array<[string, string]>): HTMLSelectElement {
+  return h(
+    "select",
+    { id, "aria-label": label },
+    ...options.map(([value, text]) => h("option", { value }, text)),
+  ) as HTMLSelectElement;
+}
+
+/** The tools panel: every declared tool (searchable, filtered, virtualized), the next system prompt, the runs. */
 export function createToolsView(api: Api, navigate: Navigate): View {
-  const list = h("div", { id: "tool-list", "aria-live": "polite" }, h("p", { class: "muted" }, "loading…"));
+  const rows = createToolRows();
+  const count = h("p", { id: "tool-count", class: "muted", role: "status" }, "loading…");
   const prompt = h("div", { id: "prompt" }, h("p", { class: "muted" }, "loading…"));
   const runs = h("div", { id: "runs" });
   const mcp = createMcpPanel(api);
@@ -27,56 +42,116 @@ export function createToolsView(api: Api, navigate: Navigate): View {
     placeholder: "Search tools by what they do (any language)",
     "aria-label": "Search tools",
   }) as HTMLInputElement;
+  const kindFilter = select("filter-kind", "Kind", [
+    ["", "any kind"],
+    ...TOOL_KINDS.map((k): [string, string] => [k, k]),
+    ["invalid", "invalid"],
+  ]);
+  const stateFilter = select("filter-state", "Status", [
+    ["", "any status"],
+    ...TOOL_STATES.map((s): [string, string] => [s, s]),
+  ]);
+  const ownerFilter = select("filter-owner", "Owner", [["", "anyone"]]);
+  const serverFilter = select("filter-server", "MCP server", [["", "any server"]]);
+
+  /** What the search (or the whole catalogue) answered, with each tool's facts; the filters narrow it. */
+  let base: Row[] = [];
+  /** The whole catalogue as last read; forgotten when the tree changes under /byteseek/tools/ (or the policy). */
+  let catalogue: Promise<ToolEntry[]> | undefined;
+  let total = 0;
+  let loaded = false;
+
+  /** Keeps a select's choice while its options follow what the catalogue holds. */
+  function setOptions(
+    el: HTMLSelectElement,
+    first: [string, string],
+    options: Array<[string, string]>,
+  ): void {
+    const chosen = el.value;
+    replace(el, ...[first, ...options].map(([value, text]) => h("option", { value }, text)));
+    el.value = options.some(([v]) => v === chosen) ? chosen : "";
+  }
+
+  function applyFilters(): void {
+    const kind = kindFilter.value;
+    const state = stateFilter.value;
+    const owner = ownerFilter.value;
+    const server = serverFilter.value;
+    const shown = base.filter(
+      ({ facts }) =>
+        (kind === "" || facts.kind === kind) &&
+        (state === "" || (facts.states as string[]).includes(state)) &&
+        (owner === "" ||
+          (owner === "person"
+            ? facts.owner.person
+            : owner === "run"
+              ? !facts.owner.person
+              : !facts.owner.person && `run:${facts.owner.vid}` === owner)) &&
+        (server === "" || facts.server === server),
+    );
+    rows.show(shown);
+    const query = searchInput.value.trim();
+    count.textContent = !loaded
+      ? "loading…"
+      : query
+        ? `${base.length} match${base.length === 1 ? "" : "es"} for "${query}"${base.length >= SEARCH_LIMIT ? ` (the best ${SEARCH_LIMIT})` : ""} · ${shown.length} shown`
+        : `${total} tool${total === 1 ? "" : "s"} · ${shown.length} shown`;
+    rows.empty(
+      shown.length
+        ? null
+        : query && !base.length
+          ? `No tool matches "${query}".`
+          : total === 0
+            ? "No tools are declared under /byteseek/tools/."
+            : "No tool passes these filters.",
+    );
+  }
 
   async function loadTools(): Promise<void> {
     const query = searchInput.value.trim();
+    let entries: ToolEntry[];
+    let policy: PolicyView = NO_POLICY;
+    // the whole catalogue is read again only after a change (clearing a search reuses it)
+    if (!query) catalogue ??= toolEntries(api);
     try {
-      const tools = await toolEntries(api, query);
-      // a newer query was typed while this one was answered: its own answer will show
-      if (searchInput.value.trim() !== query) return;
-      if (!tools.length)
-        return replace(
-          list,
-          h(
-            "p",
-            { class: "muted" },
-            query ? `No tool matches "${query}".` : "No tools are declared under /byteseek/tools/.",
-          ),
-        );
-      replace(
-        list,
-        h(
-          "ul",
-          { class: "tool-list" },
-          ...tools.map(({ tool, ...t }) =>
-            h(
-              "li",
-              { "data-tool": t.name, "data-status": t.status },
-              h("a", { href: routeUrl({ view: "tool", name: t.name }) }, h("strong", {}, t.name)),
-              " ",
-              badge(t.status),
-              tool?.blocked
-                ? h("span", { class: "kind-badge kind-denied", title: tool.blocked }, "blocked")
-                : null,
-              tool ? h("span", { class: "kind-badge", title: "impl kind" }, tool.impl) : null,
-              tool ? h("p", {}, preview(tool.snippet ?? tool.description, 160)) : null,
-              tool?.blocked ? h("p", { class: "problems" }, tool.blocked) : null,
-              t.problems.length
-                ? h("ul", { class: "problems" }, ...t.problems.map((p) => h("li", {}, p)))
-                : null,
-              h(
-                "p",
-                { class: "muted" },
-                h("a", { href: routeUrl({ view: "tree", key: t.key }) }, t.key),
-                tool?.owner ? ` — written by run ${tool.owner}` : "",
-              ),
-            ),
-          ),
+      [entries, policy] = await Promise.all([
+        query || !catalogue ? toolEntries(api, query, SEARCH_LIMIT) : catalogue,
+        api.get("/byteseek/policy").then(
+          (p) => policyView(p.value),
+          () => NO_POLICY,
         ),
-      );
+      ]);
     } catch (err) {
-      replace(list, h("p", { class: "error" }, `GET /v1/tools: ${errorText(err)}`));
+      catalogue = undefined;
+      rows.empty(`GET /v1/tools: ${errorText(err)}`, true);
+      return;
     }
+    // a newer query was typed while this one was answered: its own answer will show
+    if (searchInput.value.trim() !== query) return;
+    base = entries.map((entry) => ({ entry, facts: toolFacts(entry, policy) }));
+    loaded = true;
+    if (!query) {
+      total = base.length;
+      const vids = [
+        ...new Set(base.flatMap(({ facts }) => (facts.owner.person ? [] : [facts.owner.vid]))),
+      ].sort();
+      setOptions(
+        ownerFilter,
+        ["", "anyone"],
+        [
+          ["person", "a person"],
+          ["run", "any run"],
+          ...vids.slice(0, 200).map((v): [string, string] => [`run:${v}`, `run ${v}`]),
+        ],
+      );
+      const servers = [...new Set(base.flatMap(({ facts }) => (facts.server ? [facts.server] : [])))].sort();
+      setOptions(
+        serverFilter,
+        ["", "any server"],
+        servers.map((s): [string, string] => [s, s]),
+      );
+    }
+    applyFilters();
   }
 
   async function loadPrompt(): Promise<void> {
@@ -127,11 +202,20 @@ export function createToolsView(api: Api, navigate: Navigate): View {
     "section",
     { class: "node", "aria-labelledby": "tools-title" },
     h("h1", { id: "tools-title" }, "Tools"),
+    h("h2", {}, "Declared tools"),
+    h(
+      "div",
+      { class: "tool-filters", role: "search" },
+      searchInput,
+      kindFilter,
+      ownerFilter,
+      serverFilter,
+      stateFilter,
+    ),
+    count,
+    rows.el,
     h("h2", {}, "MCP servers"),
     mcp.el,
-    h("h2", {}, "Declared tools"),
-    searchInput,
-    list,
     h("h2", {}, "System prompt for the next turn"),
     h(
       "p",
@@ -167,21 +251,31 @@ export function createToolsView(api: Api, navigate: Navigate): View {
   const refreshRuns = debounced(() => void loadRuns());
   const refreshSearch = debounced(() => void loadTools(), 150);
   searchInput.addEventListener("input", refreshSearch);
+  for (const f of [kindFilter, ownerFilter, serverFilter, stateFilter])
+    f.addEventListener("change", applyFilters);
   const refreshMcp = debounced(() => mcp.reload());
   return {
     el,
     reload() {
+      catalogue = undefined;
       mcp.reload();
       void loadTools();
       void loadPrompt();
       void loadRuns();
     },
     onChanges(changes: Change[]) {
-      if (changes.some((c) => AFFECTS_TOOLS.test(c.key) || c.key === "/byteseek/" || c.key === "/"))
+      if (changes.some((c) => AFFECTS_TOOLS.test(c.key) || c.key === "/byteseek/" || c.key === "/")) {
+        catalogue = undefined;
         refreshTools();
+      }
       if (changes.some((c) => c.key.startsWith("/byteseek/tool/") && c.key.split("/").length <= 5))
         refreshRuns();
-      if (changes.some((c) => AFFECTS_MCP.test(c.key))) refreshMcp();
+      if (changes.some((c) => AFFECTS_MCP.test(c.key))) {
+        catalogue = undefined;
+        refreshMcp();
+        // a sync may hold an upstream tool for review, or release it
+        refreshTools();
+      }
     },
   };
 }

@@ -20,6 +20,7 @@ export type {
   PendingApprovalsJson,
   PromptJson,
   RunDiffJson,
+  ToolCallsJson,
   ToolJson,
   ToolResultJson,
   ToolsJson,
