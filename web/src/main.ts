@@ -66,7 +66,8 @@ function start(): void {
   function navigate(route: Route, push = true): void {
     const url = routeUrl(route);
     if (push && url !== location.pathname + location.search) history.pushState(null, "", url);
-    else if (!push) history.replaceState(null, "", url);
+    // the same address keeps its query (the runs list's filters)
+    else if (!push) history.replaceState(null, "", url === location.pathname ? url + location.search : url);
     render(route, push);
   }
 
@@ -91,7 +92,7 @@ function start(): void {
         document.title = `${route.name} — byteseek`;
         break;
       case "runs":
-        view = route.vid ? createRunView(api, route.vid) : createRunsView(api, route.status);
+        view = route.vid ? createRunView(api, route.vid) : createRunsView(api);
         document.title = route.vid ? `Run ${route.vid} — byteseek` : "Runs — byteseek";
         break;
       case "agent":
