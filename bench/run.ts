@@ -23,6 +23,7 @@ const ALL = [
   "replay",
   "lanes",
   "cli",
+  "move",
   "web",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
