@@ -23,6 +23,8 @@ const ALL = [
   "replay",
   "lanes",
   "cli",
+  "move",
+  "web",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

@@ -185,9 +185,9 @@ const editing: GoldenCase[] = [
       "13\tdelete\t/app/no\n14\tput\t/app/sub/\tindex\n14\tput\t/app/sub/deep/\tindex\n15\tput\t/app/sub/x\tint64:1\n16\tput\t/app/sub/10\tint64:10\n17\tput\t/app/sub/9\tint64:9\n18\tput\t/app/sub\tchar/utf8:beside\n19\tput\t/app/‥hidden\tint64:0\n23\tdelete\t/app/f\n24\tdelete\t/app/pi\n25\tdeltree\t/app/sub/\n",
   },
   {
-    name: "clear empties the store",
-    args: ["clear", "--yes"],
-    stdout: "",
+    name: "clear empties the store (-o json: its revision, and whether /byteseek/ was seeded again)",
+    args: ["clear", "--yes", "-o", "json"],
+    stdout: '{"rev":26,"seeded":false}\n',
     stderr: "cleared; /byteseek/ left empty (BYTESEEK_SEED=0)\n",
   },
   { name: "tree of an empty store", args: ["tree", "/"], stdout: "/\n" },
@@ -1029,6 +1029,14 @@ const moving: GoldenCase[] = [
     stdout: '{"matches":[{"key":"/copies/a","line":1,"preview":"hello"}],"next":"/copies/a"}\n',
     stderr: "kvspace grep: stopped after 1 matches; there are more (raise --limit, or narrow the prefix)\n",
   },
+  { name: "a system entry beside a value", args: ["set", "/h/d/‥sys", "string:bookkeeping"], stdout: "" },
+  { name: "the value", args: ["set", "/h/d/v", "string:v"], stdout: "" },
+  {
+    name: "tree --depth 1 counts what a listing shows, not system entries (#35: tools/ (14) for 13)",
+    args: ["tree", "--depth", "1", "/h/"],
+    stdout: "/h/\n└── d/\t(1)\n",
+  },
+  { name: "list counts the same", args: ["ls", "/h/"], stdout: "d/\tindex\t(1)\n" },
 ];
 
 export const GOLDEN_SCRIPTS: GoldenScript[] = [
