@@ -67,7 +67,10 @@ function start(): void {
     const url = routeUrl(route);
     if (push && url !== location.pathname + location.search) history.pushState(null, "", url);
     // the same address keeps its query (the runs list's filters)
-    else if (!push) history.replaceState(null, "", url === location.pathname ? url + location.search : url);
+    else if (!push) {
+      const same = new URL(url, location.href).pathname === location.pathname;
+      history.replaceState(null, "", same ? location.pathname + location.search : url);
+    }
     render(route, push);
   }
 
