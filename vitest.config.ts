@@ -7,12 +7,16 @@ import { defineConfig } from "vitest/config";
  * Streamable HTTP in both eras (mcp/fast-call.ts). They run twice: with the fast lanes, and again
  * with the reference lanes (`BYTESEEK_FAST=0`: fastify's routes, etcd3's clients, the MCP SDK), so
  * any difference between a lane and its library fails a test. The relay's and stdio's lanes are
- * compared call by call in their own suites (test/mcp/stdio-fast.test.ts, test/mcp/relay-lines.test.ts).
+ * compared call by call in their own suites (test/mcp/stdio-fast.test.ts, test/mcp/relay-lines.test.ts)
+ * and run end to end both ways: `byteseek mcp` over stdio, and relaying to the process holding its
+ * folder (the test's processes get BYTESEEK_FAST through test/mcp/helpers.ts's stdioFolders).
  */
 export const REFERENCE_LANE_SUITES = [
   "test/server/http-tree-conformance.test.ts",
   "test/etcd/conformance.test.ts",
   "test/mcp/http.test.ts",
+  "test/mcp/stdio.test.ts",
+  "test/mcp/relay.test.ts",
 ];
 
 export default defineConfig({

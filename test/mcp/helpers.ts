@@ -313,7 +313,12 @@ export function stdioFolders(name: string, files: Record<string, string>): Stdio
     Object.assign(made, {
       store: store.path,
       workspace: ws.path,
-      env: { KVSPACE: store.path, BYTESEEK_WORKSPACE: ws.path },
+      // the lane this run is on reaches the byteseek processes too (vitest.config.ts's projects)
+      env: {
+        KVSPACE: store.path,
+        BYTESEEK_WORKSPACE: ws.path,
+        ...(process.env.BYTESEEK_FAST === undefined ? {} : { BYTESEEK_FAST: process.env.BYTESEEK_FAST }),
+      },
     });
   });
   afterAll(async () => {
