@@ -56,7 +56,10 @@ describe("tools", () => {
     await page.goto("/ui/byteseek/tools/");
     const paneCount = page.locator('#tree-pane a[data-key="/byteseek/tools/"] + .count');
     await paneCount.filter({ hasText: ` ${listed}` }).waitFor();
-    await page.locator(".dir-meta dl.meta dd", { hasText: new RegExp(`^${listed}$`) }).first().waitFor();
+    await page
+      .locator(".dir-meta dl.meta dd", { hasText: new RegExp(`^${listed}$`) })
+      .first()
+      .waitFor();
     await context.close();
   });
 
