@@ -1,8 +1,10 @@
 /**
  * A finished run as its records tell it, read from the tree: its turns (each a user input and the
  * model's steps), each step's answer and calls, and each call's result as the model saw it (the
- * session's tool message) beside its record (`/byteseek/tool/<vid>/<n>`, paired in order: the
- * n-th tool message of the session is the n-th record of the run). Replay and diff read runs
+ * session's tool message) beside its record (`/byteseek/tool/<vid>/<n>`, paired by the record's
+ * `origin` — the session message and tool call id it answers — so a record another caller added to
+ * the run, or a resumed run's retried or settled one, never shifts the pairs; records written before
+ * `origin` existed pair in order). Replay and diff read runs
  * through this one reader. Messages and records are parsed, not cast; older records without the
  * newer fields (step records, intent states) read as well.
  */
@@ -56,6 +58,7 @@ export const RecordJson = z.looseObject({
   decl: z.looseObject({ key: z.string(), hash: z.string() }).optional(),
   terminate: z.boolean().optional(),
   state: z.string().optional(),
+  origin: z.object({ message: z.number(), id: z.string() }).optional(),
 });
 export type RecordJson = z.infer<typeof RecordJson>;
 
@@ -65,7 +68,7 @@ export interface RecordedCall {
   argsText: string;
   /** What the model got back (the session's tool message); absent when the run ended first. */
   result?: { content: string; isError: boolean };
-  /** The call's record, paired by order; absent when the run has fewer records than tool messages. */
+  /** The call's record, paired by its origin (by order for records without one); absent when it has none. */
   record?: { key: string; value: RecordJson };
 }
 
@@ -140,12 +143,20 @@ export async function readTranscript(tree: Tree, vid: string): Promise<RunTransc
   return transcript;
 }
 
-/** Builds the turns from the messages and pairs each tool message with the next record. */
+/**
+ * Builds the turns from the messages and pairs each tool message with the record whose origin is
+ * its call (the last such record), else with the next record that names no origin.
+ */
 function pair(t: RunTranscript): void {
   let turn: RecordedTurn | undefined;
   let step: RecordedStep | undefined;
   let index = 0;
   let nextRecord = 0;
+  const byOrigin = new Map<string, { key: string; value: RecordJson }>();
+  const unplaced: Array<{ key: string; value: RecordJson }> = [];
+  for (const r of t.records)
+    if (r.value.origin) byOrigin.set(`${r.value.origin.message}/${r.value.origin.id}`, r);
+    else unplaced.push(r);
   for (const [at, m] of t.messages.entries()) {
     if (m.role === "user") {
       turn = { input: m.content, steps: [] };
@@ -171,7 +182,7 @@ function pair(t: RunTranscript): void {
       const call = step?.calls.find((c) => c.id === m.toolCallId && c.result === undefined);
       if (!call) continue;
       call.result = { content: m.content, isError: m.isError };
-      const record = t.records[nextRecord++];
+      const record = byOrigin.get(`${step?.message}/${call.id}`) ?? unplaced[nextRecord++];
       if (record) call.record = record;
     }
   }

@@ -108,18 +108,22 @@ async function prepare(
   };
 }
 
-/** Runs the CLI; answers its exit code, the signal that ended it, and its stderr. */
+/** Runs the CLI; answers its exit code, the signal that ended it, its stdout and stderr. */
 async function byteseek(args: string[], env: NodeJS.ProcessEnv) {
   const child = spawn(process.execPath, [BYTESEEK_BIN, ...args], {
     env,
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  let stdout = "";
   let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (c: string) => {
+    stdout += c;
+  });
   child.stderr.setEncoding("utf8").on("data", (c: string) => {
     stderr += c;
   });
   const [code, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
-  return { code, signal, stderr };
+  return { code, signal, stdout, stderr };
 }
 
 beforeAll(async () => {
@@ -179,10 +183,26 @@ describe("a run killed at chosen points and resumed until done", () => {
       keys.length = 0;
       fake.script(...Array.from({ length: 6 }, () => planned));
       const clean = await prepare("clean");
-      expect((await byteseek(["run", "go", "--vid", "ch2"], clean.env)).code).toBe(0);
+      const ran = await byteseek(["run", "go", "--vid", "ch2"], clean.env);
+      expect(ran.code).toBe(0);
       expect(await readFile(join(clean.ws, "a.txt"), "utf8")).toBe("two\n");
       expect(await readFile(join(clean.ws, "log.txt"), "utf8")).toBe("line\n");
       expect(keys).toEqual(["ch2/2"]);
+
+      // byteseek run --replay, as a process: no model request, no tool executed, the same display
+      const requests = fake.requests.length;
+      const replayed = await byteseek(["run", "--replay", "ch2"], clean.env);
+      expect(replayed.code, replayed.stderr).toBe(0);
+      const timeless = (text: string) => text.replace(/ in \d+ ms/g, " in … ms");
+      expect(timeless(replayed.stdout)).toBe(timeless(ran.stdout));
+      // and the run killed three times: its records pair with its calls by origin, whatever was retried
+      const killed = await byteseek(["run", "--replay", ch1], env);
+      expect(killed.code, killed.stderr).toBe(0);
+      expect(killed.stdout).toContain("whether it took effect is unknown");
+      expect(fake.requests.length).toBe(requests);
+      expect(keys).toEqual(["ch2/2"]);
+      expect(await readFile(join(clean.ws, "log.txt"), "utf8")).toBe("line\n");
+      await expect(readFile(join(ws, "log.txt"), "utf8")).rejects.toThrow();
     },
     120_000, // five to seven CLI processes each: a loaded machine takes its time
   );

@@ -5,7 +5,7 @@
  * and the recorded tools — and mutated, and replayed live.
  */
 import { existsSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
@@ -236,6 +236,31 @@ describe("byteseek run --replay", () => {
       await bs.tree.set("/byteseek/prompt/system", template.value);
       await bs.tree.set("/byteseek/tools/edit.read", decl.value);
     }
+  });
+
+  it("pairs each call with its record by origin: a record another caller added to the run between its turns shifts nothing", async () => {
+    await writeFile(join(workspace, "org.txt"), "origin\n");
+    fake.script(
+      { toolCalls: [{ name: "edit.read", args: { path: "org.txt" } }] },
+      { text: "read once" },
+      { toolCalls: [{ name: "tree.get", args: { key: "/byteseek/prompt/system" } }] },
+      { text: "got it" },
+    );
+    await bs.agent.runTurn({ vid: "org", input: "read it" });
+    // a person's direct call under the run's id: its record lands between the turns' records, with no origin
+    const direct = await bs.runtime.call("tree.list", { key: "/byteseek/prompt/" }, { vid: "org" });
+    expect(direct.kind, direct.text).toBe("ok");
+    await bs.agent.runTurn({ vid: "org", input: "get it" });
+    const t = await readTranscript(tree, "org");
+    expect(t.records.map((r) => r.value.name)).toEqual(["edit.read", "tree.list", "tree.get"]);
+    expect(
+      t.turns.flatMap((turn) => turn.steps.flatMap((st) => st.calls.map((c) => c.record?.value.name))),
+    ).toEqual(["edit.read", "tree.get"]);
+    const requests = fake.requests.length;
+    const report = await replayRun({ tree: bs.tree, runtime: bs.runtime, logger: silent, vid: "org" });
+    expect(report.divergence).toBeUndefined();
+    expect(report).toMatchObject({ turns: 2, calls: 2, executed: 0 });
+    expect(fake.requests.length).toBe(requests);
   });
 
   it("refuses a run that does not exist, or has not finished", async () => {
