@@ -25,6 +25,19 @@ export type AgentEvent =
   | { type: "step"; step: number }
   | Exclude<StreamEvent, { type: "done" }>
   | { type: "tool_start"; id: string; name: string; args: unknown }
+  /** A running call's progress or its upstream's log line (bounded per call: tools/mcp/upstream-requests.ts). */
+  | {
+      type: "tool_progress";
+      id: string;
+      name: string;
+      kind: "progress" | "log";
+      message: string;
+      progress?: number;
+      total?: number;
+      level?: string;
+      /** The last one told for the call: its upstream said more, which is not shown. */
+      more?: boolean;
+    }
   /** The call waits for a person to decide the approval at `key` (`kvspace approve|deny <vid>/<n>`). */
   | {
       type: "approval_pending";

@@ -217,6 +217,7 @@ export function createAgent(options: AgentOptions): Agent {
       origin,
       ...(resume?.retry ? { retry: resume.retry } : {}),
       ...(resume?.askRerun ? { askRerun: resume.askRerun } : {}),
+      onProgress: (p) => emit({ type: "tool_progress", id: call.id, name: call.name, ...p }),
       onApproval(p) {
         resume?.asked?.(p.key);
         // the event goes out once the status says so: whoever hears it reads the same state

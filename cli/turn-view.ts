@@ -6,7 +6,7 @@
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { type ApprovalFacts, decideLine } from "../tools/approval-wording.js";
-import { printableValue } from "../tools/printable.js";
+import { printable, printableValue } from "../tools/printable.js";
 import { approvalLines } from "./approval-view.js";
 
 export interface TurnViewOptions {
@@ -158,6 +158,13 @@ export function createTurnView(options: TurnViewOptions): TurnView {
         line(`${paint.bold(paint.yellow("→"))} ${paint.bold(e.name)} ${paint.dim(formatArgs(e.args))}`);
         spinner(`running ${e.name}`);
         break;
+      case "tool_progress": {
+        const step =
+          e.progress === undefined ? "" : ` ${e.progress}${e.total === undefined ? "" : `/${e.total}`}`;
+        const level = e.level && e.level !== "info" ? `${e.level}: ` : "";
+        line(paint.dim(`  ${e.name}${step} ${level}${shorten(printable(e.message), ARGS_WIDTH)}`));
+        break;
+      }
       case "approval_pending": {
         const id = e.key.replace("/byteseek/approval/", "");
         const [head, ...rest] = approvalLines(e);

@@ -25,7 +25,7 @@ import type { OwnedScope } from "./process/scope.js";
 import { type CallOrigin, idempotencyKeyOf, STARTED_TEXT, type ToolRecord, writeRecord } from "./records.js";
 import { failure } from "./results.js";
 import { isRunId, RUN_ID_RULE } from "./run-id.js";
-import type { KeyedLock, ToolResult } from "./types.js";
+import type { KeyedLock, ToolProgress, ToolResult } from "./types.js";
 import { createCallLog, UNKNOWN_TOOLS } from "./usage.js";
 
 export interface CallOptions {
@@ -51,6 +51,8 @@ export interface CallOptions {
   waitForApproval?: boolean;
   /** Told when the call starts waiting for a person, with the approval key. */
   onApproval?: (pending: PendingApproval) => void;
+  /** Told of the call's progress while it runs (an upstream MCP server's progress and log lines, bounded). */
+  onProgress?: (progress: ToolProgress) => void;
   /** The model's tool call this answers (the agent loop): kept in the record for a resumed run. */
   origin?: CallOrigin;
   /**
@@ -285,7 +287,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     callOptions: CallOptions,
     meta: RecordMeta,
     scopes: OwnedScope[],
-    person: Parameters<Execute>[4],
+    listeners: Parameters<Execute>[4],
   ): Promise<ToolResult> {
     const resolved = await catalogue.resolve(name);
     if (resolved.decl) meta.decl = resolved.decl;
@@ -370,7 +372,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
         const refused = await begin(call, policy, callOptions, meta);
         if (refused) return refused;
         options.failpoint?.("effect", call);
-        return execute(call, policy, callOptions.signal, scopes, person);
+        return execute(call, policy, callOptions.signal, scopes, listeners);
       };
       result = decl.sequential ? await options.runLocks.run(callOptions.vid, run) : await run();
       const change = result.details.change as ProposedChange | undefined;
@@ -434,7 +436,11 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
       // an upstream's question during the call goes to a person only where one waits (never to
       // `approve: true`, which approves the call, not an answer nobody gave)
       const person = callOptions.waitForApproval ? { onApproval: callOptions.onApproval } : undefined;
-      result = await answer(String(name), args, approvedByCaller(callOptions), meta, scopes, person);
+      const heard = callOptions.onProgress ? { onProgress: callOptions.onProgress } : {};
+      result = await answer(String(name), args, approvedByCaller(callOptions), meta, scopes, {
+        person,
+        ...heard,
+      });
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
       result = failure(

@@ -48,8 +48,8 @@ export type Execute = (
   policy: Policy,
   callerSignal: AbortSignal | undefined,
   scopes: OwnedScope[],
-  /** Present when a person can be asked during the call (an upstream's question): its listener. */
-  person?: CallAsksOptions["person"],
+  /** `person`: present when a person can be asked during the call (an upstream's question); `onProgress`: told of its progress. */
+  listeners?: { person?: CallAsksOptions["person"]; onProgress?: ToolContext["onProgress"] },
 ) => Promise<ToolResult>;
 
 export function createExecutor(options: ExecutorOptions): Execute {
@@ -108,7 +108,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
     return new ToolError(err.code, message, { kind: err.kind, details: err.details, cause: err.cause });
   }
 
-  return async function execute(call, policy, callerSignal, scopes, person) {
+  return async function execute(call, policy, callerSignal, scopes, listeners = {}) {
     const decl = call.declaration;
     const impl = decl.impl;
     // a call that asks for its own timeout (shell.run) gets it; beyond the policy's maximum the tool refuses it
@@ -153,6 +153,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       denyKeys: policy.denyKeys,
       approved: call.approved,
       ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
+      ...(listeners.onProgress ? { onProgress: listeners.onProgress } : {}),
       ...(impl.kind === "mcp"
         ? {
             asks: callAsks({
@@ -161,7 +162,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
               approvals: options.approvals,
               llm,
               signal: controller.signal,
-              person,
+              person: listeners.person,
               workspace,
               roots: paths.roots,
               hold: clock.hold,

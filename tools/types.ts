@@ -49,6 +49,21 @@ export interface ToolContext {
   idempotencyKey?: string;
   /** Whom an upstream MCP server may ask during this call (tools/call-asks.ts); absent: nobody. */
   asks?: CallAsks;
+  /** Told of the call's progress while it runs (an upstream MCP server's progress and log messages). */
+  onProgress?: (progress: ToolProgress) => void;
+}
+
+/** What a running call says of itself: a progress step, or a log line of its upstream. */
+export interface ToolProgress {
+  kind: "progress" | "log";
+  /** Neutralised and cut short; for a log, the upstream's data as text. */
+  message: string;
+  progress?: number;
+  total?: number;
+  /** A log message's level (`info`, `warning`, `error`…). */
+  level?: string;
+  /** Set on the last one told: the upstream said more, which is not shown. */
+  more?: boolean;
 }
 
 /**

@@ -68,7 +68,7 @@ const RunsQuery = z
 const TurnStream = z
   .string()
   .describe(
-    "text/event-stream: one event per AgentEvent (`event: <type>`, data the event as JSON: turn_start, step, text_delta, toolcall_start, toolcall_delta, retry, tool_start, approval_pending, tool_result), an `error` event when the model fails, and last `turn_end` (data {type, result})",
+    "text/event-stream: one event per AgentEvent (`event: <type>`, data the event as JSON: turn_start, step, text_delta, toolcall_start, toolcall_delta, retry, tool_start, tool_progress (a running call's progress or its MCP upstream's log line, at most 20 a call), approval_pending, tool_result), an `error` event when the model fails, and last `turn_end` (data {type, result})",
   );
 
 const turnResult = {

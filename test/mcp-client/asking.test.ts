@@ -12,10 +12,12 @@ import { pathToFileURL } from "node:url";
 import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentEvent } from "../../agent/events.js";
 import { type App, buildApp } from "../../server/app.js";
 import type { PendingApproval } from "../../tools/approval-flow.js";
 import { approvalKey } from "../../tools/approvals.js";
 import type { CallOptions } from "../../tools/call-pipeline.js";
+import type { ToolProgress } from "../../tools/types.js";
 import { json } from "../../tree/value.js";
 import { type AgentStack, startAgentStack } from "../agent/stack.js";
 import { cliEnv } from "../cli/cli-server.js";
@@ -264,5 +266,45 @@ describe("the roots an upstream is told", () => {
       );
       expect((await s.bs.runtime.call(`${server}.roots`, {}, { vid: "nofiles1" })).text).toBe("roots=");
     }
+  });
+});
+
+describe("an upstream's progress and log lines", () => {
+  it("reach the call's listener neutralised, at most 20 and a last one saying there was more", async () => {
+    const told: ToolProgress[] = [];
+    const r = await s.bs.runtime.call(
+      "askio.chatty",
+      { n: 3 },
+      { vid: "chatty1", onProgress: (p) => told.push(p) },
+    );
+    expect(r.text).toBe("said 3");
+    expect(told).toHaveLength(6);
+    expect(told).toContainEqual({ kind: "progress", message: "step 1\\x1b[2K", progress: 1, total: 3 });
+    expect(told).toContainEqual({ kind: "log", level: "warning", message: "chat: line 2" });
+
+    const flood: ToolProgress[] = [];
+    await s.bs.runtime.call("askio.chatty", { n: 40 }, { vid: "chatty2", onProgress: (p) => flood.push(p) });
+    expect(flood).toHaveLength(21);
+    expect(flood.at(-1)).toEqual({
+      kind: "log",
+      message: "(askio says more; the rest is not shown)",
+      more: true,
+    });
+  });
+
+  it("show in an agent turn's events as tool_progress of the call", async () => {
+    s.fake.script({ toolCalls: [{ name: "askio.chatty", args: { n: 2 } }] }, { text: "done" });
+    const events: AgentEvent[] = [];
+    const result = await s.bs.agent.runTurn({
+      vid: "chatty3",
+      input: "talk",
+      onEvent: (e) => events.push(e),
+    });
+    expect(result.calls[0]?.kind).toBe("ok");
+    const progress = events.filter((e) => e.type === "tool_progress");
+    expect(progress).toHaveLength(4);
+    expect(progress).toContainEqual(
+      expect.objectContaining({ name: "askio.chatty", kind: "progress", progress: 2, total: 2 }),
+    );
   });
 });

@@ -153,12 +153,13 @@ describe("the runs list", () => {
     await page.locator("#runs-status").selectOption("");
 
     await page.locator("#runs-vid").fill("bulk-099");
-    await page.locator("#runs-summary", { hasText: "Runs 1–10" }).waitFor();
+    await page.locator("#runs-summary", { hasText: /^Runs 1–10$/ }).waitFor();
     expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run")))).toEqual(
       Array.from({ length: 10 }, (_, i) => `bulk-099${i}`),
     );
     await page.locator("#runs-tool").fill("shell");
-    await page.locator("#runs-summary", { hasText: "Runs 1–1" }).waitFor();
+    await page.locator("#runs-summary", { hasText: /^Runs 1–1$/ }).waitFor();
+    expect(new URL(page.url()).search).toBe("?vid=bulk-099&tool=shell");
     expect(await rows.first().getAttribute("data-run")).toBe("bulk-0990");
     expect(await rows.first().locator("td.tools-cell").textContent()).toBe("edit.read, shell.run");
     await page.locator("#runs-vid").fill("");
@@ -169,6 +170,11 @@ describe("the runs list", () => {
     // only the page on screen is in the DOM
     expect(await page.locator("table.runs tr").count()).toBeLessThanOrEqual(51);
     await docsShot(page, "runs");
+    // the filters are in the address: a link opens the list filtered
+    await page.goto("/runs/?status=failed&vid=bulk-00");
+    await page.locator("#runs-summary", { hasText: /^Runs 1–33$/ }).waitFor();
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0002");
+    expect(await page.locator("#runs-status").inputValue()).toBe("failed");
     expect(pageErrors(errors)).toEqual([]);
     await context.close();
   });

@@ -35,7 +35,7 @@ import {
 import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
 import { pinnedConnector } from "./upstream-http.js";
-import { createUpstreamRequests, type UpstreamCall } from "./upstream-requests.js";
+import { createUpstreamRequests, tell, type UpstreamCall } from "./upstream-requests.js";
 import { sandboxedLauncher } from "./upstream-sandbox.js";
 
 type McpImplSpec = z.infer<typeof McpImpl>;
@@ -374,7 +374,21 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       result = (await upstreamRequests.during(client, during, () =>
         client.callTool(
           { name: impl.tool, arguments: args },
-          { signal: ctx.signal, timeout: ctx.maxTimeoutMs },
+          {
+            signal: ctx.signal,
+            timeout: ctx.maxTimeoutMs,
+            ...(ctx.onProgress
+              ? {
+                  onprogress: (p: { progress: number; total?: number; message?: string }) =>
+                    tell(during, {
+                      kind: "progress",
+                      message: p.message ?? "",
+                      progress: p.progress,
+                      ...(p.total === undefined ? {} : { total: p.total }),
+                    }),
+                }
+              : {}),
+          },
         ),
       )) as UpstreamResult;
     } catch (err) {

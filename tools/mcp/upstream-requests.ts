@@ -15,7 +15,8 @@ import { pathToFileURL } from "node:url";
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
 import type { ElicitationAsked } from "../approvals.js";
 import type { SampleRequest } from "../impl/llm.js";
-import type { ToolContext } from "../types.js";
+import { printable } from "../printable.js";
+import type { ToolContext, ToolProgress } from "../types.js";
 
 /** A call in progress on an upstream's connection, and what its upstream asked during it. */
 export interface UpstreamCall {
@@ -25,6 +26,8 @@ export interface UpstreamCall {
   ctx: ToolContext;
   /** What the upstream asked during the call, recorded with the call's result. */
   asked: UpstreamAsked[];
+  /** How many progress and log messages of the upstream were told so far (MAX_TOLD at most). */
+  told?: number;
 }
 
 /** One request of the upstream during a call, as its record keeps it. */
@@ -38,6 +41,30 @@ export interface UpstreamAsked {
 
 /** At most this many requests of one call are recorded (an upstream asking in a loop cannot grow a record). */
 const MAX_ASKED = 20;
+/** At most this many progress and log messages of one call reach the turn: a chatty upstream cannot flood it. */
+export const MAX_TOLD = 20;
+/** A message told is cut to this many characters. */
+const MAX_TOLD_CHARS = 300;
+
+/**
+ * Tells the call's listener one progress or log message of its upstream, neutralised and cut
+ * short; after MAX_TOLD of them, one last marked `more` and then nothing.
+ */
+export function tell(call: UpstreamCall, progress: ToolProgress): void {
+  const listener = call.ctx.onProgress;
+  const told = call.told ?? 0;
+  if (!listener || told > MAX_TOLD) return;
+  call.told = told + 1;
+  const text = printable(progress.message);
+  const message = text.length > MAX_TOLD_CHARS ? `${text.slice(0, MAX_TOLD_CHARS - 1)}…` : text;
+  try {
+    if (told === MAX_TOLD)
+      listener({ kind: "log", message: `(${call.server} says more; the rest is not shown)`, more: true });
+    else listener({ ...progress, message });
+  } catch {
+    // a listener's failure never stops the call
+  }
+}
 
 export interface UpstreamRequests {
   /** Declares what byteseek answers and sets the handlers, on a new client before it connects. */
@@ -70,12 +97,27 @@ export function createUpstreamRequests(): UpstreamRequests {
     return [...calls][0] as UpstreamCall;
   }
 
+  /** The one call in progress on `client`, or none when there is none or they are of several runs. */
+  function soleCall(client: Client): UpstreamCall | undefined {
+    const calls = [...(inflight.get(client) ?? [])];
+    return calls.length > 0 && new Set(calls.map((c) => c.ctx.vid)).size === 1 ? calls[0] : undefined;
+  }
+
   function note(call: UpstreamCall, asked: UpstreamAsked): void {
     if (call.asked.length < MAX_ASKED) call.asked.push(asked);
   }
 
   function prepare(server: string, client: Client): void {
     client.registerCapabilities({ roots: {}, elicitation: { form: {} }, sampling: {} });
+
+    // a log line belongs to the call it is sent during (2025: the one run calling on the connection)
+    client.setNotificationHandler("notifications/message", (n) => {
+      const call = current.getStore() ?? soleCall(client);
+      if (!call || call.server !== server) return;
+      const { level, data, logger } = n.params as { level?: string; data?: unknown; logger?: string };
+      const text = typeof data === "string" ? data : (JSON.stringify(data) ?? "");
+      tell(call, { kind: "log", message: logger ? `${logger}: ${text}` : text, ...(level ? { level } : {}) });
+    });
 
     client.setRequestHandler("roots/list", async () => {
       const call = callOf(client, server);

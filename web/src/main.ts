@@ -65,7 +65,8 @@ function start(): void {
   function navigate(route: Route, push = true): void {
     const url = routeUrl(route);
     if (push && url !== location.pathname) history.pushState(null, "", url);
-    else if (!push) history.replaceState(null, "", url);
+    // the same address keeps its query (the runs list's filters)
+    else if (!push) history.replaceState(null, "", url === location.pathname ? url + location.search : url);
     render(route, push);
   }
 

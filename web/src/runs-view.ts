@@ -66,6 +66,23 @@ export function createRunsView(api: Api): View {
   /** Answers arriving out of order: only the latest request's is shown. */
   let asked = 0;
 
+  // the filters live in the address (`/runs/?status=failed&tool=shell`): a reload or a shared link keeps them
+  const given = new URLSearchParams(location.pathname.startsWith("/runs") ? location.search : "");
+  statusSel.value = STATUSES.includes(given.get("status") as RunStatus)
+    ? (given.get("status") as string)
+    : "";
+  vidInput.value = given.get("vid") ?? "";
+  toolInput.value = given.get("tool") ?? "";
+
+  function keepInAddress(): void {
+    const q = new URLSearchParams();
+    if (statusSel.value) q.set("status", statusSel.value);
+    if (vidInput.value.trim()) q.set("vid", vidInput.value.trim());
+    if (toolInput.value.trim()) q.set("tool", toolInput.value.trim());
+    const qs = q.toString();
+    if (location.pathname.startsWith("/runs")) history.replaceState(null, "", `/runs/${qs ? `?${qs}` : ""}`);
+  }
+
   async function load(): Promise<void> {
     const ticket = ++asked;
     const after = cursors[cursors.length - 1];
@@ -104,6 +121,7 @@ export function createRunsView(api: Api): View {
 
   function restart(): void {
     cursors = [undefined];
+    keepInAddress();
     void load();
   }
   const typed = debounced(restart, 200);
