@@ -23,6 +23,7 @@ const ALL = [
   "replay",
   "lanes",
   "cli",
+  "move",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

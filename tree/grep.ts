@@ -27,8 +27,12 @@ export const GREP_DEFAULT_MS = 5000;
 export const GREP_MAX_PATTERN = 1000;
 /** Characters of a matching line shown in a match's preview. */
 const PREVIEW = 160;
-/** Children listed per page. */
-const PAGE = 1000;
+/** Children listed per page (the matching of a page runs in one go). */
+const PAGE = 200;
+/** Longest one call of a regular expression runs (then once more for 8 times as long), ms. */
+const REGEX_SLICE_MS = 250;
+/** Characters of lines one call of a regular expression tests. */
+const REGEX_CHUNK = 1024 * 1024;
 /** Longest the event loop is held between yields, ms. */
 const SLICE_MS = 10;
 
@@ -81,7 +85,7 @@ export function searchText(value: TreeValue): string {
 type Tester = (lines: string[]) => number[];
 
 /** The matcher of a search: plain text with `includes`, a regular expression under a time limit. */
-function matcher(o: GrepOptions, deadline: () => number): { test: Tester; find: (s: string) => number } {
+function matcher(o: GrepOptions): { test: Tester; find: (s: string) => number } {
   if (o.pattern.length === 0 || o.pattern.length > GREP_MAX_PATTERN)
     throw new TreeError(
       "TREE_INVALID_VALUE",
@@ -113,23 +117,40 @@ function matcher(o: GrepOptions, deadline: () => number): { test: Tester; find: 
     "hits = []; for (let i = 0; i < lines.length; i++) if (re.test(lines[i])) hits.push(i);",
   );
   const searchOne = new Script("at = s.search(re);");
+  // The timeout is wall time: on a loaded machine a call can be descheduled past the first, so one
+  // that runs out is tried once more with a longer one before the pattern is blamed.
   const run = (script: Script) => {
-    try {
-      script.runInContext(sandbox, { timeout: Math.max(1, Math.min(250, deadline())) });
-    } catch (err) {
-      if ((err as { code?: string }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT")
-        throw new TreeError(
-          "TREE_INVALID_VALUE",
-          "the regular expression took too long on these values (it backtracks): simplify it, or search for plain text",
-        );
-      throw err;
+    for (const timeout of [REGEX_SLICE_MS, REGEX_SLICE_MS * 8]) {
+      try {
+        script.runInContext(sandbox, { timeout });
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== "ERR_SCRIPT_EXECUTION_TIMEOUT") throw err;
+      }
     }
+    throw new TreeError(
+      "TREE_INVALID_VALUE",
+      "the regular expression took too long on these values (it backtracks): simplify it, or search for plain text",
+    );
   };
   return {
+    // a few lines at a time (at most REGEX_CHUNK characters): a pattern gets REGEX_SLICE_MS a call
     test(lines) {
-      sandbox.lines = lines;
-      run(testAll);
-      return sandbox.hits as number[];
+      const hits: number[] = [];
+      for (let from = 0; from < lines.length; ) {
+        let to = from;
+        for (
+          let size = 0;
+          to < lines.length && (to === from || size + lines[to]!.length <= REGEX_CHUNK);
+          to++
+        )
+          size += lines[to]!.length;
+        sandbox.lines = lines.slice(from, to);
+        run(testAll);
+        for (const i of sandbox.hits as number[]) hits.push(from + i);
+        from = to;
+      }
+      return hits;
     },
     find(s) {
       sandbox.s = s;
@@ -164,7 +185,7 @@ export async function grep(tree: Tree, prefix: string, o: GrepOptions): Promise<
   const maxMs = o.maxMs ?? GREP_DEFAULT_MS;
   const maxBytes = o.maxBytes ?? GREP_DEFAULT_BYTES;
   const left = () => maxMs - (Date.now() - start);
-  const m = matcher(o, left);
+  const m = matcher(o);
   const keys = o.keys ?? true;
   const values = o.values ?? true;
   const matches: GrepMatch[] = [];
@@ -182,27 +203,66 @@ export async function grep(tree: Tree, prefix: string, o: GrepOptions): Promise<
     }
   }
 
-  /**
-   * Looks at one child; answers false when the search must stop. A child's matches are answered
-   * together: one that would go over the limit is left for the next call (`next` is the child
-   * before it), unless it alone has more than the limit (then its first `limit` are answered).
-   */
-  function look(key: string, child: ListChild): boolean {
-    scanned.keys++;
-    scanned.bytes += key.length;
-    const found: GrepMatch[] = [];
+  /** What a child of a page holds for the search: its key's match, its value's lines and those that match. */
+  interface Seen {
+    keyAt: number;
+    lines: string[];
+    hits: number[];
+    bytes: number;
+    /** Where its lines start in the page's lines. */
+    offset: number;
+  }
+
+  /** Matches a whole page at once (one call of the matcher for its keys, one for its values' lines). */
+  function scan(dir: string, children: ListChild[]): Seen[] {
+    const seen: Seen[] = children.map((c) => ({
+      keyAt: -1,
+      lines: [],
+      hits: [],
+      bytes: dir.length + c.name.length,
+      offset: 0,
+    }));
     if (keys) {
-      const at = m.find(key);
-      if (at >= 0) found.push({ key, preview: preview(key, at) });
+      const names = children.map((c) => dir + c.name);
+      for (const i of m.test(names)) seen[i]!.keyAt = m.find(names[i]!);
     }
-    if (values && child.kind !== "index" && child.value !== undefined) {
-      const text = searchText(o.view ? o.view(key, child.value) : child.value);
-      scanned.bytes += text.length;
-      const lines = text.split("\n");
-      for (const i of m.test(lines)) {
-        if (found.length >= limit) break;
-        found.push({ key, line: i + 1, preview: preview(lines[i]!, m.find(lines[i]!)) });
+    if (values) {
+      const flat: string[] = [];
+      const owner: number[] = [];
+      children.forEach((c, i) => {
+        if (c.kind === "index" || c.value === undefined) return;
+        const text = searchText(o.view ? o.view(dir + c.name, c.value) : c.value);
+        const s = seen[i]!;
+        s.bytes += text.length;
+        s.lines = text.split("\n");
+        s.offset = flat.length;
+        for (let l = 0; l < s.lines.length; l++) {
+          flat.push(s.lines[l]!);
+          owner.push(i);
+        }
+      });
+      for (const at of m.test(flat)) {
+        const s = seen[owner[at]!]!;
+        s.hits.push(at - s.offset);
       }
+    }
+    return seen;
+  }
+
+  /**
+   * Takes one child's matches; answers false when the search must stop. A child's matches are
+   * answered together: one that would go over the limit is left for the next call (`next` is the
+   * child before it), unless it alone has more than the limit (then its first `limit` are answered).
+   */
+  function take(key: string, s: Seen): boolean {
+    scanned.keys++;
+    scanned.bytes += s.bytes;
+    const found: GrepMatch[] = [];
+    if (s.keyAt >= 0) found.push({ key, preview: preview(key, s.keyAt) });
+    for (const i of s.hits) {
+      if (found.length >= limit) break;
+      const text = s.lines[i]!;
+      found.push({ key, line: i + 1, preview: preview(text, m.find(text)) });
     }
     if (matches.length > 0 && matches.length + found.length > limit) {
       stop = "limit";
@@ -235,15 +295,16 @@ export async function grep(tree: Tree, prefix: string, o: GrepOptions): Promise<
     for (;;) {
       const res = await page(dir, after);
       if (!res) return;
-      let n = 0;
-      for (const child of res.children) {
+      const seen = scan(dir, res.children);
+      await breathe();
+      for (let i = 0; i < res.children.length; i++) {
+        const child = res.children[i]!;
         const key = dir + child.name;
-        if (!look(key, child)) return;
+        if (!take(key, seen[i]!)) return;
         if (child.name.endsWith("/")) {
           await walk(key, []);
           if (stop) return;
         }
-        if ((++n & 63) === 0) await breathe();
       }
       await breathe();
       if (!res.next) return;

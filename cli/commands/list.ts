@@ -32,7 +32,7 @@ export const listCommand = defineCommand({
     const kind = flags.kind !== false;
     const all: ChildJson[] = [];
     try {
-      for await (const child of listChildren(tree, key, { signal })) {
+      for await (const child of listChildren(tree, key, { signal, visibleCounts: output === "text" })) {
         if (output === "text") await writeLine(stdout, formatListLine(child, { kind }));
         else if (output === "ndjson") await writeJson(stdout, childToJson(child));
         else all.push(childToJson(child));

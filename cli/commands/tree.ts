@@ -55,7 +55,8 @@ export const treeCommand = defineCommand({
     }
     const options: DrawOptions = { kind: flags.kind === true, full: flags.full === true, depth };
     // List the root before printing anything, so an absent directory prints only the error.
-    const children = await sortedChildren(ctx.tree, key, ctx.signal);
+    const text = ctx.output !== "json" && ctx.output !== "ndjson";
+    const children = await sortedChildren(ctx.tree, key, ctx.signal, text && depth <= 1);
     if (ctx.output === "json" || ctx.output === "ndjson") {
       const entries: ChildJson[] = [];
       const emit = (e: ChildJson) =>
@@ -93,9 +94,15 @@ async function walk(
   }
 }
 
-async function sortedChildren(tree: Tree, dir: string, signal: AbortSignal): Promise<ListChild[]> {
+/** The children of `dir` in tree order; `visibleCounts`: directories count what a listing shows (drawn cut). */
+async function sortedChildren(
+  tree: Tree,
+  dir: string,
+  signal: AbortSignal,
+  visibleCounts = false,
+): Promise<ListChild[]> {
   const children: ListChild[] = [];
-  for await (const child of listChildren(tree, dir, { signal })) children.push(child);
+  for await (const child of listChildren(tree, dir, { signal, visibleCounts })) children.push(child);
   return children.sort((a, b) => compareTreeNames(a.name, b.name));
 }
 
@@ -116,7 +123,7 @@ async function drawChildren(
     await drawChildren(
       tree,
       sub,
-      await sortedChildren(tree, sub, ctx.signal),
+      await sortedChildren(tree, sub, ctx.signal, options.depth - 1 <= 1),
       childIndent(indent, last),
       { ...options, depth: options.depth - 1 },
       ctx,

@@ -1029,6 +1029,14 @@ const moving: GoldenCase[] = [
     stdout: '{"matches":[{"key":"/copies/a","line":1,"preview":"hello"}],"next":"/copies/a"}\n',
     stderr: "kvspace grep: stopped after 1 matches; there are more (raise --limit, or narrow the prefix)\n",
   },
+  { name: "a system entry beside a value", args: ["set", "/h/d/‥sys", "string:bookkeeping"], stdout: "" },
+  { name: "the value", args: ["set", "/h/d/v", "string:v"], stdout: "" },
+  {
+    name: "tree --depth 1 counts what a listing shows, not system entries (#35: tools/ (14) for 13)",
+    args: ["tree", "--depth", "1", "/h/"],
+    stdout: "/h/\n└── d/\t(1)\n",
+  },
+  { name: "list counts the same", args: ["ls", "/h/"], stdout: "d/\tindex\t(1)\n" },
 ];
 
 export const GOLDEN_SCRIPTS: GoldenScript[] = [
