@@ -24,6 +24,7 @@ const ALL = [
   "lanes",
   "cli",
   "move",
+  "web",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

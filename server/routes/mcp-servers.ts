@@ -218,6 +218,11 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
           "Where the authorization server sends the browser back: finishes the sign-in its state names",
         hide: true,
       },
+      // The browser comes back from the authorization server's site, so the page's SameSite=Strict
+      // cookie is not sent: the credential here is the state itself — random, made only by an
+      // authenticated POST /v1/mcp/<server>/login, matched in constant time, and gone once used.
+      // Nothing happens before it matches, and the answer is a page, never a redirect.
+      config: { public: true },
     },
     async function finishLogin(request, reply) {
       const url = new URL(request.url, "http://callback");

@@ -185,9 +185,9 @@ const editing: GoldenCase[] = [
       "13\tdelete\t/app/no\n14\tput\t/app/sub/\tindex\n14\tput\t/app/sub/deep/\tindex\n15\tput\t/app/sub/x\tint64:1\n16\tput\t/app/sub/10\tint64:10\n17\tput\t/app/sub/9\tint64:9\n18\tput\t/app/sub\tchar/utf8:beside\n19\tput\t/app/‥hidden\tint64:0\n23\tdelete\t/app/f\n24\tdelete\t/app/pi\n25\tdeltree\t/app/sub/\n",
   },
   {
-    name: "clear empties the store",
-    args: ["clear", "--yes"],
-    stdout: "",
+    name: "clear empties the store (-o json: its revision, and whether /byteseek/ was seeded again)",
+    args: ["clear", "--yes", "-o", "json"],
+    stdout: '{"rev":26,"seeded":false}\n',
     stderr: "cleared; /byteseek/ left empty (BYTESEEK_SEED=0)\n",
   },
   { name: "tree of an empty store", args: ["tree", "/"], stdout: "/\n" },

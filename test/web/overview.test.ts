@@ -98,11 +98,28 @@ describe("the overview, the page's landing view", () => {
     expect(await page.locator('#overview-host [data-field="model"]').textContent()).toBe("openai fake-1");
     // the global approvals panel steps aside here: the overview has its own card
     expect(await page.locator("#approvals").isVisible()).toBe(false);
-    await page.screenshot({ path: join(ROOT, "docs", "screenshots", "overview.png") });
+
+    // the theme follows the system's: dark colours when it prefers dark
+    const colours = () =>
+      page.evaluate<string[]>(
+        `[document.body, document.querySelector("#overview-runs")].map((e) => getComputedStyle(e).backgroundColor)`,
+      );
+    const light = await colours();
+    await page.emulateMedia({ colorScheme: "dark" });
+    const dark = await colours();
+    expect(dark).toEqual(["rgb(22, 25, 29)", "rgb(29, 33, 38)"]);
+    expect(light).not.toEqual(dark);
 
     // keyboard: Tab from the top reaches the nav's Overview link, which is the current section
     expect(await page.locator('#top-nav a[data-view="overview"]').getAttribute("aria-current")).toBe("true");
     expect(errors).toEqual([]);
+    // a status tile opens the runs list filtered to that status
+    await page.locator('.tiles [data-status="done"] a').focus();
+    await page.keyboard.press("Enter");
+    await page.waitForURL("**/runs/?status=done");
+    expect(await page.locator("#runs-status").inputValue()).toBe("done");
+    await page.goBack();
+    await page.locator(tile("done")).waitFor();
     // a run row is a link that Space follows as Enter does
     await page.locator('#overview-runs tr[data-vid="r0done"] a').focus();
     await page.keyboard.press(" ");
@@ -157,6 +174,7 @@ describe("the overview, the page's landing view", () => {
       tree.revision(),
     );
     expect(navigations).toBe(0);
+    await page.screenshot({ path: join(ROOT, "docs", "screenshots", "overview.png") });
     expect(errors).toEqual([]);
     await context.close();
   });

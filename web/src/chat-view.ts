@@ -284,9 +284,11 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
         call.li.dataset.state = e.isError ? "error" : "ok";
         call.li.dataset.kind = e.kind;
         // a box still open was decided elsewhere (the overview, another tab, the CLI): it closes too
-        call.li
-          .querySelector(".approval-inline")
-          ?.replaceWith(decidedLine(e.kind === "denied" ? "Denied." : "Approved."));
+        const box = call.li.querySelector(".approval-inline");
+        // an answered question keeps its own line ("Answered: accept.")
+        box?.replaceWith(
+          box.querySelector(".decided") ?? decidedLine(e.kind === "denied" ? "Denied." : "Approved."),
+        );
         const kind = call.li.querySelector(".kind");
         if (kind) kind.textContent = `${e.kind} · ${ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`}`;
         append(

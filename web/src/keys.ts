@@ -53,8 +53,8 @@ export type Route =
   | { view: "tree"; key: string }
   | { view: "tools" }
   | { view: "tool"; name: string }
-  /** A run's page, or without `vid` the list of runs. */
-  | { view: "runs"; vid?: string }
+  /** A run's page, or without `vid` the list of runs (`status`: only those, as the overview's tiles link). */
+  | { view: "runs"; vid?: string; status?: string }
   | { view: "agent"; vid?: string };
 
 export function routeUrl(route: Route): string {
@@ -68,7 +68,8 @@ export function routeUrl(route: Route): string {
     case "tool":
       return `/tools/${encodeURIComponent(route.name)}`;
     case "runs":
-      return route.vid ? `/runs/${encodeURIComponent(route.vid)}` : "/runs/";
+      if (route.vid) return `/runs/${encodeURIComponent(route.vid)}`;
+      return route.status ? `/runs/?status=${encodeURIComponent(route.status)}` : "/runs/";
     case "agent":
       return route.vid ? `/agent/${encodeURIComponent(route.vid)}` : "/agent/";
   }
@@ -78,14 +79,17 @@ export function routeUrl(route: Route): string {
  * Reads a route from a location: `/` is the overview; `#/a/b` (the tree's old hash links, from when
  * it was the landing page) and `/ui` still open the tree.
  */
-export function parseRoute(pathname: string, hash = ""): Route {
+export function parseRoute(pathname: string, hash = "", search = ""): Route {
   if (hash.startsWith("#/")) return { view: "tree", key: decodeSegments(hash.slice(1)) };
   if (pathname === "/" || pathname === "") return { view: "overview" };
   if (pathname === "/ui") return { view: "tree", key: "/" };
   if (pathname.startsWith("/ui/")) return { view: "tree", key: decodeSegments(pathname.slice(3)) };
   if (pathname === "/tools" || pathname === "/tools/") return { view: "tools" };
   if (pathname.startsWith("/tools/")) return { view: "tool", name: safeDecode(pathname.slice(7)) };
-  if (pathname === "/runs" || pathname === "/runs/") return { view: "runs" };
+  if (pathname === "/runs" || pathname === "/runs/") {
+    const status = new URLSearchParams(search).get("status");
+    return status ? { view: "runs", status } : { view: "runs" };
+  }
   if (pathname.startsWith("/runs/")) return { view: "runs", vid: safeDecode(pathname.slice(6)) };
   if (pathname === "/agent" || pathname === "/agent/") return { view: "agent" };
   if (pathname.startsWith("/agent/")) return { view: "agent", vid: safeDecode(pathname.slice(7)) };

@@ -28,6 +28,7 @@ function showWorkspace(api: ReturnType<typeof createApi>): void {
     ({ workspace, sandbox }) => {
       if (workspace !== undefined) {
         el.textContent = `workspace: ${workspace}`;
+        el.title = `${workspace}: the folder the agent's file tools work in (BYTESEEK_WORKSPACE); paths are relative to it`;
         el.hidden = false;
       }
       const banner = byId("sandbox-banner");
@@ -64,7 +65,7 @@ function start(): void {
 
   function navigate(route: Route, push = true): void {
     const url = routeUrl(route);
-    if (push && url !== location.pathname) history.pushState(null, "", url);
+    if (push && url !== location.pathname + location.search) history.pushState(null, "", url);
     // the same address keeps its query (the runs list's filters)
     else if (!push) history.replaceState(null, "", url === location.pathname ? url + location.search : url);
     render(route, push);
@@ -116,11 +117,12 @@ function start(): void {
     if (!a || a.target || a.origin !== location.origin) return;
     if (!/^\/(ui|tools|runs|agent)(\/|$)|^\/$/.test(a.pathname)) return;
     e.preventDefault();
-    navigate(parseRoute(a.pathname));
+    navigate(parseRoute(a.pathname, "", a.search));
   });
   // Back and forward re-render; an in-page fragment (the skip link's #main) does not.
   window.addEventListener("popstate", () => {
-    if (location.pathname !== shownPath) render(parseRoute(location.pathname));
+    if (location.pathname + location.search !== shownPath)
+      render(parseRoute(location.pathname, "", location.search));
   });
 
   createSearch(
@@ -153,7 +155,7 @@ function start(): void {
     live.title = s.state === "live" ? `following changes, at revision ${s.rev}` : text;
   }
 
-  const route = parseRoute(location.pathname, location.hash);
+  const route = parseRoute(location.pathname, location.hash, location.search);
   // `#/key` links (the tree's, from when it was the landing page) are rewritten to its address.
   navigate(route, false);
   // Follow every change from the revision the first answers carried: nothing between is lost.

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 /**
  * A person's sign-in to an HTTP upstream, in two steps around the browser: `beginSignIn` asks the
  * server for its challenge (the scopes and where its protected resource metadata is), lets the SDK
@@ -98,7 +99,7 @@ export async function finishSignIn(
       "mcp_sign_in",
       `no sign-in to "${server}" is under way; start one with kvspace mcp login ${server}`,
     );
-  if (params.get("state") !== session.state)
+  if (!sameState(params.get("state"), session.state))
     throw new ToolError(
       "mcp_sign_in",
       `refused: the redirect's state is not the one this sign-in to "${server}" sent (a stale tab, or a forged link); sign in again from the URL printed last`,
@@ -222,4 +223,12 @@ function signInFailed(server: string, err: unknown): ToolError {
   return new ToolError("mcp_sign_in", `the sign-in to "${server}" failed: ${message.slice(0, 300)}`, {
     details: { server },
   });
+}
+
+/** The redirect's state against the one sent, in constant time (the callback route is reachable without a token). */
+function sameState(given: string | null, sent: string): boolean {
+  if (given === null) return false;
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(sent).digest();
+  return timingSafeEqual(a, b);
 }

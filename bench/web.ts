@@ -1,0 +1,161 @@
+/**
+ * Web page bench (issue 37 item 6: first paint ≤ 1 s on this machine, no layout shift): Debian's
+ * headless Chromium opens the landing page (`/`, the overview) of a real byteseek — fastify, the
+ * built page, a classic-level store holding RUNS runs (each with its status, usage, a first message
+ * and five call records, one in five of them failing) — in a fresh browser context each time (no
+ * cache). Per load: first contentful paint (the browser's own `paint` entry), the time until every
+ * overview card is filled from the server (its `aria-busy` cleared), and the cumulative layout shift
+ * (the browser's `layout-shift` entries, as Lighthouse sums them). Also the server's time to answer
+ * `GET /v1/overview` at that many runs.
+ *
+ * Run: npm run build && node dist/bench/web.js [--quick]
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { pino } from "pino";
+import { chromium } from "playwright-core";
+import { createByteseek } from "../agent/byteseek.js";
+import { buildApp } from "../server/app.js";
+import { openTree } from "../tree/index.js";
+import type { ExportEntry } from "../tree/types.js";
+import { fmt, median, printTable } from "./report.js";
+
+const quick = process.argv.includes("--quick");
+const RUNS = quick ? 100 : 1000;
+const LOADS = quick ? 3 : 7;
+
+/** RUNS runs as NDJSON-style entries: status, usage, first message, five records. */
+function* runEntries(now: number): Generator<ExportEntry> {
+  const statuses = ["done", "done", "done", "failed", "interrupted"];
+  for (let i = 0; i < RUNS; i++) {
+    const vid = `r${(now - (RUNS - i) * 1000).toString(36)}${i.toString(16).padStart(4, "0")}`;
+    yield {
+      key: `/vthread/${vid}/status`,
+      kind: "char/utf8",
+      value: statuses[i % statuses.length] ?? "done",
+    };
+    yield { key: `/byteseek/session/${vid}/0`, kind: "json", value: { role: "user", content: `task ${i}` } };
+    yield {
+      key: `/byteseek/usage/${vid}`,
+      kind: "json",
+      value: { steps: 3, calls: 5, tokens: { input: 2000 + i, output: 100 } },
+    };
+    for (let n = 0; n < 5; n++) {
+      const failing = (i * 5 + n) % 5 === 0;
+      yield {
+        key: `/byteseek/tool/${vid}/${n}`,
+        kind: "json",
+        value: {
+          name:
+            ["shell.run", "edit.read", "edit.replace", "tree.get", "edit.grep"][(i + n) % 5] ?? "shell.run",
+          args: { n },
+          kind: failing ? "runtime" : "ok",
+          isError: failing,
+          text: failing ? "exit code 1: something went wrong" : "ok",
+          details: {},
+          ts: now,
+          ms: 3,
+          state: "done",
+        },
+      };
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-web-"));
+  const location = join(dir, "store");
+  const tree = await openTree({ backend: "classic", location });
+  const logger = pino({ level: "silent" });
+  const bs = await createByteseek({ tree, workspace: dir, logger, env: {}, sweep: false });
+  await tree.import(runEntries(Date.now()));
+  const app = await buildApp({
+    tree: bs.tree,
+    logger,
+    runtime: bs.runtime,
+    agent: bs.agent,
+    mcp: bs.mcp,
+    models: bs.models,
+    store: { engine: "classic", location, sync: "always" },
+  });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+    ],
+  });
+  try {
+    // the server's part alone, warm
+    const api: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const t0 = performance.now();
+      const res = await fetch(`${url}/v1/overview`);
+      await res.arrayBuffer();
+      api.push(performance.now() - t0);
+    }
+
+    const fcp: number[] = [];
+    const ready: number[] = [];
+    const cls: number[] = [];
+    for (let i = 0; i < LOADS; i++) {
+      // bypassCSP: the page forbids eval, which playwright's waits on a text expression use
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 900 },
+        baseURL: url,
+        bypassCSP: true,
+      });
+      const page = await context.newPage();
+      // the page's own scripts, as text: this bench is compiled without the DOM's types
+      await page.addInitScript(`
+        window.__cls = 0;
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) if (!e.hadRecentInput) window.__cls += e.value;
+        }).observe({ type: "layout-shift", buffered: true });
+      `);
+      await page.goto("/");
+      await page.waitForFunction(`
+        document.querySelectorAll(".overview .card").length === 6 &&
+        document.querySelectorAll(".overview .card[aria-busy]").length === 0 &&
+        document.querySelector(".approvals-card h2") !== null
+      `);
+      const filled = await page.evaluate<number>("performance.now()");
+      // a moment for late shifts (the watch connecting, the header's workspace) to be counted
+      await page.waitForTimeout(300);
+      const paint = await page.evaluate<number>(
+        `performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN`,
+      );
+      fcp.push(paint);
+      ready.push(filled);
+      cls.push(await page.evaluate<number>("window.__cls"));
+      await context.close();
+    }
+    printTable(
+      ["figure", "median", "max", "bar"],
+      [
+        ["first contentful paint, ms", fmt(median(fcp)), fmt(Math.max(...fcp)), "≤ 1000 ms"],
+        ["every overview card filled, ms", fmt(median(ready)), fmt(Math.max(...ready)), ""],
+        ["cumulative layout shift", median(cls).toFixed(4), Math.max(...cls).toFixed(4), "≤ 0.1 (good)"],
+        [`GET /v1/overview at ${RUNS} runs, ms`, fmt(median(api)), fmt(Math.max(...api)), ""],
+      ],
+    );
+    console.log(
+      `\n${RUNS} runs, ${RUNS * 5} call records; ${LOADS} cold loads (a fresh browser context each)`,
+    );
+  } finally {
+    await browser.close();
+    await app.close();
+    await bs.close();
+    await tree.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
