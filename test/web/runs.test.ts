@@ -37,7 +37,9 @@ async function docsShot(page: Page, name: string): Promise<void> {
   await screenshot(page, name);
   if (process.env.BYTESEEK_DOCS_SCREENSHOTS !== "1") return;
   await mkdir(join(ROOT, "docs", "screenshots"), { recursive: true });
-  // what the window shows, not the whole page: a small picture
+  // what the window shows from the top, not the whole page: a small picture
+  // (a string: this file is type-checked without the DOM's types)
+  await page.evaluate("document.activeElement?.blur(); window.scrollTo(0, 0)");
   await page.screenshot({ path: join(ROOT, "docs", "screenshots", `${name}.png`) });
 }
 
