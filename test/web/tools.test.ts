@@ -47,6 +47,22 @@ describe("tools", () => {
     await context.close();
   });
 
+  it("counts a directory's entries as its listing shows them, its hidden system entries left out", async () => {
+    const listed = (await tools.tree.list("/byteseek/tools/")).children.length;
+    const node = await tools.tree.get("/byteseek/tools/");
+    // the seeder's hidden ‥shipped/ is in the tree's count, not in the listing
+    expect(node && "count" in node ? node.count : 0).toBe(listed + 1);
+    const { page, context } = await browser.open(tools.url);
+    await page.goto("/ui/byteseek/tools/");
+    const paneCount = page.locator('#tree-pane a[data-key="/byteseek/tools/"] + .count');
+    await paneCount.filter({ hasText: ` ${listed}` }).waitFor();
+    await page
+      .locator(".dir-meta dl.meta dd", { hasText: new RegExp(`^${listed}$`) })
+      .first()
+      .waitFor();
+    await context.close();
+  });
+
   it("calls a tool through the form generated from its schema and shows its record live", async () => {
     const { page, context } = await browser.open(tools.url);
     await page.goto("/tools/tree.set");

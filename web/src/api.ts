@@ -118,10 +118,14 @@ export function createApi(options: ApiOptions) {
     get: (key: string) => json<ValueNode>(treeUrl(key)),
     /** A directory's own node: its child count, versions and times. */
     dirNode: (dir: string) => json<NodeMeta & { count?: number }>(`${treeUrl(dir)}?node=1`),
-    list: (dir: string, page: { after?: string; limit?: number; values?: boolean } = {}) => {
+    list: (
+      dir: string,
+      page: { after?: string; limit?: number; values?: boolean; system?: boolean } = {},
+    ) => {
       const q = new URLSearchParams();
       if (page.limit) q.set("limit", String(page.limit));
       if (page.values === false) q.set("values", "0");
+      if (page.system) q.set("system", "1");
       if (page.after !== undefined) q.set("after", page.after);
       const qs = q.toString();
       return json<Listing>(treeUrl(dir) + (qs ? `?${qs}` : ""));

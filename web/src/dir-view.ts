@@ -12,6 +12,7 @@ import { createTransferSection } from "./transfer-view.js";
 import { createTreeOps } from "./tree-ops-api.js";
 import { valueText } from "./value-editor.js";
 import { breadcrumb, errorText, metaList, type Navigate, recordsVid, type View } from "./view-parts.js";
+import { createVisibleCounts } from "./visible-count.js";
 
 const PAGE = 100;
 
@@ -74,6 +75,9 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
           ["modified", formatTime(n.mtime)],
         ]),
       );
+      // the entries a listing shows: the tree's count includes hidden system entries
+      const entries = meta.querySelector("dd");
+      if (entries && n.count !== undefined) createVisibleCounts(api).show(entries, key, n.count);
     } catch {
       // A missing directory says so in the listing.
       replace(meta);

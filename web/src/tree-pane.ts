@@ -1,6 +1,7 @@
 import type { Api, Child } from "./api.js";
 import { h, replace } from "./dom.js";
 import { ancestors, isDir, parentOf, routeUrl } from "./keys.js";
+import { createVisibleCounts } from "./visible-count.js";
 import type { Change } from "./watch.js";
 
 const PAGE = 100;
@@ -20,6 +21,7 @@ interface DirState {
  */
 export function createTreePane(api: Api, container: HTMLElement) {
   const dirs = new Map<string, DirState>();
+  const counts = createVisibleCounts(api);
   let current = "/";
   const pending = new Set<string>();
   let flushing = false;
@@ -92,6 +94,13 @@ export function createTreePane(api: Api, container: HTMLElement) {
     replace(s.group, ...items);
   }
 
+  /** A directory's entries, its hidden system entries left out (visible-count.ts). */
+  function countOf(dir: string, count: number): HTMLElement {
+    const el = h("span", { class: "count" });
+    counts.show(el, dir, count, (n) => ` ${n}`);
+    return el;
+  }
+
   function renderChild(key: string, c: Child): HTMLElement {
     const link = h(
       "a",
@@ -121,7 +130,7 @@ export function createTreePane(api: Api, container: HTMLElement) {
       { class: "dir" },
       toggle,
       link,
-      c.count !== undefined ? h("span", { class: "count" }, ` ${c.count}`) : null,
+      c.count !== undefined ? countOf(key, c.count) : null,
       s.group,
     );
   }
