@@ -15,6 +15,7 @@ import { z } from "zod";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
+import { type ElicitAction, type ElicitationAsked, ElicitContent } from "./asks.js";
 import type { Effect } from "./effect.js";
 import { ApprovalError } from "./errors.js";
 import { argProblems, createSchemaCompiler, type SchemaCompiler } from "./json-schema.js";
@@ -32,25 +33,7 @@ export const runApprovalsKey = (vid: string): string => `${approvalDir(vid)}‥r
 export const ApprovalScope = z.enum(["once", "run", "always"]);
 export type ApprovalScope = z.infer<typeof ApprovalScope>;
 
-/** The content of an answer to an upstream's form: flat, of the primitive values MCP elicitation allows. */
-export const ElicitContent = z.record(
-  z.string().max(200),
-  z.union([z.string().max(10_000), z.number(), z.boolean(), z.array(z.string().max(1000)).max(100)]),
-);
-export type ElicitContent = z.infer<typeof ElicitContent>;
-
-/** What an upstream MCP server asked a person during a call (its `elicitation/create`). */
-export interface ElicitationAsked {
-  /** The registered server that asks. */
-  server: string;
-  /** Its question, as it wrote it (shown neutralised). */
-  message: string;
-  /** The JSON Schema of the form it wants filled (a flat object of primitive fields). */
-  schema: Record<string, unknown>;
-}
-
-/** How a person answered an upstream's question: MCP's three actions. */
-export type ElicitAction = "accept" | "decline" | "cancel";
+export { type ElicitAction, type ElicitationAsked, ElicitContent } from "./asks.js";
 
 /** A person's answer, as `POST /v1/approvals/<vid>/<n>` takes it. */
 export const ApprovalDecision = z

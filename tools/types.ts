@@ -1,10 +1,9 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Tree } from "../tree/types.js";
-import type { ElicitAction, ElicitationAsked, ElicitContent } from "./approvals.js";
+import type { ElicitAction, ElicitationAsked, ElicitContent, SampleReply, SampleRequest } from "./asks.js";
 import type { ToolDeclaration } from "./declaration.js";
 import type { ToolKind } from "./errors.js";
-import type { SampleReply, SampleRequest } from "./impl/llm.js";
 import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./intent.js";
 import type { Power } from "./powers.js";
 import type { CommandScope } from "./process/scope.js";

@@ -74,9 +74,9 @@ describe("kvspace run", () => {
       throw new Error("the store was opened");
     };
     expect(await runKvspace(["get"], io, { openStore: refuse })).toBe(2);
-    expect(await runKvspace(["nope"], io, { openStore: refuse })).toBe(2);
+    expect(await runKvspace(["frobnicate"], io, { openStore: refuse })).toBe(2);
     expect(err()).toBe(
-      "kvspace get: missing <key>\nusage: kvspace get <key>...\nkvspace: unknown command 'nope'\n(kvspace --help lists the commands)\n",
+      "kvspace get: missing <key>\nusage: kvspace get <key>...\nkvspace: unknown command 'frobnicate'\n(kvspace --help lists the commands)\n",
     );
   });
 

@@ -293,4 +293,11 @@ describe("links in README.md and docs/", () => {
     expect(readme).toContain("docs/ARCHITECTURE.md");
     expect(readme).toContain("docs/TOOLS.md");
   });
+
+  it("the README shows every screenshot under docs/screenshots/", () => {
+    const readme = links(readFileSync(join(ROOT, "README.md"), "utf8"));
+    const shots = readdirSync(join(ROOT, "docs", "screenshots")).filter((f) => f.endsWith(".png"));
+    expect(shots.length).toBeGreaterThan(0);
+    expect(shots.filter((f) => !readme.includes(`docs/screenshots/${f}`))).toEqual([]);
+  });
 });

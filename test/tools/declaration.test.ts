@@ -118,6 +118,7 @@ describe("the policy", () => {
         alwaysOn: ["edit.*", "shell.run", "tools.search"],
       },
       agentTools: { share: "accepted", maxPerRun: 64, maxBytesPerRun: 256 * 1024 },
+      resumeUnknown: "report",
       sandbox: "on",
       limits: {
         cpuSeconds: 3600,

@@ -9,7 +9,7 @@ import { webRoutes } from "../../server/web.js";
 import { openTree, type Tree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
-import { ROOT, removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
+import { docsShot, removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts).
 const browser = useBrowser();
@@ -208,7 +208,7 @@ describe("the agent on the web page", () => {
     );
     expect(await page.evaluate("window.pwned")).toBeUndefined();
     expect(errors).toEqual([]);
-    await page.screenshot({ path: join(ROOT, "docs", "screenshots", "chat.png") });
+    await docsShot(page, "chat");
     await context.close();
   });
 

@@ -205,6 +205,19 @@ export async function requireConfirm(tree: Tree, tool: string): Promise<void> {
   await tree.set(key, json({ ...decl, confirm: true } as never));
 }
 
+/**
+ * A view as it looks, for the README's "The web console": docs/screenshots/<name>.png when
+ * UPDATE_SCREENSHOTS=1 (then committed), else beside the other test artifacts, so a plain test run
+ * leaves the work tree clean. What the window shows from the top, not the whole page: a small picture.
+ */
+export async function docsShot(page: Page, name: string): Promise<void> {
+  const dir = process.env.UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : ARTIFACTS;
+  await mkdir(dir, { recursive: true });
+  // a string: this file is type-checked without the DOM's types
+  await page.evaluate("document.activeElement?.blur(); window.scrollTo(0, 0)");
+  await page.screenshot({ path: join(dir, `${name}.png`) });
+}
+
 export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `${name}.png`);

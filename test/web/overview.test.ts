@@ -8,7 +8,7 @@ import { type App, buildApp } from "../../server/app.js";
 import { json, openTree, str, type Tree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
-import { ROOT, removeDir, requireConfirm, useBrowser } from "./harness.js";
+import { docsShot, removeDir, requireConfirm, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts), against a byteseek with an agent whose
 // model is the fake one, on a classic-level store in a temp folder.
@@ -174,7 +174,7 @@ describe("the overview, the page's landing view", () => {
       tree.revision(),
     );
     expect(navigations).toBe(0);
-    await page.screenshot({ path: join(ROOT, "docs", "screenshots", "overview.png") });
+    await docsShot(page, "overview");
     expect(errors).toEqual([]);
     await context.close();
   });

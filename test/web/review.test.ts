@@ -11,7 +11,7 @@ import type { PendingApproval } from "../../tools/approval-flow.js";
 import { json } from "../../tree/index.js";
 import { TEST_INSTALL } from "../mcp-client/helpers.js";
 import {
-  ARTIFACTS,
+  docsShot,
   removeDir,
   requireConfirm,
   screenshot,
@@ -113,7 +113,7 @@ describe("MCP review and approvals on the web page", () => {
       "denied",
       "ok",
     ]);
-    await page.screenshot({ path: join(ARTIFACTS, "tool.png") });
+    await docsShot(page, "tool");
 
     await page.locator("#accept-tool").click();
     await page.locator("#tool-hash", { hasText: "accepted by a person for every run" }).waitFor();

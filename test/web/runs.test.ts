@@ -4,12 +4,11 @@
  * run watched live on its page from start to approval to result, resuming an interrupted run (and
  * a refusal said plainly), replaying a finished run into a new one, and comparing two runs.
  *
- * `BYTESEEK_DOCS_SCREENSHOTS=1` also writes docs/screenshots/runs.png and run.png.
+ * `UPDATE_SCREENSHOTS=1` also writes docs/screenshots/runs.png and run.png.
  */
 import { mkdir, mkdtemp } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { leaseKey } from "../../agent/lease.js";
@@ -21,7 +20,7 @@ import { type ExportEntry, openTree, type Tree } from "../../tree/index.js";
 import { type Json, json, str } from "../../tree/value.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
-import { ROOT, removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
+import { docsShot, removeDir, requireConfirm, useBrowser } from "./harness.js";
 
 const browser = useBrowser();
 const BULK = 1000;
@@ -31,17 +30,6 @@ let tree: Tree;
 let bs: Byteseek;
 let app: App;
 let url: string;
-
-/** For the README: the view's screenshot, when asked for. */
-async function docsShot(page: Page, name: string): Promise<void> {
-  await screenshot(page, name);
-  if (process.env.BYTESEEK_DOCS_SCREENSHOTS !== "1") return;
-  await mkdir(join(ROOT, "docs", "screenshots"), { recursive: true });
-  // what the window shows from the top, not the whole page: a small picture
-  // (a string: this file is type-checked without the DOM's types)
-  await page.evaluate("document.activeElement?.blur(); window.scrollTo(0, 0)");
-  await page.screenshot({ path: join(ROOT, "docs", "screenshots", `${name}.png`) });
-}
 
 /** Script errors; the console's notes of a 404 or 409 answer are the page's expected reads. */
 function pageErrors(errors: string[]): string[] {

@@ -1,15 +1,9 @@
-/**
- * The tools list at scale: 5,000 declarations written in one import batch, shown as compact rows of
- * which only those in view exist, searched with the catalogue's search and filtered by kind, owner,
- * MCP server and status.
- */
-import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describedTool } from "../search/fixtures.js";
 import { declare } from "../tools/helpers.js";
 import { bulkTools } from "./bulk-tools.js";
-import { ARTIFACTS, removeDir, startServer, type TestServer, useBrowser } from "./harness.js";
+import { docsShot, removeDir, startServer, type TestServer, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts).
 const browser = useBrowser();
@@ -43,7 +37,7 @@ describe("the tools list at 5,000 tools", () => {
     expect(first[0]).toBe("bulk.t0000");
     expect(first.length).toBeGreaterThan(10);
     expect(first.length).toBeLessThan(60);
-    await page.screenshot({ path: join(ARTIFACTS, "tools.png") });
+    await docsShot(page, "tools");
     // the last row, reached by scrolling the list's box
     await page.locator("#tool-list").evaluate((el) => {
       el.scrollTop = el.scrollHeight;

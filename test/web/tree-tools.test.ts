@@ -1,10 +1,9 @@
 // The tree's power tools on the page (issue 37 item 4), in one browser against one server.
-import { mkdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { int64, json, str } from "../../tree/index.js";
-import { ARTIFACTS, ROOT, removeDir, startServer, type TestServer, useBrowser } from "./harness.js";
+import { docsShot, removeDir, startServer, type TestServer, useBrowser } from "./harness.js";
 
 let server: TestServer;
 const browser = useBrowser();
@@ -33,16 +32,6 @@ async function valueAt(key: string): Promise<unknown> {
   if (!node || node.kind === "index" || !("value" in node)) return undefined;
   const v = node.value.value;
   return typeof v === "bigint" ? v.toString() : v;
-}
-
-/**
- * The view as it looks, for the README: docs/screenshots/<name>.png when UPDATE_SCREENSHOTS=1
- * (then committed), else beside the other test artifacts.
- */
-async function shot(name: string): Promise<void> {
-  const dir = process.env.UPDATE_SCREENSHOTS === "1" ? join(ROOT, "docs", "screenshots") : ARTIFACTS;
-  await mkdir(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `${name}.png`), clip: { x: 0, y: 0, width: 1280, height: 660 } });
 }
 
 /** Opens `path` in the file's page, with no script errors left from the case before. */
@@ -86,7 +75,7 @@ describe("multi-select", () => {
     await box("/bulk/a").click();
     await box("/bulk/c").click({ modifiers: ["Shift"] });
     await page.locator(".bulk-count", { hasText: "3 selected" }).waitFor();
-    await shot("tree");
+    await docsShot(page, "tree");
     // Shift+↓ from c extends the range from the anchor (c) to d; Escape clears; Ctrl+A takes all.
     await box("/bulk/c").focus();
     await page.keyboard.press("Shift+ArrowDown");

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { formatValue } from "../../tree/value.js";
+import type { SampleReply, SampleRequest } from "../asks.js";
 import type { LlmImpl } from "../declaration.js";
 import { ToolError } from "../errors.js";
 import type { ToolContext, ToolOutput } from "../types.js";
@@ -16,21 +17,7 @@ export interface LlmClient {
   sample?(request: SampleRequest, signal: AbortSignal): Promise<SampleReply>;
 }
 
-/** What an upstream's `sampling/createMessage` asks the model, reduced to what every provider takes. */
-export interface SampleRequest {
-  system?: string;
-  messages: Array<{ role: "user" | "assistant"; text: string }>;
-  maxTokens: number;
-}
-
-/** The model's answer to a sampling request. */
-export interface SampleReply {
-  text: string;
-  /** The model that answered. */
-  model: string;
-  /** `maxTokens` when the reply hit the limit. */
-  stop: "endTurn" | "maxTokens";
-}
+export type { SampleReply, SampleRequest } from "../asks.js";
 
 /** Runs an `llm` impl: the prompt text read from the tree, then one sub-call of the model. */
 export async function runLlmImpl(
