@@ -41,6 +41,12 @@ export const ToolJson = z
       .boolean()
       .optional()
       .describe("an upstream MCP tool changed since a person accepted it: held until one reviews it"),
+    approval: z
+      .string()
+      .optional()
+      .describe(
+        "the rule that makes every call wait for a person's approval, as the gate names it (declaration.confirm, <ref>.confirm (inherited), confirm[i] (<name>)); absent when none does or a standing approval lifts it",
+      ),
   })
   .describe("a valid declaration");
 export type ToolJson = z.infer<typeof ToolJson>;

@@ -6,7 +6,7 @@
 import type { Tree, TreeNode } from "../tree/types.js";
 import { heldFromOthers, notAcceptedReason, readAcceptances } from "./agent-tools.js";
 import { parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
-import { netHosts } from "./gate.js";
+import { confirmation, netHosts } from "./gate.js";
 import { hashOf } from "./hash.js";
 import { runnerOf } from "./impl/kinds.js";
 import { syncedNameOf } from "./mcp/allowed.js";
@@ -36,6 +36,12 @@ export interface ValidTool {
   blocked?: string;
   /** An upstream MCP tool held for a person's review (changed since accepted): `blocked` says why. */
   held?: boolean;
+  /**
+   * The rule that makes every call wait for a person's approval, named as the gate names it
+   * (`declaration.confirm`, `<ref>.confirm (inherited)`, `confirm[i] (<name>)`), when one does and
+   * no standing approval in the policy lifts it: what a reviewer is shown, decided as the gate does.
+   */
+  approval?: string;
 }
 
 export interface InvalidTool {
@@ -359,6 +365,15 @@ export function createCatalogue({
         else {
           const wrapped = await wrappedRules(child.name, p.declaration);
           if (wrapped.off) tool.blocked = wrapped.off;
+          const impl = p.declaration.impl;
+          const { rule, standing } = confirmation(policyLoaded.policy, {
+            name: child.name,
+            ref: impl.kind === "builtin" ? impl.ref : wrapped.wraps,
+            confirm: p.declaration.confirm,
+            inheritedConfirm: wrapped.confirm,
+            declHash: hashOfNode(key, node),
+          });
+          if (rule !== undefined && standing < 0) tool.approval = rule;
         }
         valid.push(tool);
       }

@@ -147,15 +147,12 @@ export async function checkPolicy(input: GateInput): Promise<GateVerdict> {
     }
   }
   // Confirmation last: a person is asked only about a call every other rule lets through.
-  const confirmRule = decl.confirm
-    ? "declaration.confirm"
-    : input.inheritedConfirm
-      ? input.inheritedConfirm
-      : confirmIndex(policy, name, ref);
-  const standing = policy.approved.findIndex((a) => {
-    const s = parseStanding(a);
-    if (s.hash !== undefined) return s.tool === name && s.hash === input.declHash;
-    return a === name || (ref !== undefined && a === ref);
+  const { rule: confirmRule, standing } = confirmation(policy, {
+    name,
+    ref,
+    confirm: decl.confirm,
+    inheritedConfirm: input.inheritedConfirm,
+    declHash: input.declHash,
   });
   if (confirmRule !== undefined && !input.approved && standing < 0) {
     const lapsed = policy.approved.some((a) => {
@@ -224,6 +221,38 @@ function keysRead(decl: ToolDeclaration, args: Record<string, unknown>): string[
   if (impl.kind === "builtin" && impl.ref.startsWith("tree.") && typeof args.key === "string")
     return [args.key];
   return [];
+}
+
+/**
+ * Which rule makes calls of a tool wait for a person (the declaration's `confirm`, one inherited
+ * from the declaration an alias wraps, or the policy's `confirm` naming the tool or what it runs),
+ * and the index of the standing approval in the policy's `approved` that lifts it (-1: none). The
+ * gate decides with it, and the catalogue shows a reviewer the same answer (catalogue.ts).
+ */
+export function confirmation(
+  policy: Policy,
+  tool: {
+    name: string;
+    /** The built-in it runs, or the synced declaration an mcp tool of another name runs. */
+    ref: string | undefined;
+    confirm: boolean;
+    inheritedConfirm: string | undefined;
+    /** The hash of the declaration as read: a standing approval pinned to a hash names it. */
+    declHash: string | undefined;
+  },
+): { rule: string | undefined; standing: number } {
+  const { name, ref } = tool;
+  const rule = tool.confirm
+    ? "declaration.confirm"
+    : tool.inheritedConfirm
+      ? tool.inheritedConfirm
+      : confirmIndex(policy, name, ref);
+  const standing = policy.approved.findIndex((a) => {
+    const s = parseStanding(a);
+    if (s.hash !== undefined) return s.tool === name && s.hash === tool.declHash;
+    return a === name || (ref !== undefined && a === ref);
+  });
+  return { rule, standing };
 }
 
 function confirmIndex(policy: Policy, name: string, ref: string | undefined): string | undefined {

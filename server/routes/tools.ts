@@ -195,6 +195,7 @@ export function toolToJson(t: ValidTool): ToolJson {
     ...(t.blocked === undefined ? {} : { blocked: t.blocked }),
     ...(d.impl.kind === "mcp" ? { server: d.impl.server, upstream: d.impl.tool } : {}),
     ...(t.held ? { held: true } : {}),
+    ...(t.approval === undefined ? {} : { approval: t.approval }),
   };
 }
 

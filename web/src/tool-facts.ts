@@ -3,7 +3,6 @@
  * filters) and a tool's page: what kind of tool it is, who owns it, and the states that ask for a
  * decision (needs approval, held for review, not accepted, switched off, blocked, invalid).
  */
-import type { JsonValue } from "./api.js";
 import type { ToolEntry } from "./tool-parts.js";
 
 /** How a tool runs; `alias` is a builtin under another name than the function it runs. */
@@ -22,22 +21,6 @@ export const TOOL_STATES = [
 ] as const;
 export type ToolState = (typeof TOOL_STATES)[number];
 
-/** The parts of the policy these facts read (the page reads the policy as a person may). */
-export interface PolicyView {
-  confirm: string[];
-  approved: string[];
-}
-
-export const NO_POLICY: PolicyView = { confirm: [], approved: [] };
-
-/** The policy's `confirm` and `approved` lists from its stored value, whatever else it holds. */
-export function policyView(value: JsonValue | undefined): PolicyView {
-  const v = value && typeof value === "object" && !Array.isArray(value) ? value : {};
-  const strings = (x: JsonValue | undefined) =>
-    Array.isArray(x) ? x.filter((s): s is string => typeof s === "string") : [];
-  return { confirm: strings(v.confirm), approved: strings(v.approved) };
-}
-
 export interface ToolFacts {
   kind: ToolKindName | "invalid";
   /** `person`, or the run that last wrote the declaration. */
@@ -49,14 +32,14 @@ export interface ToolFacts {
   approval?: string;
 }
 
-export function toolFacts(entry: ToolEntry, policy: PolicyView): ToolFacts {
+export function toolFacts(entry: ToolEntry): ToolFacts {
   const t = entry.tool;
   const owner = t?.owner !== undefined ? { person: false as const, vid: t.owner } : { person: true as const };
   if (!t) return { kind: "invalid", owner, states: ["invalid"] };
   const kind: ToolKindName =
     t.impl === "builtin" && t.ref !== undefined && t.ref !== t.name ? "alias" : t.impl;
   const states: ToolState[] = [t.enabled ? "enabled" : "disabled"];
-  const approval = approvalReason(t.name, t.confirm, t.ref, policy);
+  const approval = t.approval === undefined ? undefined : approvalReason(t.name, t.approval);
   if (approval) states.push("needs approval");
   if (t.held) states.push("held for review");
   if (t.hash !== undefined && t.accepted !== true) states.push("not accepted");
@@ -72,20 +55,15 @@ export function toolFacts(entry: ToolEntry, policy: PolicyView): ToolFacts {
 }
 
 /**
- * Why calls of a tool wait for a person (TOOLS.md "Approvals"): its declaration's `confirm`, or the
- * policy's `confirm` naming it or the built-in it runs — unless the policy approved it for good
- * (by name; an approval pinned to a hash covers one version and is not counted here).
+ * Why calls of a tool wait for a person, in words: the server names the rule as the gate decides it
+ * (the declaration's `confirm`, one inherited from what an alias runs, the policy's `confirm`; a
+ * standing approval lifts it), so the page never guesses.
  */
-function approvalReason(
-  name: string,
-  confirm: boolean,
-  ref: string | undefined,
-  policy: PolicyView,
-): string | undefined {
-  if (policy.approved.includes(name)) return undefined;
-  if (confirm) return "its declaration says confirm: true";
-  if (policy.confirm.includes(name)) return `the policy's confirm lists ${name}`;
-  if (ref !== undefined && policy.confirm.includes(ref))
-    return `the policy's confirm lists ${ref}, which it runs`;
-  return undefined;
+function approvalReason(name: string, rule: string): string {
+  if (rule === "declaration.confirm") return "its declaration says confirm: true";
+  const inherited = /^(.+)\.confirm \(inherited\)$/.exec(rule);
+  if (inherited) return `it runs ${inherited[1]}, whose declaration says confirm: true`;
+  const listed = /^confirm\[\d+\] \((.+)\)$/.exec(rule);
+  if (listed) return `the policy's confirm lists ${listed[1]}${listed[1] === name ? "" : ", which it runs"}`;
+  return `rule: ${rule}`;
 }

@@ -11,7 +11,7 @@ import { toast } from "./dialogs.js";
 import { diffLines } from "./diff.js";
 import { formatTime, h } from "./dom.js";
 import { routeUrl } from "./keys.js";
-import { type PolicyView, toolFacts } from "./tool-facts.js";
+import { toolFacts } from "./tool-facts.js";
 import { errorText, type ToolEntry } from "./tool-parts.js";
 import { diffBlock } from "./view-parts.js";
 
@@ -21,7 +21,6 @@ export interface ReviewInput {
   node: ValueNode | undefined;
   /** Its retained previous versions, newest first. */
   history: HistoryEntry[];
-  policy: PolicyView;
 }
 
 type Obj = { [k: string]: JsonValue };
@@ -67,8 +66,8 @@ const KIND_TEXT: Record<string, string> = {
 
 /** The review section; `changed()` is called after a write so the page re-reads the tool. */
 export function reviewSection(api: Api, input: ReviewInput, changed: () => void): HTMLElement {
-  const { entry, node, history, policy } = input;
-  const facts = toolFacts(entry, policy);
+  const { entry, node, history } = input;
+  const facts = toolFacts(entry);
   const t = entry.tool;
   const decl = node && isObj(node.value) ? node.value : undefined;
 

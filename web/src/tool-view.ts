@@ -10,7 +10,6 @@ import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createSchemaForm, type JsonSchema } from "./schema-form.js";
 import { createToolCalls } from "./tool-calls-view.js";
-import { NO_POLICY, type PolicyView, policyView } from "./tool-facts.js";
 import { badge, debounced, errorText, type ToolEntry, toolEntry, toolsBreadcrumb } from "./tool-parts.js";
 import { reviewSection } from "./tool-review.js";
 import type { View } from "./view-parts.js";
@@ -41,18 +40,13 @@ export function createToolView(api: Api, name: string): View {
     body,
   );
 
-  /** Re-reads what the review shows: the catalogue's entry, the stored declaration, its history, the policy. */
+  /** Re-reads what the review shows: the catalogue's entry, the stored declaration, its history. */
   async function loadReview(): Promise<ToolEntry | undefined> {
     let entry: ToolEntry | undefined;
     let node: ValueNode | undefined;
     let history: HistoryEntry[] = [];
-    let policy: PolicyView = NO_POLICY;
     try {
-      [entry, node, policy] = await Promise.all([
-        toolEntry(api, name),
-        orMissing(api.get(declKey)),
-        orMissing(api.get("/byteseek/policy")).then((p) => (p ? policyView(p.value) : NO_POLICY)),
-      ]);
+      [entry, node] = await Promise.all([toolEntry(api, name), orMissing(api.get(declKey))]);
       // a first version has no history to ask for (the server answers 404)
       if (node && node.version > 1) history = (await orMissing(api.history(declKey))) ?? [];
     } catch (err) {
@@ -75,7 +69,7 @@ export function createToolView(api: Api, name: string): View {
     replace(
       review,
       entry.tool?.description ? h("p", { class: "description" }, entry.tool.description) : null,
-      reviewSection(api, { entry, node, history, policy }, () => void loadReview()),
+      reviewSection(api, { entry, node, history }, () => void loadReview()),
       h("h2", {}, "Recent calls"),
       calls.el,
     );

@@ -8,7 +8,7 @@ import { type Api, ApiError } from "./api.js";
 import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { createMcpPanel } from "./mcp-view.js";
-import { NO_POLICY, type PolicyView, policyView, TOOL_KINDS, TOOL_STATES, toolFacts } from "./tool-facts.js";
+import { TOOL_KINDS, TOOL_STATES, toolFacts } from "./tool-facts.js";
 import { debounced, errorText, type ToolEntry, toolEntries } from "./tool-parts.js";
 import { createToolRows, type Row } from "./tool-rows.js";
 import type { Navigate, View } from "./view-parts.js";
@@ -110,17 +110,10 @@ export function createToolsView(api: Api, navigate: Navigate): View {
   async function loadTools(): Promise<void> {
     const query = searchInput.value.trim();
     let entries: ToolEntry[];
-    let policy: PolicyView = NO_POLICY;
     // the whole catalogue is read again only after a change (clearing a search reuses it)
     if (!query) catalogue ??= toolEntries(api);
     try {
-      [entries, policy] = await Promise.all([
-        query || !catalogue ? toolEntries(api, query, SEARCH_LIMIT) : catalogue,
-        api.get("/byteseek/policy").then(
-          (p) => policyView(p.value),
-          () => NO_POLICY,
-        ),
-      ]);
+      entries = await (query || !catalogue ? toolEntries(api, query, SEARCH_LIMIT) : catalogue);
     } catch (err) {
       catalogue = undefined;
       rows.empty(`GET /v1/tools: ${errorText(err)}`, true);
@@ -128,7 +121,7 @@ export function createToolsView(api: Api, navigate: Navigate): View {
     }
     // a newer query was typed while this one was answered: its own answer will show
     if (searchInput.value.trim() !== query) return;
-    base = entries.map((entry) => ({ entry, facts: toolFacts(entry, policy) }));
+    base = entries.map((entry) => ({ entry, facts: toolFacts(entry) }));
     loaded = true;
     if (!query) {
       total = base.length;
