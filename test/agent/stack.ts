@@ -15,8 +15,11 @@ export interface AgentStack {
   bs: Byteseek;
 }
 
-/** The folder is named after `prefix`; the caller closes bs, tree and fake, and removes dir. */
-export async function startAgentStack(prefix: string): Promise<AgentStack> {
+/**
+ * The folder is named after `prefix`; `env` adds to the model settings (BYTESEEK_LLM_MODELS, say).
+ * The caller closes bs, tree and fake, and removes dir.
+ */
+export async function startAgentStack(prefix: string, env: Record<string, string> = {}): Promise<AgentStack> {
   const dir = await tempDir(prefix);
   const workspace = join(dir.path, "ws");
   await mkdir(workspace);
@@ -26,7 +29,12 @@ export async function startAgentStack(prefix: string): Promise<AgentStack> {
     tree,
     workspace,
     logger: silent,
-    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
+    env: {
+      BYTESEEK_LLM_API: "openai",
+      BYTESEEK_LLM_URL: `${fake.url}/v1`,
+      BYTESEEK_LLM_MODEL: "fake-1",
+      ...env,
+    },
   });
   return { dir, workspace, fake, tree, bs };
 }

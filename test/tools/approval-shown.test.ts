@@ -2,23 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hashOf } from "../../tools/hash.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
 import { seedTools } from "../../tools/seed.js";
-import type { BuiltinTool } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { json } from "../../tree/value.js";
-import { personEdits, setPolicy, silent, tempDir } from "./helpers.js";
-
-/** A built-in that only echoes: what matters here is whether a call of it waits for a person. */
-const peek: BuiltinTool = {
-  ref: "edit.peek",
-  declaration: {
-    name: "edit.peek",
-    description: "echo a path",
-    params: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-    impl: { kind: "builtin", ref: "edit.peek" },
-  },
-  execute: async (args) => ({ text: `peeked ${String(args.path)}` }),
-};
+import { peek, personEdits, setPolicy, silent, tempDir } from "./helpers.js";
 
 /**
  * The catalogue tells a reviewer (the tools page, `GET /v1/tools`) whether calls of a tool wait for a

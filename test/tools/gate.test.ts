@@ -3,22 +3,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
 import { seedTools } from "../../tools/seed.js";
-import type { BuiltinTool } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
-import { setPolicy, silent, tempDir } from "./helpers.js";
-
-/** A file tool of the edit family, as far as the gate can tell: it only echoes its path. */
-const peek: BuiltinTool = {
-  ref: "edit.peek",
-  declaration: {
-    name: "edit.peek",
-    description: "echo a path",
-    params: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-    impl: { kind: "builtin", ref: "edit.peek" },
-  },
-  execute: async (args) => ({ text: `peeked ${String(args.path)}` }),
-};
+import { peek, setPolicy, silent, tempDir } from "./helpers.js";
 
 describe("the gate on file paths", () => {
   let tree: Tree;

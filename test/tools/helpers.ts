@@ -214,3 +214,15 @@ export async function recordAt(tree: Tree, key: string): Promise<Record<string, 
 export function nextStart(probe: Probe): Promise<void> {
   return new Promise((resolve) => probe.started.push(resolve));
 }
+
+/** A file tool of the edit family, as far as the gate can tell: it only echoes its path. */
+export const peek: BuiltinTool = {
+  ref: "edit.peek",
+  declaration: {
+    name: "edit.peek",
+    description: "echo a path",
+    params: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    impl: { kind: "builtin", ref: "edit.peek" },
+  },
+  execute: async (args) => ({ text: `peeked ${String(args.path)}` }),
+};

@@ -1,56 +1,33 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
-import { type App, buildApp } from "../../server/app.js";
+import { createByteseek } from "../../agent/byteseek.js";
+import { buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
 import { openTree, type Tree } from "../../tree/index.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
+import type { FakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
-import { docsShot, removeDir, requireConfirm, screenshot, useBrowser } from "./harness.js";
+import { type AgentPage, startAgentPage } from "./agent-page.js";
+import { docsShot, requireConfirm, screenshot, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts).
 const browser = useBrowser();
+let stack: AgentPage;
 let fake: FakeLlm;
-let dir: string;
 let workspace: string;
 let tree: Tree;
-let bs: Byteseek;
-let app: App;
 let url: string;
 
 beforeAll(async () => {
-  fake = await startFakeLlm();
-  dir = await mkdtemp(join(tmpdir(), "byteseek-web-chat-"));
-  workspace = join(dir, "workspace");
-  await mkdir(workspace);
-  tree = await openTree({ backend: "classic", location: join(dir, "store") });
-  bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: {
-      BYTESEEK_LLM_API: "openai",
-      BYTESEEK_LLM_URL: `${fake.url}/v1`,
-      BYTESEEK_LLM_MODEL: "fake-1",
-      BYTESEEK_LLM_MODELS: "fake-1,fake-2",
-    },
-  });
-  app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, models: bs.models });
-  if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
-  url = await app.listen({ host: "127.0.0.1", port: 0 });
+  stack = await startAgentPage("byteseek-web-chat-", { env: { BYTESEEK_LLM_MODELS: "fake-1,fake-2" } });
+  ({ fake, workspace, tree, url } = stack);
   // A person makes edit.write ask first.
   await requireConfirm(tree, "edit.write");
 });
 
 afterAll(async () => {
-  await app?.close();
-  await bs?.close();
-  await tree?.close();
-  await fake?.close();
-  if (dir) await removeDir(dir);
+  await stack?.close();
 });
 
 describe("the agent on the web page", () => {

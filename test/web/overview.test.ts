@@ -1,54 +1,30 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
-import { type App, buildApp } from "../../server/app.js";
-import { json, openTree, str, type Tree } from "../../tree/index.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
-import { silent } from "../tools/helpers.js";
-import { docsShot, removeDir, requireConfirm, useBrowser } from "./harness.js";
+import { json, str, type Tree } from "../../tree/index.js";
+import type { FakeLlm } from "../fake-llm/server.js";
+import { type AgentPage, startAgentPage } from "./agent-page.js";
+import { docsShot, requireConfirm, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts), against a byteseek with an agent whose
 // model is the fake one, on a classic-level store in a temp folder.
 const browser = useBrowser();
+let stack: AgentPage;
 let fake: FakeLlm;
-let dir: string;
 let workspace: string;
 let tree: Tree;
-let bs: Byteseek;
-let app: App;
 let url: string;
 
 beforeAll(async () => {
-  fake = await startFakeLlm();
-  dir = await mkdtemp(join(tmpdir(), "byteseek-web-overview-"));
-  workspace = join(dir, "workspace");
-  await mkdir(workspace);
-  const location = join(dir, "store");
-  tree = await openTree({ backend: "classic", location });
-  bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: {
-      BYTESEEK_LLM_API: "openai",
-      BYTESEEK_LLM_URL: `${fake.url}/v1`,
-      BYTESEEK_LLM_MODEL: "fake-1",
-      BYTESEEK_LLM_MODELS: "fake-1, fake-2",
-    },
+  stack = await startAgentPage("byteseek-web-overview-", {
+    env: { BYTESEEK_LLM_MODELS: "fake-1, fake-2" },
+    deps: ({ bs, dir }) => ({
+      mcp: bs.mcp,
+      store: { engine: "classic", location: join(dir.path, "db"), sync: "always" },
+    }),
   });
-  app = await buildApp({
-    tree: bs.tree,
-    logger: silent,
-    runtime: bs.runtime,
-    agent: bs.agent,
-    mcp: bs.mcp,
-    models: bs.models,
-    store: { engine: "classic", location, sync: "always" },
-  });
-  url = await app.listen({ host: "127.0.0.1", port: 0 });
+  ({ fake, workspace, tree, url } = stack);
   await requireConfirm(tree, "edit.write");
   // an upstream MCP server a person switched off: registered, never started
   await tree.set("/byteseek/mcp/archive", json({ command: ["true"], enabled: false }));
@@ -57,11 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await app?.close();
-  await bs?.close();
-  await tree?.close();
-  await fake?.close();
-  if (dir) await removeDir(dir);
+  await stack?.close();
 });
 
 /** The number a status tile of the runs card shows. */

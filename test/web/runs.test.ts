@@ -1,34 +1,21 @@
-/**
- * The runs on the web page, in a real Chromium against a real server with the agent and the fake
- * model: the list at 1,000 runs (filters by status, id and tool, a page of 50 at a time), an agent
- * run watched live on its page from start to approval to result, resuming an interrupted run (and
- * a refusal said plainly), replaying a finished run into a new one, and comparing two runs.
- *
- * `UPDATE_SCREENSHOTS=1` also writes docs/screenshots/runs.png and run.png.
- */
-import { mkdir, mkdtemp } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { leaseKey } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/loop.js";
-import { type App, buildApp } from "../../server/app.js";
-import { webRoutes } from "../../server/web.js";
+import type { App } from "../../server/app.js";
 import { recordsDir } from "../../tools/records.js";
-import { type ExportEntry, openTree, type Tree } from "../../tree/index.js";
+import type { ExportEntry, Tree } from "../../tree/index.js";
 import { type Json, json, str } from "../../tree/value.js";
-import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
-import { silent } from "../tools/helpers.js";
-import { docsShot, removeDir, requireConfirm, useBrowser } from "./harness.js";
+import type { FakeLlm } from "../fake-llm/server.js";
+import { type AgentPage, startAgentPage } from "./agent-page.js";
+import { docsShot, requireConfirm, useBrowser } from "./harness.js";
 
 const browser = useBrowser();
 const BULK = 1000;
+let stack: AgentPage;
 let fake: FakeLlm;
-let dir: string;
 let tree: Tree;
-let bs: Byteseek;
-let app: App;
+let _app: App;
 let url: string;
 
 /** Script errors; the console's notes of a 404 or 409 answer are the page's expected reads. */
@@ -92,30 +79,14 @@ async function interruptedRun(vid: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  fake = await startFakeLlm();
-  dir = await mkdtemp(join(tmpdir(), "byteseek-web-runs-"));
-  const workspace = join(dir, "workspace");
-  await mkdir(workspace);
-  tree = await openTree({ backend: "classic", location: join(dir, "store") });
-  bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
-  });
-  app = await buildApp({ tree: bs.tree, logger: silent, runtime: bs.runtime, agent: bs.agent });
-  if (!app.hasRoute({ method: "GET", url: "/" })) await app.register(webRoutes);
-  url = await app.listen({ host: "127.0.0.1", port: 0 });
+  stack = await startAgentPage("byteseek-web-runs-");
+  ({ fake, tree, url } = stack);
   await requireConfirm(tree, "edit.write");
   await tree.import(bulkRuns());
 });
 
 afterAll(async () => {
-  await app?.close();
-  await bs?.close();
-  await tree?.close();
-  await fake?.close();
-  if (dir) await removeDir(dir);
+  await stack?.close();
 });
 
 describe("the runs list", () => {
