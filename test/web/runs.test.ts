@@ -106,7 +106,8 @@ describe("the runs list", () => {
     await page.locator("#runs-summary", { hasText: "Runs 1–50" }).waitFor();
 
     await page.locator("#runs-status").selectOption("interrupted");
-    await page.locator('table.runs tbody tr[data-run="bulk-0003"]').waitFor();
+    // the filtered list has replaced the whole one (bulk-0003 is on both: wait for it first)
+    await page.locator('table.runs tbody tr:first-child[data-run="bulk-0003"]').waitFor();
     expect(await rows.first().getAttribute("data-run")).toBe("bulk-0003");
     const statuses = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status")));
     expect(statuses).toHaveLength(50);
