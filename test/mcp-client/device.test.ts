@@ -4,34 +4,19 @@ import { refreshIfDue } from "../../tools/mcp/oauth/sign-in.js";
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
-import { setPolicy, tempDir } from "../tools/helpers.js";
-import { type McpHarness, mcpHarness } from "./helpers.js";
-import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from "./oauth-fixture.js";
+import { tempDir } from "../tools/helpers.js";
+import type { McpHarness } from "./helpers.js";
+import { type OAuthFixture, type OAuthFixtureOptions, useSignInSuite } from "./oauth-fixture.js";
 
+const suite = useSignInSuite();
 let fx: OAuthFixture;
 let h: McpHarness;
 let n = 0;
+/** A fresh server name per test: one harness and one fixture serve the whole file. */
 let server = "";
-
-beforeAll(async () => {
-  fx = await startOAuthFixture();
-  h = await mcpHarness();
-  await setPolicy(h.tree, {
-    grants: {
-      default: {
-        read: true,
-        write: true,
-        exec: true,
-        model: true,
-        net: [new URL(fx.origin).host],
-        tree: ["/"],
-      },
-    },
-  });
-});
-afterAll(async () => {
-  await h.dispose();
-  await fx.close();
+beforeAll(() => {
+  fx = suite.fx();
+  h = suite.h();
 });
 
 async function register(fixture: Partial<OAuthFixtureOptions> = {}, extra: Record<string, unknown> = {}) {

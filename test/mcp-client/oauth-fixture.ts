@@ -20,7 +20,10 @@ import {
   requireBearerAuth,
   requireScopes,
 } from "@modelcontextprotocol/server";
+import { afterAll, beforeAll } from "vitest";
 import { z } from "zod";
+import { setPolicy } from "../tools/helpers.js";
+import { type McpHarness, mcpHarness } from "./helpers.js";
 
 export interface OAuthFixtureOptions {
   /** Where the protected resource metadata is: named in the challenge, at the path-aware or the root well-known, or nowhere. */
@@ -449,4 +452,38 @@ export async function pipe(response: Response, res: ServerResponse): Promise<voi
     res.write(value);
   }
   res.end();
+}
+
+/**
+ * One authorization server and one MCP harness for a test file (beforeAll/afterAll), the harness's
+ * runs granted `net` to the fixture's host; `get` reads them from the tests.
+ */
+export function useSignInSuite(): { fx(): OAuthFixture; h(): McpHarness } {
+  let fx: OAuthFixture | undefined;
+  let h: McpHarness | undefined;
+  beforeAll(async () => {
+    fx = await startOAuthFixture();
+    h = await mcpHarness();
+    await setPolicy(h.tree, {
+      grants: {
+        default: {
+          read: true,
+          write: true,
+          exec: true,
+          model: true,
+          net: [new URL(fx.origin).host],
+          tree: ["/"],
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await h?.dispose();
+    await fx?.close();
+  });
+  const started = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error("the sign-in suite starts in beforeAll: use it from the tests");
+    return v;
+  };
+  return { fx: () => started(fx), h: () => started(h) };
 }
