@@ -4,7 +4,7 @@
  * web page draws. Types (and the list of stop reasons) only; it imports nothing Node-only, so the page's tsconfig reaches it.
  */
 
-import type { Effect } from "../tools/effect-types.js";
+import type { Effect } from "../tools/call/effect-types.js";
 import type { ToolKind } from "../tools/errors.js";
 import type { StreamEvent } from "./providers/types.js";
 

@@ -16,8 +16,8 @@ import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { newVid } from "../agent/loop.js";
 import { VID } from "../mcp/server.js";
 import { startServer } from "../server/main.js";
-import { terminalKeys, terminalQuestion } from "../tools/approval-wording.js";
-import type { ApprovalDecision } from "../tools/approvals.js";
+import { terminalKeys, terminalQuestion } from "../tools/gate/approval-wording.js";
+import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { openSession, type Session } from "./agent-session.js";
 import {

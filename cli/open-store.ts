@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { builtinMap } from "../agent/byteseek.js";
 import { sharePath, socketAt } from "../mcp/share.js";
 import { readStoreToken } from "../server/token-file.js";
-import { createCheckedTree } from "../tools/checked-tree.js";
+import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";

@@ -9,7 +9,7 @@
  */
 import type { InputRequiredResult } from "@modelcontextprotocol/server";
 import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
-import { printable } from "../tools/printable.js";
+import { printable } from "../tools/catalogue/printable.js";
 
 /** The key of our one embedded request in `inputRequests` / `inputResponses`. */
 export const APPROVAL_KEY = "byteseek_approval";

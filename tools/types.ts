@@ -1,11 +1,17 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Tree } from "../tree/types.js";
-import type { ElicitAction, ElicitationAsked, ElicitContent, SampleReply, SampleRequest } from "./asks.js";
-import type { ToolDeclaration } from "./declaration.js";
+import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./call/intent.js";
+import type { ToolDeclaration } from "./catalogue/declaration.js";
 import type { ToolKind } from "./errors.js";
-import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./intent.js";
-import type { Power } from "./powers.js";
+import type {
+  ElicitAction,
+  ElicitationAsked,
+  ElicitContent,
+  SampleReply,
+  SampleRequest,
+} from "./gate/asks.js";
+import type { Power } from "./gate/powers.js";
 import type { CommandScope } from "./process/scope.js";
 
 /** What a tool's execute function answers on success. Failures are thrown as ToolError. */

@@ -3,7 +3,7 @@
  * the records at first use, followed live after, newest first, bounded per tool.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createRecentCalls, type RecentCalls } from "../../tools/recent-calls.js";
+import { createRecentCalls, type RecentCalls } from "../../tools/records/recent-calls.js";
 import { json } from "../../tree/index.js";
 import { useHarness } from "./helpers.js";
 

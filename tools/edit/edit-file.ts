@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
+import { bytesHash, type FileIntent, fileHash, type IntentContext } from "../call/intent.js";
 import { suggest, ToolError } from "../errors.js";
-import { bytesHash, type FileIntent, fileHash, type IntentContext } from "../intent.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkWritable, contentEquals, writeFileAtomic } from "./atomic-write.js";
 import { type ByteEdit, type BytePlan, planOnBytes } from "./byte-plan.js";

@@ -4,7 +4,7 @@ import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
 
 export { maskSecrets, SECRET_FIELDS, SECRET_MASK };
 
-import { zodProblems } from "../declaration.js";
+import { zodProblems } from "../catalogue/declaration.js";
 import { OAuthConfig } from "./oauth/entry.js";
 
 /** Where upstream MCP servers are registered: `/byteseek/mcp/<server>` (json). */

@@ -13,9 +13,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { pathToFileURL } from "node:url";
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
-import type { ElicitationAsked } from "../approvals.js";
+import { printable } from "../catalogue/printable.js";
+import type { ElicitationAsked } from "../gate/approvals.js";
 import type { SampleRequest } from "../impl/llm.js";
-import { printable } from "../printable.js";
 import type { ToolContext, ToolProgress } from "../types.js";
 
 /** A call in progress on an upstream's connection, and what its upstream asked during it. */

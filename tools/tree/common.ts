@@ -1,8 +1,8 @@
 import { isTreeError, type TreeErrorCode } from "../../tree/errors.js";
 import { isSystemName } from "../../tree/path.js";
 import { ToolError, type ToolErrorCode, type ToolKind } from "../errors.js";
-import { runtimeArea } from "../ownership.js";
-import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY } from "../policy.js";
+import { runtimeArea } from "../gate/ownership.js";
+import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY } from "../gate/policy.js";
 
 /** Is `key` (a value or a directory) in a tree listing a tool may not see: the policy, the model's settings, or under a denied prefix? */
 export function hiddenKey(key: string, denyKeys: readonly string[] = []): boolean {

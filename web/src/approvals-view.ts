@@ -1,5 +1,5 @@
-import { approvalTitle } from "../../tools/approval-wording.js";
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
+import { approvalTitle } from "../../tools/gate/approval-wording.js";
 import type { Api, PendingApproval } from "./api.js";
 import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";

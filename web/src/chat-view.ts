@@ -7,7 +7,7 @@
  * Every message of a page's session goes to one run; "New run" starts another.
  */
 
-import { approvalTitle } from "../../tools/approval-wording.js";
+import { approvalTitle } from "../../tools/gate/approval-wording.js";
 import type { Api } from "./api.js";
 import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";

@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
 import { z } from "zod";
-import { isTreeError } from "../tree/errors.js";
-import type { Tree, TreeNode } from "../tree/types.js";
-import { type Json, json } from "../tree/value.js";
-import type { ToolKind } from "./errors.js";
-import { type FileIntent, type KeyIntent, SIDE_EFFECTS, type SideEffect } from "./intent.js";
+import { isTreeError } from "../../tree/errors.js";
+import type { Tree, TreeNode } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import { type FileIntent, type KeyIntent, SIDE_EFFECTS, type SideEffect } from "../call/intent.js";
+import type { ToolKind } from "../errors.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */
 export const recordsDir = (vid: string): string => `/byteseek/tool/${vid}/`;

@@ -16,16 +16,16 @@
  * CLI — already handle that error.
  */
 
-import { TreeError } from "../tree/errors.js";
-import { isSystemName } from "../tree/path.js";
-import type { ExportEntry, ImportOptions, Tree, TxnRequest } from "../tree/types.js";
-import { type Json, type TreeValue, valueFromJson, valueToJson } from "../tree/value.js";
+import { TreeError } from "../../tree/errors.js";
+import { isSystemName } from "../../tree/path.js";
+import type { ExportEntry, ImportOptions, Tree, TxnRequest } from "../../tree/types.js";
+import { type Json, type TreeValue, valueFromJson, valueToJson } from "../../tree/value.js";
+import { personOwnable } from "../gate/ownership.js";
+import { POLICY_KEY, Policy } from "../gate/policy.js";
+import { MCP_DIR, parseEntry, serverOfKey } from "../mcp/registry.js";
+import type { BuiltinTool } from "../types.js";
 import { TOOLS_DIR } from "./catalogue.js";
 import { parseDeclaration, zodProblems } from "./declaration.js";
-import { MCP_DIR, parseEntry, serverOfKey } from "./mcp/registry.js";
-import { personOwnable } from "./ownership.js";
-import { POLICY_KEY, Policy } from "./policy.js";
-import type { BuiltinTool } from "./types.js";
 
 /** What a checked key holds. */
 export type CheckedValue = "declaration" | "policy" | "mcp-server";
