@@ -49,7 +49,7 @@ export interface ByteseekOptions {
 }
 
 export interface Byteseek {
-  /** The tree handed in, its declaration, policy and MCP server writes checked (tools/checked-tree.ts). */
+  /** The tree handed in, its declaration, policy and MCP server writes checked (tools/catalogue/checked-tree.ts). */
   tree: Tree;
   runtime: Runtime;
   agent: Agent;

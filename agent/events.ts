@@ -49,7 +49,7 @@ export type AgentEvent =
       diff?: string;
       /** For a change to what a person wrote: the key it changes. */
       change?: { key: string; action: "set" | "del" };
-      /** What the call will do (tools/effect.ts), who wrote the declaration, its hash. */
+      /** What the call will do (tools/call/effect.ts), who wrote the declaration, its hash. */
       effect?: Effect;
       owner?: string;
       hash?: string;

@@ -77,7 +77,7 @@ type AskApproval = (
 ) => Promise<ApprovalDecision | undefined>;
 
 /**
- * The terminal's question: the keys the approval's kind offers (tools/approval-wording.ts), answered
+ * The terminal's question: the keys the approval's kind offers (tools/gate/approval-wording.ts), answered
  * with one key in raw mode. Ctrl-C stops the turn (as it does while the model works).
  */
 function terminalAsker(onInterrupt: () => void): AskApproval | undefined {

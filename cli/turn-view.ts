@@ -191,7 +191,7 @@ export function createTurnView(options: TurnViewOptions): TurnView {
   return { onEvent, pause: stopSpinner };
 }
 
-/** What the approval wording (tools/approval-wording.ts) reads of a pending approval's event. */
+/** What the approval wording (tools/gate/approval-wording.ts) reads of a pending approval's event. */
 export function factsOf(e: Extract<AgentEvent, { type: "approval_pending" }>): ApprovalFacts {
   const vid = /^\/byteseek\/approval\/([^/]+)\//.exec(e.key)?.[1];
   return {

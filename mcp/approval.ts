@@ -25,7 +25,7 @@ export type ApprovalStep =
 export interface ApprovalInput {
   name: string;
   args: unknown;
-  /** What the call would run (the gate's refusal carries it: tools/effect.ts), who declared it, its hash. */
+  /** What the call would run (the gate's refusal carries it: tools/call/effect.ts), who declared it, its hash. */
   effect?: string;
   owner?: string;
   hash?: string;

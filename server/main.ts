@@ -325,7 +325,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         "marked runs whose process stopped as interrupted (byteseek run --resume <vid>)",
       );
     app = await buildApp({
-      // checked: a declaration or policy that does not validate is refused (tools/checked-tree.ts)
+      // checked: a declaration or policy that does not validate is refused (tools/catalogue/checked-tree.ts)
       tree: byteseek.tree,
       logger,
       runtime: byteseek.runtime,

@@ -47,7 +47,7 @@ export interface RuntimeOptions {
   hooks?: ToolHooks | readonly ToolHooks[];
   /**
    * Either way a call answers once its record and its usage counters are stored: they are one
-   * store write (tools/usage.ts). Accepted so callers naming it keep working; `flush()` likewise.
+   * store write (tools/records/usage.ts). Accepted so callers naming it keep working; `flush()` likewise.
    */
   usageWrites?: "background" | "await";
   /**

@@ -52,7 +52,7 @@ export interface ToolContext {
   commands: CommandScope;
   /** `<vid>/<n>`, the call's record: the same on a resumed run's retry (http impls send it as Idempotency-Key). */
   idempotencyKey?: string;
-  /** Whom an upstream MCP server may ask during this call (tools/call-asks.ts); absent: nobody. */
+  /** Whom an upstream MCP server may ask during this call (tools/gate/call-asks.ts); absent: nobody. */
   asks?: CallAsks;
   /** Told of the call's progress while it runs (an upstream MCP server's progress and log messages). */
   onProgress?: (progress: ToolProgress) => void;

@@ -1,5 +1,5 @@
 /**
- * The index of each tool's recent calls (tools/recent-calls.ts) that a tool's page shows: read from
+ * The index of each tool's recent calls (tools/records/recent-calls.ts) that a tool's page shows: read from
  * the records at first use, followed live after, newest first, bounded per tool.
  */
 import { afterEach, describe, expect, it } from "vitest";

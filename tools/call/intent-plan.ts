@@ -1,6 +1,6 @@
 /**
  * The planner the call pipeline asks, after the gate allowed a call and before it executes, what
- * the call intends (tools/intent.ts): its side effect, an edit's file hashes from the built-in's
+ * the call intends (tools/call/intent.ts): its side effect, an edit's file hashes from the built-in's
  * `intent`, a tree write's key versions and hashes from its `keyIntent`. A plan that cannot be made leaves the call `other` (never run twice).
  */
 import type { Logger } from "pino";

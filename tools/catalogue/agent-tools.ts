@@ -24,7 +24,7 @@ const TOOLS_DIR = "/byteseek/tools/";
 
 /** A person's acceptance of one version of a run's tool. */
 export interface Acceptance {
-  /** The hash of the declaration accepted (tools/hash.ts, as the records' `decl.hash`). */
+  /** The hash of the declaration accepted (tools/catalogue/hash.ts, as the records' `decl.hash`). */
   hash: string;
   /** The run that had written it. */
   owner: string;

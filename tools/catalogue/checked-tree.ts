@@ -7,7 +7,7 @@
  * `?unchecked=1`, a txn op's `"unchecked": true`); `kvspace tools --check` then reports it.
  *
  * A write without a run id under /byteseek/ (a person's: HTTP, the CLI, the web page, an approved
- * change) makes the key the person's: its owner run is cleared (tools/ownership.ts says why).
+ * change) makes the key the person's: its owner run is cleared (tools/gate/ownership.ts says why).
  *
  * The refusal is the tree's own `TREE_INVALID_VALUE` (400 over HTTP), carrying `details.check`
  * (what the value was checked as) and `details.problems` (one line each: the field's path and

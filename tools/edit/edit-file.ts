@@ -103,7 +103,7 @@ async function readAndPlan(
 }
 
 /**
- * The intent of an edit (tools/intent.ts): the file's hash now and once edited. A dry run changes
+ * The intent of an edit (tools/call/intent.ts): the file's hash now and once edited. A dry run changes
  * nothing; an edit that will fail as the file stands says so (`planned: false`), so a resumed run
  * runs it again only while the file is as it was.
  */

@@ -42,7 +42,7 @@ export interface ToolRecord {
   state?: RecordState;
   /** `<vid>/<n>` of this record: sent by http impls as Idempotency-Key, kept when a resumed run retries. */
   idempotencyKey?: string;
-  /** What running the call again would do (tools/intent.ts), decided when it started. */
+  /** What running the call again would do (tools/call/intent.ts), decided when it started. */
   sideEffect?: SideEffect;
   /** Edit-family calls: per file, the content hash before and as intended after. */
   files?: FileIntent[];

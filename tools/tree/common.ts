@@ -12,7 +12,7 @@ export function hiddenKey(key: string, denyKeys: readonly string[] = []): boolea
 
 /**
  * The tree tools never touch the policy nor system entries (`‥…`, byteseek's own bookkeeping), and
- * never write what the runtime keeps (RUNTIME_DIRS, tools/ownership.ts); read-only keys are refused by the tree itself
+ * never write what the runtime keeps (RUNTIME_DIRS, tools/gate/ownership.ts); read-only keys are refused by the tree itself
  * (they are never forced).
  */
 export function guardKey(key: string, action: "read" | "write" | "delete"): void {

@@ -40,7 +40,7 @@ const TOOLS_DIR = "/byteseek/tools/";
 /**
  * `tree.set`: writes one value, recording the calling run as its owner — which is how the gate
  * knows a declaration is agent-written. Never the policy, never a read-only key; what a person owns
- * only with their approval (tools/ownership.ts).
+ * only with their approval (tools/gate/ownership.ts).
  */
 export function createTreeSetTool(): BuiltinTool {
   return defineBuiltin({
@@ -167,7 +167,7 @@ async function guardMcpRegistration(ctx: ToolContext, key: string, value: TreeVa
     );
 }
 
-/** A run's declarations stay within the policy's agentTools bounds (tools/agent-tools.ts). */
+/** A run's declarations stay within the policy's agentTools bounds (tools/catalogue/agent-tools.ts). */
 async function guardCatalogueRoom(ctx: ToolContext, key: string, value: TreeValue): Promise<void> {
   if (!key.startsWith(TOOLS_DIR)) return;
   const node = await ctx.tree.get(POLICY_KEY);
