@@ -1,5 +1,5 @@
+import { printable } from "../../tools/catalogue/printable.js";
 import { shortHash } from "../../tools/mcp/pins.js";
-import { printable } from "../../tools/printable.js";
 import { defineCommand, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 import { mcpAdd, mcpStatus } from "./mcp-registry.js";
