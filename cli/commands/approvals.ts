@@ -1,5 +1,5 @@
-import { type ApprovalEntry, approvalKey } from "../../tools/approvals.js";
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
+import { type ApprovalEntry, approvalKey } from "../../tools/gate/approvals.js";
 import { approvalLines, decisionLine } from "../approval-view.js";
 import { defineCommand, writeJson, writeLine } from "../command.js";
 

@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalScope } from "../../tools/approvals.js";
+import type { ApprovalDecision, ApprovalScope } from "../../tools/gate/approvals.js";
 import { type CommandSpec, defineCommand, writeJson, writeLine } from "../command.js";
 import { usageError } from "../errors.js";
 

@@ -1,6 +1,6 @@
-import { zodProblems } from "../../tools/declaration.js";
-import { POLICY_KEY, Policy } from "../../tools/policy.js";
-import { grantOf } from "../../tools/powers.js";
+import { zodProblems } from "../../tools/catalogue/declaration.js";
+import { POLICY_KEY, Policy } from "../../tools/gate/policy.js";
+import { grantOf } from "../../tools/gate/powers.js";
 import { SANDBOX_OFF_WARNING } from "../../tools/sandbox/settings.js";
 import { defineCommand, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";

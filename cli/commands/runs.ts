@@ -1,6 +1,6 @@
 import { diffRunsIn } from "../../agent/replay/diff.js";
 import { listRuns, RUN_STATUSES, type RunStatus } from "../../agent/runs.js";
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import type { CommandContext } from "../command.js";
 import { defineCommand, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";

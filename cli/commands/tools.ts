@@ -1,7 +1,7 @@
 import type { Writable } from "node:stream";
-import { checkValue } from "../../tools/checked-tree.js";
+import { checkValue } from "../../tools/catalogue/checked-tree.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { MCP_DIR } from "../../tools/mcp/registry.js";
-import { printable } from "../../tools/printable.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { ListResult, Tree } from "../../tree/types.js";
 import { defineCommand, type OutputFormat, writeJson, writeLine } from "../command.js";

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COMMANDS } from "../../cli/commands/index.js";
-import { createApprovals } from "../../tools/approvals.js";
+import { createApprovals } from "../../tools/gate/approvals.js";
 import { openTree } from "../../tree/index.js";
 import { cliEnv, tempDirs } from "./cli-server.js";
 import { runInProcess } from "./in-process.js";
