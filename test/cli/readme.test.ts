@@ -13,7 +13,6 @@
  */
 import { spawn } from "node:child_process";
 import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -23,6 +22,7 @@ import pino from "pino";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../server/main.js";
+import { freePort } from "../server/helpers.js";
 import { cliEnv, tempDirs } from "./cli-server.js";
 import { type Filling, fill, fillAll, HOSTS, type HostConfig, readmeHostConfigs } from "./readme-hosts.js";
 import { assertBuilt } from "./run-cli.js";
@@ -185,7 +185,7 @@ describe("the README's MCP host configurations, as printed", () => {
   }
 
   it("works without a server: each stdio line's byteseek mcp holds the project's store; Codex's, which names a server, says to start it", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const f: Filling = { project, token: "unused", hostPort: `127.0.0.1:${port}` };
     for (const c of configs) {
       if (c.transport !== "stdio") continue;
@@ -199,7 +199,7 @@ describe("the README's MCP host configurations, as printed", () => {
       const { text } = await session(c, f);
       expect(text, c.host).toContain("the project's own notes");
     }
-  }, 60_000);
+  }, 120_000);
 
   describe("with byteseek serve running on the same folder, as npm start runs it", () => {
     let server: RunningServer;
@@ -211,8 +211,8 @@ describe("the README's MCP host configurations, as printed", () => {
         logger: pino({ level: "silent" }),
         handleSignals: false,
       });
-    });
-    afterAll(() => server?.close());
+    }, 60_000);
+    afterAll(() => server?.close(), 60_000);
     const filling = (): Filling => ({
       project,
       token: server.token ?? "",
@@ -233,7 +233,7 @@ describe("the README's MCP host configurations, as printed", () => {
           `is held by a byteseek serve whose workspace is ${join(project, "workspace")}: this session's file tools work there, not in ${project}`,
         );
       }
-    }, 60_000);
+    }, 120_000);
 
     it("answers each HTTP configuration at /mcp with the token the README says to send", async () => {
       for (const c of configs) {
@@ -279,15 +279,3 @@ describe("the README's MCP host configurations, as printed", () => {
     });
   }
 });
-
-/** A loopback port nothing listens on (one the system just handed out and took back). */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
