@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leaseKey } from "../../agent/lease.js";
-import { sessionDir, statusKey } from "../../agent/loop.js";
+import { sessionDir, statusKey } from "../../agent/run-keys.js";
 import type { App } from "../../server/app.js";
 import { recordsDir } from "../../tools/records.js";
 import type { ExportEntry, Tree } from "../../tree/index.js";
