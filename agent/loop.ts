@@ -14,7 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { lastTurnKey } from "../prompts/build.js";
-import { createPolicyReader } from "../tools/policy.js";
+import { createPolicyReader } from "../tools/gate/policy.js";
 import { isRunId } from "../tools/run-id.js";
 import { isTreeError } from "../tree/errors.js";
 import { json, str } from "../tree/value.js";

@@ -3,8 +3,8 @@
  * answers, each decided from its record (agent/resume.ts) — fed back, settled without running, or
  * run again through the boundary — then the round ends as any other.
  */
-import type { StoredRecord, ToolRecord } from "../tools/records.js";
-import { writeRecord } from "../tools/records.js";
+import type { StoredRecord, ToolRecord } from "../tools/records/records.js";
+import { writeRecord } from "../tools/records/records.js";
 import type { ToolResult } from "../tools/types.js";
 import type { ResumedCall } from "./events.js";
 import { type ResumeContext, recordsOf, resumeAction, type Unanswered } from "./resume.js";

@@ -8,7 +8,7 @@
  * Tool results wait for the next commit: until then the call's `done` record (written by the
  * runtime before its result is returned) is the durable answer, and a resume feeds it back.
  */
-import { usageKey } from "../tools/usage.js";
+import { usageKey } from "../tools/records/usage.js";
 import type { Tree, TreeNode, TxnOp, WriteResult } from "../tree/types.js";
 import { type Json, json, type TreeValue } from "../tree/value.js";
 import type { ChatMessage } from "./providers/types.js";

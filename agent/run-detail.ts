@@ -4,9 +4,9 @@
  * or the approval it waits for, the powers the policy grants it, and — for a saved replay — the
  * run it replays.
  */
-import { createPolicyReader } from "../tools/policy.js";
-import { grantOf } from "../tools/powers.js";
-import { recordsDir } from "../tools/records.js";
+import { createPolicyReader } from "../tools/gate/policy.js";
+import { grantOf } from "../tools/gate/powers.js";
+import { recordsDir } from "../tools/records/records.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { AgentError } from "./errors.js";
 import { reasonKey, sessionDir } from "./run-keys.js";

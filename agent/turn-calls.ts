@@ -7,7 +7,7 @@
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
 import { SEARCH_TOOL } from "../prompts/tool-list.js";
 import type { ToolKind } from "../tools/errors.js";
-import { type CallOrigin, writeRecord } from "../tools/records.js";
+import { type CallOrigin, writeRecord } from "../tools/records/records.js";
 import type { CallOptions } from "../tools/runtime.js";
 import type { ToolResult } from "../tools/types.js";
 import { str } from "../tree/value.js";
