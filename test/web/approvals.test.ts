@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../tools/approval-flow.js";
-import type { PolicyInput } from "../../tools/policy.js";
+import type { PendingApproval } from "../../tools/gate/approval-flow.js";
+import type { PolicyInput } from "../../tools/gate/policy.js";
 import { json } from "../../tree/index.js";
 import { setPolicy } from "../tools/helpers.js";
 import {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leaseKey } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/loop.js";
 import type { App } from "../../server/app.js";
-import { recordsDir } from "../../tools/records.js";
+import { recordsDir } from "../../tools/records/records.js";
 import type { ExportEntry, Tree } from "../../tree/index.js";
 import { type Json, json, str } from "../../tree/value.js";
 import type { FakeLlm } from "../fake-llm/server.js";

@@ -3,7 +3,7 @@
  * as tall as all of them would be, and only the rows in view (and a few either side) exist in the
  * DOM — so 5,000 tools cost a few dozen elements, redrawn as the box scrolls.
  */
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { h, preview, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import type { ToolFacts } from "./tool-facts.js";
