@@ -90,7 +90,7 @@ afterAll(async () => {
 });
 
 describe("the runs list", () => {
-  it("shows 1,000 runs a page of 50 at a time, filtered by status, id and tool", async () => {
+  it("shows 1,000 runs newest first, a page of 50 at a time, filtered by status, id and tool", async () => {
     const { page, context, errors } = await browser.open(url, { width: 1100, height: 700 });
     await page.goto("/ui/");
     await page.getByRole("link", { name: "Runs", exact: true }).click();
@@ -98,17 +98,20 @@ describe("the runs list", () => {
     const rows = page.locator("table.runs tbody tr");
     await page.locator("#runs-summary", { hasText: "Runs 1–50 (more on the next page)" }).waitFor();
     expect(await rows.count()).toBe(50);
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0001");
+    // the run made last leads, and the next page goes on from there
+    expect(await rows.evaluateAll((trs) => trs.slice(0, 3).map((tr) => tr.getAttribute("data-run")))).toEqual(
+      ["bulk-1000", "bulk-0999", "bulk-0998"],
+    );
     await page.locator("#runs-next").click();
     await page.locator("#runs-summary", { hasText: "Runs 51–100" }).waitFor();
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0051");
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0950");
     await page.locator("#runs-prev").click();
     await page.locator("#runs-summary", { hasText: "Runs 1–50" }).waitFor();
 
     await page.locator("#runs-status").selectOption("interrupted");
-    // the filtered list has replaced the whole one (bulk-0003 is on both: wait for it first)
-    await page.locator('table.runs tbody tr:first-child[data-run="bulk-0003"]').waitFor();
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0003");
+    // the filtered list has replaced the whole one (bulk-0999 is on both: wait for it first)
+    await page.locator('table.runs tbody tr:first-child[data-run="bulk-0999"]').waitFor();
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0999");
     const statuses = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status")));
     expect(statuses).toHaveLength(50);
     expect(new Set(statuses)).toEqual(new Set(["interrupted"]));
@@ -117,7 +120,7 @@ describe("the runs list", () => {
     await page.locator("#runs-vid").fill("bulk-099");
     await page.locator("#runs-summary", { hasText: /^Runs 1–10$/ }).waitFor();
     expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run")))).toEqual(
-      Array.from({ length: 10 }, (_, i) => `bulk-099${i}`),
+      Array.from({ length: 10 }, (_, i) => `bulk-099${9 - i}`),
     );
     await page.locator("#runs-tool").fill("shell");
     await page.locator("#runs-summary", { hasText: /^Runs 1–1$/ }).waitFor();
@@ -126,16 +129,16 @@ describe("the runs list", () => {
     expect(await rows.first().locator("td.tools-cell").textContent()).toBe("edit.read, shell.run");
     await page.locator("#runs-vid").fill("");
     await page.locator("#runs-summary", { hasText: "Runs 1–50 (more on the next page)" }).waitFor();
-    expect(await rows.nth(1).getAttribute("data-run")).toBe("bulk-0020");
+    expect(await rows.nth(1).getAttribute("data-run")).toBe("bulk-0990");
     await page.locator("#runs-tool").fill("");
-    await page.locator('table.runs tbody tr[data-run="bulk-0002"]').waitFor();
+    await page.locator('table.runs tbody tr[data-run="bulk-0999"]').waitFor();
     // only the page on screen is in the DOM
     expect(await page.locator("table.runs tr").count()).toBeLessThanOrEqual(51);
     await docsShot(page, "runs");
     // the filters are in the address: a link opens the list filtered
     await page.goto("/runs/?status=failed&vid=bulk-00");
     await page.locator("#runs-summary", { hasText: /^Runs 1–33$/ }).waitFor();
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0002");
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0098");
     expect(await page.locator("#runs-status").inputValue()).toBe("failed");
     expect(pageErrors(errors)).toEqual([]);
     await context.close();
