@@ -145,6 +145,45 @@ describe("the runs list", () => {
   });
 });
 
+describe("the runs list's keys", () => {
+  it("move through all 1,000 runs, not only the page on screen: ↓ past its last row reads the next page, PageUp back, End the last run, Home the newest, Enter opens it", async () => {
+    const { page, context, errors } = await browser.open(url, { width: 1100, height: 700 });
+    await page.goto("/runs/");
+    const summary = page.locator("#runs-summary");
+    await summary.filter({ hasText: "Runs 1–50 (more on the next page)" }).waitFor();
+    const rows = page.locator("table.runs tbody tr");
+    /** Waits for run `vid`'s row to hold the focus. */
+    const focusOn = (vid: string) => page.locator(`table.runs tbody tr[data-run="${vid}"]:focus`).waitFor();
+    await rows.first().focus();
+    await focusOn("bulk-1000");
+    for (let i = 0; i < 49; i++) await page.keyboard.press("ArrowDown");
+    await focusOn("bulk-0951");
+    // past the last row of the page: the next page, its first row
+    await page.keyboard.press("ArrowDown");
+    await focusOn("bulk-0950");
+    expect(await summary.textContent()).toMatch(/^Runs 51–100/);
+    expect(await rows.count()).toBe(50);
+    await page.keyboard.press("PageDown");
+    await focusOn("bulk-0940");
+    await page.keyboard.press("PageUp");
+    await focusOn("bulk-0950");
+    await page.keyboard.press("PageUp");
+    await focusOn("bulk-0960");
+    expect(await summary.textContent()).toMatch(/^Runs 1–50/);
+    await page.keyboard.press("End");
+    await focusOn("bulk-0001");
+    expect(await summary.textContent()).toBe("Runs 951–1000");
+    await page.keyboard.press("ArrowUp");
+    await focusOn("bulk-0002");
+    await page.keyboard.press("Home");
+    await focusOn("bulk-1000");
+    await page.keyboard.press("Enter");
+    await page.waitForURL("**/runs/bulk-1000");
+    expect(pageErrors(errors)).toEqual([]);
+    await context.close();
+  });
+});
+
 describe("a run's page", () => {
   it("follows an agent run live from start to approval to result, then replays it into a new run", async () => {
     const { page, context, errors } = await browser.open(url, { width: 1100, height: 900 });
