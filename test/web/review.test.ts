@@ -7,10 +7,10 @@
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../tools/approval-flow.js";
 import { json } from "../../tree/index.js";
 import { TEST_INSTALL } from "../mcp-client/helpers.js";
 import {
+  callAwaitingApproval,
   docsShot,
   removeDir,
   requireConfirm,
@@ -195,18 +195,8 @@ describe("MCP review and approvals on the web page", () => {
 
   it("shows on an approval card the upstream it calls, who declared it and its hash", async () => {
     await requireConfirm(server.tree, "dict.lookup");
-    const { page, context } = await browser.open(server.url);
-    await page.goto("/ui/");
-    await page.locator("#live[data-state='live']").waitFor();
-    let noticed: (p: PendingApproval) => void = () => undefined;
-    const pending = new Promise<PendingApproval>((res) => {
-      noticed = res;
-    });
-    const call = server.runtime!.call(
-      "dict.lookup",
-      { word: "b" },
-      { vid: "web-r", waitForApproval: true, onApproval: noticed },
-    );
+    const { page, context } = await browser.openLive(server.url);
+    const { pending, call } = callAwaitingApproval(server.runtime!, "dict.lookup", { word: "b" }, "web-r");
     const { key, hash = "" } = await pending;
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
     const card = page.locator(`article[data-approval="${key}"]`);
