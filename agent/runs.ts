@@ -4,7 +4,7 @@
  * `interrupted` — when it started, its steps, calls and tokens. And the sweep a server makes at
  * start: runs left `running` by a process that is gone are marked `interrupted`.
  */
-import { usageKey } from "../tools/usage.js";
+import { usageKey } from "../tools/records/usage.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
 import { type Leases, runHeld } from "./lease.js";

@@ -344,6 +344,30 @@ describe("kvspace mcp add | status | login | logout", () => {
     );
     const logout = await runInProcess(["mcp", "logout", "cli1"], { env });
     expect(logout.stdout).toBe("cli1\tsigned out\n");
+    // -o json: one document on stdout, the URL to open for the person on stderr
+    let again: Promise<Response> | undefined;
+    const json = await runInProcess(
+      ["mcp", "login", "cli1", "-o", "json"],
+      { env },
+      {},
+      {
+        onStderr(all) {
+          const url = /http:\/\/\S+\/authorize\S+/.exec(all)?.[0];
+          if (url && !again) again = fetch(url);
+        },
+      },
+    );
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      server: "cli1",
+      signedIn: true,
+      scope: "mcp",
+      expiresAt: expect.any(Number),
+      sync: { server: "cli1", ok: true, tools: 2 },
+    });
+    await again;
+    const out = await runInProcess(["mcp", "logout", "cli1", "-o", "json"], { env });
+    expect(JSON.parse(out.stdout)).toEqual({ server: "cli1", signedOut: true });
   });
 });
 

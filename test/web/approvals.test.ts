@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PolicyInput } from "../../tools/policy.js";
+import type { PolicyInput } from "../../tools/gate/policy.js";
 import { json } from "../../tree/index.js";
 import { setPolicy } from "../tools/helpers.js";
 import {

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { leaseKey } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/loop.js";
-import { recordsDir } from "../../tools/records.js";
+import { recordsDir } from "../../tools/records/records.js";
 import type { ExportEntry } from "../../tree/index.js";
 import { type Json, json, str } from "../../tree/value.js";
 import { useAgentPage } from "./agent-page.js";

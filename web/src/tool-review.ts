@@ -5,7 +5,7 @@
  * Accept, Require approval, Disable — each a real write of the person's credential that the page
  * then shows from the tree.
  */
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { type Api, ApiError, type HistoryEntry, type JsonValue, type ValueNode } from "./api.js";
 import { toast } from "./dialogs.js";
 import { diffLines } from "./diff.js";

@@ -7,7 +7,7 @@
  * rows, not only those drawn — the box scrolls to the row first, so it is drawn, then
  * `aria-activedescendant` names it — and Enter opens the tool.
  */
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { h, preview, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { listKey } from "./list-keys.js";

@@ -4,7 +4,7 @@
  * Accept, Require approval and Disable (tool-review.ts); then a form generated from its `params` and
  * the result of a call made through `POST /v1/tools/<name>/call`. It follows the tree live.
  */
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { type Api, ApiError, type HistoryEntry, type ValueNode } from "./api.js";
 import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";

@@ -1,5 +1,5 @@
 /**
- * The wire shape of the tools failing lately (tools/recent-failures.ts, `GET /v1/overview`), in a
+ * The wire shape of the tools failing lately (tools/records/recent-failures.ts, `GET /v1/overview`), in a
  * module of zod alone so the web page can type its answers from it (web/src/wire.ts).
  */
 import { z } from "zod";

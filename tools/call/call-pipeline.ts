@@ -5,28 +5,34 @@
 
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import type { Tree } from "../tree/types.js";
-import { acceptedHash } from "./agent-tools.js";
-import { approvalOf, changeApproval, type PendingApproval, rerunApproval } from "./approval-flow.js";
-import type { Approvals, ProposedChange } from "./approvals.js";
+import type { Tree } from "../../tree/types.js";
+import { acceptedHash } from "../catalogue/agent-tools.js";
+import type { Catalogue, DeclRef } from "../catalogue/catalogue.js";
+import { compileParams } from "../catalogue/declaration.js";
+import { argProblems, signatureOf } from "../catalogue/json-schema.js";
+import { approvalOf, changeApproval, type PendingApproval, rerunApproval } from "../gate/approval-flow.js";
+import type { Approvals, ProposedChange } from "../gate/approvals.js";
+import { checkPolicy, type GateInput } from "../gate/gate.js";
+import type { LoadedPolicy, Policy } from "../gate/policy.js";
+import type { Power } from "../gate/powers.js";
+import type { OwnedScope } from "../process/scope.js";
+import {
+  type CallOrigin,
+  idempotencyKeyOf,
+  STARTED_TEXT,
+  type ToolRecord,
+  writeRecord,
+} from "../records/records.js";
+import { createCallLog, UNKNOWN_TOOLS } from "../records/usage.js";
+import { isRunId, RUN_ID_RULE } from "../run-id.js";
+import type { KeyedLock, ToolProgress, ToolResult } from "../types.js";
 import { capText } from "./cap.js";
-import type { Catalogue, DeclRef } from "./catalogue.js";
-import { compileParams } from "./declaration.js";
 import { effectOf } from "./effect.js";
 import type { Execute } from "./execute.js";
-import { checkPolicy, type GateInput } from "./gate.js";
 import type { HookVerdict, ToolCall, ToolHooks } from "./hooks.js";
 import type { CallIntent } from "./intent.js";
 import type { PlanIntent } from "./intent-plan.js";
-import { argProblems, signatureOf } from "./json-schema.js";
-import type { LoadedPolicy, Policy } from "./policy.js";
-import type { Power } from "./powers.js";
-import type { OwnedScope } from "./process/scope.js";
-import { type CallOrigin, idempotencyKeyOf, STARTED_TEXT, type ToolRecord, writeRecord } from "./records.js";
 import { failure } from "./results.js";
-import { isRunId, RUN_ID_RULE } from "./run-id.js";
-import type { KeyedLock, ToolProgress, ToolResult } from "./types.js";
-import { createCallLog, UNKNOWN_TOOLS } from "./usage.js";
 
 export interface CallOptions {
   /** The run making the call: its records go to /byteseek/tool/<vid>/. */

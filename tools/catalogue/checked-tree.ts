@@ -7,7 +7,7 @@
  * `?unchecked=1`, a txn op's `"unchecked": true`); `kvspace tools --check` then reports it.
  *
  * A write without a run id under /byteseek/ (a person's: HTTP, the CLI, the web page, an approved
- * change) makes the key the person's: its owner run is cleared (tools/ownership.ts says why).
+ * change) makes the key the person's: its owner run is cleared (tools/gate/ownership.ts says why).
  *
  * The refusal is the tree's own `TREE_INVALID_VALUE` (400 over HTTP), carrying `details.check`
  * (what the value was checked as) and `details.problems` (one line each: the field's path and
@@ -16,16 +16,16 @@
  * CLI — already handle that error.
  */
 
-import { TreeError } from "../tree/errors.js";
-import { isSystemName } from "../tree/path.js";
-import type { ExportEntry, ImportOptions, Tree, TxnRequest } from "../tree/types.js";
-import { type Json, type TreeValue, valueFromJson, valueToJson } from "../tree/value.js";
+import { TreeError } from "../../tree/errors.js";
+import { isSystemName } from "../../tree/path.js";
+import type { ExportEntry, ImportOptions, Tree, TxnRequest } from "../../tree/types.js";
+import { type Json, type TreeValue, valueFromJson, valueToJson } from "../../tree/value.js";
+import { personOwnable } from "../gate/ownership.js";
+import { POLICY_KEY, Policy } from "../gate/policy.js";
+import { MCP_DIR, parseEntry, serverOfKey } from "../mcp/registry.js";
+import type { BuiltinTool } from "../types.js";
 import { TOOLS_DIR } from "./catalogue.js";
 import { parseDeclaration, zodProblems } from "./declaration.js";
-import { MCP_DIR, parseEntry, serverOfKey } from "./mcp/registry.js";
-import { personOwnable } from "./ownership.js";
-import { POLICY_KEY, Policy } from "./policy.js";
-import type { BuiltinTool } from "./types.js";
 
 /** What a checked key holds. */
 export type CheckedValue = "declaration" | "policy" | "mcp-server";

@@ -1,5 +1,5 @@
-import type { ToolDeclaration } from "./declaration.js";
-import type { ToolResult } from "./types.js";
+import type { ToolDeclaration } from "../catalogue/declaration.js";
+import type { ToolResult } from "../types.js";
 
 /** A call as the hooks see it, after its declaration resolved and its arguments validated. */
 export interface ToolCall {

@@ -4,14 +4,15 @@
  * and decided like every other approval; and a sub-call of the run's model, only when the run holds
  * the `model` power. The MCP client (tools/mcp/upstream-requests.ts) answers the upstream with these.
  */
+
+import type { ToolCall } from "../call/hooks.js";
+import type { LlmClient } from "../impl/llm.js";
+import type { CallAsks } from "../types.js";
 import { askPerson, type PendingApproval } from "./approval-flow.js";
 import { approvalReason } from "./approval-wording.js";
 import type { Approvals, ElicitationAsked } from "./approvals.js";
-import type { ToolCall } from "./hooks.js";
-import type { LlmClient } from "./impl/llm.js";
 import type { Policy } from "./policy.js";
 import { grantOf } from "./powers.js";
-import type { CallAsks } from "./types.js";
 
 export interface CallAsksOptions {
   call: ToolCall;

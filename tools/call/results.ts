@@ -1,5 +1,5 @@
-import { isToolError, type ToolErrorCode, type ToolKind } from "./errors.js";
-import type { ToolOutput, ToolResult } from "./types.js";
+import { isToolError, type ToolErrorCode, type ToolKind } from "../errors.js";
+import type { ToolOutput, ToolResult } from "../types.js";
 
 /** A tool's output as the result the model sees. */
 export function success(output: ToolOutput): ToolResult {

@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
 import { z } from "zod";
-import { isTreeError } from "../tree/errors.js";
-import type { Tree, TreeNode } from "../tree/types.js";
-import { type Json, json } from "../tree/value.js";
-import type { ToolKind } from "./errors.js";
-import { type FileIntent, type KeyIntent, SIDE_EFFECTS, type SideEffect } from "./intent.js";
+import { isTreeError } from "../../tree/errors.js";
+import type { Tree, TreeNode } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import { type FileIntent, type KeyIntent, SIDE_EFFECTS, type SideEffect } from "../call/intent.js";
+import type { ToolKind } from "../errors.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */
 export const recordsDir = (vid: string): string => `/byteseek/tool/${vid}/`;
@@ -42,7 +42,7 @@ export interface ToolRecord {
   state?: RecordState;
   /** `<vid>/<n>` of this record: sent by http impls as Idempotency-Key, kept when a resumed run retries. */
   idempotencyKey?: string;
-  /** What running the call again would do (tools/intent.ts), decided when it started. */
+  /** What running the call again would do (tools/call/intent.ts), decided when it started. */
   sideEffect?: SideEffect;
   /** Edit-family calls: per file, the content hash before and as intended after. */
   files?: FileIntent[];

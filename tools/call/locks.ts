@@ -1,4 +1,4 @@
-import type { KeyedLock } from "./types.js";
+import type { KeyedLock } from "../types.js";
 
 /** A keyed mutex: a chain of promises per key, dropped when its last holder finishes. */
 export function createKeyedLock(): KeyedLock {

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { Tree } from "../tree/types.js";
-import { IMPL_KINDS, zodProblems } from "./declaration.js";
-import { matchName, targetOfUrl } from "./net/host-rules.js";
+import type { Tree } from "../../tree/types.js";
+import { IMPL_KINDS, zodProblems } from "../catalogue/declaration.js";
+import { matchName, targetOfUrl } from "../net/host-rules.js";
+import { DEFAULT_CREDENTIAL_PATHS, SandboxLimits, SandboxMode } from "../sandbox/settings.js";
 import { DEFAULT_GRANT, type Grant, Grants } from "./powers.js";
-import { DEFAULT_CREDENTIAL_PATHS, SandboxLimits, SandboxMode } from "./sandbox/settings.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
 export const POLICY_KEY = "/byteseek/policy";

@@ -11,12 +11,12 @@
  *   the run needs accepting again. The declaring run keeps using its own tool; a person's write of
  *   the declaration makes it theirs (ownership.ts), offered to every run.
  */
-import { childrenOf } from "../tree/children.js";
-import type { Tree, TreeNode } from "../tree/types.js";
-import { type Json, json, type TreeValue } from "../tree/value.js";
-import { AgentToolError, ToolError } from "./errors.js";
+import { childrenOf } from "../../tree/children.js";
+import type { Tree, TreeNode } from "../../tree/types.js";
+import { type Json, json, type TreeValue } from "../../tree/value.js";
+import { AgentToolError, ToolError } from "../errors.js";
+import type { AgentToolsPolicy } from "../gate/policy.js";
 import { hashOf } from "./hash.js";
-import type { AgentToolsPolicy } from "./policy.js";
 
 /** Where a person's acceptances of runs' tools live (written by the runtime for a person alone). */
 export const ACCEPT_DIR = "/byteseek/tool-accept/";
@@ -24,7 +24,7 @@ const TOOLS_DIR = "/byteseek/tools/";
 
 /** A person's acceptance of one version of a run's tool. */
 export interface Acceptance {
-  /** The hash of the declaration accepted (tools/hash.ts, as the records' `decl.hash`). */
+  /** The hash of the declaration accepted (tools/catalogue/hash.ts, as the records' `decl.hash`). */
   hash: string;
   /** The run that had written it. */
   owner: string;

@@ -12,15 +12,15 @@
  *   `once` (this call), `run` (this tool for the rest of the run), `always` (a rule in the policy).
  */
 import { z } from "zod";
-import { isTreeError } from "../tree/errors.js";
-import type { Tree } from "../tree/types.js";
-import { type Json, json } from "../tree/value.js";
+import { isTreeError } from "../../tree/errors.js";
+import type { Tree } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import type { Effect } from "../call/effect.js";
+import { argProblems, createSchemaCompiler, type SchemaCompiler } from "../catalogue/json-schema.js";
+import { ApprovalError } from "../errors.js";
+import { RUN_ID_PART } from "../run-id.js";
 import { type ElicitAction, type ElicitationAsked, ElicitContent } from "./asks.js";
-import type { Effect } from "./effect.js";
-import { ApprovalError } from "./errors.js";
-import { argProblems, createSchemaCompiler, type SchemaCompiler } from "./json-schema.js";
 import { POLICY_KEY } from "./policy.js";
-import { RUN_ID_PART } from "./run-id.js";
 
 /** An approval named `<vid>/<n>`. */
 const APPROVAL_ID = new RegExp(`^(${RUN_ID_PART})\\/([0-9]{1,15})$`);

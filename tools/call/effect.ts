@@ -6,10 +6,10 @@
  * (and `shell.run`'s command). Every approval entry carries it, and every display shows `text`
  * through `printable` (printable.ts).
  */
-import type { ToolDeclaration } from "./declaration.js";
+import type { ToolDeclaration } from "../catalogue/declaration.js";
+import { httpUrl } from "../impl/http.js";
+import { fillPlaceholders } from "../impl/placeholders.js";
 import type { Effect } from "./effect-types.js";
-import { httpUrl } from "./impl/http.js";
-import { fillPlaceholders } from "./impl/placeholders.js";
 
 export type { Effect } from "./effect-types.js";
 

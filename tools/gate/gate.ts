@@ -1,12 +1,12 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { heldFromOthers, notAcceptedReason } from "./agent-tools.js";
+import { heldFromOthers, notAcceptedReason } from "../catalogue/agent-tools.js";
+import type { ToolDeclaration } from "../catalogue/declaration.js";
+import { httpUrl } from "../impl/http.js";
+import type { UpstreamVerdict } from "../mcp/allowed.js";
+import { matchName, targetOfUrl } from "../net/host-rules.js";
 import { parseStanding } from "./approvals.js";
-import type { ToolDeclaration } from "./declaration.js";
-import { httpUrl } from "./impl/http.js";
-import type { UpstreamVerdict } from "./mcp/allowed.js";
 import { powersNeeded } from "./needs.js";
-import { matchName, targetOfUrl } from "./net/host-rules.js";
 import { MODEL_SETTINGS_PREFIX, modelSettingsKey, netHosts, POLICY_KEY, type Policy } from "./policy.js";
 import { type Grant, grantOf, type Need, POWER_MEANING, type Power } from "./powers.js";
 

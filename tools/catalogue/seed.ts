@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
-import { isTreeError } from "../tree/errors.js";
-import type { Tree } from "../tree/types.js";
-import { type Json, json } from "../tree/value.js";
+import { isTreeError } from "../../tree/errors.js";
+import type { Tree } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import { defaultPolicy, LEGACY_DEFAULT_POLICY, POLICY_KEY } from "../gate/policy.js";
+import { TOOLS_DIR } from "../runtime.js";
+import type { BuiltinTool } from "../types.js";
 import { parseDeclaration } from "./declaration.js";
 import { hashOf } from "./hash.js";
-import { defaultPolicy, LEGACY_DEFAULT_POLICY, POLICY_KEY } from "./policy.js";
-import { TOOLS_DIR } from "./runtime.js";
-import type { BuiltinTool } from "./types.js";
 
 /** Where the seeder remembers what it shipped: one hidden entry per tool. */
 export const SHIPPED_DIR = `${TOOLS_DIR}‥shipped/`;

@@ -1,5 +1,5 @@
-import type { ToolDeclaration } from "./declaration.js";
-import { httpUrl } from "./impl/http.js";
+import type { ToolDeclaration } from "../catalogue/declaration.js";
+import { httpUrl } from "../impl/http.js";
 import type { Need, Power } from "./powers.js";
 
 /**

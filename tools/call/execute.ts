@@ -3,22 +3,27 @@
  * the impl kind's runner (impl/kinds.ts). Whatever the tool does, this answers a result.
  */
 import type { Logger } from "pino";
-import type { Tree } from "../tree/types.js";
-import type { Approvals } from "./approvals.js";
-import { type CallAsksOptions, callAsks } from "./call-asks.js";
-import { isToolError, ToolError } from "./errors.js";
-import { netHosts, policyPaths } from "./gate.js";
+import type { Tree } from "../../tree/types.js";
+import { isToolError, ToolError } from "../errors.js";
+import type { Approvals } from "../gate/approvals.js";
+import { type CallAsksOptions, callAsks } from "../gate/call-asks.js";
+import { netHosts, policyPaths } from "../gate/gate.js";
+import type { Policy } from "../gate/policy.js";
+import { grantOf } from "../gate/powers.js";
+import { type ImplEnv, runImpl } from "../impl/kinds.js";
+import type { LlmClient } from "../impl/llm.js";
+import { startEgressProxy } from "../net/proxy.js";
+import {
+  createCommandScope,
+  type OwnedScope,
+  type ScopeSandbox,
+  type ScratchRoot,
+} from "../process/scope.js";
+import { grantView } from "../sandbox/grant-view.js";
+import type { SandboxRunner } from "../sandbox/runner.js";
+import type { BuiltinTool, KeyedLock, ToolContext, ToolResult } from "../types.js";
 import type { ToolCall } from "./hooks.js";
-import { type ImplEnv, runImpl } from "./impl/kinds.js";
-import type { LlmClient } from "./impl/llm.js";
-import { startEgressProxy } from "./net/proxy.js";
-import type { Policy } from "./policy.js";
-import { grantOf } from "./powers.js";
-import { createCommandScope, type OwnedScope, type ScopeSandbox, type ScratchRoot } from "./process/scope.js";
 import { fromError, success } from "./results.js";
-import { grantView } from "./sandbox/grant-view.js";
-import type { SandboxRunner } from "./sandbox/runner.js";
-import type { BuiltinTool, KeyedLock, ToolContext, ToolResult } from "./types.js";
 
 /** How long an aborted tool gets to wind down (and report its own output) before the boundary answers. */
 const ABORT_GRACE_MS = 3000;

@@ -6,10 +6,10 @@
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Tree, TreeNode } from "../tree/types.js";
-import { type TreeValue, valueToJson } from "../tree/value.js";
-import type { ToolDeclaration } from "./declaration.js";
-import { hashOf } from "./hash.js";
+import type { Tree, TreeNode } from "../../tree/types.js";
+import { type TreeValue, valueToJson } from "../../tree/value.js";
+import type { ToolDeclaration } from "../catalogue/declaration.js";
+import { hashOf } from "../catalogue/hash.js";
 
 /**
  * What running an interrupted call again would do:

@@ -1,7 +1,13 @@
 import { createTwoFilesPatch } from "diff";
-import { isTreeError } from "../tree/errors.js";
-import type { Tree } from "../tree/types.js";
-import { type ValueKind, valueFromJson } from "../tree/value.js";
+import { isTreeError } from "../../tree/errors.js";
+import type { Tree } from "../../tree/types.js";
+import { type ValueKind, valueFromJson } from "../../tree/value.js";
+import { type Effect, effectOf } from "../call/effect.js";
+import type { ToolCall } from "../call/hooks.js";
+import { failure } from "../call/results.js";
+import type { DeclRef } from "../catalogue/catalogue.js";
+import { hashOf } from "../catalogue/hash.js";
+import type { ToolResult } from "../types.js";
 import { approvalReason } from "./approval-wording.js";
 import {
   type ApprovalOutcome,
@@ -11,13 +17,7 @@ import {
   type ProposedChange,
   parseStanding,
 } from "./approvals.js";
-import type { DeclRef } from "./catalogue.js";
-import { type Effect, effectOf } from "./effect.js";
-import { hashOf } from "./hash.js";
-import type { ToolCall } from "./hooks.js";
 import type { Policy } from "./policy.js";
-import { failure } from "./results.js";
-import type { ToolResult } from "./types.js";
 
 /** What of a call's options the wait for a person uses. */
 interface WaitOptions {

@@ -7,7 +7,7 @@
  *
  * No imports beyond types: the web page loads this file as it is.
  */
-/** As tools/approvals.ts declares it (kept here without its zod import: the web page loads this file). */
+/** As tools/gate/approvals.ts declares it (kept here without its zod import: the web page loads this file). */
 type ApprovalScope = "once" | "run" | "always";
 
 /** The kinds of approval a person is asked for. */

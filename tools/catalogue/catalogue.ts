@@ -3,18 +3,18 @@
  * for a call (or the result that refuses it); `listTools` answers every declaration, valid ones by
  * name, invalid ones with their problems. Parsed declarations are memoised by revision.
  */
-import type { Tree, TreeNode } from "../tree/types.js";
+import type { Tree, TreeNode } from "../../tree/types.js";
+import { failure } from "../call/results.js";
+import { confirmation, netHosts } from "../gate/gate.js";
+import type { LoadedPolicy, Policy, ToolListPolicy } from "../gate/policy.js";
+import { hostAllowed } from "../gate/policy.js";
+import { grantOf, type Need, type Power } from "../gate/powers.js";
+import { runnerOf } from "../impl/kinds.js";
+import { syncedNameOf } from "../mcp/allowed.js";
+import type { BuiltinTool, ToolResult } from "../types.js";
 import { heldFromOthers, notAcceptedReason, readAcceptances } from "./agent-tools.js";
 import { parseDeclaration, type ToolDeclaration, ToolName } from "./declaration.js";
-import { confirmation, netHosts } from "./gate.js";
 import { hashOf } from "./hash.js";
-import { runnerOf } from "./impl/kinds.js";
-import { syncedNameOf } from "./mcp/allowed.js";
-import type { LoadedPolicy, Policy, ToolListPolicy } from "./policy.js";
-import { hostAllowed } from "./policy.js";
-import { grantOf, type Need, type Power } from "./powers.js";
-import { failure } from "./results.js";
-import type { BuiltinTool, ToolResult } from "./types.js";
 
 /** Why every tool is blocked while the policy does not validate. */
 export const POLICY_INVALID = "the policy at /byteseek/policy is invalid";

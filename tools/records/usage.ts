@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
-import { isTreeError } from "../tree/errors.js";
-import type { Tree, TreeNode, TxnOp, WriteResult } from "../tree/types.js";
-import { type Json, json } from "../tree/value.js";
-import type { ToolKind } from "./errors.js";
+import { isTreeError } from "../../tree/errors.js";
+import type { Tree, TreeNode, TxnOp, WriteResult } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import type { ToolKind } from "../errors.js";
 import { recordsDir, storedRecord, type ToolRecord, writeRecord } from "./records.js";
 
 /** The accounting node of a run. Other parts (the agent loop's token counts) add their own fields. */

@@ -7,9 +7,9 @@
  * `perTool` calls of each tool, and a short preview of each result: memory grows with the tools,
  * not with the calls.
  */
-import { childrenOf } from "../tree/children.js";
-import type { ListChild, Tree, WatchBatch } from "../tree/types.js";
-import type { ToolKind } from "./errors.js";
+import { childrenOf } from "../../tree/children.js";
+import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
+import type { ToolKind } from "../errors.js";
 
 const RECORDS_DIR = "/byteseek/tool/";
 /** `/byteseek/tool/<vid>/<n>`: a record key, nothing deeper. */

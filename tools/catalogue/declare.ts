@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import { ToolError } from "./errors.js";
-import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./intent.js";
+import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "../call/intent.js";
+import { ToolError } from "../errors.js";
+import type { Power } from "../gate/powers.js";
+import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { paramsFromZod } from "./json-schema.js";
-import type { Power } from "./powers.js";
-import type { BuiltinTool, ToolContext, ToolOutput } from "./types.js";
 
 /** What a built-in tool states about itself; its declaration and argument parsing follow from it. */
 export interface BuiltinDefinition<S extends z.ZodType> {

@@ -15,11 +15,11 @@
  *   runs something else (another impl); that is refused, not asked.
  */
 import { createTwoFilesPatch } from "diff";
-import type { Tree, TreeNode } from "../tree/types.js";
-import { formatValue, type TreeValue, valueToJson } from "../tree/value.js";
+import type { Tree, TreeNode } from "../../tree/types.js";
+import { formatValue, type TreeValue, valueToJson } from "../../tree/value.js";
+import { ToolError } from "../errors.js";
+import { MCP_DIR, maskSecrets, PERSON_ONLY_FIELDS, SYNC_DIR, serverOfKey, syncKey } from "../mcp/registry.js";
 import type { ProposedChange } from "./approvals.js";
-import { ToolError } from "./errors.js";
-import { MCP_DIR, maskSecrets, PERSON_ONLY_FIELDS, SYNC_DIR, serverOfKey, syncKey } from "./mcp/registry.js";
 
 const BYTESEEK = "/byteseek/";
 const TOOLS_DIR = "/byteseek/tools/";

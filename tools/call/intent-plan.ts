@@ -1,15 +1,15 @@
 /**
  * The planner the call pipeline asks, after the gate allowed a call and before it executes, what
- * the call intends (tools/intent.ts): its side effect, an edit's file hashes from the built-in's
+ * the call intends (tools/call/intent.ts): its side effect, an edit's file hashes from the built-in's
  * `intent`, a tree write's key versions and hashes from its `keyIntent`. A plan that cannot be made leaves the call `other` (never run twice).
  */
 import type { Logger } from "pino";
-import type { Tree } from "../tree/types.js";
-import { policyPaths } from "./gate.js";
+import type { Tree } from "../../tree/types.js";
+import { policyPaths } from "../gate/gate.js";
+import type { Policy } from "../gate/policy.js";
+import type { BuiltinTool } from "../types.js";
 import type { ToolCall } from "./hooks.js";
 import { type CallIntent, sideEffectOf } from "./intent.js";
-import type { Policy } from "./policy.js";
-import type { BuiltinTool } from "./types.js";
 
 export type PlanIntent = (call: ToolCall, policy: Policy) => Promise<CallIntent>;
 
