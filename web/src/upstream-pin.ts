@@ -47,21 +47,20 @@ export async function readUpstreamPin(
   }
   const out: UpstreamPin = { server, tool, synced: isObj(state) };
   if (!isObj(state)) return out;
-  const pin = isObj(state.pins) ? state.pins[tool] : undefined;
-  if (isObj(pin) && str(pin.hash))
-    out.pin = {
-      hash: pin.hash as string,
-      ...(str(pin.by) ? { by: pin.by as string } : {}),
-      ...(typeof pin.ts === "number" ? { ts: pin.ts } : {}),
-    };
-  const held = isObj(state.held) ? state.held[tool] : undefined;
-  if (isObj(held) && str(held.hash))
-    out.held = {
-      hash: held.hash as string,
-      ...(str(held.why) ? { why: held.why as string } : {}),
-      ...(typeof held.since === "number" ? { since: held.since } : {}),
-    };
+  const pin = hashed(state.pins, tool, "by", "ts");
+  if (pin) out.pin = { hash: pin.hash, by: pin.text, ts: pin.time };
+  const held = hashed(state.held, tool, "why", "since");
+  if (held) out.held = { hash: held.hash, why: held.text, since: held.time };
   return out;
+}
+
+/** `map[tool]` when it is an object with a hash: the hash, a text field and a time field of it. */
+function hashed(map: JsonValue | undefined, tool: string, text: string, time: string) {
+  const v = isObj(map) ? map[tool] : undefined;
+  const hash = isObj(v) ? str(v.hash) : undefined;
+  if (!isObj(v) || hash === undefined) return undefined;
+  const t = v[time];
+  return { hash, text: str(v[text]), time: typeof t === "number" ? t : undefined };
 }
 
 const short = (hash: string): string => `sha256 ${hash.slice(0, 16)}`;
