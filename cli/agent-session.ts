@@ -4,8 +4,6 @@
  * Through a server, the person's own BYTESEEK_LLM_* go with each turn (the key only with
  * `--send-key`), and the session says which model settings apply.
  */
-import { join } from "node:path";
-import { type Logger, pino } from "pino";
 import { request } from "undici";
 import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
@@ -21,6 +19,8 @@ import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { holdShare } from "./hold-share.js";
 import { openStore, storeSpec } from "./open-store.js";
+import { sessionLogger } from "./session-log.js";
+import { serverWorkspace } from "./workspace-of.js";
 
 /** One turn, wherever it runs: events are shown as they come, the result answered at the end. */
 export type RunTurn = (
@@ -81,17 +81,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const spec = storeSpec(env);
   if (spec.backend === "http") {
     const session = remoteSession(new URL(spec.url), options);
-    const workspace = await serverWorkspace(new URL(spec.url), env);
+    const workspace = await serverWorkspace(spec.url, env);
     return workspace === undefined ? session : { ...session, workspace };
   }
   // Logs never go into the conversation: to a file in the store's folder, or stderr when there is none.
-  const logFile =
-    env.BYTESEEK_LOG_FILE || (spec.backend === "classic" ? join(spec.location, "byteseek.log") : undefined);
-  const level = env.BYTESEEK_LOG_LEVEL || "warn";
-  const logger: Logger = pino(
-    { level },
-    logFile ? pino.destination({ dest: logFile, mkdir: true, sync: true }) : pino.destination(2),
-  );
+  const { logger, logFile } = sessionLogger(env, spec);
   // A folder another byteseek process holds is reached through its socket: the turn still runs
   // here, with this shell's model and workspace; only the tree is the holder's.
   const tree: Tree = await openStore({
@@ -184,24 +178,6 @@ export function modelNote(
       ? "; BYTESEEK_LLM_KEY stays here (--send-key sends it; without it the server's key goes only to its own URL)"
       : "")
   );
-}
-
-/** The server's workspace (GET /v1/info), or undefined when it does not say (an older server, no answer). */
-async function serverWorkspace(
-  base: URL,
-  env: Record<string, string | undefined>,
-): Promise<string | undefined> {
-  try {
-    const res = await request(new URL("v1/info", base.href.endsWith("/") ? base : `${base.href}/`), {
-      headers: env.BYTESEEK_TOKEN ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` } : {},
-    });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) return undefined;
-    const workspace = (JSON.parse(text) as { workspace?: unknown }).workspace;
-    return typeof workspace === "string" ? workspace : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Turns run by a byteseek server: POST /v1/agent/turn, its events read as server-sent events. */

@@ -89,6 +89,23 @@ export function outputProblem(spec: CommandSpec, value: string): string | undefi
   return `-o takes ${accepted.join(", ")} here, got '${value}'`;
 }
 
+/**
+ * A command's context: the process's streams and settings, the command line's `-o` and `--quiet`
+ * (which sends the notes on stderr to a sink), and what the dispatcher opened for it.
+ */
+export function commandContext(
+  io: Pick<CommandContext, "stdin" | "stdout" | "stderr" | "env" | "cwd" | "signal">,
+  line: { output: OutputFormat; quiet: boolean },
+  parts: Pick<CommandContext, "tree" | "tools" | "confirm" | "seed">,
+): CommandContext {
+  return {
+    ...io,
+    ...(line.quiet ? { stderr: sinkStream(), quiet: true } : {}),
+    output: line.output,
+    ...parts,
+  };
+}
+
 /** Where `--quiet` sends a command's notes: nowhere. */
 export function sinkStream(): CommandContext["stderr"] {
   return new Writable({

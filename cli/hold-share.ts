@@ -1,14 +1,15 @@
 /**
  * What a process holding a store folder serves beside it on the share socket (mcp/share.ts): the
  * HTTP API for `kvspace` (and `byteseek run|chat`) on the folder, and MCP sessions relayed by other
- * `byteseek mcp` processes — with the store's token. An embedded `byteseek run` or `chat` holds its
+ * `byteseek mcp` processes — with the store's token: one module for every holder (`byteseek mcp`, an
+ * embedded `byteseek run|chat`; `byteseek serve` serves the same socket from its routes). An embedded `byteseek run` or `chat` holds its
  * folder for the whole turn, so it serves the socket too: the `kvspace approve …` line it prints
  * reaches it, as it would reach a server or a `byteseek mcp`.
  */
 import type { Logger } from "pino";
 import type { Byteseek } from "../agent/byteseek.js";
-import { createLiveTree } from "../mcp/live.js";
-import { createMcpFactory } from "../mcp/server.js";
+import { createLiveTree, type LiveTree } from "../mcp/live.js";
+import { createMcpFactory, type McpFactory } from "../mcp/server.js";
 import { listenShared, sharePath } from "../mcp/share.js";
 import { runtimeSource } from "../mcp/source.js";
 import { buildApp } from "../server/app.js";
@@ -24,6 +25,13 @@ export interface HoldShareOptions {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   holder: "mcp" | "run";
+  /** The workspace the hello names (default the runtime's). */
+  workspace?: string;
+  /**
+   * The MCP sessions' factory and change feed of a process that serves MCP itself (`byteseek mcp`):
+   * relayed sessions share them; absent, the socket makes its own (and closes its feed).
+   */
+  mcp?: { factory: McpFactory; live: LiveTree };
 }
 
 /** Serves the folder's socket until `close()`; a socket that cannot be made is a warning (listenShared). */
@@ -39,20 +47,22 @@ export async function holdShare(o: HoldShareOptions): Promise<{ path: string; cl
     token,
   });
   await app.ready();
-  const live = createLiveTree(tree, logger);
-  const factory = createMcpFactory({
-    source: runtimeSource(tree, bs.runtime, bs.search),
-    logger,
-    live,
-    workspace: bs.runtime.workspace,
-  });
+  const live = o.mcp?.live ?? createLiveTree(tree, logger);
+  const factory =
+    o.mcp?.factory ??
+    createMcpFactory({
+      source: runtimeSource(tree, bs.runtime, bs.search),
+      logger,
+      live,
+      workspace: bs.runtime.workspace,
+    });
   const path = await sharePath(folder, env);
   const shared = await listenShared({
     path,
     factory,
     live,
     logger,
-    workspace: bs.runtime.workspace,
+    workspace: o.workspace ?? bs.runtime.workspace,
     holder: o.holder,
     http: (socket) => app.server.emit("connection", socket),
     credential: createCredentialCheck(token).holds,
@@ -61,7 +71,7 @@ export async function holdShare(o: HoldShareOptions): Promise<{ path: string; cl
     path,
     async close() {
       await shared?.close();
-      live.close();
+      if (o.mcp === undefined) live.close();
       await app.close();
     },
   };

@@ -5,22 +5,20 @@
  * every call). stdout carries the protocol only; logs go to stderr (BYTESEEK_LOG_LEVEL, default
  * warn). Answers once the client closes stdin (or on SIGINT/SIGTERM).
  */
-import type { Socket } from "node:net";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { createByteseek } from "../agent/byteseek.js";
 import { createLiveTree, type LiveTree } from "../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../mcp/server.js";
-import { listenShared, sharePath } from "../mcp/share.js";
+import { sharePath } from "../mcp/share.js";
 import { type McpSource, runtimeSource } from "../mcp/source.js";
 import { serveMcpStdio } from "../mcp/stdio.js";
-import { buildApp } from "../server/app.js";
-import { createCredentialCheck } from "../server/auth.js";
-import { ensureStoreToken, readStoreToken } from "../server/token-file.js";
+import { readStoreToken } from "../server/token-file.js";
 import { isTreeError } from "../tree/errors.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
+import { holdShare } from "./hold-share.js";
 import { type Reached, relayMcp } from "./mcp-relay.js";
 import { isLockedError, openStore, storeSpec } from "./open-store.js";
 import { openToolsClient } from "./tools-client.js";
@@ -29,10 +27,11 @@ interface Opened {
   source: McpSource;
   /** Where the file tools work (in-process runtimes; a server's URL keeps its own). */
   workspace?: string;
-  /** On a folder: whether a relay's token is this holder's credential (mcp/share.ts). */
-  credential?: (token: string | undefined) => boolean;
-  /** On a folder: the HTTP API, served to `kvspace` and `byteseek run` over the share socket (mcp/share.ts). */
-  http?: (socket: Socket) => void;
+  /**
+   * On a folder: serves its share socket (the HTTP API for `kvspace` and `byteseek run`, relayed
+   * MCP sessions on this process's factory and feed) until closed.
+   */
+  share?: (mcp: { factory: McpFactory; live: LiveTree }) => Promise<{ close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -77,41 +76,30 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
       env,
       ...(spec.backend === "classic" ? { storePath: spec.location } : {}),
     });
-    try {
-      // On a folder (which only this process can open): what `byteseek serve` answers but the
-      // agent and the page, with the store's token (BYTESEEK_TOKEN, or the one kept in the folder,
-      // made now if there is none), for `kvspace`, `byteseek run` and relays on it (mcp/share.ts).
-      const token =
-        spec.backend === "classic"
-          ? env.BYTESEEK_TOKEN || (await ensureStoreToken(spec.location)).token
-          : undefined;
-      const app =
-        token !== undefined
-          ? await buildApp({
-              tree,
-              logger: logger.child({ part: "http" }),
-              runtime: bs.runtime,
-              mcp: bs.mcp,
-              web: false,
-              token,
-            })
-          : undefined;
-      await app?.ready();
-      return {
-        source: runtimeSource(tree, bs.runtime, bs.search),
-        workspace: bs.runtime.workspace,
-        ...(token !== undefined ? { credential: createCredentialCheck(token).holds } : {}),
-        ...(app ? { http: (socket: Socket) => app.server.emit("connection", socket) } : {}),
-        async close() {
-          await app?.close();
-          await bs.close();
-          await tree.close();
-        },
-      };
-    } catch (err) {
-      await bs.close();
-      throw err;
-    }
+    return {
+      source: runtimeSource(tree, bs.runtime, bs.search),
+      workspace: bs.runtime.workspace,
+      // On a folder (which only this process can open): its share socket (cli/hold-share.ts).
+      ...(spec.backend === "classic"
+        ? {
+            share: (mcp: { factory: McpFactory; live: LiveTree }) =>
+              holdShare({
+                tree,
+                byteseek: bs,
+                folder: spec.location,
+                env,
+                logger,
+                holder: "mcp",
+                workspace: workspaceOf(env, cwd),
+                mcp,
+              }),
+          }
+        : {}),
+      async close() {
+        await bs.close();
+        await tree.close();
+      },
+    };
   } catch (err) {
     await tree.close();
     throw err;
@@ -169,12 +157,7 @@ interface Serving {
   close(): Promise<void>;
 }
 
-async function openServing(
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-  logger: Logger,
-  sharePathOf?: string,
-): Promise<Serving> {
+async function openServing(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): Promise<Serving> {
   const opened = await openSource(env, cwd, logger);
   const live = createLiveTree(opened.source.tree, logger);
   const factory = createMcpFactory({
@@ -183,20 +166,15 @@ async function openServing(
     live,
     ...(opened.workspace === undefined ? {} : { workspace: opened.workspace }),
   });
-  // A socket that cannot be made is a warning (listenShared): this process still serves its client.
-  const shared =
-    sharePathOf === undefined
-      ? undefined
-      : await listenShared({
-          path: sharePathOf,
-          factory,
-          live,
-          logger,
-          workspace: workspaceOf(env, cwd),
-          holder: "mcp",
-          ...(opened.http ? { http: opened.http } : {}),
-          ...(opened.credential ? { credential: opened.credential } : {}),
-        });
+  let shared: { close(): Promise<void> } | undefined;
+  try {
+    // A socket that cannot be made is a warning (listenShared): this process still serves its client.
+    shared = await opened.share?.({ factory, live });
+  } catch (err) {
+    live.close();
+    await opened.close();
+    throw err;
+  }
   return {
     factory,
     live,
@@ -233,7 +211,7 @@ export async function runMcp(options: {
   const socket = spec.backend === "classic" ? await sharePath(spec.location, env) : undefined;
   const hold = async (): Promise<Serving | undefined> => {
     try {
-      return await openServing(env, cwd, logger, socket);
+      return await openServing(env, cwd, logger);
     } catch (err) {
       if (socket !== undefined && isLockedError(err)) return undefined;
       throw err;

@@ -16,10 +16,10 @@
 import {
   type CommandContext,
   type CommandSpec,
+  commandContext,
   type OutputFormat,
   outputProblem,
   type ParsedArgs,
-  sinkStream,
 } from "./command.js";
 import { report } from "./report.js";
 import type { KvspaceIo } from "./run.js";
@@ -65,13 +65,11 @@ export async function runQuick(argv: readonly string[], io: KvspaceIo): Promise<
   const { tree } = opened;
   let code: number;
   try {
-    const ctx: CommandContext = {
-      ...io,
-      ...(quiet ? { stderr: sinkStream(), quiet } : {}),
-      output,
-      tree,
-      tools: () => Promise.reject(new Error(`kvspace ${spec.name} uses no tools`)),
-    };
+    const ctx = commandContext(
+      io,
+      { output, quiet },
+      { tree, tools: () => Promise.reject(new Error(`kvspace ${spec.name} uses no tools`)) },
+    );
     code = (await spec.run(input, ctx)) ?? 0;
   } catch (err) {
     code = report(err, io);

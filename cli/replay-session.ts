@@ -5,8 +5,6 @@
  * runs the calls again through a byteseek over the replay's tree (agent/replay/), so their records
  * go to the replay's scratch tree and their effects to the workspace.
  */
-import { join } from "node:path";
-import { type Logger, pino } from "pino";
 import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent } from "../agent/events.js";
 import { type LiveRuntime, replayRun } from "../agent/replay/replay.js";
@@ -14,6 +12,7 @@ import type { ReplayReport } from "../agent/replay/types.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";
+import { sessionLogger } from "./session-log.js";
 
 export interface ReplaySessionOptions {
   env: Record<string, string | undefined>;
@@ -27,12 +26,7 @@ export interface ReplaySessionOptions {
 export async function replayFromStore(options: ReplaySessionOptions): Promise<ReplayReport> {
   const { env, cwd } = options;
   const spec = storeSpec(env);
-  const logFile =
-    env.BYTESEEK_LOG_FILE || (spec.backend === "classic" ? join(spec.location, "byteseek.log") : undefined);
-  const logger: Logger = pino(
-    { level: env.BYTESEEK_LOG_LEVEL || "warn" },
-    logFile ? pino.destination({ dest: logFile, mkdir: true, sync: true }) : pino.destination(2),
-  );
+  const { logger } = sessionLogger(env, spec);
   const tree: Tree = await openStore({
     env,
     cwd,

@@ -7,10 +7,10 @@ import type { Tree } from "../tree/types.js";
 import {
   type CommandContext,
   type CommandSpec,
+  commandContext,
   type OutputFormat,
   outputProblem,
   type ParsedArgs,
-  sinkStream,
 } from "./command.js";
 import { commanderOutput, rootProgram } from "./commander-output.js";
 import { COMMANDS } from "./commands/index.js";
@@ -90,15 +90,19 @@ export async function runKvspace(
     // A server (or the process holding the folder, reached through its socket) seeded its store.
     if (seeding && !isHttpTree(opened) && !isRemote(io)) await seed(opened, io);
     code =
-      (await command.run(input, {
-        ...io,
-        ...(quiet ? { stderr: sinkStream(), quiet } : {}),
-        output,
-        tree,
-        tools: () => (tools ??= openTools(opened, io)),
-        ...(ask ? { confirm: (question: string) => ask(question, io) } : {}),
-        ...(seeding ? { seed: () => seed(opened, io) } : {}),
-      })) ?? 0;
+      (await command.run(
+        input,
+        commandContext(
+          io,
+          { output, quiet },
+          {
+            tree,
+            tools: () => (tools ??= openTools(opened, io)),
+            ...(ask ? { confirm: (question: string) => ask(question, io) } : {}),
+            ...(seeding ? { seed: () => seed(opened, io) } : {}),
+          },
+        ),
+      )) ?? 0;
   } catch (err) {
     code = report(err, io);
   }

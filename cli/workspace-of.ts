@@ -14,9 +14,18 @@ export async function cliWorkspace(
 ): Promise<string | undefined> {
   const spec = storeSpec(env, cwd);
   if (spec.backend !== "http") return resolve(cwd, env.BYTESEEK_WORKSPACE || ".");
+  return serverWorkspace(spec.url, env, signal);
+}
+
+/** A server's workspace (`GET /v1/info`), or undefined when it does not say (an older server, no answer). */
+export async function serverWorkspace(
+  url: string,
+  env: Readonly<Record<string, string | undefined>>,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
   // loaded only here: the plain tree commands never need it
   const { request } = await import("undici");
-  const base = spec.url.endsWith("/") ? spec.url : `${spec.url}/`;
+  const base = url.endsWith("/") ? url : `${url}/`;
   try {
     const res = await request(new URL("v1/info", base), {
       headers: env.BYTESEEK_TOKEN ? { authorization: `Bearer ${env.BYTESEEK_TOKEN}` } : {},
