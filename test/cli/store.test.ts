@@ -100,6 +100,19 @@ describe("kvspace on the embedded store", () => {
     );
   });
 
+  it("deltree /byteseek/ --yes deletes its read-only keys too, without --force (#35)", async () => {
+    const store = join(await temps.make(), "store");
+    const env = cliEnv(store);
+    expect((await runInProcess(["head", "/byteseek/policy"], { env })).stdout).toMatch(/\tro=1\t/);
+    const r = await runInProcess(["deltree", "/byteseek/", "--yes", "-o", "json"], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ key: "/byteseek/", removed: expect.any(Number) });
+    expect(r.stderr).toMatch(/^deleted \/byteseek\/ \(\d+ keys\)\n$/);
+    // read without seeding again: the read-only policy went with the rest
+    const after = await runInProcess(["get", "/byteseek/policy"], { env: { ...env, BYTESEEK_SEED: "0" } });
+    expect(after.stdout).toBe("/byteseek/policy\t(nil)\n");
+  });
+
   it("asks on a terminal before clear, and a no deletes nothing", async () => {
     const store = join(await temps.make(), "store");
     const env = cliEnv(store, { BYTESEEK_SEED: "0" });

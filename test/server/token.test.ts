@@ -190,6 +190,8 @@ describe("byteseek serve", () => {
       const token = (await readFile(join(store, "token"), "utf8")).trim();
       expect(page.endsWith(`?token=${token}`)).toBe(true);
       expect(err).toContain(`the token is kept in ${join(store, "token")}`);
+      // the start line names the workspace the file tools work in (#35 item 5)
+      expect(err).toContain(` (workspace ${dir.path}; the token`);
       const opened = await request(page);
       await opened.body.dump();
       expect(opened.statusCode).toBe(303);
