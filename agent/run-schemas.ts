@@ -49,7 +49,7 @@ export const ReplayOf = z.object({
 });
 export type ReplayOf = z.infer<typeof ReplayOf>;
 
-/** The powers as the wire carries them (tools/powers.ts `Grant`, its checks left to the policy). */
+/** The powers as the wire carries them (tools/gate/powers.ts `Grant`, its checks left to the policy). */
 const Powers = z.object({
   read: z.boolean(),
   write: z.boolean(),
@@ -69,7 +69,10 @@ export const RunDetail = RunSummary.extend({
     ),
   messages: z.number().int().describe("Messages in the run's session"),
   waiting: z.string().optional().describe("The approval the run waits for"),
-  inProgress: z.string().optional().describe("The call in progress (its record key, or its name)"),
+  inProgress: z
+    .string()
+    .optional()
+    .describe("The call in progress: the key of its record while it is `started`"),
   grant: z
     .object({ rule: z.string().describe("The policy path the grant comes from"), powers: Powers })
     .optional()

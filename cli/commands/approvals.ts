@@ -1,7 +1,7 @@
-import { type ApprovalEntry, approvalKey } from "../../tools/approvals.js";
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
+import { type ApprovalEntry, approvalKey } from "../../tools/gate/approvals.js";
 import { approvalLines, decisionLine } from "../approval-view.js";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, writeJson, writeLine } from "../command.js";
 
 /**
  * `kvspace approvals [<vid>/<n>]`: the calls waiting for a person, embedded or over HTTP (or one
@@ -18,17 +18,27 @@ export const approvalsCommand = defineCommand({
     "Without an id: every approval still waiting. With one (e.g. run7/0): that approval whatever its",
     "state, and once decided who decided it and through which credential (decided: approved once by",
     "person (http) via bearer token sha256:…).",
+    "-o json: {pending: [{key, entry}]} as GET /v1/approvals answers; with an id {key, entry}",
+    "({key, absent: true} and exit 1 when there is none). -o ndjson: one {key, entry} a line.",
+    "The entry is stored as is (its tool's arguments unescaped: JSON quotes them).",
   ].join("\n"),
   args: { min: 0, max: 1 },
-  async run({ positionals: [id] }, { tools, tree, stdout, signal }) {
+  outputs: ["json", "ndjson"],
+  async run({ positionals: [id] }, { tools, tree, stdout, signal, output = "text" }) {
     if (id !== undefined) {
       const key = approvalKey(id);
       const node = await tree.get(key);
       if (node?.kind !== "json") {
-        await writeLine(stdout, `${id}\t(nil)`);
+        await (output === "text"
+          ? writeLine(stdout, `${id}\t(nil)`)
+          : writeJson(stdout, { key, absent: true }));
         return 1;
       }
       const entry = node.value.value as unknown as ApprovalEntry;
+      if (output !== "text") {
+        await writeJson(stdout, { key, entry });
+        return 0;
+      }
       await writeLine(stdout, `${id}\t${printable(entry.tool)}\t${printable(entry.state)}`);
       const decided = decisionLine(entry);
       for (const l of [...(decided ? [decided] : []), ...approvalLines(entry)])
@@ -36,6 +46,14 @@ export const approvalsCommand = defineCommand({
       return 0;
     }
     const pending = await (await tools()).pending(signal);
+    if (output === "json") {
+      await writeJson(stdout, { pending });
+      return 0;
+    }
+    if (output === "ndjson") {
+      for (const p of pending) await writeJson(stdout, p);
+      return 0;
+    }
     if (pending.length === 0) {
       await writeLine(stdout, "nothing waits for approval");
       return 0;

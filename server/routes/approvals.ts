@@ -8,7 +8,12 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { ApprovalDecision, type ApprovalEntry, type Approvals, approvalKey } from "../../tools/approvals.js";
+import {
+  ApprovalDecision,
+  type ApprovalEntry,
+  type Approvals,
+  approvalKey,
+} from "../../tools/gate/approvals.js";
 import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
 import { type ApprovalEntryJson, ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { POLICY_KEY } from "../../tools/policy.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { json } from "../../tree/index.js";
 import type { Json } from "../../tree/value.js";
 import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
