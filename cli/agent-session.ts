@@ -16,6 +16,7 @@ import {
   resolveLlmConfig,
 } from "../agent/llm-config.js";
 import type { ApprovalDecision } from "../tools/approvals.js";
+import { dirs, idOf } from "../tools/doc/keys.js";
 import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
@@ -299,7 +300,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
         onEvent,
       ),
     async decide(key, decision) {
-      const id = key.replace("/byteseek/approval/", "");
+      const id = idOf(dirs.approvals, key);
       const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
         method: "POST",
         headers: { "content-type": "application/json", ...auth },

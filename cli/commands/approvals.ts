@@ -1,4 +1,7 @@
-import { type ApprovalEntry, approvalKey } from "../../tools/approvals.js";
+import { approvalKey } from "../../tools/approvals.js";
+import { docs } from "../../tools/doc/docs.js";
+import { dirs, idOf } from "../../tools/doc/keys.js";
+import { readDoc } from "../../tools/doc/read-write.js";
 import { printable } from "../../tools/printable.js";
 import { approvalLines, decisionLine } from "../approval-view.js";
 import { defineCommand, writeLine } from "../command.js";
@@ -23,12 +26,11 @@ export const approvalsCommand = defineCommand({
   async run({ positionals: [id] }, { tools, tree, stdout, signal }) {
     if (id !== undefined) {
       const key = approvalKey(id);
-      const node = await tree.get(key);
-      if (node?.kind !== "json") {
+      const entry = await readDoc(tree, docs.approval, key);
+      if (!entry) {
         await writeLine(stdout, `${id}\t(nil)`);
         return 1;
       }
-      const entry = node.value.value as unknown as ApprovalEntry;
       await writeLine(stdout, `${id}\t${printable(entry.tool)}\t${printable(entry.state)}`);
       const decided = decisionLine(entry);
       for (const l of [...(decided ? [decided] : []), ...approvalLines(entry)])
@@ -41,7 +43,7 @@ export const approvalsCommand = defineCommand({
       return 0;
     }
     for (const { key, entry } of pending) {
-      const id = key.replace("/byteseek/approval/", "");
+      const id = idOf(dirs.approvals, key);
       const lines = approvalLines(entry);
       const runs = lines.find((l) => l.startsWith("runs: "))?.slice("runs: ".length) ?? "-";
       await writeLine(stdout, `${id}\t${printable(entry.tool)}\t${runs}`);
