@@ -6,7 +6,8 @@
 import type { Logger } from "pino";
 import { type BuiltPrompt, buildPrompt } from "../prompts/build.js";
 import { seedPrompts } from "../prompts/defaults.js";
-import { createCheckedTree } from "../tools/checked-tree.js";
+import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
+import { seedTools } from "../tools/catalogue/seed.js";
 import { createEditTools, sweepTempFiles } from "../tools/edit/index.js";
 import type { LlmClient } from "../tools/impl/llm.js";
 import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
@@ -15,7 +16,6 @@ import { createRuntime, type Runtime } from "../tools/runtime.js";
 import { createSandboxRunner, type SandboxRunner } from "../tools/sandbox/runner.js";
 import { createToolSearcher, type ToolSearcher } from "../tools/search/searcher.js";
 import { createToolSearchTool } from "../tools/search/tool.js";
-import { seedTools } from "../tools/seed.js";
 import { createShellTools } from "../tools/shell/index.js";
 import { createTreeTools } from "../tools/tree/tools.js";
 import type { BuiltinTool } from "../tools/types.js";
@@ -49,7 +49,7 @@ export interface ByteseekOptions {
 }
 
 export interface Byteseek {
-  /** The tree handed in, its declaration, policy and MCP server writes checked (tools/checked-tree.ts). */
+  /** The tree handed in, its declaration, policy and MCP server writes checked (tools/catalogue/checked-tree.ts). */
   tree: Tree;
   runtime: Runtime;
   agent: Agent;

@@ -4,7 +4,7 @@
  * web page draws. Types (and the list of stop reasons) only; it imports nothing Node-only, so the page's tsconfig reaches it.
  */
 
-import type { Effect } from "../tools/effect-types.js";
+import type { Effect } from "../tools/call/effect-types.js";
 import type { ToolKind } from "../tools/errors.js";
 import type { StreamEvent } from "./providers/types.js";
 
@@ -49,7 +49,7 @@ export type AgentEvent =
       diff?: string;
       /** For a change to what a person wrote: the key it changes. */
       change?: { key: string; action: "set" | "del" };
-      /** What the call will do (tools/effect.ts), who wrote the declaration, its hash. */
+      /** What the call will do (tools/call/effect.ts), who wrote the declaration, its hash. */
       effect?: Effect;
       owner?: string;
       hash?: string;

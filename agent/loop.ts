@@ -16,12 +16,17 @@ import { buildPrompt, lastTurnKey } from "../prompts/build.js";
 import { fillTemplate, readPrompt } from "../prompts/defaults.js";
 import { SEARCH_TOOL } from "../prompts/tool-list.js";
 import type { ToolKind } from "../tools/errors.js";
-import { createPolicyReader } from "../tools/policy.js";
-import { type CallOrigin, type StoredRecord, type ToolRecord, writeRecord } from "../tools/records.js";
+import { createPolicyReader } from "../tools/gate/policy.js";
+import {
+  type CallOrigin,
+  type StoredRecord,
+  type ToolRecord,
+  writeRecord,
+} from "../tools/records/records.js";
+import { usageKey } from "../tools/records/usage.js";
 import { isRunId } from "../tools/run-id.js";
 import type { CallOptions, Runtime } from "../tools/runtime.js";
 import type { ToolResult } from "../tools/types.js";
-import { usageKey } from "../tools/usage.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { type Json, json, str } from "../tree/value.js";

@@ -13,8 +13,8 @@
  * A call that runs again goes through the whole boundary, so a tool that needs approval asks again.
  */
 
-import { filesState, keysState } from "../tools/intent.js";
-import { readRecord, recordsDir, type StoredRecord } from "../tools/records.js";
+import { filesState, keysState } from "../tools/call/intent.js";
+import { readRecord, recordsDir, type StoredRecord } from "../tools/records/records.js";
 import type { ToolResult } from "../tools/types.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";

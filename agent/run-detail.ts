@@ -4,8 +4,8 @@
  * or the approval it waits for, the powers the policy grants it, and — for a saved replay — the
  * run it replays.
  */
-import { createPolicyReader } from "../tools/policy.js";
-import { grantOf } from "../tools/powers.js";
+import { createPolicyReader } from "../tools/gate/policy.js";
+import { grantOf } from "../tools/gate/powers.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { AgentError } from "./errors.js";
 import { pcKey, reasonKey, sessionDir } from "./loop.js";

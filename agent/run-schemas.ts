@@ -49,7 +49,7 @@ export const ReplayOf = z.object({
 });
 export type ReplayOf = z.infer<typeof ReplayOf>;
 
-/** The powers as the wire carries them (tools/powers.ts `Grant`, its checks left to the policy). */
+/** The powers as the wire carries them (tools/gate/powers.ts `Grant`, its checks left to the policy). */
 const Powers = z.object({
   read: z.boolean(),
   write: z.boolean(),

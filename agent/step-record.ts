@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import type { PromptTool } from "../prompts/build.js";
-import { hashOf } from "../tools/hash.js";
+import { hashOf } from "../tools/catalogue/hash.js";
 import type { StepRecord, StopReason, Usage } from "./providers/types.js";
 
 export type { StepRecord } from "./providers/types.js";

@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { createBuiltins, createByteseek } from "../agent/byteseek.js";
-import { POLICY_KEY } from "../tools/policy.js";
+import { POLICY_KEY } from "../tools/gate/policy.js";
 import { indexedToolOf } from "../tools/search/document.js";
 import { createToolIndex, type IndexedTool, type ToolIndex } from "../tools/search/index.js";
 import { createLiveToolIndex } from "../tools/search/live.js";

@@ -6,8 +6,8 @@
  * Run: npm run build && node dist/bench/tools.js [--quick]
  */
 import { pino } from "pino";
+import { seedTools } from "../tools/catalogue/seed.js";
 import { createRuntime } from "../tools/runtime.js";
-import { seedTools } from "../tools/seed.js";
 import type { BuiltinTool } from "../tools/types.js";
 import { json, openTree } from "../tree/index.js";
 import { fmt, median, percentile, printTable } from "./report.js";

@@ -15,8 +15,8 @@ import {
   LLM_SETTINGS,
   resolveLlmConfig,
 } from "../agent/llm-config.js";
-import type { ApprovalDecision } from "../tools/approvals.js";
 import { dirs, idOf } from "../tools/doc/keys.js";
+import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";

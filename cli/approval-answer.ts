@@ -1,4 +1,4 @@
-import type { ApprovalDecision } from "../tools/approvals.js";
+import type { ApprovalDecision } from "../tools/gate/approvals.js";
 
 /**
  * The decision an inline answer stands for: y = approve once, r = approve for this run,

@@ -1,5 +1,5 @@
-import type { Effect } from "../tools/effect-types.js";
-import { printable, printableValue } from "../tools/printable.js";
+import type { Effect } from "../tools/call/effect-types.js";
+import { printable, printableValue } from "../tools/catalogue/printable.js";
 
 /** What a terminal shows of a call waiting for approval (an `approval_pending` event, an entry). */
 export interface ApprovalShown {

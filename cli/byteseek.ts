@@ -16,8 +16,8 @@ import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { newVid } from "../agent/loop.js";
 import { VID } from "../mcp/server.js";
 import { startServer } from "../server/main.js";
-import { terminalKeys, terminalQuestion } from "../tools/approval-wording.js";
-import type { ApprovalDecision } from "../tools/approvals.js";
+import { terminalKeys, terminalQuestion } from "../tools/gate/approval-wording.js";
+import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { openSession, type Session } from "./agent-session.js";
 import {
@@ -77,7 +77,7 @@ type AskApproval = (
 ) => Promise<ApprovalDecision | undefined>;
 
 /**
- * The terminal's question: the keys the approval's kind offers (tools/approval-wording.ts), answered
+ * The terminal's question: the keys the approval's kind offers (tools/gate/approval-wording.ts), answered
  * with one key in raw mode. Ctrl-C stops the turn (as it does while the model works).
  */
 function terminalAsker(onInterrupt: () => void): AskApproval | undefined {

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { builtinMap } from "../agent/byteseek.js";
 import { sharePath, socketAt } from "../mcp/share.js";
 import { readStoreToken } from "../server/token-file.js";
-import { createCheckedTree } from "../tools/checked-tree.js";
+import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
@@ -34,7 +34,7 @@ export function storeSpec(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): 
 /**
  * Opens the store `KVSPACE` names: the embedded classic-level store in a folder, a tree on etcd,
  * or a server through `remote`; writes of tool declarations, the policy and MCP server entries are
- * checked (tools/checked-tree.ts; a server checks them itself). A folder another process holds
+ * checked (tools/catalogue/checked-tree.ts; a server checks them itself). A folder another process holds
  * is reached through that process's socket when `remote` is given and it answers there (a
  * `byteseek mcp` or `byteseek serve`); otherwise it fails with `CLI_STORE_LOCKED` saying how to
  * go through the server instead.

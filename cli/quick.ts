@@ -8,7 +8,7 @@
  * Anything it is not sure to do exactly as the full dispatcher would, it leaves to it (answers
  * undefined, having printed nothing and changed nothing): help and unknown or malformed flags and
  * operands (commander's messages), a write under /byteseek/ (checked declarations and ownership:
- * tools/checked-tree.ts), a store that will not open as asked (locked by a server: reached through
+ * tools/catalogue/checked-tree.ts), a store that will not open as asked (locked by a server: reached through
  * its socket; a bad setting: its message), and a store never seeded (seeding loads the tools).
  * A store seeded once is not re-seeded here: the server and every other command still seed on open,
  * so an upgrade's new shipped entries arrive with the next of those.
@@ -42,7 +42,7 @@ const QUICK: Record<string, () => Promise<CommandSpec>> = {
 /** Commands whose operands are keys they write. */
 const WRITERS = new Set(["set", "del", "mv", "cp"]);
 
-/** Written by the first seeding (tools/seed.ts): its presence says the store was seeded once. */
+/** Written by the first seeding (tools/catalogue/seed.ts): its presence says the store was seeded once. */
 const SEEDED_MARK = "/byteseek/policy";
 
 /**

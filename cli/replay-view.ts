@@ -4,7 +4,7 @@
  * The same wording serves `kvspace runs diff` for a divergence.
  */
 import type { Divergence, ReplayReport } from "../agent/replay/types.js";
-import { printable } from "../tools/printable.js";
+import { printable } from "../tools/catalogue/printable.js";
 
 const KIND: Record<Divergence["kind"], string> = {
   prompt: "what the model was asked",

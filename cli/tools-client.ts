@@ -11,8 +11,13 @@ import { createByteseek } from "../agent/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
 import { catalogueToJson } from "../server/routes/tools.js";
 import type { ToolsJson } from "../server/runtime-schemas.js";
-import { type AgentToolAcceptance, acceptAgentTool } from "../tools/agent-tools.js";
-import { APPROVAL_DIR, type ApprovalDecision, type ApprovalEntry, approvalKey } from "../tools/approvals.js";
+import { type AgentToolAcceptance, acceptAgentTool } from "../tools/catalogue/agent-tools.js";
+import {
+  APPROVAL_DIR,
+  type ApprovalDecision,
+  type ApprovalEntry,
+  approvalKey,
+} from "../tools/gate/approvals.js";
 import type { McpServerStatus } from "../tools/mcp/client.js";
 import type { AcceptOptions, McpAcceptance, McpReview } from "../tools/mcp/review.js";
 import type { SyncReport } from "../tools/mcp/sync.js";

@@ -5,9 +5,9 @@
  * end. Colours and the spinner only on a terminal that can draw them; piped output is plain text.
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
-import { type ApprovalFacts, decideLine } from "../tools/approval-wording.js";
+import { printable, printableValue } from "../tools/catalogue/printable.js";
 import { dirs, idOf } from "../tools/doc/keys.js";
-import { printable, printableValue } from "../tools/printable.js";
+import { type ApprovalFacts, decideLine } from "../tools/gate/approval-wording.js";
 import { approvalLines } from "./approval-view.js";
 
 export interface TurnViewOptions {
@@ -192,7 +192,7 @@ export function createTurnView(options: TurnViewOptions): TurnView {
   return { onEvent, pause: stopSpinner };
 }
 
-/** What the approval wording (tools/approval-wording.ts) reads of a pending approval's event. */
+/** What the approval wording (tools/gate/approval-wording.ts) reads of a pending approval's event. */
 export function factsOf(e: Extract<AgentEvent, { type: "approval_pending" }>): ApprovalFacts {
   const vid = /^\/byteseek\/approval\/([^/]+)\//.exec(e.key)?.[1];
   return {

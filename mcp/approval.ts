@@ -9,7 +9,7 @@
  */
 import type { InputRequiredResult } from "@modelcontextprotocol/server";
 import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
-import { printable } from "../tools/printable.js";
+import { printable } from "../tools/catalogue/printable.js";
 
 /** The key of our one embedded request in `inputRequests` / `inputResponses`. */
 export const APPROVAL_KEY = "byteseek_approval";
@@ -25,7 +25,7 @@ export type ApprovalStep =
 export interface ApprovalInput {
   name: string;
   args: unknown;
-  /** What the call would run (the gate's refusal carries it: tools/effect.ts), who declared it, its hash. */
+  /** What the call would run (the gate's refusal carries it: tools/call/effect.ts), who declared it, its hash. */
   effect?: string;
   owner?: string;
   hash?: string;

@@ -8,8 +8,8 @@
  */
 import type { Logger } from "pino";
 import { MEMORY_DIR } from "../prompts/build.js";
+import { POLICY_KEY } from "../tools/gate/policy.js";
 import { SYNC_DIR } from "../tools/mcp/registry.js";
-import { POLICY_KEY } from "../tools/policy.js";
 import { TOOLS_DIR } from "../tools/runtime.js";
 import type { Tree, WatchBatch } from "../tree/types.js";
 

@@ -7,9 +7,9 @@
  */
 import type { ListResourceTemplatesResult, ReadResourceResult, Resource } from "@modelcontextprotocol/server";
 import { MEMORY_DIR } from "../prompts/build.js";
-import { treeReadRefusal } from "../tools/gate.js";
+import { treeReadRefusal } from "../tools/gate/gate.js";
+import type { LoadedPolicy } from "../tools/gate/policy.js";
 import { maskSecrets } from "../tools/mcp/registry.js";
-import type { LoadedPolicy } from "../tools/policy.js";
 import { isTreeError } from "../tree/errors.js";
 import { isSystemName, parseKey } from "../tree/path.js";
 import type { Tree } from "../tree/types.js";

@@ -26,8 +26,8 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
-import { capText } from "../tools/cap.js";
-import { createPolicyReader } from "../tools/policy.js";
+import { capText } from "../tools/call/cap.js";
+import { createPolicyReader } from "../tools/gate/policy.js";
 import { RUN_ID } from "../tools/run-id.js";
 import type { ToolResult } from "../tools/types.js";
 import { parseKey } from "../tree/path.js";

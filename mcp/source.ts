@@ -5,7 +5,7 @@
  * server's routes, so a call crosses the same boundary and lands in the same records either way.
  */
 import { buildPrompt } from "../prompts/build.js";
-import type { ImplKind, ToolAnnotations } from "../tools/declaration.js";
+import type { ImplKind, ToolAnnotations } from "../tools/catalogue/declaration.js";
 import type { Runtime, ValidTool } from "../tools/runtime.js";
 import type { ToolSearcher } from "../tools/search/searcher.js";
 import type { ToolResult } from "../tools/types.js";

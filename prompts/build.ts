@@ -108,7 +108,7 @@ function guidelinesOf(tools: ValidTool[]): string[] {
 /**
  * The memory entries as of one revision, per tree: nothing changed since, so neither did they.
  * Keyed weakly on the tree and checked against its revision, it holds nothing a caller could
- * observe (as the schema memo in tools/declaration.ts).
+ * observe (as the schema memo in tools/catalogue/declaration.ts).
  */
 const memoryMemo = new WeakMap<Tree, { rev: number; entries: Array<{ name: string; value: string }> }>();
 

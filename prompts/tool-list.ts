@@ -5,7 +5,7 @@
  * budget, and a count of those left out — the model finds them with tools.search. Deferring needs
  * tools.search among the offered tools: without it the model could reach none of the rest.
  */
-import type { ToolListPolicy } from "../tools/policy.js";
+import type { ToolListPolicy } from "../tools/gate/policy.js";
 import type { ValidTool } from "../tools/runtime.js";
 
 export const SEARCH_TOOL = "tools.search";

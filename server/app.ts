@@ -10,7 +10,7 @@ import type { Logger } from "pino";
 import type { Agent } from "../agent/loop.js";
 import type { ModelChoices } from "../agent/model-choices.js";
 import type { LiveRuntime } from "../agent/replay/replay.js";
-import { createApprovals } from "../tools/approvals.js";
+import { createApprovals } from "../tools/gate/approvals.js";
 import type { McpClient } from "../tools/mcp/client.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { ToolSearcher } from "../tools/search/searcher.js";

@@ -24,7 +24,7 @@ import { clientUrlOrigins } from "../agent/llm-config.js";
 import { markInterrupted } from "../agent/runs.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { sharePath } from "../mcp/share.js";
-import { createPolicyReader } from "../tools/policy.js";
+import { createPolicyReader } from "../tools/gate/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { sandboxState } from "../tools/sandbox/probe.js";
 import { describeLanes, readFastLanes } from "../tree/fast-lanes.js";
@@ -325,7 +325,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         "marked runs whose process stopped as interrupted (byteseek run --resume <vid>)",
       );
     app = await buildApp({
-      // checked: a declaration or policy that does not validate is refused (tools/checked-tree.ts)
+      // checked: a declaration or policy that does not validate is refused (tools/catalogue/checked-tree.ts)
       tree: byteseek.tree,
       logger,
       runtime: byteseek.runtime,

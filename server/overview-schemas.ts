@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { RunsOverview } from "../agent/run-schemas.js";
-import { RecentFailures } from "../tools/failure-schemas.js";
+import { RecentFailures } from "../tools/records/failure-schemas.js";
 
 export const StoreJson = z.object({
   engine: z

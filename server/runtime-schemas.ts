@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { type AgentEvent, RESUME_DECISIONS, STOP_REASONS } from "../agent/events.js";
-import { IMPL_KINDS, ToolAnnotations } from "../tools/declaration-parts.js";
+import { IMPL_KINDS, ToolAnnotations } from "../tools/catalogue/declaration-parts.js";
 import { ApprovalEntry } from "../tools/doc/approval-entry.js";
 
 export const ToolJson = z

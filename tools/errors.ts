@@ -48,15 +48,15 @@ export type ToolErrorCode =
   | "mcp_protocol"
   /** the upstream tool is outside its entry's allow-list, or was never synced (tools/mcp/allowed.ts) */
   | "mcp_not_allowed"
-  /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts), or another run's tool no person accepted (tools/agent-tools.ts). */
+  /** An upstream MCP tool changed (or came back, or is new) since a person accepted it (tools/mcp/pins.ts), or another run's tool no person accepted (tools/catalogue/agent-tools.ts). */
   | "held_for_review"
-  /** A run's declaration beyond the policy's agentTools.maxPerRun / maxBytesPerRun (tools/agent-tools.ts). */
+  /** A run's declaration beyond the policy's agentTools.maxPerRun / maxBytesPerRun (tools/catalogue/agent-tools.ts). */
   | "catalogue_full"
   /** An HTTP upstream wants a person to sign in (again): kvspace mcp login (tools/mcp/oauth/). */
   | "mcp_sign_in"
   // the sandbox every command runs in (tools/sandbox/)
   | "sandbox_unavailable"
-  // durable runs (tools/intent.ts, agent/resume.ts)
+  // durable runs (tools/call/intent.ts, agent/resume.ts)
   /** a record whose call began and has no result yet (its process may have died during it) */
   | "started"
   /** a resumed run's call that began before its process died and cannot be run again safely */
@@ -143,7 +143,7 @@ export class CodedError<C extends string> extends Error {
   }
 }
 
-/** Codes of the approvals API (tools/approvals.ts), for its callers: HTTP maps them to statuses. */
+/** Codes of the approvals API (tools/gate/approvals.ts), for its callers: HTTP maps them to statuses. */
 export type ApprovalErrorCode = "APPROVAL_NOT_FOUND" | "APPROVAL_DECIDED" | "APPROVAL_INVALID";
 
 /** A decision that cannot be made: no such approval, already decided, or malformed. */
@@ -155,7 +155,7 @@ export function isApprovalError(err: unknown): err is ApprovalError {
   return err instanceof ApprovalError;
 }
 
-/** Codes of accepting a run's tool for every run (tools/agent-tools.ts), for its callers: HTTP maps them. */
+/** Codes of accepting a run's tool for every run (tools/catalogue/agent-tools.ts), for its callers: HTTP maps them. */
 export type AgentToolErrorCode = "AGENT_TOOL_NOT_FOUND" | "AGENT_TOOL_NOT_AGENTS" | "AGENT_TOOL_STALE";
 
 /** An acceptance that cannot be made: no such tool, not a run's, or it changed since it was reviewed. */

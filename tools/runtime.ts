@@ -7,27 +7,27 @@ import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
-import { type Approvals, createApprovals } from "./approvals.js";
-import { type CallOptions, createCallPipeline, type Failpoint } from "./call-pipeline.js";
-import { createCatalogue, type ToolCatalogue } from "./catalogue.js";
-import { createExecutor } from "./execute.js";
-import type { ToolHooks } from "./hooks.js";
+import { type CallOptions, createCallPipeline, type Failpoint } from "./call/call-pipeline.js";
+import { createExecutor } from "./call/execute.js";
+import type { ToolHooks } from "./call/hooks.js";
+import { createIntentPlanner } from "./call/intent-plan.js";
+import { createKeyedLock } from "./call/locks.js";
+import { createCatalogue, type ToolCatalogue } from "./catalogue/catalogue.js";
+import { type Approvals, createApprovals } from "./gate/approvals.js";
+import { createPolicyReader } from "./gate/policy.js";
+import { builtinPowers, type Power } from "./gate/powers.js";
 import { builtinRegistry } from "./impl/builtin.js";
 import type { LlmClient } from "./impl/llm.js";
-import { createIntentPlanner } from "./intent-plan.js";
-import { createKeyedLock } from "./locks.js";
 import type { McpClient } from "./mcp/client.js";
 import type { HostLookup } from "./net/host-rules.js";
-import { createPolicyReader } from "./policy.js";
-import { builtinPowers, type Power } from "./powers.js";
 import { createScratchRoot } from "./process/scope.js";
 import { type SandboxState, sandboxState } from "./sandbox/probe.js";
 import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
-export type { CallOptions, Failpoint } from "./call-pipeline.js";
-export type { DeclRef, InvalidTool, ToolCatalogue, ValidTool } from "./catalogue.js";
-export { TOOLS_DIR } from "./catalogue.js";
+export type { CallOptions, Failpoint } from "./call/call-pipeline.js";
+export type { DeclRef, InvalidTool, ToolCatalogue, ValidTool } from "./catalogue/catalogue.js";
+export { TOOLS_DIR } from "./catalogue/catalogue.js";
 
 export interface RuntimeOptions {
   tree: Tree;
@@ -47,7 +47,7 @@ export interface RuntimeOptions {
   hooks?: ToolHooks | readonly ToolHooks[];
   /**
    * Either way a call answers once its record and its usage counters are stored: they are one
-   * store write (tools/usage.ts). Accepted so callers naming it keep working; `flush()` likewise.
+   * store write (tools/records/usage.ts). Accepted so callers naming it keep working; `flush()` likewise.
    */
   usageWrites?: "background" | "await";
   /**

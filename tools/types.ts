@@ -1,11 +1,17 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Tree } from "../tree/types.js";
-import type { ElicitAction, ElicitationAsked, ElicitContent, SampleReply, SampleRequest } from "./asks.js";
-import type { ToolDeclaration } from "./declaration.js";
+import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./call/intent.js";
+import type { ToolDeclaration } from "./catalogue/declaration.js";
 import type { ToolKind } from "./errors.js";
-import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./intent.js";
-import type { Power } from "./powers.js";
+import type {
+  ElicitAction,
+  ElicitationAsked,
+  ElicitContent,
+  SampleReply,
+  SampleRequest,
+} from "./gate/asks.js";
+import type { Power } from "./gate/powers.js";
 import type { CommandScope } from "./process/scope.js";
 
 /** What a tool's execute function answers on success. Failures are thrown as ToolError. */
@@ -46,7 +52,7 @@ export interface ToolContext {
   commands: CommandScope;
   /** `<vid>/<n>`, the call's record: the same on a resumed run's retry (http impls send it as Idempotency-Key). */
   idempotencyKey?: string;
-  /** Whom an upstream MCP server may ask during this call (tools/call-asks.ts); absent: nobody. */
+  /** Whom an upstream MCP server may ask during this call (tools/gate/call-asks.ts); absent: nobody. */
   asks?: CallAsks;
   /** Told of the call's progress while it runs (an upstream MCP server's progress and log messages). */
   onProgress?: (progress: ToolProgress) => void;

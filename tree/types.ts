@@ -58,7 +58,7 @@ export interface SetOptions {
   disown?: boolean;
   /**
    * Store the value even if a checking layer over the tree would refuse it (byteseek checks its
-   * tool declarations and policy: tools/checked-tree.ts). The storage engines ignore it.
+   * tool declarations and policy: tools/catalogue/checked-tree.ts). The storage engines ignore it.
    */
   unchecked?: boolean;
 }

@@ -3,8 +3,8 @@
  * cut), tool lists compared by name, and arguments compared as the records store them.
  */
 import { structuredPatch } from "diff";
-import { hashOf } from "../../tools/hash.js";
-import { shorten } from "../../tools/records.js";
+import { hashOf } from "../../tools/catalogue/hash.js";
+import { shorten } from "../../tools/records/records.js";
 
 /** At most this many lines of a difference are shown. */
 export const MAX_DIFF_LINES = 24;

@@ -6,8 +6,8 @@
  * recorded one, or a result other than what the model was sent, is the divergence that stops the
  * loop. A declaration changed since the run (its pinned hash against the tree's) is noted.
  */
-import { hashOf } from "../../tools/hash.js";
-import { recordsDir } from "../../tools/records.js";
+import { hashOf } from "../../tools/catalogue/hash.js";
+import { recordsDir } from "../../tools/records/records.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { ToolResult } from "../../tools/types.js";
 import type { Tree } from "../../tree/types.js";

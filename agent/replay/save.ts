@@ -6,9 +6,9 @@
  * `/vthread/<new>/replay` naming the run it replays. So it lists, opens and compares like any run.
  */
 import type { Logger } from "pino";
+import { usageKey } from "../../tools/records/usage.js";
 import { isRunId } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
-import { usageKey } from "../../tools/usage.js";
 import type { ExportEntry, Tree } from "../../tree/types.js";
 import { json } from "../../tree/value.js";
 import { replayKey } from "../run-detail.js";

@@ -8,7 +8,7 @@
  * loop itself writes nothing else, so such a write would be a tool's effect leaking through; and
  * it reads each real key once (the tree as of the replay's start).
  */
-import { usageKey } from "../../tools/usage.js";
+import { usageKey } from "../../tools/records/usage.js";
 import { TreeError } from "../../tree/errors.js";
 import type { Tree, TxnOp, TxnRequest } from "../../tree/types.js";
 

@@ -9,8 +9,8 @@
  * newer fields (step records, intent states) read as well.
  */
 import { z } from "zod";
-import { recordsDir } from "../../tools/records.js";
-import { usageKey } from "../../tools/usage.js";
+import { recordsDir } from "../../tools/records/records.js";
+import { usageKey } from "../../tools/records/usage.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { ListChild, Tree } from "../../tree/types.js";
 import { formatValue } from "../../tree/value.js";

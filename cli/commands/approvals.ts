@@ -1,10 +1,10 @@
-import { approvalKey } from "../../tools/approvals.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { docs } from "../../tools/doc/docs.js";
 import { dirs, idOf } from "../../tools/doc/keys.js";
 import { readDoc } from "../../tools/doc/read-write.js";
-import { printable } from "../../tools/printable.js";
+import { approvalKey } from "../../tools/gate/approvals.js";
 import { approvalLines, decisionLine } from "../approval-view.js";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, writeJson, writeLine } from "../command.js";
 
 /**
  * `kvspace approvals [<vid>/<n>]`: the calls waiting for a person, embedded or over HTTP (or one
@@ -21,15 +21,25 @@ export const approvalsCommand = defineCommand({
     "Without an id: every approval still waiting. With one (e.g. run7/0): that approval whatever its",
     "state, and once decided who decided it and through which credential (decided: approved once by",
     "person (http) via bearer token sha256:…).",
+    "-o json: {pending: [{key, entry}]} as GET /v1/approvals answers; with an id {key, entry}",
+    "({key, absent: true} and exit 1 when there is none). -o ndjson: one {key, entry} a line.",
+    "The entry is stored as is (its tool's arguments unescaped: JSON quotes them).",
   ].join("\n"),
   args: { min: 0, max: 1 },
-  async run({ positionals: [id] }, { tools, tree, stdout, signal }) {
+  outputs: ["json", "ndjson"],
+  async run({ positionals: [id] }, { tools, tree, stdout, signal, output = "text" }) {
     if (id !== undefined) {
       const key = approvalKey(id);
       const entry = await readDoc(tree, docs.approval, key);
       if (!entry) {
-        await writeLine(stdout, `${id}\t(nil)`);
+        await (output === "text"
+          ? writeLine(stdout, `${id}\t(nil)`)
+          : writeJson(stdout, { key, absent: true }));
         return 1;
+      }
+      if (output !== "text") {
+        await writeJson(stdout, { key, entry });
+        return 0;
       }
       await writeLine(stdout, `${id}\t${printable(entry.tool)}\t${printable(entry.state)}`);
       const decided = decisionLine(entry);
@@ -38,6 +48,14 @@ export const approvalsCommand = defineCommand({
       return 0;
     }
     const pending = await (await tools()).pending(signal);
+    if (output === "json") {
+      await writeJson(stdout, { pending });
+      return 0;
+    }
+    if (output === "ndjson") {
+      for (const p of pending) await writeJson(stdout, p);
+      return 0;
+    }
     if (pending.length === 0) {
       await writeLine(stdout, "nothing waits for approval");
       return 0;

@@ -1,5 +1,5 @@
-import type { ApprovalDecision, ApprovalScope } from "../../tools/approvals.js";
-import { type CommandSpec, defineCommand, writeLine } from "../command.js";
+import type { ApprovalDecision, ApprovalScope } from "../../tools/gate/approvals.js";
+import { type CommandSpec, defineCommand, writeJson, writeLine } from "../command.js";
 import { usageError } from "../errors.js";
 
 const SCOPES: readonly string[] = ["once", "run", "always"];
@@ -8,7 +8,8 @@ const SCOPES: readonly string[] = ["once", "run", "always"];
  * `kvspace approve <vid>/<n> [--scope once|run|always] [--content JSON] [--reason …]` and
  * `kvspace deny <vid>/<n> [--cancel] [--reason …]`: a person's decision on a call waiting at
  * /byteseek/approval/<vid>/<n>, embedded or over HTTP — or their answer to an upstream MCP server's
- * question (accept with the form's content, decline, or cancel). Prints `<key>\t<state>\t<tool>`.
+ * question (accept with the form's content, decline, or cancel). Prints `<key>\t<state>\t<tool>`;
+ * `-o json` the decided entry as POST /v1/approvals/<vid>/<n> answers, `{key, entry}`.
  */
 function decisionCommand(decision: "approve" | "deny"): CommandSpec {
   const usage =
@@ -22,7 +23,12 @@ function decisionCommand(decision: "approve" | "deny"): CommandSpec {
       decision === "approve"
         ? "approve a call waiting at /byteseek/approval/<vid>/<n> (or accept an MCP server's question)"
         : "deny a call waiting at /byteseek/approval/<vid>/<n> (or decline an MCP server's question)",
+    help: [
+      "Prints <key><TAB><state><TAB><tool>, e.g. /byteseek/approval/run7/0<TAB>approved<TAB>fs.write.",
+      "-o json: {key, entry} as POST /v1/approvals/<vid>/<n> answers (entry.decision says who, how and why).",
+    ].join("\n"),
     args: { min: 1, max: 1 },
+    outputs: ["json"],
     flags:
       decision === "approve"
         ? { scope: "value", reason: "value", content: "value" }
@@ -34,7 +40,7 @@ function decisionCommand(decision: "approve" | "deny"): CommandSpec {
         'an MCP server\'s question: the answer, a JSON object fitting its form (e.g. \'{"name": "Ada"}\')',
       cancel: "an MCP server's question: answer cancel (dismissed) instead of decline",
     },
-    async run({ positionals: [id], flags }, { tools, stdout, signal }) {
+    async run({ positionals: [id], flags }, { tools, stdout, signal, output = "text" }) {
       const scope = flags.scope;
       if (scope !== undefined && (typeof scope !== "string" || !SCOPES.includes(scope)))
         throw usageError(usage, `--scope takes ${SCOPES.join(", ")}, got '${String(scope)}'`);
@@ -51,7 +57,9 @@ function decisionCommand(decision: "approve" | "deny"): CommandSpec {
         },
         signal,
       );
-      await writeLine(stdout, `${key}\t${entry.state}\t${entry.tool}`);
+      await (output === "json"
+        ? writeJson(stdout, { key, entry })
+        : writeLine(stdout, `${key}\t${entry.state}\t${entry.tool}`));
       return 0;
     },
   });

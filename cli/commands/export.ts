@@ -13,6 +13,7 @@ export const exportCommand = defineCommand({
   name: "export",
   usage: "export [<dir/>] [--secrets]",
   summary: "write the store or a directory as NDJSON to stdout",
+  help: "Prints one {key, kind, value, ro, …} a line, the form import reads; -o ndjson says so (the same output).",
   args: { min: 0, max: 1 },
   // its lines are NDJSON already: -o ndjson says so in a script that passes -o everywhere
   outputs: ["ndjson"],

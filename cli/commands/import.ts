@@ -18,6 +18,7 @@ export const importCommand = defineCommand({
   name: "import",
   usage: "import <file|-> [--force] [--unchecked]",
   summary: "load NDJSON (as export writes it) from a file or stdin",
+  help: "Prints imported<TAB>N<TAB>rev=R; -o json prints {imported, rev}.",
   args: { min: 1, max: 1 },
   flags: { force: "bool", unchecked: "bool" },
   outputs: ["json"],

@@ -7,7 +7,7 @@
  */
 import { parseEntry } from "../../tools/mcp/registry.js";
 import { type Json, json } from "../../tree/value.js";
-import { type CommandContext, type ParsedArgs, writeLine } from "../command.js";
+import { type CommandContext, type ParsedArgs, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 
 export async function mcpAdd(
@@ -51,9 +51,13 @@ export async function mcpAdd(
       `${key} exists (kvspace get ${key}); pass --force to replace it (a sign-in kept in it is lost)`,
     );
   await ctx.tree.set(key, json(entry as Json));
-  await writeLine(ctx.stdout, `${server}\tregistered\t${url ?? command.join(" ")}`);
+  const text = ctx.output !== "json";
+  if (text) await writeLine(ctx.stdout, `${server}\tregistered\t${url ?? command.join(" ")}`);
   const [report] = await (await ctx.tools()).mcpSync(server);
+  // the entry itself is not printed: it may hold a client secret
+  if (!text) await writeJson(ctx.stdout, { server, key, ...(report ? { sync: report } : {}) });
   if (report?.ok) {
+    if (!text) return 0;
     const held = report.held?.length ? `\theld for review: ${report.held.join(" ")}` : "";
     await writeLine(ctx.stdout, `${server}\tsynced\t${report.tools} tools${held}`);
     return 0;
@@ -67,7 +71,15 @@ export async function mcpStatus(server: string | undefined, ctx: CommandContext)
   const shown = server === undefined ? all : all.filter((s) => s.server === server);
   if (server !== undefined && shown.length === 0)
     throw new CliError("CLI_USAGE", `no MCP server "${server}" is registered (kvspace mcp list)`);
+  if (ctx.output === "json") {
+    await writeJson(ctx.stdout, { servers: shown });
+    return 0;
+  }
   for (const s of shown) {
+    if (ctx.output === "ndjson") {
+      await writeJson(ctx.stdout, s);
+      continue;
+    }
     const held = s.held.length ? `held for review: ${s.held.join(" ")}` : "none held";
     let signIn = "no sign-in";
     if (s.auth?.state === "signed-in")

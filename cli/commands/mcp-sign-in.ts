@@ -1,21 +1,40 @@
 /**
- * `kvspace mcp login <server> [--paste]` and `kvspace mcp logout <server>`: a person signs byteseek
+ * `kvspace mcp login <server> [--paste | --device]` and `kvspace mcp logout <server>`: a person signs byteseek
  * in to an HTTP MCP server that asks for OAuth, once; the tokens are kept in the server's registry
  * entry (a secret field) and renewed before they expire. The sign-in writes the tree this command
  * opened (a folder, or a byteseek server over HTTP), so the server's runs use it at once.
  */
 import { createInterface } from "node:readline";
+import { signInWithDevice } from "../../tools/mcp/oauth/device.js";
 import { signInWithLoopback } from "../../tools/mcp/oauth/loopback.js";
 import { beginSignIn, finishSignIn, signOut } from "../../tools/mcp/oauth/sign-in.js";
-import { type CommandContext, writeLine } from "../command.js";
+import { type CommandContext, writeJson, writeLine } from "../command.js";
 
 /** Where the authorization server sends the browser in --paste mode: nothing listens, the person copies the URL. */
 export const PASTE_REDIRECT_URI = "http://127.0.0.1/callback";
 
-export async function mcpLogin(server: string, paste: boolean, ctx: CommandContext): Promise<number> {
-  const { tree, stdout, stderr } = ctx;
+export async function mcpLogin(
+  server: string,
+  how: "loopback" | "paste" | "device",
+  ctx: CommandContext,
+): Promise<number> {
+  const { tree, stderr } = ctx;
+  const json = ctx.output === "json";
+  // with -o json, what the person reads goes to stderr: stdout is the script's one document
+  const stdout = json ? stderr : ctx.stdout;
   let signedIn: { expiresAt?: number; scope?: string };
-  if (paste) {
+  if (how === "device") {
+    signedIn = await signInWithDevice(tree, server, {
+      signal: ctx.signal,
+      async show(p) {
+        const until = new Date(p.expiresAt).toISOString();
+        await writeLine(
+          stdout,
+          `on any device, go to ${p.verificationUri} and enter the code ${p.userCode} (before ${until}; waiting)${p.verificationUriComplete ? `\nor open ${p.verificationUriComplete}` : ""}`,
+        );
+      },
+    });
+  } else if (how === "paste") {
     const begun = await beginSignIn(tree, server, PASTE_REDIRECT_URI);
     await writeLine(stdout, `open this URL in a browser and sign in:\n${begun.authorizationUrl}`);
     await writeLine(
@@ -35,19 +54,30 @@ export async function mcpLogin(server: string, paste: boolean, ctx: CommandConte
   const expiry = signedIn.expiresAt
     ? `, token valid until ${new Date(signedIn.expiresAt).toISOString()}`
     : "";
-  await writeLine(
-    stdout,
-    `${server}\tsigned in${signedIn.scope ? ` (scopes ${signedIn.scope})` : ""}${expiry}`,
-  );
+  if (!json)
+    await writeLine(
+      stdout,
+      `${server}\tsigned in${signedIn.scope ? ` (scopes ${signedIn.scope})` : ""}${expiry}`,
+    );
   const [report] = await (await ctx.tools()).mcpSync(server);
-  if (report?.ok) await writeLine(stdout, `${server}\tsynced\t${report.tools} tools`);
-  else stderr.write(`${server}: ${report?.error ?? "the sync failed"}\n`);
+  if (json)
+    await writeJson(ctx.stdout, {
+      server,
+      signedIn: true,
+      ...(signedIn.expiresAt ? { expiresAt: signedIn.expiresAt } : {}),
+      ...(signedIn.scope ? { scope: signedIn.scope } : {}),
+      ...(report ? { sync: report } : {}),
+    });
+  if (!report?.ok) stderr.write(`${server}: ${report?.error ?? "the sync failed"}\n`);
+  else if (!json) await writeLine(stdout, `${server}\tsynced\t${report.tools} tools`);
   return 0;
 }
 
 export async function mcpLogout(server: string, ctx: CommandContext): Promise<number> {
   const had = await signOut(ctx.tree, server);
-  await writeLine(ctx.stdout, `${server}\t${had ? "signed out" : "was not signed in"}`);
+  await (ctx.output === "json"
+    ? writeJson(ctx.stdout, { server, signedOut: had })
+    : writeLine(ctx.stdout, `${server}\t${had ? "signed out" : "was not signed in"}`));
   return 0;
 }
 

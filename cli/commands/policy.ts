@@ -1,8 +1,8 @@
-import { zodProblems } from "../../tools/declaration.js";
-import { POLICY_KEY, Policy } from "../../tools/policy.js";
-import { grantOf } from "../../tools/powers.js";
+import { zodProblems } from "../../tools/catalogue/declaration.js";
+import { POLICY_KEY, Policy } from "../../tools/gate/policy.js";
+import { grantOf } from "../../tools/gate/powers.js";
 import { SANDBOX_OFF_WARNING } from "../../tools/sandbox/settings.js";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 import { cliWorkspace } from "../workspace-of.js";
 
@@ -19,7 +19,14 @@ export const policyCommand = defineCommand({
   args: { min: 0, max: 0 },
   flags: { vid: "value" },
   flagHelp: { vid: "the run whose powers to print (default: a run no entry of grants.runs names)" },
-  async run({ flags }, { tree, stdout, stderr, env, cwd, signal }) {
+  help: [
+    "Prints name<TAB>value lines: workspace, grant (the rule that applies), read, write, exec, model,",
+    "net, tree, confirm, approved, deny, denyKeys, workspaceRoots, approvalTimeoutMs, sandbox[, agentImpls];",
+    "lists comma-separated, - when empty (the workspace: - when a server does not say).",
+    "-o json: one object of the same names, lists as arrays, numbers and booleans as such, workspace null when unknown.",
+  ].join("\n"),
+  outputs: ["json"],
+  async run({ flags }, { tree, stdout, stderr, env, cwd, signal, output = "text" }) {
     const node = await tree.get(POLICY_KEY);
     const parsed = Policy.safeParse(node?.kind === "json" ? node.value.value : {});
     if (!parsed.success)
@@ -30,29 +37,36 @@ export const policyCommand = defineCommand({
     const policy = parsed.data;
     const vid = typeof flags.vid === "string" ? flags.vid : "";
     const { grant, rule } = grantOf(policy.grants, vid);
-    const list = (items: readonly string[] | undefined) => (items?.length ? items.join(",") : "-");
     const workspace = await cliWorkspace(env, cwd, signal);
-    const lines: Array<[string, string]> = [
+    const fields: Record<string, string | number | boolean | null | readonly string[]> = {
       // where the file tools work: the first thing to know when a read answers "does not exist"
-      ["workspace", workspace ?? "-"],
-      ["grant", rule],
-      ["read", String(grant.read)],
-      ["write", String(grant.write)],
-      ["exec", String(grant.exec)],
-      ["model", String(grant.model)],
-      ["net", list([...grant.net, ...(policy.httpHosts ?? [])])],
-      ["tree", list(grant.tree)],
-      ["confirm", list(policy.confirm)],
-      ["approved", list(policy.approved)],
-      ["deny", list(policy.deny)],
-      ["denyKeys", list(policy.denyKeys)],
-      ["workspaceRoots", list(policy.workspaceRoots)],
-      ["approvalTimeoutMs", String(policy.approvalTimeoutMs)],
-      ["sandbox", policy.sandbox],
-    ];
-    if (policy.agentImpls) lines.push(["agentImpls", list(policy.agentImpls)]);
-    for (const [k, v] of lines) await writeLine(stdout, `${k}\t${v}`);
+      workspace: workspace ?? null,
+      grant: rule,
+      read: grant.read,
+      write: grant.write,
+      exec: grant.exec,
+      model: grant.model,
+      net: [...grant.net, ...(policy.httpHosts ?? [])],
+      tree: grant.tree,
+      confirm: policy.confirm ?? [],
+      approved: policy.approved ?? [],
+      deny: policy.deny ?? [],
+      denyKeys: policy.denyKeys ?? [],
+      workspaceRoots: policy.workspaceRoots ?? [],
+      approvalTimeoutMs: policy.approvalTimeoutMs,
+      sandbox: policy.sandbox,
+      ...(policy.agentImpls ? { agentImpls: policy.agentImpls } : {}),
+    };
+    if (output === "json") await writeJson(stdout, fields);
+    else for (const [k, v] of Object.entries(fields)) await writeLine(stdout, `${k}\t${textOf(v)}`);
     if (policy.sandbox === "off") await writeLine(stderr, SANDBOX_OFF_WARNING);
     return 0;
   },
 });
+
+/** A value as its text line shows it: a list comma-separated, `-` when empty or unknown. */
+function textOf(v: string | number | boolean | null | readonly string[]): string {
+  if (v === null) return "-";
+  if (typeof v === "object") return v.length ? v.join(",") : "-";
+  return String(v);
+}

@@ -1,8 +1,8 @@
 import { diffRunsIn } from "../../agent/replay/diff.js";
 import { listRuns, RUN_STATUSES, type RunStatus } from "../../agent/runs.js";
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import type { CommandContext } from "../command.js";
-import { defineCommand, writeLine } from "../command.js";
+import { defineCommand, writeJson, writeLine } from "../command.js";
 import { CliError } from "../errors.js";
 import { divergenceLines } from "../replay-view.js";
 
@@ -30,7 +30,11 @@ export const runsCommand = defineCommand({
     "  runs r1 and r2 diverge at step 3 (turn 1, step 3), call 1 edit.replace: the tool result differs",
     "Steps are model answers, counted over the whole run. Call ids and timings are not compared.",
     "Exit 0 when the runs are the same, 1 when they differ (or on an error).",
+    "-o json: the listing as {runs: [{vid, status, started, steps, calls, tokens: {input, output}, …}]} (every",
+    "page of GET /v1/agent/runs); the diff as GET /v1/agent/runs/<a>/diff/<b> answers {a, b, identical, steps,",
+    "calls, divergence?}. -o ndjson (the listing): one run a line.",
   ].join("\n"),
+  outputs: ["json", "ndjson"],
   flagHelp: {
     status: "only runs with this status: interrupted, running, done, failed or session (an MCP host's)",
   },
@@ -46,12 +50,13 @@ export const runsCommand = defineCommand({
 
 async function list(
   status: string | boolean | string[] | undefined,
-  { tree, stdout, stderr }: CommandContext,
+  { tree, stdout, stderr, output = "text" }: CommandContext,
 ): Promise<number> {
   if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus))
     throw usage(`--status takes ${RUN_STATUSES.join(", ")}, got '${String(status)}'`);
   let after: string | undefined;
   const interrupted: string[] = [];
+  const all: unknown[] = [];
   do {
     const page = await listRuns(tree, {
       limit: 500,
@@ -59,19 +64,32 @@ async function list(
       ...(after ? { after } : {}),
     });
     for (const r of page.runs) {
+      if (r.resume) interrupted.push(r.resume);
+      if (output === "json") all.push(r);
+      if (output === "ndjson") await writeJson(stdout, r);
+      if (output !== "text") continue;
       const started = r.started > 0 ? new Date(r.started).toISOString() : "-";
       const tokens = `${r.tokens.input}+${r.tokens.output}`;
       await writeLine(stdout, [printable(r.vid), started, r.steps, r.calls, tokens, r.status].join("\t"));
-      if (r.resume) interrupted.push(r.resume);
     }
     after = page.next;
   } while (after);
+  if (output === "json") await writeJson(stdout, { runs: all });
   for (const command of interrupted) await writeLine(stderr, `resume: ${printable(command)}`);
   return 0;
 }
 
-async function diff(a: string, b: string, { tree, stdout }: CommandContext): Promise<number> {
+async function diff(
+  a: string,
+  b: string,
+  { tree, stdout, output = "text" }: CommandContext,
+): Promise<number> {
+  if (output === "ndjson") throw usage("runs diff takes -o json (one document), not ndjson");
   const d = await diffRunsIn(tree, a, b);
+  if (output === "json") {
+    await writeJson(stdout, d);
+    return d.divergence ? 1 : 0;
+  }
   if (!d.divergence) {
     await writeLine(
       stdout,

@@ -1,7 +1,7 @@
 import type { Writable } from "node:stream";
-import { checkValue } from "../../tools/checked-tree.js";
+import { checkValue } from "../../tools/catalogue/checked-tree.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { MCP_DIR } from "../../tools/mcp/registry.js";
-import { printable } from "../../tools/printable.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { ListResult, Tree } from "../../tree/types.js";
 import { defineCommand, type OutputFormat, writeJson, writeLine } from "../command.js";
@@ -62,7 +62,8 @@ export const toolsCommand = defineCommand({
     "only that version), so every run is offered it: name<TAB>accepted<TAB>run <vid><TAB>sha256 <hash>.",
     "--check prints nothing and exits 0 on a healthy store.",
     "-o json: the listing as [{name, state, impl, snippet?, blocked?}]; --check as {ok, problems: [{key, problem}]};",
-    "search as [{name, score, snippet}]. -o ndjson: one object a line (--check: one problem a line).",
+    "search as [{name, score, snippet}]; accept as POST /v1/tools/<name>/accept answers. -o ndjson: one",
+    "object a line (--check: one problem a line).",
   ].join("\n"),
   outputs: ["json", "ndjson"],
   args: { min: 0 },
@@ -75,7 +76,8 @@ export const toolsCommand = defineCommand({
   extraArgument: () =>
     'only "search <query>" and "accept <name>" take arguments: kvspace tools search "what the tool does"',
   async run({ flags, positionals }, { tree, tools, stdout, signal, output = "text" }) {
-    if (positionals[0] === "accept") return accept(positionals.slice(1), await tools(), stdout, signal);
+    if (positionals[0] === "accept")
+      return accept(positionals.slice(1), await tools(), stdout, signal, output);
     if (positionals.length > 0) return search(positionals, flags, await tools(), stdout, signal, output);
     const catalogue = await (await tools()).list(signal);
     if (flags.check === true) {
@@ -118,11 +120,16 @@ async function accept(
   client: ToolsClient,
   stdout: Writable,
   signal: AbortSignal,
+  output: OutputFormat,
 ): Promise<number> {
   const [name, hash, ...more] = args;
   if (name === undefined || more.length > 0)
     throw new CliError("CLI_USAGE", "tools accept takes a tool name and, optionally, the hash reviewed");
   const done = await client.acceptTool(name, hash, signal);
+  if (output !== "text") {
+    await writeJson(stdout, done);
+    return 0;
+  }
   await writeLine(
     stdout,
     [done.name, "accepted", `run ${done.owner}`, `sha256 ${done.hash.slice(0, 12)}`]

@@ -8,7 +8,7 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { ApprovalDecision, type Approvals, approvalKey } from "../../tools/approvals.js";
+import { ApprovalDecision, type Approvals, approvalKey } from "../../tools/gate/approvals.js";
 import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
 import { ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";

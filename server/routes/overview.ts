@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { runsOverview } from "../../agent/runs-overview.js";
-import { recentFailures } from "../../tools/recent-failures.js";
+import { recentFailures } from "../../tools/records/recent-failures.js";
 import type { Tree } from "../../tree/types.js";
 import type { RouteDoc } from "../openapi.js";
 import { OverviewJson } from "../overview-schemas.js";

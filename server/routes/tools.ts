@@ -5,9 +5,9 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { acceptAgentTool } from "../../tools/agent-tools.js";
-import { POLICY_KEY } from "../../tools/policy.js";
-import { createRecentCalls, type RecentCalls } from "../../tools/recent-calls.js";
+import { acceptAgentTool } from "../../tools/catalogue/agent-tools.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
+import { createRecentCalls, type RecentCalls } from "../../tools/records/recent-calls.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
 import { createToolSearcher, type ToolSearcher } from "../../tools/search/searcher.js";

@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedStore } from "../../agent/byteseek.js";
-import { POLICY_KEY } from "../../tools/policy.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";

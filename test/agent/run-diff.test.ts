@@ -122,6 +122,15 @@ describe("kvspace runs diff", () => {
       "  the model called tree.get with other arguments",
       '    - same1: tree.get {"key":"/notes/fixed"}',
     ]);
+    // -o json: the document GET /v1/agent/runs/<a>/diff/<b> answers, with the same exit code
+    const json = await runInProcess(["runs", "diff", "same1", "call", "-o", "json"], { env }, held);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      a: "same1",
+      b: "call",
+      identical: false,
+      divergence: { kind: "call", step: 2, records: { a: "/byteseek/tool/same1/1" } },
+    });
     const missing = await runInProcess(["runs", "diff", "same1", "nosuch"], { env }, held);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^there is no run nosuch/);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApprovals } from "../../tools/approvals.js";
+import { createApprovals } from "../../tools/gate/approvals.js";
 import { openTree } from "../../tree/index.js";
 import { cliEnv, tempDirs } from "./cli-server.js";
 import { assertBuilt, runCli } from "./run-cli.js";

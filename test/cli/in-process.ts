@@ -12,7 +12,7 @@ export async function runInProcess(
   args: readonly string[],
   options: RunCliOptions,
   deps: KvspaceDeps = {},
-  hooks: { signal?: AbortSignal; onStdout?: (all: string) => void } = {},
+  hooks: { signal?: AbortSignal; onStdout?: (all: string) => void; onStderr?: (all: string) => void } = {},
 ): Promise<CliResult> {
   const controller = new AbortController();
   hooks.signal?.addEventListener("abort", () => controller.abort(), { once: true });
@@ -31,6 +31,7 @@ export async function runInProcess(
   const err = new Writable({
     write(chunk: Buffer, _enc, done) {
       stderr += chunk.toString("utf8");
+      hooks.onStderr?.(stderr);
       done();
     },
   });

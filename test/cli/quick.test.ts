@@ -122,7 +122,7 @@ describe("kvspace's quick path", () => {
     // a write under /byteseek/ is checked (declarations, the policy, ownership): the runtime's modules load
     const guarded = await traced(["set", "/byteseek/notes", "string:x"], env);
     expect(guarded.code).toBe(0);
-    expect(guarded.loaded.some((u) => u.endsWith("/dist/tools/checked-tree.js"))).toBe(true);
+    expect(guarded.loaded.some((u) => u.endsWith("/dist/tools/catalogue/checked-tree.js"))).toBe(true);
   });
 
   it("reads a command line as commander does, or declines it", () => {

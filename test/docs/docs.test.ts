@@ -16,12 +16,12 @@ import {
   ShellImpl,
   ToolAnnotations,
   ToolDeclaration,
-} from "../../tools/declaration.js";
+} from "../../tools/catalogue/declaration.js";
+import { seedTools } from "../../tools/catalogue/seed.js";
+import { POLICY_KEY, Policy } from "../../tools/gate/policy.js";
+import { Grant, Grants, RunGrant } from "../../tools/gate/powers.js";
 import { builtinRegistry } from "../../tools/impl/builtin.js";
-import { POLICY_KEY, Policy } from "../../tools/policy.js";
-import { Grant, Grants, RunGrant } from "../../tools/powers.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
-import { seedTools } from "../../tools/seed.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { type Json, json, str } from "../../tree/value.js";

@@ -1,8 +1,8 @@
 /** Two byteseek processes' runtimes on one etcd: one commit per call, counters exact, records dense. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedTools } from "../../tools/catalogue/seed.js";
+import type { ToolUsage } from "../../tools/records/usage.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
-import { seedTools } from "../../tools/seed.js";
-import type { ToolUsage } from "../../tools/usage.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import type { Tree } from "../../tree/types.js";
 import { silent, tempDir, testBuiltins } from "../tools/helpers.js";

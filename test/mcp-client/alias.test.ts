@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { createMcpFactory } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
-import { defaultPolicy } from "../../tools/policy.js";
+import { defaultPolicy } from "../../tools/gate/policy.js";
 import type { ToolContext } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";

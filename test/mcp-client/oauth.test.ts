@@ -5,29 +5,21 @@ import { beginSignIn, finishSignIn, refreshIfDue, signOut } from "../../tools/mc
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
-import { setPolicy, silent, tempDir } from "../tools/helpers.js";
-import { type McpHarness, mcpHarness } from "./helpers.js";
-import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from "./oauth-fixture.js";
+import { silent, tempDir } from "../tools/helpers.js";
+import type { McpHarness } from "./helpers.js";
+import { type OAuthFixture, type OAuthFixtureOptions, useSignInSuite } from "./oauth-fixture.js";
 
 const REDIRECT = "http://127.0.0.1:9/callback";
 
+const suite = useSignInSuite();
 let fx: OAuthFixture;
 let h: McpHarness;
 let n = 0;
 /** A fresh server name per test: one harness and one fixture serve the whole file. */
 let server = "";
-
-beforeAll(async () => {
-  fx = await startOAuthFixture();
-  h = await mcpHarness();
-  const host = new URL(fx.origin).host;
-  await setPolicy(h.tree, {
-    grants: { default: { read: true, write: true, exec: true, model: true, net: [host], tree: ["/"] } },
-  });
-});
-afterAll(async () => {
-  await h.dispose();
-  await fx.close();
+beforeAll(() => {
+  fx = suite.fx();
+  h = suite.h();
 });
 
 async function register(extra: Record<string, unknown> = {}, fixture: Partial<OAuthFixtureOptions> = {}) {
@@ -344,6 +336,30 @@ describe("kvspace mcp add | status | login | logout", () => {
     );
     const logout = await runInProcess(["mcp", "logout", "cli1"], { env });
     expect(logout.stdout).toBe("cli1\tsigned out\n");
+    // -o json: one document on stdout, the URL to open for the person on stderr
+    let again: Promise<Response> | undefined;
+    const json = await runInProcess(
+      ["mcp", "login", "cli1", "-o", "json"],
+      { env },
+      {},
+      {
+        onStderr(all) {
+          const url = /http:\/\/\S+\/authorize\S+/.exec(all)?.[0];
+          if (url && !again) again = fetch(url);
+        },
+      },
+    );
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      server: "cli1",
+      signedIn: true,
+      scope: "mcp",
+      expiresAt: expect.any(Number),
+      sync: { server: "cli1", ok: true, tools: 2 },
+    });
+    await again;
+    const out = await runInProcess(["mcp", "logout", "cli1", "-o", "json"], { env });
+    expect(JSON.parse(out.stdout)).toEqual({ server: "cli1", signedOut: true });
   });
 });
 

@@ -4,7 +4,7 @@ import { pino } from "pino";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../server/main.js";
-import { POLICY_KEY } from "../../tools/policy.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { openTree } from "../../tree/index.js";
 import { json } from "../../tree/value.js";
 import { tempDir } from "../tools/helpers.js";

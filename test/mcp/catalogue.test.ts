@@ -4,8 +4,8 @@ import { mapNames } from "../../mcp/names.js";
 import { keyToUri, readable, uriToKey } from "../../mcp/resources.js";
 import { clientVid, HOST_TEXT_LIMIT, toCallResult } from "../../mcp/server.js";
 import type { ToolInfo } from "../../mcp/source.js";
-import { parseDeclaration } from "../../tools/declaration.js";
-import { defaultPolicy } from "../../tools/policy.js";
+import { parseDeclaration } from "../../tools/catalogue/declaration.js";
+import { defaultPolicy } from "../../tools/gate/policy.js";
 
 const tool = (name: string, extra: Partial<ToolInfo> = {}): ToolInfo => ({
   name,

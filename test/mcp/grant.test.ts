@@ -5,7 +5,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultPolicy } from "../../tools/policy.js";
+import { defaultPolicy } from "../../tools/gate/policy.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { assertBuilt, runCli } from "../cli/run-cli.js";
 import { setPolicy } from "../tools/helpers.js";

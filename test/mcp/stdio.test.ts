@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acceptAgentTool } from "../../tools/agent-tools.js";
+import { acceptAgentTool } from "../../tools/catalogue/agent-tools.js";
 import { openTree } from "../../tree/index.js";
 import { eventually } from "../server/helpers.js";
 import {

@@ -4,10 +4,10 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type App, buildApp } from "../../server/app.js";
 import { ToolError } from "../../tools/errors.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { runHttpImpl } from "../../tools/impl/http.js";
 import type { HostLookup } from "../../tools/net/host-rules.js";
 import { systemLookup } from "../../tools/net/lookup.js";
-import { POLICY_KEY } from "../../tools/policy.js";
 import type { ToolContext } from "../../tools/types.js";
 import { declare, type Harness, harness, setPolicy, silent } from "../tools/helpers.js";
 

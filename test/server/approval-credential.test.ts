@@ -7,7 +7,7 @@ import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type App, buildApp } from "../../server/app.js";
 import { tokenId } from "../../server/auth.js";
-import { type ApprovalEntry, createApprovals } from "../../tools/approvals.js";
+import { type ApprovalEntry, createApprovals } from "../../tools/gate/approvals.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { runInProcess } from "../cli/in-process.js";

@@ -5,7 +5,7 @@ import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { type App, buildApp } from "../../server/app.js";
-import { POLICY_KEY } from "../../tools/policy.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { readSse } from "../../tree/http/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";

@@ -3,8 +3,8 @@
  * runs only once a person accepts the version they see — unless the policy shares them at once.
  */
 import { describe, expect, it } from "vitest";
-import { acceptAgentTool } from "../../tools/agent-tools.js";
-import { defaultPolicy } from "../../tools/policy.js";
+import { acceptAgentTool } from "../../tools/catalogue/agent-tools.js";
+import { defaultPolicy } from "../../tools/gate/policy.js";
 import { setPolicy, useHarness } from "./helpers.js";
 
 /** A run's own alias of tree.get: powers every run holds, nothing to sandbox. */

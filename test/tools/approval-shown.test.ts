@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hashOf } from "../../tools/hash.js";
+import { hashOf } from "../../tools/catalogue/hash.js";
+import { seedTools } from "../../tools/catalogue/seed.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
-import { seedTools } from "../../tools/seed.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { json } from "../../tree/value.js";

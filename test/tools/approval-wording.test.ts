@@ -9,7 +9,7 @@ import {
   scopesFor,
   terminalKeys,
   terminalQuestion,
-} from "../../tools/approval-wording.js";
+} from "../../tools/gate/approval-wording.js";
 
 const call: ApprovalFacts = { tool: "shell.run", vid: "r1" };
 const changed: ApprovalFacts = { tool: "text.wc", vid: "r1", declDiff: "-a\n+b\n" };

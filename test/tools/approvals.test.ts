@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../tools/approval-flow.js";
-import { type ApprovalEntry, approvalKey } from "../../tools/approvals.js";
+import { hashOf } from "../../tools/catalogue/hash.js";
 import { createEditTools } from "../../tools/edit/index.js";
-import { hashOf } from "../../tools/hash.js";
-import { POLICY_KEY } from "../../tools/policy.js";
+import type { PendingApproval } from "../../tools/gate/approval-flow.js";
+import { type ApprovalEntry, approvalKey } from "../../tools/gate/approvals.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import type { BuiltinTool } from "../../tools/types.js";

@@ -1,8 +1,8 @@
 /** A call's record and its run's usage counters are one tree write, exact under concurrent callers. */
 import { afterEach, describe, expect, it } from "vitest";
+import { seedTools } from "../../tools/catalogue/seed.js";
+import type { ToolUsage } from "../../tools/records/usage.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
-import { seedTools } from "../../tools/seed.js";
-import type { ToolUsage } from "../../tools/usage.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { BACKENDS, recordAt, silent, tempDir, testBuiltins, useHarness } from "./helpers.js";

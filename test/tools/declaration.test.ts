@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseDeclaration } from "../../tools/declaration.js";
-import { signatureOf } from "../../tools/json-schema.js";
-import { hostAllowed, Policy } from "../../tools/policy.js";
+import { parseDeclaration } from "../../tools/catalogue/declaration.js";
+import { signatureOf } from "../../tools/catalogue/json-schema.js";
+import { hostAllowed, Policy } from "../../tools/gate/policy.js";
 import { DEFAULT_CREDENTIAL_PATHS } from "../../tools/sandbox/settings.js";
 
 const base = {

@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordsOf } from "../../agent/resume.js";
-import { createApprovals } from "../../tools/approvals.js";
 import { docs } from "../../tools/doc/docs.js";
 import { keys, runDirs } from "../../tools/doc/keys.js";
 import { readDoc, writeDoc } from "../../tools/doc/read-write.js";
 import { DocError } from "../../tools/errors.js";
+import { createApprovals } from "../../tools/gate/approvals.js";
 import { openTree } from "../../tree/store-config.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";

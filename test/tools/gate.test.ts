@@ -1,8 +1,8 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { seedTools } from "../../tools/catalogue/seed.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
-import { seedTools } from "../../tools/seed.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { peek, setPolicy, silent, tempDir } from "./helpers.js";

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEditTools } from "../../tools/edit/index.js";
-import { recordsDir } from "../../tools/records.js";
+import { recordsDir } from "../../tools/records/records.js";
 import type { BuiltinTool } from "../../tools/types.js";
 import { declare, type Harness, harness, recordAt, setPolicy, testBuiltins } from "./helpers.js";
 

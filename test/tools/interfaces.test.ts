@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POLICY_KEY } from "../../tools/policy.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
 import type { ToolResult } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { seedTools } from "../../tools/catalogue/seed.js";
 import { createEditTools } from "../../tools/edit/index.js";
 import { createRuntime } from "../../tools/runtime.js";
-import { seedTools } from "../../tools/seed.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import type { BuiltinTool } from "../../tools/types.js";

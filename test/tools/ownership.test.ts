@@ -1,12 +1,12 @@
 /**
- * Ownership follows the person (tools/ownership.ts), against a real server: a person's write with
+ * Ownership follows the person (tools/gate/ownership.ts), against a real server: a person's write with
  * `kvspace set` (a child process) or an HTTP PUT makes a key theirs; a run's change or deletion of
  * what a person owns — a declaration, a registry entry, memory — is an approval request; a setting a
  * person tightened is a floor no run lowers; the runtime's areas are written by the runtime alone.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../tools/approval-flow.js";
+import type { PendingApproval } from "../../tools/gate/approval-flow.js";
 import type { CallOptions } from "../../tools/runtime.js";
 import type { TreeNode } from "../../tree/types.js";
 import { type CliServer, cliEnv, startCliServer, tempDirs } from "../cli/cli-server.js";
@@ -182,7 +182,7 @@ describe("ownership follows the person", () => {
     const { pending, result } = callWaiting("tree.del", { key }, "r3");
     const asked = await pending;
     expect(asked.diff).toContain("-deploy with make release");
-    // the person reads why it waits (tools/approval-wording.ts), not the model's "none could be asked"
+    // the person reads why it waits (tools/gate/approval-wording.ts), not the model's "none could be asked"
     expect(asked.reason).toBe(
       `run r3 wants to delete ${key}, which a person wrote: it is written as yours only if you approve`,
     );

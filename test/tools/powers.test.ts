@@ -1,12 +1,12 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
+import { hashOf, seedTools } from "../../tools/catalogue/seed.js";
 import { createEditTools } from "../../tools/edit/index.js";
+import { LEGACY_DEFAULT_POLICY, POLICY_KEY, Policy } from "../../tools/gate/policy.js";
+import { DEFAULT_GRANT } from "../../tools/gate/powers.js";
 import type { LlmClient } from "../../tools/impl/llm.js";
-import { LEGACY_DEFAULT_POLICY, POLICY_KEY, Policy } from "../../tools/policy.js";
-import { DEFAULT_GRANT } from "../../tools/powers.js";
 import { createRuntime } from "../../tools/runtime.js";
-import { hashOf, seedTools } from "../../tools/seed.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import type { BuiltinTool } from "../../tools/types.js";

@@ -1,9 +1,9 @@
 /**
- * The index of each tool's recent calls (tools/recent-calls.ts) that a tool's page shows: read from
+ * The index of each tool's recent calls (tools/records/recent-calls.ts) that a tool's page shows: read from
  * the records at first use, followed live after, newest first, bounded per tool.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createRecentCalls, type RecentCalls } from "../../tools/recent-calls.js";
+import { createRecentCalls, type RecentCalls } from "../../tools/records/recent-calls.js";
 import { json } from "../../tree/index.js";
 import { useHarness } from "./helpers.js";
 

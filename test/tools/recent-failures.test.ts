@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runsOverview } from "../../agent/runs-overview.js";
-import { recentFailures } from "../../tools/recent-failures.js";
+import { recentFailures } from "../../tools/records/recent-failures.js";
 import { json, openTree, str, type Tree } from "../../tree/index.js";
 
 let tree: Tree;

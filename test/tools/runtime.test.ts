@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_TEXT_BYTES } from "../../tools/cap.js";
-import type { ToolHooks } from "../../tools/hooks.js";
+import { MAX_TEXT_BYTES } from "../../tools/call/cap.js";
+import type { ToolHooks } from "../../tools/call/hooks.js";
+import type { ToolUsage } from "../../tools/records/usage.js";
 import { createRuntime } from "../../tools/runtime.js";
 import type { ToolResult } from "../../tools/types.js";
-import type { ToolUsage } from "../../tools/usage.js";
 import { json } from "../../tree/value.js";
 import {
   BACKENDS,

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { defaultPolicy, POLICY_KEY } from "../../tools/policy.js";
-import { SHIPPED_DIR, seedTools } from "../../tools/seed.js";
+import { SHIPPED_DIR, seedTools } from "../../tools/catalogue/seed.js";
+import { defaultPolicy, POLICY_KEY } from "../../tools/gate/policy.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import type { BuiltinTool } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_GRANT } from "../../tools/powers.js";
+import { DEFAULT_GRANT } from "../../tools/gate/powers.js";
 import { pidsWith, uniqueSleep, waitGone, waitNoneWith } from "../helpers/processes.js";
 import { declare, recordAt, setPolicy, tempDir, useHarness } from "./helpers.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { acceptAgentTool } from "../../tools/agent-tools.js";
-import { POLICY_KEY } from "../../tools/policy.js";
-import { DEFAULT_GRANT } from "../../tools/powers.js";
+import { acceptAgentTool } from "../../tools/catalogue/agent-tools.js";
+import { POLICY_KEY } from "../../tools/gate/policy.js";
+import { DEFAULT_GRANT } from "../../tools/gate/powers.js";
 import { json, str } from "../../tree/value.js";
 import { BACKENDS, setPolicy, useHarness } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ToolUsage, UNKNOWN_TOOLS } from "../../tools/usage.js";
+import { type ToolUsage, UNKNOWN_TOOLS } from "../../tools/records/usage.js";
 import { harness } from "./helpers.js";
 
 describe("usage counters for names that name no tool", () => {

@@ -5,7 +5,7 @@
  * Read loose at the top: an entry written by a newer byteseek keeps the fields this one does not know.
  */
 import { z } from "zod";
-import { ElicitContent } from "../asks.js";
+import { ElicitContent } from "../gate/asks.js";
 
 export const ApprovalScope = z.enum(["once", "run", "always"]);
 export type ApprovalScope = z.infer<typeof ApprovalScope>;

@@ -4,7 +4,7 @@
  * are declared once, beside the code that owns each document; this map only names them.
  * docs/ARCHITECTURE.md ("The tree's own keys") is the table of keys and documents.
  */
-import { RecordDoc } from "../records.js";
+import { RecordDoc } from "../records/records.js";
 import { ApprovalEntry } from "./approval-entry.js";
 import { docFamily } from "./read-write.js";
 

@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
+import { bytesHash, type FileIntent, fileHash, type IntentContext } from "../call/intent.js";
 import { suggest, ToolError } from "../errors.js";
-import { bytesHash, type FileIntent, fileHash, type IntentContext } from "../intent.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkWritable, contentEquals, writeFileAtomic } from "./atomic-write.js";
 import { type ByteEdit, type BytePlan, planOnBytes } from "./byte-plan.js";
@@ -103,7 +103,7 @@ async function readAndPlan(
 }
 
 /**
- * The intent of an edit (tools/intent.ts): the file's hash now and once edited. A dry run changes
+ * The intent of an edit (tools/call/intent.ts): the file's hash now and once edited. A dry run changes
  * nothing; an edit that will fail as the file stands says so (`planned: false`), so a resumed run
  * runs it again only while the file is as it was.
  */

@@ -2,7 +2,7 @@ import { lstat } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool } from "../types.js";
 import { relTo, resolveSearchTarget } from "./search-target.js";

@@ -1,7 +1,7 @@
 import { readlink, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool } from "../types.js";
 import { fsError } from "./fs-errors.js";

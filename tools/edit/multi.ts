@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import type { BuiltinTool } from "../types.js";
 import { editFile, planFileChange } from "./edit-file.js";
 

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { suggest, ToolError } from "../errors.js";
 import type { BuiltinTool } from "../types.js";
 import { fsError } from "./fs-errors.js";

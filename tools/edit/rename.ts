@@ -1,9 +1,9 @@
 import { lstat, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
+import { type FileIntent, fileHash, type IntentContext } from "../call/intent.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { suggest, ToolError } from "../errors.js";
-import { type FileIntent, fileHash, type IntentContext } from "../intent.js";
 import type { BuiltinTool } from "../types.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { pinDir } from "./pinned-dir.js";

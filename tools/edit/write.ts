@@ -1,9 +1,9 @@
 import { mkdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
+import { bytesHash, type FileIntent, type IntentContext } from "../call/intent.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { ToolError } from "../errors.js";
-import { bytesHash, type FileIntent, type IntentContext } from "../intent.js";
 import type { BuiltinTool } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { errnoOf, fsError } from "./fs-errors.js";

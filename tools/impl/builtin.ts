@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { BuiltinImpl } from "../declaration.js";
+import type { BuiltinImpl } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 

@@ -1,7 +1,7 @@
 import { type Dispatcher, request } from "undici";
 import type { z } from "zod";
-import { IMPL_OUTPUT_BYTES } from "../cap.js";
-import type { HttpImpl } from "../declaration.js";
+import { IMPL_OUTPUT_BYTES } from "../call/cap.js";
+import type { HttpImpl } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
 import { systemLookup } from "../net/lookup.js";

@@ -3,14 +3,15 @@
  * needs whatever its arguments. Adding a kind to `ToolImpl` (declaration.ts) makes this map fail to
  * type-check until the kind has its entry here.
  */
-import type { ToolImpl } from "../declaration.js";
+
+import type { ToolCall } from "../call/hooks.js";
+import type { ToolImpl } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
-import { netHosts } from "../gate.js";
-import type { ToolCall } from "../hooks.js";
+import { netHosts } from "../gate/gate.js";
+import type { Policy } from "../gate/policy.js";
+import { grantOf, type Power } from "../gate/powers.js";
 import type { McpClient } from "../mcp/client.js";
 import type { HostLookup } from "../net/host-rules.js";
-import type { Policy } from "../policy.js";
-import { grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { runBuiltinImpl } from "./builtin.js";
 import { runHttpImpl } from "./http.js";

@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import { formatValue } from "../../tree/value.js";
-import type { SampleReply, SampleRequest } from "../asks.js";
-import type { LlmImpl } from "../declaration.js";
+import type { LlmImpl } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
+import type { SampleReply, SampleRequest } from "../gate/asks.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 
 type LlmImplSpec = z.infer<typeof LlmImpl>;
@@ -17,7 +17,7 @@ export interface LlmClient {
   sample?(request: SampleRequest, signal: AbortSignal): Promise<SampleReply>;
 }
 
-export type { SampleReply, SampleRequest } from "../asks.js";
+export type { SampleReply, SampleRequest } from "../gate/asks.js";
 
 /** Runs an `llm` impl: the prompt text read from the tree, then one sub-call of the model. */
 export async function runLlmImpl(

@@ -1,4 +1,4 @@
-import { PLACEHOLDER } from "../declaration.js";
+import { PLACEHOLDER } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
 
 /** The text of an argument value: strings as they are, anything else as JSON. */

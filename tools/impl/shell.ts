@@ -1,8 +1,8 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import type { z } from "zod";
-import { createTailBuffer } from "../cap.js";
-import type { ShellImpl } from "../declaration.js";
+import { createTailBuffer } from "../call/cap.js";
+import type { ShellImpl } from "../catalogue/declaration.js";
 import { resolveWorkspacePath } from "../edit/workspace-path.js";
 import { ToolError } from "../errors.js";
 import { sandboxedExit } from "../sandbox/exit.js";

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Tree } from "../../tree/types.js";
-import type { McpImpl } from "../declaration.js";
+import type { McpImpl } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
+import { createPolicyReader, type Policy } from "../gate/policy.js";
+import type { Need } from "../gate/powers.js";
 import type { HostLookup } from "../net/host-rules.js";
-import { createPolicyReader, type Policy } from "../policy.js";
-import type { Need } from "../powers.js";
 import { createSandboxRunner, type SandboxRunner } from "../sandbox/runner.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { type UpstreamVerdict, upstreamCallAllowed } from "./allowed.js";

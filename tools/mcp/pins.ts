@@ -7,7 +7,7 @@
  * `GET /v1/mcp/<server>/review`, `POST /v1/mcp/<server>/accept`, the web page).
  */
 import { createTwoFilesPatch } from "diff";
-import { hashOf } from "../hash.js";
+import { hashOf } from "../catalogue/hash.js";
 import type { DeclJson } from "./merge.js";
 import type { UpstreamTool } from "./upstream-tools.js";
 

@@ -4,7 +4,7 @@ import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
 
 export { maskSecrets, SECRET_FIELDS, SECRET_MASK };
 
-import { zodProblems } from "../declaration.js";
+import { zodProblems } from "../catalogue/declaration.js";
 import { OAuthConfig } from "./oauth/entry.js";
 
 /** Where upstream MCP servers are registered: `/byteseek/mcp/<server>` (json). */
@@ -82,7 +82,7 @@ export const StdioEntry = z
 
 /**
  * The settings of a stdio entry only a person may give: what its sandbox shows and reaches beyond
- * the policy's grant. A run's write setting them is refused (tools/ownership.ts), and an entry whose
+ * the policy's grant. A run's write setting them is refused (tools/gate/ownership.ts), and an entry whose
  * owner is a run is started without them (tools/mcp/upstream-sandbox.ts).
  */
 export const PERSON_ONLY_FIELDS = ["readOnlyPaths", "net"] as const satisfies readonly (keyof StdioEntry)[];

@@ -1,4 +1,4 @@
-import { capText, IMPL_OUTPUT_BYTES } from "../cap.js";
+import { capText, IMPL_OUTPUT_BYTES } from "../call/cap.js";
 import { ToolError } from "../errors.js";
 import type { ToolOutput } from "../types.js";
 

@@ -9,11 +9,11 @@ import type { FetchLike } from "@modelcontextprotocol/client";
 import { fetch as undiciFetch } from "undici";
 import type { Tree } from "../../tree/types.js";
 import { ToolError } from "../errors.js";
+import { netHosts, type Policy } from "../gate/policy.js";
+import { grantOf } from "../gate/powers.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
 import { systemLookup } from "../net/lookup.js";
 import { pinnedAgent } from "../net/pinned-agent.js";
-import { netHosts, type Policy } from "../policy.js";
-import { grantOf } from "../powers.js";
 import { entryRevision } from "./oauth/entry.js";
 import { type HttpEntry, MCP_DIR } from "./registry.js";
 

@@ -1,7 +1,7 @@
 /**
  * What byteseek answers when an upstream asks it something, on behalf of the run whose call it
  * serves: its roots (the run's workspace roots, when its grant reads or writes files), its person
- * (an elicitation becomes an approval entry, tools/call-asks.ts) and its model (sampling, only with
+ * (an elicitation becomes an approval entry, tools/gate/call-asks.ts) and its model (sampling, only with
  * the run's `model` power).
  *
  * One connection serves every run, so each request is tied to a call first. A 2026-07-28 upstream
@@ -13,9 +13,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { pathToFileURL } from "node:url";
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
-import type { ElicitationAsked } from "../approvals.js";
+import { printable } from "../catalogue/printable.js";
+import type { ElicitationAsked } from "../gate/approvals.js";
 import type { SampleRequest } from "../impl/llm.js";
-import { printable } from "../printable.js";
 import type { ToolContext, ToolProgress } from "../types.js";
 
 /** A call in progress on an upstream's connection, and what its upstream asked during it. */

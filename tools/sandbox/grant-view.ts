@@ -4,7 +4,7 @@
  * credential paths (`~/` is the server's HOME) and the server's own folders.
  */
 import path from "node:path";
-import type { Grant } from "../powers.js";
+import type { Grant } from "../gate/powers.js";
 import type { ViewSpec } from "./view.js";
 
 export interface GrantViewOptions {

@@ -5,7 +5,7 @@
  */
 import { childrenOf } from "../../tree/children.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
-import { TOOLS_DIR } from "../catalogue.js";
+import { TOOLS_DIR } from "../catalogue/catalogue.js";
 import { indexedToolOf } from "./document.js";
 import { createToolIndex, type ToolIndex } from "./index.js";
 

@@ -4,7 +4,7 @@
  * first use, so a one-shot CLI command that never searches never reads the catalogue for it.
  */
 import type { Tree } from "../../tree/types.js";
-import type { ToolCatalogue } from "../catalogue.js";
+import type { ToolCatalogue } from "../catalogue/catalogue.js";
 import type { SearchHit } from "./index.js";
 import { createLiveToolIndex, type LiveToolIndex } from "./live.js";
 

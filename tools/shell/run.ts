@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { ToolError } from "../errors.js";
 import { killGroup } from "../process/contain.js";
 import { OutputSpool } from "../process/output-spool.js";

@@ -1,8 +1,8 @@
 import { isTreeError, type TreeErrorCode } from "../../tree/errors.js";
 import { isSystemName } from "../../tree/path.js";
 import { ToolError, type ToolErrorCode, type ToolKind } from "../errors.js";
-import { runtimeArea } from "../ownership.js";
-import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY } from "../policy.js";
+import { runtimeArea } from "../gate/ownership.js";
+import { MODEL_SETTINGS_PREFIX, modelSettingsKey, POLICY_KEY } from "../gate/policy.js";
 
 /** Is `key` (a value or a directory) in a tree listing a tool may not see: the policy, the model's settings, or under a denied prefix? */
 export function hiddenKey(key: string, denyKeys: readonly string[] = []): boolean {
@@ -12,7 +12,7 @@ export function hiddenKey(key: string, denyKeys: readonly string[] = []): boolea
 
 /**
  * The tree tools never touch the policy nor system entries (`‥…`, byteseek's own bookkeeping), and
- * never write what the runtime keeps (RUNTIME_DIRS, tools/ownership.ts); read-only keys are refused by the tree itself
+ * never write what the runtime keeps (RUNTIME_DIRS, tools/gate/ownership.ts); read-only keys are refused by the tree itself
  * (they are never forced).
  */
 export function guardKey(key: string, action: "read" | "write" | "delete"): void {

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineBuiltin } from "../declare.js";
-import { nodeHash } from "../intent.js";
-import { guardRunWrite } from "../ownership.js";
+import { nodeHash } from "../call/intent.js";
+import { defineBuiltin } from "../catalogue/declare.js";
+import { guardRunWrite } from "../gate/ownership.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { formatValue } from "../../tree/value.js";
-import { defineBuiltin } from "../declare.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { maskSecrets } from "../mcp/registry.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";

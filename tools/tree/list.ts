@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ListChild } from "../../tree/types.js";
 import { formatValue, json } from "../../tree/value.js";
-import { defineBuiltin } from "../declare.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { maskSecrets } from "../mcp/registry.js";
 import type { BuiltinTool } from "../types.js";
 import { fromTreeError, guardKey, hiddenKey } from "./common.js";

@@ -2,17 +2,17 @@ import { z } from "zod";
 import type { TreeNode } from "../../tree/types.js";
 import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, json, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
-import { checkCatalogueRoom } from "../agent-tools.js";
-import { checkValue } from "../checked-tree.js";
-import { parseDeclaration } from "../declaration.js";
-import { defineBuiltin } from "../declare.js";
+import { nodeHash, valueHash } from "../call/intent.js";
+import { checkCatalogueRoom } from "../catalogue/agent-tools.js";
+import { checkValue } from "../catalogue/checked-tree.js";
+import { parseDeclaration } from "../catalogue/declaration.js";
+import { defineBuiltin } from "../catalogue/declare.js";
 import { ToolError } from "../errors.js";
-import { netHosts } from "../gate.js";
-import { nodeHash, valueHash } from "../intent.js";
+import { netHosts } from "../gate/gate.js";
+import { guardRunWrite } from "../gate/ownership.js";
+import { hostAllowed, POLICY_KEY, Policy } from "../gate/policy.js";
+import { builtinPowers, grantOf, type Power } from "../gate/powers.js";
 import { keepMaskedSecrets, parseEntry, serverOfKey } from "../mcp/registry.js";
-import { guardRunWrite } from "../ownership.js";
-import { hostAllowed, POLICY_KEY, Policy } from "../policy.js";
-import { builtinPowers, grantOf, type Power } from "../powers.js";
 import type { BuiltinTool, ToolContext } from "../types.js";
 import { fromTreeError, guardKey } from "./common.js";
 
@@ -40,7 +40,7 @@ const TOOLS_DIR = "/byteseek/tools/";
 /**
  * `tree.set`: writes one value, recording the calling run as its owner — which is how the gate
  * knows a declaration is agent-written. Never the policy, never a read-only key; what a person owns
- * only with their approval (tools/ownership.ts).
+ * only with their approval (tools/gate/ownership.ts).
  */
 export function createTreeSetTool(): BuiltinTool {
   return defineBuiltin({
@@ -167,7 +167,7 @@ async function guardMcpRegistration(ctx: ToolContext, key: string, value: TreeVa
     );
 }
 
-/** A run's declarations stay within the policy's agentTools bounds (tools/agent-tools.ts). */
+/** A run's declarations stay within the policy's agentTools bounds (tools/catalogue/agent-tools.ts). */
 async function guardCatalogueRoom(ctx: ToolContext, key: string, value: TreeValue): Promise<void> {
   if (!key.startsWith(TOOLS_DIR)) return;
   const node = await ctx.tree.get(POLICY_KEY);

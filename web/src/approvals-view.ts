@@ -1,5 +1,5 @@
-import { approvalTitle } from "../../tools/approval-wording.js";
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
+import { approvalTitle } from "../../tools/gate/approval-wording.js";
 import type { Api, PendingApproval } from "./api.js";
 import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";
@@ -99,7 +99,7 @@ export function createApprovalsPanel(api: Api, el: HTMLElement, options: { empty
           e.change
             ? h("pre", { class: "diff" }, printable(e.change.diff, { lines: true }))
             : h("pre", { class: "args" }, printable(JSON.stringify(e.args, null, 2), { lines: true })),
-          // only the scopes this kind of approval takes (tools/approval-wording.ts)
+          // only the scopes this kind of approval takes (tools/gate/approval-wording.ts)
           approveButtons(facts, decide),
         );
       }),

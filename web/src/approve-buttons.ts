@@ -1,9 +1,9 @@
 /**
  * The buttons that decide an approval, wherever one is shown (the approvals panel, the overview,
  * a call waiting in the chat): one Approve per scope this kind of approval takes
- * (tools/approval-wording.ts: once, for the run, always), the first the primary one, then Deny.
+ * (tools/gate/approval-wording.ts: once, for the run, always), the first the primary one, then Deny.
  */
-import { type ApprovalFacts, scopesFor } from "../../tools/approval-wording.js";
+import { type ApprovalFacts, scopesFor } from "../../tools/gate/approval-wording.js";
 import { h } from "./dom.js";
 
 export type Decision = "approve" | "deny";

@@ -7,7 +7,7 @@
  * Every message of a page's session goes to one run; "New run" starts another.
  */
 
-import { approvalTitle } from "../../tools/approval-wording.js";
+import { approvalTitle } from "../../tools/gate/approval-wording.js";
 import type { Api } from "./api.js";
 import { approveButtons } from "./approve-buttons.js";
 import { toast } from "./dialogs.js";
@@ -380,7 +380,7 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
     h("p", { class: "reason" }, `Waiting for your approval: ${approvalTitle(facts)}`),
     h("p", { class: "meta" }, e.reason.split("\n")[0] ?? ""),
     e.diff ? h("pre", { class: "diff" }, e.diff) : null,
-    // only the scopes this kind of approval takes (tools/approval-wording.ts)
+    // only the scopes this kind of approval takes (tools/gate/approval-wording.ts)
     approveButtons(facts, decide),
   );
 }

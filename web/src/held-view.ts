@@ -1,4 +1,4 @@
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import type { Api } from "./api.js";
 import { toast } from "./dialogs.js";
 import { formatTime, h, replace } from "./dom.js";

@@ -5,7 +5,7 @@
  * hands each change to `onChanges`, which re-reads only the card the change concerns (never a
  * timer). Every card keeps its place and size while it loads, so nothing shifts.
  */
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import type { Api, InfoAnswer } from "./api.js";
 import { createApprovalsPanel } from "./approvals-view.js";
 import { formatTime, h, replace } from "./dom.js";

@@ -3,7 +3,7 @@
  * prompt of that run's next turn: the calls section of a run's page (run-view.ts). Records are
  * tree values, read as they are.
  */
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";

@@ -2,7 +2,7 @@
  * A tool's recent calls across every run (`GET /v1/tools/<name>/calls`), newest first: when, which
  * run, how it went and what the model was told — each linked to its record.
  */
-import { printable } from "../../tools/printable.js";
+import { printable } from "../../tools/catalogue/printable.js";
 import type { Api } from "./api.js";
 import { formatTime, h, preview, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";

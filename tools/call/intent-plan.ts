@@ -1,0 +1,48 @@
+/**
+ * The planner the call pipeline asks, after the gate allowed a call and before it executes, what
+ * the call intends (tools/call/intent.ts): its side effect, an edit's file hashes from the built-in's
+ * `intent`, a tree write's key versions and hashes from its `keyIntent`. A plan that cannot be made leaves the call `other` (never run twice).
+ */
+import type { Logger } from "pino";
+import type { Tree } from "../../tree/types.js";
+import { policyPaths } from "../gate/gate.js";
+import type { Policy } from "../gate/policy.js";
+import type { BuiltinTool } from "../types.js";
+import type { ToolCall } from "./hooks.js";
+import { type CallIntent, sideEffectOf } from "./intent.js";
+
+export type PlanIntent = (call: ToolCall, policy: Policy) => Promise<CallIntent>;
+
+export function createIntentPlanner(options: {
+  registry: ReadonlyMap<string, BuiltinTool>;
+  workspace: string;
+  logger: Logger;
+  tree: Tree;
+}): PlanIntent {
+  const { registry, workspace, logger, tree } = options;
+  return async function planIntent(call, policy) {
+    const impl = call.declaration.impl;
+    const builtin = impl.kind === "builtin" ? registry.get(impl.ref) : undefined;
+    const sideEffect = sideEffectOf(call.declaration, call.agentWritten, {
+      files: builtin?.intent !== undefined,
+      keys: builtin?.keyIntent !== undefined,
+    });
+    try {
+      if (sideEffect === "files" && builtin?.intent) {
+        const { roots } = await policyPaths(policy, workspace);
+        const files = await builtin.intent(call.args, { workspace, roots, signal: call.signal });
+        if (files === undefined) return { sideEffect: "other" };
+        return files.length === 0 ? { sideEffect: "none", files } : { sideEffect, files };
+      }
+      if (sideEffect === "tree" && builtin?.keyIntent) {
+        const keys = await builtin.keyIntent(call.args, { tree, vid: call.vid });
+        if (keys === undefined) return { sideEffect: "other" };
+        return keys.length === 0 ? { sideEffect: "none", keys } : { sideEffect, keys };
+      }
+      return { sideEffect };
+    } catch (err) {
+      logger.debug({ err, tool: call.name, vid: call.vid }, "cannot plan the call's changes");
+      return { sideEffect: "other" };
+    }
+  };
+}

@@ -1,0 +1,135 @@
+import type { Logger } from "pino";
+import { isTreeError } from "../../tree/errors.js";
+import type { Tree } from "../../tree/types.js";
+import { type Json, json } from "../../tree/value.js";
+import { defaultPolicy, LEGACY_DEFAULT_POLICY, POLICY_KEY } from "../gate/policy.js";
+import { TOOLS_DIR } from "../runtime.js";
+import type { BuiltinTool } from "../types.js";
+import { parseDeclaration } from "./declaration.js";
+import { hashOf } from "./hash.js";
+
+/** Where the seeder remembers what it shipped: one hidden entry per tool. */
+export const SHIPPED_DIR = `${TOOLS_DIR}‥shipped/`;
+
+export interface SeedReport {
+  /** Written for the first time. */
+  written: string[];
+  /** Replaced by a newer shipped version (the entry was as shipped before). */
+  updated: string[];
+  /** Left alone: changed or deleted by a user or an agent. */
+  kept: string[];
+  /** Already as shipped. */
+  unchanged: string[];
+  /** Whether the default policy was written (it was absent). */
+  policyWritten: boolean;
+  /** Whether a stored policy equal to the one shipped before grants was replaced by today's default. */
+  policyMigrated: boolean;
+}
+
+/**
+ * Writes the shipped declarations at first start and on upgrade. For each tool the hash of what
+ * was shipped is kept at `/byteseek/tools/‥shipped/<name>`; an entry whose hash still matches
+ * that marker is untouched by anyone and may be updated, anything else is someone's change and is
+ * kept — a deleted entry stays deleted. Writes the default policy (read-only) when it is absent,
+ * and replaces one equal to the policy shipped before grants (nobody changed it) with it.
+ */
+export async function seedTools(options: {
+  tree: Tree;
+  builtins: readonly BuiltinTool[];
+  logger?: Logger;
+}): Promise<SeedReport> {
+  const { tree, builtins, logger } = options;
+  const report: SeedReport = {
+    written: [],
+    updated: [],
+    kept: [],
+    unchanged: [],
+    policyWritten: false,
+    policyMigrated: false,
+  };
+  for (const builtin of builtins) {
+    const decl = builtin.declaration;
+    const checked = parseDeclaration(decl);
+    // A shipped declaration that does not parse is a bug in byteseek: fail loudly at start.
+    if (!checked.ok)
+      throw new Error(`the shipped declaration of ${decl.name} is invalid: ${checked.problems.join("; ")}`);
+    const key = `${TOOLS_DIR}${decl.name}`;
+    const markerKey = `${SHIPPED_DIR}${decl.name}`;
+    const shippedHash = hashOf(decl);
+    const [node, marker] = await Promise.all([tree.get(key), tree.get(markerKey)]);
+    const markerHash =
+      marker && marker.kind === "json"
+        ? ((marker.value.value as { hash?: string }).hash ?? undefined)
+        : undefined;
+    const currentHash = node && node.kind === "json" ? hashOf(node.value.value) : undefined;
+    const writeMarker = () => tree.set(markerKey, json({ hash: shippedHash }));
+
+    if (!node) {
+      if (markerHash !== undefined) {
+        report.kept.push(decl.name); // deleted on purpose
+        continue;
+      }
+      try {
+        await tree.set(key, json(decl as unknown as Json), { create: true });
+      } catch (err) {
+        if (!isTreeError(err, "TREE_EXISTS")) throw err;
+        report.kept.push(decl.name); // written meanwhile by someone else
+        continue;
+      }
+      await writeMarker();
+      report.written.push(decl.name);
+      continue;
+    }
+    if (currentHash === shippedHash) {
+      if (markerHash !== shippedHash) await writeMarker();
+      report.unchanged.push(decl.name);
+      continue;
+    }
+    const untouched = markerHash !== undefined && currentHash === markerHash && node.vid === undefined;
+    if (!untouched) {
+      report.kept.push(decl.name);
+      continue;
+    }
+    try {
+      await tree.set(key, json(decl as unknown as Json), { ifVersion: node.version });
+    } catch (err) {
+      if (!isTreeError(err, "TREE_VERSION_MISMATCH") && !isTreeError(err, "TREE_READ_ONLY")) throw err;
+      report.kept.push(decl.name);
+      continue;
+    }
+    await writeMarker();
+    report.updated.push(decl.name);
+  }
+
+  try {
+    await tree.set(POLICY_KEY, json(defaultPolicy() as unknown as Json), { create: true, ro: true });
+    report.policyWritten = true;
+  } catch (err) {
+    if (!isTreeError(err, "TREE_EXISTS")) throw err;
+    report.policyMigrated = await migratePolicy(tree);
+  }
+  logger?.info(
+    { written: report.written.length, updated: report.updated.length, kept: report.kept },
+    "tool declarations seeded",
+  );
+  return report;
+}
+
+/** Replaces a stored policy that is exactly the legacy shipped default, unless someone wrote it meanwhile. */
+async function migratePolicy(tree: Tree): Promise<boolean> {
+  const node = await tree.get(POLICY_KEY);
+  if (node?.kind !== "json" || hashOf(node.value.value) !== hashOf(LEGACY_DEFAULT_POLICY)) return false;
+  try {
+    await tree.set(POLICY_KEY, json(defaultPolicy() as unknown as Json), {
+      ifVersion: node.version,
+      ro: true,
+      force: true,
+    });
+    return true;
+  } catch (err) {
+    if (!isTreeError(err, "TREE_VERSION_MISMATCH")) throw err;
+    return false;
+  }
+}
+
+export { hashOf };

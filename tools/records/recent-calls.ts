@@ -1,0 +1,240 @@
+/**
+ * The recent calls of each tool, across every run: what a person reviewing a tool wants to see
+ * ("how did its last calls go?") without reading every run's records. Call records live by run
+ * (`/byteseek/tool/<vid>/<n>`), so finding one tool's calls means an index by tool name: built from
+ * the records on first use (at most `maxScan` of them), then kept current from the tree's watch, so
+ * a call recorded (started, then done) shows as soon as its record is written. It keeps the newest
+ * `perTool` calls of each tool, and a short preview of each result: memory grows with the tools,
+ * not with the calls.
+ */
+import { childrenOf } from "../../tree/children.js";
+import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
+import type { ToolKind } from "../errors.js";
+
+const RECORDS_DIR = "/byteseek/tool/";
+/** `/byteseek/tool/<vid>/<n>`: a record key, nothing deeper. */
+const RECORD_KEY = /^\/byteseek\/tool\/([^/]+)\/(\d+)$/;
+
+/** One call as the index keeps it. */
+export interface RecentCall {
+  key: string;
+  vid: string;
+  n: number;
+  kind: ToolKind;
+  isError: boolean;
+  /** `started`: no result yet; `done` (records older than durable runs say nothing: done). */
+  state: "started" | "done";
+  /** When the call arrived (ms since the epoch), and how long it took. */
+  ts: number;
+  ms: number;
+  /** The start of what the model was told. */
+  text: string;
+}
+
+export interface RecentCalls {
+  /** The newest calls of `name` first, at most `limit`; `complete` is false when the first scan stopped at `maxScan` records. */
+  of(name: string, limit?: number): Promise<{ calls: RecentCall[]; complete: boolean }>;
+  close(): void;
+}
+
+export interface RecentCallsOptions {
+  tree: Tree;
+  /** Calls kept per tool (the newest). */
+  perTool?: number;
+  /** Records read at most by the first scan: past it the index holds what the watch brings. */
+  maxScan?: number;
+  /** Characters of the result text kept per call. */
+  previewChars?: number;
+  onError?: (err: unknown) => void;
+}
+
+/** The fields of a record the index keeps, read without trusting its shape. */
+function callOf(
+  key: string,
+  value: unknown,
+  previewChars: number,
+): { name: string; call: RecentCall } | undefined {
+  const m = RECORD_KEY.exec(key);
+  if (!m || typeof value !== "object" || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  if (typeof r.name !== "string" || typeof r.kind !== "string" || typeof r.ts !== "number") return undefined;
+  const text = typeof r.text === "string" ? r.text : "";
+  return {
+    name: r.name,
+    call: {
+      key,
+      vid: m[1] as string,
+      n: Number(m[2]),
+      kind: r.kind as ToolKind,
+      isError: r.isError === true,
+      state: r.state === "started" ? "started" : "done",
+      ts: r.ts,
+      ms: typeof r.ms === "number" ? r.ms : 0,
+      text: text.length > previewChars ? `${text.slice(0, previewChars - 1)}…` : text,
+    },
+  };
+}
+
+/** Whether `a` came after `b`: by time; in the same millisecond, by number in one run, else the one seen last. */
+function newer(a: RecentCall, b: RecentCall): boolean {
+  if (a.ts !== b.ts) return a.ts > b.ts;
+  return a.vid !== b.vid || a.n > b.n;
+}
+
+export function createRecentCalls({
+  tree,
+  perTool = 20,
+  maxScan = 100_000,
+  previewChars = 200,
+  onError,
+}: RecentCallsOptions): RecentCalls {
+  /** By tool name: its newest calls, newest first. */
+  const byTool = new Map<string, RecentCall[]>();
+  /** Which tool a record key was filed under (a record's name never changes, but its state does). */
+  const toolOfKey = new Map<string, string>();
+  const stop = new AbortController();
+  let complete = true;
+  /** The revision of the last change taken in, and who waits for a later one. */
+  let seen = 0;
+  const waiters = new Set<{ rev: number; resolve: () => void }>();
+
+  function advance(rev: number): void {
+    seen = Math.max(seen, rev);
+    for (const w of waiters)
+      if (w.rev <= seen) {
+        waiters.delete(w);
+        w.resolve();
+      }
+  }
+  let started: Promise<void> | undefined;
+
+  function file(name: string, call: RecentCall): void {
+    const calls = byTool.get(name) ?? [];
+    const at = calls.findIndex((c) => c.key === call.key);
+    if (at >= 0) calls.splice(at, 1);
+    // newest first; calls mostly arrive in order, so the insertion point is near the front
+    let i = 0;
+    while (i < calls.length && !newer(call, calls[i] as RecentCall)) i++;
+    if (i >= perTool) return;
+    calls.splice(i, 0, call);
+    toolOfKey.set(call.key, name);
+    for (const dropped of calls.splice(perTool)) toolOfKey.delete(dropped.key);
+    byTool.set(name, calls);
+  }
+
+  function unfile(key: string): void {
+    const name = toolOfKey.get(key);
+    if (name === undefined) return;
+    toolOfKey.delete(key);
+    const calls = byTool.get(name)?.filter((c) => c.key !== key) ?? [];
+    if (calls.length) byTool.set(name, calls);
+    else byTool.delete(name);
+  }
+
+  function apply(batch: WatchBatch): void {
+    for (const event of batch.events) {
+      if (!event.key.startsWith(RECORDS_DIR)) continue;
+      if (event.type === "deltree") {
+        for (const key of [...toolOfKey.keys()]) if (key.startsWith(event.key)) unfile(key);
+        continue;
+      }
+      if (event.type === "delete") {
+        unfile(event.key);
+        continue;
+      }
+      const found =
+        event.value?.kind === "json" ? callOf(event.key, event.value.value, previewChars) : undefined;
+      if (found) file(found.name, found.call);
+    }
+    advance(batch.rev);
+  }
+
+  async function recordValue(dir: string, child: ListChild): Promise<unknown> {
+    const node =
+      "value" in child && child.value !== undefined ? child : await tree.get(`${dir}${child.name}`);
+    return node && "value" in node && node.value?.kind === "json" ? node.value.value : undefined;
+  }
+
+  async function load(): Promise<number> {
+    const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
+    let scanned = 0;
+    complete = true;
+    for await (const run of childrenOf(tree, RECORDS_DIR)) {
+      if (!run.name.endsWith("/")) continue;
+      const dir = `${RECORDS_DIR}${run.name}`;
+      for await (const child of childrenOf(tree, dir, 500)) {
+        if (child.name.endsWith("/")) continue;
+        if (++scanned > maxScan) {
+          complete = false;
+          return rev;
+        }
+        const found = callOf(`${dir}${child.name}`, await recordValue(dir, child), previewChars);
+        if (found) file(found.name, found.call);
+      }
+    }
+    return rev;
+  }
+
+  async function follow(from: number): Promise<void> {
+    let next = from + 1;
+    while (!stop.signal.aborted) {
+      try {
+        // the whole tree, so every batch moves `seen` and a question waits for exactly its revision
+        for await (const batch of tree.watch("/", { fromRev: next, signal: stop.signal })) {
+          apply(batch);
+          next = batch.rev + 1;
+        }
+        return;
+      } catch (err) {
+        if (stop.signal.aborted) return;
+        onError?.(err);
+        // the history it needs may be compacted away: read the records again
+        byTool.clear();
+        toolOfKey.clear();
+        next = (await load().catch(() => next - 1)) + 1;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  function start(): Promise<void> {
+    started ??= load().then((rev) => {
+      advance(rev);
+      void follow(rev);
+    });
+    return started;
+  }
+
+  return {
+    async of(name, limit = perTool) {
+      await start();
+      // a record written before this question is in it: wait (briefly) for the watch to pass its revision
+      await caughtUp(tree.syncRevision ? await tree.syncRevision() : tree.revision());
+      return { calls: (byTool.get(name) ?? []).slice(0, limit), complete };
+    },
+    close() {
+      stop.abort();
+      for (const w of waiters) w.resolve();
+      waiters.clear();
+    },
+  };
+
+  /** Settles once the index has taken in every change up to `rev`, or after `maxWaitMs` (it answers what it has). */
+  function caughtUp(rev: number, maxWaitMs = 2000): Promise<void> {
+    if (rev <= seen || stop.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const w = {
+        rev,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(w);
+        resolve();
+      }, maxWaitMs);
+      waiters.add(w);
+    });
+  }
+}
