@@ -15,6 +15,7 @@ import {
   LLM_SETTINGS,
   resolveLlmConfig,
 } from "../agent/llm-config.js";
+import { dirs, idOf } from "../tools/doc/keys.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
@@ -299,7 +300,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
         onEvent,
       ),
     async decide(key, decision) {
-      const id = key.replace("/byteseek/approval/", "");
+      const id = idOf(dirs.approvals, key);
       const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
         method: "POST",
         headers: { "content-type": "application/json", ...auth },

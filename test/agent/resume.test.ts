@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Byteseek } from "../../agent/byteseek.js";
 import { leaseKey } from "../../agent/lease.js";
-import { sessionDir, statusKey } from "../../agent/loop.js";
+import { sessionDir, statusKey } from "../../agent/run-keys.js";
 import { listRuns, markInterrupted } from "../../agent/runs.js";
 import { buildApp } from "../../server/app.js";
 import type { KeyIntent } from "../../tools/call/intent.js";
