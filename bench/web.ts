@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
 import { chromium } from "playwright-core";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { buildApp } from "../server/app.js";
 import { openTree } from "../tree/index.js";
 import type { ExportEntry } from "../tree/types.js";

@@ -7,7 +7,6 @@
 import { join } from "node:path";
 import { type Logger, pino } from "pino";
 import { request } from "undici";
-import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import {
   type ClientLlmSettings,
@@ -15,6 +14,7 @@ import {
   LLM_SETTINGS,
   resolveLlmConfig,
 } from "../agent/llm-config.js";
+import { createByteseek } from "../compose/byteseek.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
@@ -139,7 +139,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         }
       },
       setModel(name) {
-        // read again on the next turn (agent/byteseek.ts resolves the settings per turn)
+        // read again on the next turn (compose/byteseek.ts resolves the settings per turn)
         env.BYTESEEK_LLM_MODEL = name;
       },
       async decide(key, decision) {

@@ -4,7 +4,7 @@ import { mkdir, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { type App, buildApp } from "../../server/app.js";
 import { readSse } from "../../tree/http/index.js";
 import { openTree } from "../../tree/index.js";

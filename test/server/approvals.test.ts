@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { type App, buildApp } from "../../server/app.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { readSse } from "../../tree/http/index.js";
