@@ -15,8 +15,9 @@ import {
   resolveLlmConfig,
 } from "../agent/llm-config.js";
 import { createByteseek } from "../compose/byteseek.js";
+import { readSse } from "../shared/sse.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
-import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
+import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { holdShare } from "./hold-share.js";

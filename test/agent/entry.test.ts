@@ -6,7 +6,7 @@ import { request } from "undici";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { type App, buildApp } from "../../server/app.js";
-import { readSse } from "../../tree/http/index.js";
+import { readSse } from "../../shared/sse.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { formatValue, type Json, json, str } from "../../tree/value.js";

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** The product's TypeScript (tests, scripts and the page's own build aside). */
-const SOURCES = ["tree", "tools", "prompts", "agent", "mcp", "compose", "server", "cli", "bench"];
+const SOURCES = ["shared", "tree", "tools", "prompts", "agent", "mcp", "compose", "server", "cli", "bench"];
 /**
  * The floors of the parts (docs/ARCHITECTURE.md): a module imports from its own part and the
  * floors below, never from its own floor's other parts or from above. A trip from an entry point
@@ -19,6 +19,7 @@ const SOURCES = ["tree", "tools", "prompts", "agent", "mcp", "compose", "server"
  * tools/, and none of them climbs back to it.
  */
 const FLOORS: ReadonlyArray<readonly string[]> = [
+  ["shared"],
   ["tree"],
   ["tools"],
   ["prompts"],

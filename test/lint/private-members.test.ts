@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = join(import.meta.dirname, "..", "..");
 /** Every folder of TypeScript the build compiles (tsconfig.json's include, tests aside). */
 const SOURCES = [
+  "shared",
   "tree",
   "tools",
   "prompts",
