@@ -61,32 +61,64 @@ export interface ListRunsOptions {
   after?: string;
 }
 
+/** A run's place in the listing: its directory's creation revision (newest first), then its id. */
+interface RunPlace {
+  vid: string;
+  rev: number;
+}
+
+const newestFirst = (a: RunPlace, b: RunPlace): number =>
+  b.rev - a.rev || (a.vid < b.vid ? 1 : a.vid > b.vid ? -1 : 0);
+
+/** A page's `next`: the place of its last run, so a run deleted meanwhile does not lose the place. */
+const cursorOf = (p: RunPlace): string => `${p.rev}:${p.vid}`;
+
+function parseCursor(after: string, order: RunPlace[]): RunPlace | undefined {
+  const m = /^(\d+):(.*)$/s.exec(after);
+  if (m) return { rev: Number(m[1]), vid: m[2] as string };
+  // a run id (as earlier servers' `next` gave, a directory name): its place now
+  const vid = after.endsWith("/") ? after.slice(0, -1) : after;
+  return order.find((p) => p.vid === vid);
+}
+
 /**
- * The runs under /vthread/, in name order, filtered by status, id and tool used. A filter that
- * matches few runs reads on through the directory until the page is full (the id is checked
- * before anything of the run is read).
+ * Every run directory under /vthread/ with the revision that created it, newest first. One listing
+ * without values: a thousand runs cost a thousand names, nothing of a run is read.
+ */
+async function runsNewestFirst(tree: Tree): Promise<RunPlace[]> {
+  const order: RunPlace[] = [];
+  let after: string | undefined;
+  do {
+    const page = await tree.list("/vthread/", { limit: 1000, values: false, ...(after ? { after } : {}) });
+    for (const child of page.children)
+      if (child.name.endsWith("/")) order.push({ vid: child.name.slice(0, -1), rev: child.createRev });
+    after = page.next;
+  } while (after);
+  return order.sort(newestFirst);
+}
+
+/**
+ * The runs under /vthread/, newest first (the run whose directory was made last leads), filtered by
+ * status, id and tool used, a page at a time. A filter that matches few runs reads on until the
+ * page is full (the id is checked before anything of the run is read).
  */
 export async function listRuns(tree: Tree, options: ListRunsOptions = {}): Promise<RunsListing> {
   const limit = options.limit ?? 100;
+  const order = await runsNewestFirst(tree);
+  const from = options.after === undefined ? undefined : parseCursor(options.after, order);
   const runs: RunSummary[] = [];
-  let after = options.after;
-  for (;;) {
-    const page = await tree.list("/vthread/", { limit: 200, values: false, ...(after ? { after } : {}) });
-    for (const child of page.children) {
-      if (!child.name.endsWith("/")) continue;
-      after = child.name;
-      const vid = child.name.slice(0, -1);
-      if (options.vid && !vid.includes(options.vid)) continue;
-      const state = await statusOf(tree, vid);
-      if (!state || (options.status && state.status !== options.status)) continue;
-      const run = await summary(tree, vid, state);
-      if (options.tool && !run.tools?.some((t) => t.includes(options.tool as string))) continue;
-      runs.push(run);
-      if (runs.length >= limit) return { runs, next: after };
-    }
-    if (!page.next) return { runs };
-    after = page.next;
+  for (const [i, place] of order.entries()) {
+    if (from && newestFirst(place, from) <= 0) continue;
+    const { vid } = place;
+    if (options.vid && !vid.includes(options.vid)) continue;
+    const state = await statusOf(tree, vid);
+    if (!state || (options.status && state.status !== options.status)) continue;
+    const run = await summary(tree, vid, state);
+    if (options.tool && !run.tools?.some((t) => t.includes(options.tool as string))) continue;
+    runs.push(run);
+    if (runs.length >= limit) return i + 1 < order.length ? { runs, next: cursorOf(place) } : { runs };
   }
+  return { runs };
 }
 
 /** Run `vid`'s line in the listing, its status already read. */

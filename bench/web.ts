@@ -15,9 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
-import { chromium } from "playwright-core";
 import { createByteseek } from "../compose/byteseek.js";
 import { buildApp } from "../server/app.js";
+import { launchChromium } from "../test/web/chromium.js";
 import { openTree } from "../tree/index.js";
 import type { ExportEntry } from "../tree/types.js";
 import { fmt, median, printTable } from "./report.js";
@@ -81,17 +81,7 @@ async function main(): Promise<void> {
     store: { engine: "classic", location, sync: "always" },
   });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  const browser = await launchChromium();
   try {
     // the server's part alone, warm
     const api: number[] = [];

@@ -1,10 +1,11 @@
 /**
- * `kvspace mcp login <server> [--paste]` and `kvspace mcp logout <server>`: a person signs byteseek
+ * `kvspace mcp login <server> [--paste | --device]` and `kvspace mcp logout <server>`: a person signs byteseek
  * in to an HTTP MCP server that asks for OAuth, once; the tokens are kept in the server's registry
  * entry (a secret field) and renewed before they expire. The sign-in writes the tree this command
  * opened (a folder, or a byteseek server over HTTP), so the server's runs use it at once.
  */
 import { createInterface } from "node:readline";
+import { signInWithDevice } from "../../tools/mcp/oauth/device.js";
 import { signInWithLoopback } from "../../tools/mcp/oauth/loopback.js";
 import { beginSignIn, finishSignIn, signOut } from "../../tools/mcp/oauth/sign-in.js";
 import { type CommandContext, writeJson, writeLine } from "../command.js";
@@ -12,13 +13,28 @@ import { type CommandContext, writeJson, writeLine } from "../command.js";
 /** Where the authorization server sends the browser in --paste mode: nothing listens, the person copies the URL. */
 export const PASTE_REDIRECT_URI = "http://127.0.0.1/callback";
 
-export async function mcpLogin(server: string, paste: boolean, ctx: CommandContext): Promise<number> {
+export async function mcpLogin(
+  server: string,
+  how: "loopback" | "paste" | "device",
+  ctx: CommandContext,
+): Promise<number> {
   const { tree, stderr } = ctx;
   const json = ctx.output === "json";
   // with -o json, what the person reads goes to stderr: stdout is the script's one document
   const stdout = json ? stderr : ctx.stdout;
   let signedIn: { expiresAt?: number; scope?: string };
-  if (paste) {
+  if (how === "device") {
+    signedIn = await signInWithDevice(tree, server, {
+      signal: ctx.signal,
+      async show(p) {
+        const until = new Date(p.expiresAt).toISOString();
+        await writeLine(
+          stdout,
+          `on any device, go to ${p.verificationUri} and enter the code ${p.userCode} (before ${until}; waiting)${p.verificationUriComplete ? `\nor open ${p.verificationUriComplete}` : ""}`,
+        );
+      },
+    });
+  } else if (how === "paste") {
     const begun = await beginSignIn(tree, server, PASTE_REDIRECT_URI);
     await writeLine(stdout, `open this URL in a browser and sign in:\n${begun.authorizationUrl}`);
     await writeLine(

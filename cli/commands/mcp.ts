@@ -6,7 +6,7 @@ import { mcpAdd, mcpStatus } from "./mcp-registry.js";
 import { mcpLogin, mcpLogout } from "./mcp-sign-in.js";
 
 const USAGE =
-  "mcp list | mcp status [<server>] | mcp add <server> --url URL | mcp add <server> -- command args… | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...] | mcp login <server> [--paste] | mcp logout <server>";
+  "mcp list | mcp status [<server>] | mcp add <server> --url URL | mcp add <server> -- command args… | mcp sync [<server>] | mcp review <server> | mcp accept <server> [<tool>...] | mcp login <server> [--paste | --device] | mcp logout <server>";
 
 /**
  * `kvspace mcp list`: one line per registered upstream MCP server — name, state, tool count,
@@ -33,6 +33,7 @@ export const mcpCommand = defineCommand({
   args: { min: 1 },
   flags: {
     paste: "bool",
+    device: "bool",
     url: "value",
     header: "list",
     env: "list",
@@ -44,6 +45,8 @@ export const mcpCommand = defineCommand({
   },
   flagHelp: {
     paste: "mcp login on a machine without a browser: paste the URL the browser was sent back to",
+    device:
+      "mcp login on a machine without a browser: show a code to enter on any device, where the server offers it (RFC 8628)",
     url: "mcp add: the server's Streamable HTTP endpoint",
     header: "mcp add: a header sent with every request, 'Name: value' (repeatable)",
     env: "mcp add: a variable of a command server, NAME=value (repeatable)",
@@ -65,7 +68,14 @@ export const mcpCommand = defineCommand({
     if (action !== "accept" && names.length) throw usage(`mcp ${action} takes at most one server name`);
     if (action === "login" || action === "logout") {
       if (server === undefined) throw usage(`mcp ${action} takes a server name`);
-      return action === "login" ? mcpLogin(server, flags.paste === true, ctx) : mcpLogout(server, ctx);
+      if (action === "logout") return mcpLogout(server, ctx);
+      if (flags.paste === true && flags.device === true)
+        throw usage("mcp login takes --device or --paste, not both");
+      return mcpLogin(
+        server,
+        flags.device === true ? "device" : flags.paste === true ? "paste" : "loopback",
+        ctx,
+      );
     }
     if (action === "list") {
       if (server !== undefined) throw usage(`mcp list takes no server name`);

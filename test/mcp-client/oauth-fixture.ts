@@ -20,7 +20,10 @@ import {
   requireBearerAuth,
   requireScopes,
 } from "@modelcontextprotocol/server";
+import { afterAll, beforeAll } from "vitest";
 import { z } from "zod";
+import { setPolicy } from "../tools/helpers.js";
+import { type McpHarness, mcpHarness } from "./helpers.js";
 
 export interface OAuthFixtureOptions {
   /** Where the protected resource metadata is: named in the challenge, at the path-aware or the root well-known, or nowhere. */
@@ -37,6 +40,15 @@ export interface OAuthFixtureOptions {
   audience?: string;
   /** Seconds an access token lives. */
   expiresIn: number;
+  /** The device authorization grant offered (RFC 8628): `device_authorization_endpoint` in the metadata. */
+  device: boolean;
+  /** What the token endpoint answers a device code's polls, in turn, before it gives tokens (e.g. authorization_pending, slow_down, access_denied, expired_token). */
+  deviceAnswers: string[];
+  /** The device endpoint's `interval` (absent: none said) and `expires_in`. */
+  deviceInterval?: number;
+  deviceExpiresIn: number;
+  /** Fields laid over the device endpoint's answer (a hostile authorization server). */
+  deviceOverride?: Record<string, unknown>;
 }
 
 export interface Issued {
@@ -62,6 +74,9 @@ export interface OAuthFixture {
     token: { params: URLSearchParams; authorization?: string }[];
     wellKnown: string[];
     refused: number;
+    /** The device authorization requests, and the token endpoint's polls with a device code. */
+    device: { params: URLSearchParams; authorization?: string }[];
+    polls: number;
   };
   /** Plays the browser: opens the authorization URL and answers where the server redirects. */
   approve(authorizationUrl: string): Promise<string>;
@@ -79,6 +94,9 @@ const DEFAULTS: OAuthFixtureOptions = {
   registration: true,
   cimd: false,
   expiresIn: 3600,
+  device: false,
+  deviceAnswers: [],
+  deviceExpiresIn: 600,
 };
 
 function mcpServer(): McpServer {
@@ -119,7 +137,10 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
     token: [],
     wellKnown: [],
     refused: 0,
+    device: [],
+    polls: 0,
   };
+  const devices = new Map<string, { clientId: string; scope: string; resource: string; answers: string[] }>();
   const handler = createMcpHandler(() => mcpServer());
   let origin = "";
   let mcpUrl = "";
@@ -139,7 +160,12 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
       token_endpoint: `${origin}/token`,
       ...(options.registration ? { registration_endpoint: `${origin}/register` } : {}),
       response_types_supported: ["code"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
+      grant_types_supported: [
+        "authorization_code",
+        "refresh_token",
+        ...(options.device ? ["urn:ietf:params:oauth:grant-type:device_code"] : []),
+      ],
+      ...(options.device ? { device_authorization_endpoint: `${origin}/device` } : {}),
       code_challenge_methods_supported: ["S256"],
       token_endpoint_auth_methods_supported: ["none", "client_secret_basic", "client_secret_post"],
       scopes_supported: ["mcp", "admin"],
@@ -229,6 +255,29 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
       clients.set(id, { redirectUris: meta.redirect_uris ?? [] });
       return send(201, { ...meta, client_id: id, client_id_issued_at: Math.floor(Date.now() / 1000) });
     }
+    if (path === "/device" && req.method === "POST" && options.device) {
+      const params = new URLSearchParams(body.toString());
+      const authorization = req.headers.authorization;
+      seen.device.push({ params, ...(authorization ? { authorization } : {}) });
+      const clientId = clientOf(params, authorization);
+      if (!clientId) return send(401, { error: "invalid_client" });
+      const code = randomBytes(12).toString("hex");
+      devices.set(code, {
+        clientId,
+        scope: params.get("scope") ?? "mcp",
+        resource: params.get("resource") ?? "",
+        answers: [...options.deviceAnswers],
+      });
+      return send(200, {
+        device_code: code,
+        user_code: "WDJB-MJHT",
+        verification_uri: `${origin}/activate`,
+        verification_uri_complete: `${origin}/activate?user_code=WDJB-MJHT`,
+        expires_in: options.deviceExpiresIn,
+        ...(options.deviceInterval !== undefined ? { interval: options.deviceInterval } : {}),
+        ...options.deviceOverride,
+      });
+    }
     if (path === "/authorize") {
       const p = url.searchParams;
       seen.authorize.push(p);
@@ -242,6 +291,16 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
         return send(400, { error: "invalid_request", error_description: "unknown client or redirect" });
       if (p.get("code_challenge_method") !== "S256" || !p.get("code_challenge"))
         return send(400, { error: "invalid_request", error_description: "PKCE S256 required" });
+      // a browser (it asks for html) is shown a consent page first, as a person would be; Approve posts back here
+      if (p.get("consent") !== "yes" && (req.headers.accept ?? "").includes("text/html")) {
+        const back = new URL(url);
+        back.searchParams.set("consent", "yes");
+        const action = `${back.pathname}${back.search}`.replace(/&/g, "&amp;").replace(/"/g, "&quot;");
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        return void res.end(
+          `<!doctype html><title>Test authorization server</title><h1>Allow byteseek?</h1><form method="post" action="${action}"><button id="approve">Approve</button></form>`,
+        );
+      }
       const code = randomBytes(12).toString("hex");
       codes.set(code, {
         clientId: id,
@@ -282,6 +341,15 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
         if (!old || old.revoked || old.clientId !== clientId) return send(400, { error: "invalid_grant" });
         old.revoked = true;
         return send(200, tokenAnswer(issue(clientId, old.scopes.join(" "), old.aud)));
+      }
+      if (params.get("grant_type") === "urn:ietf:params:oauth:grant-type:device_code") {
+        seen.polls++;
+        const d = devices.get(params.get("device_code") ?? "");
+        if (!d || d.clientId !== clientId) return send(400, { error: "invalid_grant" });
+        const answer = d.answers.shift();
+        if (answer !== undefined) return send(400, { error: answer });
+        devices.delete(params.get("device_code") ?? "");
+        return send(200, tokenAnswer(issue(clientId, d.scope, params.get("resource") ?? d.resource)));
       }
       return send(400, { error: "unsupported_grant_type" });
     }
@@ -344,12 +412,17 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
       Object.assign(options, DEFAULTS);
       delete options.resource;
       delete options.audience;
+      delete options.deviceInterval;
+      delete options.deviceOverride;
+      options.deviceAnswers = [];
       Object.assign(options, next);
       seen.registrations = 0;
       seen.authorize.length = 0;
       seen.token.length = 0;
       seen.wellKnown.length = 0;
       seen.refused = 0;
+      seen.device.length = 0;
+      seen.polls = 0;
     },
     async close() {
       await handler.close();
@@ -379,4 +452,38 @@ export async function pipe(response: Response, res: ServerResponse): Promise<voi
     res.write(value);
   }
   res.end();
+}
+
+/**
+ * One authorization server and one MCP harness for a test file (beforeAll/afterAll), the harness's
+ * runs granted `net` to the fixture's host; `get` reads them from the tests.
+ */
+export function useSignInSuite(): { fx(): OAuthFixture; h(): McpHarness } {
+  let fx: OAuthFixture | undefined;
+  let h: McpHarness | undefined;
+  beforeAll(async () => {
+    fx = await startOAuthFixture();
+    h = await mcpHarness();
+    await setPolicy(h.tree, {
+      grants: {
+        default: {
+          read: true,
+          write: true,
+          exec: true,
+          model: true,
+          net: [new URL(fx.origin).host],
+          tree: ["/"],
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await h?.dispose();
+    await fx?.close();
+  });
+  const started = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error("the sign-in suite starts in beforeAll: use it from the tests");
+    return v;
+  };
+  return { fx: () => started(fx), h: () => started(h) };
 }

@@ -5,29 +5,21 @@ import { beginSignIn, finishSignIn, refreshIfDue, signOut } from "../../tools/mc
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
-import { setPolicy, silent, tempDir } from "../tools/helpers.js";
-import { type McpHarness, mcpHarness } from "./helpers.js";
-import { type OAuthFixture, type OAuthFixtureOptions, startOAuthFixture } from "./oauth-fixture.js";
+import { silent, tempDir } from "../tools/helpers.js";
+import type { McpHarness } from "./helpers.js";
+import { type OAuthFixture, type OAuthFixtureOptions, useSignInSuite } from "./oauth-fixture.js";
 
 const REDIRECT = "http://127.0.0.1:9/callback";
 
+const suite = useSignInSuite();
 let fx: OAuthFixture;
 let h: McpHarness;
 let n = 0;
 /** A fresh server name per test: one harness and one fixture serve the whole file. */
 let server = "";
-
-beforeAll(async () => {
-  fx = await startOAuthFixture();
-  h = await mcpHarness();
-  const host = new URL(fx.origin).host;
-  await setPolicy(h.tree, {
-    grants: { default: { read: true, write: true, exec: true, model: true, net: [host], tree: ["/"] } },
-  });
-});
-afterAll(async () => {
-  await h.dispose();
-  await fx.close();
+beforeAll(() => {
+  fx = suite.fx();
+  h = suite.h();
 });
 
 async function register(extra: Record<string, unknown> = {}, fixture: Partial<OAuthFixtureOptions> = {}) {

@@ -85,8 +85,27 @@ afterAll(async () => {
 });
 
 describe("GET /v1/agent/runs", () => {
+  it("lists the newest run first, a page at a time in that order", async () => {
+    const newestFirst = ["stuck", "mcp-claude-1", "other-c", "job-b", "job-a"];
+    expect(vids((await get("/v1/agent/runs")).body)).toEqual(newestFirst);
+    const first = await get("/v1/agent/runs?limit=2");
+    expect(vids(first.body)).toEqual(newestFirst.slice(0, 2));
+    const second = await get(`/v1/agent/runs?limit=2&after=${encodeURIComponent(String(first.body.next))}`);
+    expect(vids(second.body)).toEqual(newestFirst.slice(2, 4));
+    const third = await get(`/v1/agent/runs?limit=2&after=${encodeURIComponent(String(second.body.next))}`);
+    expect(vids(third.body)).toEqual(["job-a"]);
+    expect(third.body.next).toBeUndefined();
+    // a run deleted after its page was shown does not lose the place
+    await tree.set(statusKey("gone-1"), str("done"), { vid: "gone-1" });
+    const top = await get("/v1/agent/runs?limit=1");
+    expect(vids(top.body)).toEqual(["gone-1"]);
+    await tree.deltree("/vthread/gone-1/");
+    const after = await get(`/v1/agent/runs?limit=1&after=${encodeURIComponent(String(top.body.next))}`);
+    expect(vids(after.body)).toEqual(["stuck"]);
+  });
+
   it("filters by id substring and by a tool the run called, and pages with next", async () => {
-    expect(vids((await get("/v1/agent/runs?vid=job")).body)).toEqual(["job-a", "job-b"]);
+    expect(vids((await get("/v1/agent/runs?vid=job")).body)).toEqual(["job-b", "job-a"]);
     const byTool = await get("/v1/agent/runs?tool=edit.wr");
     expect(vids(byTool.body)).toEqual(["job-a"]);
     expect(byTool.body.runs?.[0]?.tools).toEqual(expect.arrayContaining(["edit.read", "edit.write"]));

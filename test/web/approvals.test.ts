@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../tools/gate/approval-flow.js";
 import type { PolicyInput } from "../../tools/gate/policy.js";
 import { json } from "../../tree/index.js";
 import { setPolicy } from "../tools/helpers.js";
 import {
+  callAwaitingApproval,
   removeDir,
   requireConfirm,
   screenshot,
@@ -30,20 +30,14 @@ afterAll(async () => {
 
 describe("approvals on the web page", () => {
   it("shows a call that starts waiting, live, and runs it when the person clicks Approve", async () => {
-    const { page, context, errors } = await browser.open(server.url);
-    await page.goto("/ui/");
-    await page.locator("#live[data-state='live']").waitFor();
+    const { page, context, errors } = await browser.openLive(server.url);
     expect(await page.locator("#approvals").isHidden()).toBe(true);
 
-    const runtime = server.runtime!;
-    let noticed: (p: PendingApproval) => void = () => undefined;
-    const pending = new Promise<PendingApproval>((res) => {
-      noticed = res;
-    });
-    const call = runtime.call(
+    const { pending, call } = callAwaitingApproval(
+      server.runtime!,
       "tree.get",
       { key: "/notes/today" },
-      { vid: "web1", waitForApproval: true, onApproval: noticed },
+      "web1",
     );
     const { key } = await pending;
     const card = page.locator(`article[data-approval="${key}"]`);
@@ -61,15 +55,14 @@ describe("approvals on the web page", () => {
   });
 
   it("Deny refuses the call: it answers denied and nothing is read", async () => {
-    const { page, context } = await browser.open(server.url);
-    await page.goto("/ui/");
-    await page.locator("#live[data-state='live']").waitFor();
-    const call = server.runtime!.call(
+    const { page, context } = await browser.openLive(server.url);
+    const { pending, call } = callAwaitingApproval(
+      server.runtime!,
       "tree.get",
       { key: "/notes/today" },
-      { vid: "web2", waitForApproval: true },
+      "web2",
     );
-    const card = page.locator('article[data-approval="/byteseek/approval/web2/0"]');
+    const card = page.locator(`article[data-approval="${(await pending).key}"]`);
     await card.waitFor();
     await card.getByRole("button", { name: "Deny" }).click();
     const result = await call;

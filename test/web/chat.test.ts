@@ -1,43 +1,31 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createByteseek } from "../../compose/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
-import { openTree, type Tree } from "../../tree/index.js";
-import type { FakeLlm } from "../fake-llm/server.js";
+import { openTree } from "../../tree/index.js";
 import { silent } from "../tools/helpers.js";
-import { type AgentPage, startAgentPage } from "./agent-page.js";
+import { useAgentPage } from "./agent-page.js";
 import { docsShot, requireConfirm, screenshot, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts).
 const browser = useBrowser();
-let stack: AgentPage;
-let fake: FakeLlm;
-let workspace: string;
-let tree: Tree;
-let url: string;
-
-beforeAll(async () => {
-  stack = await startAgentPage("byteseek-web-chat-", { env: { BYTESEEK_LLM_MODELS: "fake-1,fake-2" } });
-  ({ fake, workspace, tree, url } = stack);
+const agent = useAgentPage("byteseek-web-chat-", {
+  env: { BYTESEEK_LLM_MODELS: "fake-1,fake-2" },
   // A person makes edit.write ask first.
-  await requireConfirm(tree, "edit.write");
-});
-
-afterAll(async () => {
-  await stack?.close();
+  setup: ({ tree }) => requireConfirm(tree, "edit.write"),
 });
 
 describe("the agent on the web page", () => {
   it("runs a turn: the answer streams in, each tool call shows its arguments and result, then the totals", async () => {
-    await writeFile(join(workspace, "notes.txt"), "hello from the workspace\n");
-    fake.script(
+    await writeFile(join(agent.workspace, "notes.txt"), "hello from the workspace\n");
+    agent.fake.script(
       { text: "Let me read it.", toolCalls: [{ name: "edit.read", args: { path: "notes.txt" } }] },
       { text: "The file says hello." },
     );
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/ui/");
     await page.getByRole("link", { name: "Agent" }).click();
     await page.getByLabel("Message").fill("What does notes.txt say?");
@@ -61,11 +49,11 @@ describe("the agent on the web page", () => {
     expect(await call.locator("a.record").textContent()).toBe(`/byteseek/tool/${vid}/0`);
 
     // the next message continues the same run: the model sees the whole conversation
-    fake.script({ text: "Still hello." });
+    agent.fake.script({ text: "Still hello." });
     await page.getByLabel("Message").fill("And now?");
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator(".chat-log .summary").nth(1).waitFor();
-    expect(fake.requests.at(-1)?.messages.length).toBe(5);
+    expect(agent.fake.requests.at(-1)?.messages.length).toBe(5);
     await screenshot(page, "agent-chat");
 
     // the run's address opens on its conversation, read back from the tree
@@ -84,23 +72,23 @@ describe("the agent on the web page", () => {
   });
 
   it("shows a call waiting for approval in the conversation, and Approve runs it", async () => {
-    fake.script(
+    agent.fake.script(
       { toolCalls: [{ name: "edit.write", args: { path: "approved.txt", text: "made on the page\n" } }] },
       { text: "Written." },
     );
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/agent/");
     await page.getByLabel("Message").fill("Write approved.txt");
     await page.getByRole("button", { name: "Send" }).click();
     const card = page.locator(".tool-call .approval-inline");
     await card.waitFor();
     expect(await card.locator(".reason").textContent()).toMatch(/^Waiting for your approval: /);
-    expect(existsSync(join(workspace, "approved.txt"))).toBe(false);
+    expect(existsSync(join(agent.workspace, "approved.txt"))).toBe(false);
     await screenshot(page, "agent-chat-approval");
     await card.getByRole("button", { name: "Approve", exact: true }).click();
     const call = page.locator('li.tool-call[data-tool="edit.write"][data-state="ok"]');
     await call.waitFor();
-    expect(await readFile(join(workspace, "approved.txt"), "utf8")).toBe("made on the page\n");
+    expect(await readFile(join(agent.workspace, "approved.txt"), "utf8")).toBe("made on the page\n");
     // the box closed: one line says what was decided, no stale "Waiting for your approval"
     expect(await call.locator(".approval-inline").count()).toBe(0);
     expect(await call.locator(".decided").textContent()).toBe("Approved.");
@@ -112,18 +100,18 @@ describe("the agent on the web page", () => {
   });
 
   it("closes a waiting box decided elsewhere (the overview, the CLI) once its call's result comes", async () => {
-    fake.script(
+    agent.fake.script(
       { toolCalls: [{ name: "edit.write", args: { path: "elsewhere.txt", text: "decided elsewhere\n" } }] },
       { text: "Done." },
     );
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/agent/");
     await page.getByLabel("Message").fill("Write elsewhere.txt");
     await page.getByRole("button", { name: "Send" }).click();
     const card = page.locator(".tool-call .approval-inline");
     await card.waitFor();
     const key = await card.getAttribute("data-approval");
-    const decided = await fetch(`${url}/v1/approvals/${key?.replace("/byteseek/approval/", "")}`, {
+    const decided = await fetch(`${agent.url}/v1/approvals/${key?.replace("/byteseek/approval/", "")}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ decision: "approve" }),
@@ -149,12 +137,12 @@ describe("the agent on the web page", () => {
       "```",
       '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">',
     ].join("\n");
-    fake.script({ text: answer });
-    const { page, context, errors } = await browser.open(url);
+    agent.fake.script({ text: answer });
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/agent/");
     // the workspace the tools work in, and the models the server lists, the configured one chosen
     await page.locator(".chat-where code").waitFor();
-    expect(await page.locator(".chat-where code").textContent()).toBe(workspace);
+    expect(await page.locator(".chat-where code").textContent()).toBe(agent.workspace);
     const picker = page.getByLabel("Model");
     await picker.waitFor();
     expect(await picker.locator("option").allTextContents()).toEqual(["fake-1", "fake-2"]);
@@ -163,7 +151,7 @@ describe("the agent on the web page", () => {
     await page.getByLabel("Message").fill("What is the plan?");
     await page.getByRole("button", { name: "Send" }).click();
     await page.locator(".chat-log .summary").waitFor();
-    expect(fake.requests.at(-1)?.model).toBe("fake-2");
+    expect(agent.fake.requests.at(-1)?.model).toBe("fake-2");
 
     const msg = page.locator(".chat-log .msg.assistant").last();
     await msg.locator("pre.md-code code").waitFor();
@@ -190,11 +178,11 @@ describe("the agent on the web page", () => {
   });
 
   it("Deny refuses the waiting call: the conversation shows it denied and nothing is written", async () => {
-    fake.script(
+    agent.fake.script(
       { toolCalls: [{ name: "edit.write", args: { path: "denied.txt", text: "never\n" } }] },
       { text: "Understood." },
     );
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/agent/");
     await page.getByLabel("Message").fill("Write denied.txt");
     await page.getByRole("button", { name: "Send" }).click();
@@ -206,14 +194,14 @@ describe("the agent on the web page", () => {
     expect(await call.locator(".kind").textContent()).toMatch(/^denied · /);
     await page.locator(".chat-log .summary").waitFor();
     expect(await page.locator(".chat-log .summary").textContent()).toContain("1 tool call (1 failed)");
-    expect(existsSync(join(workspace, "denied.txt"))).toBe(false);
+    expect(existsSync(join(agent.workspace, "denied.txt"))).toBe(false);
     expect(errors).toEqual([]);
     await context.close();
   });
 
   it("shows the answer while it streams, and Stop ends the turn", async () => {
-    fake.script({ text: "Thinking out loud", hold: "body" });
-    const { page, context } = await browser.open(url);
+    agent.fake.script({ text: "Thinking out loud", hold: "body" });
+    const { page, context } = await browser.open(agent.url);
     await page.goto("/agent/");
     await page.getByLabel("Message").fill("Take your time");
     await page.getByRole("button", { name: "Send" }).click();
@@ -229,7 +217,13 @@ describe("the agent on the web page", () => {
 
   it("says what to do when the server has no model", async () => {
     const bare = await openTree({ backend: "memory" });
-    const none = await createByteseek({ tree: bare, workspace, logger: silent, env: {}, sweep: false });
+    const none = await createByteseek({
+      tree: bare,
+      workspace: agent.workspace,
+      logger: silent,
+      env: {},
+      sweep: false,
+    });
     const other = await buildApp({ tree: bare, logger: silent, runtime: none.runtime, agent: none.agent });
     if (!other.hasRoute({ method: "GET", url: "/" })) await other.register(webRoutes);
     const otherUrl = await other.listen({ host: "127.0.0.1", port: 0 });

@@ -10,17 +10,19 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, vi } from "vitest";
 import { buildApp } from "../../server/app.js";
 import { createCheckedTree } from "../../tools/catalogue/checked-tree.js";
 import { seedTools } from "../../tools/catalogue/seed.js";
 import { createEditTools } from "../../tools/edit/index.js";
+import type { PendingApproval } from "../../tools/gate/approval-flow.js";
 import { createMcpClient, type McpClient } from "../../tools/mcp/client.js";
 import { createRuntime } from "../../tools/runtime.js";
 import { createTreeTools } from "../../tools/tree/tools.js";
 import { json, openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
+import { launchChromium } from "./chromium.js";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
 export const ARTIFACTS = join(ROOT, "test-artifacts", "web");
@@ -128,25 +130,9 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-/**
- * Debian's chromium, headless. `launch` gives it a fresh user-data-dir of its own in a temp
- * folder (playwright refuses a --user-data-dir argument here), removed when it closes.
- */
+/** Debian's chromium, headless, with a fresh profile (chromium.ts). */
 export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await launchChromium();
   return {
     browser,
     async close() {
@@ -179,6 +165,8 @@ export async function openPage(browser: Browser, baseUrl: string, viewport = { w
  */
 export function useBrowser(): {
   open(baseUrl: string, viewport?: { width: number; height: number }): ReturnType<typeof openPage>;
+  /** A page opened at `/ui/`, once its watch of the tree is live (what changes now, it shows). */
+  openLive(baseUrl: string): ReturnType<typeof openPage>;
 } {
   vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
   let launched: Awaited<ReturnType<typeof launchBrowser>> | undefined;
@@ -189,12 +177,37 @@ export function useBrowser(): {
   afterAll(async () => {
     await launched?.close();
   });
+  function open(baseUrl: string, viewport?: { width: number; height: number }) {
+    if (!launched) throw new Error("the browser is launched in beforeAll: open pages from the tests");
+    return openPage(launched.browser, baseUrl, viewport);
+  }
   return {
-    open(baseUrl, viewport) {
-      if (!launched) throw new Error("the browser is launched in beforeAll: open pages from the tests");
-      return openPage(launched.browser, baseUrl, viewport);
+    open,
+    async openLive(baseUrl) {
+      const opened = await open(baseUrl);
+      await opened.page.goto("/ui/");
+      await opened.page.locator('#live[data-state="live"]').waitFor();
+      return opened;
     },
   };
+}
+
+/**
+ * A call of `tool` by run `vid` that waits for a person's approval: `pending` resolves once it
+ * waits (with its approval's key and hash), `call` with its result once a person decided.
+ */
+export function callAwaitingApproval(
+  runtime: ReturnType<typeof createRuntime>,
+  tool: string,
+  args: Record<string, unknown>,
+  vid: string,
+): { pending: Promise<PendingApproval>; call: ReturnType<ReturnType<typeof createRuntime>["call"]> } {
+  let noticed: (p: PendingApproval) => void = () => undefined;
+  const pending = new Promise<PendingApproval>((res) => {
+    noticed = res;
+  });
+  const call = runtime.call(tool, args, { vid, waitForApproval: true, onApproval: noticed });
+  return { pending, call };
 }
 
 /** A person makes `tool` ask before it runs: its declaration in `tree` gets `confirm: true`. */

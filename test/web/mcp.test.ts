@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json } from "../../tree/index.js";
 import { everythingStdio, newTag, taggedProcesses } from "../mcp-client/helpers.js";
+import { type OAuthFixture, startOAuthFixture } from "../mcp-client/oauth-fixture.js";
 import { ARTIFACTS, removeDir, screenshot, startServer, type TestServer, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts).
@@ -68,6 +69,71 @@ describe("the MCP servers on the tools page", () => {
     await page.goto("/ui/byteseek/mcp/");
     await page.locator("td.value-cell").first().waitFor();
     expect(await page.locator("table").first().textContent()).not.toContain(tag);
+    await context.close();
+  });
+});
+
+describe("Sign in on the MCP view, with the authorization server on another site", () => {
+  let server: TestServer;
+  let fx: OAuthFixture;
+  const TOKEN = "s1gn-in-t0ken";
+  beforeAll(async () => {
+    // the authorization server on 127.0.0.1, byteseek reached as localhost: another site, so the
+    // browser comes back without the page's SameSite=Strict cookie, as it does from a real one
+    fx = await startOAuthFixture();
+    server = await startServer({ tools: true, mcp: true, token: TOKEN });
+    await server.tree.set("/byteseek/mcp/hosted", json({ url: fx.url, oauth: {} }));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fx?.close();
+    if (server) await removeDir(server.dir);
+  });
+
+  it("goes to the authorization server, comes back to byteseek's callback signed in, and keeps the token out of the page", async () => {
+    const base = server.url.replace("127.0.0.1", "localhost");
+    const { page, context, errors } = await browser.open(base);
+    await page.goto(`/tools/?token=${TOKEN}`);
+    const hosted = page.locator('#mcp-servers li[data-server="hosted"]');
+    await hosted.locator('button[data-sync="hosted"]').click();
+    await hosted.locator('[data-role="auth"][data-auth="needs-sign-in"]').waitFor();
+
+    await hosted.locator('button[data-sign-in="hosted"]').click();
+    // the authorization server's own page, on its own origin
+    await page.locator("#approve").waitFor();
+    expect(new URL(page.url()).origin).toBe(fx.origin);
+    const asked = new URL(page.url()).searchParams;
+    expect(asked.get("redirect_uri")).toBe(`${base}/v1/mcp/oauth/callback`);
+    expect(asked.get("code_challenge_method")).toBe("S256");
+    expect(asked.get("resource")).toBe(fx.url);
+    await page.locator("#approve").click();
+    // back on byteseek's callback, which finished the sign-in without the page's cookie
+    await page.getByText("Signed in to hosted (3 tools synced).").waitFor();
+    expect(new URL(page.url()).origin).toBe(base);
+    await page.getByRole("link", { name: "Back to the tools page" }).click();
+    await hosted.locator('[data-role="auth"][data-auth="signed-in"]').waitFor();
+    expect(await hosted.locator('[data-role="count"]').textContent()).toBe("3 tools");
+    expect(await hosted.locator('[data-role="auth"]').textContent()).toContain("renewed before then");
+
+    // the token is a secret field: kept in the entry, masked on the page and absent from the status
+    const token = fx.issued.at(-1)?.token ?? "none";
+    const stored = await server.tree.get("/byteseek/mcp/hosted");
+    expect(JSON.stringify(stored?.kind === "json" ? stored.value.value : null)).toContain(token);
+    const status = await page.evaluate<string>(`fetch("/v1/mcp").then((r) => r.text())`);
+    expect(status).toContain('"signed-in"');
+    expect(status).not.toContain(token);
+    await page.goto("/ui/byteseek/mcp/hosted");
+    const input = page.locator("#value-input");
+    await input.waitFor();
+    expect(await input.inputValue()).toContain('"session": "***"');
+    expect(await input.inputValue()).not.toContain(token);
+    // the authorization server's site cannot read the entry with the person's browser
+    await page.goto(`${fx.origin}/activate`);
+    const fromThere = await page.evaluate<string>(
+      `fetch(${JSON.stringify(`${base}/v1/tree/byteseek/mcp/hosted`)}, { credentials: "include" }).then((r) => r.text(), (e) => "blocked: " + e)`,
+    );
+    expect(fromThere).toMatch(/^blocked: TypeError/);
+    expect(errors.filter((e) => !/401|404|CORS|ERR_FAILED/.test(e))).toEqual([]);
     await context.close();
   });
 });

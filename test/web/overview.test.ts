@@ -1,39 +1,27 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { json, str, type Tree } from "../../tree/index.js";
-import type { FakeLlm } from "../fake-llm/server.js";
-import { type AgentPage, startAgentPage } from "./agent-page.js";
+import { describe, expect, it } from "vitest";
+import { json, str } from "../../tree/index.js";
+import { useAgentPage } from "./agent-page.js";
 import { docsShot, requireConfirm, useBrowser } from "./harness.js";
 
 // A real browser, launched once for the file (harness.ts), against a byteseek with an agent whose
 // model is the fake one, on a classic-level store in a temp folder.
 const browser = useBrowser();
-let stack: AgentPage;
-let fake: FakeLlm;
-let workspace: string;
-let tree: Tree;
-let url: string;
-
-beforeAll(async () => {
-  stack = await startAgentPage("byteseek-web-overview-", {
-    env: { BYTESEEK_LLM_MODELS: "fake-1, fake-2" },
-    deps: ({ bs, dir }) => ({
-      mcp: bs.mcp,
-      store: { engine: "classic", location: join(dir.path, "db"), sync: "always" },
-    }),
-  });
-  ({ fake, workspace, tree, url } = stack);
-  await requireConfirm(tree, "edit.write");
-  // an upstream MCP server a person switched off: registered, never started
-  await tree.set("/byteseek/mcp/archive", json({ command: ["true"], enabled: false }));
-  // a run that finished before the page opened
-  await tree.set("/vthread/r0done/status", str("done"));
-});
-
-afterAll(async () => {
-  await stack?.close();
+const agent = useAgentPage("byteseek-web-overview-", {
+  env: { BYTESEEK_LLM_MODELS: "fake-1, fake-2" },
+  deps: ({ bs, dir }) => ({
+    mcp: bs.mcp,
+    store: { engine: "classic", location: join(dir.path, "db"), sync: "always" },
+  }),
+  async setup({ tree }) {
+    await requireConfirm(tree, "edit.write");
+    // an upstream MCP server a person switched off: registered, never started
+    await tree.set("/byteseek/mcp/archive", json({ command: ["true"], enabled: false }));
+    // a run that finished before the page opened
+    await tree.set("/vthread/r0done/status", str("done"));
+  },
 });
 
 /** The number a status tile of the runs card shows. */
@@ -41,7 +29,7 @@ const tile = (status: string) => `.tiles [data-count="${status}"]`;
 
 describe("the overview, the page's landing view", () => {
   it("opens at / with the runs, approvals, failing tools, MCP servers, store and workspace, and the tree moved to /ui/", async () => {
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/");
     await page.getByRole("heading", { name: "Overview", level: 1 }).waitFor();
     await page.locator('#live[data-state="live"]').waitFor();
@@ -58,7 +46,7 @@ describe("the overview, the page's landing view", () => {
     expect(await archive.locator(".badge").allTextContents()).toEqual(["disabled"]);
     // the store: its revision, its size on disk, and that a write is on disk before it is acknowledged
     const revision = Number(await page.locator('#overview-store [data-field="revision"]').textContent());
-    expect(revision).toBeGreaterThanOrEqual(tree.revision() - 1);
+    expect(revision).toBeGreaterThanOrEqual(agent.tree.revision() - 1);
     expect(await page.locator('#overview-store [data-field="size"]').textContent()).toMatch(
       /^[0-9.]+ (B|KiB|MiB)$/,
     );
@@ -66,7 +54,9 @@ describe("the overview, the page's landing view", () => {
       "BYTESEEK_SYNC=always",
     );
     await page.locator('#overview-host [data-field="workspace"] code').waitFor();
-    expect(await page.locator('#overview-host [data-field="workspace"]').textContent()).toContain(workspace);
+    expect(await page.locator('#overview-host [data-field="workspace"]').textContent()).toContain(
+      agent.workspace,
+    );
     expect(await page.locator('#overview-host [data-field="model"]').textContent()).toBe("openai fake-1");
     // the global approvals panel steps aside here: the overview has its own card
     expect(await page.locator("#approvals").isVisible()).toBe(false);
@@ -107,7 +97,7 @@ describe("the overview, the page's landing view", () => {
   });
 
   it("follows a run that fails while it is open: the failed count and the failing tool appear, with no reload", async () => {
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/");
     await page.locator('#live[data-state="live"]').waitFor();
     await page.locator(tile("failed")).waitFor();
@@ -117,7 +107,7 @@ describe("the overview, the page's landing view", () => {
 
     // a run's records, as the loop leaves them when a command fails and the run gives up
     const now = Date.now();
-    await tree.set(
+    await agent.tree.set(
       "/byteseek/tool/r1fail/0",
       json({
         name: "shell.run",
@@ -132,7 +122,7 @@ describe("the overview, the page's landing view", () => {
       }),
       { vid: "r1fail" },
     );
-    await tree.set("/vthread/r1fail/status", str("failed"), { vid: "r1fail" });
+    await agent.tree.set("/vthread/r1fail/status", str("failed"), { vid: "r1fail" });
 
     await page.locator(tile("failed"), { hasText: String(failedBefore + 1) }).waitFor();
     const row = page.locator('#overview-failing tr[data-tool="shell.run"]');
@@ -143,7 +133,7 @@ describe("the overview, the page's landing view", () => {
     await page.locator('#overview-runs tr[data-vid="r1fail"][data-status="failed"]').waitFor();
     // the revision shown follows the watch
     expect(Number(await page.locator('#overview-store [data-field="revision"]').textContent())).toBe(
-      tree.revision(),
+      agent.tree.revision(),
     );
     expect(navigations).toBe(0);
     await docsShot(page, "overview");
@@ -152,7 +142,7 @@ describe("the overview, the page's landing view", () => {
   });
 
   it("decides an approval in one click: the waiting run goes on and the card empties", async () => {
-    fake.script(
+    agent.fake.script(
       {
         toolCalls: [
           { name: "edit.write", args: { path: "from-overview.txt", text: "approved at a glance\n" } },
@@ -160,10 +150,10 @@ describe("the overview, the page's landing view", () => {
       },
       { text: "Written." },
     );
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/");
     await page.locator('#live[data-state="live"]').waitFor();
-    const turn = fetch(`${url}/v1/agent/turn`, {
+    const turn = fetch(`${agent.url}/v1/agent/turn`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ input: "Write from-overview.txt" }),
@@ -175,12 +165,12 @@ describe("the overview, the page's landing view", () => {
     await page
       .locator("#overview-runs tr[data-status='running']", { hasText: "waits for approval" })
       .waitFor();
-    expect(existsSync(join(workspace, "from-overview.txt"))).toBe(false);
+    expect(existsSync(join(agent.workspace, "from-overview.txt"))).toBe(false);
 
     await card.getByRole("button", { name: "Approve", exact: true }).click();
     const answer = (await (await turn).json()) as { reason: string; text: string };
     expect(answer).toMatchObject({ reason: "done", text: "Written." });
-    expect(await readFile(join(workspace, "from-overview.txt"), "utf8")).toBe("approved at a glance\n");
+    expect(await readFile(join(agent.workspace, "from-overview.txt"), "utf8")).toBe("approved at a glance\n");
     await page.locator(".approvals-card", { hasText: "Nothing waits for a decision." }).waitFor();
     await page.locator(tile("running"), { hasText: "0" }).waitFor();
     expect(errors).toEqual([]);

@@ -7,10 +7,10 @@
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../tools/gate/approval-flow.js";
 import { json } from "../../tree/index.js";
 import { TEST_INSTALL } from "../mcp-client/helpers.js";
 import {
+  callAwaitingApproval,
   docsShot,
   removeDir,
   requireConfirm,
@@ -144,30 +144,59 @@ describe("MCP review and approvals on the web page", () => {
     await context.close();
   });
 
-  it("shows an upstream MCP tool's page with the server and tool it calls and its recent calls", async () => {
-    const { page, context } = await browser.open(server.url);
+  it("shows an upstream MCP tool's page with the server and tool it calls, its upstream pin and whether upstream matches it, and its recent calls", async () => {
+    const pins = async () => {
+      const state = (await server.tree.get("/byteseek/mcp-sync/dict")) as { value: { value: unknown } };
+      return state.value.value as {
+        pins: Record<string, { hash: string }>;
+        held?: Record<string, { hash: string }>;
+      };
+    };
+    const accepted = (await pins()).pins.lookup?.hash ?? "";
+    expect(accepted).toMatch(/^[0-9a-f]{64}$/);
+    const { page, context, errors } = await browser.open(server.url);
     await page.goto("/tools/dict.lookup");
     await page.locator("#tool-facts").waitFor();
     expect(await page.locator("#tool-kind").textContent()).toMatch(/^mcp/);
     expect(await page.locator("#tool-runs").textContent()).toBe('MCP server "dict", tool "lookup"');
+    const pin = page.locator("#tool-upstream-pin");
+    expect(await pin.getAttribute("data-accepted")).toBe("true");
+    expect(await pin.textContent()).toMatch(
+      new RegExp(
+        `^sha256 ${accepted.slice(0, 16)} · accepted by person \\(http\\) .+ · upstream matches it$`,
+      ),
+    );
     await page.locator('#recent-calls tbody tr[data-kind="ok"]').first().waitFor();
+
+    // upstream changes: the page shows the held hash beside the pin, live, until it is accepted
+    await writeFile(
+      toolsFile,
+      JSON.stringify([{ ...lookup, description: "Look a word up, in any language." }]),
+    );
+    await sync();
+    const held = (await pins()).held?.lookup?.hash ?? "";
+    expect(held).toMatch(/^[0-9a-f]{64}$/);
+    await page.locator('#tool-upstream-pin[data-accepted="false"]').waitFor();
+    expect(await pin.textContent()).toContain(`sha256 ${accepted.slice(0, 16)} · accepted by person (http)`);
+    expect(await pin.textContent()).toContain(
+      `upstream now says sha256 ${held.slice(0, 16)}: held for review (changed)`,
+    );
+    const res = await fetch(`${server.url}/v1/mcp/dict/accept`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tools: ["lookup"], hashes: { lookup: held } }),
+    });
+    expect(res.status).toBe(200);
+    await page.locator('#tool-upstream-pin[data-accepted="true"]').waitFor();
+    expect(await pin.textContent()).toMatch(new RegExp(`^sha256 ${held.slice(0, 16)} · accepted`));
+    expect(errors).toEqual([]);
     await context.close();
   });
 
   it("shows on an approval card the upstream it calls, who declared it and its hash", async () => {
     await requireConfirm(server.tree, "dict.lookup");
-    const { page, context } = await browser.open(server.url);
-    await page.goto("/ui/");
-    await page.locator("#live[data-state='live']").waitFor();
-    let noticed: (p: PendingApproval) => void = () => undefined;
-    const pending = new Promise<PendingApproval>((res) => {
-      noticed = res;
-    });
-    const call = server.runtime!.call(
-      "dict.lookup",
-      { word: "b" },
-      { vid: "web-r", waitForApproval: true, onApproval: noticed },
-    );
+    const { page, context } = await browser.openLive(server.url);
+    const { pending, call } = callAwaitingApproval(server.runtime!, "dict.lookup", { word: "b" }, "web-r");
     const { key, hash = "" } = await pending;
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
     const card = page.locator(`article[data-approval="${key}"]`);

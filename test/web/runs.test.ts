@@ -1,22 +1,21 @@
 import { hostname } from "node:os";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { leaseKey } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/loop.js";
-import type { App } from "../../server/app.js";
 import { recordsDir } from "../../tools/records/records.js";
-import type { ExportEntry, Tree } from "../../tree/index.js";
+import type { ExportEntry } from "../../tree/index.js";
 import { type Json, json, str } from "../../tree/value.js";
-import type { FakeLlm } from "../fake-llm/server.js";
-import { type AgentPage, startAgentPage } from "./agent-page.js";
+import { useAgentPage } from "./agent-page.js";
 import { docsShot, requireConfirm, useBrowser } from "./harness.js";
 
 const browser = useBrowser();
 const BULK = 1000;
-let stack: AgentPage;
-let fake: FakeLlm;
-let tree: Tree;
-let _app: App;
-let url: string;
+const agent = useAgentPage("byteseek-web-runs-", {
+  async setup({ tree }) {
+    await requireConfirm(tree, "edit.write");
+    await tree.import(bulkRuns());
+  },
+});
 
 /** Script errors; the console's notes of a 404 or 409 answer are the page's expected reads. */
 function pageErrors(errors: string[]): string[] {
@@ -46,8 +45,8 @@ function bulkRuns(): ExportEntry[] {
 
 /** What a process killed mid-turn leaves: a question, the model's calls, a finished read, a started command. */
 async function interruptedRun(vid: string): Promise<void> {
-  await tree.append(sessionDir(vid), json({ role: "user", content: "read and log" }), { vid });
-  await tree.append(
+  await agent.tree.append(sessionDir(vid), json({ role: "user", content: "read and log" }), { vid });
+  await agent.tree.append(
     sessionDir(vid),
     json({
       role: "assistant",
@@ -73,42 +72,34 @@ async function interruptedRun(vid: string): Promise<void> {
       origin: { message: 1, id },
       ...(done ? {} : { sideEffect: "other" }),
     });
-  await tree.append(recordsDir(vid), record("c1", "edit.read", true), { vid, ro: true });
-  await tree.append(recordsDir(vid), record("c2", "shell.run", false), { vid, ro: true });
-  await tree.set(statusKey(vid), str("interrupted"), { vid });
+  await agent.tree.append(recordsDir(vid), record("c1", "edit.read", true), { vid, ro: true });
+  await agent.tree.append(recordsDir(vid), record("c2", "shell.run", false), { vid, ro: true });
+  await agent.tree.set(statusKey(vid), str("interrupted"), { vid });
 }
 
-beforeAll(async () => {
-  stack = await startAgentPage("byteseek-web-runs-");
-  ({ fake, tree, url } = stack);
-  await requireConfirm(tree, "edit.write");
-  await tree.import(bulkRuns());
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
 describe("the runs list", () => {
-  it("shows 1,000 runs a page of 50 at a time, filtered by status, id and tool", async () => {
-    const { page, context, errors } = await browser.open(url, { width: 1100, height: 700 });
+  it("shows 1,000 runs newest first, a page of 50 at a time, filtered by status, id and tool", async () => {
+    const { page, context, errors } = await browser.open(agent.url, { width: 1100, height: 700 });
     await page.goto("/ui/");
     await page.getByRole("link", { name: "Runs", exact: true }).click();
     await page.waitForURL("**/runs/");
     const rows = page.locator("table.runs tbody tr");
     await page.locator("#runs-summary", { hasText: "Runs 1–50 (more on the next page)" }).waitFor();
     expect(await rows.count()).toBe(50);
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0001");
+    // the run made last leads, and the next page goes on from there
+    expect(await rows.evaluateAll((trs) => trs.slice(0, 3).map((tr) => tr.getAttribute("data-run")))).toEqual(
+      ["bulk-1000", "bulk-0999", "bulk-0998"],
+    );
     await page.locator("#runs-next").click();
     await page.locator("#runs-summary", { hasText: "Runs 51–100" }).waitFor();
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0051");
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0950");
     await page.locator("#runs-prev").click();
     await page.locator("#runs-summary", { hasText: "Runs 1–50" }).waitFor();
 
     await page.locator("#runs-status").selectOption("interrupted");
-    // the filtered list has replaced the whole one (bulk-0003 is on both: wait for it first)
-    await page.locator('table.runs tbody tr:first-child[data-run="bulk-0003"]').waitFor();
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0003");
+    // the filtered list has replaced the whole one (bulk-0999 is on both: wait for it first)
+    await page.locator('table.runs tbody tr:first-child[data-run="bulk-0999"]').waitFor();
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0999");
     const statuses = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-status")));
     expect(statuses).toHaveLength(50);
     expect(new Set(statuses)).toEqual(new Set(["interrupted"]));
@@ -117,7 +108,7 @@ describe("the runs list", () => {
     await page.locator("#runs-vid").fill("bulk-099");
     await page.locator("#runs-summary", { hasText: /^Runs 1–10$/ }).waitFor();
     expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run")))).toEqual(
-      Array.from({ length: 10 }, (_, i) => `bulk-099${i}`),
+      Array.from({ length: 10 }, (_, i) => `bulk-099${9 - i}`),
     );
     await page.locator("#runs-tool").fill("shell");
     await page.locator("#runs-summary", { hasText: /^Runs 1–1$/ }).waitFor();
@@ -126,17 +117,56 @@ describe("the runs list", () => {
     expect(await rows.first().locator("td.tools-cell").textContent()).toBe("edit.read, shell.run");
     await page.locator("#runs-vid").fill("");
     await page.locator("#runs-summary", { hasText: "Runs 1–50 (more on the next page)" }).waitFor();
-    expect(await rows.nth(1).getAttribute("data-run")).toBe("bulk-0020");
+    expect(await rows.nth(1).getAttribute("data-run")).toBe("bulk-0990");
     await page.locator("#runs-tool").fill("");
-    await page.locator('table.runs tbody tr[data-run="bulk-0002"]').waitFor();
+    await page.locator('table.runs tbody tr[data-run="bulk-0999"]').waitFor();
     // only the page on screen is in the DOM
     expect(await page.locator("table.runs tr").count()).toBeLessThanOrEqual(51);
     await docsShot(page, "runs");
     // the filters are in the address: a link opens the list filtered
     await page.goto("/runs/?status=failed&vid=bulk-00");
     await page.locator("#runs-summary", { hasText: /^Runs 1–33$/ }).waitFor();
-    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0002");
+    expect(await rows.first().getAttribute("data-run")).toBe("bulk-0098");
     expect(await page.locator("#runs-status").inputValue()).toBe("failed");
+    expect(pageErrors(errors)).toEqual([]);
+    await context.close();
+  });
+});
+
+describe("the runs list's keys", () => {
+  it("move through all 1,000 runs, not only the page on screen: ↓ past its last row reads the next page, PageUp back, End the last run, Home the newest, Enter opens it", async () => {
+    const { page, context, errors } = await browser.open(agent.url, { width: 1100, height: 700 });
+    await page.goto("/runs/");
+    const summary = page.locator("#runs-summary");
+    await summary.filter({ hasText: "Runs 1–50 (more on the next page)" }).waitFor();
+    const rows = page.locator("table.runs tbody tr");
+    /** Waits for run `vid`'s row to hold the focus. */
+    const focusOn = (vid: string) => page.locator(`table.runs tbody tr[data-run="${vid}"]:focus`).waitFor();
+    await rows.first().focus();
+    await focusOn("bulk-1000");
+    for (let i = 0; i < 49; i++) await page.keyboard.press("ArrowDown");
+    await focusOn("bulk-0951");
+    // past the last row of the page: the next page, its first row
+    await page.keyboard.press("ArrowDown");
+    await focusOn("bulk-0950");
+    expect(await summary.textContent()).toMatch(/^Runs 51–100/);
+    expect(await rows.count()).toBe(50);
+    await page.keyboard.press("PageDown");
+    await focusOn("bulk-0940");
+    await page.keyboard.press("PageUp");
+    await focusOn("bulk-0950");
+    await page.keyboard.press("PageUp");
+    await focusOn("bulk-0960");
+    expect(await summary.textContent()).toMatch(/^Runs 1–50/);
+    await page.keyboard.press("End");
+    await focusOn("bulk-0001");
+    expect(await summary.textContent()).toBe("Runs 951–1000");
+    await page.keyboard.press("ArrowUp");
+    await focusOn("bulk-0002");
+    await page.keyboard.press("Home");
+    await focusOn("bulk-1000");
+    await page.keyboard.press("Enter");
+    await page.waitForURL("**/runs/bulk-1000");
     expect(pageErrors(errors)).toEqual([]);
     await context.close();
   });
@@ -144,14 +174,14 @@ describe("the runs list", () => {
 
 describe("a run's page", () => {
   it("follows an agent run live from start to approval to result, then replays it into a new run", async () => {
-    const { page, context, errors } = await browser.open(url, { width: 1100, height: 900 });
+    const { page, context, errors } = await browser.open(agent.url, { width: 1100, height: 900 });
     await page.goto("/runs/live-1");
     await page.locator("#run-status", { hasText: "There is no run live-1" }).waitFor();
-    fake.script(
+    agent.fake.script(
       { text: "Writing.", toolCalls: [{ name: "edit.write", args: { path: "live.txt", text: "hi\n" } }] },
       { text: "Wrote live.txt." },
     );
-    const turn = fetch(`${url}/v1/agent/turn`, {
+    const turn = fetch(`${agent.url}/v1/agent/turn`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ vid: "live-1", input: "write live.txt" }),
@@ -173,13 +203,13 @@ describe("a run's page", () => {
     );
 
     // Replay: a new run, nothing executed, compared with this one at once
-    const asked = fake.requests.length;
+    const asked = agent.fake.requests.length;
     await page.locator("#run-replay").click();
     await page.locator('#run-action-result [data-outcome="same"]').waitFor();
     expect(await page.locator("#run-replay-link").textContent()).toBe("live-1.replay-1");
     expect(await page.locator("#run-action-result").textContent()).toContain("0 executed, 0 model requests");
     await page.locator('#run-diff-result [data-identical="true"]').waitFor();
-    expect(fake.requests.length).toBe(asked);
+    expect(agent.fake.requests.length).toBe(asked);
     await docsShot(page, "run");
     await page.locator("#run-replay-link").click();
     await page.waitForURL("**/runs/live-1.replay-1");
@@ -193,14 +223,14 @@ describe("a run's page", () => {
     await interruptedRun("int-1");
     await interruptedRun("int-2");
     // another live process holds int-2 (this test's parent: alive, on this host)
-    await tree.set(
+    await agent.tree.set(
       leaseKey("int-2"),
       json({ host: hostname(), pid: process.ppid, id: "someone-else", expires: Date.now() + 60_000 }),
     );
-    const { page, context, errors } = await browser.open(url);
+    const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/runs/int-1");
     await page.locator('#run-status[data-status="interrupted"]').waitFor();
-    fake.script({ text: "All settled." });
+    agent.fake.script({ text: "All settled." });
     await page.locator("#run-resume").click();
     await page.locator('#run-action-result [data-outcome="resumed"]').waitFor();
     expect(await page.locator('li[data-decision="recorded"]').textContent()).toContain("edit.read");

@@ -51,6 +51,45 @@ describe("the tools list at 5,000 tools", () => {
     await context.close();
   });
 
+  it("moves with the keys through every row, not only those drawn: ↓ past the drawn rows, PageDown, End, Home, and Enter opens the tool", async () => {
+    const { page, context, errors } = await browser.open(server.url);
+    await page.goto("/tools/");
+    await page.locator("#tool-count", { hasText: `${total} tools · ${total} shown` }).waitFor();
+    const list = page.locator("#tool-list");
+    /** The row aria-activedescendant names: drawn, marked selected, and its tool. */
+    const active = async () => {
+      const id = await list.getAttribute("aria-activedescendant");
+      const row = page.locator(`#tool-list li#${id}`);
+      expect(await row.getAttribute("aria-selected")).toBe("true");
+      return {
+        tool: await row.getAttribute("data-tool"),
+        at: Number(await row.getAttribute("aria-posinset")),
+      };
+    };
+    const lastDrawn = (await drawn(page)).at(-1);
+    await list.focus();
+    expect(await active()).toEqual({ tool: "bulk.t0000", at: 1 });
+    for (let i = 0; i < 40; i++) await page.keyboard.press("ArrowDown");
+    // row 41: beyond the 28 rows drawn when the list opened (20 in view, 8 below), the box scrolled with it
+    expect(await active()).toEqual({ tool: "bulk.t0040", at: 41 });
+    expect(lastDrawn).toBe("bulk.t0027");
+    expect(await list.evaluate((el) => el.scrollTop)).toBeGreaterThan(0);
+    await page.keyboard.press("PageDown");
+    expect((await active()).at).toBe(41 + 19);
+    await page.keyboard.press("End");
+    expect(await active()).toEqual({ tool: "tree.set", at: total });
+    expect((await drawn(page)).length).toBeLessThan(60);
+    await page.keyboard.press("ArrowUp");
+    expect((await active()).at).toBe(total - 1);
+    await page.keyboard.press("Home");
+    expect(await active()).toEqual({ tool: "bulk.t0000", at: 1 });
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Enter");
+    await page.waitForURL("**/tools/bulk.t0001");
+    expect(errors.filter((e) => !e.includes("status of 404"))).toEqual([]);
+    await context.close();
+  });
+
   it("narrows to the search's matches, best first, filters by kind, owner, MCP server and status, alone, together and with a search", async () => {
     const { page, context } = await browser.open(server.url);
     await page.goto("/tools/");

@@ -39,6 +39,11 @@ export interface UpstreamAsked {
   why?: string;
 }
 
+/**
+ * How long a call waits for a 2025 upstream to ask for the roots again after being told they
+ * changed (it asked before, so it keeps them): the call then runs with the run's roots in place.
+ */
+export const ROOTS_REASK_MS = 1000;
 /** At most this many requests of one call are recorded (an upstream asking in a loop cannot grow a record). */
 const MAX_ASKED = 20;
 /** At most this many progress and log messages of one call reach the turn: a chatty upstream cannot flood it. */
@@ -76,6 +81,15 @@ export interface UpstreamRequests {
 export function createUpstreamRequests(): UpstreamRequests {
   const current = new AsyncLocalStorage<UpstreamCall>();
   const inflight = new WeakMap<Client, Set<UpstreamCall>>();
+  const roots = new WeakMap<Client, RootsTold>();
+  const rootsOfClient = (client: Client): RootsTold => {
+    let r = roots.get(client);
+    if (!r) {
+      r = {};
+      roots.set(client, r);
+    }
+    return r;
+  };
 
   /** The call a request of `server`'s upstream on `client` serves, or why none can be named. */
   function callOf(client: Client, server: string): UpstreamCall {
@@ -108,7 +122,7 @@ export function createUpstreamRequests(): UpstreamRequests {
   }
 
   function prepare(server: string, client: Client): void {
-    client.registerCapabilities({ roots: {}, elicitation: { form: {} }, sampling: {} });
+    client.registerCapabilities({ roots: { listChanged: true }, elicitation: { form: {} }, sampling: {} });
 
     // a log line belongs to the call it is sent during (2025: the one run calling on the connection)
     client.setNotificationHandler("notifications/message", (n) => {
@@ -120,9 +134,15 @@ export function createUpstreamRequests(): UpstreamRequests {
     });
 
     client.setRequestHandler("roots/list", async () => {
+      const told = rootsOfClient(client);
+      // an upstream that asks keeps what it is told: later calls of other runs tell it the roots changed
+      told.asks = true;
       const call = callOf(client, server);
       note(call, { method: "roots/list", outcome: "answered" });
-      return { roots: rootsOf(call.ctx) };
+      const answer = rootsOf(call.ctx);
+      told.key = rootsKey(call.ctx);
+      told.answered?.();
+      return { roots: answer };
     });
 
     client.setRequestHandler("elicitation/create", async (request) => {
@@ -182,13 +202,61 @@ export function createUpstreamRequests(): UpstreamRequests {
     }
     calls.add(call);
     try {
+      await tellRootsChanged(client, call, calls);
       return await current.run(call, fn);
     } finally {
       calls.delete(call);
     }
   }
 
+  /**
+   * A 2025 upstream that asked for roots holds those of the run it last answered (or none, asked
+   * outside a call): when this call's run has others, it is told (notifications/roots/list_changed)
+   * and the call waits, at most ROOTS_REASK_MS, for it to ask again — so it never works with another
+   * run's folders. A 2026-07-28 upstream asks inside each call, and needs no telling.
+   */
+  async function tellRootsChanged(client: Client, call: UpstreamCall, calls: Set<UpstreamCall>) {
+    const told = roots.get(client);
+    const key = rootsKey(call.ctx);
+    if (!told?.asks || told.key === key || told.notified === key) return;
+    if (client.getProtocolEra() === "modern") return;
+    // with calls of another run in progress, its roots/list would be refused anyway
+    if (new Set([...calls].map((c) => c.ctx.vid)).size > 1) return;
+    told.notified = key;
+    const reasked = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ROOTS_REASK_MS);
+      told.answered = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    try {
+      await client.sendRootsListChanged();
+      await reasked;
+    } catch {
+      // a connection that cannot take the notification fails the call itself, with its own error
+    } finally {
+      delete told.answered;
+    }
+  }
+
   return { prepare, during };
+}
+
+/** What a connection's upstream was told of the roots. */
+interface RootsTold {
+  /** It asked for roots (roots/list) at least once. */
+  asks?: boolean;
+  /** The roots (rootsKey) it was last answered. */
+  key?: string;
+  /** The roots it was last told changed to (told once, even when it does not ask again). */
+  notified?: string;
+  /** Ends the wait for its roots/list after a notification. */
+  answered?: () => void;
+}
+
+function rootsKey(ctx: ToolContext): string {
+  return JSON.stringify(ctx.asks?.roots ?? []);
 }
 
 /** The roots a run's call announces (CallAsks.roots: none without a files power). */

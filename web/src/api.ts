@@ -115,6 +115,8 @@ export function createApi(options: ApiOptions) {
 
   return {
     request,
+    /** A request whose answer is JSON: the body parsed, an error status thrown as an ApiError. */
+    json,
     get: (key: string) => json<ValueNode>(treeUrl(key)),
     /** A directory's own node: its child count, versions and times. */
     dirNode: (dir: string) => json<NodeMeta & { count?: number }>(`${treeUrl(dir)}?node=1`),

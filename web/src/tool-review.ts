@@ -13,6 +13,7 @@ import { formatTime, h } from "./dom.js";
 import { routeUrl } from "./keys.js";
 import { toolFacts } from "./tool-facts.js";
 import { errorText, type ToolEntry } from "./tool-parts.js";
+import { type UpstreamPin, upstreamPinText } from "./upstream-pin.js";
 import { diffBlock } from "./view-parts.js";
 
 export interface ReviewInput {
@@ -21,6 +22,8 @@ export interface ReviewInput {
   node: ValueNode | undefined;
   /** Its retained previous versions, newest first. */
   history: HistoryEntry[];
+  /** An `mcp` tool's upstream pin (upstream-pin.ts). */
+  upstream?: UpstreamPin;
 }
 
 type Obj = { [k: string]: JsonValue };
@@ -66,7 +69,7 @@ const KIND_TEXT: Record<string, string> = {
 
 /** The review section; `changed()` is called after a write so the page re-reads the tool. */
 export function reviewSection(api: Api, input: ReviewInput, changed: () => void): HTMLElement {
-  const { entry, node, history } = input;
+  const { entry, node, history, upstream } = input;
   const facts = toolFacts(entry);
   const t = entry.tool;
   const decl = node && isObj(node.value) ? node.value : undefined;
@@ -179,6 +182,7 @@ export function reviewSection(api: Api, input: ReviewInput, changed: () => void)
           ),
         )
       : []),
+    ...(upstream ? row("upstream pin", upstreamPinText(upstream)) : []),
     ...(t?.held ? row("upstream", h("dd", { class: "problems" }, t.blocked ?? "held for review")) : []),
     ...row("confirm", confirm ? "true" : "false", "tool-confirm"),
     ...row("enabled", enabled ? "true" : "false", "tool-enabled"),

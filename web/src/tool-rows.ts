@@ -2,10 +2,15 @@
  * The tools list's rows, virtualized: every row has one fixed height, the list is a scrolling box
  * as tall as all of them would be, and only the rows in view (and a few either side) exist in the
  * DOM — so 5,000 tools cost a few dozen elements, redrawn as the box scrolls.
+ *
+ * The box is one tab stop, a listbox: the keys of list-keys.ts move its active row through all the
+ * rows, not only those drawn — the box scrolls to the row first, so it is drawn, then
+ * `aria-activedescendant` names it — and Enter opens the tool.
  */
 import { printable } from "../../tools/catalogue/printable.js";
 import { h, preview, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
+import { listKey } from "./list-keys.js";
 import type { ToolFacts } from "./tool-facts.js";
 import type { ToolEntry } from "./tool-parts.js";
 
@@ -36,13 +41,21 @@ function rowEl(row: Row, index: number, total: number): HTMLElement {
   const li = h(
     "li",
     {
+      id: `tool-row-${index}`,
+      role: "option",
+      "aria-selected": "false",
       "data-tool": entry.name,
       "data-status": entry.status,
       "data-states": facts.states.join(","),
       "aria-posinset": index + 1,
       "aria-setsize": total,
     },
-    h("a", { href: routeUrl({ view: "tool", name: entry.name }), class: "tool-name" }, entry.name),
+    // not a tab stop of its own: the box is one, its keys reach every row (a click still opens it)
+    h(
+      "a",
+      { href: routeUrl({ view: "tool", name: entry.name }), class: "tool-name", tabindex: -1 },
+      entry.name,
+    ),
     h("span", { class: "kind-badge", title: "kind" }, facts.kind),
     ...facts.states
       .filter((s) => FLAGGED.has(s))
@@ -66,14 +79,20 @@ export function createToolRows(): {
   /** A message in place of the rows (none: the rows show). */
   empty(message: string | null, error?: boolean): void;
 } {
-  const list = h("ul", { class: "tool-rows", "aria-label": "Declared tools" });
+  const list = h("ul", { class: "tool-rows", role: "presentation" });
   const message = h("p", { class: "muted", hidden: true });
-  const viewport = h("div", { id: "tool-list", class: "tool-viewport", tabindex: 0 }, list);
+  const viewport = h(
+    "div",
+    { id: "tool-list", class: "tool-viewport", tabindex: 0, role: "listbox", "aria-label": "Declared tools" },
+    list,
+  );
   const el = h("div", {}, message, viewport);
   let rows: Row[] = [];
   /** The rows in the DOM, by index: a scroll keeps those still in view (a row being clicked stays put). */
   let drawn = new Map<number, HTMLElement>();
   let frame = 0;
+  /** The row the keys are on (-1: none yet), kept by tool name across a new list. */
+  let active = -1;
 
   function draw(): void {
     frame = 0;
@@ -88,6 +107,7 @@ export function createToolRows(): {
       let el = drawn.get(i);
       if (!el) {
         el = rowEl(rows[i] as Row, i, rows.length);
+        if (i === active) mark(el, true);
         if (before) before.after(el);
         else list.prepend(el);
       }
@@ -96,6 +116,39 @@ export function createToolRows(): {
     }
     drawn = next;
   }
+
+  function mark(el: HTMLElement | undefined, on: boolean): void {
+    el?.classList.toggle("active", on);
+    el?.setAttribute("aria-selected", String(on));
+  }
+
+  /** Row `i` becomes the active one: scrolled into the box, drawn, named by aria-activedescendant. */
+  function activate(i: number): void {
+    mark(drawn.get(active), false);
+    active = i;
+    const top = i * ROW_HEIGHT;
+    if (top < viewport.scrollTop) viewport.scrollTop = top;
+    else if (top + ROW_HEIGHT > viewport.scrollTop + viewport.clientHeight)
+      viewport.scrollTop = top + ROW_HEIGHT - viewport.clientHeight;
+    // at once, not on the next frame: the row must exist for aria-activedescendant to name it
+    draw();
+    mark(drawn.get(i), true);
+    viewport.setAttribute("aria-activedescendant", `tool-row-${i}`);
+  }
+
+  viewport.addEventListener("keydown", (e) => {
+    const screenful = Math.max(1, Math.floor(viewport.clientHeight / ROW_HEIGHT) - 1);
+    const move = listKey(e, active, rows.length, screenful);
+    if (!move) return;
+    e.preventDefault();
+    if ("open" in move) drawn.get(active)?.querySelector("a")?.click();
+    else activate(move.to);
+  });
+  // the first key lands on the first row in view, not back at the top
+  viewport.addEventListener("focus", () => {
+    if (active < 0 && rows.length)
+      activate(Math.min(rows.length - 1, Math.ceil(viewport.scrollTop / ROW_HEIGHT)));
+  });
 
   viewport.addEventListener("scroll", () => {
     if (!frame) frame = requestAnimationFrame(draw);
@@ -106,7 +159,11 @@ export function createToolRows(): {
   return {
     el,
     show(next) {
+      const was = rows[active]?.entry.name;
       rows = next;
+      active = was === undefined ? -1 : rows.findIndex((r) => r.entry.name === was);
+      if (active < 0) viewport.removeAttribute("aria-activedescendant");
+      else viewport.setAttribute("aria-activedescendant", `tool-row-${active}`);
       list.style.height = `${rows.length * ROW_HEIGHT}px`;
       // a shorter list than the view: the box shrinks to it
       viewport.style.height = `${Math.min(rows.length, 20) * ROW_HEIGHT + 2}px`;

@@ -12,6 +12,7 @@ import { createSchemaForm, type JsonSchema } from "./schema-form.js";
 import { createToolCalls } from "./tool-calls-view.js";
 import { badge, debounced, errorText, type ToolEntry, toolEntry, toolsBreadcrumb } from "./tool-parts.js";
 import { reviewSection } from "./tool-review.js";
+import { readUpstreamPin, type UpstreamPin } from "./upstream-pin.js";
 import type { View } from "./view-parts.js";
 import type { Change } from "./watch.js";
 
@@ -45,10 +46,18 @@ export function createToolView(api: Api, name: string): View {
     let entry: ToolEntry | undefined;
     let node: ValueNode | undefined;
     let history: HistoryEntry[] = [];
+    let upstream: UpstreamPin | undefined;
     try {
       [entry, node] = await Promise.all([toolEntry(api, name), orMissing(api.get(declKey))]);
+      const impl =
+        node?.value && typeof node.value === "object" && !Array.isArray(node.value)
+          ? node.value.impl
+          : undefined;
       // a first version has no history to ask for (the server answers 404)
-      if (node && node.version > 1) history = (await orMissing(api.history(declKey))) ?? [];
+      [history, upstream] = await Promise.all([
+        node && node.version > 1 ? orMissing(api.history(declKey)).then((h) => h ?? []) : [],
+        readUpstreamPin(api, impl),
+      ]);
     } catch (err) {
       replace(review, h("p", { class: "error" }, `Could not read ${name}: ${errorText(err)}`));
       return undefined;
@@ -69,7 +78,11 @@ export function createToolView(api: Api, name: string): View {
     replace(
       review,
       entry.tool?.description ? h("p", { class: "description" }, entry.tool.description) : null,
-      reviewSection(api, { entry, node, history }, () => void loadReview()),
+      reviewSection(
+        api,
+        { entry, node, history, ...(upstream ? { upstream } : {}) },
+        () => void loadReview(),
+      ),
       h("h2", {}, "Recent calls"),
       calls.el,
     );

@@ -49,18 +49,7 @@ export interface GrepQuery {
 }
 
 export function createTreeOps(api: Api) {
-  async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
-    const res = await api.request(path, init);
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = text;
-    }
-    if (!res.ok) throw toError(res.status, body);
-    return body as T;
-  }
+  const call = api.json;
   const post = <T>(path: string, body: unknown) =>
     call<T>(path, { method: "POST", body: JSON.stringify(body) });
 

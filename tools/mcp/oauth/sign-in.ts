@@ -184,7 +184,7 @@ export async function refreshIfDue(
 }
 
 /** The server's answer to a request without a token: its scopes and protected resource metadata, if it says. */
-async function askChallenge(
+export async function askChallenge(
   url: string,
   fetchFn: FetchLike = fetch,
 ): Promise<{ scope?: string; resourceMetadataUrl?: URL }> {
@@ -217,7 +217,7 @@ async function askChallenge(
   }
 }
 
-function signInFailed(server: string, err: unknown): ToolError {
+export function signInFailed(server: string, err: unknown): ToolError {
   if (err instanceof ToolError) return err;
   const message = err instanceof Error ? err.message : String(err);
   return new ToolError("mcp_sign_in", `the sign-in to "${server}" failed: ${message.slice(0, 300)}`, {
