@@ -193,7 +193,7 @@ describe("a run killed at chosen points and resumed until done", () => {
       const requests = fake.requests.length;
       const replayed = await byteseek(["run", "--replay", "ch2"], clean.env);
       expect(replayed.code, replayed.stderr).toBe(0);
-      const timeless = (text: string) => text.replace(/ in \d+ ms/g, " in … ms");
+      const timeless = (text: string) => text.replace(/ in [\d.]+ m?s/g, " in … ms");
       expect(timeless(replayed.stdout)).toBe(timeless(ran.stdout));
       // and the run killed three times: its records pair with its calls by origin, whatever was retried
       const killed = await byteseek(["run", "--replay", ch1], env);

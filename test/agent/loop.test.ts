@@ -101,6 +101,45 @@ describe("the agent loop", () => {
     });
   }
 
+  it("stores each step in one commit: the round's results with the next answer and its tokens, the end with the status", async () => {
+    const h = await harness();
+    h.fake.script(
+      {
+        toolCalls: [
+          { name: "edit.write", args: { path: "one.txt", text: "1\n" } },
+          { name: "edit.read", args: { path: "one.txt" } },
+        ],
+      },
+      { text: "wrote and read one.txt" },
+    );
+    const r = await h.bs.agent.runTurn({ vid: "commits", input: "write one.txt" });
+    expect(r.reason).toBe("done");
+    const rev = async (key: string) => {
+      const node = await h.tree.get(key);
+      return node && node.kind !== "index" ? { created: node.createRev, modified: node.modRev } : undefined;
+    };
+    const session = "/byteseek/session/commits/";
+    const [user, answer, write, read, last] = await Promise.all(
+      [0, 1, 2, 3, 4].map((n) => rev(`${session}${n}`)),
+    );
+    // the user's message alone (with the status), the first answer alone, then the two results
+    // in the same commit as the answer they led to
+    expect(answer!.created).toBeGreaterThan(user!.created);
+    expect(write!.created).toBe(last!.created);
+    expect(read!.created).toBe(last!.created);
+    // the turn's end: reason, status and last turn in one commit, with the usage's last change
+    const end = (await rev("/vthread/commits/status"))!.modified;
+    expect((await rev("/vthread/commits/reason"))!.modified).toBe(end);
+    expect((await rev("/vthread/commits/turn"))!.modified).toBe(end);
+    expect((await rev("/byteseek/usage/commits"))!.modified).toBe(end);
+    expect(await h.value("/byteseek/usage/commits")).toMatchObject({
+      turns: 1,
+      steps: 2,
+      calls: 2,
+      tokens: { input: r.usage.inputTokens, output: r.usage.outputTokens },
+    });
+  });
+
   it("a reply cut off by the token limit runs none of its calls and says so next time", async () => {
     const h = await harness();
     h.fake.script(

@@ -10,7 +10,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leaseKey } from "../../agent/lease.js";
-import { sessionDir, statusKey } from "../../agent/loop.js";
+import { sessionDir, statusKey } from "../../agent/run-keys.js";
 import { listRuns, markInterrupted } from "../../agent/runs.js";
 import type { Byteseek } from "../../compose/byteseek.js";
 import { buildApp } from "../../server/app.js";
