@@ -301,7 +301,7 @@ async function main(): Promise<void> {
         .map((c) => (c.kind === "json" ? (c.value?.value as unknown as ChatMessage) : undefined))
         .filter((m): m is Extract<ChatMessage, { role: "tool" }> => m?.role === "tool");
       for (const c of records.children) {
-        const rec = readRecord(c.kind === "json" && c.value ? { ...c, value: c.value } : undefined);
+        const rec = c.kind === "index" ? undefined : readRecord(c.key, c);
         const resumed = rec?.details.resumed;
         if (typeof resumed === "string") decisions.set(resumed, (decisions.get(resumed) ?? 0) + 1);
         if (rec?.details.code !== "outcome_unknown") continue;

@@ -16,6 +16,7 @@ import {
 } from "../agent/llm-config.js";
 import { createByteseek } from "../compose/byteseek.js";
 import { readSse } from "../shared/sse.js";
+import { dirs, idOf } from "../tools/doc/keys.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
@@ -140,7 +141,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         }
       },
       setModel(name) {
-        // read again on the next turn (compose/byteseek.ts resolves the settings per turn)
+        // read again on the next turn (agent/byteseek.ts resolves the settings per turn)
         env.BYTESEEK_LLM_MODEL = name;
       },
       async decide(key, decision) {
@@ -300,7 +301,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
         onEvent,
       ),
     async decide(key, decision) {
-      const id = key.replace("/byteseek/approval/", "");
+      const id = idOf(dirs.approvals, key);
       const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
         method: "POST",
         headers: { "content-type": "application/json", ...auth },
