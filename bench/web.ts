@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
 import type { Browser } from "playwright-core";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { buildApp } from "../server/app.js";
 import { bulkTools } from "../test/web/bulk-tools.js";
 import { launchChromium } from "../test/web/chromium.js";
