@@ -6,9 +6,10 @@
  */
 import { createPolicyReader } from "../tools/gate/policy.js";
 import { grantOf } from "../tools/gate/powers.js";
+import { recordsDir } from "../tools/records/records.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { AgentError } from "./errors.js";
-import { pcKey, reasonKey, sessionDir } from "./loop.js";
+import { reasonKey, sessionDir } from "./run-keys.js";
 import { ReplayOf, type RunDetail } from "./run-schemas.js";
 import { statusOf, summary as summaryOf } from "./runs.js";
 
@@ -30,11 +31,11 @@ export async function runDetail(tree: Tree, vid: string): Promise<RunDetail> {
       `there is no run ${vid}: /vthread/${vid}/ has no status (GET /v1/agent/runs lists the runs)`,
       { vid },
     );
-  const [summary, dir, reason, pc, replay, loaded] = await Promise.all([
+  const [summary, dir, reason, records, replay, loaded] = await Promise.all([
     summaryOf(tree, vid, state),
     tree.get(sessionDir(vid)),
     tree.get(reasonKey(vid)),
-    tree.get(pcKey(vid)),
+    tree.get(recordsDir(vid)),
     tree.get(replayKey(vid)),
     createPolicyReader(tree)(),
   ]);
@@ -44,7 +45,8 @@ export async function runDetail(tree: Tree, vid: string): Promise<RunDetail> {
   const why = text(reason);
   const waiting = state.detail?.startsWith("waiting ") ? state.detail.slice(8) : undefined;
   const running = state.status === "running" || waiting !== undefined;
-  const inProgress = running ? progressOf(pc) : undefined;
+  const inProgress =
+    running && records?.kind === "index" ? await progressOf(tree, vid, records.count) : undefined;
   const grant = loaded.ok ? grantOf(loaded.policy.grants, vid) : undefined;
   return {
     ...summary,
@@ -69,12 +71,11 @@ async function modelOf(tree: Tree, vid: string, count: number): Promise<string |
   return undefined;
 }
 
-/** `‥pc`: the record key of the call in progress, or `{name}` before it has one. */
-function progressOf(pc: TreeNode | undefined): string | undefined {
-  if (!pc || pc.kind === "index") return undefined;
-  if (pc.kind === "json") {
-    const name = (pc.value.value as { name?: unknown } | null)?.name;
-    return typeof name === "string" ? name : undefined;
-  }
-  return String(pc.value.value);
+/** The call in progress: the run's last record while it is `started` (its intent is in, its result not yet). */
+async function progressOf(tree: Tree, vid: string, count: number): Promise<string | undefined> {
+  if (count === 0) return undefined;
+  const key = `${recordsDir(vid)}${count - 1}`;
+  const node = await tree.get(key);
+  const state = node?.kind === "json" ? (node.value.value as { state?: unknown } | null)?.state : undefined;
+  return state === "started" ? key : undefined;
 }

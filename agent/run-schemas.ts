@@ -69,7 +69,10 @@ export const RunDetail = RunSummary.extend({
     ),
   messages: z.number().int().describe("Messages in the run's session"),
   waiting: z.string().optional().describe("The approval the run waits for"),
-  inProgress: z.string().optional().describe("The call in progress (its record key, or its name)"),
+  inProgress: z
+    .string()
+    .optional()
+    .describe("The call in progress: the key of its record while it is `started`"),
   grant: z
     .object({ rule: z.string().describe("The policy path the grant comes from"), powers: Powers })
     .optional()

@@ -8,7 +8,7 @@ import { usageKey } from "../tools/records/usage.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
 import { type Leases, runHeld } from "./lease.js";
-import { reasonKey, sessionDir, statusKey } from "./loop.js";
+import { reasonKey, sessionDir, statusKey } from "./run-keys.js";
 import { RunClient, type RunStatus, type RunSummary, type RunsListing } from "./run-schemas.js";
 
 export { RUN_STATUSES, RunClient, type RunStatus, RunSummary, RunsListing } from "./run-schemas.js";

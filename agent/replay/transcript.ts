@@ -15,8 +15,8 @@ import { isTreeError } from "../../tree/errors.js";
 import type { ListChild, Tree } from "../../tree/types.js";
 import { formatValue } from "../../tree/value.js";
 import { AgentError } from "../errors.js";
-import { reasonKey, sessionDir, statusKey } from "../loop.js";
 import type { AssistantMessage, StepRecord } from "../providers/types.js";
+import { reasonKey, sessionDir, statusKey } from "../run-keys.js";
 
 const Usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 

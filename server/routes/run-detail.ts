@@ -58,7 +58,6 @@ const detailDoc = {
           model: "gpt-4.1-mini",
           messages: 2,
           waiting: "/byteseek/approval/r7/0",
-          inProgress: "edit.write",
           grant: {
             rule: "grants.default",
             powers: { read: true, write: true, exec: true, model: true, net: [], tree: ["/"] },

@@ -15,7 +15,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedStore } from "../../agent/byteseek.js";
+import { seedStore } from "../../compose/byteseek.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import { openTree } from "../../tree/index.js";
@@ -193,7 +193,7 @@ describe("a run killed at chosen points and resumed until done", () => {
       const requests = fake.requests.length;
       const replayed = await byteseek(["run", "--replay", "ch2"], clean.env);
       expect(replayed.code, replayed.stderr).toBe(0);
-      const timeless = (text: string) => text.replace(/ in \d+ ms/g, " in … ms");
+      const timeless = (text: string) => text.replace(/ in [\d.]+ m?s/g, " in … ms");
       expect(timeless(replayed.stdout)).toBe(timeless(ran.stdout));
       // and the run killed three times: its records pair with its calls by origin, whatever was retried
       const killed = await byteseek(["run", "--replay", ch1], env);

@@ -7,8 +7,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
-import { sessionDir, statusKey } from "../../agent/loop.js";
+import { createLeases } from "../../agent/lease.js";
+import { sessionDir, statusKey } from "../../agent/run-keys.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import type { App } from "../../server/app.js";
 import { buildApp } from "../../server/app.js";
 import type { Tree } from "../../tree/types.js";
@@ -151,6 +152,26 @@ describe("GET /v1/agent/runs/<vid>", () => {
     const missing = await get("/v1/agent/runs/nosuch");
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ error: { code: "AGENT_RUN_NOT_FOUND" } });
+  });
+
+  it("names the call in progress by its started record while the run runs, and none once it is done", async () => {
+    const leases = createLeases(tree, silent);
+    await leases.acquire("busy");
+    try {
+      await tree.append(sessionDir("busy"), json({ role: "user", content: "go" }), { vid: "busy" });
+      await tree.set(statusKey("busy"), str("running"), { vid: "busy" });
+      const record = { name: "shell.run", args: {}, kind: "runtime", isError: true, text: "", details: {} };
+      const { key } = await tree.append(
+        "/byteseek/tool/busy/",
+        json({ ...record, ts: 1, ms: 0, state: "started" }),
+        { vid: "busy" },
+      );
+      expect((await get("/v1/agent/runs/busy")).body).toMatchObject({ status: "running", inProgress: key });
+      await tree.set(key, json({ ...record, ts: 1, ms: 5, state: "done" }), { vid: "busy" });
+      expect((await get("/v1/agent/runs/busy")).body.inProgress).toBeUndefined();
+    } finally {
+      await leases.release("busy");
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { leaseKey } from "../../agent/lease.js";
-import { sessionDir, statusKey } from "../../agent/loop.js";
+import { sessionDir, statusKey } from "../../agent/run-keys.js";
 import { recordsDir } from "../../tools/records/records.js";
 import type { ExportEntry } from "../../tree/index.js";
 import { type Json, json, str } from "../../tree/value.js";
