@@ -1,8 +1,8 @@
 /** What the agent tests start: a byteseek over a real classic-level tree in a temp folder, an empty workspace and the fake model. */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import type { ProviderDeps } from "../../agent/providers/index.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
