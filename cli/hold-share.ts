@@ -7,7 +7,7 @@
  * reaches it, as it would reach a server or a `byteseek mcp`.
  */
 import type { Logger } from "pino";
-import type { Byteseek } from "../agent/byteseek.js";
+import type { Byteseek } from "../compose/byteseek.js";
 import { createLiveTree, type LiveTree } from "../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../mcp/server.js";
 import { listenShared, sharePath } from "../mcp/share.js";

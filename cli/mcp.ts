@@ -7,7 +7,7 @@
  */
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { createLiveTree, type LiveTree } from "../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../mcp/server.js";
 import { sharePath } from "../mcp/share.js";

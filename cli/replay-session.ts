@@ -5,10 +5,10 @@
  * runs the calls again through a byteseek over the replay's tree (agent/replay/), so their records
  * go to the replay's scratch tree and their effects to the workspace.
  */
-import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent } from "../agent/events.js";
 import { type LiveRuntime, replayRun } from "../agent/replay/replay.js";
 import type { ReplayReport } from "../agent/replay/types.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";
