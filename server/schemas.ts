@@ -1,38 +1,13 @@
 /**
  * The request shapes of the HTTP interface only the server reads (queries, path parameters, bodies
- * and streams), beside the wire shapes it shares with the client (tree/http/schemas.ts). These
+ * and streams); the wire shapes it shares with the client are tree/http's (schemas.ts there), and
+ * the routes import those from tree/http/index.ts. These
  * schemas validate requests, type the handlers and generate `/openapi.json` and the docs page.
  */
 import { z } from "zod";
 import { GREP_DEFAULT_LIMIT, GREP_MAX_LIMIT, GREP_MAX_PATTERN } from "../tree/grep.js";
 import { TxnJson as TxnWire } from "../tree/http/index.js";
 import { MAX_TXN_OPS } from "../tree/index.js";
-
-export {
-  ChildJson,
-  DeleteJson,
-  ErrorJson,
-  GrepMatchJson,
-  GrepResultJson,
-  HealthJson,
-  HistoryJson,
-  HistoryListJson,
-  ImportResultJson,
-  JsonValue,
-  ListJson,
-  MoveJson,
-  MoveResultJson,
-  NodeJson,
-  NodeKind,
-  TxnCompareJson,
-  TxnOpJson,
-  TxnResultJson,
-  ValueKind,
-  WatchBatchJson,
-  WatchEventJson,
-  WatchProgressJson,
-  WriteJson,
-} from "../tree/http/index.js";
 
 /** A transaction as the server documents it (the shape is the wire's, the limit the tree's). */
 export const TxnJson = TxnWire.describe(

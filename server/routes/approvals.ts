@@ -14,10 +14,10 @@ import {
   type Approvals,
   approvalKey,
 } from "../../tools/gate/approvals.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
 import { type ApprovalEntryJson, ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface ApprovalRoutesOptions {
   approvals: Approvals;

@@ -6,11 +6,12 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { maskedView } from "../../tools/mcp/masked-view.js";
 import { grep } from "../../tree/grep.js";
+import { ErrorJson, GrepResultJson } from "../../tree/http/index.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import { ErrorJson, GrepQuery, GrepResultJson, RootParams, TreeParams } from "../schemas.js";
+import { GrepQuery, RootParams, TreeParams } from "../schemas.js";
 
 export const GREP_PREFIX = "/v1/grep";
 /** One request's time budget, ms: past it the answer says where to go on. */

@@ -4,21 +4,14 @@ import { StringDecoder } from "node:string_decoder";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { maskExportEntry } from "../../tools/mcp/registry.js";
 import { TreeError } from "../../tree/errors.js";
+import { ErrorJson, ImportResultJson } from "../../tree/http/index.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { ExportEntry, Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { exactInt64, exactJson, parseJsonBody } from "../exact-json.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import {
-  ErrorJson,
-  ExportQuery,
-  ImportQuery,
-  ImportResultJson,
-  NdjsonStream,
-  RootParams,
-  TreeParams,
-} from "../schemas.js";
+import { ExportQuery, ImportQuery, NdjsonStream, RootParams, TreeParams } from "../schemas.js";
 
 export const EXPORT_PREFIX = "/v1/export";
 

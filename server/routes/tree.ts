@@ -7,25 +7,23 @@ import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { TreeError } from "../../tree/errors.js";
-import { historyToJson, writeToJson } from "../../tree/http/index.js";
+import {
+  DeleteJson,
+  ErrorJson,
+  HistoryListJson,
+  historyToJson,
+  ListJson,
+  NodeJson,
+  WriteJson,
+  writeToJson,
+} from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
 import { keyFromUrl, keyToUrlPath } from "../key-path.js";
 import { LIST_BYTES, LIST_CHUNK, listedChild, listPage } from "../listing.js";
 import type { RouteDoc } from "../openapi.js";
-import {
-  DeleteJson,
-  ErrorJson,
-  HistoryListJson,
-  ListJson,
-  NodeJson,
-  PutBody,
-  RootParams,
-  TreeParams,
-  TreeQuery,
-  WriteJson,
-} from "../schemas.js";
+import { PutBody, RootParams, TreeParams, TreeQuery } from "../schemas.js";
 import { listSubtree } from "../subtree.js";
 import { nodeBody, setFromBody, valueFromBody } from "../wire.js";
 

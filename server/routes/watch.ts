@@ -7,21 +7,13 @@
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { isTreeError } from "../../tree/errors.js";
-import { batchToJson } from "../../tree/http/index.js";
+import { batchToJson, ErrorJson, WatchBatchJson, WatchProgressJson } from "../../tree/http/index.js";
 import { parseKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError, ServerError } from "../errors.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import {
-  ErrorJson,
-  RootParams,
-  TreeParams,
-  WatchBatchJson,
-  WatchProgressJson,
-  WatchQuery,
-  WatchStream,
-} from "../schemas.js";
+import { RootParams, TreeParams, WatchQuery, WatchStream } from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
 export const WATCH_PREFIX = "/v1/watch";
