@@ -100,6 +100,17 @@ export const TreeParams = z.object({
     ),
 });
 
+/**
+ * The two URLs of a route that names a key or directory: `<prefix>/<key>`, and `<prefix>` alone
+ * for the root (the same route, hidden from the docs), each with its path parameters' schema.
+ */
+export function keyRoutes(prefix: string) {
+  return [
+    { url: `${prefix}/*`, hide: false, params: TreeParams },
+    { url: prefix, hide: true, params: RootParams },
+  ];
+}
+
 export const WatchQuery = z.object({
   since: z.coerce
     .number()

@@ -11,7 +11,7 @@ import { ServerError } from "../errors.js";
 import { exactInt64, exactJson, parseJsonBody } from "../exact-json.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import { ExportQuery, ImportQuery, NdjsonStream, RootParams, TreeParams } from "../schemas.js";
+import { ExportQuery, ImportQuery, keyRoutes, NdjsonStream } from "../schemas.js";
 
 export const EXPORT_PREFIX = "/v1/export";
 
@@ -52,14 +52,14 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
   app,
   { tree, bodyLimit },
 ) {
-  for (const url of [`${EXPORT_PREFIX}/*`, EXPORT_PREFIX]) {
+  for (const { url, hide, params } of keyRoutes(EXPORT_PREFIX)) {
     app.get(
       url,
       {
         schema: {
-          hide: url === EXPORT_PREFIX,
+          hide,
           summary: "Export a directory and everything under it (system entries too) as NDJSON",
-          params: url === EXPORT_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: ExportQuery,
           doc: exportDoc,
           response: { 200: NdjsonStream, 400: ErrorJson, 401: ErrorJson, 404: ErrorJson },

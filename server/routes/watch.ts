@@ -13,7 +13,7 @@ import type { Tree } from "../../tree/types.js";
 import { mapError, ServerError } from "../errors.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import { RootParams, TreeParams, WatchQuery, WatchStream } from "../schemas.js";
+import { keyRoutes, WatchQuery, WatchStream } from "../schemas.js";
 import { formatEvent, sseHead, writeSse } from "../sse.js";
 
 export const WATCH_PREFIX = "/v1/watch";
@@ -66,17 +66,17 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
   { tree, watches, progressMs, maxWatches },
 ) {
   let open = 0;
-  for (const url of [`${WATCH_PREFIX}/*`, WATCH_PREFIX]) {
+  for (const { url, hide, params } of keyRoutes(WATCH_PREFIX)) {
     app.get(
       url,
       {
         // A HEAD would open a stream nobody reads.
         exposeHeadRoute: false,
         schema: {
-          hide: url === WATCH_PREFIX,
+          hide,
           summary:
             "Follow changes under a prefix as server-sent events (resume with Last-Event-ID or ?since=REV)",
-          params: url === WATCH_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: WatchQuery,
           doc,
           response: { 200: WatchStream, 400: ErrorJson, 401: ErrorJson, 503: ErrorJson },
