@@ -8,7 +8,7 @@
 import type { Socket } from "node:net";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { createLiveTree, type LiveTree } from "../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../mcp/server.js";
 import { listenShared, sharePath } from "../mcp/share.js";
