@@ -57,8 +57,8 @@ export async function recordsOf(tree: Tree, vid: string, message: number): Promi
       throw err;
     }
     for (const c of page.children) {
-      if (c.kind !== "json" || !c.value) continue;
-      const record = readRecord({ ...c, value: c.value });
+      if (c.kind === "index") continue;
+      const record = readRecord(c.key, c.value ? { kind: c.kind, value: c.value } : await tree.get(c.key));
       if (record?.origin?.message === message) out.set(record.origin.id, { key: c.key, record });
     }
     after = page.next;

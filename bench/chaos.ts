@@ -26,12 +26,12 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { createBuiltins, seedStore } from "../agent/byteseek.js";
 import type { AgentEvent } from "../agent/events.js";
 import { killAt } from "../agent/kill-at.js";
 import { createAgent } from "../agent/loop.js";
 import type { ChatMessage, ChatRequest, ChatResponse, Provider } from "../agent/providers/types.js";
 import { sessionDir } from "../agent/run-keys.js";
+import { createBuiltins, seedStore } from "../compose/byteseek.js";
 import { POLICY_KEY } from "../tools/gate/policy.js";
 import { readRecord, recordsDir } from "../tools/records/records.js";
 import { createRuntime } from "../tools/runtime.js";
@@ -301,7 +301,7 @@ async function main(): Promise<void> {
         .map((c) => (c.kind === "json" ? (c.value?.value as unknown as ChatMessage) : undefined))
         .filter((m): m is Extract<ChatMessage, { role: "tool" }> => m?.role === "tool");
       for (const c of records.children) {
-        const rec = readRecord(c.kind === "json" && c.value ? { ...c, value: c.value } : undefined);
+        const rec = c.kind === "index" ? undefined : readRecord(c.key, c);
         const resumed = rec?.details.resumed;
         if (typeof resumed === "string") decisions.set(resumed, (decisions.get(resumed) ?? 0) + 1);
         if (rec?.details.code !== "outcome_unknown") continue;

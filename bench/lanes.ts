@@ -15,8 +15,8 @@
 import { performance } from "node:perf_hooks";
 import pino from "pino";
 import { Pool } from "undici";
-import { createByteseek } from "../agent/byteseek.js";
 import { parseLine, sniffLine } from "../cli/mcp-relay.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { createMcpHttp } from "../mcp/http.js";
 import { createLiveTree } from "../mcp/live.js";
 import { createMcpFactory } from "../mcp/server.js";

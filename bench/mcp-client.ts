@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { pino } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { openTree } from "../tree/index.js";
 import { json } from "../tree/value.js";
 import { median, percentile, printTable } from "./report.js";

@@ -38,7 +38,7 @@ import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/clien
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { pino } from "pino";
 import { Pool } from "undici";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { buildApp } from "../server/app.js";
 import { openTree } from "../tree/index.js";
 import { fmt, median, pairedRatio, percentile, printTable } from "./report.js";

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { lastTurnKey } from "../prompts/build.js";
 import { openTree } from "../tree/index.js";
 import { json } from "../tree/value.js";

@@ -15,11 +15,11 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
 import { createAgent } from "../agent/loop.js";
 import type { ChatResponse, Provider } from "../agent/providers/types.js";
 import { replayRun } from "../agent/replay/replay.js";
 import { readTranscript } from "../agent/replay/transcript.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { openTree } from "../tree/index.js";
 import { median, percentile, printTable } from "./report.js";
 

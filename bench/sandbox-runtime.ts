@@ -32,6 +32,7 @@ import { pathToFileURL } from "node:url";
 import { createSandboxRunner } from "../tools/sandbox/runner.js";
 import { SandboxLimits } from "../tools/sandbox/settings.js";
 import { median, percentile, printTable } from "./report.js";
+import { timeSpawn } from "./spawn-timer.js";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 20 : 60;
@@ -62,17 +63,6 @@ async function loadSandboxRuntime(): Promise<{ manager: SandboxManager; version:
     SandboxManager: SandboxManager;
   };
   return { manager: mod.SandboxManager, version };
-}
-
-function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, stdio: "ignore", detached: true });
-    child.once("error", reject);
-    child.once("exit", (code) =>
-      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${file} exited ${code}`)),
-    );
-  });
 }
 
 /** What a probe must never see; and what its script prints when it got through. */
@@ -258,7 +248,7 @@ async function main(): Promise<void> {
       cwd: ws,
       name: `bench-srt-${n++}`,
     });
-    await run(cmd.file, cmd.args, cmd.env);
+    await timeSpawn(cmd.file, cmd.args, cmd.env);
     await cmd.release();
     return performance.now() - t;
   }
@@ -291,15 +281,15 @@ async function main(): Promise<void> {
     const t = performance.now();
     const wrapped = await srt!.manager.wrapWithSandboxArgv(command);
     const [file, ...args] = wrapped.argv;
-    await run(file as string, args, { ...env, ...wrapped.env });
+    await timeSpawn(file as string, args, { ...env, ...wrapped.env });
     srt!.manager.cleanupAfterCommand();
     return performance.now() - t;
   }
   const cases: Array<[string, () => Promise<number>]> = [
-    ["true, direct", () => run("true", [], env)],
+    ["true, direct", () => timeSpawn("true", [], env)],
     ["true, byteseek's sandbox", () => byteseek(["true"])],
     ["true, sandbox-runtime", () => sandboxRuntime("true")],
-    ["ls workspace, direct", () => run("ls", [ws], env)],
+    ["ls workspace, direct", () => timeSpawn("ls", [ws], env)],
     ["ls workspace, byteseek's sandbox", () => byteseek(["ls", ws])],
     ["ls workspace, sandbox-runtime", () => sandboxRuntime(`ls ${ws}`)],
   ];

@@ -9,7 +9,6 @@
  *
  * Run: npm run build && node dist/bench/sandbox.js [--quick]
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,20 +16,10 @@ import { performance } from "node:perf_hooks";
 import { createSandboxRunner } from "../tools/sandbox/runner.js";
 import { SandboxLimits } from "../tools/sandbox/settings.js";
 import { median, percentile, printTable } from "./report.js";
+import { timeSpawn } from "./spawn-timer.js";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 20 : 60;
-
-function run(file: string, args: readonly string[], env: Record<string, string>): Promise<number> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, stdio: "ignore", detached: true });
-    child.once("error", reject);
-    child.once("exit", (code) =>
-      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${file} exited ${code}`)),
-    );
-  });
-}
 
 async function main(): Promise<void> {
   const ws = await mkdtemp(join(tmpdir(), "byteseek-bench-sandbox-"));
@@ -55,26 +44,26 @@ async function main(): Promise<void> {
       cwd: ws,
       name: `bench-${n++}`,
     });
-    await run(cmd.file, cmd.args, cmd.env);
+    await timeSpawn(cmd.file, cmd.args, cmd.env);
     await cmd.release();
     return performance.now() - t0;
   }
   const cases: Array<[string, () => Promise<number>]> = [
-    ["true, direct", () => run("true", [], env)],
+    ["true, direct", () => timeSpawn("true", [], env)],
     ["true, sandboxed", () => sandboxed(["true"])],
-    ["ls workspace, direct", () => run("ls", [ws], env)],
+    ["ls workspace, direct", () => timeSpawn("ls", [ws], env)],
     ["ls workspace, sandboxed", () => sandboxed(["ls", ws])],
     [
       "bwrap --unshare-all --ro-bind / / true",
-      () => run("bwrap", ["--unshare-all", "--ro-bind", "/", "/", "true"], env),
+      () => timeSpawn("bwrap", ["--unshare-all", "--ro-bind", "/", "/", "true"], env),
     ],
     [
       "bwrap --unshare-user --ro-bind / / true",
-      () => run("bwrap", ["--unshare-user", "--ro-bind", "/", "/", "true"], env),
+      () => timeSpawn("bwrap", ["--unshare-user", "--ro-bind", "/", "/", "true"], env),
     ],
     [
       "bwrap --unshare-net --ro-bind / / true",
-      () => run("bwrap", ["--unshare-net", "--ro-bind", "/", "/", "true"], env),
+      () => timeSpawn("bwrap", ["--unshare-net", "--ro-bind", "/", "/", "true"], env),
     ],
   ];
   const times = new Map<string, number[]>(cases.map(([name]) => [name, []]));

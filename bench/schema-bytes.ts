@@ -3,7 +3,7 @@
  * parameters of each tool). pi's default file tools (read, write, edit) are the yardstick.
  */
 import { pino } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { openTree } from "../tree/index.js";
 
 /** pi's read, write and edit tools, as its default tool list sends them. */

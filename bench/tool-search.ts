@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { createBuiltins, createByteseek } from "../agent/byteseek.js";
+import { createBuiltins, createByteseek } from "../compose/byteseek.js";
 import { POLICY_KEY } from "../tools/gate/policy.js";
 import { indexedToolOf } from "../tools/search/document.js";
 import { createToolIndex, type IndexedTool, type ToolIndex } from "../tools/search/index.js";

@@ -7,7 +7,6 @@
 import { join } from "node:path";
 import { type Logger, pino } from "pino";
 import { request } from "undici";
-import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import {
   type ClientLlmSettings,
@@ -15,8 +14,11 @@ import {
   LLM_SETTINGS,
   resolveLlmConfig,
 } from "../agent/llm-config.js";
+import { createByteseek } from "../compose/byteseek.js";
+import { readSse } from "../shared/sse.js";
+import { dirs, idOf } from "../tools/doc/keys.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
-import { isHttpTree, openHttpTree, readSse } from "../tree/http/index.js";
+import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { holdShare } from "./hold-share.js";
@@ -299,7 +301,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
         onEvent,
       ),
     async decide(key, decision) {
-      const id = key.replace("/byteseek/approval/", "");
+      const id = idOf(dirs.approvals, key);
       const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
         method: "POST",
         headers: { "content-type": "application/json", ...auth },

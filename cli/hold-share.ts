@@ -6,7 +6,7 @@
  * reaches it, as it would reach a server or a `byteseek mcp`.
  */
 import type { Logger } from "pino";
-import type { Byteseek } from "../agent/byteseek.js";
+import type { Byteseek } from "../compose/byteseek.js";
 import { createLiveTree } from "../mcp/live.js";
 import { createMcpFactory } from "../mcp/server.js";
 import { listenShared, sharePath } from "../mcp/share.js";

@@ -8,7 +8,7 @@
 import type { Socket } from "node:net";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { createLiveTree, type LiveTree } from "../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../mcp/server.js";
 import { listenShared, sharePath } from "../mcp/share.js";
@@ -17,6 +17,7 @@ import { serveMcpStdio } from "../mcp/stdio.js";
 import { buildApp } from "../server/app.js";
 import { createCredentialCheck } from "../server/auth.js";
 import { ensureStoreToken, readStoreToken } from "../server/token-file.js";
+import { isTreeError } from "../tree/errors.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
@@ -38,7 +39,9 @@ interface Opened {
 async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): Promise<Opened> {
   const spec = storeSpec(env, cwd);
   if (spec.backend === "http") {
-    const tree = await openHttpTree(new URL(spec.url), env);
+    const tree = await openHttpTree(new URL(spec.url), env).catch((err: unknown) => {
+      throw unreachable(err, spec.url);
+    });
     const tools = await openToolsClient({ tree, env, cwd, stderr: process.stderr });
     try {
       // The tree's check reaches an open route: make sure the token opens the tool routes too.
@@ -113,6 +116,20 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
     await tree.close();
     throw err;
   }
+}
+
+/**
+ * A server's URL that does not answer: what to do, since a host shows only "connection closed" —
+ * start the server, or name its store folder (reached through its socket while a server holds it).
+ */
+function unreachable(err: unknown, url: string): unknown {
+  if (!isTreeError(err, "TREE_UNAVAILABLE")) return err;
+  return new CliError(
+    "CLI_STORE_UNAVAILABLE",
+    `${err.message}\nKVSPACE=${url} names a byteseek server: start it (byteseek serve, or npm start in its checkout), ` +
+      "or set KVSPACE to its store folder (e.g. /path/to/byteseek/data), which works whether a server holds it or not",
+    { cause: err },
+  );
 }
 
 /**

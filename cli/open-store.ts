@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { builtinMap } from "../agent/byteseek.js";
+import { builtinMap } from "../compose/byteseek.js";
 import { sharePath, socketAt } from "../mcp/share.js";
 import { readStoreToken } from "../server/token-file.js";
 import { createCheckedTree } from "../tools/catalogue/checked-tree.js";

@@ -7,10 +7,10 @@
  */
 import { join } from "node:path";
 import { type Logger, pino } from "pino";
-import { createByteseek } from "../agent/byteseek.js";
 import type { AgentEvent } from "../agent/events.js";
 import { type LiveRuntime, replayRun } from "../agent/replay/replay.js";
 import type { ReplayReport } from "../agent/replay/types.js";
+import { createByteseek } from "../compose/byteseek.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";

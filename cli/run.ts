@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { type Command, CommanderError } from "commander";
-import { seedStore, seedWanted } from "../agent/byteseek.js";
+import { seedStore, seedWanted } from "../compose/byteseek.js";
 import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import {

@@ -7,7 +7,7 @@
 import { resolve } from "node:path";
 import pino from "pino";
 import { Pool } from "undici";
-import { createByteseek } from "../agent/byteseek.js";
+import { createByteseek } from "../compose/byteseek.js";
 import type { BuiltPrompt } from "../prompts/build.js";
 import { catalogueToJson } from "../server/routes/tools.js";
 import type { ToolsJson } from "../server/runtime-schemas.js";

@@ -6,6 +6,7 @@
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { printable, printableValue } from "../tools/catalogue/printable.js";
+import { dirs, idOf } from "../tools/doc/keys.js";
 import { type ApprovalFacts, decideLine } from "../tools/gate/approval-wording.js";
 import { approvalLines } from "./approval-view.js";
 
@@ -166,7 +167,7 @@ export function createTurnView(options: TurnViewOptions): TurnView {
         break;
       }
       case "approval_pending": {
-        const id = e.key.replace("/byteseek/approval/", "");
+        const id = idOf(dirs.approvals, e.key);
         const [head, ...rest] = approvalLines(e);
         line(`  ${paint.yellow("waiting for approval")} ${e.key}: ${shorten(head ?? "", ARGS_WIDTH)}`);
         for (const l of rest) line(`  ${l}`);

@@ -9,8 +9,10 @@ import { type AgentErrorCode, isAgentError } from "../agent/errors.js";
 import {
   type AgentToolErrorCode,
   type ApprovalErrorCode,
+  type DocErrorCode,
   isAgentToolError,
   isApprovalError,
+  isDocError,
   isMcpReviewError,
   type McpReviewErrorCode,
 } from "../tools/errors.js";
@@ -51,7 +53,8 @@ export type ErrorCode =
   | AgentErrorCode
   | ApprovalErrorCode
   | McpReviewErrorCode
-  | AgentToolErrorCode;
+  | AgentToolErrorCode
+  | DocErrorCode;
 
 /** An error raised by the HTTP layer itself (not by the tree). */
 export class ServerError extends Error {
@@ -137,6 +140,8 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   AGENT_TOOL_NOT_FOUND: 404,
   AGENT_TOOL_NOT_AGENTS: 409,
   AGENT_TOOL_STALE: 409,
+  // a stored document that does not match its schema: the tree's state, not the request, is wrong
+  DOC_MALFORMED: 409,
 };
 
 /** The body every error answers with. */
@@ -184,6 +189,7 @@ export function mapError(err: unknown): MappedError {
   if (isApprovalError(err)) return made(err.code, err.message, err.details);
   if (isMcpReviewError(err)) return made(err.code, err.message, err.details);
   if (isAgentToolError(err)) return made(err.code, err.message, err.details);
+  if (isDocError(err)) return made(err.code, err.message, err.details);
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issues = err.validation.map((v) => ({
       path: v.instancePath || "/",

@@ -18,10 +18,10 @@
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
-import { type Byteseek, createByteseek } from "../agent/byteseek.js";
 import { isAgentError } from "../agent/errors.js";
 import { clientUrlOrigins } from "../agent/llm-config.js";
 import { markInterrupted } from "../agent/runs.js";
+import { type Byteseek, createByteseek } from "../compose/byteseek.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { sharePath } from "../mcp/share.js";
 import { createPolicyReader } from "../tools/gate/policy.js";

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { type AgentEvent, RESUME_DECISIONS, STOP_REASONS } from "../agent/events.js";
 import { IMPL_KINDS, ToolAnnotations } from "../tools/catalogue/declaration-parts.js";
+import { ApprovalEntry } from "../tools/doc/approval-entry.js";
 
 export const ToolJson = z
   .object({
@@ -134,77 +135,8 @@ export const PromptJson = z.object({
 });
 export type PromptJson = z.infer<typeof PromptJson>;
 
-export const ApprovalEntryJson = z
-  .object({
-    state: z.enum(["pending", "approved", "denied"]),
-    vid: z.string(),
-    tool: z.string(),
-    args: z.unknown(),
-    reason: z.string(),
-    rule: z.string(),
-    ts: z.number(),
-    change: z
-      .object({ key: z.string(), action: z.enum(["set", "del"]), diff: z.string().describe("unified diff") })
-      .passthrough()
-      .optional()
-      .describe("a change to what a person wrote, applied only once approved"),
-    decl: z
-      .object({ key: z.string(), modRev: z.number(), hash: z.string() })
-      .optional()
-      .describe("the declaration as read for the call, with its hash"),
-    effect: z
-      .object({
-        kind: z.string(),
-        text: z.string().describe("what will run, on one line"),
-        argv: z.array(z.string()).optional(),
-        method: z.string().optional(),
-        url: z.string().optional(),
-        server: z.string().optional(),
-        tool: z.string().optional(),
-        prompt: z.string().optional(),
-        ref: z.string().optional(),
-        command: z.string().optional(),
-      })
-      .optional()
-      .describe("what the call will do: the command line after substitution, method and URL, upstream tool…"),
-    owner: z.string().optional().describe("who wrote the declaration: person, or run <vid>"),
-    elicitation: z
-      .object({ server: z.string(), message: z.string(), schema: z.record(z.string(), z.unknown()) })
-      .optional()
-      .describe(
-        "an upstream MCP server's question during the call: approve with content (fitting schema) accepts, deny declines (cancel: true cancels)",
-      ),
-    decision: z
-      .object({
-        scope: z.string(),
-        by: z.string().describe("who decided: person (http), person (cli), person (terminal), …"),
-        via: z
-          .string()
-          .optional()
-          .describe(
-            "the credential it was decided with: bearer token sha256:…, page cookie session …, terminal, MCP elicitation of session …",
-          ),
-        reason: z.string().optional(),
-        ts: z.number(),
-      })
-      .passthrough()
-      .optional()
-      .describe("once decided: by whom and through which credential"),
-    declDiff: z
-      .string()
-      .optional()
-      .describe(
-        "for a declaration changed since a person approved it for good: the diff against that version",
-      ),
-    interrupted: z
-      .literal(true)
-      .optional()
-      .describe(
-        "a resumed run's call interrupted with an unknown outcome, asked to run again (policy resumeUnknown: ask)",
-      ),
-  })
-  .passthrough()
-  .describe("an approval entry: the call, why it needs a person, and the decision once made");
+/** An approval entry as stored and answered (tools/doc/approval-entry.ts: declared once, read back with it). */
+export const ApprovalEntryJson = ApprovalEntry;
 
 /** One approval and where it waits: `POST /v1/approvals/<vid>/<n>` answers it decided. */
 export const ApprovalJson = z.object({ key: z.string(), entry: ApprovalEntryJson });

@@ -1,4 +1,4 @@
-/** Writing server-sent events to a raw response, respecting backpressure. */
+/** The server's side of an event stream: its head and a writer respecting backpressure (the format: shared/sse.ts). */
 import type { ServerResponse } from "node:http";
 import type { Tree } from "../tree/index.js";
 import { answerHeaders } from "./answer.js";
@@ -15,11 +15,6 @@ export function sseHead(tree: Tree, requestId: string): Record<string, string> {
     "x-accel-buffering": "no",
     ...answerHeaders(tree, requestId, false),
   };
-}
-
-/** One event in the text/event-stream format. `data` is JSON-encoded on one line. */
-export function formatEvent(event: string, data: unknown, id?: number): string {
-  return `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /** Writes a chunk; when the socket's buffer is full, waits until it drains or the stream ends. */

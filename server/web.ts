@@ -3,7 +3,7 @@
  * address — `/ui/<key>` (a tree node), `/tools/`, `/tools/<name>`, `/runs/<vid>` — so a link
  * opens the same view, and the page's assets at `/assets/<file>`: the compiled scripts from
  * `web/dist/` (built by `tsc -p web/tsconfig.json`: the page at `web/src/`, beside the few
- * Node-free modules it shares with the server, such as `tree/http/sse.js`), styles and icon from
+ * Node-free modules it shares with the server, such as `shared/sse.js`), styles and icon from
  * `web/static/`.
  *
  * The page holds no data and no secret, so its routes carry `config: { public: true }`: the

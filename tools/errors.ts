@@ -178,3 +178,18 @@ export class McpReviewError extends CodedError<McpReviewErrorCode> {
 export function isMcpReviewError(err: unknown): err is McpReviewError {
   return err instanceof McpReviewError;
 }
+
+/** Codes of reading byteseek's own documents (tools/doc/): HTTP maps them to statuses. */
+export type DocErrorCode = "DOC_MALFORMED";
+
+/**
+ * A document at one of byteseek's own keys (tools/doc/keys.ts) that does not match its schema:
+ * written by hand, by an older byteseek, or damaged. Details: `key`, `problems` (one line each).
+ */
+export class DocError extends CodedError<DocErrorCode> {
+  override readonly name = "DocError";
+}
+
+export function isDocError(err: unknown): err is DocError {
+  return err instanceof DocError;
+}

@@ -7,11 +7,12 @@ import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import type { Tree } from "../tree/types.js";
-import { type CallOptions, createCallPipeline, type Failpoint } from "./call/call-pipeline.js";
+import { createCallPipeline } from "./call/call-pipeline.js";
 import { createExecutor } from "./call/execute.js";
 import type { ToolHooks } from "./call/hooks.js";
 import { createIntentPlanner } from "./call/intent-plan.js";
 import { createKeyedLock } from "./call/locks.js";
+import type { CallOptions, Failpoint } from "./call/pipeline-types.js";
 import { createCatalogue, type ToolCatalogue } from "./catalogue/catalogue.js";
 import { type Approvals, createApprovals } from "./gate/approvals.js";
 import { createPolicyReader } from "./gate/policy.js";
@@ -25,7 +26,7 @@ import { type SandboxState, sandboxState } from "./sandbox/probe.js";
 import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
-export type { CallOptions, Failpoint } from "./call/call-pipeline.js";
+export type { CallOptions, Failpoint } from "./call/pipeline-types.js";
 export type { DeclRef, InvalidTool, ToolCatalogue, ValidTool } from "./catalogue/catalogue.js";
 export { TOOLS_DIR } from "./catalogue/catalogue.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readSse } from "../../tree/http/index.js";
+import { readSse } from "../../shared/sse.js";
 import { AgentError } from "../errors.js";
 import type { LlmConfig } from "../llm-config.js";
 import { createWireProvider, type ProviderDeps, type WireFormat } from "./connection.js";

@@ -1,5 +1,8 @@
 import { printable } from "../../tools/catalogue/printable.js";
-import { type ApprovalEntry, approvalKey } from "../../tools/gate/approvals.js";
+import { docs } from "../../tools/doc/docs.js";
+import { dirs, idOf } from "../../tools/doc/keys.js";
+import { readDoc } from "../../tools/doc/read-write.js";
+import { approvalKey } from "../../tools/gate/approvals.js";
 import { approvalLines, decisionLine } from "../approval-view.js";
 import { defineCommand, writeJson, writeLine } from "../command.js";
 
@@ -27,14 +30,13 @@ export const approvalsCommand = defineCommand({
   async run({ positionals: [id] }, { tools, tree, stdout, signal, output = "text" }) {
     if (id !== undefined) {
       const key = approvalKey(id);
-      const node = await tree.get(key);
-      if (node?.kind !== "json") {
+      const entry = await readDoc(tree, docs.approval, key);
+      if (!entry) {
         await (output === "text"
           ? writeLine(stdout, `${id}\t(nil)`)
           : writeJson(stdout, { key, absent: true }));
         return 1;
       }
-      const entry = node.value.value as unknown as ApprovalEntry;
       if (output !== "text") {
         await writeJson(stdout, { key, entry });
         return 0;
@@ -59,7 +61,7 @@ export const approvalsCommand = defineCommand({
       return 0;
     }
     for (const { key, entry } of pending) {
-      const id = key.replace("/byteseek/approval/", "");
+      const id = idOf(dirs.approvals, key);
       const lines = approvalLines(entry);
       const runs = lines.find((l) => l.startsWith("runs: "))?.slice("runs: ".length) ?? "-";
       await writeLine(stdout, `${id}\t${printable(entry.tool)}\t${runs}`);

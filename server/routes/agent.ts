@@ -15,13 +15,14 @@ import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent } from "../../agent/loop.js";
 import { listRuns, RUN_STATUSES, RunsListing } from "../../agent/runs.js";
+import { formatEvent } from "../../shared/sse.js";
 import type { Tree } from "../../tree/types.js";
 import { requestVia } from "../auth.js";
 import { mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
 import { TurnJson, type TurnStreamEvent } from "../runtime-schemas.js";
 import { ErrorJson } from "../schemas.js";
-import { formatEvent, sseHead, writeSse } from "../sse.js";
+import { sseHead, writeSse } from "../sse.js";
 
 export interface AgentRoutesOptions {
   tree: Tree;

@@ -6,6 +6,7 @@
  * `relistFrom` — and the stream ends. The watch stops when the client goes away or the server closes.
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { formatEvent } from "../../shared/sse.js";
 import { isTreeError } from "../../tree/errors.js";
 import { batchToJson } from "../../tree/http/index.js";
 import { parseKey } from "../../tree/path.js";
@@ -22,7 +23,7 @@ import {
   WatchQuery,
   WatchStream,
 } from "../schemas.js";
-import { formatEvent, sseHead, writeSse } from "../sse.js";
+import { sseHead, writeSse } from "../sse.js";
 
 export const WATCH_PREFIX = "/v1/watch";
 

@@ -15,7 +15,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedStore } from "../../agent/byteseek.js";
+import { seedStore } from "../../compose/byteseek.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import { openTree } from "../../tree/index.js";

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createByteseek } from "../../agent/byteseek.js";
+import { createByteseek } from "../../compose/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { type Json, json, openTree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";

@@ -1,14 +1,13 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import type { AgentEvent } from "../../agent/events.js";
-import { openTree } from "../../tree/index.js";
+import type { Byteseek } from "../../compose/byteseek.js";
 import type { Tree } from "../../tree/types.js";
 import { formatValue, str } from "../../tree/value.js";
-import { type FakeLlm, type FakeRequest, startFakeLlm } from "../fake-llm/server.js";
-import { silent, tempDir } from "../tools/helpers.js";
+import type { FakeLlm, FakeRequest } from "../fake-llm/server.js";
+import { startAgentStack, stopAgentStack } from "./stack.js";
 
 type Api = "openai" | "anthropic";
 
@@ -26,29 +25,14 @@ afterEach(async () => {
 });
 
 /** A real classic-level tree, a real workspace folder and the fake model, wired by createByteseek. */
-async function harness(api: Api = "openai", env: NodeJS.ProcessEnv = {}): Promise<Harness> {
-  const dir = await tempDir("byteseek-loop-");
-  open.push(() => dir.remove());
-  const workspace = join(dir.path, "ws");
-  await mkdir(workspace);
-  const fake = await startFakeLlm();
-  open.push(() => fake.close());
-  const tree = await openTree({ backend: "classic", location: join(dir.path, "db") });
-  open.push(() => tree.close());
-  const bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: {
-      BYTESEEK_LLM_API: api,
-      BYTESEEK_LLM_URL: api === "openai" ? `${fake.url}/v1` : fake.url,
-      BYTESEEK_LLM_MODEL: "fake-1",
-      BYTESEEK_LLM_MAX_RETRIES: "2",
-      ...env,
-    },
-    providerDeps: { retry: { baseDelayMs: 5, maxDelayMs: 20 } },
-  });
-  open.push(() => bs.close());
+async function harness(api: Api = "openai", env: Record<string, string> = {}): Promise<Harness> {
+  const stack = await startAgentStack(
+    "byteseek-loop-",
+    { BYTESEEK_LLM_MAX_RETRIES: "2", ...env },
+    { api, providerDeps: { retry: { baseDelayMs: 5, maxDelayMs: 20 } } },
+  );
+  open.push(() => stopAgentStack(stack));
+  const { fake, tree, bs, workspace } = stack;
   async function value(key: string): Promise<unknown> {
     const node = await tree.get(key);
     if (!node || node.kind === "index") return undefined;

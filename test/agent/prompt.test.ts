@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { openTree } from "../../tree/index.js";
 import { json, str } from "../../tree/value.js";
 import { silent, tempDir } from "../tools/helpers.js";

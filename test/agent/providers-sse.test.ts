@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createSseParser, readSse, type SseEvent } from "../../tree/http/index.js";
+import { createSseParser, readSse, type SseEvent } from "../../shared/sse.js";
 
 function parseAll(pieces: string[]): { events: SseEvent[]; pending: boolean } {
   const parser = createSseParser();

@@ -7,8 +7,8 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Byteseek } from "../../agent/byteseek.js";
 import { diffRunsIn } from "../../agent/replay/diff.js";
+import type { Byteseek } from "../../compose/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { str } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";

@@ -1,7 +1,8 @@
 /** What the agent tests start: a byteseek over a real classic-level tree in a temp folder, an empty workspace and the fake model. */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import type { ProviderDeps } from "../../agent/providers/index.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
@@ -15,11 +16,22 @@ export interface AgentStack {
   bs: Byteseek;
 }
 
+/** The API the fake model is spoken to in ("openai": its /v1 routes) and the provider's own deps (retry timings). */
+export interface StackModel {
+  api?: "openai" | "anthropic";
+  providerDeps?: ProviderDeps;
+}
+
 /**
  * The folder is named after `prefix`; `env` adds to the model settings (BYTESEEK_LLM_MODELS, say).
- * The caller closes bs, tree and fake, and removes dir.
+ * The caller closes it (stopAgentStack does, in order).
  */
-export async function startAgentStack(prefix: string, env: Record<string, string> = {}): Promise<AgentStack> {
+export async function startAgentStack(
+  prefix: string,
+  env: Record<string, string> = {},
+  model: StackModel = {},
+): Promise<AgentStack> {
+  const api = model.api ?? "openai";
   const dir = await tempDir(prefix);
   const workspace = join(dir.path, "ws");
   await mkdir(workspace);
@@ -30,11 +42,20 @@ export async function startAgentStack(prefix: string, env: Record<string, string
     workspace,
     logger: silent,
     env: {
-      BYTESEEK_LLM_API: "openai",
-      BYTESEEK_LLM_URL: `${fake.url}/v1`,
+      BYTESEEK_LLM_API: api,
+      BYTESEEK_LLM_URL: api === "openai" ? `${fake.url}/v1` : fake.url,
       BYTESEEK_LLM_MODEL: "fake-1",
       ...env,
     },
+    ...(model.providerDeps ? { providerDeps: model.providerDeps } : {}),
   });
   return { dir, workspace, fake, tree, bs };
+}
+
+/** Closes what startAgentStack started, the last started first. */
+export async function stopAgentStack(stack: AgentStack): Promise<void> {
+  await stack.bs.close();
+  await stack.tree.close();
+  await stack.fake.close();
+  await stack.dir.remove();
 }

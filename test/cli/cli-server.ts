@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { type App, buildApp } from "../../server/app.js";
 import { type HistoryLimit, openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";

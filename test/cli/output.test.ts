@@ -204,9 +204,10 @@ describe("kvspace's runtime commands -o json|ndjson (policy, approvals, approve,
     const listed = JSON.parse((await rt("runs", "-o", "json")).stdout) as {
       runs: Array<{ vid: string; status: string; tokens: unknown }>;
     };
+    // newest first
     expect(listed.runs.map((r) => [r.vid, r.status])).toEqual([
-      ["ra", "done"],
       ["rb", "failed"],
+      ["ra", "done"],
     ]);
     expect(listed.runs[0]?.tokens).toEqual({ input: 0, output: 0 });
     expect(lines((await rt("runs", "--status", "failed", "-o", "ndjson")).stdout).map((r) => r.vid)).toEqual([

@@ -5,13 +5,26 @@
  * no store settings in the environment. A line whose comment says "until Ctrl-C" is stopped once it
  * printed something, the way Ctrl-C stops it (exit 0 expected). The test fails naming the first line that
  * does not run.
+ *
+ * The MCP section's host configurations (Claude Code, Codex, Cursor, VS Code) are read as those
+ * hosts read them (readme-hosts.ts) and what they name is started as the host would — a real
+ * `byteseek mcp` child speaking MCP over stdio, or the server's /mcp over HTTP — with no server
+ * running and with a `byteseek serve` (as `npm start` runs it) on the same folder.
  */
 import { spawn } from "node:child_process";
-import { copyFile, readdir, readFile, symlink } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import pino from "pino";
+import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../server/main.js";
+import { freePort } from "../server/helpers.js";
 import { cliEnv, tempDirs } from "./cli-server.js";
+import { type Filling, fill, fillAll, HOSTS, type HostConfig, readmeHostConfigs } from "./readme-hosts.js";
 import { assertBuilt } from "./run-cli.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -110,4 +123,159 @@ describe("the README's commands", () => {
     const today = lines.findIndex((l) => l.startsWith("kvspace get /notes/today"));
     expect(await readFile(join(clone, `out.${today}`), "utf8")).toBe("/notes/today\tchar/utf8:hello world\n");
   }, 120_000);
+});
+
+describe("the README's MCP host configurations, as printed", () => {
+  let project = "";
+  let configs: HostConfig[] = [];
+  /** A host's environment: this one's without byteseek settings, the checkout's bin/ on PATH. */
+  let base: Record<string, string> = {};
+  beforeAll(async () => {
+    assertBuilt();
+    project = await temps.make();
+    await symlink(join(REPO, "bin"), join(project, "bin"));
+    // the file a session reads: one in the project (its own workspace), one in the server's ./workspace
+    await writeFile(join(project, "notes.txt"), "the project's own notes\n");
+    await mkdir(join(project, "workspace"));
+    await writeFile(join(project, "workspace", "notes.txt"), "the server's workspace notes\n");
+    configs = readmeHostConfigs(await readFile(join(REPO, "README.md"), "utf8"));
+    const { KVSPACE: _store, ...env } = cliEnv("unused");
+    base = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+    base.PATH = `${join(project, "bin")}:${process.env.PATH ?? ""}`;
+  });
+
+  it("prints a stdio and an HTTP configuration for each of Claude Code, Codex, Cursor and VS Code", () => {
+    expect(configs.map((c) => `${c.host} ${c.transport}`)).toEqual(
+      HOSTS.flatMap((h) => [`${h} stdio`, `${h} http`]),
+    );
+    for (const c of configs)
+      if (c.transport === "stdio") expect([c.command, ...c.args]).toEqual(["byteseek", "mcp"]);
+    expect(configs.find((c) => c.host === "Codex" && c.transport === "stdio")).toMatchObject({
+      env: { KVSPACE: "http://127.0.0.1:7411" },
+    });
+  });
+
+  /** initialize, tools/list, one tools/call (edit_read notes.txt): its text, and what the process said on stderr. */
+  async function session(c: Extract<HostConfig, { transport: "stdio" }>, f: Filling) {
+    const transport = new StdioClientTransport({
+      command: c.command,
+      args: c.args,
+      env: { ...base, ...fillAll(c.env, f) },
+      // a host starts the server in the project's folder
+      cwd: project,
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const client = new Client({ name: `readme-${c.host}`, version: "1.0.0" });
+    try {
+      await client.connect(transport);
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names, c.host).toContain("edit_read");
+      const read = await client.callTool({ name: "edit_read", arguments: { path: "notes.txt" } });
+      expect(read.isError, `${c.host}: ${JSON.stringify(read)}`).toBe(false);
+      // a relay writes its note as it attaches: read stderr once the process has ended
+      await client.close();
+      return { text: (read.content as Array<{ text?: string }>)[0]?.text ?? "", stderr: () => stderr };
+    } finally {
+      await client.close();
+    }
+  }
+
+  it("works without a server: each stdio line's byteseek mcp holds the project's store; Codex's, which names a server, says to start it", async () => {
+    const port = await freePort();
+    const f: Filling = { project, token: "unused", hostPort: `127.0.0.1:${port}` };
+    for (const c of configs) {
+      if (c.transport !== "stdio") continue;
+      if (fill(c.env.KVSPACE ?? "", f).startsWith("http")) {
+        const refused = await exitOf(c, f);
+        expect(refused.code, c.host).toBe(1);
+        expect(refused.stderr).toContain(`cannot reach the byteseek server at http://127.0.0.1:${port}/`);
+        expect(refused.stderr).toContain("start it (byteseek serve, or npm start in its checkout)");
+        continue;
+      }
+      const { text } = await session(c, f);
+      expect(text, c.host).toContain("the project's own notes");
+    }
+  }, 120_000);
+
+  describe("with byteseek serve running on the same folder, as npm start runs it", () => {
+    let server: RunningServer;
+    beforeAll(async () => {
+      // npm start: byteseek serve in the checkout, store ./data, workspace ./workspace
+      server = await startServer({
+        cwd: project,
+        env: { ...base, BYTESEEK_PORT: "0" },
+        logger: pino({ level: "silent" }),
+        handleSignals: false,
+      });
+    }, 60_000);
+    afterAll(() => server?.close(), 60_000);
+    const filling = (): Filling => ({
+      project,
+      token: server.token ?? "",
+      hostPort: new URL(server.url).host,
+    });
+
+    it("serves each stdio line through the server, in its workspace, saying so on stderr when the line names another", async () => {
+      // the hosts' sessions at once, as a person with several hosts open has them
+      const stdio = configs.filter(
+        (c): c is Extract<HostConfig, { transport: "stdio" }> => c.transport === "stdio",
+      );
+      const sessions = await Promise.all(stdio.map((c) => session(c, filling())));
+      for (const [i, c] of stdio.entries()) {
+        const { text, stderr } = sessions[i] as Awaited<ReturnType<typeof session>>;
+        expect(text, c.host).toContain("the server's workspace notes");
+        if (c.host === "Codex") continue; // KVSPACE names the server itself: nothing is deferred
+        expect(stderr(), c.host).toContain(
+          `is held by a byteseek serve whose workspace is ${join(project, "workspace")}: this session's file tools work there, not in ${project}`,
+        );
+      }
+    }, 120_000);
+
+    it("answers each HTTP configuration at /mcp with the token the README says to send", async () => {
+      for (const c of configs) {
+        if (c.transport !== "http") continue;
+        const f = filling();
+        // a connection pool of its own, closed after: a kept-alive connection would hold the server's close
+        const pool = new Agent();
+        const transport = new StreamableHTTPClientTransport(new URL(fill(c.url, f)), {
+          requestInit: { headers: fillAll(c.headers, f) },
+          // Node's fetch takes undici's dispatcher; its types are another copy of undici's
+          fetch: (url, init) => fetch(url, { ...init, dispatcher: pool } as unknown as RequestInit),
+        });
+        const client = new Client({ name: `readme-${c.host}-http`, version: "1.0.0" });
+        try {
+          await client.connect(transport);
+          expect((await client.listTools()).tools.map((t) => t.name)).toContain("edit_read");
+          const read = await client.callTool({ name: "edit_read", arguments: { path: "notes.txt" } });
+          expect((read.content as Array<{ text?: string }>)[0]?.text, c.host).toContain(
+            "the server's workspace notes",
+          );
+        } finally {
+          await client.close();
+          await pool.close();
+        }
+      }
+    });
+  });
+
+  /** Runs a stdio configuration that is expected to refuse at start: its exit code and stderr. */
+  function exitOf(c: Extract<HostConfig, { transport: "stdio" }>, f: Filling) {
+    return new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(c.command, c.args, {
+        cwd: project,
+        env: { ...base, ...fillAll(c.env, f) },
+        stdio: ["pipe", "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+  }
 });

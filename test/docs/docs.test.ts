@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBuiltins } from "../../agent/byteseek.js";
+import { createBuiltins } from "../../compose/byteseek.js";
 import {
   BuiltinImpl,
   HttpImpl,

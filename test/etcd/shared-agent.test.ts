@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import type { Tree } from "../../tree/types.js";
 import { json } from "../../tree/value.js";

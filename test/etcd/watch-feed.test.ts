@@ -133,14 +133,17 @@ describe("watch on etcd, fed by the tree's one etcd watch", () => {
   it("holds an etcd watcher for a tree without a node cache only while it has a watch", async () => {
     const c = await createEtcdTree({ endpoints: etcd.endpoints, prefix: "feed/", cacheBytes: 0 });
     try {
-      const before = await watchers();
+      // Only the two trees' node-cache feeds: none for c yet, and no earlier test's still cancelling.
+      await eventually(async () => (await watchers()) === 2, "the node caches' feeds of both trees");
       const w = collect(c, "/nocache/");
       const put = await a.set("/nocache/k", str("v"));
       await eventually(() => w.batches.length === 1, "the watch's event");
       expect(w.batches[0]!.rev).toBe(put.rev);
-      expect(await watchers()).toBe(before + 1);
+      // When the write lands before c's stream is live, a catch-up watcher reads it and is then
+      // cancelled: etcd counts it until the cancel reaches it, so wait for c's one stream alone.
+      await eventually(async () => (await watchers()) === 3, "c's one watcher, any catch-up ended");
       await w.stop();
-      await eventually(async () => (await watchers()) === before, "the watcher cancelled");
+      await eventually(async () => (await watchers()) === 2, "c's watcher cancelled");
     } finally {
       await c.close();
     }

@@ -6,17 +6,13 @@
  * EtcdWireError — never anything else thrown, never a different reading. Runs are bounded so the
  * file takes a few seconds; a failure prints the seed and the shrunk bytes to replay it.
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import fc from "fast-check";
-import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { EtcdWireError } from "../../tree/etcd/errors.js";
 import { decodeRangeResponse, decodeTxnResponse, decodeWatchResponse } from "../../tree/etcd/wire.js";
+import { damagedMessages, rpcProto } from "./proto-oracle.js";
 
-const etcd3Dir = dirname(createRequire(import.meta.url).resolve("etcd3/package.json"));
-const root = new protobuf.Root().loadSync(join(etcd3Dir, "proto/rpc.proto"), { keepCase: true });
-const type = (name: string) => root.lookupType(`etcdserverpb.${name}`);
+const type = (name: string) => rpcProto.lookupType(`etcdserverpb.${name}`);
 /** Every 64-bit number as its exact decimal text; bytes as Buffers; absent messages as null. */
 const asObject = { longs: String, enums: Number, bytes: Buffer, defaults: true, oneofs: false };
 
@@ -263,26 +259,7 @@ describe("wire.ts against protobufjs", () => {
     });
 
     it(`reads a ${name} cut, spliced or with a byte changed the same as protobufjs, or refuses it`, () => {
-      const damaged = fc
-        .tuple(
-          ARBS[name],
-          fc.nat(),
-          fc.nat(),
-          fc.integer({ min: 0, max: 255 }),
-          fc.constantFrom("cut", "flip", "splice"),
-        )
-        .map(([obj, at, at2, byte, how]) => {
-          const whole = encode(name, obj);
-          if (whole.length === 0) return whole;
-          const i = at % whole.length;
-          if (how === "cut") return whole.subarray(0, i);
-          const copy = Buffer.from(whole);
-          if (how === "flip") {
-            copy[i] = byte;
-            return copy;
-          }
-          return Buffer.concat([copy.subarray(0, i), copy.subarray(at2 % whole.length)]);
-        });
+      const damaged = damagedMessages(ARBS[name], (obj) => encode(name, obj));
       fc.assert(
         fc.property(damaged, (input) => sameOrRefused(name, input)),
         { numRuns: 800 },

@@ -11,7 +11,24 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** The product's TypeScript (tests, scripts and the page's own build aside). */
-const SOURCES = ["tree", "tools", "prompts", "agent", "mcp", "server", "cli", "bench"];
+const SOURCES = ["shared", "tree", "tools", "prompts", "agent", "mcp", "compose", "server", "cli", "bench"];
+/**
+ * The floors of the parts (docs/ARCHITECTURE.md): a module imports from its own part and the
+ * floors below, never from its own floor's other parts or from above. A trip from an entry point
+ * (server/, cli/) goes down once: the composition root (compose/) wires agent/, mcp/, prompts/ and
+ * tools/, and none of them climbs back to it.
+ */
+const FLOORS: ReadonlyArray<readonly string[]> = [
+  ["shared"],
+  ["tree"],
+  ["tools"],
+  ["prompts"],
+  ["agent", "mcp"],
+  ["compose"],
+  ["server"],
+  ["cli"],
+  ["bench"],
+];
 /** `import … from "./x.js"` and `export … from "./x.js"`, over several lines too. */
 const RELATIVE_IMPORT = /^(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"/gms;
 
@@ -35,6 +52,19 @@ function importGraph(root: string, sources: readonly string[]): Map<string, stri
       graph.set(relative(root, path), deps);
     }
   return graph;
+}
+
+/** Each import of `graph` from a part to a part on its own floor or above: `from → to`. */
+function upwardImports(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const floor = (path: string) => FLOORS.findIndex((parts) => parts.includes(path.split("/")[0] as string));
+  const found: string[] = [];
+  for (const [from, deps] of graph)
+    for (const to of deps) {
+      const a = from.split("/")[0];
+      const b = to.split("/")[0];
+      if (a !== b && floor(to) >= floor(from)) found.push(`${from} → ${to}`);
+    }
+  return found;
 }
 
 /** The cycles of `graph`: each strongly connected set of two or more modules (or one importing itself). */
@@ -76,6 +106,21 @@ describe("imports", () => {
     const graph = importGraph(ROOT, SOURCES);
     expect(graph.size).toBeGreaterThan(200);
     expect(importCycles(graph).map((c) => c.join(" → "))).toEqual([]);
+  });
+
+  it("go down the floors only: no part imports its own floor's other parts or one above", () => {
+    const graph = importGraph(ROOT, SOURCES);
+    expect(FLOORS.flat().sort()).toEqual([...SOURCES].sort());
+    expect(upwardImports(graph)).toEqual([]);
+  });
+
+  it("are read as upward when a lower part imports a higher one or a sibling on its floor", () => {
+    const graph = new Map([
+      ["tools/a.ts", ["tree/b.ts", "compose/c.ts"]],
+      ["agent/d.ts", ["mcp/e.ts", "agent/f.ts"]],
+      ["cli/g.ts", ["server/h.ts"]],
+    ]);
+    expect(upwardImports(graph)).toEqual(["tools/a.ts → compose/c.ts", "agent/d.ts → mcp/e.ts"]);
   });
 
   it("are read as cycles when two modules import each other, by a type or through a third", () => {

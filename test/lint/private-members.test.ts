@@ -11,7 +11,20 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** Every folder of TypeScript the build compiles (tsconfig.json's include, tests aside). */
-const SOURCES = ["tree", "tools", "prompts", "agent", "mcp", "server", "cli", "bench", "web/src", "scripts"];
+const SOURCES = [
+  "shared",
+  "tree",
+  "tools",
+  "prompts",
+  "agent",
+  "mcp",
+  "compose",
+  "server",
+  "cli",
+  "bench",
+  "web/src",
+  "scripts",
+];
 
 const RULES: Array<{ pattern: RegExp; why: string }> = [
   {

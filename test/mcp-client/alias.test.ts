@@ -6,7 +6,7 @@
  * (`@modelcontextprotocol/server-everything` over stdio), through byteseek's composition root.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import { createMcpFactory } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
 import { defaultPolicy } from "../../tools/gate/policy.js";

@@ -14,7 +14,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../agent/events.js";
 import { type App, buildApp } from "../../server/app.js";
-import type { CallOptions } from "../../tools/call/call-pipeline.js";
+import type { CallOptions } from "../../tools/call/pipeline-types.js";
 import type { PendingApproval } from "../../tools/gate/approval-flow.js";
 import { approvalKey } from "../../tools/gate/approvals.js";
 import type { ToolProgress } from "../../tools/types.js";

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { pino } from "pino";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,20 +6,11 @@ import { type RunningServer, startServer } from "../../server/main.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { openTree } from "../../tree/index.js";
 import { json } from "../../tree/value.js";
+import { freePort } from "../server/helpers.js";
 import { tempDir } from "../tools/helpers.js";
 import { everythingStdio, newTag, serverScript, taggedProcesses, until } from "./helpers.js";
 
-/** A free loopback port (server-everything's HTTP mode takes its port from PORT, not 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+// server-everything's HTTP mode takes its port from PORT, not 0: freePort() finds one
 
 /** server-everything in its Streamable HTTP mode, once it listens. */
 async function everythingHttp(): Promise<{ child: ChildProcess; url: string }> {

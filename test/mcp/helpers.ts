@@ -19,7 +19,7 @@ import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextp
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { createByteseek } from "../../agent/byteseek.js";
+import { createByteseek } from "../../compose/byteseek.js";
 import { createMcpHttp, type McpHttp } from "../../mcp/http.js";
 import { createLiveTree, type LiveTree } from "../../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../../mcp/server.js";

@@ -1,18 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandboxRunner } from "../../tools/sandbox/runner.js";
-import { openSandboxed, refused, type Sandboxed } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { refused, type Sandboxed, useSandboxed } from "./harness.js";
 
 describe("a sandboxed command sees only its grant's files (shell.run and shell impls)", () => {
-  const runner = createSandboxRunner();
   let s: Sandboxed;
-  beforeAll(async () => {
-    s = await openSandboxed({ runner });
-  });
-  afterAll(async () => {
-    await s.close();
-    await runner.close();
+  useSandboxed((x) => {
+    s = x;
   });
 
   it("writes in the workspace (granted write)", async () => {

@@ -7,12 +7,12 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promis
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { seedTools } from "../../tools/catalogue/seed.js";
 import type { PolicyInput } from "../../tools/gate/policy.js";
 import { DEFAULT_GRANT } from "../../tools/gate/powers.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
-import type { SandboxRunner } from "../../tools/sandbox/runner.js";
+import { createSandboxRunner, type SandboxRunner } from "../../tools/sandbox/runner.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import type { ToolResult } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
@@ -115,6 +115,23 @@ export async function openSandboxed(
       await rm(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One sandboxed runtime with the real runner (bubblewrap) for the whole describe it is called in,
+ * handed to `got` before its tests run and closed after them.
+ */
+export function useSandboxed(got: (s: Sandboxed) => void): void {
+  const runner = createSandboxRunner();
+  let s: Sandboxed | undefined;
+  beforeAll(async () => {
+    s = await openSandboxed({ runner });
+    got(s);
+  });
+  afterAll(async () => {
+    await s?.close();
+    await runner.close();
+  });
 }
 
 /** Every route failed, with `said` in what the model reads, and never the secret. */

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandboxRunner } from "../../tools/sandbox/runner.js";
+import { describe, expect, it } from "vitest";
 import { pidsWith, uniqueSleep, waitNoneWith } from "../helpers/processes.js";
-import { openSandboxed, refused, type Sandboxed } from "./harness.js";
+import { refused, type Sandboxed, useSandboxed } from "./harness.js";
 
 describe("a sandboxed command sees only its own processes, and none outlives the call", () => {
-  const runner = createSandboxRunner();
   let s: Sandboxed;
-  beforeAll(async () => {
-    s = await openSandboxed({ runner });
-  });
-  afterAll(async () => {
-    await s.close();
-    await runner.close();
+  useSandboxed((x) => {
+    s = x;
   });
 
   it("cannot read the server's /proc/<pid>/environ", async () => {

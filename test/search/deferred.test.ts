@@ -1,42 +1,21 @@
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
-import { json, openTree } from "../../tree/index.js";
-import type { Tree } from "../../tree/types.js";
+import { json } from "../../tree/index.js";
 import type { Json } from "../../tree/value.js";
-import { type FakeLlm, type FakeRequest, startFakeLlm } from "../fake-llm/server.js";
-import { silent, tempDir } from "../tools/helpers.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
+import type { FakeRequest } from "../fake-llm/server.js";
 
 const open: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (open.length) await open.pop()?.();
 });
 
-interface Harness {
-  fake: FakeLlm;
-  tree: Tree;
-  bs: Byteseek;
-}
+type Harness = AgentStack;
 
 async function harness(): Promise<Harness> {
-  const dir = await tempDir("byteseek-deferred-");
-  open.push(() => dir.remove());
-  const workspace = join(dir.path, "ws");
-  await mkdir(workspace);
-  const fake = await startFakeLlm();
-  open.push(() => fake.close());
-  const tree = await openTree({ backend: "classic", location: join(dir.path, "db") });
-  open.push(() => tree.close());
-  const bs = await createByteseek({
-    tree,
-    workspace,
-    logger: silent,
-    env: { BYTESEEK_LLM_API: "openai", BYTESEEK_LLM_URL: `${fake.url}/v1`, BYTESEEK_LLM_MODEL: "fake-1" },
-  });
-  open.push(() => bs.close());
-  return { fake, tree, bs };
+  const stack = await startAgentStack("byteseek-deferred-");
+  open.push(() => stopAgentStack(stack));
+  return stack;
 }
 
 /** A person's shell tool: prints its argument. */

@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -173,5 +174,17 @@ export function serveForAll(
       const value: unknown = Reflect.get(running, key);
       return typeof value === "function" ? value.bind(running) : value;
     },
+  });
+}
+
+/** A loopback port nothing listens on: one the system just handed out and took back (for a server that takes its port from a setting, or to find nobody there). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
   });
 }

@@ -7,9 +7,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Byteseek, createByteseek } from "../../agent/byteseek.js";
 import { createLeases } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/run-keys.js";
+import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
 import type { App } from "../../server/app.js";
 import { buildApp } from "../../server/app.js";
 import type { Tree } from "../../tree/types.js";

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createByteseek } from "../../agent/byteseek.js";
 import { defaultToolList, isFileTool, PI_FILE_TOOL_BYTES, schemaBytes } from "../../bench/schema-bytes.js";
+import { createByteseek } from "../../compose/byteseek.js";
 import { type Json, json, openTree } from "../../tree/index.js";
 
 let dir: string;

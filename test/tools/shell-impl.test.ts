@@ -154,12 +154,13 @@ describe("shell impl", () => {
       impl: {
         kind: "shell",
         argv: ["sh", "-c", `sleep ${sleep} & while [ ! -d /proc/$! ]; do :; done; echo started; wait`],
-        timeoutMs: 300,
+        // long enough for the sandbox, sh and its child to start on a loaded machine (300 ms was not)
+        timeoutMs: 1000,
       },
     });
     const r = await h.runtime.call("text.hang", {}, { vid: "sh" });
     expect(r).toMatchObject({ kind: "runtime", details: { code: "timeout" } });
-    expect(r.text).toContain("timed out after 300 ms");
+    expect(r.text).toContain("timed out after 1000 ms");
     expect(r.text).toContain("started");
     expect(await waitNoneWith(sleep)).toBe(true);
     expect((await recordAt(h.tree, r.record!)).kind).toBe("runtime");

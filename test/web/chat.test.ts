@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createByteseek } from "../../agent/byteseek.js";
+import { createByteseek } from "../../compose/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
 import { openTree } from "../../tree/index.js";

@@ -15,25 +15,26 @@ import { z } from "zod";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
-import type { Effect } from "../call/effect.js";
 import { argProblems, createSchemaCompiler, type SchemaCompiler } from "../catalogue/json-schema.js";
+import { type ApprovalEntry, ApprovalScope } from "../doc/approval-entry.js";
+import { docs } from "../doc/docs.js";
+import { dirs, keys, runDirs } from "../doc/keys.js";
+import { appendDoc, parseDoc, parseDocValue, readDoc, writeDoc } from "../doc/read-write.js";
 import { ApprovalError } from "../errors.js";
 import { RUN_ID_PART } from "../run-id.js";
-import { type ElicitAction, type ElicitationAsked, ElicitContent } from "./asks.js";
+import { type ElicitAction, ElicitContent } from "./asks.js";
 import { POLICY_KEY } from "./policy.js";
 
 /** An approval named `<vid>/<n>`. */
 const APPROVAL_ID = new RegExp(`^(${RUN_ID_PART})\\/([0-9]{1,15})$`);
 
-export const APPROVAL_DIR = "/byteseek/approval/";
-export const approvalDir = (vid: string): string => `${APPROVAL_DIR}${vid}/`;
+export const APPROVAL_DIR = dirs.approvals;
+export const approvalDir = runDirs.approvals;
 /** The tools a person approved for the rest of a run (scope `run`): a hidden entry beside the approvals. */
-export const runApprovalsKey = (vid: string): string => `${approvalDir(vid)}‥run`;
-
-export const ApprovalScope = z.enum(["once", "run", "always"]);
-export type ApprovalScope = z.infer<typeof ApprovalScope>;
+export const runApprovalsKey = keys.runApprovals;
 
 export { type ElicitAction, type ElicitationAsked, ElicitContent } from "./asks.js";
+export { ApprovalScope };
 
 /** A person's answer, as `POST /v1/approvals/<vid>/<n>` takes it. */
 export const ApprovalDecision = z
@@ -56,55 +57,7 @@ export const ApprovalDecision = z
   .strict();
 export type ApprovalDecision = z.input<typeof ApprovalDecision>;
 
-/** A change to a declaration or prompt a person wrote, applied only once a person approves it. */
-export interface ProposedChange {
-  key: string;
-  action: "set" | "del";
-  /** The new value (kind and JSON form), for `set`. */
-  value?: { kind: string; value: Json };
-  /** The version the change was proposed against: a later write makes the approval stale. */
-  ifVersion: number;
-  /** Unified diff of the old and new text. */
-  diff: string;
-}
-
-/** What is stored at `/byteseek/approval/<vid>/<n>`. */
-export interface ApprovalEntry {
-  state: "pending" | "approved" | "denied";
-  vid: string;
-  tool: string;
-  args: unknown;
-  decl?: { key: string; modRev: number; hash: string };
-  /** What the call will do: the command line, method and URL, upstream tool… (effect.ts). */
-  effect?: Effect;
-  /** Who wrote the declaration: `person`, or `run <vid>`. */
-  owner?: string;
-  /** For a declaration changed since a person approved it for good: the diff against that version. */
-  declDiff?: string;
-  /** A resumed run's interrupted call of unknown outcome, asked to run again (policy resumeUnknown: ask). */
-  interrupted?: true;
-  /** Why it needs a person: the rule, in words the person reads. */
-  reason: string;
-  rule: string;
-  ts: number;
-  change?: ProposedChange;
-  /** For an upstream MCP server's question during the call: what it asks, and the form's schema. */
-  elicitation?: ElicitationAsked;
-  /**
-   * `via`: the credential that decided it, for the audit — `bearer token sha256:…`, `page cookie
-   * session …`, `terminal`, `command line`, `MCP elicitation of session …`, or none with --no-auth.
-   */
-  decision?: {
-    scope: ApprovalScope;
-    reason?: string;
-    by: string;
-    via?: string;
-    ts: number;
-    /** For an elicitation: the action sent back, and on `accept` the form's content. */
-    action?: ElicitAction;
-    content?: ElicitContent;
-  };
-}
+export { ApprovalEntry, ProposedChange } from "../doc/approval-entry.js";
 
 export type ApprovalRequest = Omit<ApprovalEntry, "state" | "ts" | "decision">;
 
@@ -212,14 +165,13 @@ export function approvalKey(id: string): string {
 export function createApprovals(tree: Tree): Approvals {
   // the forms' schemas of upstream questions, compiled once each
   const schemas = createSchemaCompiler({ maxCached: 64 });
-  async function read(key: string): Promise<ApprovalEntry | undefined> {
-    const node = await tree.get(key);
-    return node?.kind === "json" ? (node.value.value as unknown as ApprovalEntry) : undefined;
+  function read(key: string): Promise<ApprovalEntry | undefined> {
+    return readDoc(tree, docs.approval, key);
   }
 
   async function requestApproval(req: ApprovalRequest): Promise<string> {
     const entry: ApprovalEntry = { ...req, state: "pending", ts: Date.now() };
-    const res = await tree.append(approvalDir(req.vid), json(entry as unknown as Json), { ro: true });
+    const res = await appendDoc(tree, docs.approval, approvalDir(req.vid), entry, { ro: true });
     return res.key;
   }
 
@@ -231,19 +183,19 @@ export function createApprovals(tree: Tree): Approvals {
   ): Promise<ApprovalEntry> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const node = await tree.get(key);
-      if (node?.kind !== "json")
+      const entry = node?.kind === "index" ? undefined : parseDoc(docs.approval, key, node);
+      if (!node || !entry)
         throw new ApprovalError(
           "APPROVAL_NOT_FOUND",
           `there is no approval at ${key}; list them with kvspace list ${APPROVAL_DIR}`,
         );
-      const entry = node.value.value as unknown as ApprovalEntry;
       if (entry.state !== "pending")
         throw new ApprovalError("APPROVAL_DECIDED", `${key} was already ${entry.state}`, {
           state: entry.state,
         });
       const next: ApprovalEntry = { ...entry, state, decision };
       try {
-        await tree.set(key, json(next as unknown as Json), {
+        await writeDoc(tree, docs.approval, key, next, {
           ifVersion: node.version,
           ro: true,
           force: true,
@@ -351,8 +303,8 @@ export function createApprovals(tree: Tree): Approvals {
     }, options.timeoutMs);
     try {
       const node = await tree.get(key);
-      if (node?.kind !== "json") return { key, approved: false, reason: "the approval entry is gone" };
-      let entry = node.value.value as unknown as ApprovalEntry;
+      let entry = node?.kind === "index" ? undefined : parseDoc(docs.approval, key, node);
+      if (!node || !entry) return { key, approved: false, reason: "the approval entry is gone" };
       if (entry.state === "pending") {
         try {
           for await (const batch of tree.watch(key, { fromRev: node.modRev + 1, signal: stop.signal })) {
@@ -360,7 +312,7 @@ export function createApprovals(tree: Tree): Approvals {
             if (!ev) continue;
             if (ev.type !== "put" || ev.value?.kind !== "json")
               return { key, approved: false, reason: "the approval entry was removed" };
-            entry = ev.value.value as unknown as ApprovalEntry;
+            entry = parseDocValue(docs.approval, key, ev.value);
             if (entry.state !== "pending") break;
           }
         } catch (err) {
@@ -404,15 +356,16 @@ export function createApprovals(tree: Tree): Approvals {
     }
     for (const run of runs.children) {
       if (run.kind !== "index") continue;
-      const dir = `${APPROVAL_DIR}${run.name.replace(/\/$/, "")}/`;
+      const dir = approvalDir(run.name.replace(/\/$/, ""));
       let after: string | undefined;
       do {
         const page = await tree.list(dir, { limit: 500, ...(after ? { after } : {}) });
         for (const c of page.children) {
           if (c.kind !== "json") continue;
-          const entry = c.value ? (c.value.value as unknown as ApprovalEntry) : await read(`${dir}${c.name}`);
+          const key = `${dir}${c.name}`;
+          const entry = c.value ? parseDocValue(docs.approval, key, c.value) : await read(key);
           if (!entry) continue;
-          if (entry.state === "pending") out.push({ key: `${dir}${c.name}`, entry });
+          if (entry.state === "pending") out.push({ key, entry });
           if (out.length >= limit) return out;
         }
         after = page.next;

@@ -2,12 +2,13 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree, TreeNode } from "../../tree/types.js";
-import { type Json, json } from "../../tree/value.js";
-import { type FileIntent, type KeyIntent, SIDE_EFFECTS, type SideEffect } from "../call/intent.js";
-import type { ToolKind } from "../errors.js";
+import type { TreeValue } from "../../tree/value.js";
+import { SIDE_EFFECTS } from "../call/intent.js";
+import { dirs, runDirs } from "../doc/keys.js";
+import { appendDoc, docFamily, parseDoc, writeDoc } from "../doc/read-write.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */
-export const recordsDir = (vid: string): string => `/byteseek/tool/${vid}/`;
+export const recordsDir = runDirs.records;
 
 /**
  * What is stored for every call, failed ones included. `text` is exactly what the model saw.
@@ -17,98 +18,87 @@ export const recordsDir = (vid: string): string => `/byteseek/tool/${vid}/`;
  * its result. A call refused before it runs is recorded once, `done`. Records written before
  * durable runs carry no `state`: they are done. docs/TOOLS.md "Call records" is the reference.
  */
-export interface ToolRecord {
-  name: string;
-  args: unknown;
-  kind: ToolKind;
-  isError: boolean;
-  text: string;
-  details: Record<string, unknown>;
+const ToolRecordFields = z.object({
+  name: z.string(),
+  args: z.unknown(),
+  kind: z.enum(["ok", "truncated", "vet", "arg", "denied", "runtime"]),
+  isError: z.boolean(),
+  text: z.string(),
+  details: z.record(z.string(), z.unknown()),
   /** Milliseconds since the epoch when the call arrived. */
-  ts: number;
+  ts: z.number(),
   /** Duration of the call up to its result, in milliseconds. */
-  ms: number;
+  ms: z.number(),
   /** The declaration the call ran: its key, the revision read, and the sha-256 of its canonical JSON. */
-  decl?: { key: string; modRev: number; hash: string };
+  decl: z.object({ key: z.string(), modRev: z.number(), hash: z.string() }).optional(),
   /** Who wrote that declaration: a run id, or "person". */
-  writer?: string;
+  writer: z.string().optional(),
   /** The policy rule (or grant) that allowed or refused the call. */
-  gate?: { rule: string };
+  gate: z.object({ rule: z.string() }).optional(),
   /** The approval entry that let the call run, when one did. */
-  approval?: string;
+  approval: z.string().optional(),
   /** The tool asked the loop to end the run after this result (a replay ends it there too). */
-  terminate?: boolean;
+  terminate: z.boolean().optional(),
   /** `started`: the call began and has no result yet; `done` (or absent): the result is in. */
-  state?: RecordState;
+  state: z.enum(["started", "done"]).optional(),
   /** `<vid>/<n>` of this record: sent by http impls as Idempotency-Key, kept when a resumed run retries. */
-  idempotencyKey?: string;
+  idempotencyKey: z.string().optional(),
   /** What running the call again would do (tools/call/intent.ts), decided when it started. */
-  sideEffect?: SideEffect;
+  sideEffect: z.enum(SIDE_EFFECTS).optional(),
   /** Edit-family calls: per file, the content hash before and as intended after. */
-  files?: FileIntent[];
+  files: z
+    .array(
+      z.object({
+        path: z.string(),
+        before: z.string().nullable(),
+        after: z.string().nullable(),
+        planned: z.literal(false).optional(),
+      }),
+    )
+    .optional(),
   /** Tree writes (`tree.set`, `tree.del`): per key, its version and value hash before and the hash intended after. */
-  keys?: KeyIntent[];
+  keys: z
+    .array(
+      z.object({
+        key: z.string(),
+        version: z.number().int().nonnegative(),
+        before: z.string().nullable(),
+        after: z.string().nullable(),
+      }),
+    )
+    .optional(),
   /** The model's tool call this record answers: the session message number and the call's id. */
-  origin?: CallOrigin;
-}
+  origin: z.object({ message: z.number().int().nonnegative(), id: z.string() }).optional(),
+});
+export type ToolRecord = z.infer<typeof ToolRecordFields>;
 
-export type RecordState = "started" | "done";
+export type RecordState = NonNullable<ToolRecord["state"]>;
 
 /** Where a call came from in a run's session: `/byteseek/session/<vid>/<message>`, tool call `id`. */
-export interface CallOrigin {
-  message: number;
-  id: string;
-}
+export type CallOrigin = NonNullable<ToolRecord["origin"]>;
 
 /** A record as read back: the fields a reader relies on, checked; anything else kept as it is. */
-export const StoredRecord = z
-  .object({
-    name: z.string(),
-    args: z.unknown(),
-    kind: z.enum(["ok", "truncated", "vet", "arg", "denied", "runtime"]),
-    isError: z.boolean(),
-    text: z.string(),
-    details: z.record(z.string(), z.unknown()),
-    ts: z.number(),
-    ms: z.number(),
-    state: z.enum(["started", "done"]).optional(),
-    idempotencyKey: z.string().optional(),
-    sideEffect: z.enum(SIDE_EFFECTS).optional(),
-    files: z
-      .array(
-        z.object({
-          path: z.string(),
-          before: z.string().nullable(),
-          after: z.string().nullable(),
-          planned: z.literal(false).optional(),
-        }),
-      )
-      .optional(),
-    keys: z
-      .array(
-        z.object({
-          key: z.string(),
-          version: z.number().int().nonnegative(),
-          before: z.string().nullable(),
-          after: z.string().nullable(),
-        }),
-      )
-      .optional(),
-    origin: z.object({ message: z.number().int().nonnegative(), id: z.string() }).optional(),
-  })
-  .passthrough();
+export const StoredRecord = ToolRecordFields.loose();
 export type StoredRecord = z.infer<typeof StoredRecord>;
 
-/** The record a node holds, or undefined when it holds none (absent, not JSON, not a record). */
-export function readRecord(node: TreeNode | undefined): StoredRecord | undefined {
-  if (node?.kind !== "json") return undefined;
-  const parsed = StoredRecord.safeParse(node.value.value);
-  return parsed.success ? parsed.data : undefined;
+/** The call record family (tools/doc/docs.ts names it): written and read back with `StoredRecord`. */
+export const RecordDoc = docFamily("a call record", StoredRecord);
+
+/**
+ * The record a node holds, or undefined when there is none; a node that holds something else (not
+ * json, or not a record) is `DOC_MALFORMED`: a reader deciding what to do with a run's calls must
+ * not take a damaged record for a missing one.
+ */
+export function readRecord(
+  key: string,
+  node: (Pick<TreeNode, "kind"> & { value?: TreeValue | undefined }) | undefined,
+): StoredRecord | undefined {
+  return parseDoc(RecordDoc, key, node);
 }
 
 /** `<vid>/<n>` of a record key `/byteseek/tool/<vid>/<n>`. */
 export function idempotencyKeyOf(recordKey: string): string {
-  return recordKey.slice("/byteseek/tool/".length);
+  return recordKey.slice(dirs.records.length);
 }
 
 /** What a `started` record says while its call runs (and forever, if its process dies during it). */
@@ -134,8 +124,8 @@ export async function writeRecord(
   const value = storedRecord(record);
   const put = (v: ToolRecord) =>
     at === undefined
-      ? tree.append(recordsDir(vid), json(v as unknown as Json), { vid, ro: true })
-      : tree.set(at, json(v as unknown as Json), { vid, ro: true, force: true });
+      ? appendDoc(tree, RecordDoc, recordsDir(vid), v, { vid, ro: true })
+      : writeDoc(tree, RecordDoc, at, v, { vid, ro: true, force: true });
   try {
     return (await put(value)).key;
   } catch (err) {

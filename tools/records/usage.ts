@@ -1,12 +1,34 @@
 import type { Logger } from "pino";
+import { z } from "zod";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree, TreeNode, TxnOp, WriteResult } from "../../tree/types.js";
-import { type Json, json } from "../../tree/value.js";
+import { keys } from "../doc/keys.js";
+import { docFamily, docValue, parseDoc, writeDoc } from "../doc/read-write.js";
 import type { ToolKind } from "../errors.js";
-import { recordsDir, storedRecord, type ToolRecord, writeRecord } from "./records.js";
+import { RecordDoc, recordsDir, storedRecord, type ToolRecord, writeRecord } from "./records.js";
 
 /** The accounting node of a run. Other parts (the agent loop's token counts) add their own fields. */
-export const usageKey = (vid: string): string => `/byteseek/usage/${vid}`;
+export const usageKey = keys.usage;
+
+const KindCounts = z.record(z.string(), z.number());
+
+/**
+ * What `/byteseek/usage/<vid>` holds: the runtime's call counters (`calls`, `kinds`, `tools`) and
+ * the agent loop's (`turns`, `steps`, `tokens`); every field optional, each added by its writer.
+ */
+const UsageFields = z.object({
+  calls: z.number().optional(),
+  kinds: KindCounts.optional(),
+  tools: z.record(z.string(), z.object({ calls: z.number(), ms: z.number(), kinds: KindCounts })).optional(),
+  turns: z.number().optional(),
+  steps: z.number().optional(),
+  tokens: z.object({ input: z.number().optional(), output: z.number().optional() }).optional(),
+});
+export const Usage = UsageFields.loose();
+export type Usage = z.infer<typeof Usage>;
+
+/** The usage family (tools/doc/docs.ts names it). */
+export const UsageDoc = docFamily("a run's usage counters", Usage);
 
 /** The one counter calls to names that name no tool share (in `tools`). */
 export const UNKNOWN_TOOLS = "(unknown)";
@@ -22,11 +44,7 @@ export interface UsageDelta {
  * The tool part of `/byteseek/usage/<vid>`:
  * `{calls, kinds: {ok: n, …}, tools: {"edit.read": {calls, ms, kinds: {…}}}, …other fields kept}`.
  */
-export interface ToolUsage {
-  calls: number;
-  kinds: Record<string, number>;
-  tools: Record<string, { calls: number; ms: number; kinds: Record<string, number> }>;
-}
+export type ToolUsage = Required<Pick<Usage, "calls" | "kinds" | "tools">>;
 
 /**
  * Most calls one write stores. A transaction holds at most 128 operations, and on etcd each
@@ -82,7 +100,7 @@ export function createCallLog(tree: Tree, logger: Logger) {
     const key = usageKey(vid);
     const deltas = batch.map((p) => p.delta);
     const appends: TxnOp[] = batch.map((p): TxnOp => {
-      const value = json(storedRecord(p.record) as unknown as Json);
+      const value = docValue(RecordDoc, storedRecord(p.record));
       return p.at === undefined
         ? { op: "append", key: recordsDir(vid), value, vid, ro: true }
         : { op: "set", key: p.at, value, vid, ro: true, force: true };
@@ -95,14 +113,12 @@ export function createCallLog(tree: Tree, logger: Logger) {
       return apart(vid, batch);
     }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const next = applyDeltas(counters(node), deltas);
       try {
+        // a malformed counter node (DOC_MALFORMED) is logged below; the records are stored apart
+        const next = applyDeltas(counters(key, node), deltas);
         const res = await tree.txn({
           compare: [{ key, target: "version", value: node?.version ?? 0 }],
-          success: [
-            ...appends,
-            { op: "set", key, value: json(next as unknown as Json), ro: true, force: true },
-          ],
+          success: [...appends, { op: "set", key, value: docValue(UsageDoc, next), ro: true, force: true }],
           failure: [{ op: "get", key }],
         });
         if (res.succeeded) return res.results.slice(0, batch.length).map((r) => (r as WriteResult).key);
@@ -136,7 +152,7 @@ export function createCallLog(tree: Tree, logger: Logger) {
     for (let attempt = 0; ; attempt++) {
       const node = await tree.get(key);
       try {
-        await tree.set(key, json(applyDeltas(counters(node), deltas) as unknown as Json), {
+        await writeDoc(tree, UsageDoc, key, applyDeltas(counters(key, node), deltas), {
           ifVersion: node && node.kind !== "index" ? node.version : 0,
           ro: true,
           force: true,
@@ -169,32 +185,26 @@ export function createCallLog(tree: Tree, logger: Logger) {
   };
 }
 
-/** The usage node's fields, or none when it is absent (or not a JSON object). */
-function counters(node: TreeNode | undefined): Record<string, Json> {
-  return node && node.kind === "json" && isObject(node.value.value)
-    ? (node.value.value as Record<string, Json>)
-    : {};
+/** The usage node's fields, or none when it is absent; `DOC_MALFORMED` when it holds something else. */
+function counters(key: string, node: TreeNode | undefined): Usage {
+  return (node?.kind === "index" ? undefined : parseDoc(UsageDoc, key, node)) ?? {};
 }
 
-function applyDeltas(base: Record<string, Json>, deltas: UsageDelta[]): Record<string, unknown> {
-  const kinds = { ...(isObject(base.kinds) ? (base.kinds as Record<string, number>) : {}) };
-  const tools = { ...(isObject(base.tools) ? (base.tools as unknown as ToolUsage["tools"]) : {}) };
-  let calls = typeof base.calls === "number" ? base.calls : 0;
+function applyDeltas(base: Usage, deltas: UsageDelta[]): Usage {
+  const kinds = { ...base.kinds };
+  const tools = { ...base.tools };
+  let calls = base.calls ?? 0;
   for (const d of deltas) {
     calls++;
     kinds[d.kind] = (kinds[d.kind] ?? 0) + 1;
     const prev = tools[d.tool];
     const t = prev
       ? { calls: prev.calls, ms: prev.ms, kinds: { ...prev.kinds } }
-      : { calls: 0, ms: 0, kinds: {} };
+      : { calls: 0, ms: 0, kinds: {} as Record<string, number> };
     t.calls++;
     t.ms = Math.round((t.ms + d.ms) * 1000) / 1000;
     t.kinds[d.kind] = (t.kinds[d.kind] ?? 0) + 1;
     tools[d.tool] = t;
   }
   return { ...base, calls, kinds, tools };
-}
-
-function isObject(v: unknown): boolean {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
 }

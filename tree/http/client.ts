@@ -11,6 +11,7 @@
 
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
+import { readSse } from "../../shared/sse.js";
 import { TreeError } from "../errors.js";
 import { fastLanesByDefault, readFastLanes } from "../fast-lanes.js";
 import type { GrepOptions, GrepResult } from "../grep.js";
@@ -52,7 +53,6 @@ import type {
   WatchProgressJson,
   WriteJson,
 } from "./schemas.js";
-import { readSse } from "./sse.js";
 import { bodyText, createTransport, type TransportAnswer, type TransportKind } from "./transport.js";
 
 export interface HttpTreeOptions {

@@ -53,4 +53,3 @@ export {
   WatchProgressJson,
   WriteJson,
 } from "./schemas.js";
-export { createSseParser, readSse, type SseEvent, type SseParser } from "./sse.js";

@@ -1,11 +1,11 @@
 /**
  * The page's one reader of server-sent events, for the watch and for an agent turn. Streams are
  * read from fetch (EventSource can neither send an Authorization header nor POST) and parsed by
- * the same parser as the Node clients (tree/http/sse.ts, which depends on nothing Node-only), so
+ * the same parser as the Node clients (shared/sse.ts, which depends on nothing Node-only), so
  * every client of byteseek reads an event stream alike: CRLF, LF or CR line ends, a chunk split
  * anywhere, multi-line `data:`, the last `id:` kept for `Last-Event-ID`.
  */
-import { readSse, type SseEvent } from "../../tree/http/sse.js";
+import { readSse, type SseEvent } from "../../shared/sse.js";
 
 export type { SseEvent };
 

@@ -4,6 +4,13 @@
  * callers (server/main.ts, cli/) read the environment; they hand it in.
  */
 import type { Logger } from "pino";
+import { AgentError } from "../agent/errors.js";
+import { killAt } from "../agent/kill-at.js";
+import { type ClientLlmSettings, resolveLlmConfig } from "../agent/llm-config.js";
+import { type Agent, createAgent } from "../agent/loop.js";
+import { type ModelChoices, modelChoices } from "../agent/model-choices.js";
+import { createProvider, type ProviderDeps } from "../agent/providers/index.js";
+import type { Provider } from "../agent/providers/types.js";
 import { type BuiltPrompt, buildPrompt } from "../prompts/build.js";
 import { seedPrompts } from "../prompts/defaults.js";
 import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
@@ -20,13 +27,6 @@ import { createShellTools } from "../tools/shell/index.js";
 import { createTreeTools } from "../tools/tree/tools.js";
 import type { BuiltinTool } from "../tools/types.js";
 import type { Tree } from "../tree/types.js";
-import { AgentError } from "./errors.js";
-import { killAt } from "./kill-at.js";
-import { type ClientLlmSettings, resolveLlmConfig } from "./llm-config.js";
-import { type Agent, createAgent } from "./loop.js";
-import { type ModelChoices, modelChoices } from "./model-choices.js";
-import { createProvider, type ProviderDeps } from "./providers/index.js";
-import type { Provider } from "./providers/types.js";
 
 /** Providers kept open for turns that bring their own model settings. */
 const CLIENT_PROVIDERS = 8;

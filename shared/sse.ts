@@ -1,8 +1,16 @@
 /**
- * A small server-sent events parser (the WHATWG event-stream format): lines end in CRLF, LF or
- * CR, `data:` lines accumulate, a blank line dispatches, `:` lines are comments. It takes text in
+ * Server-sent events (the WHATWG event-stream format), written and read in one module of no
+ * dependencies (nothing of Node, nothing of byteseek), so every floor and the web page share it:
+ * the server writes with `formatEvent` (server/sse.ts sends it), the HTTP tree client, the model
+ * providers, the CLI and the page read with `readSse`. The parser: lines end in CRLF, LF or CR,
+ * `data:` lines accumulate, a blank line dispatches, `:` lines are comments. It takes text in
  * pieces split anywhere, so network chunking never changes the events.
  */
+
+/** One event in the text/event-stream format. `data` is JSON-encoded on one line. */
+export function formatEvent(event: string, data: unknown, id?: number): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
 
 export interface SseEvent {
   /** The `event:` field; "message" when absent. */

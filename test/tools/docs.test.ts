@@ -1,0 +1,87 @@
+/**
+ * byteseek's own documents (tools/doc/): written through the tree by hand in a shape their schema
+ * refuses, each reader answers DOC_MALFORMED naming the key and what is wrong, instead of
+ * handing a mis-shaped value to code that trusts it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordsOf } from "../../agent/resume.js";
+import { docs } from "../../tools/doc/docs.js";
+import { keys, runDirs } from "../../tools/doc/keys.js";
+import { readDoc, writeDoc } from "../../tools/doc/read-write.js";
+import { DocError } from "../../tools/errors.js";
+import { createApprovals } from "../../tools/gate/approvals.js";
+import { openTree } from "../../tree/store-config.js";
+import type { Tree } from "../../tree/types.js";
+import { json, str } from "../../tree/value.js";
+
+let tree: Tree;
+beforeAll(async () => {
+  tree = await openTree({ backend: "memory" });
+});
+afterAll(async () => {
+  await tree.close();
+});
+
+/** The DocError a promise rejects with. */
+async function docError(p: Promise<unknown>): Promise<DocError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DocError);
+  return err as DocError;
+}
+
+const pending = {
+  state: "pending",
+  vid: "r1",
+  tool: "shell.run",
+  args: { command: "ls" },
+  reason: "shell.run needs confirmation",
+  rule: "declaration.confirm",
+  ts: 1,
+} as const;
+
+describe("byteseek's own documents", () => {
+  it("reads back what was written, fields a newer byteseek added kept", async () => {
+    const key = keys.approval("r0", 0);
+    await writeDoc(tree, docs.approval, key, { ...pending, vid: "r0", later: "kept" });
+    expect(await readDoc(tree, docs.approval, key)).toEqual({ ...pending, vid: "r0", later: "kept" });
+    expect(await readDoc(tree, docs.approval, keys.approval("r0", 9))).toBeUndefined();
+  });
+
+  it("answers DOC_MALFORMED, naming the key and the wrong fields, for an approval written by hand", async () => {
+    const key = keys.approval("r1", 0);
+    await tree.set(key, json({ state: "maybe", vid: "r1", args: {}, reason: "x", rule: "y", ts: 1 }));
+    const approvals = createApprovals(tree);
+    const err = await docError(approvals.read(key));
+    expect(err.code).toBe("DOC_MALFORMED");
+    expect(err.message).toContain(`${key} does not hold an approval entry`);
+    expect(err.message).toMatch(/state: .*tool: /);
+    expect(err.message).toContain(`kvspace del ${key}`);
+    expect(err.details).toMatchObject({ key });
+    // deciding it and listing the pending ones meet the same answer, not a crash further in
+    expect((await docError(approvals.decide(key, { decision: "approve" }))).code).toBe("DOC_MALFORMED");
+    expect((await docError(approvals.pending())).code).toBe("DOC_MALFORMED");
+    await tree.del(key);
+  });
+
+  it("answers DOC_MALFORMED for an approval that is not json at all", async () => {
+    const key = keys.approval("r2", 0);
+    await tree.set(key, str("approve me"));
+    const err = await docError(createApprovals(tree).read(key));
+    expect(err.message).toContain("it holds a char/utf8 value, not json");
+    await tree.del(key);
+  });
+
+  it("answers DOC_MALFORMED when a resumed run meets a call record written by hand", async () => {
+    await tree.append(
+      runDirs.records("r3"),
+      json({ name: "edit.read", kind: "fine", origin: { message: 1, id: "c1" } }),
+    );
+    const err = await docError(recordsOf(tree, "r3", 1));
+    expect(err.code).toBe("DOC_MALFORMED");
+    expect(err.message).toContain(`${keys.toolRecord("r3", 0)} does not hold a call record`);
+    expect(err.details.problems).toEqual(expect.arrayContaining([expect.stringMatching(/^kind: /)]));
+  });
+});
