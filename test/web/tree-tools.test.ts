@@ -143,6 +143,78 @@ describe("move and copy", () => {
   });
 });
 
+describe("bulk actions beyond the loaded rows", () => {
+  it("picks all 301 entries of a directory with 100 loaded, and moves, copies and deletes every one, each in one revision", async () => {
+    const N = 300;
+    await server.tree.import(
+      Array.from({ length: N }, (_, i) => ({
+        key: `/many/k${String(i).padStart(3, "0")}`,
+        kind: "char/utf8" as const,
+        value: `v${i}`,
+      })),
+    );
+    await server.tree.set("/many/sub/x", str("x"));
+    const dialog = page.locator("#confirm-dialog");
+    /** Ticks every loaded row of `dir`, then "Select all" of the whole directory. */
+    const pickWhole = async (dir: string) => {
+      await openAt(`/ui${dir}`);
+      await page.locator("input.row-select").nth(99).waitFor();
+      expect(await page.locator("input.row-select").count()).toBe(100);
+      await page.locator("input.select-all").check();
+      await page.locator(".bulk-count", { hasText: "100 selected" }).waitFor();
+      await page.locator("#bulk-select-whole", { hasText: `Select all ${N + 1} in ${dir}` }).click();
+      await page.locator(".bulk-count", { hasText: `All ${N + 1} entries of ${dir} selected` }).waitFor();
+    };
+    /** Every child of `dir`: how many, and the revisions that last wrote them. */
+    const children = async (dir: string) => {
+      const listed = (await server.tree.list(dir, { limit: 1000, values: false })).children;
+      return { count: listed.length, revs: new Set(listed.map((c) => c.modRev)) };
+    };
+
+    await pickWhole("/many/");
+    let before = server.tree.revision();
+    await page.locator("#bulk-move").click();
+    await dialog.locator("h2", { hasText: "Move everything in /many/" }).waitFor();
+    await page.locator("#bulk-target").fill("/moved/");
+    await page.locator("#bulk-target-ok").click();
+    await page
+      .locator("#toast", {
+        hasText: `Moved everything in /many/ (${N + 2} keys) to /moved/ at revision ${before + 1}`,
+      })
+      .waitFor();
+    expect(server.tree.revision()).toBe(before + 1);
+    expect(await children("/moved/")).toEqual({ count: N + 1, revs: new Set([before + 1]) });
+    expect(await valueAt("/moved/k299")).toBe("v299");
+    expect(await valueAt("/moved/sub/x")).toBe("x");
+    // the directory stays, empty
+    expect((await children("/many/")).count).toBe(0);
+    await page.locator("td", { hasText: "(empty)" }).waitFor();
+
+    await pickWhole("/moved/");
+    before = server.tree.revision();
+    await page.locator("#bulk-copy").click();
+    await page.locator("#bulk-target").fill("/copied/");
+    await page.locator("#bulk-target-ok").click();
+    await page
+      .locator("#toast", { hasText: `Copied everything in /moved/ (${N + 2} keys) to /copied/` })
+      .waitFor();
+    expect(server.tree.revision()).toBe(before + 1);
+    expect(await children("/copied/")).toEqual({ count: N + 1, revs: new Set([before + 1]) });
+    expect((await children("/moved/")).count).toBe(N + 1);
+
+    await pickWhole("/copied/");
+    before = server.tree.revision();
+    await page.locator("#bulk-delete").click();
+    await dialog.locator("h2", { hasText: "Delete everything in /copied/?" }).waitFor();
+    await dialog.getByRole("button", { name: "Delete everything" }).click();
+    await page.locator("#toast", { hasText: `Deleted everything in /copied/ (${N + 2} keys)` }).waitFor();
+    expect(server.tree.revision()).toBe(before + 1);
+    expect((await children("/copied/")).count).toBe(0);
+    expect(await server.tree.get("/copied/")).toMatchObject({ kind: "index" });
+    expect(errors).toEqual([]);
+  });
+});
+
 describe("import and export", () => {
   it("previews an import (new, changed with a diff, read-only needing force) and imports it", async () => {
     await server.tree.set("/imp/same", str("unchanged"));

@@ -2,6 +2,11 @@
  * What a directory listing can do with the rows picked (selection.ts): delete them (values with
  * `del`, directories with `deltree`, 128 to a transaction, after a dialog naming the count), move
  * or copy them (POST /v1/move and /v1/copy: each key or directory in one revision).
+ *
+ * With every loaded row picked and more in the directory than loaded, "Select all N" picks the
+ * directory's whole content, loaded or not: then each action is one tree-level operation on the
+ * directory, in one revision — delete is `deltree` + `mkindex` of it (it stays, empty), move is a
+ * move of it + `mkindex` (a transaction), copy is POST /v1/copy of it — never a request per row.
  */
 import { ApiError } from "./api.js";
 import { confirmDialog, toast } from "./dialogs.js";
@@ -10,6 +15,7 @@ import { isDir, nameOf } from "./keys.js";
 import type { Selection } from "./selection.js";
 import { type TreeOps, TXN_MAX_OPS, type TxnOp } from "./tree-ops-api.js";
 import { errorText } from "./view-parts.js";
+import type { VisibleCounts } from "./visible-count.js";
 
 export interface BulkActions {
   /** The bar above the listing: how many rows are picked and what to do with them. */
@@ -18,13 +24,36 @@ export interface BulkActions {
   update(count: number): void;
 }
 
+/** What the listing knows beyond its rows: whether more are to load, and how many the directory holds. */
+export interface ListingFacts {
+  /** The directory has more children than the rows loaded. */
+  more(): boolean;
+  /** Its number of children as a person counts them (written into an element: visible-count.ts). */
+  counts: VisibleCounts;
+  /** Its number of children as the tree counts them (system entries included), when known. */
+  count(): number | undefined;
+}
+
 export function createBulkActions(
   ops: TreeOps,
   dir: string,
   selection: () => Selection,
   show: { status(text: string): void; error(text: string): void },
+  listing: ListingFacts,
 ): BulkActions {
   const count = h("span", { class: "bulk-count", role: "status", "aria-live": "polite" });
+  /** The directory's whole content is picked, not only the rows loaded. */
+  let whole = false;
+  const selectWhole = h("button", {
+    type: "button",
+    class: "link",
+    id: "bulk-select-whole",
+    hidden: true,
+    onclick: () => {
+      whole = true;
+      render(selection().keys().length);
+    },
+  });
   const button = (id: string, label: string, onclick: () => Promise<void>, cls = "") =>
     h("button", { type: "button", id, class: cls, disabled: true, onclick: () => void run(onclick) }, label);
   const del = button("bulk-delete", "Delete…", deleteSelected, "danger");
@@ -39,6 +68,7 @@ export function createBulkActions(
     "div",
     { class: "bulk-bar", role: "toolbar", "aria-label": "Selected rows" },
     count,
+    selectWhole,
     del,
     move,
     copy,
@@ -54,7 +84,68 @@ export function createBulkActions(
     }
   }
 
+  /** The directory's number of children, as a person counts them, worded by `format` into `el` (undefined: not known). */
+  function showCount(el: HTMLElement, format: (n?: number) => string): void {
+    const n = listing.count();
+    if (n === undefined) el.textContent = format();
+    else listing.counts.show(el, dir, n, format);
+  }
+
+  async function deleteWhole(): Promise<void> {
+    const ok = await confirmDialog(
+      `Delete everything in ${dir}?`,
+      `Delete every entry of ${dir}, loaded or not, with everything under them, in one revision? The directory stays, empty. This cannot be undone.`,
+      "Delete everything",
+    );
+    if (!ok) return;
+    const r = await ops.txn([
+      { op: "deltree", key: dir },
+      { op: "mkindex", key: dir },
+    ]);
+    const removed = Math.max(0, (r.results[0]?.removed ?? 1) - 1);
+    whole = false;
+    selection().clear();
+    toast(`Deleted everything in ${dir} (${removed} key${removed === 1 ? "" : "s"}) at revision ${r.rev}`);
+    show.status(`Deleted everything in ${dir}.`);
+  }
+
+  async function transferWhole(kind: "move" | "copy"): Promise<void> {
+    const answer = await targetDialog(kind, [], dir, true);
+    if (!answer) return;
+    const { target, overwrite, force } = answer;
+    const opts = { ...(overwrite ? { overwrite } : {}), ...(force ? { force } : {}) };
+    let landed: number;
+    let rev: number;
+    try {
+      if (kind === "copy") {
+        const r = await ops.transfer("copy", dir, target, opts);
+        [landed, rev] = [r.keys, r.revision];
+      } else {
+        // the directory moves whole, and is made again where it was: one transaction, one revision
+        const r = await ops.txn([
+          { op: "move", key: dir, to: target, ...opts },
+          { op: "mkindex", key: dir },
+        ]);
+        [landed, rev] = [r.results[0]?.keys ?? 0, r.rev];
+      }
+    } catch (err) {
+      throw new Error(`${dir} → ${target}: ${transferError(kind, err)}`);
+    }
+    // the directory itself is among the keys written
+    landed = Math.max(0, landed - 1);
+    if (kind === "move") {
+      whole = false;
+      selection().clear();
+    }
+    const verb = kind === "move" ? "Moved" : "Copied";
+    toast(
+      `${verb} everything in ${dir} (${landed} key${landed === 1 ? "" : "s"}) to ${target} at revision ${rev}`,
+    );
+    show.status(`${verb} everything in ${dir} to ${target}.`);
+  }
+
   async function deleteSelected(): Promise<void> {
+    if (whole) return deleteWhole();
     const keys = selection().keys();
     if (!keys.length) return;
     const dirs = keys.filter(isDir).length;
@@ -92,6 +183,7 @@ export function createBulkActions(
   }
 
   async function transfer(kind: "move" | "copy"): Promise<void> {
+    if (whole) return transferWhole(kind);
     const keys = selection().keys();
     if (!keys.length) return;
     const answer = await targetDialog(kind, keys, dir);
@@ -136,12 +228,27 @@ export function createBulkActions(
     show.status(`${verb} ${items} to ${target}.`);
   }
 
+  function render(n: number): void {
+    // every loaded row picked, and more to load: the whole directory can be picked (not the root: it cannot move)
+    const offer = !whole && n > 0 && selection().all.checked && listing.more() && dir !== "/";
+    if (whole)
+      showCount(
+        count,
+        (all) => `All ${all === undefined ? "the" : all} entries of ${dir} selected, loaded or not.`,
+      );
+    else count.textContent = n ? `${n} selected` : "Select rows to delete, move or copy them.";
+    selectWhole.hidden = !offer;
+    if (offer) showCount(selectWhole, (all) => `Select all${all === undefined ? "" : ` ${all}`} in ${dir}`);
+    for (const b of [del, move, copy]) b.disabled = n === 0 && !whole;
+    clear.hidden = n === 0 && !whole;
+  }
+
   return {
     el,
     update(n) {
-      count.textContent = n ? `${n} selected` : "Select rows to delete, move or copy them.";
-      for (const b of [del, move, copy]) b.disabled = n === 0;
-      clear.hidden = n === 0;
+      // a row let go, or the selection cleared: no longer the whole directory
+      if (whole && !selection().all.checked) whole = false;
+      render(n);
     },
   };
 }
@@ -165,10 +272,11 @@ function targetDialog(
   kind: "move" | "copy",
   keys: string[],
   dir: string,
+  whole = false,
 ): Promise<{ target: string; overwrite: boolean; force: boolean } | null> {
   return new Promise((resolve) => {
     const dialog = byId<HTMLDialogElement>("confirm-dialog");
-    const one = keys.length === 1;
+    const one = !whole && keys.length === 1;
     const first = keys[0] as string;
     const input = h("input", {
       id: "bulk-target",
@@ -184,15 +292,17 @@ function targetDialog(
     const form = h(
       "form",
       { method: "dialog" },
-      h("h2", {}, `${verb} ${one ? first : `${keys.length} items`}`),
+      h("h2", {}, `${verb} ${whole ? `everything in ${dir}` : one ? first : `${keys.length} items`}`),
       h(
         "p",
         {},
-        one
-          ? `The new key${isDir(first) ? " (a directory: ending in /)" : ""}, in one revision${kind === "move" ? `; ${first} is gone after` : ""}.`
-          : `The directory they go into (ending in /), keeping their names, in one revision.`,
+        whole
+          ? `The directory that takes every entry of ${dir}, loaded or not, names kept, in one revision. It must not exist yet, unless you tick “overwrite”: then what it holds now is replaced.${kind === "move" ? ` ${dir} stays, empty.` : ""}`
+          : one
+            ? `The new key${isDir(first) ? " (a directory: ending in /)" : ""}, in one revision${kind === "move" ? `; ${first} is gone after` : ""}.`
+            : `The directory they go into (ending in /), keeping their names, in one revision.`,
       ),
-      h("label", { for: "bulk-target" }, one ? "To key" : "Into directory"),
+      h("label", { for: "bulk-target" }, one ? "To key" : whole ? "To directory" : "Into directory"),
       input,
       h("label", { class: "check" }, overwrite, " overwrite what is there"),
       h("label", { class: "check" }, force, " force: read-only keys too"),
@@ -212,13 +322,15 @@ function targetDialog(
         ? "a key starts with /"
         : !one && !isDir(t)
           ? "a directory ends with /"
-          : one && isDir(first) !== isDir(t)
-            ? isDir(first)
-              ? "a directory's new key ends with /"
-              : "a value's new key does not end with /"
-            : keys.some((k) => k === (one ? t : t + nameOf(k)))
-              ? "that is where it is already"
-              : null;
+          : whole && (t.startsWith(dir) || dir.startsWith(t))
+            ? `not ${dir} itself, inside it, nor a directory holding it`
+            : one && isDir(first) !== isDir(t)
+              ? isDir(first)
+                ? "a directory's new key ends with /"
+                : "a value's new key does not end with /"
+              : keys.some((k) => k === (one ? t : t + nameOf(k)))
+                ? "that is where it is already"
+                : null;
       if (why) {
         e.preventDefault();
         error.textContent = why;

@@ -27,10 +27,19 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
   const pages = createPages(api, key, PAGE);
   let timer: ReturnType<typeof setTimeout> | null = null;
   const ops = createTreeOps(api);
-  const bulk = createBulkActions(ops, key, () => selection, {
-    status: (text) => replace(status, text),
-    error: (text) => replace(msg, text),
-  });
+  const counts = createVisibleCounts(api);
+  /** The directory's number of children as the tree counts them, when read. */
+  let dirCount: number | undefined;
+  const bulk = createBulkActions(
+    ops,
+    key,
+    () => selection,
+    {
+      status: (text) => replace(status, text),
+      error: (text) => replace(msg, text),
+    },
+    { more: () => pages.next !== null, counts, count: () => dirCount },
+  );
   const selection = createSelection((n) => bulk.update(n));
   bulk.update(0);
   tbody.addEventListener("keydown", (e) => selection.onKeydown(e));
@@ -65,6 +74,9 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
   async function loadMeta(): Promise<void> {
     try {
       const n = await api.dirNode(key);
+      dirCount = n.count;
+      // the bar's "Select all N" says the count now known
+      bulk.update(selection.keys().length);
       replace(
         meta,
         metaList([
@@ -77,7 +89,7 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
       );
       // the entries a listing shows: the tree's count includes hidden system entries
       const entries = meta.querySelector("dd");
-      if (entries && n.count !== undefined) createVisibleCounts(api).show(entries, key, n.count);
+      if (entries && n.count !== undefined) counts.show(entries, key, n.count);
     } catch {
       // A missing directory says so in the listing.
       replace(meta);

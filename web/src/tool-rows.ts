@@ -16,6 +16,8 @@ import type { ToolEntry } from "./tool-parts.js";
 
 /** A row's height in CSS pixels: style.css's `.tool-rows li` says the same. */
 export const ROW_HEIGHT = 30;
+/** Rows the box shows at most: its height while the list loads too, so nothing below it moves then. */
+const VIEW_ROWS = 20;
 /** Rows drawn beyond each edge of the view, so a quick scroll shows no gap. */
 const OVERSCAN = 8;
 
@@ -73,6 +75,9 @@ function rowEl(row: Row, index: number, total: number): HTMLElement {
   return li;
 }
 
+/** The box's CSS height for `n` rows (and its border). */
+const boxHeight = (n: number): string => `${n * ROW_HEIGHT + 2}px`;
+
 export function createToolRows(): {
   el: HTMLElement;
   show(rows: Row[]): void;
@@ -87,6 +92,8 @@ export function createToolRows(): {
     list,
   );
   const el = h("div", {}, message, viewport);
+  // as tall as a full list before the tools arrive (its box is `contain: strict`: no height of its own)
+  viewport.style.height = boxHeight(VIEW_ROWS);
   let rows: Row[] = [];
   /** The rows in the DOM, by index: a scroll keeps those still in view (a row being clicked stays put). */
   let drawn = new Map<number, HTMLElement>();
@@ -166,7 +173,7 @@ export function createToolRows(): {
       else viewport.setAttribute("aria-activedescendant", `tool-row-${active}`);
       list.style.height = `${rows.length * ROW_HEIGHT}px`;
       // a shorter list than the view: the box shrinks to it
-      viewport.style.height = `${Math.min(rows.length, 20) * ROW_HEIGHT + 2}px`;
+      viewport.style.height = boxHeight(Math.min(rows.length, VIEW_ROWS));
       if (viewport.scrollTop > rows.length * ROW_HEIGHT) viewport.scrollTop = 0;
       replace(list);
       drawn = new Map();

@@ -12,6 +12,7 @@ export const TXN_MAX_OPS = 128;
 export type TxnOp =
   | { op: "del"; key: string }
   | { op: "deltree"; key: string }
+  | { op: "mkindex"; key: string }
   | { op: "get"; key: string }
   | { op: "move" | "copy"; key: string; to: string; overwrite?: boolean; force?: boolean };
 
