@@ -7,7 +7,9 @@
  * accepts them, as `kvspace mcp review|accept` do. `POST /v1/mcp/<server>/login`: starts a person's
  * OAuth sign-in to an HTTP server, answering the authorization URL; the authorization server sends
  * the browser back to `GET /v1/mcp/oauth/callback`, which finishes it (its state checked) and syncs
- * the server; `POST /v1/mcp/<server>/logout` forgets the tokens.
+ * the server; with `{"device": true}` it answers a code to enter on any device instead, and polls
+ * the authorization server until then (oauth/device.ts); `POST /v1/mcp/<server>/logout` forgets the
+ * tokens.
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -19,7 +21,10 @@ import { McpAcceptJson, McpReviewJson, McpServersJson, McpSyncJson } from "../ru
 import { ErrorJson } from "../schemas.js";
 
 export interface McpServerRoutesOptions {
-  mcp: Pick<McpClient, "list" | "sync" | "review" | "accept" | "signIn" | "finishSignIn" | "signOut">;
+  mcp: Pick<
+    McpClient,
+    "list" | "sync" | "review" | "accept" | "signIn" | "signInDevice" | "finishSignIn" | "signOut"
+  >;
 }
 
 /** What the document says beyond the schemas (server/openapi.ts). */
@@ -111,9 +116,15 @@ const acceptDoc = {
 } satisfies RouteDoc;
 
 const loginDoc = {
+  body: { browser: {}, device: { device: true } },
   responses: {
     200: {
       examples: {
+        device: {
+          verificationUri: "https://github.com/login/device",
+          userCode: "WDJB-MJHT",
+          expiresAt: 1764836100000,
+        },
         started: {
           authorizationUrl:
             "https://auth.example.com/authorize?response_type=code&client_id=byteseek-1&code_challenge=…&code_challenge_method=S256&state=remote.…&resource=https%3A%2F%2Ftools.example.com%2Fmcp",
@@ -188,18 +199,44 @@ export const mcpServerRoutes: FastifyPluginAsyncZod<McpServerRoutesOptions> = as
           "Start a person's OAuth sign-in to an HTTP upstream MCP server: the authorization URL to open",
         doc: loginDoc,
         params: ServerParams,
+        body: z
+          .object({
+            device: z
+              .boolean()
+              .optional()
+              .describe(
+                "sign in with a code entered on any device (RFC 8628) instead of this browser; byteseek polls until then",
+              ),
+          })
+          .strict()
+          .default({}),
         response: {
-          200: z.object({
-            authorizationUrl: z
-              .string()
-              .describe("open it in the browser; it comes back to /v1/mcp/oauth/callback"),
-          }),
+          200: z.union([
+            z.object({
+              authorizationUrl: z
+                .string()
+                .describe("open it in the browser; it comes back to /v1/mcp/oauth/callback"),
+            }),
+            z.object({
+              verificationUri: z.string().describe("where the person enters the code"),
+              userCode: z.string().describe("the code to enter there"),
+              verificationUriComplete: z.string().optional().describe("the same page with the code in it"),
+              expiresAt: z.number().describe("when the code stops working (ms since the epoch)"),
+            }),
+          ]),
           400: ErrorJson,
           401: ErrorJson,
         },
       },
     },
     async function beginLogin(request, reply) {
+      if (request.body.device === true) {
+        try {
+          return await mcp.signInDevice(request.params.server);
+        } catch (err) {
+          return reply.code(400).send(signInError(err));
+        }
+      }
       const redirectUri = `${request.protocol}://${request.headers.host ?? request.hostname}/v1/mcp/oauth/callback`;
       try {
         const begun = await mcp.signIn(request.params.server, redirectUri);

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { buildApp } from "../../server/app.js";
 import { type DevicePrompt, signInWithDevice } from "../../tools/mcp/oauth/device.js";
 import { refreshIfDue } from "../../tools/mcp/oauth/sign-in.js";
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
-import { tempDir } from "../tools/helpers.js";
-import type { McpHarness } from "./helpers.js";
+import { silent, tempDir } from "../tools/helpers.js";
+import { type McpHarness, until } from "./helpers.js";
 import { type OAuthFixture, type OAuthFixtureOptions, useSignInSuite } from "./oauth-fixture.js";
 
 const suite = useSignInSuite();
@@ -176,6 +177,67 @@ describe("device-code sign-in (RFC 8628) to an HTTP MCP server", () => {
     expect(fx.seen.registrations).toBe(0);
     expect(fx.seen.device[0]?.authorization).toMatch(/^Basic /);
     expect(fx.issued.at(-1)?.clientId).toBe("pre-dev");
+  });
+});
+
+describe("the page's Sign in with a code, through the server", () => {
+  it("POST /v1/mcp/<server>/login {device: true} answers the code (never the device code), polls in the background until approved, and syncs; a sign-out stops a poll under way", async () => {
+    const app = await buildApp({
+      tree: h.tree,
+      logger: silent,
+      runtime: h.runtime,
+      mcp: h.mcp,
+      web: false,
+      token: "t0ken",
+    });
+    const auth = { authorization: "Bearer t0ken" };
+    const login = () =>
+      app.inject({
+        method: "POST",
+        url: `/v1/mcp/${server}/login`,
+        headers: auth,
+        payload: { device: true },
+      });
+    try {
+      await register({ deviceInterval: 1, deviceAnswers: ["authorization_pending"] });
+      const started = await login();
+      expect(started.statusCode, started.body).toBe(200);
+      expect(started.json()).toEqual({
+        verificationUri: `${fx.origin}/activate`,
+        verificationUriComplete: `${fx.origin}/activate?user_code=WDJB-MJHT`,
+        userCode: "WDJB-MJHT",
+        expiresAt: expect.any(Number),
+      });
+      expect(started.body).not.toContain("device_code");
+      await until(async () => (await h.mcp.list()).find((x) => x.server === server)?.tools === 3);
+      expect(fx.seen.polls).toBe(2);
+      const [status] = (await h.mcp.list()).filter((x) => x.server === server);
+      expect(status?.auth?.state).toBe("signed-in");
+
+      // pending forever: a sign-out ends the poll, and nothing polls after it
+      await register({ deviceInterval: 1, deviceAnswers: Array(1000).fill("authorization_pending") });
+      expect((await login()).statusCode).toBe(200);
+      await until(() => fx.seen.polls >= 1);
+      const out = await app.inject({
+        method: "POST",
+        url: `/v1/mcp/${server}/logout`,
+        headers: auth,
+        payload: {},
+      });
+      expect(out.statusCode).toBe(200);
+      const polled = fx.seen.polls;
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(fx.seen.polls).toBe(polled);
+
+      // an authorization server without the device grant: a 400 saying what to do
+      await register({ device: false });
+      const refused = await login();
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toMatchObject({ error: { code: "MCP_SIGN_IN" } });
+      expect(refused.body).toContain("offers no device sign-in");
+    } finally {
+      await app.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { pathToFileURL } from "node:url";
+import { request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../../server/app.js";
 import { beginSignIn, finishSignIn, refreshIfDue, signOut } from "../../tools/mcp/oauth/sign-in.js";
@@ -376,6 +377,17 @@ describe("the page's Sign in, through the server", () => {
     });
     try {
       const auth = { authorization: "Bearer t0ken" };
+      // the redirect URI is made from the Host header: a request naming another site (a DNS rebind)
+      // is refused at the server's front door, before any sign-in starts
+      const base = await app.listen({ host: "127.0.0.1", port: 0 });
+      const foreign = await request(`${base}/v1/mcp/${server}/login`, {
+        method: "POST",
+        headers: { ...auth, host: "evil.example", "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(foreign.statusCode).toBe(421);
+      expect(await foreign.body.text()).not.toContain("authorizationUrl");
+      expect((await session()).state).toBeUndefined();
       const started = await app.inject({
         method: "POST",
         url: `/v1/mcp/${server}/login`,

@@ -136,4 +136,26 @@ describe("Sign in on the MCP view, with the authorization server on another site
     expect(errors.filter((e) => !/401|404|CORS|ERR_FAILED/.test(e))).toEqual([]);
     await context.close();
   });
+
+  it("signs in with a code for another device: shows the code and where to enter it, and the server signed in once approved", async () => {
+    fx.reset({ device: true, deviceInterval: 1, deviceAnswers: ["authorization_pending"] });
+    await server.tree.set("/byteseek/mcp/coded", json({ url: fx.url, oauth: {} }));
+    const { page, context, errors } = await browser.open(server.url);
+    await page.goto(`/tools/?token=${TOKEN}`);
+    const coded = page.locator('#mcp-servers li[data-server="coded"]');
+    await coded.locator('button[data-sync="coded"]').click();
+    await coded.locator('[data-auth="needs-sign-in"] button[data-sign-in-device="coded"]').click();
+    await coded.locator('[data-user-code="coded"]').waitFor();
+    expect(await coded.locator('[data-user-code="coded"]').textContent()).toBe("WDJB-MJHT");
+    const link = coded.locator('[data-role="device-code"] a');
+    expect(await link.getAttribute("href")).toBe(`${fx.origin}/activate?user_code=WDJB-MJHT`);
+    expect(await link.getAttribute("rel")).toBe("noopener noreferrer");
+    // byteseek polls; the person approves elsewhere (the fixture, on its second poll)
+    await coded.locator('[data-role="auth"][data-auth="signed-in"]').waitFor();
+    await coded.locator('[data-role="count"]', { hasText: "3 tools" }).waitFor();
+    expect(await coded.locator('[data-role="device-code"]').count()).toBe(0);
+    // as in the test above, a 404 logged to the console is let through (no script error is)
+    expect(errors.filter((e) => !/404|401/.test(e))).toEqual([]);
+    await context.close();
+  });
 });

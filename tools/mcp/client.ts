@@ -9,11 +9,13 @@ import type { HostLookup } from "../net/host-rules.js";
 import { createSandboxRunner, type SandboxRunner } from "../sandbox/runner.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { type UpstreamVerdict, upstreamCallAllowed } from "./allowed.js";
+import { type DevicePrompt, signInWithDevice } from "./oauth/device.js";
 import { entryRevision } from "./oauth/entry.js";
 import { signInFailure } from "./oauth/failure.js";
 import { createTreeOAuthProvider } from "./oauth/provider.js";
 import { type BegunSignIn, beginSignIn, finishSignIn, refreshIfDue, signOut } from "./oauth/sign-in.js";
 import { authStatus, type McpAuthStatus } from "./oauth/status.js";
+import { updateSession } from "./oauth/store.js";
 import { heldReason } from "./pins.js";
 import {
   isStdio,
@@ -106,6 +108,12 @@ export interface McpClient {
    * authorization URL to send them to (tools/mcp/oauth/sign-in.ts).
    */
   signIn(server: string, redirectUri: string): Promise<BegunSignIn>;
+  /**
+   * Starts a device-code sign-in (oauth/device.ts) that polls in the background, bounded, until a
+   * person enters the code elsewhere; answers what to show them. A new sign-in or a sign-out of the
+   * server, or close(), stops it; once signed in, the server is synced.
+   */
+  signInDevice(server: string): Promise<DevicePrompt>;
   /** Finishes the sign-in the redirect's state names (`<server>.<random>`), then syncs that server. */
   finishSignIn(redirected: string): Promise<{ server: string; report: SyncReport }>;
   /** Forgets a server's tokens; answers whether it had any. */
@@ -414,6 +422,13 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     return during.asked.length ? { ...output, details: { ...output.details, asked: during.asked } } : output;
   }
 
+  // the device sign-ins polling now, one per server: a new sign-in, a sign-out or close() stops it
+  const devicePolls = new Map<string, AbortController>();
+  function stopDevice(server: string): void {
+    devicePolls.get(server)?.abort();
+    devicePolls.delete(server);
+  }
+
   // one refresh per server at a time: concurrent calls wait for the same one
   const refreshing = new Map<string, Promise<unknown>>();
   async function refreshDue(server: string): Promise<void> {
@@ -454,7 +469,43 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     async signIn(server, redirectUri) {
       if (!ServerName.safeParse(server).success)
         throw new ToolError("mcp_unavailable", `"${server}" is not a server name`);
+      stopDevice(server);
       return beginSignIn(tree, server, redirectUri);
+    },
+    async signInDevice(server) {
+      if (!ServerName.safeParse(server).success)
+        throw new ToolError("mcp_unavailable", `"${server}" is not a server name`);
+      if (closing) throw new ToolError("mcp_unavailable", "byteseek is stopping");
+      stopDevice(server);
+      const stop = new AbortController();
+      devicePolls.set(server, stop);
+      return new Promise<DevicePrompt>((resolve, reject) => {
+        let shown = false;
+        signInWithDevice(tree, server, {
+          signal: stop.signal,
+          show(prompt) {
+            shown = true;
+            resolve(prompt);
+          },
+        })
+          .then(async () => {
+            logger.info({ server }, "MCP server signed in (device code)");
+            if (!closing) await sync(server, "manual");
+          })
+          .catch(async (err: unknown) => {
+            if (!shown) return reject(err);
+            if (stop.signal.aborted) return;
+            // the page learns it from the status (needs a sign-in, and why), unless tokens are kept
+            const why = err instanceof Error ? err.message : String(err);
+            logger.warn({ server, why }, "MCP device sign-in ended without tokens");
+            await updateSession(tree, server, (s) =>
+              s.tokens ? undefined : { ...s, error: why.slice(0, 300) },
+            ).catch(() => {});
+          })
+          .finally(() => {
+            if (devicePolls.get(server) === stop) devicePolls.delete(server);
+          });
+      });
     },
     async finishSignIn(redirected) {
       const state = new URL(redirected).searchParams.get("state") ?? "";
@@ -471,6 +522,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     },
     async signOut(server) {
       if (!ServerName.safeParse(server).success) return false;
+      stopDevice(server);
       const had = await signOut(tree, server);
       await pool.stop(server);
       return had;
@@ -482,6 +534,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     },
     async close() {
       closing = true;
+      for (const server of [...devicePolls.keys()]) stopDevice(server);
       watchAbort.abort();
       await watching;
       await Promise.all([...running.values()]);

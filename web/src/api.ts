@@ -178,6 +178,17 @@ export function createApi(options: ApiOptions) {
         method: "POST",
         body: "{}",
       }),
+    /** Starts a device-code sign-in: the code to enter, and where; the server polls until then. */
+    mcpLoginDevice: (server: string) =>
+      json<{
+        verificationUri: string;
+        userCode: string;
+        verificationUriComplete?: string;
+        expiresAt: number;
+      }>(`/v1/mcp/${encodeURIComponent(server)}/login`, {
+        method: "POST",
+        body: JSON.stringify({ device: true }),
+      }),
     /** A server's tools held for review, each with its diff against what was accepted. */
     mcpReview: (server: string) => json<McpReviewJson>(`/v1/mcp/${encodeURIComponent(server)}/review`),
     /** Accepts held tools as reviewed (`hashes`: the version shown, by tool; another is refused, 409). */

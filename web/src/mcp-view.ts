@@ -47,6 +47,47 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
     }
   }
 
+  /** The codes handed out for a sign-in on another device, shown until the server is signed in. */
+  const codes = new Map<
+    string,
+    { verificationUri: string; userCode: string; verificationUriComplete?: string; expiresAt: number }
+  >();
+
+  /**
+   * A sign-in with a code, for a browser that cannot reach byteseek's callback (or on another
+   * device): the page shows the code and where to enter it; byteseek polls, and the view follows
+   * the tree once the tokens are kept.
+   */
+  async function signInWithCode(server: string, button: HTMLButtonElement): Promise<void> {
+    button.disabled = true;
+    try {
+      codes.set(server, await api.mcpLoginDevice(server));
+      await load();
+    } catch (err) {
+      button.disabled = false;
+      replace(el, h("p", { class: "error" }, `POST /v1/mcp/${server}/login: ${(err as Error).message}`));
+    }
+  }
+
+  function codePart(server: string): HTMLElement | null {
+    const p = codes.get(server);
+    if (!p || p.expiresAt < Date.now()) return null;
+    const link = h(
+      "a",
+      { href: p.verificationUriComplete ?? p.verificationUri, target: "_blank", rel: "noopener noreferrer" },
+      p.verificationUri,
+    );
+    return h(
+      "span",
+      { "data-role": "device-code" },
+      " Enter the code ",
+      h("code", { "data-user-code": server }, p.userCode),
+      " at ",
+      link,
+      ` before ${formatTime(p.expiresAt)}; this view shows the server signed in once you have.`,
+    );
+  }
+
   /** An HTTP server's sign-in: what it needs, when its token expires, and a Sign in button. */
   function authPart(s: McpServerJson): HTMLElement | null {
     const auth = s.auth;
@@ -57,11 +98,26 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
       auth.state === "signed-in" ? "Sign in again" : "Sign in",
     ) as HTMLButtonElement;
     button.addEventListener("click", () => void signIn(s.server, button));
+    const withCode = h(
+      "button",
+      { type: "button", "data-sign-in-device": s.server, title: "Sign in on any device with a code" },
+      "Sign in with a code",
+    ) as HTMLButtonElement;
     const said =
       auth.state === "signed-in"
         ? `signed in${auth.expiresAt ? `, token until ${formatTime(auth.expiresAt)}` : ""}${auth.refreshable ? " (renewed before then)" : ""}`
-        : `needs a person to sign in${auth.needScope ? ` (scopes ${auth.needScope})` : ""}`;
-    return h("p", { "data-role": "auth", "data-auth": auth.state }, `${said} `, button);
+        : `needs a person to sign in${auth.needScope ? ` (scopes ${auth.needScope})` : ""}${auth.error ? `: ${auth.error}` : ""}`;
+    withCode.addEventListener("click", () => void signInWithCode(s.server, withCode));
+    if (auth.state === "signed-in") codes.delete(s.server);
+    return h(
+      "p",
+      { "data-role": "auth", "data-auth": auth.state },
+      `${said} `,
+      button,
+      " ",
+      withCode,
+      codePart(s.server),
+    );
   }
 
   function row(s: McpServerJson): HTMLElement {
