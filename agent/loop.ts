@@ -14,6 +14,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { lastTurnKey } from "../prompts/build.js";
+import { parseDocValue } from "../tools/doc/read-write.js";
+import { SessionMessageDoc } from "../tools/doc/session-message.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
 import { isRunId } from "../tools/run-id.js";
 import { isTreeError } from "../tree/errors.js";
@@ -62,14 +64,17 @@ export function createAgent(options: AgentOptions): Agent {
   const leases = createLeases(tree, logger);
   const readPolicy = createPolicyReader(tree);
 
+  /** The run's messages, parsed (a damaged one is DOC_MALFORMED, naming its key). */
   async function loadMessages(vid: string): Promise<ChatMessage[]> {
     const out: ChatMessage[] = [];
+    const dir = sessionDir(vid);
     let after: string | undefined;
     try {
       do {
-        const page = await tree.list(sessionDir(vid), { limit: 1000, ...(after ? { after } : {}) });
+        const page = await tree.list(dir, { limit: 1000, ...(after ? { after } : {}) });
         for (const c of page.children)
-          if (c.kind === "json" && c.value) out.push(c.value.value as unknown as ChatMessage);
+          if (c.kind !== "index")
+            out.push(parseDocValue(SessionMessageDoc, `${dir}${c.name}`, c.value, c.kind));
         after = page.next;
       } while (after);
     } catch (err) {

@@ -8,6 +8,9 @@
  * Tool results wait for the next commit: until then the call's `done` record (written by the
  * runtime before its result is returned) is the durable answer, and a resume feeds it back.
  */
+
+import { docValue } from "../tools/doc/read-write.js";
+import { SessionMessageDoc } from "../tools/doc/session-message.js";
 import { usageKey } from "../tools/records/usage.js";
 import type { Tree, TreeNode, TxnOp, WriteResult } from "../tree/types.js";
 import { type Json, json, type TreeValue } from "../tree/value.js";
@@ -77,7 +80,7 @@ function appends(vid: string, messages: readonly ChatMessage[]): TxnOp[] {
   return messages.map((m) => ({
     op: "append",
     key: sessionDir(vid),
-    value: json(m as unknown as Json),
+    value: docValue(SessionMessageDoc, m),
     vid,
   }));
 }

@@ -7,13 +7,14 @@
  * loop. A declaration changed since the run (its pinned hash against the tree's) is noted.
  */
 import { hashOf } from "../../tools/catalogue/hash.js";
+import { docValue } from "../../tools/doc/read-write.js";
 import { recordsDir } from "../../tools/records/records.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { ToolResult } from "../../tools/types.js";
 import type { Tree } from "../../tree/types.js";
-import { type Json, json } from "../../tree/value.js";
 import { argsOf, oneLine, sameJson, textDiff } from "./compare.js";
 import { at, type PairedRecord, type ReplayState } from "./state.js";
+import { ReplayRecordDoc } from "./transcript.js";
 
 export interface RecordedRuntimeOptions {
   state: ReplayState;
@@ -111,7 +112,7 @@ export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime 
       });
       return notRun(name);
     }
-    const key = (await scratch.append(dir, json(r as unknown as Json), { vid, ro: true })).key;
+    const key = (await scratch.append(dir, docValue(ReplayRecordDoc, r), { vid, ro: true })).key;
     const result: ToolResult = {
       kind: r.kind as ToolResult["kind"],
       isError: r.isError ?? r.kind !== "ok",

@@ -9,6 +9,8 @@
  * newer fields (step records, intent states) read as well.
  */
 import { z } from "zod";
+import { docFamily, parseDocValue } from "../../tools/doc/read-write.js";
+import { type SessionMessage, SessionMessageDoc } from "../../tools/doc/session-message.js";
 import { recordsDir } from "../../tools/records/records.js";
 import { usageKey } from "../../tools/records/usage.js";
 import { isTreeError } from "../../tree/errors.js";
@@ -17,35 +19,6 @@ import { formatValue } from "../../tree/value.js";
 import { AgentError } from "../errors.js";
 import type { AssistantMessage, StepRecord } from "../providers/types.js";
 import { reasonKey, sessionDir, statusKey } from "../run-keys.js";
-
-const Usage = z.object({ inputTokens: z.number(), outputTokens: z.number() });
-
-const StepRecordJson = z.looseObject({
-  stop: z.enum(["stop", "length", "tool_calls"]),
-  usage: Usage,
-  at: z.number(),
-  prompt: z.string(),
-  system: z.string().optional(),
-  tools: z.record(z.string(), z.string()).optional(),
-});
-
-const SessionMessage = z.discriminatedUnion("role", [
-  z.looseObject({ role: z.literal("user"), content: z.string() }),
-  z.looseObject({
-    role: z.literal("assistant"),
-    text: z.string(),
-    toolCalls: z.array(z.object({ id: z.string(), name: z.string(), argsText: z.string() })),
-    step: StepRecordJson.optional(),
-  }),
-  z.looseObject({
-    role: z.literal("tool"),
-    toolCallId: z.string(),
-    name: z.string(),
-    content: z.string(),
-    isError: z.boolean(),
-  }),
-]);
-type SessionMessage = z.infer<typeof SessionMessage>;
 
 /** A call record as stored; a record of an intent not yet done (`state: "started"`) has no result fields. */
 export const RecordJson = z.looseObject({
@@ -61,6 +34,8 @@ export const RecordJson = z.looseObject({
   origin: z.object({ message: z.number(), id: z.string() }).optional(),
 });
 export type RecordJson = z.infer<typeof RecordJson>;
+/** Call records as a replay reads and copies them: older ones, and started ones without a result, included. */
+export const ReplayRecordDoc = docFamily("a call record", RecordJson);
 
 export interface RecordedCall {
   id: string;
@@ -120,16 +95,10 @@ export async function readTranscript(tree: Tree, vid: string): Promise<RunTransc
       `there is no run ${vid}: nothing under ${sessionDir(vid)} (kvspace list /byteseek/session/ lists the runs)`,
       { vid },
     );
-  const messages = children.map((c, i) => {
-    const parsed = SessionMessage.safeParse(c.value?.kind === "json" ? c.value.value : undefined);
-    if (!parsed.success)
-      throw new AgentError(
-        "AGENT_RUN_NOT_FOUND",
-        `message ${i} of run ${vid} (${sessionDir(vid)}${c.name}) is not a message the agent loop writes`,
-        { vid, key: `${sessionDir(vid)}${c.name}` },
-      );
-    return parsed.data;
-  });
+  // a message that is not one the agent loop writes is DOC_MALFORMED, naming its key
+  const messages = children.map((c) =>
+    parseDocValue(SessionMessageDoc, `${sessionDir(vid)}${c.name}`, c.value, c.kind),
+  );
   const records = recordChildren.flatMap((c) => {
     const parsed = RecordJson.safeParse(c.value?.kind === "json" ? c.value.value : undefined);
     return parsed.success ? [{ key: `${recordsDir(vid)}${c.name}`, value: parsed.data }] : [];

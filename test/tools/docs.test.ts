@@ -4,6 +4,7 @@
  * handing a mis-shaped value to code that trusts it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readTranscript } from "../../agent/replay/transcript.js";
 import { recordsOf } from "../../agent/resume.js";
 import { docs } from "../../tools/doc/docs.js";
 import { keys, runDirs } from "../../tools/doc/keys.js";
@@ -83,5 +84,24 @@ describe("byteseek's own documents", () => {
     expect(err.code).toBe("DOC_MALFORMED");
     expect(err.message).toContain(`${keys.toolRecord("r3", 0)} does not hold a call record`);
     expect(err.details.problems).toEqual(expect.arrayContaining([expect.stringMatching(/^kind: /)]));
+  });
+
+  it("answers DOC_MALFORMED when a run's transcript holds a message written by hand", async () => {
+    await tree.append(runDirs.sessions("r4"), json({ role: "user", content: "hello" }));
+    await tree.append(runDirs.sessions("r4"), json({ role: "assistant", text: 42 }));
+    const err = await docError(readTranscript(tree, "r4"));
+    expect(err.message).toContain(`${keys.session("r4", 1)} does not hold a session message`);
+  });
+
+  it("answers DOC_MALFORMED for a registry entry that is neither a command nor a URL", async () => {
+    const key = keys.mcpServer("broken");
+    await tree.set(key, json({ command: "not-an-array" }));
+    const err = await docError(readDoc(tree, docs.mcpServer, key));
+    expect(err.message).toContain(`${key} does not hold an MCP server registry entry`);
+    await tree.set(key, json({ command: ["server", "--stdio"] }));
+    expect(await readDoc(tree, docs.mcpServer, key)).toMatchObject({
+      command: ["server", "--stdio"],
+      enabled: true,
+    });
   });
 });

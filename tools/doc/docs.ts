@@ -1,16 +1,26 @@
 /**
  * The documents byteseek stores at its own keys (keys.ts), each with the schema it is read back
- * with: `readDoc(tree, docs.approval, key)` answers a parsed entry or `DOC_MALFORMED`. The schemas
- * are declared once, beside the code that owns each document; this map only names them.
- * docs/ARCHITECTURE.md ("The tree's own keys") is the table of keys and documents.
+ * with: `readDoc(tree, docs.approval, key)` answers a parsed entry, undefined when absent, or
+ * `DOC_MALFORMED`. The schemas are declared once, beside the code that owns each document; this
+ * map only names them. docs/ARCHITECTURE.md ("The tree's own keys") is the table of keys and
+ * documents.
  */
+import { McpServerEntry } from "../mcp/registry.js";
 import { RecordDoc } from "../records/records.js";
+import { UsageDoc } from "../records/usage.js";
 import { ApprovalEntry } from "./approval-entry.js";
 import { docFamily } from "./read-write.js";
+import { SessionMessageDoc } from "./session-message.js";
 
 export const docs = {
   /** `/byteseek/tool/<vid>/<n>`: a call's record (started, then done). */
   toolRecord: RecordDoc,
   /** `/byteseek/approval/<vid>/<n>`: a call or change waiting for a person, and the decision. */
   approval: docFamily("an approval entry", ApprovalEntry),
+  /** `/byteseek/session/<vid>/<n>`: one message of a run. */
+  session: SessionMessageDoc,
+  /** `/byteseek/usage/<vid>`: a run's call and token counters. */
+  usage: UsageDoc,
+  /** `/byteseek/mcp/<server>`: an upstream MCP server's registry entry. */
+  mcpServer: docFamily("an MCP server registry entry", McpServerEntry),
 } as const;

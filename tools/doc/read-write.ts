@@ -11,21 +11,28 @@ import type { SetOptions, Tree, TreeNode, WriteResult } from "../../tree/types.j
 import type { Json, TreeValue } from "../../tree/value.js";
 import { DocError } from "../errors.js";
 
-/** A kind of document byteseek stores: what it is called in messages, and its schema. */
-export interface DocFamily<S extends z.ZodType = z.ZodType> {
+/**
+ * A kind of document byteseek stores: what it is called in messages, its schema, and (a type
+ * only) what may be written as one — by default the schema's input; a family read loose (fields a
+ * newer byteseek added kept) names its declared fields here, so an interface of the same shape
+ * (`ChatMessage`) can be written without a cast.
+ */
+export interface DocFamily<S extends z.ZodType = z.ZodType, W = z.input<S>> {
   /** How a message names one, e.g. "an approval entry". */
   what: string;
   schema: S;
+  /** Never set: carries the type writers take. */
+  readonly writes?: W;
 }
 
-export function docFamily<S extends z.ZodType>(what: string, schema: S): DocFamily<S> {
+export function docFamily<S extends z.ZodType, W = z.input<S>>(what: string, schema: S): DocFamily<S, W> {
   return { what, schema };
 }
 
 /** The document a family's schema reads. */
 export type Doc<F extends DocFamily> = z.output<F["schema"]>;
-/** What may be written as one (defaults not yet filled in). */
-export type DocInput<F extends DocFamily> = z.input<F["schema"]>;
+/** What may be written as one. */
+export type DocInput<F extends DocFamily> = NonNullable<F["writes"]>;
 
 /** `path: message`, one line each, for a person to find the field. */
 export function docProblems(error: z.ZodError): string[] {
