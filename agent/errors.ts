@@ -5,6 +5,8 @@
  * Messages are written for a person fixing the setup: they name the variable to set or the thing to
  * check. They never contain the API key, and neither do `details` nor `cause` chains we build.
  */
+import { CodedError } from "../tree/errors.js";
+
 export type AgentErrorCode =
   /** A required setting (api, url, model) is missing: the message names the variable to set. */
   | "LLM_NOT_CONFIGURED"
@@ -39,17 +41,9 @@ export type AgentErrorCode =
   /** The run has not ended (running, waiting, interrupted): a replay or diff needs a finished run. */
   | "AGENT_RUN_NOT_FINISHED";
 
-export class AgentError extends Error {
+/** A run's failure; its details, facts a caller may show or map (status, attempts, missing variables), are key-free. */
+export class AgentError extends CodedError<AgentErrorCode> {
   override readonly name = "AgentError";
-  readonly code: AgentErrorCode;
-  /** Facts a caller may show or map (status, attempts, missing variables). JSON-serialisable, key-free. */
-  readonly details: Record<string, unknown>;
-
-  constructor(code: AgentErrorCode, message: string, details: Record<string, unknown> = {}, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.code = code;
-    this.details = details;
-  }
 }
 
 export function isAgentError(err: unknown, code?: AgentErrorCode): err is AgentError {

@@ -4,7 +4,7 @@
  * web page draws. Types (and the list of stop reasons) only; it imports nothing Node-only, so the page's tsconfig reaches it.
  */
 
-import type { Effect } from "../tools/call/effect-types.js";
+import type { PendingApproval, ToolProgress } from "../tools/call/call-notices.js";
 import type { ToolKind } from "../tools/errors.js";
 import type { StreamEvent } from "./providers/types.js";
 
@@ -26,37 +26,12 @@ export type AgentEvent =
   | Exclude<StreamEvent, { type: "done" }>
   | { type: "tool_start"; id: string; name: string; args: unknown }
   /** A running call's progress or its upstream's log line (bounded per call: tools/mcp/upstream-requests.ts). */
-  | {
-      type: "tool_progress";
-      id: string;
-      name: string;
-      kind: "progress" | "log";
-      message: string;
-      progress?: number;
-      total?: number;
-      level?: string;
-      /** The last one told for the call: its upstream said more, which is not shown. */
-      more?: boolean;
-    }
-  /** The call waits for a person to decide the approval at `key` (`kvspace approve|deny <vid>/<n>`). */
-  | {
-      type: "approval_pending";
-      id: string;
-      name: string;
-      key: string;
-      args: unknown;
-      reason: string;
-      diff?: string;
-      /** For a change to what a person wrote: the key it changes. */
-      change?: { key: string; action: "set" | "del" };
-      /** What the call will do (tools/call/effect.ts), who wrote the declaration, its hash. */
-      effect?: Effect;
-      owner?: string;
-      hash?: string;
-      declDiff?: string;
-      /** For an upstream MCP server's question during the call: its message and the form's schema. */
-      elicitation?: { server: string; message: string; schema: Record<string, unknown> };
-    }
+  | ({ type: "tool_progress"; id: string; name: string } & ToolProgress)
+  /**
+   * The call waits for a person to decide the approval at `key` (`kvspace approve|deny <vid>/<n>`):
+   * what the pipeline tells its caller (tools/call/call-notices.ts), the tool named `name`.
+   */
+  | ({ type: "approval_pending"; id: string; name: string } & Omit<PendingApproval, "tool">)
   | {
       type: "tool_result";
       id: string;

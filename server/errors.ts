@@ -16,7 +16,7 @@ import {
   isMcpReviewError,
   type McpReviewErrorCode,
 } from "../tools/errors.js";
-import { isTreeError, type TreeErrorCode } from "../tree/errors.js";
+import { CodedError, isTreeError, type TreeErrorCode } from "../tree/errors.js";
 import { nodeToJson } from "../tree/http/index.js";
 import { valueToJson } from "../tree/value.js";
 
@@ -57,21 +57,8 @@ export type ErrorCode =
   | DocErrorCode;
 
 /** An error raised by the HTTP layer itself (not by the tree). */
-export class ServerError extends Error {
+export class ServerError extends CodedError<ServerErrorCode> {
   override readonly name = "ServerError";
-  readonly code: ServerErrorCode;
-  readonly details: Record<string, unknown>;
-
-  constructor(
-    code: ServerErrorCode,
-    message: string,
-    details: Record<string, unknown> = {},
-    cause?: unknown,
-  ) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.code = code;
-    this.details = details;
-  }
 }
 
 /** Code → HTTP status: the only such table. */

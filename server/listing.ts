@@ -7,9 +7,9 @@
  * of 1 MiB once took the server to 1.4 GB and a 500).
  */
 
+import type { NodeJson } from "../tree/http/index.js";
 import { childToJson } from "../tree/http/index.js";
 import type { ListChild, ListOptions, ListResult, Tree } from "../tree/types.js";
-import type { NodeJson } from "./schemas.js";
 
 /** A value whose JSON text is longer than this (characters) is listed as a preview. */
 export const LIST_PREVIEW_OVER = 64 * 1024;

@@ -8,8 +8,8 @@
 import type { FastifyDynamicSwaggerOptions } from "@fastify/swagger";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { ErrorJson } from "../tree/http/index.js";
 import { OPEN_PATHS } from "./auth.js";
-import { ErrorJson } from "./schemas.js";
 
 declare module "fastify" {
   interface FastifySchema {

@@ -1,38 +1,13 @@
 /**
  * The request shapes of the HTTP interface only the server reads (queries, path parameters, bodies
- * and streams), beside the wire shapes it shares with the client (tree/http/schemas.ts). These
+ * and streams); the wire shapes it shares with the client are tree/http's (schemas.ts there), and
+ * the routes import those from tree/http/index.ts. These
  * schemas validate requests, type the handlers and generate `/openapi.json` and the docs page.
  */
 import { z } from "zod";
 import { GREP_DEFAULT_LIMIT, GREP_MAX_LIMIT, GREP_MAX_PATTERN } from "../tree/grep.js";
 import { TxnJson as TxnWire } from "../tree/http/index.js";
 import { MAX_TXN_OPS } from "../tree/index.js";
-
-export {
-  ChildJson,
-  DeleteJson,
-  ErrorJson,
-  GrepMatchJson,
-  GrepResultJson,
-  HealthJson,
-  HistoryJson,
-  HistoryListJson,
-  ImportResultJson,
-  JsonValue,
-  ListJson,
-  MoveJson,
-  MoveResultJson,
-  NodeJson,
-  NodeKind,
-  TxnCompareJson,
-  TxnOpJson,
-  TxnResultJson,
-  ValueKind,
-  WatchBatchJson,
-  WatchEventJson,
-  WatchProgressJson,
-  WriteJson,
-} from "../tree/http/index.js";
 
 /** A transaction as the server documents it (the shape is the wire's, the limit the tree's). */
 export const TxnJson = TxnWire.describe(
@@ -124,6 +99,17 @@ export const TreeParams = z.object({
       "the key without its leading '/': segments separated by a literal '/', each percent-encoded (UTF-8); a trailing '/' names a directory",
     ),
 });
+
+/**
+ * The two URLs of a route that names a key or directory: `<prefix>/<key>`, and `<prefix>` alone
+ * for the root (the same route, hidden from the docs), each with its path parameters' schema.
+ */
+export function keyRoutes(prefix: string) {
+  return [
+    { url: `${prefix}/*`, hide: false, params: TreeParams },
+    { url: prefix, hide: true, params: RootParams },
+  ];
+}
 
 export const WatchQuery = z.object({
   since: z.coerce

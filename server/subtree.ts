@@ -30,12 +30,17 @@ function steps(path: string): string[] {
   return parts ?? [];
 }
 
+/** Where a walk is: the directory, its path relative to the top, the levels left, the cursor's steps inside it. */
+interface At {
+  dir: string;
+  rel: string;
+  depth: number;
+  after: string[];
+}
+
 async function* walk(
   tree: Tree,
-  dir: string,
-  rel: string,
-  depth: number,
-  after: string[],
+  { dir, rel, depth, after }: At,
   o: SubtreeOptions,
 ): AsyncGenerator<SubtreeEntry> {
   let from: string | undefined;
@@ -44,7 +49,7 @@ async function* walk(
     from = first;
     // Resume inside the directory the cursor points into (its own entry was already returned).
     if (first.endsWith("/") && depth > 1)
-      yield* walkIfPresent(tree, dir + first, rel + first, depth - 1, more, o);
+      yield* walkIfPresent(tree, { dir: dir + first, rel: rel + first, depth: depth - 1, after: more }, o);
   }
   const base: ListOptions = { limit: Math.min(o.limit + 1, o.chunk ?? 1000) };
   if (o.values === false) base.values = false;
@@ -55,7 +60,11 @@ async function* walk(
     for (const child of page.children) {
       yield { name: rel + child.name, child };
       if (child.kind === "index" && depth > 1)
-        yield* walkIfPresent(tree, dir + child.name, rel + child.name, depth - 1, [], o);
+        yield* walkIfPresent(
+          tree,
+          { dir: dir + child.name, rel: rel + child.name, depth: depth - 1, after: [] },
+          o,
+        );
     }
     if (page.next === undefined) return;
     from = page.next;
@@ -63,16 +72,9 @@ async function* walk(
 }
 
 /** A directory removed while we walk is simply not there any more. */
-async function* walkIfPresent(
-  tree: Tree,
-  dir: string,
-  rel: string,
-  depth: number,
-  after: string[],
-  o: SubtreeOptions,
-): AsyncGenerator<SubtreeEntry> {
+async function* walkIfPresent(tree: Tree, at: At, o: SubtreeOptions): AsyncGenerator<SubtreeEntry> {
   try {
-    yield* walk(tree, dir, rel, depth, after, o);
+    yield* walk(tree, at, o);
   } catch (err) {
     if (!isTreeError(err, "TREE_NOT_FOUND")) throw err;
   }
@@ -91,7 +93,11 @@ export async function listSubtree<T>(
   const entries: T[] = [];
   let weight = 0;
   let last = "";
-  const it = walk(tree, dir, "", o.depth, o.after === undefined ? [] : steps(o.after), o);
+  const it = walk(
+    tree,
+    { dir, rel: "", depth: o.depth, after: o.after === undefined ? [] : steps(o.after) },
+    o,
+  );
   try {
     for await (const e of it) {
       if (entries.length === o.limit || (o.maxWeight !== undefined && weight >= o.maxWeight))

@@ -2,6 +2,8 @@
  * The tools' error catalogue. Tool code throws a `ToolError`; the call boundary turns it into a
  * result whose `kind` comes from the error and whose `details.code` is the code.
  */
+import { CodedError } from "../tree/errors.js";
+
 export type ToolKind = "ok" | "truncated" | "vet" | "arg" | "denied" | "runtime";
 
 export type ToolErrorCode =
@@ -129,18 +131,6 @@ export function suggest(where: CallWhere, tools: readonly string[], sentence: st
 
 export function isToolError(err: unknown): err is ToolError {
   return err instanceof ToolError;
-}
-
-/** An API error of this part: a code its callers map (HTTP to a status), a message saying what to do, details. */
-export class CodedError<C extends string> extends Error {
-  readonly code: C;
-  readonly details: Record<string, unknown>;
-
-  constructor(code: C, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.code = code;
-    this.details = details;
-  }
 }
 
 /** Codes of the approvals API (tools/gate/approvals.ts), for its callers: HTTP maps them to statuses. */

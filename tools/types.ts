@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Tree } from "../tree/types.js";
+import type { ToolProgress } from "./call/call-notices.js";
 import type { FileIntent, IntentContext, KeyIntent, KeyIntentContext } from "./call/intent.js";
 import type { ToolDeclaration } from "./catalogue/declaration.js";
 import type { ToolKind } from "./errors.js";
@@ -56,19 +57,6 @@ export interface ToolContext {
   asks?: CallAsks;
   /** Told of the call's progress while it runs (an upstream MCP server's progress and log messages). */
   onProgress?: (progress: ToolProgress) => void;
-}
-
-/** What a running call says of itself: a progress step, or a log line of its upstream. */
-export interface ToolProgress {
-  kind: "progress" | "log";
-  /** Neutralised and cut short; for a log, the upstream's data as text. */
-  message: string;
-  progress?: number;
-  total?: number;
-  /** A log message's level (`info`, `warning`, `error`…). */
-  level?: string;
-  /** Set on the last one told: the upstream said more, which is not shown. */
-  more?: boolean;
 }
 
 /**

@@ -26,17 +26,26 @@ export const TREE_ERROR_CODES = [
 ] as const;
 export type TreeErrorCode = (typeof TREE_ERROR_CODES)[number];
 
-export class TreeError extends Error {
-  override readonly name = "TreeError";
-  readonly code: TreeErrorCode;
-  /** Extra facts a caller may show: the current node on a CAS failure, the oldest revision… */
+/**
+ * An error of one part's catalogue: a code its callers map (HTTP to a status), a message saying
+ * what to do, and extra facts a caller may show. Each part's error class extends it with its own
+ * codes and name; it sits here, on the lowest floor, so that every part can.
+ */
+export class CodedError<C extends string> extends Error {
+  readonly code: C;
+  /** Extra facts a caller may show (JSON-serialisable). */
   readonly details: Record<string, unknown>;
 
-  constructor(code: TreeErrorCode, message: string, details: Record<string, unknown> = {}, cause?: unknown) {
+  constructor(code: C, message: string, details: Record<string, unknown> = {}, cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause });
     this.code = code;
     this.details = details;
   }
+}
+
+/** A tree operation's failure; its details: the current node on a CAS failure, the oldest revision… */
+export class TreeError extends CodedError<TreeErrorCode> {
+  override readonly name = "TreeError";
 }
 
 export function isTreeError(err: unknown, code?: TreeErrorCode): err is TreeError {

@@ -16,12 +16,12 @@ import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent } from "../../agent/loop.js";
 import { listRuns, RUN_STATUSES, RunsListing } from "../../agent/runs.js";
 import { formatEvent } from "../../shared/sse.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { requestVia } from "../auth.js";
 import { mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
 import { TurnJson, type TurnStreamEvent } from "../runtime-schemas.js";
-import { ErrorJson } from "../schemas.js";
 import { sseHead, writeSse } from "../sse.js";
 
 export interface AgentRoutesOptions {

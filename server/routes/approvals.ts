@@ -9,10 +9,10 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ApprovalDecision, type Approvals, approvalKey } from "../../tools/gate/approvals.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
 import { ApprovalJson, PendingApprovalsJson } from "../runtime-schemas.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface ApprovalRoutesOptions {
   approvals: Approvals;

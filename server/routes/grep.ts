@@ -6,11 +6,12 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { maskedView } from "../../tools/mcp/masked-view.js";
 import { grep } from "../../tree/grep.js";
+import { ErrorJson, GrepResultJson } from "../../tree/http/index.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import { ErrorJson, GrepQuery, GrepResultJson, RootParams, TreeParams } from "../schemas.js";
+import { GrepQuery, keyRoutes } from "../schemas.js";
 
 export const GREP_PREFIX = "/v1/grep";
 /** One request's time budget, ms: past it the answer says where to go on. */
@@ -39,14 +40,14 @@ export interface GrepRoutesOptions {
 }
 
 export const grepRoutes: FastifyPluginAsyncZod<GrepRoutesOptions> = async function grepRoutes(app, { tree }) {
-  for (const url of [`${GREP_PREFIX}/*`, GREP_PREFIX]) {
+  for (const { url, hide, params } of keyRoutes(GREP_PREFIX)) {
     app.get(
       url,
       {
         schema: {
-          hide: url === GREP_PREFIX,
+          hide,
           summary: "Search the keys and values below a directory for a text or a regular expression",
-          params: url === GREP_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: GrepQuery,
           doc,
           response: { 200: GrepResultJson, 400: ErrorJson, 401: ErrorJson, 404: ErrorJson },

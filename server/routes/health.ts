@@ -1,7 +1,7 @@
 /** `GET /healthz`: open (no token), answers the current and the oldest resumable revision. */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { HealthJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
-import { HealthJson } from "../schemas.js";
 
 export interface HealthRoutesOptions {
   tree: Tree;

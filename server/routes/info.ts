@@ -8,8 +8,8 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { ModelChoices } from "../../agent/model-choices.js";
 import type { Runtime } from "../../tools/runtime.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { RouteDoc } from "../openapi.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface InfoRoutesOptions {
   /** Absent on a server of the tree alone: then there is no workspace and no command to sandbox. */

@@ -16,9 +16,9 @@ import { z } from "zod";
 import { ToolError } from "../../tools/errors.js";
 import type { McpClient } from "../../tools/mcp/client.js";
 import { ServerName } from "../../tools/mcp/registry.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { RouteDoc } from "../openapi.js";
 import { McpAcceptJson, McpReviewJson, McpServersJson, McpSyncJson } from "../runtime-schemas.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface McpServerRoutesOptions {
   mcp: Pick<

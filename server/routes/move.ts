@@ -5,11 +5,11 @@
  * 403 for what the tree keeps in place (TREE_READ_ONLY, TREE_HIDDEN).
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { ErrorJson, MoveJson, MoveResultJson } from "../../tree/http/index.js";
 import { copy, move } from "../../tree/transfer.js";
 import type { Tree } from "../../tree/types.js";
 import { type ErrorCode, logFailure, mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
-import { ErrorJson, MoveJson, MoveResultJson } from "../schemas.js";
 
 /** The statuses these routes answer where the API's table says otherwise. */
 const MOVE_STATUS: Partial<Record<ErrorCode, number>> = {

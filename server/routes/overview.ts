@@ -11,10 +11,10 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { runsOverview } from "../../agent/runs-overview.js";
 import { recentFailures } from "../../tools/records/recent-failures.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import type { RouteDoc } from "../openapi.js";
 import { OverviewJson } from "../overview-schemas.js";
-import { ErrorJson } from "../schemas.js";
 
 /** The store as the server was started on it (server/main.ts); never a credential. */
 export interface StoreInfo {

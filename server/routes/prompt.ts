@@ -9,10 +9,10 @@ import { newVid } from "../../agent/loop.js";
 import { buildPrompt } from "../../prompts/build.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import type { RouteDoc } from "../openapi.js";
 import { PromptJson } from "../runtime-schemas.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface PromptRoutesOptions {
   tree: Tree;

@@ -13,10 +13,10 @@ import { runDetail } from "../../agent/run-detail.js";
 import { ReplayJson, RunDetail } from "../../agent/run-schemas.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface RunDetailRoutesOptions {
   tree: Tree;

@@ -8,10 +8,10 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { diffRunsIn } from "../../agent/replay/diff.js";
 import { RUN_ID } from "../../tools/run-id.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import type { RouteDoc } from "../openapi.js";
 import { RunDiffJson } from "../runtime-schemas.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface RunDiffRoutesOptions {
   tree: Tree;

@@ -11,6 +11,7 @@ import { createRecentCalls, type RecentCalls } from "../../tools/records/recent-
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
 import { createToolSearcher, type ToolSearcher } from "../../tools/search/searcher.js";
+import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { requestVia } from "../auth.js";
 import type { RouteDoc } from "../openapi.js";
@@ -21,7 +22,6 @@ import {
   ToolResultJson,
   ToolsJson,
 } from "../runtime-schemas.js";
-import { ErrorJson } from "../schemas.js";
 
 export interface ToolsRoutesOptions {
   tree: Tree;

@@ -4,21 +4,14 @@ import { StringDecoder } from "node:string_decoder";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { maskExportEntry } from "../../tools/mcp/registry.js";
 import { TreeError } from "../../tree/errors.js";
+import { ErrorJson, ImportResultJson } from "../../tree/http/index.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { ExportEntry, Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { exactInt64, exactJson, parseJsonBody } from "../exact-json.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import {
-  ErrorJson,
-  ExportQuery,
-  ImportQuery,
-  ImportResultJson,
-  NdjsonStream,
-  RootParams,
-  TreeParams,
-} from "../schemas.js";
+import { ExportQuery, ImportQuery, keyRoutes, NdjsonStream } from "../schemas.js";
 
 export const EXPORT_PREFIX = "/v1/export";
 
@@ -59,14 +52,14 @@ export const transferRoutes: FastifyPluginAsyncZod<TransferRoutesOptions> = asyn
   app,
   { tree, bodyLimit },
 ) {
-  for (const url of [`${EXPORT_PREFIX}/*`, EXPORT_PREFIX]) {
+  for (const { url, hide, params } of keyRoutes(EXPORT_PREFIX)) {
     app.get(
       url,
       {
         schema: {
-          hide: url === EXPORT_PREFIX,
+          hide,
           summary: "Export a directory and everything under it (system entries too) as NDJSON",
-          params: url === EXPORT_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: ExportQuery,
           doc: exportDoc,
           response: { 200: NdjsonStream, 400: ErrorJson, 401: ErrorJson, 404: ErrorJson },

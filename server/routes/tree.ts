@@ -7,25 +7,23 @@ import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { TreeError } from "../../tree/errors.js";
-import { historyToJson, writeToJson } from "../../tree/http/index.js";
+import {
+  DeleteJson,
+  ErrorJson,
+  HistoryListJson,
+  historyToJson,
+  ListJson,
+  NodeJson,
+  WriteJson,
+  writeToJson,
+} from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
 import { type Condition, etagOf, nodeEtag, parseCondition } from "../http-headers.js";
 import { keyFromUrl, keyToUrlPath } from "../key-path.js";
 import { LIST_BYTES, LIST_CHUNK, listedChild, listPage } from "../listing.js";
 import type { RouteDoc } from "../openapi.js";
-import {
-  DeleteJson,
-  ErrorJson,
-  HistoryListJson,
-  ListJson,
-  NodeJson,
-  PutBody,
-  RootParams,
-  TreeParams,
-  TreeQuery,
-  WriteJson,
-} from "../schemas.js";
+import { keyRoutes, PutBody, TreeQuery } from "../schemas.js";
 import { listSubtree } from "../subtree.js";
 import { nodeBody, setFromBody, valueFromBody } from "../wire.js";
 
@@ -150,16 +148,14 @@ export interface TreeRoutesOptions {
 }
 
 export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async function treeRoutes(app, { tree }) {
-  for (const url of [`${TREE_PREFIX}/*`, TREE_PREFIX]) {
-    const hide = url === TREE_PREFIX;
-
+  for (const { url, hide, params } of keyRoutes(TREE_PREFIX)) {
     app.get(
       url,
       {
         schema: {
           hide,
           summary: "Read a value, or list a directory (key ending in '/')",
-          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: TreeQuery,
           doc: docs.get,
           response: {
@@ -235,7 +231,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           hide,
           summary:
             "Write a value (If-Match: version → compare-and-set; If-None-Match: * → create only); a key ending in '/' creates a directory",
-          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: TreeQuery,
           body: PutBody,
           doc: docs.put,
@@ -280,7 +276,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
         schema: {
           hide,
           summary: "Append: create the next dense child <n> of a directory; 201 with its Location",
-          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          params,
           body: PutBody,
           doc: docs.post,
           response: { 201: WriteJson, 405: ErrorJson, ...errors },
@@ -316,7 +312,7 @@ export const treeRoutes: FastifyPluginAsyncZod<TreeRoutesOptions> = async functi
           hide,
           summary:
             "Delete a value, or a directory and everything under it (key ending in '/'); If-Match: version",
-          params: url === TREE_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: TreeQuery,
           doc: docs.delete,
           response: { 200: DeleteJson, ...errors },

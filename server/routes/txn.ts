@@ -1,11 +1,11 @@
 /** `POST /v1/txn`: etcd's compare / success / failure transaction, at most 128 operations. */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { TreeError } from "../../tree/errors.js";
-import { txnResultToJson } from "../../tree/http/index.js";
+import { ErrorJson, TxnResultJson, txnResultToJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError } from "../errors.js";
 import type { RouteDoc } from "../openapi.js";
-import { ErrorJson, TxnJson, TxnResultJson } from "../schemas.js";
+import { TxnJson } from "../schemas.js";
 import { txnFromJson } from "../wire.js";
 
 /** What the document says beyond the schemas (server/openapi.ts). */

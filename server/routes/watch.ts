@@ -8,21 +8,13 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { formatEvent } from "../../shared/sse.js";
 import { isTreeError } from "../../tree/errors.js";
-import { batchToJson } from "../../tree/http/index.js";
+import { batchToJson, ErrorJson, WatchBatchJson, WatchProgressJson } from "../../tree/http/index.js";
 import { parseKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError, ServerError } from "../errors.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
-import {
-  ErrorJson,
-  RootParams,
-  TreeParams,
-  WatchBatchJson,
-  WatchProgressJson,
-  WatchQuery,
-  WatchStream,
-} from "../schemas.js";
+import { keyRoutes, WatchQuery, WatchStream } from "../schemas.js";
 import { sseHead, writeSse } from "../sse.js";
 
 export const WATCH_PREFIX = "/v1/watch";
@@ -75,17 +67,17 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
   { tree, watches, progressMs, maxWatches },
 ) {
   let open = 0;
-  for (const url of [`${WATCH_PREFIX}/*`, WATCH_PREFIX]) {
+  for (const { url, hide, params } of keyRoutes(WATCH_PREFIX)) {
     app.get(
       url,
       {
         // A HEAD would open a stream nobody reads.
         exposeHeadRoute: false,
         schema: {
-          hide: url === WATCH_PREFIX,
+          hide,
           summary:
             "Follow changes under a prefix as server-sent events (resume with Last-Event-ID or ?since=REV)",
-          params: url === WATCH_PREFIX ? RootParams : TreeParams,
+          params,
           querystring: WatchQuery,
           doc,
           response: { 200: WatchStream, 400: ErrorJson, 401: ErrorJson, 503: ErrorJson },

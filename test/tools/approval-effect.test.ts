@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { approvalLines } from "../../cli/approval-view.js";
 import { decideApproval } from "../../mcp/approval.js";
+import type { PendingApproval } from "../../tools/call/call-notices.js";
 import { hashOf } from "../../tools/catalogue/hash.js";
 import { printable } from "../../tools/catalogue/printable.js";
 import { createEditTools } from "../../tools/edit/index.js";
-import type { PendingApproval } from "../../tools/gate/approval-flow.js";
 import type { ApprovalEntry } from "../../tools/gate/approvals.js";
 import { createShellTools } from "../../tools/shell/index.js";
 import { createTreeTools } from "../../tools/tree/tools.js";

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
+import type { PendingApproval } from "../../tools/call/call-notices.js";
 import { hashOf } from "../../tools/catalogue/hash.js";
 import { createEditTools } from "../../tools/edit/index.js";
-import type { PendingApproval } from "../../tools/gate/approval-flow.js";
 import { type ApprovalEntry, approvalKey } from "../../tools/gate/approvals.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { createShellTools } from "../../tools/shell/index.js";

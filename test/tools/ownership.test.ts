@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../tools/gate/approval-flow.js";
+import type { PendingApproval } from "../../tools/call/call-notices.js";
 import type { CallOptions } from "../../tools/runtime.js";
 import type { TreeNode } from "../../tree/types.js";
 import { type CliServer, cliEnv, startCliServer, tempDirs } from "../cli/cli-server.js";

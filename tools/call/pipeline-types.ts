@@ -2,13 +2,13 @@
 import type { Logger } from "pino";
 import type { Tree } from "../../tree/types.js";
 import type { Catalogue, DeclRef } from "../catalogue/catalogue.js";
-import type { PendingApproval } from "../gate/approval-flow.js";
 import type { Approvals } from "../gate/approvals.js";
 import type { GateInput } from "../gate/gate.js";
 import type { LoadedPolicy } from "../gate/policy.js";
 import type { Power } from "../gate/powers.js";
 import type { CallOrigin } from "../records/records.js";
-import type { KeyedLock, ToolProgress, ToolResult } from "../types.js";
+import type { KeyedLock, ToolResult } from "../types.js";
+import type { PendingApproval, ToolProgress } from "./call-notices.js";
 import type { Execute } from "./execute.js";
 import type { ToolHooks } from "./hooks.js";
 import type { CallIntent } from "./intent.js";

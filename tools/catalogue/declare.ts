@@ -49,29 +49,21 @@ export function defineBuiltin<S extends z.ZodType>(def: BuiltinDefinition<S>): B
     },
     ...(def.powers !== undefined ? { powers: def.powers } : {}),
     ...(def.callTimeoutMs !== undefined ? { callTimeoutMs: def.callTimeoutMs } : {}),
-    ...(def.intent !== undefined ? { intent: intentOf(def.intent, schema) } : {}),
-    ...(def.keyIntent !== undefined ? { keyIntent: keyIntentOf(def.keyIntent, schema) } : {}),
+    ...(def.intent !== undefined ? { intent: overArgs(def.intent, schema) } : {}),
+    ...(def.keyIntent !== undefined ? { keyIntent: overArgs(def.keyIntent, schema) } : {}),
     execute: async (args, ctx) => execute(parseArgs(schema, args, name), ctx),
   };
 }
 
-/** A tool's intent over unparsed arguments: arguments its schema refuses change nothing (the call fails). */
-function intentOf<S extends z.ZodType>(
-  intent: NonNullable<BuiltinDefinition<S>["intent"]>,
+/**
+ * A tool's intent (files it changes, keys it writes) over unparsed arguments: arguments its schema
+ * refuses intend nothing (the call fails).
+ */
+function overArgs<S extends z.ZodType, C, I>(
+  intent: (args: z.output<S>, ctx: C) => Promise<I[] | undefined>,
   schema: S,
-): NonNullable<BuiltinTool["intent"]> {
+): (args: Record<string, unknown>, ctx: C) => Promise<I[] | undefined> {
   return async function plannedChange(args, ctx) {
-    const r = schema.safeParse(args);
-    return r.success ? intent(r.data, ctx) : [];
-  };
-}
-
-/** A tool's key intent over unparsed arguments: arguments its schema refuses write nothing. */
-function keyIntentOf<S extends z.ZodType>(
-  intent: NonNullable<BuiltinDefinition<S>["keyIntent"]>,
-  schema: S,
-): NonNullable<BuiltinTool["keyIntent"]> {
-  return async function plannedWrite(args, ctx) {
     const r = schema.safeParse(args);
     return r.success ? intent(r.data, ctx) : [];
   };

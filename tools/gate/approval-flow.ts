@@ -2,7 +2,8 @@ import { createTwoFilesPatch } from "diff";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree } from "../../tree/types.js";
 import { type ValueKind, valueFromJson } from "../../tree/value.js";
-import { type Effect, effectOf } from "../call/effect.js";
+import type { PendingApproval } from "../call/call-notices.js";
+import { effectOf } from "../call/effect.js";
 import type { ToolCall } from "../call/hooks.js";
 import { failure } from "../call/results.js";
 import type { DeclRef } from "../catalogue/catalogue.js";
@@ -13,7 +14,6 @@ import {
   type ApprovalOutcome,
   type ApprovalRequest,
   type Approvals,
-  type ElicitationAsked,
   type ProposedChange,
   parseStanding,
 } from "./approvals.js";
@@ -23,27 +23,6 @@ import type { Policy } from "./policy.js";
 interface WaitOptions {
   signal?: AbortSignal;
   onApproval?: (pending: PendingApproval) => void;
-}
-
-/** What a caller hears when a call starts waiting for a person. */
-export interface PendingApproval {
-  key: string;
-  tool: string;
-  args: unknown;
-  reason: string;
-  /** For a change to what a person wrote: its diff, and the key it changes. */
-  diff?: string;
-  change?: { key: string; action: "set" | "del" };
-  /** What the call will do (effect.ts). */
-  effect?: Effect;
-  /** Who wrote the declaration: `person`, or `run <vid>`. */
-  owner?: string;
-  /** The hash of the declaration as read for this call. */
-  hash?: string;
-  /** For a declaration changed since a person approved it for good: the diff against that version. */
-  declDiff?: string;
-  /** For a question an upstream MCP server asks during the call: what it asks, and the form's schema. */
-  elicitation?: ElicitationAsked;
 }
 
 /**

@@ -5,10 +5,11 @@
  * the `model` power. The MCP client (tools/mcp/upstream-requests.ts) answers the upstream with these.
  */
 
+import type { PendingApproval } from "../call/call-notices.js";
 import type { ToolCall } from "../call/hooks.js";
 import type { LlmClient } from "../impl/llm.js";
 import type { CallAsks } from "../types.js";
-import { askPerson, type PendingApproval } from "./approval-flow.js";
+import { askPerson } from "./approval-flow.js";
 import { approvalReason } from "./approval-wording.js";
 import type { Approvals, ElicitationAsked } from "./approvals.js";
 import type { Policy } from "./policy.js";

@@ -13,10 +13,11 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { pathToFileURL } from "node:url";
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
+import type { ToolProgress } from "../call/call-notices.js";
 import { printable } from "../catalogue/printable.js";
 import type { ElicitationAsked } from "../gate/approvals.js";
 import type { SampleRequest } from "../impl/llm.js";
-import type { ToolContext, ToolProgress } from "../types.js";
+import type { ToolContext } from "../types.js";
 
 /** A call in progress on an upstream's connection, and what its upstream asked during it. */
 export interface UpstreamCall {

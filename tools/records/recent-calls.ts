@@ -8,6 +8,7 @@
  * not with the calls.
  */
 import { childrenOf } from "../../tree/children.js";
+import { followTree } from "../../tree/follow.js";
 import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
 import type { ToolKind } from "../errors.js";
 
@@ -92,21 +93,7 @@ export function createRecentCalls({
   const byTool = new Map<string, RecentCall[]>();
   /** Which tool a record key was filed under (a record's name never changes, but its state does). */
   const toolOfKey = new Map<string, string>();
-  const stop = new AbortController();
   let complete = true;
-  /** The revision of the last change taken in, and who waits for a later one. */
-  let seen = 0;
-  const waiters = new Set<{ rev: number; resolve: () => void }>();
-
-  function advance(rev: number): void {
-    seen = Math.max(seen, rev);
-    for (const w of waiters)
-      if (w.rev <= seen) {
-        waiters.delete(w);
-        w.resolve();
-      }
-  }
-  let started: Promise<void> | undefined;
 
   function file(name: string, call: RecentCall): void {
     const calls = byTool.get(name) ?? [];
@@ -146,7 +133,6 @@ export function createRecentCalls({
         event.value?.kind === "json" ? callOf(event.key, event.value.value, previewChars) : undefined;
       if (found) file(found.name, found.call);
     }
-    advance(batch.rev);
   }
 
   async function recordValue(dir: string, child: ListChild): Promise<unknown> {
@@ -155,8 +141,7 @@ export function createRecentCalls({
     return node && "value" in node && node.value?.kind === "json" ? node.value.value : undefined;
   }
 
-  async function load(): Promise<number> {
-    const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
+  async function load(): Promise<void> {
     let scanned = 0;
     complete = true;
     for await (const run of childrenOf(tree, RECORDS_DIR)) {
@@ -166,75 +151,33 @@ export function createRecentCalls({
         if (child.name.endsWith("/")) continue;
         if (++scanned > maxScan) {
           complete = false;
-          return rev;
+          return;
         }
         const found = callOf(`${dir}${child.name}`, await recordValue(dir, child), previewChars);
         if (found) file(found.name, found.call);
       }
     }
-    return rev;
   }
 
-  async function follow(from: number): Promise<void> {
-    let next = from + 1;
-    while (!stop.signal.aborted) {
-      try {
-        // the whole tree, so every batch moves `seen` and a question waits for exactly its revision
-        for await (const batch of tree.watch("/", { fromRev: next, signal: stop.signal })) {
-          apply(batch);
-          next = batch.rev + 1;
-        }
-        return;
-      } catch (err) {
-        if (stop.signal.aborted) return;
-        onError?.(err);
-        // the history it needs may be compacted away: read the records again
-        byTool.clear();
-        toolOfKey.clear();
-        next = (await load().catch(() => next - 1)) + 1;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
-
-  function start(): Promise<void> {
-    started ??= load().then((rev) => {
-      advance(rev);
-      void follow(rev);
-    });
-    return started;
-  }
+  // the whole tree, so every batch moves the revision and a question waits for exactly its own
+  const follower = followTree({
+    tree,
+    load,
+    apply,
+    reset: () => {
+      byTool.clear();
+      toolOfKey.clear();
+    },
+    onError,
+  });
 
   return {
     async of(name, limit = perTool) {
-      await start();
+      await follower.start();
       // a record written before this question is in it: wait (briefly) for the watch to pass its revision
-      await caughtUp(tree.syncRevision ? await tree.syncRevision() : tree.revision());
+      await follower.caughtUp(tree.syncRevision ? await tree.syncRevision() : tree.revision(), 2000);
       return { calls: (byTool.get(name) ?? []).slice(0, limit), complete };
     },
-    close() {
-      stop.abort();
-      for (const w of waiters) w.resolve();
-      waiters.clear();
-    },
+    close: follower.close,
   };
-
-  /** Settles once the index has taken in every change up to `rev`, or after `maxWaitMs` (it answers what it has). */
-  function caughtUp(rev: number, maxWaitMs = 2000): Promise<void> {
-    if (rev <= seen || stop.signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const w = {
-        rev,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(w);
-        resolve();
-      }, maxWaitMs);
-      waiters.add(w);
-    });
-  }
 }

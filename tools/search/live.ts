@@ -4,6 +4,7 @@
  * event arrives — on LevelDB, on etcd and through a server alike, since all three feed one watch.
  */
 import { childrenOf } from "../../tree/children.js";
+import { followTree } from "../../tree/follow.js";
 import type { Tree, WatchBatch } from "../../tree/types.js";
 import { TOOLS_DIR } from "../catalogue/catalogue.js";
 import { indexedToolOf } from "./document.js";
@@ -38,18 +39,6 @@ export function createLiveToolIndex({
   onError,
 }: LiveToolIndex extends never ? never : LiveIndexOptions): LiveToolIndex {
   const index = createToolIndex();
-  const stop = new AbortController();
-  let seen = 0;
-  const waiters = new Set<{ rev: number; resolve: () => void }>();
-
-  function advance(rev: number): void {
-    seen = Math.max(seen, rev);
-    for (const w of waiters)
-      if (w.rev <= seen) {
-        waiters.delete(w);
-        w.resolve();
-      }
-  }
 
   function apply(batch: WatchBatch): void {
     for (const event of batch.events) {
@@ -67,11 +56,9 @@ export function createLiveToolIndex({
       if (tool) index.upsert(tool);
       else index.remove(name);
     }
-    advance(batch.rev);
   }
 
-  async function load(): Promise<number> {
-    const rev = tree.syncRevision ? await tree.syncRevision() : tree.revision();
+  async function load(): Promise<void> {
     for await (const child of childrenOf(tree, TOOLS_DIR)) {
       if (child.kind === "index" || child.name.endsWith("/")) continue;
       const node = child.value === undefined ? await tree.get(`${TOOLS_DIR}${child.name}`) : child;
@@ -80,48 +67,25 @@ export function createLiveToolIndex({
       const tool = indexedToolOf(child.name, value);
       if (tool) index.upsert(tool);
     }
-    return rev;
   }
 
-  async function follow(from: number): Promise<void> {
-    let next = from + 1;
-    while (!stop.signal.aborted) {
-      try {
-        // the whole tree, not only /byteseek/tools/: every batch moves `seen`, so a search can wait
-        // for exactly the revision it was asked at (other keys' batches are passed over at once)
-        for await (const batch of tree.watch("/", { fromRev: next, signal: stop.signal })) {
-          apply(batch);
-          next = batch.rev + 1;
-        }
-        return;
-      } catch (err) {
-        if (stop.signal.aborted) return;
-        onError?.(err);
-        // the history it needs may be compacted away: start again from a fresh listing
-        for (const name of index.names()) index.remove(name);
-        next = (await load().catch(() => next - 1)) + 1;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
-
-  const ready = load().then((rev) => {
-    advance(rev);
-    void follow(rev);
+  // the whole tree, not only /byteseek/tools/: every batch moves the revision, so a search can
+  // wait for exactly the revision it was asked at (other keys' batches are passed over at once)
+  const follower = followTree({
+    tree,
+    load,
+    apply,
+    reset: () => {
+      for (const name of index.names()) index.remove(name);
+    },
+    onError,
   });
 
   return {
     index,
-    ready,
-    revision: () => seen,
-    caughtUp(rev) {
-      if (rev <= seen || stop.signal.aborted) return Promise.resolve();
-      return new Promise((resolve) => waiters.add({ rev, resolve }));
-    },
-    close() {
-      stop.abort();
-      for (const w of waiters) w.resolve();
-      waiters.clear();
-    },
+    ready: follower.start(),
+    revision: follower.revision,
+    caughtUp: (rev) => follower.caughtUp(rev),
+    close: follower.close,
   };
 }

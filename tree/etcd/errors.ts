@@ -3,6 +3,8 @@
  * exactly. rpc.ts turns each into the call's gRPC-style error (INTERNAL, which the breaker counts),
  * as grpc-js turns a message it cannot parse into one; nothing here reaches a tree caller as is.
  */
+import { CodedError } from "../errors.js";
+
 export const ETCD_WIRE_ERROR_CODES = [
   /** The bytes are not the protobuf message they should be: truncated, mis-typed or out of bounds. */
   "ETCD_WIRE_MALFORMED",
@@ -14,14 +16,8 @@ export const ETCD_WIRE_ERROR_CODES = [
 ] as const;
 export type EtcdWireErrorCode = (typeof ETCD_WIRE_ERROR_CODES)[number];
 
-export class EtcdWireError extends Error {
+export class EtcdWireError extends CodedError<EtcdWireErrorCode> {
   override readonly name = "EtcdWireError";
-  readonly code: EtcdWireErrorCode;
-
-  constructor(code: EtcdWireErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
 }
 
 /** A 64-bit number of etcd's answer that the tree's numbers cannot hold exactly (both lanes say it alike). */
