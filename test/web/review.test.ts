@@ -193,6 +193,34 @@ describe("MCP review and approvals on the web page", () => {
     await context.close();
   });
 
+  it("says on a tool's page why every call is denied: an alias of a switched-off built-in is off too", async () => {
+    await server.tree.set(
+      "/byteseek/tools/my.del",
+      json({
+        name: "my.del",
+        description: "delete a tree key",
+        params: { type: "object", properties: { key: { type: "string" } } },
+        impl: { kind: "builtin", ref: "tree.del" },
+      }),
+    );
+    const del = await server.tree.get("/byteseek/tools/tree.del");
+    const decl = del?.kind === "json" ? (del.value.value as Record<string, never>) : {};
+    await server.tree.set("/byteseek/tools/tree.del", json({ ...decl, enabled: false }));
+    const { page, context, errors } = await browser.open(server.url);
+    await page.goto("/tools/my.del");
+    const denied = page.locator("#tool-denied");
+    await denied.waitFor();
+    expect(await denied.textContent()).toBe(
+      "my.del runs the built-in tree.del, which is switched off, so my.del is off too; use another tool, or ask the user",
+    );
+    expect(await page.locator("#tool-enabled").textContent()).toBe("true");
+    // switched on again: the page follows the tree, and nothing is denied
+    await server.tree.set("/byteseek/tools/tree.del", json(decl));
+    await denied.waitFor({ state: "detached" });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("shows on an approval card the upstream it calls, who declared it and its hash", async () => {
     await requireConfirm(server.tree, "dict.lookup");
     const { page, context } = await browser.openLive(server.url);

@@ -218,7 +218,8 @@ export function createToolView(api: Api, name: string): View {
       if (
         changes.some(
           (c) =>
-            c.key === declKey ||
+            // another declaration too: the built-in an alias runs decides whether the alias is off
+            c.key.startsWith("/byteseek/tools/") ||
             c.key === `/byteseek/tool-accept/${name}` ||
             c.key === "/byteseek/policy" ||
             /^\/byteseek\/mcp(-sync)?\//.test(c.key),
