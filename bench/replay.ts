@@ -5,11 +5,13 @@
  * gets and lists — then an answer); then the real loop replays it from its records, one replay
  * after another, each reading the run from the tree as `byteseek run --replay` does, on a fresh
  * scratch tree. Also: the same with the run read once (the loop, provider and runtime alone).
+ * A row runs for a budget of this process's CPU and reports replays per CPU-second (what a core of
+ * its own gives) beside the wall-clock rate (what this process got of a shared machine).
  *
  * Run: npm run build && node dist/bench/replay.js [--quick]
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pino } from "pino";
@@ -22,7 +24,10 @@ import { openTree } from "../tree/index.js";
 import { median, percentile, printTable } from "./report.js";
 
 const quick = process.argv.includes("--quick");
-const SECONDS = quick ? 2 : 8;
+/** Each row runs until the process has used this much CPU (wall time on a shared machine says little). */
+const CPU_SECONDS = quick ? 1 : 5;
+/** Replays before measuring: the JIT and the caches warm by work done, not by time passed. */
+const WARM_UP = quick ? 30 : 150;
 const VID = "bench-replay";
 
 /** Ten steps of two calls (20 calls), then the answer. */
@@ -97,19 +102,22 @@ interface Measured {
   ms: number[];
 }
 
-async function measure(seconds: number, once: () => Promise<void>): Promise<Measured> {
+async function measure(cpuSeconds: number, once: () => Promise<void>): Promise<Measured> {
   const ms: number[] = [];
   const start = performance.now();
   const cpu = process.cpuUsage();
-  while (performance.now() - start < seconds * 1000) {
+  const used = () => {
+    const u = process.cpuUsage(cpu);
+    return (u.user + u.system) / 1e6;
+  };
+  while (used() < cpuSeconds) {
     const t0 = performance.now();
     await once();
     ms.push(performance.now() - t0);
   }
-  const used = process.cpuUsage(cpu);
   return {
     perSecond: ms.length / ((performance.now() - start) / 1000),
-    perCpuSecond: ms.length / ((used.user + used.system) / 1e6),
+    perCpuSecond: ms.length / used(),
     ms,
   };
 }
@@ -147,14 +155,17 @@ async function main(): Promise<void> {
       if (r.divergence || r.notes.length > 0 || r.executed !== 0)
         throw new Error(`the replay diverged: ${JSON.stringify(r)}`);
     };
-    await measure(quick ? 0.5 : 2, replay()); // warm-up: JIT, caches
-    const full = await measure(SECONDS, replay());
     const transcript = await readTranscript(bs.tree, VID);
-    const loopOnly = await measure(SECONDS / 2, replay(transcript));
+    for (let i = 0; i < WARM_UP; i++) {
+      await replay()();
+      await replay(transcript)();
+    }
+    const full = await measure(CPU_SECONDS, replay());
+    const loopOnly = await measure(CPU_SECONDS, replay(transcript));
     await bs.close();
 
     console.log(
-      `A 20-call run (11 steps), replayed one after another for ${SECONDS} s (classic-level store):\n`,
+      `A 20-call run (11 steps), replayed one after another for ${CPU_SECONDS} s of CPU a row, after ${WARM_UP} of each (classic-level store; load average ${loadavg()[0]?.toFixed(1)}):\n`,
     );
     const row = (label: string, m: Measured) => [
       label,
@@ -171,7 +182,10 @@ async function main(): Promise<void> {
         row("the run read once (loop, recorded model and tools, scratch tree)", loopOnly),
       ],
     );
-    console.log(`\nbar: ≥ 200 replays/s — ${full.perSecond >= 200 ? "met" : "NOT met"}`);
+    const met = (m: Measured) => (m.perCpuSecond >= 200 ? "met" : "NOT met");
+    console.log(
+      `\nbar: ≥ 200 replays/s on a core of its own (per CPU-second) — as the CLI replays: ${met(full)}; the run read once: ${met(loopOnly)}`,
+    );
   } finally {
     await tree.close();
     await rm(dir, { recursive: true, force: true });

@@ -16,6 +16,22 @@ import { argsOf, oneLine, sameJson, textDiff } from "./compare.js";
 import { at, type PairedRecord, type ReplayState } from "./state.js";
 import { ReplayRecordDoc } from "./transcript.js";
 
+/**
+ * A declaration's hash, memoised on the value object: the tree's node cache answers the same
+ * object while the declaration holds, and a bench replays one run many times.
+ */
+const declarationHashes = new WeakMap<object, string>();
+
+function declarationHash(value: unknown): string {
+  if (typeof value !== "object" || value === null) return hashOf(value);
+  let hash = declarationHashes.get(value);
+  if (hash === undefined) {
+    hash = hashOf(value);
+    declarationHashes.set(value, hash);
+  }
+  return hash;
+}
+
 export interface RecordedRuntimeOptions {
   state: ReplayState;
   /** The real tree: declarations are read from it. */
@@ -39,7 +55,7 @@ export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime 
     if (!decl || noted.has(decl.key)) return;
     noted.add(decl.key);
     const node = await tree.get(decl.key);
-    const now = node && node.kind === "json" ? hashOf(node.value.value) : undefined;
+    const now = node && node.kind === "json" ? declarationHash(node.value.value) : undefined;
     if (now === decl.hash) return;
     state.notes.push({
       kind: "declaration",

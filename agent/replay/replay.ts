@@ -15,7 +15,8 @@ import type { AgentEvent, TurnResult } from "../events.js";
 import { createAgent, DEFAULT_MAX_STEPS } from "../loop.js";
 import { createRecordedProvider } from "./recorded-provider.js";
 import { createRecordedRuntime } from "./recorded-runtime.js";
-import { createScratchTree } from "./scratch-tree.js";
+import { createScratchStore } from "./scratch-store.js";
+import { createScratchTree, runOwns } from "./scratch-tree.js";
 import { at, createReplayState, type ReplayState } from "./state.js";
 import { type RecordedTurn, type RunTranscript, readTranscript, recordedEnd } from "./transcript.js";
 import type { ReplayReport } from "./types.js";
@@ -57,8 +58,13 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayReport> {
       { vid, status: transcript.status ?? null },
     );
   const state = createReplayState(transcript);
-  // no history and a short change log: nobody reads the past of a scratch tree, or watches it
-  const scratch = await openTree({ backend: "memory", historyLimit: 0, retainRevisions: 1 });
+  // a replay that runs no tool and keeps nothing writes only what its own loop reads back: the
+  // scratch store holds it as objects; else a memory tree (no history, a short change log: nobody
+  // reads the past of a scratch tree, or watches it), where tools and the saved run's export work
+  const scratch =
+    options.live || options.keep
+      ? await openTree({ backend: "memory", historyLimit: 0, retainRevisions: 1 })
+      : createScratchStore(runOwns(vid));
   const replayTree = createScratchTree({ real: tree, scratch, vid, realWrites: options.live !== undefined });
   let live: Awaited<ReturnType<LiveRuntime>> | undefined;
   const results: TurnResult[] = [];
