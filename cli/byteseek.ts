@@ -14,11 +14,11 @@
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { newVid } from "../agent/loop.js";
-import { VID } from "../mcp/server.js";
 import { startServer } from "../server/main.js";
 import { terminalKeys, terminalQuestion } from "../tools/gate/approval-wording.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
+import { RUN_ID } from "../tools/run-id.js";
 import { openSession, type Session } from "./agent-session.js";
 import {
   ByteseekUsageError,
@@ -253,7 +253,7 @@ async function serve({ noAuth }: ServeOptions): Promise<number> {
 }
 
 async function mcp({ vid }: { vid?: string }): Promise<number> {
-  if (vid !== undefined && !VID.test(vid))
+  if (vid !== undefined && !RUN_ID.test(vid))
     throw new ByteseekUsageError(
       `--vid ${JSON.stringify(vid)} is not a run id: letters, digits and _.:@- (at most 128)`,
     );

@@ -28,7 +28,6 @@ import {
 import type { Logger } from "pino";
 import { capText } from "../tools/call/cap.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
-import { RUN_ID } from "../tools/run-id.js";
 import type { ToolResult } from "../tools/types.js";
 import { parseKey } from "../tree/path.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
@@ -49,9 +48,6 @@ const FIND_LIMIT = 20;
 
 /** What hosts keep of a tool result, at most (characters). */
 export const HOST_TEXT_LIMIT = 50_000;
-
-/** A run id: one tree key segment (the runtime's rule). */
-export const VID = RUN_ID;
 
 export interface McpFactoryDeps {
   source: McpSource;

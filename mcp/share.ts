@@ -34,9 +34,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { RUN_ID } from "../tools/run-id.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
-import { type McpFactory, type McpInstance, VID } from "./server.js";
+import type { McpFactory, McpInstance } from "./server.js";
 import { serveConnection } from "./stdio.js";
 
 /** The socket's name in the store folder. */
@@ -68,7 +69,7 @@ export const HolderAnswer = z.union([
     byteseek: z.literal("ok"),
     holder: z.enum(["serve", "mcp", "run"]).optional(),
     /** Unused: the session's run is made at its initialize (mcp-<client>-<n>, mcp/session-run.ts). */
-    vid: z.string().regex(VID).optional(),
+    vid: z.string().regex(RUN_ID).optional(),
     /** Where the holder's file tools work (every relayed call runs there). */
     workspace: z.string().optional(),
   }),

@@ -1,4 +1,4 @@
-import { RUN_ID as VID } from "../../tools/run-id.js";
+import { RUN_ID } from "../../tools/run-id.js";
 import { parseDirKey, parseKey } from "../../tree/path.js";
 import { parseLiteral } from "../../tree/value.js";
 import { defineCommand, writeJson, writeResultJson } from "../command.js";
@@ -47,7 +47,7 @@ export const setCommand = defineCommand({
     const [key, literal, mode, vid] = positionals as [string, string, string | undefined, string | undefined];
     if (mode !== undefined && mode !== "ro" && mode !== "rw")
       throw usageError(USAGE, spacesHint(positionals, 2));
-    if (vid !== undefined && !VID.test(vid))
+    if (vid !== undefined && !RUN_ID.test(vid))
       throw usageError(USAGE, `'${vid}' is not a run id (letters, digits and _.:@-, at most 128)`);
     const force = flags.force === true;
     if (literal === "index:") {

@@ -14,9 +14,10 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { createMcpHttp } from "../../mcp/http.js";
 import { createLiveTree } from "../../mcp/live.js";
-import { createMcpFactory, VID } from "../../mcp/server.js";
+import { createMcpFactory } from "../../mcp/server.js";
 import { listenShared } from "../../mcp/share.js";
 import { runtimeSource } from "../../mcp/source.js";
+import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { ToolSearcher } from "../../tools/search/searcher.js";
 import type { Tree } from "../../tree/types.js";
@@ -48,7 +49,7 @@ export interface McpShareOptions {
 const McpQuery = z.object({
   vid: z
     .string()
-    .regex(VID, "a vid is letters, digits and _.:@- (at most 128)")
+    .regex(RUN_ID, "a vid is letters, digits and _.:@- (at most 128)")
     .optional()
     .describe("the run the calls belong to (default mcp-<client name>)"),
 });
