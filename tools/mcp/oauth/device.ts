@@ -33,7 +33,7 @@ import { z } from "zod";
 import type { Tree } from "../../../tree/types.js";
 import { ToolError } from "../../errors.js";
 import { createTreeOAuthProvider, type TreeOAuthProvider } from "./provider.js";
-import { askChallenge, type SignInOptions, signInFailed } from "./sign-in.js";
+import { askChallenge, clearSignIn, type SignInOptions, signInFailed } from "./sign-in.js";
 import { readOAuth, updateSession } from "./store.js";
 
 export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
@@ -115,7 +115,7 @@ export async function signInWithDevice(
       }
       break;
     }
-    return await finishDevice(tree, server);
+    return await clearSignIn(tree, server);
   } catch (err) {
     if (signal?.aborted) throw new ToolError("aborted", `the sign-in to "${server}" was stopped`);
     throw deviceFailure(server, err);
@@ -282,22 +282,6 @@ async function poll(
       return err.code;
     throw err;
   }
-}
-
-/** The sign-in's leftovers cleared, as finishSignIn does; what the tokens allow. */
-async function finishDevice(tree: Tree, server: string): Promise<{ expiresAt?: number; scope?: string }> {
-  let out: { expiresAt?: number; scope?: string } = {};
-  await updateSession(tree, server, (s) => {
-    const next = { ...s };
-    for (const k of ["verifier", "state", "startedAt", "needScope", "error"] as const) delete next[k];
-    const scope = (s.tokens as { scope?: unknown } | undefined)?.scope;
-    out = {
-      ...(s.expiresAt !== undefined ? { expiresAt: s.expiresAt } : {}),
-      ...(typeof scope === "string" ? { scope } : {}),
-    };
-    return next;
-  });
-  return out;
 }
 
 function deviceFailure(server: string, err: unknown): ToolError {

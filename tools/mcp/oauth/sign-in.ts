@@ -127,14 +127,18 @@ export async function finishSignIn(
   }).catch((err: unknown) => {
     throw signInFailed(server, err);
   });
+  return clearSignIn(tree, server);
+}
+
+/** A finished sign-in's leftovers (verifier, state, …) cleared, by either flow; what the tokens allow. */
+export async function clearSignIn(
+  tree: Tree,
+  server: string,
+): Promise<{ expiresAt?: number; scope?: string }> {
   let out: { expiresAt?: number; scope?: string } = {};
   await updateSession(tree, server, (s) => {
     const next = { ...s };
-    delete next.verifier;
-    delete next.state;
-    delete next.startedAt;
-    delete next.needScope;
-    delete next.error;
+    for (const k of ["verifier", "state", "startedAt", "needScope", "error"] as const) delete next[k];
     const scope = (s.tokens as { scope?: unknown } | undefined)?.scope;
     out = {
       ...(s.expiresAt !== undefined ? { expiresAt: s.expiresAt } : {}),
