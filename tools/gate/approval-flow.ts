@@ -106,8 +106,7 @@ export async function approvalOf(
     rule,
     ...(declDiff ? { declDiff } : {}),
   });
-  if (outcome.approved)
-    return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
+  if (outcome.approved) return approvedAt(outcome);
   return {
     approved: false,
     key: outcome.key,
@@ -139,8 +138,7 @@ export async function rerunApproval(
     rule,
     interrupted: true,
   });
-  if (outcome.approved)
-    return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
+  if (outcome.approved) return approvedAt(outcome);
   return {
     approved: false,
     key: outcome.key,
@@ -260,4 +258,13 @@ async function acceptedDiff(
     );
   }
   return undefined;
+}
+
+/** What an approved question answers: the approval's key, and the rule that let the call run. */
+function approvedAt(outcome: { key: string; scope?: string | undefined }): {
+  approved: true;
+  key: string;
+  rule: string;
+} {
+  return { approved: true, key: outcome.key, rule: `approved at ${outcome.key} (${outcome.scope})` };
 }
