@@ -1,8 +1,5 @@
 import type { Logger } from "pino";
-import { builtinMap } from "../compose/byteseek.js";
-import { sharePath, socketAt } from "../mcp/share.js";
 import { readStoreToken } from "../server/token-file.js";
-import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
@@ -53,7 +50,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
   const location = describeStore(spec);
   try {
     const tree = await openTree({ ...spec, ...(logger ? { logger } : {}) });
-    // a server checks what it is sent; here the CLI writes the store itself, so it checks
+    // a server checks what it is sent; here the CLI writes the store itself, so it checks (loaded
+    // here: storeSpec's callers that only read KVSPACE, and a server's URL, need none of it)
+    const [{ builtinMap }, { createCheckedTree }] = await Promise.all([
+      import("../compose/byteseek.js"),
+      import("../tools/catalogue/checked-tree.js"),
+    ]);
     return createCheckedTree(tree, { builtins: () => builtinMap() });
   } catch (err) {
     const through =
@@ -87,6 +89,7 @@ async function throughHolder(
   env: NodeJS.ProcessEnv,
   remote: RemoteTreeFactory,
 ): Promise<Tree | undefined> {
+  const { sharePath, socketAt } = await import("../mcp/share.js");
   let socketPath: string;
   try {
     socketPath = await sharePath(folder, env);
