@@ -12,10 +12,7 @@
  * (one store, one workspace). Its run id is the holder's to give, never the relay's to name: a
  * relayed session cannot act, or approve its own calls, as another run.
  */
-import type { Socket } from "node:net";
-import type { Logger } from "pino";
-import { type HeldSocket, listenHeld } from "../tree/held-listen.js";
-import type { Holder } from "../tree/held-socket.js";
+import { type HeldSocket, type HeldSocketOptions, listenHeld } from "../tree/held-listen.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import type { McpFactory, McpInstance } from "./server.js";
@@ -23,22 +20,10 @@ import { serveConnection } from "./stdio.js";
 
 export type SharedMcp = HeldSocket;
 
-export interface ShareOptions {
-  path: string;
+/** The held socket's options (tree/held-listen.ts), less its relay server: this module's. */
+export interface ShareOptions extends Omit<HeldSocketOptions, "relay"> {
   factory: McpFactory;
   live: LiveTree;
-  logger: Logger;
-  /** The root this process's file tools touch (absolute), told to every relay. */
-  workspace: string;
-  /** What this process is (told to relays): a `byteseek serve`, a `byteseek mcp` or an embedded `byteseek run|chat`. */
-  holder: Holder;
-  /** Takes a connection that speaks HTTP (its bytes so far put back): the holder's HTTP server. */
-  http?: (socket: Socket) => void;
-  /**
-   * Whether a relay's token is the holder's credential (the same check its HTTP server makes);
-   * absent: the holder asks for none (`byteseek serve --no-auth`).
-   */
-  credential?: (token: string | undefined) => boolean;
   /** Plain 2026-era calls answered beside the SDK (mcp/stdio.ts; default: BYTESEEK_FAST, on). */
   plainCalls?: boolean;
 }
