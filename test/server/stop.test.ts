@@ -1,17 +1,13 @@
 // `byteseek serve` (the built server, in a child process) stops on SIGTERM with MCP clients of both
 // eras connected or just gone: their notification streams end properly and the process exits.
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
 import { join } from "node:path";
 import { StreamableHTTPClientTransport as HttpTransportV2 } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport as HttpTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientV1, clientV2 } from "../mcp/helpers.js";
+import { startServerChild } from "../tools/server-child.js";
 import { eventually, tempDir } from "./helpers.js";
-
-const ROOT = join(import.meta.dirname, "..", "..");
-const FIXTURE = join(ROOT, "test", "fixtures", "server-run.mjs");
 
 /** A request an MCP client sent, and how its answer ended. */
 interface Exchange {
@@ -82,38 +78,16 @@ describe("byteseek serve stopping with MCP clients over HTTP", () => {
   });
 
   it("ends the open notification streams (2025 GET, 2026-07-28 listen) and exits 0 on SIGTERM, also after clients left without DELETE and with a connection that never sent a request", async () => {
-    const built = join(ROOT, "dist", "server", "main.js");
-    if (!existsSync(built)) throw new Error(`${built} is missing: run \`npm run build\` first`);
-    const child = spawn(process.execPath, [FIXTURE, "--no-auth"], {
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: process.env.HOME ?? "/tmp",
+    const { child, url } = await startServerChild(
+      {
         KVSPACE: join(dir.path, "store"),
         BYTESEEK_WORKSPACE: dir.path,
         BYTESEEK_SYNC: "never",
         BYTESEEK_TOKEN: "",
-        BYTESEEK_PORT: "0",
-        BYTESEEK_HOST: "127.0.0.1",
-        BYTESEEK_LOG_LEVEL: "warn",
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
+      ["--no-auth"],
+    );
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (d) => {
-        out += d;
-        const m = /\{"listening":"([^"]+)"\}/.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      child.once("exit", (code) =>
-        reject(new Error(`server exited (${code}) before listening: ${err}${out}`)),
-      );
-    });
     const endpoint = new URL(`${url}/mcp`);
     const exchanges: Exchange[] = [];
     // the SDK clients retry a stream the server ended; keep their retries away from the test's end
@@ -123,26 +97,11 @@ describe("byteseek serve stopping with MCP clients over HTTP", () => {
       reconnectionDelayGrowFactor: 1,
       maxRetries: 0,
     };
-    const v1 = (name: string) => {
-      const client = clientV1({ name });
-      const transport = new HttpTransportV1(endpoint, {
-        fetch: watchingFetch(name, exchanges),
-        reconnectionOptions,
-      });
-      return { client, transport };
-    };
-    const v2 = (name: string) => {
-      const client = clientV2({ name });
-      const transport = new HttpTransportV2(endpoint, {
-        fetch: watchingFetch(name, exchanges),
-        reconnectionOptions,
-      });
-      return { client, transport };
-    };
-    const staying1 = v1("staying 2025");
-    const leaving1 = v1("leaving 2025");
-    const staying2 = v2("staying 2026");
-    const leaving2 = v2("leaving 2026");
+    const over = (name: string) => ({ fetch: watchingFetch(name, exchanges), reconnectionOptions });
+    const staying1 = { client: clientV1(), transport: new HttpTransportV1(endpoint, over("staying 2025")) };
+    const leaving1 = { client: clientV1(), transport: new HttpTransportV1(endpoint, over("leaving 2025")) };
+    const staying2 = { client: clientV2(), transport: new HttpTransportV2(endpoint, over("staying 2026")) };
+    const leaving2 = { client: clientV2(), transport: new HttpTransportV2(endpoint, over("leaving 2026")) };
     // a client that connected and has not sent its request (undici opens one after an aborted stream)
     const silent = tcpConnect(Number(endpoint.port), "127.0.0.1").on("error", () => undefined);
     const silentConnected = new Promise((resolve) => silent.once("connect", resolve));
@@ -174,7 +133,7 @@ describe("byteseek serve stopping with MCP clients over HTTP", () => {
       const deadline = new Promise<"still running">((resolve) =>
         setTimeout(resolve, 30_000, "still running").unref(),
       );
-      expect(await Promise.race([exited, deadline]), `${err}${out}`).toBe(0);
+      expect(await Promise.race([exited, deadline])).toBe(0);
       // ended by the server, not cut: the 2025 GET stream's end read; the listen request answered
       // with its result (where the 2026 client stops reading)
       const [get, listen] = openAtStop;
