@@ -12,7 +12,8 @@ import type { AgentEvent } from "../../agent/events.js";
 import { replayRun } from "../../agent/replay/replay.js";
 import { readTranscript } from "../../agent/replay/transcript.js";
 import { createTurnView } from "../../cli/turn-view.js";
-import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
+import type { Byteseek } from "../../compose/byteseek.js";
+import { liveReplayTools } from "../../compose/replay-tools.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
 import type { FakeLlm } from "../fake-llm/server.js";
@@ -77,18 +78,6 @@ async function record(vid: string): Promise<string> {
   expect(result.reason, shown.text()).toBe("done");
   expect(result.calls.map((c) => c.kind)).toEqual(["ok", "ok", "runtime", "vet", "ok", "ok"]);
   return shown.text();
-}
-
-/** The tools of a live replay: byteseek over the replay's tree, the same workspace. */
-async function liveTools(replayTree: Tree) {
-  const live = await createByteseek({
-    tree: replayTree,
-    workspace,
-    logger: silent,
-    seed: false,
-    sweep: false,
-  });
-  return { runtime: live.runtime, close: () => live.close() };
 }
 
 const logLines = async () => (await readFile(join(workspace, "log.txt"), "utf8")).trim().split("\n");
@@ -187,7 +176,7 @@ describe("byteseek run --replay", () => {
       runtime: bs.runtime,
       logger: silent,
       vid: "rec",
-      live: liveTools,
+      live: liveReplayTools({ workspace, logger: silent }),
     });
     expect(stale.divergence).toMatchObject({ kind: "result", step: 1, call: 1, tool: "edit.write" });
     expect(stale.executed).toBe(1);
@@ -201,7 +190,7 @@ describe("byteseek run --replay", () => {
       runtime: bs.runtime,
       logger: silent,
       vid: "rec",
-      live: liveTools,
+      live: liveReplayTools({ workspace, logger: silent }),
     });
     expect(again.divergence).toBeUndefined();
     expect(again.executed).toBe(5);

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLeases } from "../../agent/lease.js";
 import { sessionDir, statusKey } from "../../agent/run-keys.js";
-import { type Byteseek, createByteseek } from "../../compose/byteseek.js";
+import type { Byteseek } from "../../compose/byteseek.js";
+import { liveReplayTools } from "../../compose/replay-tools.js";
 import type { App } from "../../server/app.js";
 import { buildApp } from "../../server/app.js";
 import type { Tree } from "../../tree/types.js";
@@ -42,16 +43,7 @@ beforeAll(async () => {
     runtime: bs.runtime,
     agent: bs.agent,
     web: false,
-    replayLive: async (replayTree) => {
-      const again = await createByteseek({
-        tree: replayTree,
-        workspace,
-        logger: silent,
-        seed: false,
-        sweep: false,
-      });
-      return { runtime: again.runtime, close: () => again.close() };
-    },
+    replayLive: liveReplayTools({ workspace, logger: silent }),
   });
   await writeFile(join(workspace, "a.txt"), "x = 1\n");
   fake.script(
