@@ -17,24 +17,22 @@ import { liveReplayTools } from "../../compose/replay-tools.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
 import type { FakeLlm } from "../fake-llm/server.js";
-import { silent, type tempDir } from "../tools/helpers.js";
-import { startAgentStack } from "./stack.js";
+import { silent } from "../tools/helpers.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "./stack.js";
 
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let stack: AgentStack | undefined;
 let fake: FakeLlm;
 let tree: Tree;
 let bs: Byteseek;
 let workspace: string;
 
 beforeAll(async () => {
-  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-replay-"));
+  stack = await startAgentStack("byteseek-replay-");
+  ({ workspace, fake, tree, bs } = stack);
 });
 
 afterAll(async () => {
-  await bs?.close();
-  await tree?.close();
-  await fake?.close();
-  await dir?.remove();
+  if (stack) await stopAgentStack(stack);
 });
 
 /** What `byteseek run` prints for these events (piped: no colours, no spinner; every call "took" 0 ms). */
@@ -127,6 +125,7 @@ describe("byteseek run --replay", () => {
 
   it("a record whose result was changed diverges at exactly that step and call", async () => {
     await record("mres");
+    stack?.runs.exempt("mres"); // tampered on purpose below
     const keys = await recordKeys("mres");
     // the fifth record: step 3's repaired replace
     await tamper(keys[4] as string, (r) => {
@@ -146,6 +145,7 @@ describe("byteseek run --replay", () => {
 
   it("a record whose arguments were changed diverges as a call at that step", async () => {
     await record("margs");
+    stack?.runs.exempt("margs"); // tampered on purpose below
     const keys = await recordKeys("margs");
     await tamper(keys[1] as string, (r) => {
       r.args = { path: "elsewhere.txt" };
@@ -160,6 +160,7 @@ describe("byteseek run --replay", () => {
 
   it("an answer removed from the session ends the replay early, at the step where it went missing", async () => {
     await record("mend");
+    stack?.runs.exempt("mend"); // tampered on purpose below
     // the run's last answer is gone: the loop asks for it and the record has none
     const page = await tree.list("/byteseek/session/mend/");
     const last = page.children.at(-1);
