@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import { builtinMap } from "../compose/byteseek.js";
-import { sharePath, socketAt } from "../mcp/share.js";
 import { readStoreToken } from "../server/token-file.js";
 import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
+import { sharePath, socketAt } from "../tree/held-socket.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
@@ -78,7 +78,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
 
 /**
  * The tree of a folder another process holds, through the HTTP API it serves on its share socket
- * (a `byteseek mcp` or `byteseek serve`: mcp/share.ts), with its token (BYTESEEK_TOKEN, or the one
+ * (a `byteseek mcp` or `byteseek serve`: tree/held-socket.ts), with its token (BYTESEEK_TOKEN, or the one
  * kept in the store folder: server/token-file.ts) and its checks; undefined
  * when nothing answers there (a holder that is not byteseek, or one that left).
  */

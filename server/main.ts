@@ -24,11 +24,11 @@ import { markInterrupted } from "../agent/runs.js";
 import { type Byteseek, createByteseek } from "../compose/byteseek.js";
 import { liveReplayTools } from "../compose/replay-tools.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
-import { sharePath } from "../mcp/share.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { sandboxState } from "../tools/sandbox/probe.js";
 import { describeLanes, readFastLanes } from "../tree/fast-lanes.js";
+import { sharePath } from "../tree/held-socket.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import {
