@@ -8,16 +8,15 @@ import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentEvent } from "../../agent/events.js";
 import { replayRun } from "../../agent/replay/replay.js";
 import { readTranscript } from "../../agent/replay/transcript.js";
-import { createTurnView } from "../../cli/turn-view.js";
 import type { Byteseek } from "../../compose/byteseek.js";
 import { liveReplayTools } from "../../compose/replay-tools.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
 import type { FakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
+import { turnDisplay } from "./replay-check.js";
 import { type AgentStack, startAgentStack, stopAgentStack } from "./stack.js";
 
 let stack: AgentStack | undefined;
@@ -34,18 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (stack) await stopAgentStack(stack);
 });
-
-/** What `byteseek run` prints for these events (piped: no colours, no spinner; every call "took" 0 ms). */
-function display() {
-  let text = "";
-  const view = createTurnView({
-    out: { write: (t: string) => (text += t) },
-    color: false,
-    spinner: false,
-    now: () => 0,
-  });
-  return { onEvent: (e: AgentEvent) => view.onEvent(e), text: () => text };
-}
 
 /**
  * Records run `vid`: five steps — a write and a read; an ambiguous replace and an unparsable call;
@@ -71,7 +58,7 @@ async function record(vid: string): Promise<string> {
     { toolCalls: [{ name: "shell.run", args: { command: `echo ${vid} >> log.txt` } }] },
     { text: "Done: x is 9." },
   );
-  const shown = display();
+  const shown = turnDisplay();
   const result = await bs.agent.runTurn({ vid, input: `fix ${file}`, onEvent: shown.onEvent });
   expect(result.reason, shown.text()).toBe("done");
   expect(result.calls.map((c) => c.kind)).toEqual(["ok", "ok", "runtime", "vet", "ok", "ok"]);
@@ -102,7 +89,7 @@ describe("byteseek run --replay", () => {
     const requests = fake.requests.length;
     const log = await logLines();
     const file = await readFile(join(workspace, "rec.txt"), "utf8");
-    const shown = display();
+    const shown = turnDisplay();
     const report = await replayRun({
       tree: bs.tree,
       runtime: bs.runtime,
