@@ -8,26 +8,13 @@
 import { pino } from "pino";
 import { seedTools } from "../tools/catalogue/seed.js";
 import { createRuntime } from "../tools/runtime.js";
-import type { BuiltinTool } from "../tools/types.js";
 import { json, openTree } from "../tree/index.js";
+import { noopTool } from "./fixtures.js";
 import { fmt, median, percentile, printTable } from "./report.js";
 
 const quick = process.argv.includes("--quick");
 const CALLS = quick ? 2_000 : 20_000;
 const WARMUP = 500;
-
-const noop: BuiltinTool = {
-  ref: "bench.noop",
-  declaration: {
-    name: "bench.noop",
-    description: "does nothing",
-    snippet: "bench.noop(n?) — does nothing",
-    params: { type: "object", properties: { n: { type: "integer" } }, additionalProperties: false },
-    sequential: false,
-    impl: { kind: "builtin", ref: "bench.noop" },
-  },
-  execute: async () => ({ text: "ok" }),
-};
 
 async function main(): Promise<void> {
   const { mkdtemp, rm } = await import("node:fs/promises");
@@ -36,9 +23,9 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-tools-"));
   const tree = await openTree({ backend: "classic", location: join(dir, "db") });
   try {
-    await seedTools({ tree, builtins: [noop] });
+    await seedTools({ tree, builtins: [noopTool] });
     const logger = pino({ level: "silent" });
-    const runtime = createRuntime({ tree, builtins: [noop], logger, workspace: dir });
+    const runtime = createRuntime({ tree, builtins: [noopTool], logger, workspace: dir });
 
     for (let i = 0; i < WARMUP; i++) await runtime.call("bench.noop", { n: i }, { vid: "warm" });
 
@@ -75,7 +62,13 @@ async function main(): Promise<void> {
       throw new Error("records of the shared run are not dense");
 
     // The same through a runtime asking usageWrites: await (the counters are in the record's write either way).
-    const awaiting = createRuntime({ tree, builtins: [noop], logger, workspace: dir, usageWrites: "await" });
+    const awaiting = createRuntime({
+      tree,
+      builtins: [noopTool],
+      logger,
+      workspace: dir,
+      usageWrites: "await",
+    });
     const latAwait: number[] = [];
     for (let i = 0; i < CALLS / 4; i++) {
       const s = performance.now();
@@ -89,7 +82,7 @@ async function main(): Promise<void> {
     const latFloor: number[] = [];
     for (let i = 0; i < CALLS / 4; i++) {
       const s = performance.now();
-      await tree.get("/byteseek/tools/bench.noop");
+      await tree.get("/byteseek/tools/bench.noopTool");
       await tree.get("/byteseek/policy");
       await tree.append("/byteseek/tool/floor/", json({ name: "bench.noop", args: { n: i }, text: "ok" }), {
         vid: "floor",
