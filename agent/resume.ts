@@ -44,7 +44,21 @@ export interface FoundRecord {
   record: StoredRecord;
 }
 
-/** The run's records of the calls of session message `message`, by tool call id (the last wins). */
+/**
+ * Whether a listed record is surely of another session message than `message` (its stored origin
+ * names another): it is not parsed. Anything else — that message's, without an origin, damaged — is
+ * parsed in full, so a damaged record is never taken for a missing one.
+ */
+function ofAnotherMessage(value: unknown, message: number): boolean {
+  const origin = (value as { value?: { origin?: { message?: unknown } } } | undefined)?.value?.origin;
+  return typeof origin?.message === "number" && origin.message !== message;
+}
+
+/**
+ * The run's records of the calls of session message `message`, by tool call id (the last wins). A
+ * resume needs only those: the records of earlier messages are skipped unparsed (a run's calls
+ * would otherwise each cost a schema parse on every resume).
+ */
 export async function recordsOf(tree: Tree, vid: string, message: number): Promise<Map<string, FoundRecord>> {
   const out = new Map<string, FoundRecord>();
   let after: string | undefined;
@@ -57,7 +71,7 @@ export async function recordsOf(tree: Tree, vid: string, message: number): Promi
       throw err;
     }
     for (const c of page.children) {
-      if (c.kind === "index") continue;
+      if (c.kind === "index" || (c.kind === "json" && ofAnotherMessage(c.value, message))) continue;
       const record = readRecord(c.key, c.value ? { kind: c.kind, value: c.value } : await tree.get(c.key));
       if (record?.origin?.message === message) out.set(record.origin.id, { key: c.key, record });
     }
@@ -110,36 +124,25 @@ export async function resumeAction(
       return { do: "run", retry: key, decision: "resent" };
     case "files": {
       const state = await filesState(record.files ?? []);
-      if (state === "before") return { do: "run", retry: key, decision: "rerun" };
-      if (state === "after")
-        return answer(key, "applied", {
-          kind: "ok",
-          isError: false,
-          text: `${call.name} had already been applied when the process running this run stopped (every file it changes is as the call intended); it was not run again.`,
-          details: { resumed: "applied" },
-        });
-      return answer(key, "file_changed", {
-        kind: "runtime",
-        isError: true,
-        text: `${call.name} was interrupted when the process running this run stopped, and its file has changed since in a way that matches neither the state before the call nor the edit it intended. It was not run again. Read the file before editing it.`,
-        details: { code: "file_changed", resumed: "file_changed" },
+      return byState(call, key, state, {
+        applied: "every file it changes is as the call intended",
+        details: {},
+        changed: {
+          text: "its file has changed since in a way that matches neither the state before the call nor the edit it intended. It was not run again. Read the file before editing it.",
+          code: "file_changed",
+        },
       });
     }
     case "tree": {
       const state = await keysState(ctx.tree, record.keys ?? []);
-      if (state === "before") return { do: "run", retry: key, decision: "rerun" };
-      if (state === "after")
-        return answer(key, "applied", {
-          kind: "ok",
-          isError: false,
-          text: `${call.name} had already been applied when the process running this run stopped (every key it writes holds what the call intended); it was not run again.`,
-          details: { resumed: "applied", keys: (record.keys ?? []).map((k) => k.key) },
-        });
-      return answer(key, "key_changed", {
-        kind: "runtime",
-        isError: true,
-        text: `${call.name} was interrupted when the process running this run stopped, and ${(record.keys ?? []).map((k) => k.key).join(", ")} has changed since in a way that matches neither the state before the call nor the write it intended. It was not run again. tree.get it before writing it.`,
-        details: { code: "key_changed", resumed: "key_changed", keys: (record.keys ?? []).map((k) => k.key) },
+      const keys = (record.keys ?? []).map((k) => k.key);
+      return byState(call, key, state, {
+        applied: "every key it writes holds what the call intended",
+        details: { keys },
+        changed: {
+          text: `${keys.join(", ")} has changed since in a way that matches neither the state before the call nor the write it intended. It was not run again. tree.get it before writing it.`,
+          code: "key_changed",
+        },
       });
     }
     default:
@@ -152,6 +155,37 @@ export async function resumeAction(
         details: { code: "outcome_unknown", resumed: "unknown" },
       });
   }
+}
+
+/**
+ * A started edit or tree write, decided from what it touches now: as before the call → run it once;
+ * as the call intended → done, not run again; anything else → `changed.code`, not run again.
+ */
+function byState(
+  call: ToolCall,
+  key: string,
+  state: "before" | "after" | "changed",
+  says: {
+    applied: string;
+    details: Record<string, unknown>;
+    changed: { text: string; code: "file_changed" | "key_changed" };
+  },
+): ResumeAction {
+  if (state === "before") return { do: "run", retry: key, decision: "rerun" };
+  if (state === "after")
+    return answer(key, "applied", {
+      kind: "ok",
+      isError: false,
+      text: `${call.name} had already been applied when the process running this run stopped (${says.applied}); it was not run again.`,
+      details: { resumed: "applied", ...says.details },
+    });
+  const { code } = says.changed;
+  return answer(key, code, {
+    kind: "runtime",
+    isError: true,
+    text: `${call.name} was interrupted when the process running this run stopped, and ${says.changed.text}`,
+    details: { code, resumed: code, ...says.details },
+  });
 }
 
 function answer(key: string, decision: ResumeDecision, result: Omit<ToolResult, "record">): ResumeAction {

@@ -1,8 +1,9 @@
 /**
- * What a process holding a store folder serves beside it on the share socket (mcp/share.ts): the
- * HTTP API for `kvspace` (and `byteseek run|chat`) on the folder, and MCP sessions relayed by other
- * `byteseek mcp` processes — with the store's token: one module for every holder (`byteseek mcp`, an
- * embedded `byteseek run|chat`; `byteseek serve` serves the same socket from its routes). An embedded `byteseek run` or `chat` holds its
+ * What a process holding a store folder serves beside it on the share socket (the store layer's,
+ * tree/held-socket.ts and tree/held-listen.ts): the HTTP API for `kvspace` (and `byteseek run|chat`)
+ * on the folder, and MCP sessions relayed by other `byteseek mcp` processes (mcp/share.ts) — with the
+ * store's token: one module for every holder (`byteseek mcp`, an embedded `byteseek run|chat`;
+ * `byteseek serve` serves the same socket from its routes). An embedded `byteseek run` or `chat` holds its
  * folder for the whole turn, so it serves the socket too: the `kvspace approve …` line it prints
  * reaches it, as it would reach a server or a `byteseek mcp`.
  */
@@ -10,11 +11,12 @@ import type { Logger } from "pino";
 import type { Byteseek } from "../compose/byteseek.js";
 import { createLiveTree, type LiveTree } from "../mcp/live.js";
 import { createMcpFactory, type McpFactory } from "../mcp/server.js";
-import { listenShared, sharePath } from "../mcp/share.js";
+import { listenShared } from "../mcp/share.js";
 import { runtimeSource } from "../mcp/source.js";
 import { buildApp } from "../server/app.js";
 import { createCredentialCheck } from "../server/auth.js";
 import { ensureStoreToken } from "../server/token-file.js";
+import { sharePath } from "../tree/held-socket.js";
 import type { Tree } from "../tree/types.js";
 
 export interface HoldShareOptions {

@@ -1,6 +1,6 @@
 /**
  * `byteseek mcp` on a folder another process holds: this client's stdio relayed, line for line, to
- * the holder's socket (mcp/share.ts), which serves it through its own runtime.
+ * the holder's socket (tree/held-socket.ts; served by mcp/share.ts), which serves it through its own runtime.
  *
  * The holder may go away while this client stays (it was another session's `byteseek mcp`, and that
  * session ended). Then the relay answers the requests still in flight with an error saying they may
@@ -13,8 +13,8 @@
 import { connect, type Socket } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
-import { HolderAnswer, type RelayHello, socketAt } from "../mcp/share.js";
 import { fastLanesByDefault } from "../tree/fast-lanes.js";
+import { type Holder, HolderAnswer, type RelayHello, socketAt } from "../tree/held-socket.js";
 import { CliError } from "./errors.js";
 
 export interface RelayOptions {
@@ -24,7 +24,7 @@ export interface RelayOptions {
   hello: Omit<RelayHello, "token">;
   /** The holder's credential, asked for before each hello (a new holder may have made it meanwhile). */
   token(): Promise<string | undefined>;
-  /** Told, for each holder reached, what it is, the run id it gave this session and the workspace its calls run in. */
+  /** Told, for each holder reached, what it is and the workspace its calls run in. */
   onAttached?(holder: Omit<Reached, "socket">): void;
   stdin: Readable;
   stdout: Writable;
@@ -78,7 +78,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
   let replays = 0;
   let attached = 0;
   /** What held the store last: a lost server is given time to come back. */
-  let holder: "serve" | "mcp" | "run" | undefined;
+  let holder: Holder | undefined;
 
   const clientEnded = new Promise<void>((done) => {
     const end = () => {
@@ -128,7 +128,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
     const reached = await reach(options, patienceMs, grace);
     const s = reached.socket;
     holder = reached.holder;
-    options.onAttached?.({ holder: reached.holder, vid: reached.vid, workspace: reached.workspace });
+    options.onAttached?.({ holder: reached.holder, workspace: reached.workspace });
     s.on("error", (err) => logger.debug({ err }, "relay socket error"));
     // A holder after the first has not seen the opening (unless it is still waiting in the queue).
     if (
@@ -204,9 +204,7 @@ async function reach(options: RelayOptions, patienceMs: number, graceMs: number)
 
 export interface Reached {
   socket: Socket;
-  holder: "serve" | "mcp" | "run" | undefined;
-  /** The run id the holder gave this session, when it named one at once (it names it at initialize now). */
-  vid: string | undefined;
+  holder: Holder | undefined;
   /** The holder's workspace, where this session's calls run. */
   workspace: string | undefined;
 }
@@ -242,7 +240,7 @@ async function hello(options: RelayOptions): Promise<Reached> {
         s.destroy();
         return fail(new CliError("CLI_MCP_REFUSED", answer.data.message));
       }
-      done({ socket: s, holder: answer.data.holder, vid: answer.data.vid, workspace: answer.data.workspace });
+      done({ socket: s, holder: answer.data.holder, workspace: answer.data.workspace });
     };
     const onClose = () => fail(new Error("the holder closed the connection"));
     s.once("error", fail);

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { readStoreToken } from "../server/token-file.js";
 import { isTreeError } from "../tree/errors.js";
+import { sharePath, socketAt } from "../tree/held-socket.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
@@ -80,7 +81,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
 
 /**
  * The tree of a folder another process holds, through the HTTP API it serves on its share socket
- * (a `byteseek mcp` or `byteseek serve`: mcp/share.ts), with its token (BYTESEEK_TOKEN, or the one
+ * (a `byteseek mcp` or `byteseek serve`: tree/held-socket.ts), with its token (BYTESEEK_TOKEN, or the one
  * kept in the store folder: server/token-file.ts) and its checks; undefined
  * when nothing answers there (a holder that is not byteseek, or one that left).
  */
@@ -89,7 +90,6 @@ async function throughHolder(
   env: NodeJS.ProcessEnv,
   remote: RemoteTreeFactory,
 ): Promise<Tree | undefined> {
-  const { sharePath, socketAt } = await import("../mcp/share.js");
   let socketPath: string;
   try {
     socketPath = await sharePath(folder, env);

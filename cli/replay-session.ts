@@ -6,9 +6,10 @@
  * go to the replay's scratch tree and their effects to the workspace.
  */
 import type { AgentEvent } from "../agent/events.js";
-import { type LiveRuntime, replayRun } from "../agent/replay/replay.js";
+import { replayRun } from "../agent/replay/replay.js";
 import type { ReplayReport } from "../agent/replay/types.js";
 import { createByteseek } from "../compose/byteseek.js";
+import { liveReplayTools } from "../compose/replay-tools.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";
@@ -45,18 +46,7 @@ export async function replayFromStore(options: ReplaySessionOptions): Promise<Re
       sweep: false,
       ...storePath,
     });
-    const live: LiveRuntime = async (replayTree) => {
-      const again = await createByteseek({
-        tree: replayTree,
-        workspace,
-        logger,
-        env,
-        seed: false,
-        sweep: false,
-        ...storePath,
-      });
-      return { runtime: again.runtime, close: () => again.close() };
-    };
+    const live = liveReplayTools({ workspace, logger, env, ...storePath });
     try {
       return await replayRun({
         tree: bs.tree,

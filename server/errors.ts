@@ -81,6 +81,8 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   TREE_INVALID_OPTION: 500,
   TREE_HIDDEN: 403,
   TREE_TOO_LARGE: 413,
+  // answered under its HTTP name (ANSWERED_AS): this entry is for the type only
+  TREE_INEXACT_NUMBER: 400,
   HTTP_BAD_REQUEST: 400,
   HTTP_INVALID_JSON: 400,
   HTTP_INVALID_HEADER: 400,
@@ -168,9 +170,18 @@ export function loggedMs(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
 
+/**
+ * Tree codes answered under the HTTP layer's name. A number the tree cannot keep exactly was refused
+ * by the server as HTTP_INEXACT_NUMBER before the tree's value exactness (tree/exact.ts) raised its
+ * own code, and clients read that code: the wire keeps it.
+ */
+const ANSWERED_AS: Partial<Record<TreeErrorCode, ServerErrorCode>> = {
+  TREE_INEXACT_NUMBER: "HTTP_INEXACT_NUMBER",
+};
+
 /** Maps anything thrown by a route, a hook or fastify itself to a status and an error body. */
 export function mapError(err: unknown): MappedError {
-  if (isTreeError(err)) return made(err.code, err.message, jsonDetails(err.details));
+  if (isTreeError(err)) return made(ANSWERED_AS[err.code] ?? err.code, err.message, jsonDetails(err.details));
   if (err instanceof ServerError) return made(err.code, err.message, err.details);
   if (isAgentError(err)) return made(err.code, err.message, err.details);
   if (isApprovalError(err)) return made(err.code, err.message, err.details);

@@ -7,10 +7,10 @@
  * - a body with a run of 16 digits or more (the shortest integer beyond 2^53 has 16) is read by a
  *   parser that keeps every integer literal that is not a safe integer as a bigint; every other
  *   body goes to fastify's own parser (JSON.parse), so the common case costs one regex test more;
- * - `exactValue` (server/wire.ts) then stores a bigint as int64 exactly, refuses one out of int64's
- *   range, and `exactJson` refuses one inside a json value (a double would answer it rounded).
+ * - the tree's value exactness (tree/exact.ts: `exactValue`, `exactJson`, `exactInt64`) then stores a
+ *   bigint as int64 exactly, refuses one out of int64's range, and one inside a json value (a double
+ *   would answer it rounded): TREE_INEXACT_NUMBER, answered as 400 HTTP_INEXACT_NUMBER (server/errors.ts).
  */
-import { INT64_MAX, INT64_MIN, type Json } from "../tree/value.js";
 import { ServerError } from "./errors.js";
 
 /** The deepest nesting of arrays and objects a body may have. */
@@ -197,49 +197,4 @@ class ExactParser {
       }
     }
   }
-}
-
-/** What to send instead of a number we cannot keep. */
-const HOW =
-  'send it as a string ("…"), as {"kind":"int64","value":"…"} for an exact integer in int64\'s range, or as {"kind":"float64","value":…} if a rounded double is what you mean';
-
-/** An int64 from a bigint literal: exact, or 400 when out of int64's range (never clamped). */
-export function exactInt64(b: bigint, at = "the value"): bigint {
-  if (b < INT64_MIN || b > INT64_MAX)
-    throw new ServerError(
-      "HTTP_INEXACT_NUMBER",
-      `${at} ${b} is out of int64's range (${INT64_MIN} to ${INT64_MAX}): nothing was stored; ${HOW}`,
-      { value: b.toString() },
-    );
-  return b;
-}
-
-/** A number written with a fraction or exponent whose value is an integer beyond 2^53 (e.g. 9.007199254740993e15). */
-export function checkInexactDouble(n: number, at = "the value"): void {
-  if (Number.isInteger(n) && !Number.isSafeInteger(n))
-    throw new ServerError(
-      "HTTP_INEXACT_NUMBER",
-      `${at} ${n} is beyond 2^53 and written with a fraction or exponent, so it may not be the integer you wrote: ${HOW}`,
-      { value: String(n) },
-    );
-}
-
-/**
- * A json value with no bigint in it: an integer beyond 2^53 cannot be kept exactly inside json (a
- * double would answer it rounded, or in other digits), so it is refused with 400, naming where.
- */
-export function exactJson(raw: unknown, at = "value"): Json {
-  if (typeof raw === "bigint")
-    throw new ServerError(
-      "HTTP_INEXACT_NUMBER",
-      `${raw} (at ${at}) is an integer beyond 2^53, which a json value cannot hold exactly: nothing was stored; ${HOW}`,
-      { at, value: raw.toString() },
-    );
-  if (Array.isArray(raw)) {
-    for (let i = 0; i < raw.length; i++) exactJson(raw[i], `${at}[${i}]`);
-  } else if (typeof raw === "object" && raw !== null) {
-    const o = raw as Record<string, unknown>;
-    for (const k of Object.keys(o)) exactJson(o[k], `${at}.${k}`);
-  }
-  return raw as Json;
 }

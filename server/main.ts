@@ -22,12 +22,13 @@ import { isAgentError } from "../agent/errors.js";
 import { clientUrlOrigins } from "../agent/llm-config.js";
 import { markInterrupted } from "../agent/runs.js";
 import { type Byteseek, createByteseek } from "../compose/byteseek.js";
+import { liveReplayTools } from "../compose/replay-tools.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
-import { sharePath } from "../mcp/share.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { sandboxState } from "../tools/sandbox/probe.js";
 import { describeLanes, readFastLanes } from "../tree/fast-lanes.js";
+import { sharePath } from "../tree/held-socket.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import {
@@ -331,18 +332,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       runtime: byteseek.runtime,
       agent: byteseek.agent,
       // a replay with liveTools runs the tools again through a byteseek over the replay's tree
-      replayLive: async (replayTree) => {
-        const again = await createByteseek({
-          tree: replayTree,
-          workspace: config.workspace,
-          logger: logger.child({ part: "replay" }),
-          env,
-          seed: false,
-          sweep: false,
-          ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
-        });
-        return { runtime: again.runtime, close: () => again.close() };
-      },
+      replayLive: liveReplayTools({
+        workspace: config.workspace,
+        logger: logger.child({ part: "replay" }),
+        env,
+        ...(config.store.backend === "classic" ? { storePath: config.store.location } : {}),
+      }),
       mcp: byteseek.mcp,
       search: byteseek.search,
       models: byteseek.models,

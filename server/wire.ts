@@ -4,6 +4,7 @@
  * into typed values with exact integers.
  */
 import { TreeError } from "../tree/errors.js";
+import { exactValue } from "../tree/exact.js";
 import {
   ETCD_RESULTS,
   ETCD_TARGETS,
@@ -14,8 +15,7 @@ import {
   transferFlags,
 } from "../tree/http/index.js";
 import type { SetOptions, TreeNode, TxnCompare, TxnOp, TxnRequest } from "../tree/index.js";
-import { inferValue, type Json, type TreeValue, valueFromJson } from "../tree/value.js";
-import { checkInexactDouble, exactInt64, exactJson } from "./exact-json.js";
+import type { TreeValue } from "../tree/value.js";
 
 /**
  * The JSON text a GET of `node` answers. The tree hands out the same frozen node until the key
@@ -66,27 +66,6 @@ export function valueFromBody(body: unknown): { value: TreeValue; ro?: boolean; 
     return out;
   }
   return { value: exactValue(undefined, body) };
-}
-
-/**
- * A value from a request (server/exact-json.ts parsed it: integers beyond 2^53 are bigints), read
- * as `kind` or, without one, with its kind inferred — never changed silently: an integer is kept
- * exactly or refused with 400.
- */
-export function exactValue(kind: unknown, raw: unknown): TreeValue {
-  if (kind === undefined) {
-    if (typeof raw === "bigint") return { kind: "int64", value: exactInt64(raw) };
-    if (typeof raw === "number") checkInexactDouble(raw);
-    else if (typeof raw === "object" && raw !== null) return inferValue(exactJson(raw));
-    return inferValue(raw as Json);
-  }
-  if (typeof raw === "bigint") {
-    if (kind === "int64") return { kind: "int64", value: exactInt64(raw) };
-    // A double was asked for: rounding is what float64 means.
-    if (kind === "float64") return valueFromJson(kind, Number(raw));
-  }
-  if (kind === "json" && typeof raw === "object" && raw !== null) return valueFromJson(kind, exactJson(raw));
-  return valueFromJson(kind, raw);
 }
 
 /** A value given as `{kind?, value}` in a txn: with a kind read as that kind, else inferred. */

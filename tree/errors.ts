@@ -23,6 +23,11 @@ export const TREE_ERROR_CODES = [
   "TREE_HIDDEN",
   /** A move or copy of more keys than one revision holds (MAX_TRANSFER_KEYS). */
   "TREE_TOO_LARGE",
+  /**
+   * A number that cannot be kept exactly (tree/exact.ts): an integer out of int64's range, or beyond
+   * 2^53 inside json. The HTTP API answers it as HTTP_INEXACT_NUMBER.
+   */
+  "TREE_INEXACT_NUMBER",
 ] as const;
 export type TreeErrorCode = (typeof TREE_ERROR_CODES)[number];
 

@@ -5,6 +5,7 @@
  * validated as `kvspace set` would), then syncs it. `kvspace mcp status [<server>]`: each server's
  * state, tools, tools held for review, sign-in and token expiry, and last error.
  */
+import { keys } from "../../tools/doc/keys.js";
 import { parseEntry } from "../../tools/mcp/registry.js";
 import { type Json, json } from "../../tree/value.js";
 import { type CommandContext, type ParsedArgs, writeJson, writeLine } from "../command.js";
@@ -43,7 +44,7 @@ export async function mcpAdd(
   const parsed = parseEntry(entry);
   if (!parsed.ok)
     throw new CliError("CLI_USAGE", `the entry would not be valid:\n  ${parsed.problems.join("\n  ")}`);
-  const key = `/byteseek/mcp/${server}`;
+  const key = keys.mcpServer(server);
   const existing = await ctx.tree.get(key);
   if (existing && flags.force !== true)
     throw new CliError(

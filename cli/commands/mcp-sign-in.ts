@@ -20,13 +20,17 @@ export async function mcpLogin(
 ): Promise<number> {
   const { tree, stderr } = ctx;
   const json = ctx.output === "json";
-  // with -o json, what the person reads goes to stderr: stdout is the script's one document
+  // with -o json, the text for the person goes to stderr (a sink with -q) and stdout is the script's:
+  // a JSON line saying what to open (so -q -o json still shows it), then the result's line
   const stdout = json ? stderr : ctx.stdout;
+  const toOpen = (what: Record<string, unknown>) =>
+    json ? writeJson(ctx.stdout, { server, ...what }) : undefined;
   let signedIn: { expiresAt?: number; scope?: string };
   if (how === "device") {
     signedIn = await signInWithDevice(tree, server, {
       signal: ctx.signal,
       async show(p) {
+        await toOpen({ ...p });
         const until = new Date(p.expiresAt).toISOString();
         await writeLine(
           stdout,
@@ -36,6 +40,7 @@ export async function mcpLogin(
     });
   } else if (how === "paste") {
     const begun = await beginSignIn(tree, server, PASTE_REDIRECT_URI);
+    await toOpen({ authorizationUrl: begun.authorizationUrl });
     await writeLine(stdout, `open this URL in a browser and sign in:\n${begun.authorizationUrl}`);
     await writeLine(
       stdout,
@@ -47,6 +52,7 @@ export async function mcpLogin(
     signedIn = await signInWithLoopback(tree, server, {
       signal: ctx.signal,
       async open(url) {
+        await toOpen({ authorizationUrl: url });
         await writeLine(stdout, `open this URL in a browser and sign in (waiting for the redirect):\n${url}`);
       },
     });

@@ -25,8 +25,10 @@ export const mcpCommand = defineCommand({
   help: [
     "-o json prints what the HTTP API answers: list and status {servers: [...]} (GET /v1/mcp), sync",
     "{reports: [...]} (POST /v1/mcp/sync), review {server, held, gone} (GET /v1/mcp/<server>/review),",
-    "accept {server, accepted, held}, add {server, key, sync}, login {server, signedIn, expiresAt?, scope?, sync}",
-    "(the URL to open goes to stderr then), logout {server, signedOut} (as POST /v1/mcp/<server>/logout).",
+    "accept {server, accepted, held}, add {server, key, sync}, login: first a line saying what to open,",
+    "{server, authorizationUrl} or with --device {server, verificationUri, userCode, verificationUriComplete?,",
+    "expiresAt} (as POST /v1/mcp/<server>/login), then {server, signedIn, expiresAt?, scope?, sync} once signed",
+    "in; logout {server, signedOut} (as POST /v1/mcp/<server>/logout).",
     "-o ndjson (list, status, sync): one server or report a line. A failed sync still exits 1.",
   ].join("\n"),
   outputs: ["json", "ndjson"],

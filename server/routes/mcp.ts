@@ -38,7 +38,7 @@ export interface McpRoutesOptions {
 }
 
 export interface McpShareOptions {
-  /** The socket (mcp/share.ts `sharePath`). */
+  /** The socket (tree/held-socket.ts `sharePath`). */
   path: string;
   /** The root the file tools touch: a relay started for another is refused. */
   workspace: string;

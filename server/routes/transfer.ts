@@ -4,11 +4,12 @@ import { StringDecoder } from "node:string_decoder";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { maskExportEntry } from "../../tools/mcp/registry.js";
 import { TreeError } from "../../tree/errors.js";
+import { exactInt64, exactJson } from "../../tree/exact.js";
 import { ErrorJson, ImportResultJson } from "../../tree/http/index.js";
 import { parseDirKey } from "../../tree/path.js";
 import type { ExportEntry, Tree } from "../../tree/types.js";
 import { ServerError } from "../errors.js";
-import { exactInt64, exactJson, parseJsonBody } from "../exact-json.js";
+import { parseJsonBody } from "../exact-json.js";
 import { keyFromUrl } from "../key-path.js";
 import type { RouteDoc } from "../openapi.js";
 import { ExportQuery, ImportQuery, keyRoutes, NdjsonStream } from "../schemas.js";
@@ -164,7 +165,7 @@ async function* readLines(stream: Readable, limit: number): AsyncGenerator<strin
 }
 
 /**
- * Each line read as the tree's other writes are (server/exact-json.ts): an int64 beyond 2^53 kept
+ * Each line read as the tree's other writes are (server/exact-json.ts, tree/exact.ts): an int64 beyond 2^53 kept
  * exactly, an integer json cannot hold or out of int64's range refused, naming the line.
  */
 async function* exactEntries(lines: AsyncIterable<string>): AsyncGenerator<ExportEntry | string> {

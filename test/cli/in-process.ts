@@ -1,4 +1,4 @@
-import { PassThrough, Writable } from "node:stream";
+import { PassThrough, type Readable, Writable } from "node:stream";
 import { dispatchKvspace } from "../../cli/dispatch.js";
 import type { KvspaceDeps } from "../../cli/run.js";
 import type { CliResult, RunCliOptions } from "./run-cli.js";
@@ -6,13 +6,19 @@ import type { CliResult, RunCliOptions } from "./run-cli.js";
 /**
  * Runs a kvspace command line (`dispatchKvspace`: the quick path, else `runKvspace`) in this process with real streams, the way kvspace.ts binds a process to it:
  * what a spawned `node dist/cli/kvspace.js` would print, without the cost of starting Node.
- * `interruptAfterLines` aborts the signal SIGINT would abort.
+ * `interruptAfterLines` aborts the signal SIGINT would abort; `hooks.stdin` is a stream the test writes
+ * as the command runs (a person answering a prompt), instead of `options.stdin` written at once.
  */
 export async function runInProcess(
   args: readonly string[],
   options: RunCliOptions,
   deps: KvspaceDeps = {},
-  hooks: { signal?: AbortSignal; onStdout?: (all: string) => void; onStderr?: (all: string) => void } = {},
+  hooks: {
+    signal?: AbortSignal;
+    onStdout?: (all: string) => void;
+    onStderr?: (all: string) => void;
+    stdin?: Readable;
+  } = {},
 ): Promise<CliResult> {
   const controller = new AbortController();
   hooks.signal?.addEventListener("abort", () => controller.abort(), { once: true });
@@ -35,8 +41,12 @@ export async function runInProcess(
       done();
     },
   });
-  const stdin = new PassThrough();
-  stdin.end(options.stdin ?? "");
+  let stdin = hooks.stdin;
+  if (!stdin) {
+    const written = new PassThrough();
+    written.end(options.stdin ?? "");
+    stdin = written;
+  }
   const code = await dispatchKvspace(
     args,
     {

@@ -22,7 +22,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll } from "vitest";
 import { z } from "zod";
-import { setPolicy } from "../tools/helpers.js";
+import { type App, buildApp } from "../../server/app.js";
+import { grantEverything, silent } from "../tools/helpers.js";
 import { type McpHarness, mcpHarness } from "./helpers.js";
 
 export interface OAuthFixtureOptions {
@@ -454,28 +455,40 @@ export async function pipe(response: Response, res: ServerResponse): Promise<voi
   res.end();
 }
 
+/** What a sign-in test file shares: one authorization server, one MCP harness, the server registered last. */
+export interface SignInSuite {
+  readonly fx: OAuthFixture;
+  readonly h: McpHarness;
+  /** The name the last `register` gave (a fresh one per test: the fixture and harness serve the whole file). */
+  readonly server: string;
+  /**
+   * Resets the fixture (`fixture` over the suite's defaults) and registers a new server
+   * `<prefix><n>` at its MCP URL with `oauth: {}` and `extra`; answers its name.
+   */
+  register(fixture?: Partial<OAuthFixtureOptions>, extra?: Record<string, unknown>): Promise<string>;
+  /** The last registered server's entry as stored, and its sign-in session. */
+  entry(): Promise<Record<string, unknown>>;
+  session(): Promise<Record<string, unknown>>;
+  /** byteseek's HTTP app over the harness (not listening), its owner token `t0ken`; the caller closes it. */
+  app(): Promise<App>;
+}
+
+/** The headers of a request with the owner token of `SignInSuite.app`. */
+export const APP_AUTH = { authorization: "Bearer t0ken" };
+
 /**
  * One authorization server and one MCP harness for a test file (beforeAll/afterAll), the harness's
- * runs granted `net` to the fixture's host; `get` reads them from the tests.
+ * runs granted every power and `net` to the fixture's host; read them from the tests.
  */
-export function useSignInSuite(): { fx(): OAuthFixture; h(): McpHarness } {
+export function useSignInSuite(prefix: string, defaults: Partial<OAuthFixtureOptions> = {}): SignInSuite {
   let fx: OAuthFixture | undefined;
   let h: McpHarness | undefined;
+  let n = 0;
+  let server = "";
   beforeAll(async () => {
     fx = await startOAuthFixture();
     h = await mcpHarness();
-    await setPolicy(h.tree, {
-      grants: {
-        default: {
-          read: true,
-          write: true,
-          exec: true,
-          model: true,
-          net: [new URL(fx.origin).host],
-          tree: ["/"],
-        },
-      },
-    });
+    await grantEverything(h.tree, [new URL(fx.origin).host]);
   });
   afterAll(async () => {
     await h?.dispose();
@@ -485,5 +498,34 @@ export function useSignInSuite(): { fx(): OAuthFixture; h(): McpHarness } {
     if (v === undefined) throw new Error("the sign-in suite starts in beforeAll: use it from the tests");
     return v;
   };
-  return { fx: () => started(fx), h: () => started(h) };
+  const suite: SignInSuite = {
+    get fx() {
+      return started(fx);
+    },
+    get h() {
+      return started(h);
+    },
+    get server() {
+      return server;
+    },
+    async register(fixture = {}, extra = {}) {
+      suite.fx.reset({ ...defaults, ...fixture });
+      server = `${prefix}${++n}`;
+      await suite.h.register(server, { url: suite.fx.url, oauth: {}, ...extra });
+      return server;
+    },
+    async entry() {
+      const node = await suite.h.tree.get(`/byteseek/mcp/${server}`);
+      return node?.kind === "json" ? (node.value.value as Record<string, unknown>) : {};
+    },
+    async session() {
+      const oauth = (await suite.entry()).oauth as { session?: Record<string, unknown> } | undefined;
+      return oauth?.session ?? {};
+    },
+    app() {
+      const { tree, runtime, mcp } = suite.h;
+      return buildApp({ tree, logger: silent, runtime, mcp, web: false, token: "t0ken" });
+    },
+  };
+  return suite;
 }

@@ -10,7 +10,7 @@ import { stat } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SHARE_SOCKET } from "../../mcp/share.js";
+import { SHARE_SOCKET } from "../../tree/held-socket.js";
 import { alive } from "../helpers/processes.js";
 import { eventually, tempDir } from "../server/helpers.js";
 import {

@@ -1,16 +1,17 @@
 /**
  * The socket a process holding a store folder serves (`byteseek mcp`, `byteseek serve`): its
- * credential and run ids, kvspace and byteseek run through it, a path taken or planted, where it
- * sits. The relay itself (sessions through the holder, takeover) is relay.test.ts's. Real built
+ * credential and run ids, kvspace and byteseek run through it, a path taken or planted (where it
+ * sits and how it sorts connections: test/tree/held-socket.test.ts). The relay itself (sessions through the holder, takeover) is relay.test.ts's. Real built
  * CLI processes, official clients.
  */
-import { chmod, mkdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { listenShared, SHARE_SOCKET, sharePath } from "../../mcp/share.js";
+import { listenShared } from "../../mcp/share.js";
 import { startServer } from "../../server/main.js";
+import { SHARE_SOCKET } from "../../tree/held-socket.js";
 import { createHttpTree } from "../../tree/http/index.js";
 import { int64, json, openTree, str } from "../../tree/index.js";
 import { byteseek as byteseekRun } from "../agent/helpers.js";
@@ -431,44 +432,32 @@ describe("a store folder whose share socket is not this user's (a symlink plante
   });
 });
 
-describe("the share socket's place", () => {
-  it("sits in the store folder, or in a private folder of this user's when that path is too long for a socket", async () => {
-    const base = await tempDir("byteseek-share-path-");
-    try {
-      expect(await sharePath("/srv/store", {})).toBe(`/srv/store/${SHARE_SOCKET}`);
-      const long = `/srv/${"x".repeat(120)}`;
-      const runtime = join(base.path, "run");
-      await mkdir(runtime, { mode: 0o700 });
-      const path = await sharePath(long, { XDG_RUNTIME_DIR: runtime });
-      expect(path.startsWith(join(runtime, "byteseek"))).toBe(true);
-      expect(Buffer.byteLength(path)).toBeLessThanOrEqual(100);
-      expect(await sharePath(long, { XDG_RUNTIME_DIR: runtime })).toBe(path);
-      expect((await stat(join(runtime, "byteseek"))).mode & 0o777).toBe(0o700);
-      // A folder others may write is not used: anyone could put a socket of theirs there.
-      await chmod(join(runtime, "byteseek"), 0o777);
-      await expect(sharePath(long, { XDG_RUNTIME_DIR: runtime })).rejects.toThrow(/private folder/);
-    } finally {
-      await base.remove();
-    }
-  });
-
-  it("replaces what a dead holder left at the path", async () => {
+describe("the share socket's MCP half", () => {
+  it("closes its relays' feed of tree changes and removes the socket when closed", async () => {
     const base = await tempDir("byteseek-share-stale-");
     try {
       const path = join(base.path, SHARE_SOCKET);
-      await writeFile(path, "left over");
-      const noop = { subscribe: () => () => {}, close() {} };
+      let subscribed = 0;
+      const live = {
+        subscribe: () => {
+          subscribed++;
+          return () => subscribed--;
+        },
+        close() {},
+      };
       const shared = await listenShared({
         path,
         // no connection is made: the factory is never asked
         factory: {} as never,
-        live: noop as never,
+        live: live as never,
         logger: pino({ level: "silent" }),
         workspace: base.path,
         holder: "mcp",
       });
       expect((await stat(path)).isSocket()).toBe(true);
+      expect(subscribed).toBe(1);
       await shared?.close();
+      expect(subscribed).toBe(0);
       await expect(stat(path)).rejects.toThrow();
     } finally {
       await base.remove();

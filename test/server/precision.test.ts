@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { mapError } from "../../server/errors.js";
 import { MAX_JSON_DEPTH } from "../../server/exact-json.js";
+import { TreeError } from "../../tree/errors.js";
+import { exactValue } from "../../tree/exact.js";
 import { rawRequest, serveForAll } from "./helpers.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -143,6 +146,30 @@ describe("an integer beyond 2^53 in a body", () => {
     const ok = await call('{"key":"/p/tool","kind":"int64","value":"9007199254740993"}');
     expect(JSON.parse(ok.text).kind).toBe("ok");
     expect((await server.tree.get("/p/tool"))?.kind).toBe("int64");
+  });
+});
+
+describe("the tree's refusal of an inexact number on the wire", () => {
+  it("answers TREE_INEXACT_NUMBER as 400 HTTP_INEXACT_NUMBER, message and details kept (the code clients have always read)", () => {
+    let raised: unknown;
+    try {
+      exactValue(undefined, { n: 2n ** 60n });
+    } catch (err) {
+      raised = err;
+    }
+    expect(raised).toBeInstanceOf(TreeError);
+    expect((raised as TreeError).code).toBe("TREE_INEXACT_NUMBER");
+    const mapped = mapError(raised);
+    expect(mapped.status).toBe(400);
+    expect(mapped.expected).toBe(true);
+    expect(mapped.body.error).toEqual({
+      code: "HTTP_INEXACT_NUMBER",
+      message: (raised as TreeError).message,
+      at: "value.n",
+      value: (2n ** 60n).toString(),
+    });
+    // the tree's other codes answer under their own names
+    expect(mapError(new TreeError("TREE_INVALID_VALUE", "bad")).body.error.code).toBe("TREE_INVALID_VALUE");
   });
 });
 

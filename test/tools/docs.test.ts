@@ -11,9 +11,12 @@ import { keys, runDirs } from "../../tools/doc/keys.js";
 import { readDoc, writeDoc } from "../../tools/doc/read-write.js";
 import { DocError } from "../../tools/errors.js";
 import { createApprovals } from "../../tools/gate/approvals.js";
+import { createMcpClient } from "../../tools/mcp/client.js";
+import { readOAuth, updateSession } from "../../tools/mcp/oauth/store.js";
 import { openTree } from "../../tree/store-config.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
+import { silent, tempDir } from "./helpers.js";
 
 let tree: Tree;
 beforeAll(async () => {
@@ -75,7 +78,7 @@ describe("byteseek's own documents", () => {
     await tree.del(key);
   });
 
-  it("answers DOC_MALFORMED when a resumed run meets a call record written by hand", async () => {
+  it("answers DOC_MALFORMED when a resumed run meets a call record written by hand among the interrupted message's, and reads no other message's", async () => {
     await tree.append(
       runDirs.records("r3"),
       json({ name: "edit.read", kind: "fine", origin: { message: 1, id: "c1" } }),
@@ -84,6 +87,9 @@ describe("byteseek's own documents", () => {
     expect(err.code).toBe("DOC_MALFORMED");
     expect(err.message).toContain(`${keys.toolRecord("r3", 0)} does not hold a call record`);
     expect(err.details.problems).toEqual(expect.arrayContaining([expect.stringMatching(/^kind: /)]));
+    // a resume of a later message reads only that message's records: the damaged one is not in its way
+    const later = await recordsOf(tree, "r3", 3);
+    expect([...later.keys()]).toEqual([]);
   });
 
   it("answers DOC_MALFORMED when a run's transcript holds a message written by hand", async () => {
@@ -103,5 +109,65 @@ describe("byteseek's own documents", () => {
       command: ["server", "--stdio"],
       enabled: true,
     });
+  });
+
+  it("answers DOC_MALFORMED for an MCP sync state written by hand: the review refuses, the sync writes nothing, calls are refused", async () => {
+    const key = keys.mcpSync("hand");
+    await tree.set(keys.mcpServer("hand"), json({ command: ["server"] }));
+    const synced = { "hand.t": { name: "hand.t", impl: { kind: "mcp", server: "hand", tool: "t" } } };
+    await tree.set(
+      key,
+      json({ server: "hand", state: "ok", reason: "start", ts: 1, tools: synced, held: { t: {} } }),
+    );
+    const dir = await tempDir();
+    const client = createMcpClient({ tree, logger: silent, workspace: dir.path, env: {} });
+    try {
+      const err = await docError(client.review("hand"));
+      expect(err.message).toContain(`${key} does not hold an MCP server's sync state`);
+      expect(err.details.problems).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^held\.t\.hash: /)]),
+      );
+      // the sync does not take it for "never synced" (which would accept every tool afresh)
+      const before = await tree.get(key);
+      const [report] = await client.sync("hand");
+      expect(report).toMatchObject({ ok: false, error: expect.stringContaining(`kvspace del ${key}`) });
+      expect((await tree.get(key))?.modRev).toBe(before?.modRev);
+      // a damaged state cannot say what is held, so nothing of the server is called
+      expect(await client.allowed("hand", "t")).toMatchObject({
+        ok: false,
+        code: "mcp_not_allowed",
+        reason: expect.stringContaining(`${key} does not hold`),
+      });
+      const status = (await client.list()).find((s) => s.server === "hand");
+      expect(status?.error).toContain(`${key} does not hold`);
+    } finally {
+      await client.close();
+      await dir.remove();
+      await tree.del(key);
+      await tree.del(keys.mcpServer("hand"));
+    }
+  });
+
+  it("writes a sign-in session back into the registry entry as stored: every other field kept, in its place", async () => {
+    const key = keys.mcpServer("signin");
+    const url = "https://mcp.example.test/mcp";
+    await tree.set(
+      key,
+      json({ headers: { a: "1" }, url, oauth: { scope: "s", clientId: "c" }, enabled: true }),
+    );
+    const configRev = (await tree.get(key))?.modRev;
+    await updateSession(tree, "signin", (s) => ({ ...s, url }));
+    const node = await tree.get(key);
+    const value =
+      node?.kind === "json" ? (node.value.value as { oauth: Record<string, unknown> }) : undefined;
+    expect(Object.keys(value ?? {})).toEqual(["headers", "url", "oauth", "enabled"]);
+    expect(Object.keys(value?.oauth ?? {})).toEqual(["scope", "clientId", "session"]);
+    expect(value?.oauth.session).toEqual({ url, configRev, configHash: expect.any(String) });
+    expect((await readOAuth(tree, "signin")).session.url).toBe(url);
+    await tree.set(key, json({ url, oauth: { scope: 5 } }));
+    const err = await docError(readOAuth(tree, "signin"));
+    expect(err.message).toContain(`${key} does not hold an MCP server registry entry`);
+    expect(err.details.problems).toEqual([expect.stringMatching(/^oauth\.scope: /)]);
+    await tree.del(key);
   });
 });

@@ -182,6 +182,15 @@ export async function setPolicy(tree: Tree, policy: PolicyInput): Promise<void> 
   await tree.set(POLICY_KEY, json(policy as Json), { ro: true, force: true });
 }
 
+/** A policy granting every run every power, `net` to `hosts` only (`host:port`), as a person would set it. */
+export async function grantEverything(tree: Tree, hosts: string[]): Promise<void> {
+  await setPolicy(tree, {
+    grants: {
+      default: { read: true, write: true, exec: true, model: true, net: hosts, tree: ["/"] },
+    },
+  });
+}
+
 /** A person changes fields of the stored declaration of `name` (e.g. `{ enabled: true }`). */
 export async function personEdits(tree: Tree, name: string, change: Record<string, unknown>): Promise<void> {
   const node = await tree.get(`/byteseek/tools/${name}`);

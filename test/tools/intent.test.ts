@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEditTools } from "../../tools/edit/index.js";
 import { recordsDir } from "../../tools/records/records.js";
 import type { BuiltinTool } from "../../tools/types.js";
-import { declare, type Harness, harness, recordAt, setPolicy, testBuiltins } from "./helpers.js";
+import { declare, grantEverything, type Harness, harness, recordAt, testBuiltins } from "./helpers.js";
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
@@ -60,18 +60,7 @@ describe("intent records", () => {
       },
       [...testBuiltins(), ...createEditTools(), peekTool(seen)],
     );
-    await setPolicy(h.tree, {
-      grants: {
-        default: {
-          read: true,
-          write: true,
-          exec: true,
-          model: true,
-          net: [`127.0.0.1:${port}`],
-          tree: ["/"],
-        },
-      },
-    });
+    await grantEverything(h.tree, [`127.0.0.1:${port}`]);
   });
   afterAll(async () => {
     await h.dispose();

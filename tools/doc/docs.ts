@@ -5,7 +5,9 @@
  * map only names them. docs/ARCHITECTURE.md ("The tree's own keys") is the table of keys and
  * documents.
  */
+import { SignInEntryDoc } from "../mcp/oauth/entry.js";
 import { McpServerEntry } from "../mcp/registry.js";
+import { SyncStateDoc } from "../mcp/sync-state.js";
 import { RecordDoc } from "../records/records.js";
 import { UsageDoc } from "../records/usage.js";
 import { ApprovalEntry } from "./approval-entry.js";
@@ -23,4 +25,8 @@ export const docs = {
   usage: UsageDoc,
   /** `/byteseek/mcp/<server>`: an upstream MCP server's registry entry. */
   mcpServer: docFamily("an MCP server registry entry", McpServerEntry),
+  /** `/byteseek/mcp/<server>` as the OAuth sign-in reads and writes it back: its `url` and `oauth`. */
+  mcpSignIn: SignInEntryDoc,
+  /** `/byteseek/mcp-sync/<server>`: what the last sync of an upstream MCP server kept. */
+  mcpSync: SyncStateDoc,
 } as const;

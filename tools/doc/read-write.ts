@@ -74,6 +74,22 @@ export function parseDocValue<F extends DocFamily>(
   throw malformed(family, key, problems.join("; "), problems);
 }
 
+/**
+ * As `parseDoc`, answering the stored value itself once the schema has read it: for a document
+ * written back with one field changed (a registry entry's sign-in session), so every other field
+ * keeps its bytes and its place. Only for a family whose schema adds, drops and changes nothing
+ * (no defaults, no transforms, no stripped keys: strict or loose objects).
+ */
+export function parseDocAsStored<F extends DocFamily>(
+  family: F,
+  key: string,
+  node: (Pick<TreeNode, "kind"> & { value?: TreeValue | undefined }) | undefined,
+): Doc<F> | undefined {
+  if (parseDoc(family, key, node) === undefined) return undefined;
+  // the schema accepted this very value and changes nothing of it (the contract above)
+  return node?.value?.value as Doc<F>;
+}
+
 /** The document at `key`, parsed; undefined when the key is absent; `DOC_MALFORMED` when it does not match. */
 export async function readDoc<F extends DocFamily>(
   tree: Pick<Tree, "get">,

@@ -8,9 +8,11 @@
  * before the upstream is reached, so no path that skips the gate reaches a held tool.
  */
 import type { Tree, TreeNode } from "../../tree/types.js";
+import { isDocError } from "../errors.js";
 import { heldReason } from "./pins.js";
 import { MCP_DIR, parseEntry, syncKey } from "./registry.js";
 import { readState } from "./sync.js";
+import type { SyncState } from "./sync-state.js";
 
 export type UpstreamVerdict =
   | {
@@ -67,7 +69,19 @@ export async function upstreamCallAllowed(
       code: "mcp_not_allowed",
       reason: `the tool ${tool} of the MCP server "${server}" has not been synced (no declaration of it at /byteseek/mcp-sync/${server}), so byteseek does not call it; use a synced tool (tree.list /byteseek/tools/), or ask the user to sync the server (kvspace mcp sync ${server})`,
     };
-  const held = readState(stateNode)?.held?.[tool];
+  let state: SyncState | undefined;
+  try {
+    state = readState(syncKey(server), stateNode);
+  } catch (err) {
+    if (!isDocError(err)) throw err;
+    // a damaged state cannot say what is held: nothing of the server is called until it is mended
+    return {
+      ok: false,
+      code: "mcp_not_allowed",
+      reason: `the sync state of the MCP server "${server}" is damaged, so byteseek does not call its tools; ask the user to mend it: ${err.message}`,
+    };
+  }
+  const held = state?.held?.[tool];
   if (held)
     return {
       ok: false,

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import type { Tree } from "../../tree/types.js";
 import type { McpImpl } from "../catalogue/declaration.js";
-import { ToolError } from "../errors.js";
+import { isDocError, ToolError } from "../errors.js";
 import { createPolicyReader, type Policy } from "../gate/policy.js";
 import type { Need } from "../gate/powers.js";
 import type { HostLookup } from "../net/host-rules.js";
@@ -23,6 +23,7 @@ import {
   type McpServerEntry,
   parseEntry,
   ServerName,
+  SYNC_DIR,
   serverOfKey,
   syncKey,
 } from "./registry.js";
@@ -34,7 +35,8 @@ import {
   type McpReview,
   reviewServer,
 } from "./review.js";
-import { readState, type SyncReason, type SyncReport, syncServer } from "./sync.js";
+import { readState, type SyncReport, syncServer } from "./sync.js";
+import type { SyncReason, SyncState } from "./sync-state.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
 import { pinnedConnector } from "./upstream-http.js";
 import { createUpstreamRequests, tell, type UpstreamCall } from "./upstream-requests.js";
@@ -53,6 +55,8 @@ export interface McpServerStatus {
   /** The upstream process or connection in this byteseek process; `disabled`, `invalid` for entries that cannot run. */
   state: UpstreamState | "disabled" | "invalid";
   pid?: number;
+  /** The MCP revision spoken with it while connected here: 2026-07-28, or the 2025 one it answered. */
+  protocol?: string;
   /** Synced tools in the tree. */
   tools: number;
   toolNames: string[];
@@ -202,7 +206,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
 
   async function registered(): Promise<string[]> {
     const names = new Set<string>();
-    for (const dir of [MCP_DIR, "/byteseek/mcp-sync/"]) {
+    for (const dir of [MCP_DIR, SYNC_DIR]) {
       let after: string | undefined;
       do {
         let page: Awaited<ReturnType<Tree["list"]>>;
@@ -250,7 +254,14 @@ export function createMcpClient(options: McpClientOptions): McpClient {
         tree.get(`${MCP_DIR}${server}`),
         tree.get(syncKey(server)),
       ]);
-      const synced = readState(stateNode);
+      let synced: SyncState | undefined;
+      let damaged: string | undefined;
+      try {
+        synced = readState(syncKey(server), stateNode);
+      } catch (err) {
+        if (!isDocError(err)) throw err;
+        damaged = err.message;
+      }
       const toolNames = Object.keys(synced?.tools ?? {}).sort();
       const live = pool.status(server);
       const base = {
@@ -295,7 +306,10 @@ export function createMcpClient(options: McpClientOptions): McpClient {
             ? "failed"
             : live.state,
         ...(live.pid !== undefined ? { pid: live.pid } : {}),
-        ...((live.error ?? synced?.error) ? { error: live.error ?? synced?.error } : {}),
+        ...(live.protocol !== undefined ? { protocol: live.protocol } : {}),
+        ...((live.error ?? synced?.error ?? damaged)
+          ? { error: live.error ?? synced?.error ?? damaged }
+          : {}),
         ...(isStdio(entry) ? {} : { auth: authStatus(entry, synced?.error ?? live.error) }),
       });
     }
@@ -346,7 +360,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
     if (!node || node.kind === "index") return new Map();
     const hit = heldCache.get(server);
     if (hit?.modRev === node.modRev) return hit.held;
-    const state = readState(node);
+    const state = readState(syncKey(server), node);
     const out = new Map<string, string>();
     for (const [tool, h] of Object.entries(state?.held ?? {})) out.set(tool, heldReason(server, h));
     if (heldCache.size > 1000) heldCache.clear();

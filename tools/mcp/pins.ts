@@ -8,54 +8,8 @@
  */
 import { createTwoFilesPatch } from "diff";
 import { hashOf } from "../catalogue/hash.js";
-import type { DeclJson } from "./merge.js";
+import type { Gone, Held, HeldWhy, Pin, PinnedTool } from "./sync-state.js";
 import type { UpstreamTool } from "./upstream-tools.js";
-
-/** What of an upstream tool is pinned: what the model reads and what its arguments are checked against. */
-export interface PinnedTool {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema?: Record<string, unknown>;
-  annotations?: Record<string, unknown>;
-}
-
-/** An accepted version of an upstream tool. */
-export interface Pin {
-  hash: string;
-  tool: PinnedTool;
-  /** Who accepted it: `person (…)`, or `run <vid> (registration)` for a server a run registered. */
-  by: string;
-  ts: number;
-}
-
-/** Why a tool is held. */
-export type HeldWhy = "changed" | "re-added" | "new";
-
-/** An upstream version of a tool waiting for a person. */
-export interface Held {
-  hash: string;
-  tool: PinnedTool;
-  /** The declaration's name in the tree (`<server>.<tool>`). */
-  name: string;
-  why: HeldWhy;
-  since: number;
-  /** For a re-added tool: what a person had accepted before it left (its pin, dropped then). */
-  was?: Pin;
-}
-
-/** A tool that left the upstream's list (or the sync): what a person had changed in it, restored if it comes back. */
-export interface Gone {
-  name: string;
-  /** The upstream copy it was last synced from, and the declaration as the tree held it. */
-  base: DeclJson;
-  local?: DeclJson;
-  /** It left the upstream's own list (not the entry's allow-list, nor a switched-off entry): coming back holds it. */
-  upstream: boolean;
-  ts: number;
-  /** The pin it had, dropped when it left the upstream's list (the review says so; a re-add is diffed against it). */
-  pin?: Pin;
-}
 
 /** A pin dropped because its tool left the upstream's list, as a review lists it. */
 export interface DroppedPin {

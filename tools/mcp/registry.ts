@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ExportEntry } from "../../tree/types.js";
+import { dirs, keys } from "../doc/keys.js";
 import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
 
 export { maskSecrets, SECRET_FIELDS, SECRET_MASK };
@@ -8,15 +9,15 @@ import { zodProblems } from "../catalogue/declaration.js";
 import { OAuthConfig } from "./oauth/entry.js";
 
 /** Where upstream MCP servers are registered: `/byteseek/mcp/<server>` (json). */
-export const MCP_DIR = "/byteseek/mcp/";
+export const MCP_DIR = dirs.mcpServers;
 
 /**
  * What byteseek keeps of each server's last sync, one json value per server beside the registry:
  * its state and the upstream copy of every synced declaration, the base
  * a re-sync compares a person's local changes against.
  */
-export const syncKey = (server: string): string => `/byteseek/mcp-sync/${server}`;
-export const SYNC_DIR = "/byteseek/mcp-sync/";
+export const syncKey = keys.mcpSync;
+export const SYNC_DIR = dirs.mcpSync;
 
 /** A server's name: a tool family (lowercase, as `<family>` in `family.verb`). */
 export const ServerName = z

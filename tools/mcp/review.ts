@@ -5,11 +5,12 @@
  * sync in between is never undone.
  */
 import type { Tree } from "../../tree/types.js";
-import { type Json, json } from "../../tree/value.js";
+import { docValue } from "../doc/read-write.js";
 import { McpReviewError } from "../errors.js";
 import { type DroppedPin, droppedPins, type HeldReview, reviewOf } from "./pins.js";
 import { MCP_DIR, syncKey } from "./registry.js";
-import { readState, type SyncState } from "./sync.js";
+import { readState } from "./sync.js";
+import { type SyncState, SyncStateDoc } from "./sync-state.js";
 
 export interface McpReview {
   server: string;
@@ -37,7 +38,7 @@ export interface AcceptOptions {
 
 async function stateOf(tree: Tree, server: string) {
   const [entry, node] = await Promise.all([tree.get(`${MCP_DIR}${server}`), tree.get(syncKey(server))]);
-  const state = readState(node);
+  const state = readState(syncKey(server), node);
   if (!state && (!entry || entry.kind === "index"))
     throw new McpReviewError(
       "MCP_UNKNOWN_SERVER",
@@ -104,7 +105,7 @@ export async function acceptTools(
     const next: SyncState = { ...state, pins, held };
     const res = await tree.txn({
       compare: [{ key: syncKey(server), target: "modRev", value: node.modRev }],
-      success: [{ op: "set", key: syncKey(server), value: json(next as unknown as Json) }],
+      success: [{ op: "set", key: syncKey(server), value: docValue(SyncStateDoc, next) }],
     });
     if (res.succeeded)
       return {

@@ -4,15 +4,17 @@
  * sign-in (`oauth`) — written once, for every reader: a
  * person reads them, nothing else does. Runs' tree tools, MCP resources, exports without
  * `--secrets` and the web page (until the person reveals them) show each value as SECRET_MASK,
- * the names kept. This file depends on nothing, so the web page runs it too.
+ * the names kept. This file depends on nothing but the key map (which imports nothing), so the
+ * web page runs it too.
  */
+import { dirs } from "../doc/keys.js";
 
 export const SECRET_FIELDS = ["headers", "env", "oauth"] as const;
 
 /** What a secret value reads as where it is hidden. */
 export const SECRET_MASK = "***";
 
-const REGISTRY_DIR = "/byteseek/mcp/";
+const REGISTRY_DIR = dirs.mcpServers;
 
 /** Whether `key` is a registry entry `/byteseek/mcp/<server>`. */
 export function isRegistryKey(key: string): boolean {

@@ -1,55 +1,32 @@
 import type { Logger } from "pino";
 import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
-import { ToolError } from "../errors.js";
+import { dirs } from "../doc/keys.js";
+import { docValue, parseDoc } from "../doc/read-write.js";
+import { isDocError, ToolError } from "../errors.js";
 import { netHosts, type Policy } from "../gate/policy.js";
 import { grantOf } from "../gate/powers.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
 import { systemLookup } from "../net/lookup.js";
 import { type DeclJson, mergeDeclaration, overriddenFields, sameJson } from "./merge.js";
 import { entryRevision } from "./oauth/entry.js";
-import { type Gone, type Held, type Pin, pinOf, prunePins } from "./pins.js";
+import { pinOf, prunePins } from "./pins.js";
 import { isStdio, MCP_DIR, type McpServerEntry, parseEntry, syncKey } from "./registry.js";
+import {
+  type Gone,
+  type Held,
+  type Pin,
+  type SyncReason,
+  type SyncState,
+  SyncStateDoc,
+} from "./sync-state.js";
 import { DEFAULT_START_TIMEOUT_MS, type UpstreamPool } from "./upstream.js";
 import { type UpstreamTool, upstreamDeclarations } from "./upstream-tools.js";
 
-const TOOLS_DIR = "/byteseek/tools/";
+const TOOLS_DIR = dirs.tools;
 /** A transaction holds at most 128 operations (tree/txn.ts): compares and writes together. */
 const MAX_TXN_OPS = 128;
 const RETRIES = 5;
-
-/** Why a sync ran. */
-export type SyncReason = "start" | "registry" | "list_changed" | "manual";
-
-/** What a sync keeps at /byteseek/mcp-sync/<server>: the upstream copy and what the last sync did. */
-export interface SyncState {
-  server: string;
-  /** ok: the tools below are the upstream's as of `ts`; error: the last sync failed (tools kept as they were). */
-  state: "ok" | "error";
-  reason: SyncReason;
-  ts: number;
-  error?: string;
-  /** The upstream declaration of every synced tool, by tree name: the base local overrides are found against. */
-  tools: Record<string, DeclJson>;
-  /** The registry entry's revision the last successful sync read: a new one is a fresh registration. */
-  entryRev?: number;
-  /** What was accepted of each upstream tool, by upstream name (pins.ts). Absent before the first sync. */
-  pins?: Record<string, Pin>;
-  /** Upstream tools held for a person's review, by upstream name: not offered, calls refused. */
-  held?: Record<string, Held>;
-  /** Tools that left the upstream's list or the sync, by upstream name, with a person's changes to them. */
-  gone?: Record<string, Gone>;
-  /** What the last successful sync changed. */
-  last?: {
-    added: string[];
-    changed: string[];
-    removed: string[];
-    /** Tools whose local changes were kept, with the fields a person changed. */
-    overridden: Record<string, string[]>;
-    /** Upstream tools not synced because a declaration of that name is not this server's. */
-    conflicts: string[];
-  };
-}
 
 export interface SyncReport {
   server: string;
@@ -102,7 +79,14 @@ async function syncOnce(
   const { tree, pool } = deps;
   const registryKey = `${MCP_DIR}${server}`;
   const [node, stateNode] = await Promise.all([tree.get(registryKey), tree.get(syncKey(server))]);
-  const previous = readState(stateNode);
+  let previous: SyncState | undefined;
+  try {
+    previous = readState(syncKey(server), stateNode);
+  } catch (err) {
+    // nothing is written: a person repairs or deletes the state (the message says how)
+    if (isDocError(err)) return failed(server, 0, err.message);
+    throw err;
+  }
   const guards: TxnCompare[] = [
     node
       ? { key: registryKey, target: "modRev", value: node.modRev }
@@ -277,7 +261,7 @@ async function syncOnce(
         conflicts: report.conflicts,
       },
     };
-    ops.push({ op: "set", key: syncKey(server), value: json(state as unknown as Json) });
+    ops.push({ op: "set", key: syncKey(server), value: docValue(SyncStateDoc, state) });
   }
   if (ops.length + compares.length > MAX_TXN_OPS)
     return fail(
@@ -424,7 +408,7 @@ async function recordError(
   };
   const res = await deps.tree.txn({
     compare: guards,
-    success: [{ op: "set", key: syncKey(server), value: json(state as unknown as Json) }],
+    success: [{ op: "set", key: syncKey(server), value: docValue(SyncStateDoc, state) }],
   });
   if (!res.succeeded) return "conflict";
   deps.logger.warn({ server, reason, error }, "MCP server sync failed");
@@ -435,10 +419,13 @@ function failed(server: string, tools: number, error: string): SyncReport {
   return { server, ok: false, tools, added: [], changed: [], removed: [], conflicts: [], error };
 }
 
-export function readState(node: Awaited<ReturnType<Tree["get"]>>): SyncState | undefined {
-  if (node?.kind !== "json" || !isObject(node.value.value)) return undefined;
-  const s = node.value.value as unknown as SyncState;
-  return isObject(s.tools) ? s : undefined;
+/**
+ * The sync state `node` holds (at `key`), parsed; undefined when there is none. One that does not
+ * match is `DOC_MALFORMED`: its pins and held tools decide what is offered, so a damaged state is
+ * never read as "nothing synced yet" (which would accept every tool afresh).
+ */
+export function readState(key: string, node: Awaited<ReturnType<Tree["get"]>>): SyncState | undefined {
+  return parseDoc(SyncStateDoc, key, node);
 }
 
 /**

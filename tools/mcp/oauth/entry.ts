@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { docFamily } from "../../doc/read-write.js";
 
 /** What byteseek writes of one server's sign-in. Loose by design: the SDK's documents are kept whole. */
 export const OAuthSession = z
@@ -61,6 +62,15 @@ export const OAuthConfig = z
   })
   .strict();
 export type OAuthConfig = z.infer<typeof OAuthConfig>;
+
+/**
+ * A registry entry as the sign-in reads and writes it: its `url` (absent: a command, which does
+ * not sign in) and its `oauth`, every other field as the entry has it. The sign-in writes the
+ * entry back as stored with only `oauth.session` replaced, so the schema only checks (nothing is
+ * added, dropped or reordered).
+ */
+export const SignInEntry = z.object({ url: z.string().optional(), oauth: OAuthConfig.optional() }).loose();
+export const SignInEntryDoc = docFamily("an MCP server registry entry", SignInEntry);
 
 /** The entry without its byteseek-written session, as a stable string (keys sorted). */
 export function configHash(entry: Record<string, unknown>): string {

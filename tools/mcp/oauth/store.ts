@@ -4,9 +4,10 @@
  * configuration's revision (entry.ts) so its writes do not count as a change of the entry.
  */
 import type { Tree } from "../../../tree/types.js";
-import { type Json, json } from "../../../tree/value.js";
+import { docs } from "../../doc/docs.js";
+import { keys } from "../../doc/keys.js";
+import { docValue, parseDocAsStored, readDoc } from "../../doc/read-write.js";
 import { ToolError } from "../../errors.js";
-import { MCP_DIR } from "../registry.js";
 import { configHash, entryRevision, type OAuthConfig, type OAuthSession } from "./entry.js";
 
 export interface OAuthEntryView {
@@ -15,22 +16,24 @@ export interface OAuthEntryView {
   session: OAuthSession;
 }
 
-/** The server's URL, OAuth configuration and session; throws when it is no HTTP entry. */
+/**
+ * The server's URL, OAuth configuration and session; throws when it is no HTTP entry, and
+ * `DOC_MALFORMED` when its `oauth` is not one.
+ */
 export async function readOAuth(tree: Tree, server: string): Promise<OAuthEntryView> {
-  const node = await tree.get(`${MCP_DIR}${server}`);
-  const raw = node?.kind === "json" ? node.value.value : undefined;
-  if (!raw || typeof raw !== "object" || Array.isArray(raw))
+  const key = keys.mcpServer(server);
+  const entry = await readDoc(tree, docs.mcpSignIn, key);
+  if (!entry)
     throw new ToolError(
       "mcp_unavailable",
-      `no MCP server "${server}" is registered (${MCP_DIR}${server} is absent); see kvspace mcp list`,
+      `no MCP server "${server}" is registered (${key} is absent); see kvspace mcp list`,
     );
-  const entry = raw as Record<string, unknown>;
-  if (typeof entry.url !== "string")
+  if (entry.url === undefined)
     throw new ToolError(
       "mcp_unavailable",
       `the MCP server "${server}" is a command, not a URL: only HTTP servers sign in`,
     );
-  const config = (entry.oauth ?? {}) as OAuthConfig;
+  const config = entry.oauth ?? {};
   return { url: entry.url, config, session: config.session ?? {} };
 }
 
@@ -38,20 +41,20 @@ const ATTEMPTS = 8;
 
 /**
  * Applies `change` to the entry's session and writes it (the entry's owner, read-only flag and every
- * other field kept). `change` answers the new session, or undefined to write nothing.
+ * other field kept, as stored). `change` answers the new session, or undefined to write nothing.
  */
 export async function updateSession(
   tree: Tree,
   server: string,
   change: (session: OAuthSession) => OAuthSession | undefined,
 ): Promise<void> {
-  const key = `${MCP_DIR}${server}`;
+  const key = keys.mcpServer(server);
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const node = await tree.get(key);
-    if (node?.kind !== "json" || typeof node.value.value !== "object" || node.value.value === null)
+    const entry = parseDocAsStored(docs.mcpSignIn, key, node);
+    if (!node || !entry)
       throw new ToolError("mcp_unavailable", `no MCP server "${server}" is registered at ${key}`);
-    const entry = node.value.value as Record<string, unknown>;
-    const oauth = (entry.oauth ?? {}) as OAuthConfig;
+    const oauth = entry.oauth ?? {};
     const next = change({ ...(oauth.session ?? {}) });
     if (next === undefined) return;
     const session: OAuthSession = {
@@ -62,7 +65,7 @@ export async function updateSession(
     const value = { ...entry, oauth: { ...oauth, session } };
     const res = await tree.txn({
       compare: [{ key, target: "modRev", value: node.modRev }],
-      success: [{ op: "set", key, value: json(value as unknown as Json), force: true }],
+      success: [{ op: "set", key, value: docValue(docs.mcpSignIn, value), force: true }],
     });
     if (res.succeeded) return;
   }
