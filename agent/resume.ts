@@ -44,7 +44,21 @@ export interface FoundRecord {
   record: StoredRecord;
 }
 
-/** The run's records of the calls of session message `message`, by tool call id (the last wins). */
+/**
+ * Whether a listed record is surely of another session message than `message` (its stored origin
+ * names another): it is not parsed. Anything else — that message's, without an origin, damaged — is
+ * parsed in full, so a damaged record is never taken for a missing one.
+ */
+function ofAnotherMessage(value: unknown, message: number): boolean {
+  const origin = (value as { value?: { origin?: { message?: unknown } } } | undefined)?.value?.origin;
+  return typeof origin?.message === "number" && origin.message !== message;
+}
+
+/**
+ * The run's records of the calls of session message `message`, by tool call id (the last wins). A
+ * resume needs only those: the records of earlier messages are skipped unparsed (a run's calls
+ * would otherwise each cost a schema parse on every resume).
+ */
 export async function recordsOf(tree: Tree, vid: string, message: number): Promise<Map<string, FoundRecord>> {
   const out = new Map<string, FoundRecord>();
   let after: string | undefined;
@@ -57,7 +71,7 @@ export async function recordsOf(tree: Tree, vid: string, message: number): Promi
       throw err;
     }
     for (const c of page.children) {
-      if (c.kind === "index") continue;
+      if (c.kind === "index" || (c.kind === "json" && ofAnotherMessage(c.value, message))) continue;
       const record = readRecord(c.key, c.value ? { kind: c.kind, value: c.value } : await tree.get(c.key));
       if (record?.origin?.message === message) out.set(record.origin.id, { key: c.key, record });
     }

@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { seedTools } from "../tools/catalogue/seed.js";
 import { createRuntime } from "../tools/runtime.js";
-import type { BuiltinTool } from "../tools/types.js";
 import { openTree } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
+import { noopTool } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
 
 const ms = (x: number) => x.toFixed(3);
@@ -22,18 +22,6 @@ const ms = (x: number) => x.toFixed(3);
 const quick = process.argv.includes("--quick");
 const CALLS = quick ? 2_000 : 10_000;
 const WARMUP = 500;
-
-const noop: BuiltinTool = {
-  ref: "bench.noop",
-  declaration: {
-    name: "bench.noop",
-    description: "does nothing",
-    params: { type: "object", properties: { n: { type: "integer" } }, additionalProperties: false },
-    sequential: false,
-    impl: { kind: "builtin", ref: "bench.noop" },
-  },
-  execute: async () => ({ text: "ok" }),
-};
 
 /** The tree, with the duration of every write of a `started` record (an append holding state "started"). */
 function timingStarts(tree: Tree, into: number[]): Tree {
@@ -57,12 +45,12 @@ async function intentCost(sync: "never" | "always", calls: number): Promise<stri
   const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-durable-"));
   const raw = await openTree({ backend: "classic", location: join(dir, "db"), sync });
   try {
-    await seedTools({ tree: raw, builtins: [noop] });
+    await seedTools({ tree: raw, builtins: [noopTool] });
     const starts: number[] = [];
     const tree = timingStarts(raw, starts);
     const runtime = createRuntime({
       tree,
-      builtins: [noop],
+      builtins: [noopTool],
       logger: pino({ level: "silent" }),
       workspace: dir,
     });

@@ -8,15 +8,10 @@
  *
  * Run: npm run build && node dist/bench/prompt.js [--quick]
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { pino } from "pino";
-import { createByteseek } from "../compose/byteseek.js";
 import { lastTurnKey } from "../prompts/build.js";
-import { openTree } from "../tree/index.js";
 import { json } from "../tree/value.js";
+import { withByteseek } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
 import { isFileTool, PI_FILE_TOOL_BYTES, schemaBytes } from "./schema-bytes.js";
 
@@ -35,13 +30,7 @@ async function inBatches(n: number, write: (i: number) => Promise<unknown>, widt
 }
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-prompt-"));
-  const logger = pino({ level: "silent" });
-  const tree = await openTree({ backend: "classic", location: join(dir, "db") });
-  try {
-    const workspace = join(dir, "ws");
-    await mkdir(workspace);
-    const bs = await createByteseek({ tree, workspace, logger, env: {} });
+  await withByteseek("byteseek-bench-prompt-", async ({ tree, bs }) => {
     const defaults = (await bs.prompt("fresh", "")).tools;
 
     const filled = performance.now();
@@ -135,10 +124,7 @@ async function main(): Promise<void> {
         ["filling the tree, s", (fillMs / 1000).toFixed(1), ""],
       ],
     );
-  } finally {
-    await tree.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 await main();

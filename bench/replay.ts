@@ -10,17 +10,13 @@
  *
  * Run: npm run build && node dist/bench/replay.js [--quick]
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { pino } from "pino";
 import { createAgent } from "../agent/loop.js";
 import type { ChatResponse, Provider } from "../agent/providers/types.js";
 import { replayRun } from "../agent/replay/replay.js";
 import { readTranscript } from "../agent/replay/transcript.js";
-import { createByteseek } from "../compose/byteseek.js";
-import { openTree } from "../tree/index.js";
+import { withByteseek } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
 
 const quick = process.argv.includes("--quick");
@@ -123,13 +119,7 @@ async function measure(cpuSeconds: number, once: () => Promise<void>): Promise<M
 }
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-replay-"));
-  const logger = pino({ level: "silent" });
-  const tree = await openTree({ backend: "classic", location: join(dir, "db") });
-  try {
-    const workspace = join(dir, "ws");
-    await mkdir(workspace);
-    const bs = await createByteseek({ tree, workspace, logger, env: {} });
+  await withByteseek("byteseek-bench-replay-", async ({ bs, logger }) => {
     const model = scripted(script());
     const recorder = createAgent({
       tree: bs.tree,
@@ -186,10 +176,7 @@ async function main(): Promise<void> {
     console.log(
       `\nbar: ≥ 200 replays/s on a core of its own (per CPU-second) — as the CLI replays: ${met(full)}; the run read once: ${met(loopOnly)}`,
     );
-  } finally {
-    await tree.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 await main();

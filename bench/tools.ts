@@ -2,32 +2,21 @@
  * The figures of the tool runtime (issue 4): the call boundary's own cost — resolve + validate +
  * gate + record + usage — with a no-op builtin on the embedded classic-level store.
  * - median (and p99) ms per call, one caller at a time (bar: median ≤ 0.5 ms);
- * - records per second with 1 and with 32 concurrent callers (each caller its own run).
+ * - records per second with 1 and with 32 concurrent callers (each caller its own run);
+ * - CPU µs per call, one caller, beside the store floor's: on a loaded machine the wall figures
+ *   move with the neighbours, the process's own CPU time much less.
  * Run: npm run build && node dist/bench/tools.js [--quick]
  */
 import { pino } from "pino";
 import { seedTools } from "../tools/catalogue/seed.js";
 import { createRuntime } from "../tools/runtime.js";
-import type { BuiltinTool } from "../tools/types.js";
 import { json, openTree } from "../tree/index.js";
+import { noopTool } from "./fixtures.js";
 import { fmt, median, percentile, printTable } from "./report.js";
 
 const quick = process.argv.includes("--quick");
 const CALLS = quick ? 2_000 : 20_000;
 const WARMUP = 500;
-
-const noop: BuiltinTool = {
-  ref: "bench.noop",
-  declaration: {
-    name: "bench.noop",
-    description: "does nothing",
-    snippet: "bench.noop(n?) — does nothing",
-    params: { type: "object", properties: { n: { type: "integer" } }, additionalProperties: false },
-    sequential: false,
-    impl: { kind: "builtin", ref: "bench.noop" },
-  },
-  execute: async () => ({ text: "ok" }),
-};
 
 async function main(): Promise<void> {
   const { mkdtemp, rm } = await import("node:fs/promises");
@@ -36,14 +25,15 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-tools-"));
   const tree = await openTree({ backend: "classic", location: join(dir, "db") });
   try {
-    await seedTools({ tree, builtins: [noop] });
+    await seedTools({ tree, builtins: [noopTool] });
     const logger = pino({ level: "silent" });
-    const runtime = createRuntime({ tree, builtins: [noop], logger, workspace: dir });
+    const runtime = createRuntime({ tree, builtins: [noopTool], logger, workspace: dir });
 
     for (let i = 0; i < WARMUP; i++) await runtime.call("bench.noop", { n: i }, { vid: "warm" });
 
     const lat: number[] = [];
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < CALLS; i++) {
       const s = performance.now();
       const r = await runtime.call("bench.noop", { n: i }, { vid: "one" });
@@ -51,6 +41,7 @@ async function main(): Promise<void> {
       if (r.kind !== "ok") throw new Error(`unexpected result: ${r.text}`);
     }
     const serialSecs = (performance.now() - t0) / 1000;
+    const cpuPerCall = cpuMicros(cpu0) / CALLS;
 
     const callers = 32;
     const per = Math.ceil(CALLS / callers);
@@ -75,7 +66,13 @@ async function main(): Promise<void> {
       throw new Error("records of the shared run are not dense");
 
     // The same through a runtime asking usageWrites: await (the counters are in the record's write either way).
-    const awaiting = createRuntime({ tree, builtins: [noop], logger, workspace: dir, usageWrites: "await" });
+    const awaiting = createRuntime({
+      tree,
+      builtins: [noopTool],
+      logger,
+      workspace: dir,
+      usageWrites: "await",
+    });
     const latAwait: number[] = [];
     for (let i = 0; i < CALLS / 4; i++) {
       const s = performance.now();
@@ -87,9 +84,10 @@ async function main(): Promise<void> {
     // The floor: the store operations one call makes (two gets and the record's append; the call adds the usage counter to that write), made
     // directly, so that the boundary's own share shows whatever the machine's load.
     const latFloor: number[] = [];
+    const cpuFloor0 = process.cpuUsage();
     for (let i = 0; i < CALLS / 4; i++) {
       const s = performance.now();
-      await tree.get("/byteseek/tools/bench.noop");
+      await tree.get("/byteseek/tools/bench.noopTool");
       await tree.get("/byteseek/policy");
       await tree.append("/byteseek/tool/floor/", json({ name: "bench.noop", args: { n: i }, text: "ok" }), {
         vid: "floor",
@@ -97,6 +95,7 @@ async function main(): Promise<void> {
       });
       latFloor.push(performance.now() - s);
     }
+    const cpuFloorPerCall = cpuMicros(cpuFloor0) / (CALLS / 4);
 
     console.log(
       `# tools bench (${quick ? "quick" : "full"}): no-op builtin, classic-level, ${CALLS} calls per figure`,
@@ -109,6 +108,8 @@ async function main(): Promise<void> {
         ["p99 ms per call (1 caller)", percentile(lat, 99).toFixed(3), ""],
         ["median ms per call, usageWrites: await", median(latAwait).toFixed(3), ""],
         ["median ms of the store floor (2 gets + append)", median(latFloor).toFixed(3), ""],
+        ["CPU µs per call (1 caller)", cpuPerCall.toFixed(0), ""],
+        ["CPU µs of the store floor", cpuFloorPerCall.toFixed(0), ""],
         ["records/s, 1 caller", fmt(CALLS / serialSecs), ""],
         ["records/s, 32 callers (32 runs)", fmt((per * callers) / concurrentSecs), ""],
         ["records/s, 32 callers (one run)", fmt((per * callers) / sharedSecs), ""],
@@ -118,6 +119,12 @@ async function main(): Promise<void> {
     await tree.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** User + system CPU time of this process since `start`, µs. */
+function cpuMicros(start: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(start);
+  return d.user + d.system;
 }
 
 await main();

@@ -78,7 +78,7 @@ describe("byteseek's own documents", () => {
     await tree.del(key);
   });
 
-  it("answers DOC_MALFORMED when a resumed run meets a call record written by hand", async () => {
+  it("answers DOC_MALFORMED when a resumed run meets a call record written by hand among the interrupted message's, and reads no other message's", async () => {
     await tree.append(
       runDirs.records("r3"),
       json({ name: "edit.read", kind: "fine", origin: { message: 1, id: "c1" } }),
@@ -87,6 +87,9 @@ describe("byteseek's own documents", () => {
     expect(err.code).toBe("DOC_MALFORMED");
     expect(err.message).toContain(`${keys.toolRecord("r3", 0)} does not hold a call record`);
     expect(err.details.problems).toEqual(expect.arrayContaining([expect.stringMatching(/^kind: /)]));
+    // a resume of a later message reads only that message's records: the damaged one is not in its way
+    const later = await recordsOf(tree, "r3", 3);
+    expect([...later.keys()]).toEqual([]);
   });
 
   it("answers DOC_MALFORMED when a run's transcript holds a message written by hand", async () => {
