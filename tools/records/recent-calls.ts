@@ -11,12 +11,13 @@
 import { childrenOf } from "../../tree/children.js";
 import { followTree } from "../../tree/follow.js";
 import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
+import { dirs } from "../doc/keys.js";
 import type { ToolKind } from "../errors.js";
 import type { RecentFailures } from "./failure-schemas.js";
 import { createFailureWindow, FAILURE_HORIZON_MS } from "./failure-window.js";
 import { recentFailures } from "./recent-failures.js";
 
-const RECORDS_DIR = "/byteseek/tool/";
+const RECORDS_DIR = dirs.records;
 /** `/byteseek/tool/<vid>/<n>`: a record key, nothing deeper. */
 const RECORD_KEY = /^\/byteseek\/tool\/([^/]+)\/(\d+)$/;
 

@@ -9,10 +9,11 @@
  */
 import { childrenOf } from "../../tree/children.js";
 import type { Tree } from "../../tree/types.js";
+import { dirs } from "../doc/keys.js";
 import type { RecentFailures, ToolFailures } from "./failure-schemas.js";
 import { failuresAnswer, recordTime, talliedCall, tallyFailures } from "./failure-window.js";
 
-const RECORDS_DIR = "/byteseek/tool/";
+const RECORDS_DIR = dirs.records;
 
 export interface RecentFailuresOptions {
   /** The window's start, ms since the epoch. */
