@@ -2,7 +2,7 @@
  * The HTTP app: `buildApp(deps)` answers a fastify instance with every route registered, ready to
  * `inject` or `listen`. It owns no resources: the tree (and the runtime) are the caller's to close.
  */
-import { createServer, type IncomingMessage, STATUS_CODES } from "node:http";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { validatorCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
@@ -19,6 +19,7 @@ import { fastLanesByDefault } from "../tree/fast-lanes.js";
 import type { Tree } from "../tree/types.js";
 import { answerHeaders, requestLine } from "./answer.js";
 import { createAuthCheck, createCredentialCheck } from "./auth.js";
+import { createClosingServer } from "./connections.js";
 import { logFailure, mapClientError, mapError, ServerError } from "./errors.js";
 import { parseJsonBody } from "./exact-json.js";
 import { createFastPath, type FastPath } from "./fast-path.js";
@@ -172,7 +173,7 @@ export async function buildApp(deps: AppDeps) {
         connectionTimeout?: number;
         maxRequestsPerSocket?: number;
       };
-      const server = createServer((req, res) => {
+      const server = createClosingServer((req, res) => {
         // Other sites first, before either path: nothing runs for them (server/front-door.ts).
         if (door.admit(req, res) && !fastPath?.(req, res)) handler(req, res);
       });

@@ -6,8 +6,12 @@
  * recorded one, or a result other than what the model was sent, is the divergence that stops the
  * loop. A declaration changed since the run (its pinned hash against the tree's) is noted.
  */
+
+import { APPROVED_WITH_CALL } from "../../tools/call/call-pipeline.js";
 import { hashOf } from "../../tools/catalogue/hash.js";
-import { docValue } from "../../tools/doc/read-write.js";
+import { docs } from "../../tools/doc/docs.js";
+import { docValue, readDoc } from "../../tools/doc/read-write.js";
+import { pendingOf } from "../../tools/gate/approval-flow.js";
 import { recordsDir } from "../../tools/records/records.js";
 import type { Runtime } from "../../tools/runtime.js";
 import type { ToolResult } from "../../tools/types.js";
@@ -43,6 +47,22 @@ export interface RecordedRuntimeOptions {
   live: boolean;
 }
 
+/**
+ * Copies into the scratch tree the run's records no call of its session answers (a call another
+ * caller made under the run's id, a started record a resume replaced), at their own keys: so each
+ * record the replay makes lands on the number the run gave it (an append skips taken numbers), and
+ * the replay shows, and its prompts name, the run's record keys. Before the loop starts.
+ */
+export async function copyUnpaired(state: ReplayState, scratch: Tree): Promise<void> {
+  const paired = new Set(state.byRecord.map((p) => p.call.record?.key));
+  const vid = state.transcript.vid;
+  for (const r of state.transcript.records) {
+    if (paired.has(r.key)) continue;
+    await scratch.set(r.key, docValue(ReplayRecordDoc, r.value), { vid, ro: true });
+    state.unpaired++;
+  }
+}
+
 export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime {
   const { state, tree, scratch, base, live } = options;
   const vid = state.transcript.vid;
@@ -64,6 +84,17 @@ export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime 
     });
   }
 
+  /**
+   * A call that waited for a person tells the loop so again, from the approval entry its record
+   * names — unless its caller approved it with the call itself (then nobody was told).
+   */
+  async function tellApproval(key: string | undefined, callOptions: Parameters<Runtime["call"]>[2]) {
+    if (key === undefined || !callOptions?.onApproval) return;
+    const entry = await readDoc(tree, docs.approval, key).catch(() => undefined);
+    if (!entry || entry.decision?.reason === APPROVED_WITH_CALL) return;
+    callOptions.onApproval(pendingOf(key, entry));
+  }
+
   function notRun(name: string): ToolResult {
     return {
       kind: "runtime",
@@ -76,7 +107,8 @@ export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime 
   async function call(name: string, args: unknown, callOptions: Parameters<Runtime["call"]>[2]) {
     if (state.divergence) return notRun(name);
     const node = await scratch.get(dir);
-    const n = node?.kind === "index" ? node.count : 0;
+    // the scratch holds the run's other records from the start (copyUnpaired): the rest are the replay's
+    const n = (node?.kind === "index" ? node.count : 0) - state.unpaired;
     const paired = state.byRecord[n];
     const step = state.current();
     const record = paired?.call.record;
@@ -128,6 +160,7 @@ export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime 
       });
       return notRun(name);
     }
+    await tellApproval(r.approval, callOptions);
     const key = (await scratch.append(dir, docValue(ReplayRecordDoc, r), { vid, ro: true })).key;
     const result: ToolResult = {
       kind: r.kind as ToolResult["kind"],

@@ -14,7 +14,7 @@ import { AgentError } from "../errors.js";
 import type { AgentEvent, TurnResult } from "../events.js";
 import { createAgent, DEFAULT_MAX_STEPS } from "../loop.js";
 import { createRecordedProvider } from "./recorded-provider.js";
-import { createRecordedRuntime } from "./recorded-runtime.js";
+import { copyUnpaired, createRecordedRuntime } from "./recorded-runtime.js";
 import { createScratchStore } from "./scratch-store.js";
 import { createScratchTree, runOwns } from "./scratch-tree.js";
 import { at, createReplayState, type ReplayState } from "./state.js";
@@ -69,6 +69,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayReport> {
   let live: Awaited<ReturnType<LiveRuntime>> | undefined;
   const results: TurnResult[] = [];
   try {
+    await copyUnpaired(state, scratch);
     live = options.live ? await options.live(replayTree) : undefined;
     const runtime = createRecordedRuntime({
       state,

@@ -27,6 +27,8 @@ export interface ReplayState {
   /** Session messages already compared with what the loop sent. */
   compared: number;
   executed: number;
+  /** The run's records no call answers, copied into the scratch tree before the loop starts. */
+  unpaired: number;
   readonly notes: ReplayNote[];
   divergence?: Divergence;
   readonly signal: AbortSignal;
@@ -51,6 +53,7 @@ export function createReplayState(transcript: RunTranscript): ReplayState {
     cursor: 0,
     compared: 0,
     executed: 0,
+    unpaired: 0,
     notes: [],
     signal: controller.signal,
     diverge(d) {

@@ -32,6 +32,7 @@ export const RecordJson = z.looseObject({
   terminate: z.boolean().optional(),
   state: z.string().optional(),
   origin: z.object({ message: z.number(), id: z.string() }).optional(),
+  approval: z.string().optional(),
 });
 export type RecordJson = z.infer<typeof RecordJson>;
 /** Call records as a replay reads and copies them: older ones, and started ones without a result, included. */

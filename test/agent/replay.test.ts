@@ -8,46 +8,31 @@ import { existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentEvent } from "../../agent/events.js";
 import { replayRun } from "../../agent/replay/replay.js";
 import { readTranscript } from "../../agent/replay/transcript.js";
-import { createTurnView } from "../../cli/turn-view.js";
 import type { Byteseek } from "../../compose/byteseek.js";
 import { liveReplayTools } from "../../compose/replay-tools.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
 import type { FakeLlm } from "../fake-llm/server.js";
-import { silent, type tempDir } from "../tools/helpers.js";
-import { startAgentStack } from "./stack.js";
+import { silent } from "../tools/helpers.js";
+import { turnDisplay } from "./replay-check.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "./stack.js";
 
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let stack: AgentStack | undefined;
 let fake: FakeLlm;
 let tree: Tree;
 let bs: Byteseek;
 let workspace: string;
 
 beforeAll(async () => {
-  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-replay-"));
+  stack = await startAgentStack("byteseek-replay-");
+  ({ workspace, fake, tree, bs } = stack);
 });
 
 afterAll(async () => {
-  await bs?.close();
-  await tree?.close();
-  await fake?.close();
-  await dir?.remove();
+  if (stack) await stopAgentStack(stack);
 });
-
-/** What `byteseek run` prints for these events (piped: no colours, no spinner; every call "took" 0 ms). */
-function display() {
-  let text = "";
-  const view = createTurnView({
-    out: { write: (t: string) => (text += t) },
-    color: false,
-    spinner: false,
-    now: () => 0,
-  });
-  return { onEvent: (e: AgentEvent) => view.onEvent(e), text: () => text };
-}
 
 /**
  * Records run `vid`: five steps — a write and a read; an ambiguous replace and an unparsable call;
@@ -73,7 +58,7 @@ async function record(vid: string): Promise<string> {
     { toolCalls: [{ name: "shell.run", args: { command: `echo ${vid} >> log.txt` } }] },
     { text: "Done: x is 9." },
   );
-  const shown = display();
+  const shown = turnDisplay();
   const result = await bs.agent.runTurn({ vid, input: `fix ${file}`, onEvent: shown.onEvent });
   expect(result.reason, shown.text()).toBe("done");
   expect(result.calls.map((c) => c.kind)).toEqual(["ok", "ok", "runtime", "vet", "ok", "ok"]);
@@ -104,7 +89,7 @@ describe("byteseek run --replay", () => {
     const requests = fake.requests.length;
     const log = await logLines();
     const file = await readFile(join(workspace, "rec.txt"), "utf8");
-    const shown = display();
+    const shown = turnDisplay();
     const report = await replayRun({
       tree: bs.tree,
       runtime: bs.runtime,
@@ -127,6 +112,7 @@ describe("byteseek run --replay", () => {
 
   it("a record whose result was changed diverges at exactly that step and call", async () => {
     await record("mres");
+    stack?.runs.exempt("mres"); // tampered on purpose below
     const keys = await recordKeys("mres");
     // the fifth record: step 3's repaired replace
     await tamper(keys[4] as string, (r) => {
@@ -146,6 +132,7 @@ describe("byteseek run --replay", () => {
 
   it("a record whose arguments were changed diverges as a call at that step", async () => {
     await record("margs");
+    stack?.runs.exempt("margs"); // tampered on purpose below
     const keys = await recordKeys("margs");
     await tamper(keys[1] as string, (r) => {
       r.args = { path: "elsewhere.txt" };
@@ -160,6 +147,7 @@ describe("byteseek run --replay", () => {
 
   it("an answer removed from the session ends the replay early, at the step where it went missing", async () => {
     await record("mend");
+    stack?.runs.exempt("mend"); // tampered on purpose below
     // the run's last answer is gone: the loop asks for it and the record has none
     const page = await tree.list("/byteseek/session/mend/");
     const last = page.children.at(-1);

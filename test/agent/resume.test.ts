@@ -25,7 +25,7 @@ import { runInProcess } from "../cli/in-process.js";
 import type { FakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
 import { agentFailure } from "./helpers.js";
-import { startAgentStack } from "./stack.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "./stack.js";
 
 /** The shared tree, as a command may close it (kvspace closes the store it opened). */
 function unclosed(t: Tree): Tree {
@@ -40,16 +40,14 @@ let fake: FakeLlm;
 let tree: Tree;
 let bs: Byteseek;
 let workspace: string;
-let dir: { path: string; remove(): Promise<void> };
+let stack: AgentStack | undefined;
 
 beforeAll(async () => {
-  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-resume-"));
+  stack = await startAgentStack("byteseek-resume-");
+  ({ workspace, fake, tree, bs } = stack);
 });
 afterAll(async () => {
-  await bs.close();
-  await tree.close();
-  await fake.close();
-  await dir.remove();
+  if (stack) await stopAgentStack(stack);
 });
 
 /** What a process killed mid-turn leaves: the session up to an assistant message, its status, some records. */

@@ -11,15 +11,14 @@ import { diffRunsIn } from "../../agent/replay/diff.js";
 import type { Byteseek } from "../../compose/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { str } from "../../tree/index.js";
-import type { Tree } from "../../tree/types.js";
 import { runInProcess } from "../cli/in-process.js";
 import type { FakeLlm } from "../fake-llm/server.js";
 import { silent, type tempDir } from "../tools/helpers.js";
-import { startAgentStack } from "./stack.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "./stack.js";
 
+let stack: AgentStack | undefined;
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let fake: FakeLlm;
-let tree: Tree;
 let bs: Byteseek;
 let workspace: string;
 
@@ -38,7 +37,8 @@ async function run(
 }
 
 beforeAll(async () => {
-  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-run-diff-"));
+  stack = await startAgentStack("byteseek-run-diff-");
+  ({ dir, workspace, fake, bs } = stack);
   await writeFile(join(workspace, "a.txt"), "x = 1\n");
   await bs.tree.set("/notes/fixed", str("keep"));
   await bs.tree.set("/notes/other", str("drop"));
@@ -57,10 +57,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await bs?.close();
-  await tree?.close();
-  await fake?.close();
-  await dir?.remove();
+  if (stack) await stopAgentStack(stack);
 });
 
 describe("kvspace runs diff", () => {

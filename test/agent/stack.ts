@@ -7,13 +7,16 @@ import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
+import { type RunWatch, watchRuns } from "./replay-check.js";
 
 export interface AgentStack {
   dir: Awaited<ReturnType<typeof tempDir>>;
   workspace: string;
   fake: FakeLlm;
   tree: Tree;
+  /** Its agent, watched: every run finished through it is replayed and checked when the stack stops (replay-check.ts). */
   bs: Byteseek;
+  runs: RunWatch;
 }
 
 /** The API the fake model is spoken to in ("openai": its /v1 routes) and the provider's own deps (retry timings). */
@@ -49,11 +52,23 @@ export async function startAgentStack(
     },
     ...(model.providerDeps ? { providerDeps: model.providerDeps } : {}),
   });
-  return { dir, workspace, fake, tree, bs };
+  const runs = watchRuns({ tree: bs.tree, runtime: bs.runtime, agent: bs.agent, fake });
+  return { dir, workspace, fake, tree, bs: { ...bs, agent: runs.agent }, runs };
 }
 
-/** Closes what startAgentStack started, the last started first. */
+/**
+ * Replays every finished run of the stack (each must be exact: replay-check.ts), then closes what
+ * startAgentStack started, the last started first — also when the check fails.
+ */
 export async function stopAgentStack(stack: AgentStack): Promise<void> {
+  try {
+    await stack.runs.check();
+  } finally {
+    await closeAgentStack(stack);
+  }
+}
+
+async function closeAgentStack(stack: AgentStack): Promise<void> {
   await stack.bs.close();
   await stack.tree.close();
   await stack.fake.close();

@@ -18,7 +18,7 @@ import type { PendingApproval, ToolProgress } from "../../tools/call/call-notice
 import type { CallOptions } from "../../tools/call/pipeline-types.js";
 import { approvalKey } from "../../tools/gate/approvals.js";
 import { json } from "../../tree/value.js";
-import { type AgentStack, startAgentStack } from "../agent/stack.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
 import { setPolicy, silent } from "../tools/helpers.js";
@@ -85,11 +85,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app.close();
-  await s.bs.close();
-  await s.tree.close();
-  await s.fake.close();
+  // the MCP client's connections close with the stack: the upstream's server closes after it
+  await stopAgentStack(s);
   await new Promise((r) => http.close(r));
-  await s.dir.remove();
 });
 
 /** A call whose run has a person present: the questions it waits on are collected. */

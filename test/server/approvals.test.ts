@@ -10,7 +10,7 @@ import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
-import { startAgentStack } from "../agent/stack.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
@@ -22,7 +22,6 @@ interface Event {
 }
 
 describe("approvals through the HTTP agent turn", () => {
-  let dir: Awaited<ReturnType<typeof tempDir>>;
   let fake: FakeLlm;
   let tree: Tree;
   let bs: Byteseek;
@@ -30,8 +29,10 @@ describe("approvals through the HTTP agent turn", () => {
   let url: string;
   let workspace: string;
 
+  let stack: AgentStack;
   beforeEach(async () => {
-    ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-approvals-http-"));
+    stack = await startAgentStack("byteseek-approvals-http-");
+    ({ workspace, fake, tree, bs } = stack);
     app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, web: false });
     url = await app.listen({ host: "127.0.0.1", port: 0 });
     // A person makes shell.run ask first.
@@ -41,10 +42,7 @@ describe("approvals through the HTTP agent turn", () => {
   });
   afterEach(async () => {
     await app.close();
-    await bs.close();
-    await tree.close();
-    await fake.close();
-    await dir.remove();
+    await stopAgentStack(stack);
   });
 
   /** Starts a streamed turn; `events` fills as they come, `pending` resolves at the first approval_pending. */

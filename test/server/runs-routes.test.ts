@@ -15,11 +15,11 @@ import type { App } from "../../server/app.js";
 import { buildApp } from "../../server/app.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
-import { startAgentStack } from "../agent/stack.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
 import type { FakeLlm } from "../fake-llm/server.js";
-import { silent, type tempDir } from "../tools/helpers.js";
+import { silent } from "../tools/helpers.js";
 
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let stack: AgentStack | undefined;
 let fake: FakeLlm;
 let tree: Tree;
 let bs: Byteseek;
@@ -36,7 +36,8 @@ const get = async (url: string) => {
 const vids = (body: { runs?: Array<Record<string, unknown>> }) => (body.runs ?? []).map((r) => r.vid);
 
 beforeAll(async () => {
-  ({ dir, workspace, fake, tree, bs } = await startAgentStack("byteseek-runs-routes-"));
+  stack = await startAgentStack("byteseek-runs-routes-");
+  ({ workspace, fake, tree, bs } = stack);
   app = await buildApp({
     tree: bs.tree,
     logger: silent,
@@ -71,10 +72,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await bs?.close();
-  await tree?.close();
-  await fake?.close();
-  await dir?.remove();
+  if (stack) await stopAgentStack(stack);
 });
 
 describe("GET /v1/agent/runs", () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll } from "vitest";
 import { type App, type AppDeps, buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
-import { type AgentStack, startAgentStack } from "../agent/stack.js";
+import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
 import { silent } from "../tools/helpers.js";
 
 export interface AgentPage extends AgentStack {
@@ -40,10 +40,7 @@ export async function startAgentPage(prefix: string, options: AgentPageOptions =
     url,
     async close() {
       await app.close();
-      await bs.close();
-      await stack.tree.close();
-      await stack.fake.close();
-      await stack.dir.remove();
+      await stopAgentStack(stack);
     },
   };
 }

@@ -57,7 +57,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const loaded = await readPolicy();
     const result = !loaded.ok
       ? invalidPolicy(loaded.problems)
-      : ((await gateCall(options, call, resolved, loaded.policy, callOptions, meta)) ??
+      : ((await gateCall({ deps: options, call, resolved, policy: loaded.policy, callOptions, meta })) ??
         (await runCall(
           options,
           call,
@@ -143,6 +143,9 @@ function capped(result: ToolResult): ToolResult {
     : result;
 }
 
+/** The reason an entry a caller approved with its own call records (nobody waited on it). */
+export const APPROVED_WITH_CALL = "approved with the call itself (approve: true)";
+
 /**
  * `approve: true` from a caller that names itself: whatever the call needs approved (the gate's
  * confirmation, a change to what a person wrote) is asked as for a waiting caller, and decided at
@@ -159,7 +162,7 @@ function approvedByCaller(approvals: Approvals, o: CallOptions): CallOptions {
       approvals
         .decide(
           pending.key,
-          { decision: "approve", scope: "once", reason: "approved with the call itself (approve: true)" },
+          { decision: "approve", scope: "once", reason: APPROVED_WITH_CALL },
           approvedBy,
           approvedVia,
         )

@@ -19,6 +19,27 @@ import {
 } from "./approvals.js";
 import type { Policy } from "./policy.js";
 
+/**
+ * What a caller is told of the approval entry at `key` while the call waits for a person: the
+ * wait tells it, and a replay tells it again from the entry (agent/replay/recorded-runtime.ts).
+ */
+export function pendingOf(key: string, req: ApprovalRequest): PendingApproval {
+  return {
+    key,
+    tool: req.tool,
+    args: req.args,
+    reason: req.reason,
+    ...(req.change
+      ? { diff: req.change.diff, change: { key: req.change.key, action: req.change.action } }
+      : {}),
+    ...(req.effect ? { effect: req.effect } : {}),
+    ...(req.owner ? { owner: req.owner } : {}),
+    ...(req.decl ? { hash: req.decl.hash } : {}),
+    ...(req.declDiff ? { declDiff: req.declDiff } : {}),
+    ...(req.elicitation ? { elicitation: req.elicitation } : {}),
+  };
+}
+
 /** What of a call's options the wait for a person uses. */
 interface WaitOptions {
   signal?: AbortSignal;
@@ -36,20 +57,7 @@ export async function askPerson(
 ): Promise<ApprovalOutcome> {
   const key = await approvals.requestApproval(req);
   try {
-    options.onApproval?.({
-      key,
-      tool: req.tool,
-      args: req.args,
-      reason: req.reason,
-      ...(req.change
-        ? { diff: req.change.diff, change: { key: req.change.key, action: req.change.action } }
-        : {}),
-      ...(req.effect ? { effect: req.effect } : {}),
-      ...(req.owner ? { owner: req.owner } : {}),
-      ...(req.decl ? { hash: req.decl.hash } : {}),
-      ...(req.declDiff ? { declDiff: req.declDiff } : {}),
-      ...(req.elicitation ? { elicitation: req.elicitation } : {}),
-    });
+    options.onApproval?.(pendingOf(key, req));
   } catch {
     // a listener's failure never stops the wait
   }
