@@ -25,6 +25,7 @@ const ALL = [
   "lanes",
   "cli",
   "move",
+  "failing",
   "web",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
