@@ -7,10 +7,11 @@
  * `perTool` calls of each tool, and a short preview of each result: memory grows with the tools,
  * not with the calls.
  */
+
+import { dirs } from "../../shared/keys.js";
 import { childrenOf } from "../../tree/children.js";
 import { followTree } from "../../tree/follow.js";
 import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
-import { dirs } from "../doc/keys.js";
 import type { ToolKind } from "../errors.js";
 
 const RECORDS_DIR = dirs.records;
