@@ -6,6 +6,7 @@
  */
 import { dirs, keys } from "../shared/keys.js";
 import { usageKey } from "../tools/records/usage.js";
+import { isTreeError } from "../tree/errors.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
 import { type Leases, runHeld } from "./lease.js";
@@ -154,7 +155,14 @@ export async function markInterrupted(tree: Tree, leases?: Pick<Leases, "held">)
   const marked: string[] = [];
   let after: string | undefined;
   do {
-    const page = await tree.list(dirs.runs, { limit: 500, values: false, ...(after ? { after } : {}) });
+    const page = await tree
+      .list(dirs.runs, { limit: 500, values: false, ...(after ? { after } : {}) })
+      .catch((err: unknown) => {
+        // a store where no run ever started (a server's first start): nothing to mark
+        if (isTreeError(err, "TREE_NOT_FOUND")) return undefined;
+        throw err;
+      });
+    if (page === undefined) return marked;
     for (const child of page.children) {
       if (!child.name.endsWith("/")) continue;
       const vid = child.name.slice(0, -1);
