@@ -1,7 +1,7 @@
 /**
  * Each fast lane against its reference lane (tree/fast-lanes.ts), in the same run, rounds
  * interleaved (the order swapped each round, a warm-up round first): `npm run build && node
- * dist/bench/lanes.js [--rounds 3] [--count 2000] [--only http,mcp,etcd,relay]`. Prints this
+ * dist/bench/lanes.js [--rounds 3] [--count 2000] [--only http,mcp,etcd,relay,client]`. Prints this
  * process's CPU per operation for each lane (what the lane costs; the load generator, where there
  * is one, is the same on both sides and counted on both) and the fast lane's share of the reference.
  *
@@ -11,6 +11,8 @@
  *   and by the SDK's handler (`handle`), in process.
  * - etcd: tree writes (32 at a time) on one etcd through EtcdRpc and through etcd3's clients.
  * - relay: classifying an SDK request line and a result line, sniffed and parsed.
+ * - client: the HTTP tree's sets and gets of a 200-byte value (tree/http/transport.ts: node:http
+ *   against an undici pool), to one server with the fast path in this process.
  */
 import { performance } from "node:perf_hooks";
 import pino from "pino";
@@ -23,6 +25,7 @@ import { createMcpFactory } from "../mcp/server.js";
 import { runtimeSource } from "../mcp/source.js";
 import { buildApp } from "../server/app.js";
 import { createEtcdTree } from "../tree/etcd/index.js";
+import { createHttpTree } from "../tree/http/index.js";
 import { openTree } from "../tree/index.js";
 import { startEtcd } from "./etcd-process.js";
 
@@ -190,11 +193,35 @@ async function relayLane(): Promise<[number[], number[]]> {
   });
 }
 
+async function clientLane(): Promise<[number[], number[]]> {
+  const app = await buildApp({ tree: await openTree({ backend: "memory" }), logger: silent, web: false });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  const clients = [
+    createHttpTree({ url, transport: "node", connections: 8 }),
+    createHttpTree({ url, transport: "undici", connections: 8 }),
+  ];
+  const value = { kind: "char/utf8", value: "x".repeat(200) } as const;
+  try {
+    return await interleaved((lane) =>
+      cpuPerOp(COUNT * 2, () =>
+        inParallel(COUNT, 8, async (n) => {
+          await clients[lane]!.set(`/bench/k${n % 500}`, value);
+          await clients[lane]!.get(`/bench/k${n % 500}`);
+        }),
+      ),
+    );
+  } finally {
+    for (const c of clients) await c.close();
+    await app.close();
+  }
+}
+
 const LANES: Array<[string, string, () => Promise<[number[], number[]]>]> = [
   ["http", "CPU µs per request (GET or PUT, client included)", httpLane],
   ["mcp", "CPU µs per tools/call (in process)", mcpLane],
   ["etcd", "CPU µs per tree write (32 at a time; etcd's own CPU not counted)", etcdLane],
   ["relay", "µs per line classified", relayLane],
+  ["client", "CPU µs per HTTP tree request (set or get, server included)", clientLane],
 ];
 
 const only = process.argv.includes("--only")

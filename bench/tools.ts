@@ -2,7 +2,9 @@
  * The figures of the tool runtime (issue 4): the call boundary's own cost — resolve + validate +
  * gate + record + usage — with a no-op builtin on the embedded classic-level store.
  * - median (and p99) ms per call, one caller at a time (bar: median ≤ 0.5 ms);
- * - records per second with 1 and with 32 concurrent callers (each caller its own run).
+ * - records per second with 1 and with 32 concurrent callers (each caller its own run);
+ * - CPU µs per call, one caller, beside the store floor's: on a loaded machine the wall figures
+ *   move with the neighbours, the process's own CPU time much less.
  * Run: npm run build && node dist/bench/tools.js [--quick]
  */
 import { pino } from "pino";
@@ -31,6 +33,7 @@ async function main(): Promise<void> {
 
     const lat: number[] = [];
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < CALLS; i++) {
       const s = performance.now();
       const r = await runtime.call("bench.noop", { n: i }, { vid: "one" });
@@ -38,6 +41,7 @@ async function main(): Promise<void> {
       if (r.kind !== "ok") throw new Error(`unexpected result: ${r.text}`);
     }
     const serialSecs = (performance.now() - t0) / 1000;
+    const cpuPerCall = cpuMicros(cpu0) / CALLS;
 
     const callers = 32;
     const per = Math.ceil(CALLS / callers);
@@ -80,6 +84,7 @@ async function main(): Promise<void> {
     // The floor: the store operations one call makes (two gets and the record's append; the call adds the usage counter to that write), made
     // directly, so that the boundary's own share shows whatever the machine's load.
     const latFloor: number[] = [];
+    const cpuFloor0 = process.cpuUsage();
     for (let i = 0; i < CALLS / 4; i++) {
       const s = performance.now();
       await tree.get("/byteseek/tools/bench.noopTool");
@@ -90,6 +95,7 @@ async function main(): Promise<void> {
       });
       latFloor.push(performance.now() - s);
     }
+    const cpuFloorPerCall = cpuMicros(cpuFloor0) / (CALLS / 4);
 
     console.log(
       `# tools bench (${quick ? "quick" : "full"}): no-op builtin, classic-level, ${CALLS} calls per figure`,
@@ -102,6 +108,8 @@ async function main(): Promise<void> {
         ["p99 ms per call (1 caller)", percentile(lat, 99).toFixed(3), ""],
         ["median ms per call, usageWrites: await", median(latAwait).toFixed(3), ""],
         ["median ms of the store floor (2 gets + append)", median(latFloor).toFixed(3), ""],
+        ["CPU µs per call (1 caller)", cpuPerCall.toFixed(0), ""],
+        ["CPU µs of the store floor", cpuFloorPerCall.toFixed(0), ""],
         ["records/s, 1 caller", fmt(CALLS / serialSecs), ""],
         ["records/s, 32 callers (32 runs)", fmt((per * callers) / concurrentSecs), ""],
         ["records/s, 32 callers (one run)", fmt((per * callers) / sharedSecs), ""],
@@ -111,6 +119,12 @@ async function main(): Promise<void> {
     await tree.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** User + system CPU time of this process since `start`, µs. */
+function cpuMicros(start: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(start);
+  return d.user + d.system;
 }
 
 await main();

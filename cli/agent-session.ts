@@ -12,14 +12,12 @@ import {
   LLM_SETTINGS,
   resolveLlmConfig,
 } from "../agent/llm-config.js";
-import { createByteseek } from "../compose/byteseek.js";
 import { readSse } from "../shared/sse.js";
 import { dirs, idOf } from "../tools/doc/keys.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
-import { holdShare } from "./hold-share.js";
 import { openStore, storeSpec } from "./open-store.js";
 import { sessionLogger } from "./session-log.js";
 import { serverWorkspace } from "./workspace-of.js";
@@ -98,6 +96,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   });
   const held = isHttpTree(tree);
   try {
+    // here, not at the top: a turn through a server loads neither the agent's parts nor the share's
+    const [{ createByteseek }, { holdShare }] = await Promise.all([
+      import("../compose/byteseek.js"),
+      import("./hold-share.js"),
+    ]);
     const bs = await createByteseek({
       tree,
       workspace: env.BYTESEEK_WORKSPACE || cwd,

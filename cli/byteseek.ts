@@ -14,12 +14,11 @@
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import { newVid } from "../agent/loop.js";
-import { startServer } from "../server/main.js";
 import { terminalKeys, terminalQuestion } from "../tools/gate/approval-wording.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
 import { RUN_ID } from "../tools/run-id.js";
-import { openSession, type Session } from "./agent-session.js";
+import type { Session } from "./agent-session.js";
 import {
   ByteseekUsageError,
   type ReplayOptions,
@@ -29,10 +28,18 @@ import {
 import { runChat } from "./chat.js";
 import { createChatInput } from "./chat-input.js";
 import { askKey } from "./key-answer.js";
-import { runMcp } from "./mcp.js";
-import { replayFromStore } from "./replay-session.js";
 import { replayReportLines } from "./replay-view.js";
 import { canSpin, createTurnView, factsOf, type TurnView, wantsColor } from "./turn-view.js";
+
+// Each command imports what only it needs when it runs (the server, the MCP server, the agent's
+// composition: ~1.5 s of CPU each), so a turn through a server or a relayed `byteseek mcp` starts
+// without loading the others.
+const load = {
+  session: () => import("./agent-session.js"),
+  server: () => import("../server/main.js"),
+  mcp: () => import("./mcp.js"),
+  replay: () => import("./replay-session.js"),
+};
 
 const out = process.stdout;
 const err = process.stderr;
@@ -131,6 +138,7 @@ function turnView(): TurnView {
 
 /** The session for run/chat, its notes (which model settings apply) said on stderr. */
 async function startSession(sendKey: boolean | undefined): Promise<Session> {
+  const { openSession } = await load.session();
   const session = await openSession({ env, cwd: process.cwd(), ...(sendKey ? { sendKey } : {}) });
   for (const note of session.notes) err.write(`${note}\n`);
   return session;
@@ -189,6 +197,7 @@ async function replay(vid: string, { liveTools }: ReplayOptions): Promise<number
   const view = turnView();
   try {
     err.write(`replay of ${vid}${liveTools ? " (its tools run again)" : ""}\n`);
+    const { replayFromStore } = await load.replay();
     const report = await replayFromStore({
       env,
       cwd: process.cwd(),
@@ -242,6 +251,7 @@ async function chat({ vid = newVid(), sendKey }: { vid?: string; sendKey?: boole
 }
 
 async function serve({ noAuth }: ServeOptions): Promise<number> {
+  const { startServer } = await load.server();
   const server = await startServer({ env, ...(noAuth ? { noAuth } : {}) });
   // Once, for a person, as Jupyter does; the logs never carry the token.
   err.write(
@@ -257,6 +267,7 @@ async function mcp({ vid }: { vid?: string }): Promise<number> {
     throw new ByteseekUsageError(
       `--vid ${JSON.stringify(vid)} is not a run id: letters, digits and _.:@- (at most 128)`,
     );
+  const { runMcp } = await load.mcp();
   return runMcp({ env, cwd: process.cwd(), ...(vid === undefined ? {} : { vid }) });
 }
 

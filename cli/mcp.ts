@@ -7,21 +7,17 @@
  */
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
-import { createByteseek } from "../compose/byteseek.js";
-import { createLiveTree, type LiveTree } from "../mcp/live.js";
-import { createMcpFactory, type McpFactory } from "../mcp/server.js";
-import { type McpSource, runtimeSource } from "../mcp/source.js";
-import { serveMcpStdio } from "../mcp/stdio.js";
+import type { LiveTree } from "../mcp/live.js";
+import type { McpFactory } from "../mcp/server.js";
+import type { McpSource } from "../mcp/source.js";
 import { readStoreToken } from "../server/token-file.js";
 import { isTreeError } from "../tree/errors.js";
 import { sharePath } from "../tree/held-socket.js";
 import { openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
-import { holdShare } from "./hold-share.js";
 import { type Reached, relayMcp } from "./mcp-relay.js";
 import { isLockedError, openStore, storeSpec } from "./open-store.js";
-import { openToolsClient } from "./tools-client.js";
 
 interface Opened {
   source: McpSource;
@@ -35,9 +31,24 @@ interface Opened {
   close(): Promise<void>;
 }
 
+/**
+ * What serving a store takes, loaded when this process serves one: a relay to the process holding
+ * the folder (the common case beside a server) starts without the runtime, the MCP server or the share.
+ */
+const load = {
+  compose: () => import("../compose/byteseek.js"),
+  holdShare: () => import("./hold-share.js"),
+  live: () => import("../mcp/live.js"),
+  server: () => import("../mcp/server.js"),
+  source: () => import("../mcp/source.js"),
+  stdio: () => import("../mcp/stdio.js"),
+  toolsClient: () => import("./tools-client.js"),
+};
+
 async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): Promise<Opened> {
   const spec = storeSpec(env, cwd);
   if (spec.backend === "http") {
+    const { openToolsClient } = await load.toolsClient();
     const tree = await openHttpTree(new URL(spec.url), env).catch((err: unknown) => {
       throw unreachable(err, spec.url);
     });
@@ -69,6 +80,11 @@ async function openSource(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): 
   }
   const tree: Tree = await openStore({ env, cwd, logger: logger.child({ part: "tree" }) });
   try {
+    const [{ createByteseek }, { holdShare }, { runtimeSource }] = await Promise.all([
+      load.compose(),
+      load.holdShare(),
+      load.source(),
+    ]);
     const bs = await createByteseek({
       tree,
       workspace: workspaceOf(env, cwd),
@@ -159,6 +175,7 @@ interface Serving {
 
 async function openServing(env: NodeJS.ProcessEnv, cwd: string, logger: Logger): Promise<Serving> {
   const opened = await openSource(env, cwd, logger);
+  const [{ createLiveTree }, { createMcpFactory }] = await Promise.all([load.live(), load.server()]);
   const live = createLiveTree(opened.source.tree, logger);
   const factory = createMcpFactory({
     source: opened.source,
@@ -267,6 +284,7 @@ export async function runMcp(options: {
     return 0;
   }
   if (serving === undefined) throw new Error("unreachable: only a folder is ever locked");
+  const { serveMcpStdio } = await load.stdio();
   const stdio = serveMcpStdio({
     factory: serving.factory,
     live: serving.live,

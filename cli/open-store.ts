@@ -1,7 +1,5 @@
 import type { Logger } from "pino";
-import { builtinMap } from "../compose/byteseek.js";
 import { readStoreToken } from "../server/token-file.js";
-import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
 import { isTreeError } from "../tree/errors.js";
 import { sharePath, socketAt } from "../tree/held-socket.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
@@ -53,7 +51,12 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Tree> {
   const location = describeStore(spec);
   try {
     const tree = await openTree({ ...spec, ...(logger ? { logger } : {}) });
-    // a server checks what it is sent; here the CLI writes the store itself, so it checks
+    // a server checks what it is sent; here the CLI writes the store itself, so it checks (loaded
+    // here: storeSpec's callers that only read KVSPACE, and a server's URL, need none of it)
+    const [{ builtinMap }, { createCheckedTree }] = await Promise.all([
+      import("../compose/byteseek.js"),
+      import("../tools/catalogue/checked-tree.js"),
+    ]);
     return createCheckedTree(tree, { builtins: () => builtinMap() });
   } catch (err) {
     const through =

@@ -153,6 +153,10 @@ export const McpServerJson = z
     enabled: z.boolean(),
     state: z.string().describe("stopped, starting, running, stopping, backoff, failed, disabled or invalid"),
     pid: z.number().optional(),
+    protocol: z
+      .string()
+      .optional()
+      .describe("the MCP revision spoken with it while connected: 2026-07-28, or the 2025 one it answered"),
     tools: z.number(),
     toolNames: z.array(z.string()),
     held: z

@@ -13,7 +13,7 @@
  * `BYTESEEK_FAST=0` selects the reference lanes everywhere (`1`, or unset: the fast ones). It is
  * the default of each factory's own option (`fastPath`, `fast`, `plainCalls`), read here and only
  * here, so a test suite run with `BYTESEEK_FAST=0` runs every lane it reaches the library's way
- * (package.json's `test` runs the lanes' suites both ways). Both lanes answer alike, byte for byte.
+ * (the test command runs the lanes' suites both ways: vitest.config.ts's projects). Both lanes answer alike, byte for byte.
  */
 import { TreeError } from "./errors.js";
 

@@ -9,6 +9,7 @@ import { signInWithDevice } from "../../tools/mcp/oauth/device.js";
 import { signInWithLoopback } from "../../tools/mcp/oauth/loopback.js";
 import { beginSignIn, finishSignIn, signOut } from "../../tools/mcp/oauth/sign-in.js";
 import { type CommandContext, writeJson, writeLine } from "../command.js";
+import { openUrl } from "../open-url.js";
 
 /** Where the authorization server sends the browser in --paste mode: nothing listens, the person copies the URL. */
 export const PASTE_REDIRECT_URI = "http://127.0.0.1/callback";
@@ -53,7 +54,11 @@ export async function mcpLogin(
       signal: ctx.signal,
       async open(url) {
         await toOpen({ authorizationUrl: url });
-        await writeLine(stdout, `open this URL in a browser and sign in (waiting for the redirect):\n${url}`);
+        const opened = openUrl(url, ctx.env);
+        await writeLine(
+          stdout,
+          `${opened ? "the browser opens this URL; if it does not, open it" : "open this URL"} in a browser and sign in (waiting for the redirect):\n${url}`,
+        );
       },
     });
   }

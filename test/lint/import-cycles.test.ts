@@ -29,8 +29,12 @@ const FLOORS: ReadonlyArray<readonly string[]> = [
   ["cli"],
   ["bench"],
 ];
-/** `import … from "./x.js"` and `export … from "./x.js"`, over several lines too. */
-const RELATIVE_IMPORT = /^(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"/gms;
+/**
+ * `import … from "./x.js"` and `export … from "./x.js"`, over several lines too, and `import("./x.js")`:
+ * a module loaded when it is needed (the CLI's commands) is as much a dependency as one loaded at start.
+ */
+const RELATIVE_IMPORT =
+  /^(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"|\bimport\(\s*"(\.{1,2}\/[^"]+)"\s*\)/gms;
 
 function* files(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -47,7 +51,7 @@ function importGraph(root: string, sources: readonly string[]): Map<string, stri
     for (const path of files(join(root, dir))) {
       const text = readFileSync(path, "utf8");
       const deps = [...text.matchAll(RELATIVE_IMPORT)].map((m) =>
-        relative(root, resolve(dirname(path), (m[1] as string).replace(/\.js$/, ".ts"))),
+        relative(root, resolve(dirname(path), ((m[1] ?? m[2]) as string).replace(/\.js$/, ".ts"))),
       );
       graph.set(relative(root, path), deps);
     }

@@ -1,12 +1,16 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { browserCommand } from "../../cli/open-url.js";
 import { beginSignIn, finishSignIn, refreshIfDue, signOut } from "../../tools/mcp/oauth/sign-in.js";
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
 import { tempDir } from "../tools/helpers.js";
+import { until } from "./helpers.js";
 import { APP_AUTH, useSignInSuite } from "./oauth-fixture.js";
 
 const REDIRECT = "http://127.0.0.1:9/callback";
@@ -233,7 +237,9 @@ describe("kvspace mcp add | status | login | logout", () => {
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     dir = await tempDir("byteseek-oauth-cli-");
-    env = cliEnv(dir.path);
+    // no desktop: the tests play the browser themselves, unless one names its own $BROWSER
+    const { BROWSER: _browser, DISPLAY: _display, WAYLAND_DISPLAY: _wayland, ...rest } = cliEnv(dir.path);
+    env = rest;
   });
   afterAll(() => dir.remove());
 
@@ -352,6 +358,34 @@ describe("kvspace mcp add | status | login | logout", () => {
     const out = await runInProcess(["mcp", "logout", "cli1", "-o", "json"], { env });
     expect(JSON.parse(out.stdout)).toEqual({ server: "cli1", signedOut: true });
   });
+  it("mcp login opens the authorization URL in the desktop's browser ($BROWSER), whose redirect signs in; nothing opens without a desktop", async () => {
+    const browser = join(dir.path, "browser.cjs");
+    const seen = join(dir.path, "browser-saw");
+    // a browser: follows the authorization server's redirect back to the loopback port
+    await writeFile(
+      browser,
+      `#!${process.execPath}\nconst fs = require("node:fs");\nfs.writeFileSync(${JSON.stringify(seen)}, process.argv.slice(2).join(" "));\nfetch(process.argv[2]).then((r) => r.text()).then((t) => fs.appendFileSync(${JSON.stringify(seen)}, "\\n" + t));\n`,
+      { mode: 0o755 },
+    );
+    suite.fx.reset();
+    await runInProcess(["mcp", "add", "desk1", "--url", suite.fx.url], { env });
+    const login = await runInProcess(["mcp", "login", "desk1"], { env: { ...env, BROWSER: browser } });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stdout).toContain("the browser opens this URL; if it does not, open it in a browser");
+    expect(login.stdout).toContain("desk1\tsynced\t3 tools");
+    // the browser is its own process: it may still be writing down the page it was shown
+    await until(async () => (await readFile(seen, "utf8")).includes("\n"));
+    const [argv, page] = (await readFile(seen, "utf8")).split("\n");
+    expect(argv).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+$/);
+    expect(page).toContain("Signed in to desk1");
+    expect(browserCommand({}, "linux")).toBeUndefined();
+    expect(browserCommand({ DISPLAY: ":0" }, "linux")).toEqual(["xdg-open"]);
+    expect(browserCommand({}, "darwin")).toEqual(["open"]);
+    expect(browserCommand({ BROWSER: "/usr/bin/firefox", DISPLAY: ":0" }, "linux")).toEqual([
+      "/usr/bin/firefox",
+    ]);
+  });
+
   it("mcp login --paste prints the URL, takes the redirect URL pasted on stdin and syncs; a pasted URL with another state is refused before any code is exchanged", async () => {
     suite.fx.reset();
     await runInProcess(["mcp", "add", "paste1", "--url", suite.fx.url], { env });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { acceptAgentTool } from "../../tools/catalogue/agent-tools.js";
 import { defaultPolicy } from "../../tools/gate/policy.js";
+import { json } from "../../tree/value.js";
 import { setPolicy, useHarness } from "./helpers.js";
 
 /** A run's own alias of tree.get: powers every run holds, nothing to sandbox. */
@@ -43,6 +44,10 @@ describe("tools runs declare", () => {
     expect(accepted).toMatchObject({ name: "my.get", owner: "author" });
     expect((await offered("my.get", "other"))?.blocked).toBeUndefined();
     expect((await call("my.get", { key: "/notes/a" }, "other")).kind).toBe("ok");
+    // an acceptance that does not read as one accepts nothing, and the listing still answers
+    await h.tree.set("/byteseek/tool-accept/my.get", json({ hash: 7 }));
+    expect((await offered("my.get", "other"))?.blocked).toContain("kvspace tools accept my.get");
+    await acceptAgentTool(h.tree, "my.get", { by: "person (test)" });
 
     // the run changes it: held from others again until accepted anew, and a stale review is refused
     expect((await declare(getter("my.get", "read a key, then send it away"), "author")).kind).toBe("ok");

@@ -89,6 +89,15 @@ describe("seedTools", () => {
     expect(await declarationOf(tree, custom.name)).toEqual(custom);
   });
 
+  it("starts with a damaged shipped marker, keeping its declaration as someone's change", async () => {
+    await seedTools({ tree, builtins: v1 });
+    await tree.set(`${SHIPPED_DIR}tree.get`, json(null));
+    const report = await seedTools({ tree, builtins: upgraded(v1) });
+    expect(report.kept).toEqual(["tree.get"]);
+    expect(report.updated).toContain("tree.set");
+    expect((await declarationOf(tree, "tree.get"))?.description).not.toMatch(/\(v2\)$/);
+  });
+
   it("refuses to start with a shipped declaration that does not parse", async () => {
     const broken = [{ ...v1[0]!, declaration: { ...v1[0]!.declaration, name: "NoDot" } }];
     await expect(seedTools({ tree, builtins: broken })).rejects.toThrow(/NoDot/);

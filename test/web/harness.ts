@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, vi } from "vitest";
 import { buildApp } from "../../server/app.js";
 import type { PendingApproval } from "../../tools/call/call-notices.js";
@@ -130,17 +130,6 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-/** Debian's chromium, headless, with a fresh profile (chromium.ts). */
-export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
-  const browser = await launchChromium();
-  return {
-    browser,
-    async close() {
-      await browser.close();
-    },
-  };
-}
-
 /**
  * A new page that records every request it makes and every script error, so a test can assert
  * that nothing left the server's origin and nothing threw.
@@ -159,9 +148,35 @@ export async function openPage(browser: Browser, baseUrl: string, viewport = { w
 }
 
 /**
+ * The Chromium of this test process, launched by the first browser test file it runs and kept for
+ * the next ones (vitest.config.ts's isolate: false keeps this module between a worker's files):
+ * a launch costs ~2 s of CPU, and each file still gets fresh contexts (cookies, storage) of its
+ * own. It goes with the process: playwright kills what it launched when its process exits.
+ */
+let shared: Promise<Browser> | undefined;
+
+function sharedBrowser(): Promise<Browser> {
+  if (shared === undefined) {
+    const launching = launchChromium();
+    shared = launching;
+    launching.then(
+      (b) =>
+        b.on("disconnected", () => {
+          if (shared === launching) shared = undefined;
+        }),
+      () => {
+        if (shared === launching) shared = undefined;
+      },
+    );
+  }
+  return shared;
+}
+
+/**
  * One browser for a test file: vitest's limits raised for a real browser on a shared machine
  * (every wait in these tests is for a condition, never a fixed time), the page's scripts built and
- * Chromium launched before the file's tests, closed after them. `open` is openPage on it.
+ * Chromium ready before the file's tests (the process's, sharedBrowser()), and every context the
+ * file opened closed after them, so no page of one file outlives it. `open` is openPage on it.
  */
 export function useBrowser(): {
   open(baseUrl: string, viewport?: { width: number; height: number }): ReturnType<typeof openPage>;
@@ -169,17 +184,21 @@ export function useBrowser(): {
   openLive(baseUrl: string): ReturnType<typeof openPage>;
 } {
   vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
-  let launched: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+  let browser: Browser | undefined;
+  const contexts = new Set<BrowserContext>();
   beforeAll(async () => {
     await ensureWebBuilt();
-    launched = await launchBrowser();
+    browser = await sharedBrowser();
   });
   afterAll(async () => {
-    await launched?.close();
+    await Promise.all([...contexts].map((c) => c.close()));
   });
-  function open(baseUrl: string, viewport?: { width: number; height: number }) {
-    if (!launched) throw new Error("the browser is launched in beforeAll: open pages from the tests");
-    return openPage(launched.browser, baseUrl, viewport);
+  async function open(baseUrl: string, viewport?: { width: number; height: number }) {
+    if (!browser) throw new Error("the browser is launched in beforeAll: open pages from the tests");
+    const opened = await openPage(browser, baseUrl, viewport);
+    contexts.add(opened.context);
+    opened.context.on("close", () => contexts.delete(opened.context));
+    return opened;
   }
   return {
     open,

@@ -57,7 +57,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const loaded = await readPolicy();
     const result = !loaded.ok
       ? invalidPolicy(loaded.problems)
-      : ((await gateCall(options, call, resolved, loaded.policy, callOptions, meta)) ??
+      : ((await gateCall({ deps: options, call, resolved, policy: loaded.policy, callOptions, meta })) ??
         (await runCall(
           options,
           call,

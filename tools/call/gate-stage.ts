@@ -24,6 +24,17 @@ export type GateDeps = Pick<
 /** A declaration the catalogue resolved for a call. */
 export type ResolvedDecl = Extract<Resolved, { ok: true }>;
 
+/** One call going through the gate stage: what each of its steps reads, and the record meta they note in. */
+export interface GateStage {
+  deps: GateDeps;
+  call: ToolCall;
+  resolved: ResolvedDecl;
+  policy: Policy;
+  callOptions: CallOptions;
+  /** Where the deciding rule and the approval's key are noted for the call's record. */
+  meta: RecordMeta;
+}
+
 /** What the hooks and the policy decided: the rule, and the result refusing the call (none: it may run). */
 interface Gated {
   rule: string;
@@ -31,23 +42,9 @@ interface Gated {
 }
 
 /** The gate stage: the refusal of `call`, or undefined when it may run; `call.approved` is set when a person approved it. */
-export async function gateCall(
-  deps: GateDeps,
-  call: ToolCall,
-  resolved: ResolvedDecl,
-  policy: Policy,
-  callOptions: CallOptions,
-  meta: RecordMeta,
-): Promise<ToolResult | undefined> {
-  const gated = await askPerson(
-    deps,
-    call,
-    resolved,
-    policy,
-    callOptions,
-    meta,
-    await checkCall(deps, call, resolved, policy),
-  );
+export async function gateCall(stage: GateStage): Promise<ToolResult | undefined> {
+  const { call, resolved, meta } = stage;
+  const gated = await askPerson(stage, await checkCall(stage));
   meta.gate = { rule: gated.rule };
   const result = gated.result;
   // a caller that asks the person itself (an MCP host) shows what would run
@@ -65,13 +62,8 @@ export async function gateCall(
 }
 
 /** Before-hooks (unless `runHooks` is false: a second check once a person approved), then the policy. */
-async function checkCall(
-  deps: GateDeps,
-  call: ToolCall,
-  resolved: ResolvedDecl,
-  policy: Policy,
-  runHooks = true,
-): Promise<Gated> {
+async function checkCall(stage: GateStage, runHooks = true): Promise<Gated> {
+  const { deps, call, resolved, policy } = stage;
   const refused = runHooks ? await runBeforeHooks(deps.hooks, deps.logger, call) : undefined;
   if (refused) return { rule: "hook", result: refused };
   const verdict = await checkPolicy({
@@ -110,15 +102,8 @@ async function checkCall(
  * (`askRerun`: one question covers running it again and any confirmation), or a call needing
  * confirmation from a caller that waits. Approved, the policy is checked again as approved.
  */
-async function askPerson(
-  deps: GateDeps,
-  call: ToolCall,
-  resolved: ResolvedDecl,
-  policy: Policy,
-  callOptions: CallOptions,
-  meta: RecordMeta,
-  gated: Gated,
-): Promise<Gated> {
+async function askPerson(stage: GateStage, gated: Gated): Promise<Gated> {
+  const { deps, call, resolved, policy, callOptions, meta } = stage;
   const needsPerson = gated.result?.details.code === "needs_approval";
   let asked: { approved: boolean; rule: string; key?: string; refusal?: ToolResult };
   if (callOptions.askRerun && !call.approved && (!gated.result || needsPerson)) {
@@ -132,6 +117,6 @@ async function askPerson(
   if (asked.key) meta.approval = asked.key;
   if (!asked.approved) return { rule: gated.rule, result: asked.refusal! };
   call.approved = true;
-  const again = needsPerson ? await checkCall(deps, call, resolved, policy, false) : gated;
+  const again = needsPerson ? await checkCall(stage, false) : gated;
   return { ...again, rule: `${again.rule}; ${asked.rule}` };
 }

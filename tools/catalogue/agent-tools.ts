@@ -11,25 +11,45 @@
  *   the run needs accepting again. The declaring run keeps using its own tool; a person's write of
  *   the declaration makes it theirs (ownership.ts), offered to every run.
  */
+import { z } from "zod";
 import { childrenOf } from "../../tree/children.js";
 import type { Tree, TreeNode } from "../../tree/types.js";
-import { type Json, json, type TreeValue } from "../../tree/value.js";
+import type { TreeValue } from "../../tree/value.js";
+import { dirs, keys } from "../doc/keys.js";
+import { docFamily, writeDoc } from "../doc/read-write.js";
 import { AgentToolError, ToolError } from "../errors.js";
 import type { AgentToolsPolicy } from "../gate/policy.js";
 import { hashOf } from "./hash.js";
 
 /** Where a person's acceptances of runs' tools live (written by the runtime for a person alone). */
-export const ACCEPT_DIR = "/byteseek/tool-accept/";
-const TOOLS_DIR = "/byteseek/tools/";
+export const ACCEPT_DIR = dirs.toolAccept;
+const TOOLS_DIR = dirs.tools;
 
-/** A person's acceptance of one version of a run's tool. */
-export interface Acceptance {
+/** A person's acceptance of one version of a run's tool (`/byteseek/tool-accept/<name>`), as written. */
+const AcceptanceFields = z.object({
   /** The hash of the declaration accepted (tools/catalogue/hash.ts, as the records' `decl.hash`). */
-  hash: string;
+  hash: z.string(),
   /** The run that had written it. */
-  owner: string;
-  by: string;
-  ts: number;
+  owner: z.string(),
+  by: z.string(),
+  ts: z.number(),
+});
+/** As read back: the hash is what accepts; the rest says who and when. */
+const Acceptance = AcceptanceFields.partial({ owner: true, by: true, ts: true }).loose();
+/** The acceptance family (tools/doc/docs.ts names it). */
+export const AcceptanceDoc = docFamily<typeof Acceptance, z.input<typeof AcceptanceFields>>(
+  "a person's acceptance of a run's tool",
+  Acceptance,
+);
+
+/**
+ * The hash an acceptance accepts. One that does not read as an acceptance accepts nothing (its tool
+ * stays held from other runs) rather than failing the listing of every run's catalogue.
+ */
+function acceptedHashOf(value: TreeValue | undefined): string | undefined {
+  if (value?.kind !== "json") return undefined;
+  const parsed = Acceptance.safeParse(value.value);
+  return parsed.success ? parsed.data.hash : undefined;
 }
 
 /** The declaration name of `key`, when it is one (`/byteseek/tools/<name>`). */
@@ -41,18 +61,16 @@ function declName(key: string): string | undefined {
 
 /** The accepted hash of `name`, if a person accepted a version of it. */
 export async function acceptedHash(tree: Tree, name: string): Promise<string | undefined> {
-  const node = await tree.get(`${ACCEPT_DIR}${name}`).catch(() => undefined);
-  if (node?.kind !== "json") return undefined;
-  const hash = (node.value.value as { hash?: unknown } | null)?.hash;
-  return typeof hash === "string" ? hash : undefined;
+  const node = await tree.get(keys.toolAccept(name)).catch(() => undefined);
+  return node?.kind === "index" ? undefined : acceptedHashOf(node?.value);
 }
 
 /** Every acceptance, by tool name (read once per catalogue listing). */
 export async function readAcceptances(tree: Tree): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for await (const c of childrenOf(tree, ACCEPT_DIR)) {
-    const hash = c.kind === "json" ? (c.value?.value as { hash?: unknown } | null)?.hash : undefined;
-    if (typeof hash === "string") out.set(c.name, hash);
+    const hash = c.kind === "index" ? undefined : acceptedHashOf(c.value);
+    if (hash !== undefined) out.set(c.name, hash);
   }
   return out;
 }
@@ -172,7 +190,11 @@ export async function acceptAgentTool(
       `${name} changed since it was reviewed (now ${hash.slice(0, 12)}); review it again`,
       { name, hash },
     );
-  const acceptance: Acceptance = { hash, owner: node.vid, by: options.by, ts: Date.now() };
-  await tree.set(`${ACCEPT_DIR}${name}`, json(acceptance as unknown as Json));
+  await writeDoc(tree, AcceptanceDoc, keys.toolAccept(name), {
+    hash,
+    owner: node.vid,
+    by: options.by,
+    ts: Date.now(),
+  });
   return { name, owner: node.vid, hash };
 }

@@ -5,6 +5,7 @@
  */
 import type { Tree, TreeNode } from "../../tree/types.js";
 import { failure } from "../call/results.js";
+import { dirs } from "../doc/keys.js";
 import { confirmation, netHosts } from "../gate/gate.js";
 import type { LoadedPolicy, Policy, ToolListPolicy } from "../gate/policy.js";
 import { hostAllowed } from "../gate/policy.js";
@@ -20,7 +21,7 @@ import { hashOf } from "./hash.js";
 export const POLICY_INVALID = "the policy at /byteseek/policy is invalid";
 
 /** Where declarations live: `/byteseek/tools/<name>`. */
-export const TOOLS_DIR = "/byteseek/tools/";
+export const TOOLS_DIR = dirs.tools;
 
 /** A declaration that parsed, as a model (and the prompt assembler) sees it. */
 export interface ValidTool {

@@ -1,15 +1,17 @@
 import type { Logger } from "pino";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree } from "../../tree/types.js";
-import { type Json, json } from "../../tree/value.js";
-import { defaultPolicy, LEGACY_DEFAULT_POLICY, POLICY_KEY } from "../gate/policy.js";
-import { TOOLS_DIR } from "../runtime.js";
+import { docs } from "../doc/docs.js";
+import { dirs, keys } from "../doc/keys.js";
+import { parseDoc, writeDoc } from "../doc/read-write.js";
+import { isDocError } from "../errors.js";
+import { defaultPolicy, LEGACY_DEFAULT_POLICY } from "../gate/policy.js";
 import type { BuiltinTool } from "../types.js";
 import { parseDeclaration } from "./declaration.js";
 import { hashOf } from "./hash.js";
 
 /** Where the seeder remembers what it shipped: one hidden entry per tool. */
-export const SHIPPED_DIR = `${TOOLS_DIR}‥shipped/`;
+export const SHIPPED_DIR = dirs.shipped;
 
 export interface SeedReport {
   /** Written for the first time. */
@@ -53,16 +55,13 @@ export async function seedTools(options: {
     // A shipped declaration that does not parse is a bug in byteseek: fail loudly at start.
     if (!checked.ok)
       throw new Error(`the shipped declaration of ${decl.name} is invalid: ${checked.problems.join("; ")}`);
-    const key = `${TOOLS_DIR}${decl.name}`;
-    const markerKey = `${SHIPPED_DIR}${decl.name}`;
+    const key = keys.tool(decl.name);
+    const markerKey = keys.shipped(decl.name);
     const shippedHash = hashOf(decl);
     const [node, marker] = await Promise.all([tree.get(key), tree.get(markerKey)]);
-    const markerHash =
-      marker && marker.kind === "json"
-        ? ((marker.value.value as { hash?: string }).hash ?? undefined)
-        : undefined;
+    const markerHash = shippedMark(markerKey, marker, logger);
     const currentHash = node && node.kind === "json" ? hashOf(node.value.value) : undefined;
-    const writeMarker = () => tree.set(markerKey, json({ hash: shippedHash }));
+    const writeMarker = () => writeDoc(tree, docs.shipped, markerKey, { hash: shippedHash });
 
     if (!node) {
       if (markerHash !== undefined) {
@@ -70,7 +69,7 @@ export async function seedTools(options: {
         continue;
       }
       try {
-        await tree.set(key, json(decl as unknown as Json), { create: true });
+        await writeDoc(tree, docs.tool, key, decl, { create: true });
       } catch (err) {
         if (!isTreeError(err, "TREE_EXISTS")) throw err;
         report.kept.push(decl.name); // written meanwhile by someone else
@@ -91,7 +90,7 @@ export async function seedTools(options: {
       continue;
     }
     try {
-      await tree.set(key, json(decl as unknown as Json), { ifVersion: node.version });
+      await writeDoc(tree, docs.tool, key, decl, { ifVersion: node.version });
     } catch (err) {
       if (!isTreeError(err, "TREE_VERSION_MISMATCH") && !isTreeError(err, "TREE_READ_ONLY")) throw err;
       report.kept.push(decl.name);
@@ -102,7 +101,7 @@ export async function seedTools(options: {
   }
 
   try {
-    await tree.set(POLICY_KEY, json(defaultPolicy() as unknown as Json), { create: true, ro: true });
+    await writeDoc(tree, docs.policy, keys.policy, defaultPolicy(), { create: true, ro: true });
     report.policyWritten = true;
   } catch (err) {
     if (!isTreeError(err, "TREE_EXISTS")) throw err;
@@ -115,12 +114,31 @@ export async function seedTools(options: {
   return report;
 }
 
+/**
+ * The hash a shipped marker holds; undefined when there is none, and for a marker that does not
+ * read as one (logged): the seeder then keeps the declaration as someone's change, as it does for
+ * any declaration it cannot vouch for — a damaged marker never stops byteseek from starting.
+ */
+function shippedMark(
+  key: string,
+  node: Awaited<ReturnType<Tree["get"]>>,
+  logger: Logger | undefined,
+): string | undefined {
+  try {
+    return parseDoc(docs.shipped, key, node)?.hash;
+  } catch (err) {
+    if (!isDocError(err)) throw err;
+    logger?.warn({ err, key }, "a shipped marker does not read; its declaration is kept as it is");
+    return undefined;
+  }
+}
+
 /** Replaces a stored policy that is exactly the legacy shipped default, unless someone wrote it meanwhile. */
 async function migratePolicy(tree: Tree): Promise<boolean> {
-  const node = await tree.get(POLICY_KEY);
+  const node = await tree.get(keys.policy);
   if (node?.kind !== "json" || hashOf(node.value.value) !== hashOf(LEGACY_DEFAULT_POLICY)) return false;
   try {
-    await tree.set(POLICY_KEY, json(defaultPolicy() as unknown as Json), {
+    await writeDoc(tree, docs.policy, keys.policy, defaultPolicy(), {
       ifVersion: node.version,
       ro: true,
       force: true,

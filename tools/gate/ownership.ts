@@ -17,12 +17,13 @@
 import { createTwoFilesPatch } from "diff";
 import type { Tree, TreeNode } from "../../tree/types.js";
 import { formatValue, type TreeValue, valueToJson } from "../../tree/value.js";
+import { dirs } from "../doc/keys.js";
 import { ToolError } from "../errors.js";
-import { MCP_DIR, maskSecrets, PERSON_ONLY_FIELDS, SYNC_DIR, serverOfKey, syncKey } from "../mcp/registry.js";
+import { MCP_DIR, maskSecrets, PERSON_ONLY_FIELDS, serverOfKey, syncKey } from "../mcp/registry.js";
 import type { ProposedChange } from "./approvals.js";
 
-const BYTESEEK = "/byteseek/";
-const TOOLS_DIR = "/byteseek/tools/";
+const BYTESEEK = dirs.byteseek;
+const TOOLS_DIR = dirs.tools;
 
 /**
  * What only the runtime writes: runs' sessions, call records, usage and state, the approvals people
@@ -30,14 +31,14 @@ const TOOLS_DIR = "/byteseek/tools/";
  * own approval, or the base a sync finds a person's overrides against.
  */
 export const RUNTIME_DIRS = [
-  "/byteseek/session/",
-  "/byteseek/tool/",
-  "/byteseek/usage/",
-  "/byteseek/approval/",
+  dirs.sessions,
+  dirs.records,
+  dirs.usage,
+  dirs.approvals,
   // a person's acceptance of a run's tool for every run (agent-tools.ts): a run must not grant it itself
-  "/byteseek/tool-accept/",
-  SYNC_DIR,
-  "/vthread/",
+  dirs.toolAccept,
+  dirs.mcpSync,
+  dirs.runs,
 ] as const;
 
 /** The runtime area `key` (a value or a directory) lies in, if any. */

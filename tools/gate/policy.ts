@@ -1,18 +1,19 @@
 import { z } from "zod";
 import type { Tree } from "../../tree/types.js";
 import { IMPL_KINDS, zodProblems } from "../catalogue/declaration.js";
+import { dirs, keys } from "../doc/keys.js";
 import { matchName, targetOfUrl } from "../net/host-rules.js";
 import { DEFAULT_CREDENTIAL_PATHS, SandboxLimits, SandboxMode } from "../sandbox/settings.js";
 import { DEFAULT_GRANT, type Grant, Grants } from "./powers.js";
 
 /** Where the policy lives. A `ro` json key: only a person (writing with force) changes it. */
-export const POLICY_KEY = "/byteseek/policy";
+export const POLICY_KEY = keys.policy;
 /**
  * The model's settings (url, key…): no tool reads or writes them, whatever `denyKeys` lists. A
  * tool writing the URL would choose the model that drives its own run and, with it, where the
  * server's requests (and a key read from the tree) go.
  */
-export const MODEL_SETTINGS_PREFIX = "/byteseek/llm/";
+export const MODEL_SETTINGS_PREFIX = dirs.llm;
 
 /** Is `key` (a value or a directory) the model's settings or under them? */
 export function modelSettingsKey(key: string): boolean {
@@ -95,7 +96,7 @@ export const Policy = z
       .describe("File path prefixes no tool argument may name; relative ones are under the workspace"),
     denyKeys: z
       .array(z.string().startsWith("/"))
-      .default(["/byteseek/llm/"])
+      .default([dirs.llm])
       .describe("Tree key prefixes the tree tools may not read or write"),
     confirm: z
       .array(z.string())
@@ -197,7 +198,7 @@ export function defaultPolicy(): Policy {
 export const LEGACY_DEFAULT_POLICY = {
   workspaceRoots: [],
   deny: [],
-  denyKeys: ["/byteseek/llm/"],
+  denyKeys: [dirs.llm],
   confirm: [],
   agentImpls: ["builtin", "http", "llm"],
   httpHosts: [],

@@ -55,6 +55,8 @@ export interface McpServerStatus {
   /** The upstream process or connection in this byteseek process; `disabled`, `invalid` for entries that cannot run. */
   state: UpstreamState | "disabled" | "invalid";
   pid?: number;
+  /** The MCP revision spoken with it while connected here: 2026-07-28, or the 2025 one it answered. */
+  protocol?: string;
   /** Synced tools in the tree. */
   tools: number;
   toolNames: string[];
@@ -304,6 +306,7 @@ export function createMcpClient(options: McpClientOptions): McpClient {
             ? "failed"
             : live.state,
         ...(live.pid !== undefined ? { pid: live.pid } : {}),
+        ...(live.protocol !== undefined ? { protocol: live.protocol } : {}),
         ...((live.error ?? synced?.error ?? damaged)
           ? { error: live.error ?? synced?.error ?? damaged }
           : {}),

@@ -11,7 +11,6 @@ import {
   type OAuthClientProvider,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Logger } from "pino";
 import { ToolError } from "../errors.js";
 import { endMarkedProcesses } from "../process/contain.js";
@@ -19,6 +18,7 @@ import { buildCommandEnv } from "../process/env.js";
 import { signInFailure } from "./oauth/failure.js";
 import { isStdio, type McpServerEntry, type StdioEntry } from "./registry.js";
 import type { UpstreamConnector } from "./upstream-http.js";
+import { SamePipeStdioTransport } from "./upstream-stdio.js";
 
 /** What an upstream is doing, as `kvspace mcp list` and the web page show it. */
 export type UpstreamState = "stopped" | "starting" | "running" | "stopping" | "backoff" | "failed";
@@ -34,6 +34,8 @@ export interface UpstreamStatus {
   crashes: number;
   /** When a restart after a crash is allowed (ms since the epoch). */
   retryAt?: number;
+  /** The protocol revision spoken with it while connected (2026-07-28, or the 2025 one it answered). */
+  protocol?: string;
 }
 
 /** The default time an unused stdio server keeps running. */
@@ -117,6 +119,8 @@ interface Live {
   inflight: number;
   idle?: NodeJS.Timeout;
   stderr: string;
+  /** A stdio server exited on the era probe: it is started (and restarted) on 2025 without one. */
+  diedOfProbe?: boolean;
   /**
    * Set once byteseek stops this upstream (not a crash). Final: a stopped Live is removed from the
    * pool and never started again; the next use makes a new one.
@@ -255,13 +259,13 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
             onChanged: () => options.onListChanged?.(server),
           },
         },
-        // an HTTP server speaking 2026-07-28 gets it (server/discover first), any other the 2025
-        // handshake; a stdio server stays on 2025 (the SDK's probe would start it twice)
-        ...(isStdio(entry) ? {} : { versionNegotiation: { mode: "auto" as const } }),
+        // a server speaking 2026-07-28 gets it (server/discover first, on its own pipe or URL), any
+        // other the 2025 handshake; a stdio server that died of the probe is started again on 2025
+        ...(up.diedOfProbe ? {} : { versionNegotiation: { mode: "auto" as const } }),
       },
     );
     options.prepare?.(server, c);
-    let transport: StdioClientTransport | StreamableHTTPClientTransport;
+    let transport: SamePipeStdioTransport | StreamableHTTPClientTransport;
     const failed = (err: unknown): never => {
       up.state = "failed";
       up.error = (err as Error).message;
@@ -294,7 +298,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         await endStart(up);
         throw stoppedWhileStarting(server);
       }
-      const stdio = new StdioClientTransport({
+      const stdio = new SamePipeStdioTransport({
         command: launched.command,
         args: launched.args,
         cwd: launched.cwd,
@@ -324,7 +328,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     // HTTP transport closes too when its first request fails, before the request's own error (the
     // status, a refused connection) reaches connect: that error is the one to tell.
     const exited = new Promise<never>((_, reject) => {
-      if (transport instanceof StdioClientTransport)
+      if (transport instanceof SamePipeStdioTransport)
         transport.onclose = () => reject(new Error("it exited before answering"));
     });
     exited.catch(() => {});
@@ -339,6 +343,12 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       await closeQuietly(c);
       await endStart(up);
       if (abandoned(up)) throw stoppedWhileStarting(server);
+      if (transport instanceof SamePipeStdioTransport && transport.probeLast && !up.diedOfProbe) {
+        // it exited on server/discover (some servers end on any request before initialize)
+        logger.info({ server }, "MCP server exited on the 2026-07-28 probe: starting it again on 2025");
+        up.diedOfProbe = true;
+        return start(up, timeoutMs, signal);
+      }
       up.state = "failed";
       up.error = why;
       up.pid = undefined;
@@ -350,7 +360,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       await endStart(up);
       throw stoppedWhileStarting(server);
     }
-    if (transport instanceof StdioClientTransport && transport.pid !== null) up.pid = transport.pid;
+    if (transport instanceof SamePipeStdioTransport && transport.pid !== null) up.pid = transport.pid;
     up.client = c;
     up.state = "running";
     up.error = undefined;
@@ -442,6 +452,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       ...(up.pid !== undefined ? { pid: up.pid } : {}),
       ...(up.error !== undefined ? { error: up.error } : {}),
       ...(up.retryAt !== undefined && up.state === "backoff" ? { retryAt: up.retryAt } : {}),
+      ...(up.client?.getNegotiatedProtocolVersion()
+        ? { protocol: up.client.getNegotiatedProtocolVersion() }
+        : {}),
     };
   }
 

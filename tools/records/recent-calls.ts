@@ -10,9 +10,10 @@
 import { childrenOf } from "../../tree/children.js";
 import { followTree } from "../../tree/follow.js";
 import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
+import { dirs } from "../doc/keys.js";
 import type { ToolKind } from "../errors.js";
 
-const RECORDS_DIR = "/byteseek/tool/";
+const RECORDS_DIR = dirs.records;
 /** `/byteseek/tool/<vid>/<n>`: a record key, nothing deeper. */
 const RECORD_KEY = /^\/byteseek\/tool\/([^/]+)\/(\d+)$/;
 

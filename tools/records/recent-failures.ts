@@ -7,10 +7,11 @@
  */
 import { childrenOf } from "../../tree/children.js";
 import type { Tree } from "../../tree/types.js";
+import { dirs } from "../doc/keys.js";
 import type { RecentFailures, ToolFailures } from "./failure-schemas.js";
 import { StoredRecord } from "./records.js";
 
-const RECORDS_DIR = "/byteseek/tool/";
+const RECORDS_DIR = dirs.records;
 
 export interface RecentFailuresOptions {
   /** The window's start, ms since the epoch. */

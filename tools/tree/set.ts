@@ -7,6 +7,7 @@ import { checkCatalogueRoom } from "../catalogue/agent-tools.js";
 import { checkValue } from "../catalogue/checked-tree.js";
 import { parseDeclaration } from "../catalogue/declaration.js";
 import { defineBuiltin } from "../catalogue/declare.js";
+import { dirs } from "../doc/keys.js";
 import { ToolError } from "../errors.js";
 import { netHosts } from "../gate/gate.js";
 import { guardRunWrite } from "../gate/ownership.js";
@@ -35,7 +36,7 @@ const TreeSetArgs = z
   })
   .strict();
 
-const TOOLS_DIR = "/byteseek/tools/";
+const TOOLS_DIR = dirs.tools;
 
 /**
  * `tree.set`: writes one value, recording the calling run as its owner — which is how the gate

@@ -1,0 +1,88 @@
+/**
+ * The protocol era of a stdio upstream, asked on its own pipe: byteseek's own `byteseek mcp` (the
+ * SDK's serveStdio: both eras) is spoken to in 2026-07-28; the SDK's plain stdio server
+ * (test/fixtures/mcp-asking-server.mjs) answers server/discover -32601 and gets the 2025 handshake
+ * on the same process; a server that exits on the probe is started once more, on 2025. Each runs
+ * in the sandbox behind a shell that counts its starts in the workspace.
+ */
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BYTESEEK_BIN } from "../mcp/helpers.js";
+import { setPolicy } from "../tools/helpers.js";
+import { type McpHarness, mcpHarness, TEST_INSTALL } from "./helpers.js";
+
+const FIXTURES = resolve(import.meta.dirname, "..", "fixtures");
+
+let h: McpHarness;
+beforeAll(async () => {
+  h = await mcpHarness();
+  await setPolicy(h.tree, {
+    grants: { default: { read: true, write: true, exec: true, model: true, net: [], tree: ["/"] } },
+    // Node's fetch (undici's WebAssembly parser) reserves more address space than the default 8 GiB
+    limits: { memoryBytes: 32 * 1024 ** 3 },
+  });
+});
+afterAll(() => h.dispose());
+
+/** A stdio entry whose every start appends a line to `<workspace>/<server>.starts` before `command` runs. */
+function counted(server: string, command: string[], env: Record<string, string> = {}) {
+  return {
+    command: ["/bin/sh", "-c", 'echo start >> "$STARTS"; exec "$0" "$@"', ...command],
+    env: { STARTS: join(h.workspace, `${server}.starts`), ...env },
+    readOnlyPaths: TEST_INSTALL,
+  };
+}
+
+async function starts(server: string): Promise<number> {
+  const text = await readFile(join(h.workspace, `${server}.starts`), "utf8").catch(() => "");
+  return text.split("\n").filter(Boolean).length;
+}
+
+async function synced(server: string) {
+  const [report] = await h.mcp.sync(server);
+  expect(report?.ok, report?.error).toBe(true);
+  return (await h.mcp.list()).find((s) => s.server === server);
+}
+
+describe("the protocol era of a stdio upstream", () => {
+  it("speaks 2026-07-28 with byteseek's own stdio server, one process, and calls through it", async () => {
+    const store = join(h.workspace, "upstream-store");
+    await h.register(
+      "own",
+      counted("own", [process.execPath, BYTESEEK_BIN, "mcp"], {
+        KVSPACE: store,
+        BYTESEEK_WORKSPACE: h.workspace,
+        BYTESEEK_SYNC: "never",
+      }),
+    );
+    const status = await synced("own");
+    expect(status?.protocol).toBe("2026-07-28");
+    expect(status?.toolNames).toContain("own.tree_get");
+    const r = await h.runtime.call("own.tree_get", { key: "/byteseek/prompt/system" }, { vid: "eras1" });
+    expect(r.kind, r.text).toBe("ok");
+    expect(await starts("own")).toBe(1);
+  });
+
+  it("falls back to 2025 on the same process with the SDK's stdio server, which answers server/discover -32601", async () => {
+    await h.register("sdk", counted("sdk", [process.execPath, join(FIXTURES, "mcp-asking-server.mjs")]));
+    const status = await synced("sdk");
+    expect(status?.protocol).toMatch(/^2025-/);
+    // a 2025 server asks for the roots with a request of its own, answered for the calling run
+    const r = await h.runtime.call("sdk.roots", {}, { vid: "eras2" });
+    expect(r.text).toBe(`roots=${pathToFileURL(h.workspace).href}`);
+    expect(await starts("sdk")).toBe(1);
+  });
+
+  it("starts a server that exits on the probe once more, on 2025 without a probe", async () => {
+    await h.register(
+      "fussy",
+      counted("fussy", [process.execPath, join(FIXTURES, "mcp-probe-server.mjs")], { EXIT_BEFORE_INIT: "1" }),
+    );
+    const status = await synced("fussy");
+    expect(status?.protocol).toMatch(/^2025-/);
+    expect(status?.toolNames).toEqual(["fussy.run"]);
+    expect(await starts("fussy")).toBe(2);
+  });
+});
