@@ -24,6 +24,7 @@ const ALL = [
   "lanes",
   "cli",
   "move",
+  "failing",
   "web",
 ];
 const here = dirname(fileURLToPath(import.meta.url));
