@@ -20,6 +20,7 @@ const ALL = [
   "tool-search",
   "sandbox",
   "durable",
+  "resume",
   "replay",
   "lanes",
   "cli",
