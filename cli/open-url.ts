@@ -3,7 +3,9 @@
  * its one argument) when set, else the platform's opener on a desktop — `open` on macOS, the URL
  * handler on Windows, `xdg-open` where Linux has a display. A headless machine opens nothing (the
  * URL is printed anyway). The URL is an argument, never part of a shell line; a failure to open
- * is silent, since the person can still copy the printed URL.
+ * is silent, since the person can still copy the printed URL. Only http(s) URLs are opened: the
+ * authorization URL comes from metadata the upstream's authorization server chose, and an opener
+ * handed a `file:` URL or another scheme's handler would do something else than show a sign-in page.
  */
 import { spawn } from "node:child_process";
 
@@ -19,10 +21,17 @@ export function browserCommand(
   return undefined;
 }
 
+/** Whether a browser may be started on `url`: an absolute http(s) URL. */
+export function openableUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const { protocol } = new URL(url);
+  return (protocol === "https:" || protocol === "http:") && /^https?:\/\//i.test(url);
+}
+
 /** Starts the browser on `url` and leaves it running; answers whether an opener was started. */
 export function openUrl(url: string, env: NodeJS.ProcessEnv): boolean {
   const [command, ...args] = browserCommand(env) ?? [];
-  if (command === undefined) return false;
+  if (command === undefined || !openableUrl(url)) return false;
   try {
     const child = spawn(command, [...args, url], { detached: true, stdio: "ignore", env });
     child.on("error", () => {});
