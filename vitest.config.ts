@@ -19,6 +19,20 @@ export const REFERENCE_LANE_SUITES = [
   "test/mcp/relay.test.ts",
 ];
 
+/**
+ * `--maxWorkers N` as given to `vitest run`: vitest applies it to the root config only, and the
+ * projects below take this file's value over it, so without this the flag would do nothing.
+ */
+function maxWorkersFlag(argv: readonly string[]): number | undefined {
+  for (const [i, arg] of argv.entries()) {
+    const m = /^--maxWorkers(?:=(.*))?$/.exec(arg);
+    if (!m) continue;
+    const n = Number(m[1] ?? argv[i + 1]);
+    if (Number.isInteger(n) && n > 0) return n;
+  }
+  return undefined;
+}
+
 export default defineConfig({
   test: {
     // stops at once, in one line, on a machine without the Debian packages the suites drive
@@ -32,11 +46,15 @@ export default defineConfig({
     // third of a 2-core run). Safe because no test mocks modules or leaves process state behind:
     // each closes what it opens, and the few that set BYTESEEK_FAST put it back.
     isolate: false,
-    // One file at a time on CI's 2 cores, as vitest's default (cores - 1) gives there. Three workers
-    // were tried: the suite is CPU-bound (its import time tripled), so it ran no faster, and
-    // timing-sensitive suites (watch holds, a live run on the page) failed now and then. More
-    // workers only where there are cores to spare.
-    maxWorkers: Math.max(1, availableParallelism() - 1),
+    // Two files at a time on CI's 2 cores (cores - 1 where there are more). With one, the second
+    // core sat idle while a file waited on its child processes, its browser or its timers; since
+    // the files of a worker share its module graph (isolate above), a second worker costs one more
+    // import of it (~1 s of CPU), not one per file. Measured at idle priority on this 2-core
+    // machine, 1 -> 2 workers: test/tools (25 files) 36 -> 22 s wall at the same CPU (24 s); five
+    // of the slowest files (web/page, mcp-client/sync-call, agent/cli-turn, server/crash,
+    // server/token) 225 -> 149 s; test/etcd with the web runs and chat pages and agent/chaos, the
+    // timing-sensitive files that failed with three workers and a per-file import, all passed.
+    maxWorkers: maxWorkersFlag(process.argv) ?? Math.max(2, availableParallelism() - 1),
     reporters: ["default", "./scripts/lane-counts.mjs"],
     projects: [
       {

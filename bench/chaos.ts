@@ -17,7 +17,8 @@
  * (resumeRun to its next model step), wall and CPU. Most of the CPU is the processes' start (node
  * and the modules a run needs): measure it with a small --kills first.
  *
- * Run: npm run build && node dist/bench/chaos.js [--runs 200] [--kills 2000] [--per 3] [--quick]
+ * Run: npm run build && node dist/bench/chaos.js [--runs 200] [--kills 2000] [--per 3] [--seconds S] [--quick]
+ * (--seconds: no new kill after S seconds; the runs left are then finished by one last process)
  */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
   const RUNS = arg("runs", quick ? 40 : 200);
   const KILLS = arg("kills", quick ? 100 : 2000);
   const PER = arg("per", 3);
+  const SECONDS = arg("seconds", Number.POSITIVE_INFINITY);
   const world = await openChaosWorld("byteseek-bench-chaos-");
   try {
     const vids = Array.from({ length: RUNS }, (_, i) => `b${String(i).padStart(4, "0")}`);
@@ -83,20 +85,30 @@ async function main(): Promise<void> {
     let kills = 0;
     let interrupted = 0;
     let cursor = 0;
+    const begun = new Set<string>();
     const cpu0 = childrenCpuS();
     const own0 = process.cpuUsage();
     const t0 = performance.now();
     while (done.size < RUNS) {
       const open = vids.filter((v) => !done.has(v));
-      const killing = kills < KILLS;
-      // the next few unfinished runs, in turn, so the kills spread over all of them
+      // the kills stop at their count, or once the time allowed for them is spent (this machine is shared)
+      const killing = kills < KILLS && performance.now() - t0 < 1000 * SECONDS;
+      // the next few unfinished runs, in turn, so the kills spread over all of them; first one that
+      // a killed process left (so each process's first drive is a resume, timed), then new ones
+      const behind = open.filter((v) => begun.has(v));
+      const head = behind.length > 0 ? [behind[kills % behind.length] as string] : [];
+      const rest = open.filter((v) => !head.includes(v));
       const mine = killing
-        ? Array.from(
-            { length: Math.min(PER, open.length) },
-            (_, i) => open[(cursor + i) % open.length] as string,
-          )
+        ? [
+            ...head,
+            ...Array.from(
+              { length: Math.min(PER - head.length, rest.length) },
+              (_, i) => rest[(cursor + i) % rest.length] as string,
+            ),
+          ]
         : open;
-      cursor = (cursor + mine.length) % Math.max(1, open.length);
+      cursor = (cursor + mine.length - head.length) % Math.max(1, rest.length);
+      for (const v of mine) begun.add(v);
       const how = killing
         ? (["effect", "record", "timer"] as const)[Math.floor(Math.random() * 3)]
         : undefined;
@@ -137,7 +149,7 @@ async function main(): Promise<void> {
     const cpu = firsts.map((f) => f.cpu);
 
     console.log(
-      `${RUNS} runs of 8 calls, ${PER} runs a process, ${wallS.toFixed(0)} s wall; CPU s: the workers ${childCpu.toFixed(1)} (${((1000 * childCpu) / processes).toFixed(0)} ms a process), this one (the counter) ${ownCpu.toFixed(1)}\n`,
+      `${RUNS} runs of 8 calls, ${PER} runs a process, ${kills < KILLS ? `kills stopped after ${SECONDS} s (of ${KILLS} asked), ` : ""}${wallS.toFixed(0)} s wall; CPU s: the workers ${childCpu.toFixed(1)} (${((1000 * childCpu) / processes).toFixed(0)} ms a process), this one (the counter) ${ownCpu.toFixed(1)}\n`,
     );
     printTable(
       ["figure", "value", "bar"],

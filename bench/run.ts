@@ -20,10 +20,12 @@ const ALL = [
   "tool-search",
   "sandbox",
   "durable",
+  "resume",
   "replay",
   "lanes",
   "cli",
   "move",
+  "failing",
   "web",
 ];
 const here = dirname(fileURLToPath(import.meta.url));

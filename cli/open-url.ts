@@ -4,8 +4,8 @@
  * handler on Windows, `xdg-open` where Linux has a display. A headless machine opens nothing (the
  * URL is printed anyway). The URL is an argument, never part of a shell line; a failure to open
  * is silent, since the person can still copy the printed URL. Only http(s) URLs are opened: the
- * authorization URL comes from metadata the upstream's authorization server chose, and an opener
- * handed a `file:` URL or another scheme's handler would do something else than show a sign-in page.
+ * authorization URL comes from metadata an upstream chose, and an opener handed `file:`, a custom
+ * scheme or an argument-looking string would do something else than show a sign-in page.
  */
 import { spawn } from "node:child_process";
 
@@ -21,11 +21,11 @@ export function browserCommand(
   return undefined;
 }
 
-/** Whether a browser may be started on `url`: an absolute http(s) URL. */
+/** Whether `url` is one a browser may be started on: an absolute http(s) URL, as written. */
 export function openableUrl(url: string): boolean {
   if (!URL.canParse(url)) return false;
-  const { protocol } = new URL(url);
-  return (protocol === "https:" || protocol === "http:") && /^https?:\/\//i.test(url);
+  const parsed = new URL(url);
+  return (parsed.protocol === "https:" || parsed.protocol === "http:") && /^https?:\/\//i.test(url);
 }
 
 /** Starts the browser on `url` and leaves it running; answers whether an opener was started. */

@@ -12,6 +12,7 @@ import type { ModelChoices } from "../agent/model-choices.js";
 import type { LiveRuntime } from "../agent/replay/replay.js";
 import { createApprovals } from "../tools/gate/approvals.js";
 import type { McpClient } from "../tools/mcp/client.js";
+import { createRecentCalls, type RecentCalls } from "../tools/records/recent-calls.js";
 import type { Runtime } from "../tools/runtime.js";
 import type { ToolSearcher } from "../tools/search/searcher.js";
 import { exactJson } from "../tree/exact.js";
@@ -327,9 +328,21 @@ export async function buildApp(deps: AppDeps) {
   await app.register(watchRoutes, { tree, watches, progressMs: watchProgressMs, maxWatches });
   await app.register(transferRoutes, { tree, bodyLimit });
   await app.register(docsRoutes);
+  // the index of the call records (a tool's recent calls, the tools failing lately): one for both
+  // routes, made at first use, then following the tree's watch
+  let recentCalls: RecentCalls | undefined;
+  const records = (): RecentCalls =>
+    (recentCalls ??= createRecentCalls({
+      tree,
+      onError: (err) => logger.warn({ err }, "recent calls: watch restarted"),
+    }));
+  app.addHook("onClose", async function closeRecords() {
+    recentCalls?.close();
+  });
   if (deps.runtime)
     await app.register(toolsRoutes, {
       tree,
+      records,
       runtime: deps.runtime,
       ...(deps.search ? { search: deps.search } : {}),
     });
@@ -366,7 +379,7 @@ export async function buildApp(deps: AppDeps) {
     ...(deps.replayLive ? { live: deps.replayLive } : {}),
   });
   // the page's landing view: runs, failing tools and the store, read from the tree
-  await app.register(overviewRoutes, { tree, ...(deps.store ? { store: deps.store } : {}) });
+  await app.register(overviewRoutes, { tree, records, ...(deps.store ? { store: deps.store } : {}) });
   if (deps.web !== false)
     await app.register(webRoutes, {
       ...(deps.web ?? {}),

@@ -1,7 +1,7 @@
 /**
  * `GET /v1/overview`: what a person oversees on one screen (the web page's landing view) that no
  * other route answers in one request — the runs counted by status with the ones worth a look, the
- * tools that failed in the last hour (read from the call records), and the store: its revision,
+ * tools that failed in the last hour (from the index of the call records, which follows the tree), and the store: its revision,
  * size on disk and how durable an acknowledged write is. Approvals, MCP servers and the workspace
  * have their own routes (`/v1/approvals`, `/v1/mcp`, `/v1/info`).
  */
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { runsOverview } from "../../agent/runs-overview.js";
-import { recentFailures } from "../../tools/records/recent-failures.js";
+import type { RecentCalls } from "../../tools/records/recent-calls.js";
 import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
 import type { RouteDoc } from "../openapi.js";
@@ -29,6 +29,8 @@ export interface OverviewRoutesOptions {
   tree: Tree;
   /** Absent: the store is not described (a server built without it, as in tests of other parts). */
   store?: StoreInfo;
+  /** The index of the call records (the app's, shared with the tools routes): the failing tools read no record. */
+  records: () => RecentCalls;
 }
 
 const HOUR = 3_600_000;
@@ -96,7 +98,7 @@ const doc = {
 
 export const overviewRoutes: FastifyPluginAsyncZod<OverviewRoutesOptions> = async function overviewRoutes(
   app,
-  { tree, store },
+  { tree, store, records },
 ) {
   app.get(
     "/v1/overview",
@@ -112,7 +114,7 @@ export const overviewRoutes: FastifyPluginAsyncZod<OverviewRoutesOptions> = asyn
       const since = Date.now() - (req.query.windowMs ?? HOUR);
       const [runs, failing, sizeBytes] = await Promise.all([
         runsOverview(tree),
-        recentFailures(tree, { since }),
+        records().failures({ since }),
         store?.engine === "classic" && store.location ? folderBytes(store.location) : undefined,
       ]);
       return {

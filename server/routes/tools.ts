@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { acceptAgentTool } from "../../tools/catalogue/agent-tools.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
-import { createRecentCalls, type RecentCalls } from "../../tools/records/recent-calls.js";
+import type { RecentCalls } from "../../tools/records/recent-calls.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime, ToolCatalogue, ValidTool } from "../../tools/runtime.js";
 import { createToolSearcher, type ToolSearcher } from "../../tools/search/searcher.js";
@@ -28,6 +28,8 @@ export interface ToolsRoutesOptions {
   runtime: Runtime;
   /** The catalogue's search; without it the routes make one over `runtime` on first use. */
   search?: ToolSearcher;
+  /** The index of the call records (made at first use, then following the tree; the app's, shared with the overview). */
+  records: () => RecentCalls;
 }
 
 export const ToolsQuery = z
@@ -211,7 +213,7 @@ export function catalogueToJson(catalogue: ToolCatalogue): ToolsJson {
 
 export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async function toolsRoutes(
   app,
-  { tree, runtime, search },
+  { tree, runtime, search, records },
 ) {
   let own: ToolSearcher | undefined;
   const searcher = (): ToolSearcher => {
@@ -219,11 +221,8 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
     own ??= createToolSearcher({ tree, listTools: (vid) => runtime.listTools(vid) });
     return own;
   };
-  // the index of each tool's recent calls: built on first use, then followed live
-  let recent: RecentCalls | undefined;
   app.addHook("onClose", async () => {
     own?.close();
-    recent?.close();
   });
 
   app.get(
@@ -271,11 +270,7 @@ export const toolsRoutes: FastifyPluginAsyncZod<ToolsRoutesOptions> = async func
       },
     },
     async function toolCalls(req) {
-      recent ??= createRecentCalls({
-        tree,
-        onError: (err) => req.log.warn({ err }, "recent calls: watch restarted"),
-      });
-      const { calls, complete } = await recent.of(req.params.name, req.query.limit);
+      const { calls, complete } = await records().of(req.params.name, req.query.limit);
       return { name: req.params.name, calls, complete };
     },
   );

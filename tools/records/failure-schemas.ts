@@ -1,5 +1,5 @@
 /**
- * The wire shape of the tools failing lately (tools/records/recent-failures.ts, `GET /v1/overview`), in a
+ * The wire shape of the tools failing lately (tools/records/failure-window.ts, `GET /v1/overview`), in a
  * module of zod alone so the web page can type its answers from it (web/src/wire.ts).
  */
 import { z } from "zod";
@@ -22,7 +22,10 @@ export type ToolFailures = z.infer<typeof ToolFailures>;
 export const RecentFailures = z.object({
   since: z.number().describe("The window's start (ms since the epoch)"),
   tools: z.array(ToolFailures).describe("Tools with failures in the window, most failures first"),
-  scanned: z.number().int().describe("Records read"),
-  truncated: z.boolean().optional().describe("The scan stopped at its bound: older runs were not read"),
+  scanned: z.number().int().describe("Call records in the window (calls still running included)"),
+  truncated: z
+    .boolean()
+    .optional()
+    .describe("Read by a scan that stopped at its bound (5,000 records): older runs were not read"),
 });
 export type RecentFailures = z.infer<typeof RecentFailures>;

@@ -5,13 +5,17 @@
  * the records on first use (at most `maxScan` of them), then kept current from the tree's watch, so
  * a call recorded (started, then done) shows as soon as its record is written. It keeps the newest
  * `perTool` calls of each tool, and a short preview of each result: memory grows with the tools,
- * not with the calls.
+ * not with the calls. The same load and watch keep the tools failing lately (a week of records,
+ * tools/records/failure-window.ts): the overview's question reads no record either.
  */
 import { childrenOf } from "../../tree/children.js";
 import { followTree } from "../../tree/follow.js";
 import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
 import { dirs } from "../doc/keys.js";
 import type { ToolKind } from "../errors.js";
+import type { RecentFailures } from "./failure-schemas.js";
+import { createFailureWindow, FAILURE_HORIZON_MS } from "./failure-window.js";
+import { recentFailures } from "./recent-failures.js";
 
 const RECORDS_DIR = dirs.records;
 /** `/byteseek/tool/<vid>/<n>`: a record key, nothing deeper. */
@@ -36,6 +40,12 @@ export interface RecentCall {
 export interface RecentCalls {
   /** The newest calls of `name` first, at most `limit`; `complete` is false when the first scan stopped at `maxScan` records. */
   of(name: string, limit?: number): Promise<{ calls: RecentCall[]; complete: boolean }>;
+  /**
+   * The tools whose calls failed since `since` (at most `limit`, default 10), as the scan of the
+   * records answers (tools/records/recent-failures.ts) — which answers instead when the first read
+   * stopped at `maxScan` or `since` is beyond the week kept.
+   */
+  failures(options: { since: number; limit?: number }): Promise<RecentFailures>;
   close(): void;
 }
 
@@ -94,6 +104,7 @@ export function createRecentCalls({
   const byTool = new Map<string, RecentCall[]>();
   /** Which tool a record key was filed under (a record's name never changes, but its state does). */
   const toolOfKey = new Map<string, string>();
+  const failing = createFailureWindow();
   let complete = true;
 
   function file(name: string, call: RecentCall): void {
@@ -124,14 +135,17 @@ export function createRecentCalls({
       if (!event.key.startsWith(RECORDS_DIR)) continue;
       if (event.type === "deltree") {
         for (const key of [...toolOfKey.keys()]) if (key.startsWith(event.key)) unfile(key);
+        failing.remove(event.key);
         continue;
       }
       if (event.type === "delete") {
         unfile(event.key);
+        failing.remove(event.key);
         continue;
       }
-      const found =
-        event.value?.kind === "json" ? callOf(event.key, event.value.value, previewChars) : undefined;
+      const value = event.value?.kind === "json" ? event.value.value : undefined;
+      failing.put(event.key, value);
+      const found = value === undefined ? undefined : callOf(event.key, value, previewChars);
       if (found) file(found.name, found.call);
     }
   }
@@ -154,7 +168,9 @@ export function createRecentCalls({
           complete = false;
           return;
         }
-        const found = callOf(`${dir}${child.name}`, await recordValue(dir, child), previewChars);
+        const value = await recordValue(dir, child);
+        failing.put(`${dir}${child.name}`, value);
+        const found = callOf(`${dir}${child.name}`, value, previewChars);
         if (found) file(found.name, found.call);
       }
     }
@@ -168,16 +184,26 @@ export function createRecentCalls({
     reset: () => {
       byTool.clear();
       toolOfKey.clear();
+      failing.clear();
     },
     onError,
   });
 
+  /** Loaded, and every record written before the question taken in (waiting briefly for the watch). */
+  async function current(): Promise<void> {
+    await follower.start();
+    await follower.caughtUp(tree.syncRevision ? await tree.syncRevision() : tree.revision(), 2000);
+  }
+
   return {
     async of(name, limit = perTool) {
-      await follower.start();
-      // a record written before this question is in it: wait (briefly) for the watch to pass its revision
-      await follower.caughtUp(tree.syncRevision ? await tree.syncRevision() : tree.revision(), 2000);
+      await current();
       return { calls: (byTool.get(name) ?? []).slice(0, limit), complete };
+    },
+    async failures({ since, limit = 10 }) {
+      if (since < Date.now() - FAILURE_HORIZON_MS) return recentFailures(tree, { since, limit });
+      await current();
+      return complete ? failing.answer(since, limit) : recentFailures(tree, { since, limit });
     },
     close: follower.close,
   };

@@ -1,15 +1,17 @@
 /**
- * Which tools failed lately (the web page's overview, `GET /v1/overview`): the call records under
- * `/byteseek/tool/<vid>/<n>` written since a time, counted by tool. A run's records are appended
- * densely (0, 1, 2, …), so each run's recent calls are the tail of its folder: the scan reads each
- * run's folder node for its count and walks back from the last record until one is older than the
- * window — the cost grows with the runs and the recent calls, not with every call ever made.
+ * Which tools failed lately, by scanning the call records under `/byteseek/tool/<vid>/<n>`: the
+ * reference the live index (tools/records/failure-window.ts, what `GET /v1/overview` asks) answers
+ * alike, and its fallback when the index cannot answer (its first read stopped at its bound, or a
+ * window wider than it keeps). A run's records are appended densely (0, 1, 2, …), so each run's
+ * recent calls are the tail of its folder: the scan reads each run's folder node for its count and
+ * walks back from the last record until one is older than the window — the cost grows with the
+ * runs and the recent calls, not with every call ever made.
  */
 import { childrenOf } from "../../tree/children.js";
 import type { Tree } from "../../tree/types.js";
 import { dirs } from "../doc/keys.js";
 import type { RecentFailures, ToolFailures } from "./failure-schemas.js";
-import { StoredRecord } from "./records.js";
+import { failuresAnswer, recordTime, talliedCall, tallyFailures } from "./failure-window.js";
 
 const RECORDS_DIR = dirs.records;
 
@@ -39,36 +41,15 @@ export async function recentFailures(tree: Tree, options: RecentFailuresOptions)
         break runs;
       }
       const record = await tree.get(`${dir}${n}`);
-      // a system entry counted among the children has no record at its number
-      if (record === undefined || record.kind === "index") continue;
+      const value = record?.kind === "json" ? record.value.value : undefined;
+      // a system entry counted among the children, or a value that is no call record: skipped
+      const time = recordTime(value);
+      if (time === undefined) continue;
+      if (time < since) break;
       scanned++;
-      if (record.mtime < since) break;
-      const parsed = StoredRecord.safeParse(record.kind === "json" ? record.value.value : undefined);
-      if (!parsed.success || parsed.data.state === "started") continue;
-      tally(byTool, `${dir}${n}`, record.mtime, parsed.data);
+      const call = talliedCall(value);
+      if (call) tallyFailures(byTool, `${dir}${n}`, time, call);
     }
   }
-  const tools = [...byTool.values()]
-    .filter((t) => t.failures > 0)
-    .sort((a, b) => b.failures - a.failures || b.last.ts - a.last.ts || a.name.localeCompare(b.name))
-    .slice(0, limit);
-  return { since, tools, scanned, ...(truncated ? { truncated } : {}) };
-}
-
-function tally(
-  byTool: Map<string, ToolFailures>,
-  key: string,
-  ts: number,
-  r: { name: string; kind: string; isError: boolean; text: string },
-): void {
-  let t = byTool.get(r.name);
-  if (!t) {
-    t = { name: r.name, failures: 0, calls: 0, last: { key: "", kind: "", text: "", ts: 0 } };
-    byTool.set(r.name, t);
-  }
-  t.calls++;
-  if (!r.isError) return;
-  t.failures++;
-  // records are walked newest first within a run, but runs in name order: keep the newest overall
-  if (ts >= t.last.ts) t.last = { key, kind: r.kind, text: (r.text.split("\n")[0] ?? "").slice(0, 200), ts };
+  return failuresAnswer(since, byTool, limit, scanned, truncated);
 }

@@ -6,7 +6,7 @@
  * message and details); a server that cannot be reached is TREE_UNAVAILABLE. `watch` follows the
  * SSE stream and, when the connection drops (a restart), reconnects with `Last-Event-ID`.
  *
- * Over 400 lines: one implementation of the whole `Tree` interface, a method per route; the wire conversions (convert.ts) and SSE reader (sse.ts) are already apart.
+ * Over 400 lines: one implementation of the whole `Tree` interface, a method per route; the wire conversions (convert.ts) and the SSE reader (shared/sse.ts) are already apart.
  */
 
 import { Readable } from "node:stream";
