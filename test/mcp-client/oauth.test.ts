@@ -4,7 +4,7 @@ import { PassThrough } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { browserCommand, openableUrl } from "../../cli/open-url.js";
+import { browserCommand } from "../../cli/open-url.js";
 import { beginSignIn, finishSignIn, refreshIfDue, signOut } from "../../tools/mcp/oauth/sign-in.js";
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { cliEnv } from "../cli/cli-server.js";
@@ -378,10 +378,6 @@ describe("kvspace mcp add | status | login | logout", () => {
     const [argv, page] = (await readFile(seen, "utf8")).split("\n");
     expect(argv).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+$/);
     expect(page).toContain("Signed in to desk1");
-    // the URL comes from the authorization server's metadata: only http(s) reaches an opener
-    for (const url of ["file:///etc/passwd", "javascript:alert(1)", "--help", "vscode://x/y"])
-      expect(openableUrl(url), url).toBe(false);
-    expect(openableUrl("https://github.com/login/oauth/authorize?x=1")).toBe(true);
     expect(browserCommand({}, "linux")).toBeUndefined();
     expect(browserCommand({ DISPLAY: ":0" }, "linux")).toEqual(["xdg-open"]);
     expect(browserCommand({}, "darwin")).toEqual(["open"]);
