@@ -5,6 +5,7 @@
  * start: runs left `running` by a process that is gone are marked `interrupted`.
  */
 import { usageKey } from "../tools/records/usage.js";
+import { isTreeError } from "../tree/errors.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { str } from "../tree/value.js";
 import { type Leases, runHeld } from "./lease.js";
@@ -153,7 +154,14 @@ export async function markInterrupted(tree: Tree, leases?: Pick<Leases, "held">)
   const marked: string[] = [];
   let after: string | undefined;
   do {
-    const page = await tree.list("/vthread/", { limit: 500, values: false, ...(after ? { after } : {}) });
+    const page = await tree
+      .list("/vthread/", { limit: 500, values: false, ...(after ? { after } : {}) })
+      .catch((err: unknown) => {
+        // a store where no run ever started (a server's first start): nothing to mark
+        if (isTreeError(err, "TREE_NOT_FOUND")) return undefined;
+        throw err;
+      });
+    if (page === undefined) return marked;
     for (const child of page.children) {
       if (!child.name.endsWith("/")) continue;
       const vid = child.name.slice(0, -1);

@@ -19,6 +19,7 @@ import { seedStore } from "../compose/byteseek.js";
 import { POLICY_KEY } from "../tools/gate/policy.js";
 import { readRecord, recordsDir } from "../tools/records/records.js";
 import { openTree } from "../tree/index.js";
+import type { Tree } from "../tree/types.js";
 import { type Json, json } from "../tree/value.js";
 import { benchBuiltins, type Paths, type Said } from "./chaos-plan.js";
 
@@ -33,6 +34,32 @@ export interface ChaosWorld {
   /** What the workers said so far. */
   said(): Said[];
   close(): Promise<void>;
+}
+
+/**
+ * Declares `count.add`, an http tool POSTing to the local counter on `port`, and grants runs the
+ * network to reach it (the policy's default grant): what the chaos test and benches call.
+ */
+export async function declareCounter(tree: Tree, port: number): Promise<void> {
+  await tree.set(
+    "/byteseek/tools/count.add",
+    json({
+      name: "count.add",
+      description: "adds one to the counter",
+      snippet: "add one",
+      params: { type: "object", properties: { tag: { type: "string" } } },
+      impl: { kind: "http", url: `http://127.0.0.1:${port}/add`, method: "POST" },
+    }),
+  );
+  const policy = await tree.get(POLICY_KEY);
+  const value = (policy?.kind === "json" ? policy.value.value : {}) as Record<string, Json>;
+  const grants = (value.grants ?? {}) as Record<string, Json>;
+  const def = (grants.default ?? {}) as Record<string, Json>;
+  await tree.set(
+    POLICY_KEY,
+    json({ ...value, grants: { ...grants, default: { ...def, net: [`127.0.0.1:${port}`] } } }),
+    { ro: true, force: true },
+  );
 }
 
 export async function openChaosWorld(prefix: string): Promise<ChaosWorld> {
@@ -62,25 +89,7 @@ export async function openChaosWorld(prefix: string): Promise<ChaosWorld> {
 
   const setup = await openTree({ backend: "classic", location: paths.db });
   await seedStore(setup, { builtins: benchBuiltins(paths.marks) });
-  await setup.set(
-    "/byteseek/tools/count.add",
-    json({
-      name: "count.add",
-      description: "adds one to the counter",
-      snippet: "add one",
-      params: { type: "object", properties: { tag: { type: "string" } } },
-      impl: { kind: "http", url: `http://127.0.0.1:${port}/add`, method: "POST" },
-    }),
-  );
-  const policy = await setup.get(POLICY_KEY);
-  const value = (policy?.kind === "json" ? policy.value.value : {}) as Record<string, Json>;
-  const grants = (value.grants ?? {}) as Record<string, Json>;
-  const def = (grants.default ?? {}) as Record<string, Json>;
-  await setup.set(
-    POLICY_KEY,
-    json({ ...value, grants: { ...grants, default: { ...def, net: [`127.0.0.1:${port}`] } } }),
-    { ro: true, force: true },
-  );
+  await declareCounter(setup, port);
   await setup.close();
 
   return {

@@ -15,12 +15,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { declareCounter } from "../../bench/chaos-store.js";
 import { seedStore } from "../../compose/byteseek.js";
-import { POLICY_KEY } from "../../tools/gate/policy.js";
 import { createEtcdTree } from "../../tree/etcd/index.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
-import { type Json, json } from "../../tree/value.js";
 import { type EtcdCluster, startEtcd } from "../etcd/etcd-process.js";
 import { type FakeLlm, type FakeRequest, startFakeLlm } from "../fake-llm/server.js";
 import { tempDir } from "../tools/helpers.js";
@@ -74,25 +73,7 @@ async function prepare(
   await mkdir(ws, { recursive: true });
   const { tree, kvspace } = await openStore(engine, name);
   await seedStore(tree);
-  await tree.set(
-    "/byteseek/tools/count.add",
-    json({
-      name: "count.add",
-      description: "adds one to the counter",
-      snippet: "add one",
-      params: { type: "object", properties: {} },
-      impl: { kind: "http", url: `http://127.0.0.1:${port}/add`, method: "POST" },
-    }),
-  );
-  const policy = await tree.get(POLICY_KEY);
-  const value = (policy?.kind === "json" ? policy.value.value : {}) as Record<string, Json>;
-  const grants = (value.grants ?? {}) as Record<string, Json>;
-  const def = (grants.default ?? {}) as Record<string, Json>;
-  await tree.set(
-    POLICY_KEY,
-    json({ ...value, grants: { ...grants, default: { ...def, net: [`127.0.0.1:${port}`] } } }),
-    { ro: true, force: true },
-  );
+  await declareCounter(tree, port);
   await tree.close();
   return {
     ws,
