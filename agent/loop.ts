@@ -12,12 +12,11 @@
  *   /byteseek/usage/<vid>         tokens, turns and steps, beside the runtime's call counters
  *   /vthread/<vid>/status, /vthread/<vid>/reason, /vthread/<vid>/turn
  */
-import { randomBytes } from "node:crypto";
 import { lastTurnKey } from "../prompts/build.js";
 import { parseDocValue } from "../tools/doc/read-write.js";
 import { SessionMessageDoc } from "../tools/doc/session-message.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
-import { isRunId } from "../tools/run-id.js";
+import { isRunId, newVid } from "../tools/run-id.js";
 import { isTreeError } from "../tree/errors.js";
 import { json, str } from "../tree/value.js";
 import { AgentError } from "./errors.js";
@@ -48,10 +47,6 @@ export interface Agent {
 /** A resume: the run, and what a turn takes besides its input. */
 export interface ResumeInput extends Omit<TurnInput, "input" | "vid"> {
   vid: string;
-}
-
-export function newVid(): string {
-  return `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
 }
 
 export function createAgent(options: AgentOptions): Agent {

@@ -13,11 +13,10 @@
  * otherwise, 2 on a usage error.
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
-import { newVid } from "../agent/loop.js";
 import { terminalKeys, terminalQuestion } from "../tools/gate/approval-wording.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
-import { RUN_ID } from "../tools/run-id.js";
+import { newVid, RUN_ID } from "../tools/run-id.js";
 import type { Session } from "./agent-session.js";
 import {
   ByteseekUsageError,

@@ -6,7 +6,7 @@
  * gate and its record, as the model's own reads — and its content goes with the message.
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
-import { newVid } from "../agent/loop.js";
+import { newVid } from "../tools/run-id.js";
 import type { Session } from "./agent-session.js";
 import type { ChatInput } from "./chat-input.js";
 

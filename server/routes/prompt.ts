@@ -5,9 +5,8 @@
 
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { newVid } from "../../agent/loop.js";
 import { buildPrompt } from "../../prompts/build.js";
-import { RUN_ID } from "../../tools/run-id.js";
+import { newVid, RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
 import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
