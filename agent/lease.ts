@@ -10,16 +10,18 @@
  * the clocks of the machines say. Elsewhere it is the tree key `/vthread/<vid>/‥lease` with an
  * expiry its holder renews, taken and renewed by compare-and-set on the key's version.
  */
+
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { keys } from "../shared/keys.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { json } from "../tree/value.js";
 import { AgentError } from "./errors.js";
 
-export const leaseKey = (vid: string): string => `/vthread/${vid}/‥lease`;
+export const leaseKey = keys.runLease;
 /** The name of a run's hold on a store with native leases. */
 export const holdName = (vid: string): string => `run/${vid}`;
 

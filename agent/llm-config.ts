@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { keys } from "../shared/keys.js";
 import type { Tree } from "../tree/types.js";
 import type { TreeValue } from "../tree/value.js";
 import { AgentError } from "./errors.js";
@@ -32,13 +33,13 @@ type Field = keyof LlmConfig;
 
 /** Where each setting comes from: its variable and its tree key. */
 export const LLM_SETTINGS: Record<Field, { env: string; key: string }> = {
-  api: { env: "BYTESEEK_LLM_API", key: "/byteseek/llm/api" },
-  url: { env: "BYTESEEK_LLM_URL", key: "/byteseek/llm/url" },
-  model: { env: "BYTESEEK_LLM_MODEL", key: "/byteseek/llm/model" },
-  key: { env: "BYTESEEK_LLM_KEY", key: "/byteseek/llm/key" },
-  maxTokens: { env: "BYTESEEK_LLM_MAX_TOKENS", key: "/byteseek/llm/maxTokens" },
-  timeoutMs: { env: "BYTESEEK_LLM_TIMEOUT_MS", key: "/byteseek/llm/timeoutMs" },
-  maxRetries: { env: "BYTESEEK_LLM_MAX_RETRIES", key: "/byteseek/llm/maxRetries" },
+  api: { env: "BYTESEEK_LLM_API", key: keys.llm("api") },
+  url: { env: "BYTESEEK_LLM_URL", key: keys.llm("url") },
+  model: { env: "BYTESEEK_LLM_MODEL", key: keys.llm("model") },
+  key: { env: "BYTESEEK_LLM_KEY", key: keys.llm("key") },
+  maxTokens: { env: "BYTESEEK_LLM_MAX_TOKENS", key: keys.llm("maxTokens") },
+  timeoutMs: { env: "BYTESEEK_LLM_TIMEOUT_MS", key: keys.llm("timeoutMs") },
+  maxRetries: { env: "BYTESEEK_LLM_MAX_RETRIES", key: keys.llm("maxRetries") },
 };
 
 const REQUIRED: Field[] = ["api", "url", "model"];

@@ -5,6 +5,7 @@
  * (comma-separated) or, failing it, `/byteseek/llm/models` (text, comma-separated, or a JSON list).
  * A turn names its pick as its `llm.model`; the URL and key stay the server's.
  */
+import { keys } from "../shared/keys.js";
 import type { Tree } from "../tree/types.js";
 import { resolveLlmConfig } from "./llm-config.js";
 import type { ModelChoices } from "./model-schemas.js";
@@ -12,7 +13,7 @@ import type { ModelChoices } from "./model-schemas.js";
 export { ModelChoices } from "./model-schemas.js";
 
 export const MODELS_ENV = "BYTESEEK_LLM_MODELS";
-export const MODELS_KEY = "/byteseek/llm/models";
+export const MODELS_KEY = keys.llm("models");
 
 /** What the server would run a turn with, and the other models listed for its provider. */
 export async function modelChoices(

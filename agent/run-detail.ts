@@ -4,6 +4,7 @@
  * or the approval it waits for, the powers the policy grants it, and — for a saved replay — the
  * run it replays.
  */
+import { keys } from "../shared/keys.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
 import { grantOf } from "../tools/gate/powers.js";
 import { recordsDir } from "../tools/records/records.js";
@@ -14,7 +15,7 @@ import { ReplayOf, type RunDetail } from "./run-schemas.js";
 import { statusOf, summary as summaryOf } from "./runs.js";
 
 /** `/vthread/<vid>/replay`: the run a saved replay re-drove, and how it went. */
-export const replayKey = (vid: string): string => `/vthread/${vid}/replay`;
+export const replayKey = keys.runReplay;
 
 const text = (node: TreeNode | undefined): string | undefined =>
   node && node.kind !== "index" && node.kind !== "json" ? String(node.value.value) : undefined;

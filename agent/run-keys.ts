@@ -1,10 +1,10 @@
 /**
  * The keys a run's loop writes about itself, besides its call records (tools/records/records.ts),
  * its usage (tools/records/usage.ts) and its last turn (prompts/build.ts); all built by
- * tools/doc/keys.ts.
+ * shared/keys.ts.
  */
 
-import { keys, runDirs } from "../tools/doc/keys.js";
+import { keys, runDirs } from "../shared/keys.js";
 
 /** The run's messages: `/byteseek/session/<vid>/<n>`, dense from 0. */
 export const sessionDir = runDirs.sessions;

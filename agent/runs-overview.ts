@@ -3,6 +3,7 @@
  * status, and the ones a person looks at first — every running and interrupted run, then the
  * latest failed and done ones — with their summaries (agent/runs.ts).
  */
+import { dirs } from "../shared/keys.js";
 import { childrenOf } from "../tree/children.js";
 import type { Tree } from "../tree/types.js";
 import { RUN_STATUSES, type RunStatus, type RunSummary, type RunsOverview } from "./run-schemas.js";
@@ -18,7 +19,7 @@ export async function runsOverview(tree: Tree): Promise<RunsOverview> {
   const latest = new Map<RunStatus, Array<{ vid: string; state: { status: RunStatus; detail?: string } }>>(
     RUN_STATUSES.map((s) => [s, []]),
   );
-  for await (const child of childrenOf(tree, "/vthread/", 500)) {
+  for await (const child of childrenOf(tree, dirs.runs, 500)) {
     if (!child.name.endsWith("/")) continue;
     const vid = child.name.slice(0, -1);
     const state = await statusOf(tree, vid);

@@ -4,6 +4,7 @@
  * `interrupted` — when it started, its steps, calls and tokens. And the sweep a server makes at
  * start: runs left `running` by a process that is gone are marked `interrupted`.
  */
+import { dirs, keys } from "../shared/keys.js";
 import { usageKey } from "../tools/records/usage.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree, TreeNode } from "../tree/types.js";
@@ -23,7 +24,7 @@ function asObject(v: unknown): Record<string, unknown> {
 
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
-export const clientKey = (vid: string): string => `/vthread/${vid}/client`;
+export const clientKey = keys.runClient;
 
 /** The MCP host of a session's run, when `/vthread/<vid>/client` says one. */
 export async function clientOf(tree: Tree, vid: string): Promise<RunClient | undefined> {
@@ -90,7 +91,7 @@ async function runsNewestFirst(tree: Tree): Promise<RunPlace[]> {
   const order: RunPlace[] = [];
   let after: string | undefined;
   do {
-    const page = await tree.list("/vthread/", { limit: 1000, values: false, ...(after ? { after } : {}) });
+    const page = await tree.list(dirs.runs, { limit: 1000, values: false, ...(after ? { after } : {}) });
     for (const child of page.children)
       if (child.name.endsWith("/")) order.push({ vid: child.name.slice(0, -1), rev: child.createRev });
     after = page.next;
@@ -155,7 +156,7 @@ export async function markInterrupted(tree: Tree, leases?: Pick<Leases, "held">)
   let after: string | undefined;
   do {
     const page = await tree
-      .list("/vthread/", { limit: 500, values: false, ...(after ? { after } : {}) })
+      .list(dirs.runs, { limit: 500, values: false, ...(after ? { after } : {}) })
       .catch((err: unknown) => {
         // a store where no run ever started (a server's first start): nothing to mark
         if (isTreeError(err, "TREE_NOT_FOUND")) return undefined;

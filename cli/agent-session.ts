@@ -12,8 +12,8 @@ import {
   LLM_SETTINGS,
   resolveLlmConfig,
 } from "../agent/llm-config.js";
+import { dirs, idOf, keys } from "../shared/keys.js";
 import { readSse } from "../shared/sse.js";
-import { dirs, idOf } from "../tools/doc/keys.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
 import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
@@ -314,7 +314,7 @@ function offeredOf(
 async function runsIn(tree: Tree, limit: number): Promise<Array<{ vid: string; status: string }>> {
   let listed: Awaited<ReturnType<Tree["list"]>>;
   try {
-    listed = await tree.list("/vthread/", { limit });
+    listed = await tree.list(dirs.runs, { limit });
   } catch {
     return [];
   }
@@ -322,9 +322,9 @@ async function runsIn(tree: Tree, limit: number): Promise<Array<{ vid: string; s
   for (const child of listed.children) {
     if (child.kind !== "index") continue;
     const vid = child.name.replace(/\/$/, "");
-    const node = await tree.get(`/vthread/${vid}/status`).catch(() => undefined);
+    const node = await tree.get(keys.runStatus(vid)).catch(() => undefined);
     // an MCP host session's run (mcp/session-run.ts) is listed with its client's name
-    const client = node ? undefined : await tree.get(`/vthread/${vid}/client`).catch(() => undefined);
+    const client = node ? undefined : await tree.get(keys.runClient(vid)).catch(() => undefined);
     const name = client?.kind === "json" ? (client.value.value as { name?: unknown }).name : undefined;
     out.push({
       vid,

@@ -13,6 +13,7 @@
  * A store seeded once is not re-seeded here: the server and every other command still seed on open,
  * so an upgrade's new shipped entries arrive with the next of those.
  */
+import { dirs, keys } from "../shared/keys.js";
 import {
   type CommandContext,
   type CommandSpec,
@@ -43,7 +44,7 @@ const QUICK: Record<string, () => Promise<CommandSpec>> = {
 const WRITERS = new Set(["set", "del", "mv", "cp"]);
 
 /** Written by the first seeding (tools/catalogue/seed.ts): its presence says the store was seeded once. */
-const SEEDED_MARK = "/byteseek/policy";
+const SEEDED_MARK = keys.policy;
 
 /**
  * Runs `argv` on the quick path and resolves to its exit code, or to undefined when the full
@@ -56,7 +57,7 @@ export async function runQuick(argv: readonly string[], io: KvspaceIo): Promise<
   const line = parsePlain(spec, argv.slice(1));
   if (line === undefined) return undefined;
   const { input, output, quiet } = line;
-  if (WRITERS.has(spec.name) && input.positionals.some((k) => k.startsWith("/byteseek/"))) return undefined;
+  if (WRITERS.has(spec.name) && input.positionals.some((k) => k.startsWith(dirs.byteseek))) return undefined;
   const seed = io.env.BYTESEEK_SEED;
   if (seed !== undefined && seed !== "" && seed !== "0" && seed !== "1") return undefined;
 

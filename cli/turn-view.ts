@@ -5,8 +5,8 @@
  * end. Colours and the spinner only on a terminal that can draw them; piped output is plain text.
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
+import { dirs, idOf } from "../shared/keys.js";
 import { printable, printableValue } from "../tools/catalogue/printable.js";
-import { dirs, idOf } from "../tools/doc/keys.js";
 import { type ApprovalFacts, decideLine } from "../tools/gate/approval-wording.js";
 import { approvalLines } from "./approval-view.js";
 

@@ -6,8 +6,10 @@
  * /byteseek/prompt/), the resource list (under /byteseek/memory/) and each key written. Events of
  * one tick are coalesced; a watch that fails is reopened from where it stopped.
  */
+
 import type { Logger } from "pino";
 import { MEMORY_DIR } from "../prompts/build.js";
+import { dirs } from "../shared/keys.js";
 import { POLICY_KEY } from "../tools/gate/policy.js";
 import { SYNC_DIR } from "../tools/mcp/registry.js";
 import { TOOLS_DIR } from "../tools/runtime.js";
@@ -29,7 +31,7 @@ export interface LiveTree {
   close(): void;
 }
 
-const PROMPT_DIR = "/byteseek/prompt/";
+const PROMPT_DIR = dirs.prompts;
 /** Most keys one notification round carries; a bulk import beyond it only refreshes the lists. */
 const MAX_KEYS = 1000;
 

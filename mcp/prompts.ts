@@ -3,11 +3,13 @@
  * builds it — and every template a person keeps at /byteseek/prompt/mcp/<name>, whose `{{arg}}`
  * placeholders become the prompt's (required) arguments.
  */
+
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/server";
+import { dirs } from "../shared/keys.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 
-export const MCP_PROMPTS_DIR = "/byteseek/prompt/mcp/";
+export const MCP_PROMPTS_DIR = dirs.mcpPrompts;
 export const SYSTEM_PROMPT = "system";
 
 /**

@@ -9,12 +9,14 @@
  * A session's run is made at its first request that needs one, once: a connection (stdio, a relay),
  * or a 2025-era HTTP session. Calls without a session (2026-era HTTP, stateless) stay `mcp-<client>`.
  */
+
 import { randomBytes } from "node:crypto";
+import { dirs, keys } from "../shared/keys.js";
 import type { Tree } from "../tree/types.js";
 import { json } from "../tree/value.js";
 
 /** Where the sessions of each client are counted. */
-export const SESSIONS_DIR = "/vthread/‥mcp/";
+export const SESSIONS_DIR = dirs.mcpSessions;
 
 /** `mcp-<client name>`, made a valid run id (room left for `-<n>`). */
 export function clientVid(clientName: string | undefined): string {
@@ -57,7 +59,7 @@ async function allocate(
   }
   await tree
     .set(
-      `/vthread/${vid}/client`,
+      keys.runClient(vid),
       json({ name: client?.name ?? null, version: client?.version ?? null, transport, ts }),
       { vid },
     )

@@ -4,6 +4,7 @@
  * callable declaration with a snippet, those tools' guidelines, recalled memory, and the failed
  * calls of the previous turn. Nothing about tools is written in the template.
  */
+import { dirs, keys } from "../shared/keys.js";
 import type { Runtime, ValidTool } from "../tools/runtime.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
@@ -11,9 +12,9 @@ import { formatValue } from "../tree/value.js";
 import { fillTemplate, readPrompt } from "./defaults.js";
 import { SEARCH_TOOL, selectTools } from "./tool-list.js";
 
-export const MEMORY_DIR = "/byteseek/memory/";
+export const MEMORY_DIR = dirs.memory;
 /** The last turn of a run: `{turn, records: [record keys]}`, written by the agent loop. */
-export const lastTurnKey = (vid: string): string => `/vthread/${vid}/turn`;
+export const lastTurnKey = keys.runTurn;
 
 /** A tool as offered to the model: our dotted name, its description and its JSON Schema. */
 export interface PromptTool {

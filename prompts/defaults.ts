@@ -4,15 +4,17 @@
  * changes the next turn with no restart. A part deleted from the tree falls back to its shipped
  * file, read from disk then.
  */
+
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { dirs } from "../shared/keys.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree } from "../tree/types.js";
 import { formatValue, str } from "../tree/value.js";
 
-export const PROMPT_DIR = "/byteseek/prompt/";
+export const PROMPT_DIR = dirs.prompts;
 
 /** The folder of the shipped `*.md` files, from the sources or from `dist/prompts/`. */
 export function shippedPromptDir(): string {

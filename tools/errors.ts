@@ -173,7 +173,7 @@ export function isMcpReviewError(err: unknown): err is McpReviewError {
 export type DocErrorCode = "DOC_MALFORMED";
 
 /**
- * A document at one of byteseek's own keys (tools/doc/keys.ts) that does not match its schema:
+ * A document at one of byteseek's own keys (shared/keys.ts) that does not match its schema:
  * written by hand, by an older byteseek, or damaged. Details: `key`, `problems` (one line each).
  */
 export class DocError extends CodedError<DocErrorCode> {

@@ -10,13 +10,14 @@
  * and triples the store (bench/RESULTS.md), so it is asked for where it is wanted, as object
  * stores ask for versioning per bucket.
  */
+import { dirs } from "../shared/keys.js";
 import { TreeError } from "./errors.js";
 import { parseDirKey } from "./path.js";
 
 /** A count for every value, or counts by directory key (`{"/byteseek/": 10, "/notes/": 3}`). */
 export type HistoryLimit = number | Readonly<Record<string, number>>;
 
-export const DEFAULT_HISTORY_LIMIT: HistoryLimit = { "/byteseek/": 10, "/byteseek/usage/": 0 };
+export const DEFAULT_HISTORY_LIMIT: HistoryLimit = { [dirs.byteseek]: 10, [dirs.usage]: 0 };
 
 /** More than this many versions of one value is a mistake, not a policy. */
 export const MAX_HISTORY = 10_000;

@@ -5,6 +5,7 @@
  * tree alone (transcript.ts); call ids (the provider's) and timings are not compared.
  * `kvspace runs diff` and `GET /v1/agent/runs/<a>/diff/<b>` answer it.
  */
+import { runDirs } from "../../shared/keys.js";
 import type { Tree } from "../../tree/types.js";
 import { argsOf, oneLine, sameJson, textDiff, toolsDiff } from "./compare.js";
 import { at } from "./state.js";
@@ -197,7 +198,7 @@ function inputOf(t: RunTranscript, step: RecordedStep): string {
 
 /** A system text with the run's own record keys made run-neutral. */
 function ownIdsOut(text: string, vid: string): string {
-  return text.replaceAll(`/byteseek/tool/${vid}/`, "/byteseek/tool/<vid>/");
+  return text.replaceAll(runDirs.records(vid), runDirs.records("<vid>"));
 }
 
 function records(a: string | undefined, b: string | undefined): { records?: { a?: string; b?: string } } {

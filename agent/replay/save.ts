@@ -5,7 +5,9 @@
  * written to the tree under a new id, `<vid>.replay-<n>`, in one import, with
  * `/vthread/<new>/replay` naming the run it replays. So it lists, opens and compares like any run.
  */
+
 import type { Logger } from "pino";
+import { dirs, runDirs, runFamilies } from "../../shared/keys.js";
 import { usageKey } from "../../tools/records/usage.js";
 import { isRunId } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
@@ -17,7 +19,7 @@ import { type LiveRuntime, replayRun } from "./replay.js";
 import type { ReplayReport } from "./types.js";
 
 /** Where the replays of each run are counted (a system entry: listings skip it). */
-const REPLAYS_DIR = "/vthread/‥replays/";
+const REPLAYS_DIR = dirs.replays;
 
 export interface SavedReplay {
   /** The replay's own run. */
@@ -56,7 +58,7 @@ export async function replayAndSave(options: SaveReplayOptions): Promise<SavedRe
     // what names the run's records (the last turn's list) names the replay's
     const value =
       e.kind === "json"
-        ? JSON.parse(JSON.stringify(e.value).replaceAll(`/byteseek/tool/${vid}/`, `/byteseek/tool/${saved}/`))
+        ? JSON.parse(JSON.stringify(e.value).replaceAll(runDirs.records(vid), runDirs.records(saved)))
         : e.value;
     return [
       { ...line, key, ...(value !== undefined ? { value } : {}), ...(e.vid === vid ? { vid: saved } : {}) },
@@ -84,10 +86,9 @@ async function newVid(tree: Tree, vid: string): Promise<string> {
 
 /** The run's own keys (agent/replay/scratch-tree.ts `runOwns`), moved to the replay's id. */
 function renamer(from: string, to: string): (key: string) => string | undefined {
-  const prefixes = ["/byteseek/session/", "/byteseek/tool/", "/vthread/"];
   return (key) => {
     if (key === usageKey(from)) return usageKey(to);
-    for (const p of prefixes) {
+    for (const p of runFamilies) {
       if (key === `${p}${from}/` || key.startsWith(`${p}${from}/`))
         return `${p}${to}/${key.slice(p.length + from.length + 1)}`;
     }

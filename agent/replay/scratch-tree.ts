@@ -8,6 +8,7 @@
  * loop itself writes nothing else, so such a write would be a tool's effect leaking through; and
  * it reads each real key once (the tree as of the replay's start).
  */
+import { runFamilies } from "../../shared/keys.js";
 import { usageKey } from "../../tools/records/usage.js";
 import { TreeError } from "../../tree/errors.js";
 import type { Tree, TxnOp, TxnRequest } from "../../tree/types.js";
@@ -22,7 +23,7 @@ export interface ScratchTreeOptions {
 
 /** Whether `key` belongs to run `vid`'s own state: what its loop writes about itself. */
 export function runOwns(vid: string): (key: string) => boolean {
-  const prefixes = [`/byteseek/session/${vid}/`, `/byteseek/tool/${vid}/`, `/vthread/${vid}/`];
+  const prefixes = runFamilies.map((dir) => `${dir}${vid}/`);
   const usage = usageKey(vid);
   return (key) => key === usage || prefixes.some((p) => key.startsWith(p));
 }

@@ -1,6 +1,6 @@
+import { dirs, idOf } from "../../shared/keys.js";
 import { printable } from "../../tools/catalogue/printable.js";
 import { docs } from "../../tools/doc/docs.js";
-import { dirs, idOf } from "../../tools/doc/keys.js";
 import { readDoc } from "../../tools/doc/read-write.js";
 import { approvalKey } from "../../tools/gate/approvals.js";
 import { approvalLines, decisionLine } from "../approval-view.js";

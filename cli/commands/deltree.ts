@@ -1,9 +1,10 @@
+import { dirs } from "../../shared/keys.js";
 import { parseDirKey } from "../../tree/path.js";
 import { defineCommand, writeJson, writeLine, writeResultJson } from "../command.js";
 import { confirmDestructive } from "../confirm.js";
 
 /** Directories whose removal takes byteseek's own entries with it: asked about first. */
-const GUARDED = new Set(["/", "/byteseek/"]);
+const GUARDED = new Set(["/", dirs.byteseek]);
 
 /**
  * `kvspace deltree <dir/> [--force] [--yes]`: the directory and everything under it; an absent one

@@ -5,7 +5,7 @@
  * validated as `kvspace set` would), then syncs it. `kvspace mcp status [<server>]`: each server's
  * state, tools, tools held for review, sign-in and token expiry, and last error.
  */
-import { keys } from "../../tools/doc/keys.js";
+import { keys } from "../../shared/keys.js";
 import { parseEntry } from "../../tools/mcp/registry.js";
 import { type Json, json } from "../../tree/value.js";
 import { type CommandContext, type ParsedArgs, writeJson, writeLine } from "../command.js";

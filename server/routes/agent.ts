@@ -15,6 +15,7 @@ import type { AgentEvent, TurnResult } from "../../agent/events.js";
 import { ClientLlmSettings } from "../../agent/llm-config.js";
 import type { Agent } from "../../agent/loop.js";
 import { listRuns, RUN_STATUSES, RunsListing } from "../../agent/runs.js";
+import { keys } from "../../shared/keys.js";
 import { formatEvent } from "../../shared/sse.js";
 import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
@@ -77,8 +78,8 @@ const turnResult = {
   text: "Today's note says: hello world.",
   reason: "done",
   steps: 2,
-  records: ["/byteseek/tool/r7/1"],
-  calls: [{ name: "tree.get", kind: "ok", isError: false, record: "/byteseek/tool/r7/1" }],
+  records: [keys.toolRecord("r7", 1)],
+  calls: [{ name: "tree.get", kind: "ok", isError: false, record: keys.toolRecord("r7", 1) }],
   usage: { inputTokens: 812, outputTokens: 40 },
 } satisfies z.infer<typeof TurnJson>;
 

@@ -6,8 +6,10 @@
  * schema). Answers the decided entry; 400 for content that does not fit, 404 when there is none,
  * 409 when it was already decided.
  */
+
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { keys } from "../../shared/keys.js";
 import { ApprovalDecision, type Approvals, approvalKey } from "../../tools/gate/approvals.js";
 import { ErrorJson } from "../../tree/http/index.js";
 import { requestVia } from "../auth.js";
@@ -36,7 +38,7 @@ const pendingEntry = {
 /** What the document says beyond the schemas (server/openapi.ts). */
 const listDoc = {
   responses: {
-    200: { examples: { waiting: { pending: [{ key: "/byteseek/approval/r7/1", entry: pendingEntry }] } } },
+    200: { examples: { waiting: { pending: [{ key: keys.approval("r7", 1), entry: pendingEntry }] } } },
   },
 } satisfies RouteDoc;
 const decideDoc = {
@@ -49,7 +51,7 @@ const decideDoc = {
   responses: {
     200: {
       examples: {
-        approved: { key: "/byteseek/approval/r7/1", entry: { ...pendingEntry, state: "approved" } },
+        approved: { key: keys.approval("r7", 1), entry: { ...pendingEntry, state: "approved" } },
       },
     },
   },

@@ -5,11 +5,13 @@
  * size on disk and how durable an acknowledged write is. Approvals, MCP servers and the workspace
  * have their own routes (`/v1/approvals`, `/v1/mcp`, `/v1/info`).
  */
+
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { runsOverview } from "../../agent/runs-overview.js";
+import { keys } from "../../shared/keys.js";
 import type { RecentCalls } from "../../tools/records/recent-calls.js";
 import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
@@ -72,7 +74,7 @@ const doc = {
                 failures: 3,
                 calls: 5,
                 last: {
-                  key: "/byteseek/tool/rmiv2zz9f0e1d/4",
+                  key: keys.toolRecord("rmiv2zz9f0e1d", 4),
                   kind: "runtime",
                   text: "exit code 2: make: *** No rule to make target 'tests'",
                   ts: 1764950100000,

@@ -4,6 +4,7 @@
  * HTTP, kept as a new run `<vid>.replay-<n>` that lists, opens and compares like any other
  * (agent/replay/save.ts). A replay sends no model request and runs no tool unless `liveTools`.
  */
+
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -11,6 +12,7 @@ import type { LiveRuntime } from "../../agent/replay/replay.js";
 import { replayAndSave } from "../../agent/replay/save.js";
 import { runDetail } from "../../agent/run-detail.js";
 import { ReplayJson, RunDetail } from "../../agent/run-schemas.js";
+import { keys } from "../../shared/keys.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import type { Runtime } from "../../tools/runtime.js";
 import { ErrorJson } from "../../tree/http/index.js";
@@ -57,7 +59,7 @@ const detailDoc = {
           tools: ["edit.write"],
           model: "gpt-4.1-mini",
           messages: 2,
-          waiting: "/byteseek/approval/r7/0",
+          waiting: keys.approval("r7", 0),
           grant: {
             rule: "grants.default",
             powers: { read: true, write: true, exec: true, model: true, net: [], tree: ["/"] },

@@ -4,9 +4,11 @@
  * the tree (agent/replay/diff.ts; `kvspace runs diff` prints the same). 200 either way (`identical`
  * says which); 404 when a run has no messages.
  */
+
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { diffRunsIn } from "../../agent/replay/diff.js";
+import { keys } from "../../shared/keys.js";
 import { RUN_ID } from "../../tools/run-id.js";
 import { ErrorJson } from "../../tree/http/index.js";
 import type { Tree } from "../../tree/types.js";
@@ -39,7 +41,7 @@ const doc = {
             turnStep: 2,
             call: 1,
             tool: "edit.read",
-            records: { a: "/byteseek/tool/r1/1", b: "/byteseek/tool/r2/1" },
+            records: { a: keys.toolRecord("r1", 1), b: keys.toolRecord("r2", 1) },
             summary: "edit.read answered otherwise",
             diff: ["--- r1", "+++ r2", "@@ -1,1 +1,1 @@", "-x = 1", "+x = 2"],
           },

@@ -3,8 +3,10 @@
  * problems) and `POST /v1/tools/:name/call` (one call through the runtime's boundary). A call
  * answers 200 whatever its kind — the kind says how it went; 4xx only for a malformed request.
  */
+
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { keys } from "../../shared/keys.js";
 import { acceptAgentTool } from "../../tools/catalogue/agent-tools.js";
 import { POLICY_KEY } from "../../tools/gate/policy.js";
 import type { RecentCalls } from "../../tools/records/recent-calls.js";
@@ -85,7 +87,7 @@ const listDoc = {
           tools: [
             {
               name: "tree.get",
-              key: "/byteseek/tools/tree.get",
+              key: keys.tool("tree.get"),
               description: "Read a value, or list a directory (a key ending in '/').",
               snippet: "tree.get: read a key",
               guidelines: [],
@@ -97,9 +99,7 @@ const listDoc = {
               ref: "tree.get",
             },
           ],
-          invalid: [
-            { name: "bad.tool", key: "/byteseek/tools/bad.tool", problems: ["description: required"] },
-          ],
+          invalid: [{ name: "bad.tool", key: keys.tool("bad.tool"), problems: ["description: required"] }],
         },
       },
     },
@@ -115,14 +115,14 @@ const callDoc = {
           isError: false,
           text: "hello world",
           details: {},
-          record: "/byteseek/tool/r1/1",
+          record: keys.toolRecord("r1", 1),
         },
         "bad arguments": {
           kind: "arg",
           isError: true,
           text: "tree.get: key: required; call it again with the arguments its schema asks for",
           details: {},
-          record: "/byteseek/tool/r1/2",
+          record: keys.toolRecord("r1", 2),
         },
       },
     },
@@ -144,7 +144,7 @@ const callsDoc = {
           name: "text.wc",
           calls: [
             {
-              key: "/byteseek/tool/r1/4",
+              key: keys.toolRecord("r1", 4),
               vid: "r1",
               n: 4,
               kind: "ok",
@@ -155,7 +155,7 @@ const callsDoc = {
               text: "42 notes.md",
             },
             {
-              key: "/byteseek/tool/r1/2",
+              key: keys.toolRecord("r1", 2),
               vid: "r1",
               n: 2,
               kind: "denied",

@@ -1,6 +1,6 @@
 /**
  * byteseek's own documents are parsed, not cast, and its keys are built in one place
- * (tools/doc/keys.ts): a new `as unknown as`, or a `"/byteseek/…"` / `"/vthread/…"` literal, in
+ * (shared/keys.ts): a new `as unknown as`, or a `"/byteseek/…"` / `"/vthread/…"` literal, in
  * the product outside the allow-list below fails here. Each allowed place says why; lower a count
  * here when a place is mended. Tests, docs and comments are out of scope.
  */
@@ -9,11 +9,10 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const SOURCES = ["tree", "tools", "prompts", "agent", "mcp", "server", "cli"];
+const SOURCES = ["shared", "tree", "tools", "prompts", "agent", "mcp", "compose", "server", "cli"];
 /** The key map itself. */
-const KEY_MAP = "tools/doc/keys.ts";
+const KEY_MAP = "shared/keys.ts";
 
-const NOT_YET = "not yet moved onto tools/doc/keys.ts";
 /** Casts a library's types force (no document is read through them), by file: how many, and why. */
 const CASTS: Record<string, [number, string]> = {
   "cli/key-answer.ts": [1, "node's emitKeypressEvents takes a ReadableStream the tty type does not name"],
@@ -29,33 +28,8 @@ const CASTS: Record<string, [number, string]> = {
   "tools/mcp/upstream-http.ts": [1, "undici's headers to the fetch Headers type the SDK takes"],
   "tree/record.ts": [1, "the fields TreeNode declares for the record's kind, set just above"],
 };
-/** Prefix literals left, by file: how many, and why. */
-const PREFIXES: Record<string, [number, string]> = {
-  "tree/history-limit.ts": [2, "the tree's default history limits: the tree layer cannot import tools/"],
-  "server/routes/agent.ts": [2, "OpenAPI examples"],
-  "server/routes/approvals.ts": [2, "OpenAPI examples"],
-  "server/routes/overview.ts": [1, "OpenAPI examples"],
-  "server/routes/run-detail.ts": [1, "OpenAPI examples"],
-  "server/routes/run-diff.ts": [2, "OpenAPI examples"],
-  "server/routes/tools.ts": [6, "OpenAPI examples"],
-  "agent/lease.ts": [1, NOT_YET],
-  "agent/llm-config.ts": [7, NOT_YET],
-  "agent/model-choices.ts": [1, NOT_YET],
-  "agent/replay/diff.ts": [2, NOT_YET],
-  "agent/replay/save.ts": [6, NOT_YET],
-  "agent/replay/scratch-tree.ts": [3, NOT_YET],
-  "agent/run-detail.ts": [1, NOT_YET],
-  "agent/runs-overview.ts": [1, NOT_YET],
-  "agent/runs.ts": [3, NOT_YET],
-  "cli/agent-session.ts": [3, NOT_YET],
-  "cli/commands/deltree.ts": [1, NOT_YET],
-  "cli/quick.ts": [2, NOT_YET],
-  "mcp/live.ts": [1, NOT_YET],
-  "mcp/prompts.ts": [1, NOT_YET],
-  "mcp/session-run.ts": [2, NOT_YET],
-  "prompts/build.ts": [2, NOT_YET],
-  "prompts/defaults.ts": [1, NOT_YET],
-};
+/** Prefix literals left, by file: how many, and why (none: every key is built by shared/keys.ts). */
+const PREFIXES: Record<string, [number, string]> = {};
 
 function* files(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -95,7 +69,7 @@ describe("the tree's own documents and keys", () => {
     expect(beyond(census(/as unknown as/g), CASTS)).toEqual([]);
   });
 
-  it("have their /byteseek/ and /vthread/ prefixes spelled only in tools/doc/keys.ts (and the allow-list)", () => {
+  it("have their /byteseek/ and /vthread/ prefixes spelled only in shared/keys.ts (and the allow-list)", () => {
     expect(beyond(census(/["'`]\/(?:byteseek|vthread)\//g), PREFIXES)).toEqual([]);
   });
 });

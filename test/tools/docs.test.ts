@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTranscript } from "../../agent/replay/transcript.js";
 import { recordsOf } from "../../agent/resume.js";
+import { keys, runDirs } from "../../shared/keys.js";
 import { docs } from "../../tools/doc/docs.js";
-import { keys, runDirs } from "../../tools/doc/keys.js";
 import { readDoc, writeDoc } from "../../tools/doc/read-write.js";
 import { DocError } from "../../tools/errors.js";
 import { createApprovals } from "../../tools/gate/approvals.js";

@@ -12,10 +12,10 @@
  *   the declaration makes it theirs (ownership.ts), offered to every run.
  */
 import { z } from "zod";
+import { dirs, keys } from "../../shared/keys.js";
 import { childrenOf } from "../../tree/children.js";
 import type { Tree, TreeNode } from "../../tree/types.js";
 import type { TreeValue } from "../../tree/value.js";
-import { dirs, keys } from "../doc/keys.js";
 import { docFamily, writeDoc } from "../doc/read-write.js";
 import { AgentToolError, ToolError } from "../errors.js";
 import type { AgentToolsPolicy } from "../gate/policy.js";

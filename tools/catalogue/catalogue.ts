@@ -3,9 +3,10 @@
  * for a call (or the result that refuses it); `listTools` answers every declaration, valid ones by
  * name, invalid ones with their problems. Parsed declarations are memoised by revision.
  */
+
+import { dirs } from "../../shared/keys.js";
 import type { Tree, TreeNode } from "../../tree/types.js";
 import { failure } from "../call/results.js";
-import { dirs } from "../doc/keys.js";
 import { confirmation, netHosts } from "../gate/gate.js";
 import type { LoadedPolicy, Policy, ToolListPolicy } from "../gate/policy.js";
 import { hostAllowed } from "../gate/policy.js";

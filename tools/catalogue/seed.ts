@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
+import { dirs, keys } from "../../shared/keys.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree } from "../../tree/types.js";
 import { docs } from "../doc/docs.js";
-import { dirs, keys } from "../doc/keys.js";
 import { parseDoc, writeDoc } from "../doc/read-write.js";
 import { isDocError } from "../errors.js";
 import { defaultPolicy, LEGACY_DEFAULT_POLICY } from "../gate/policy.js";

@@ -12,13 +12,13 @@
  *   `once` (this call), `run` (this tool for the rest of the run), `always` (a rule in the policy).
  */
 import { z } from "zod";
+import { dirs, keys, runDirs } from "../../shared/keys.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
 import { argProblems, createSchemaCompiler, type SchemaCompiler } from "../catalogue/json-schema.js";
 import { type ApprovalEntry, ApprovalScope } from "../doc/approval-entry.js";
 import { docs } from "../doc/docs.js";
-import { dirs, keys, runDirs } from "../doc/keys.js";
 import { appendDoc, parseDoc, parseDocValue, readDoc, writeDoc } from "../doc/read-write.js";
 import { ApprovalError } from "../errors.js";
 import { RUN_ID_PART } from "../run-id.js";

@@ -15,9 +15,9 @@
  *   runs something else (another impl); that is refused, not asked.
  */
 import { createTwoFilesPatch } from "diff";
+import { dirs } from "../../shared/keys.js";
 import type { Tree, TreeNode } from "../../tree/types.js";
 import { formatValue, type TreeValue, valueToJson } from "../../tree/value.js";
-import { dirs } from "../doc/keys.js";
 import { ToolError } from "../errors.js";
 import { MCP_DIR, maskSecrets, PERSON_ONLY_FIELDS, serverOfKey, syncKey } from "../mcp/registry.js";
 import type { ProposedChange } from "./approvals.js";

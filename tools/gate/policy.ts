@@ -1,7 +1,7 @@
 import { z } from "zod";
+import { dirs, keys } from "../../shared/keys.js";
 import type { Tree } from "../../tree/types.js";
 import { IMPL_KINDS, zodProblems } from "../catalogue/declaration.js";
-import { dirs, keys } from "../doc/keys.js";
 import { matchName, targetOfUrl } from "../net/host-rules.js";
 import { DEFAULT_CREDENTIAL_PATHS, SandboxLimits, SandboxMode } from "../sandbox/settings.js";
 import { DEFAULT_GRANT, type Grant, Grants } from "./powers.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { dirs, keys } from "../../shared/keys.js";
 import type { ExportEntry } from "../../tree/types.js";
-import { dirs, keys } from "../doc/keys.js";
 import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
 
 export { maskSecrets, SECRET_FIELDS, SECRET_MASK };

@@ -7,7 +7,7 @@
  * the names kept. This file depends on nothing but the key map (which imports nothing), so the
  * web page runs it too.
  */
-import { dirs } from "../doc/keys.js";
+import { dirs } from "../../shared/keys.js";
 
 export const SECRET_FIELDS = ["headers", "env", "oauth"] as const;
 

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
+import { dirs } from "../../shared/keys.js";
 import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
-import { dirs } from "../doc/keys.js";
 import { docValue, parseDoc } from "../doc/read-write.js";
 import { isDocError, ToolError } from "../errors.js";
 import { netHosts, type Policy } from "../gate/policy.js";

@@ -8,10 +8,11 @@
  * not with the calls. The same load and watch keep the tools failing lately (a week of records,
  * tools/records/failure-window.ts): the overview's question reads no record either.
  */
+
+import { dirs } from "../../shared/keys.js";
 import { childrenOf } from "../../tree/children.js";
 import { followTree } from "../../tree/follow.js";
 import type { ListChild, Tree, WatchBatch } from "../../tree/types.js";
-import { dirs } from "../doc/keys.js";
 import type { ToolKind } from "../errors.js";
 import type { RecentFailures } from "./failure-schemas.js";
 import { createFailureWindow, FAILURE_HORIZON_MS } from "./failure-window.js";

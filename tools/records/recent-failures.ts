@@ -7,9 +7,10 @@
  * walks back from the last record until one is older than the window — the cost grows with the
  * runs and the recent calls, not with every call ever made.
  */
+
+import { dirs } from "../../shared/keys.js";
 import { childrenOf } from "../../tree/children.js";
 import type { Tree } from "../../tree/types.js";
-import { dirs } from "../doc/keys.js";
 import type { RecentFailures, ToolFailures } from "./failure-schemas.js";
 import { failuresAnswer, recordTime, talliedCall, tallyFailures } from "./failure-window.js";
 

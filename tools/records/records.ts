@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
 import { z } from "zod";
+import { dirs, runDirs } from "../../shared/keys.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree, TreeNode } from "../../tree/types.js";
 import type { TreeValue } from "../../tree/value.js";
 import { SIDE_EFFECTS } from "../call/intent.js";
-import { dirs, runDirs } from "../doc/keys.js";
 import { appendDoc, docFamily, parseDoc, writeDoc } from "../doc/read-write.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */

@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import { z } from "zod";
+import { keys } from "../../shared/keys.js";
 import { isTreeError } from "../../tree/errors.js";
 import type { Tree, TreeNode, TxnOp, WriteResult } from "../../tree/types.js";
-import { keys } from "../doc/keys.js";
 import { docFamily, docValue, parseDoc, writeDoc } from "../doc/read-write.js";
 import type { ToolKind } from "../errors.js";
 import { RecordDoc, recordsDir, storedRecord, type ToolRecord, writeRecord } from "./records.js";

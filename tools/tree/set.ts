@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { dirs } from "../../shared/keys.js";
 import type { TreeNode } from "../../tree/types.js";
 import type { Json, TreeValue } from "../../tree/value.js";
 import { inferValue, json, VALUE_KINDS, valueFromJson } from "../../tree/value.js";
@@ -7,7 +8,6 @@ import { checkCatalogueRoom } from "../catalogue/agent-tools.js";
 import { checkValue } from "../catalogue/checked-tree.js";
 import { parseDeclaration } from "../catalogue/declaration.js";
 import { defineBuiltin } from "../catalogue/declare.js";
-import { dirs } from "../doc/keys.js";
 import { ToolError } from "../errors.js";
 import { netHosts } from "../gate/gate.js";
 import { guardRunWrite } from "../gate/ownership.js";

@@ -3,9 +3,10 @@
  * entry's revision so a person's edit beside a token refresh is never lost; the session records the
  * configuration's revision (entry.ts) so its writes do not count as a change of the entry.
  */
+
+import { keys } from "../../../shared/keys.js";
 import type { Tree } from "../../../tree/types.js";
 import { docs } from "../../doc/docs.js";
-import { keys } from "../../doc/keys.js";
 import { docValue, parseDocAsStored, readDoc } from "../../doc/read-write.js";
 import { ToolError } from "../../errors.js";
 import { configHash, entryRevision, type OAuthConfig, type OAuthSession } from "./entry.js";

@@ -3,8 +3,10 @@
  * runtime keep: prompts, declarations, policy, records, sessions, approvals, the MCP registry) and
  * `/vthread/…` (each run's state). Code builds these keys here and nowhere else, so a key family is
  * renamed, searched for or documented once (`test/lint/doc-keys.test.ts` refuses a prefix spelled
- * elsewhere). The documents stored at these keys, with their schemas, are in `docs.ts`; the table
- * is in docs/ARCHITECTURE.md ("The tree's own keys"). Imports nothing: any floor may use it.
+ * elsewhere). The documents stored at these keys, with their schemas, are in `tools/doc/docs.ts`;
+ * the table is in docs/ARCHITECTURE.md ("The tree's own keys"). Imports nothing, and sits on the
+ * lowest floor: any part may use it — the tree's own default history limits, the page in the
+ * browser too.
  */
 
 const BYTESEEK = "/byteseek/";
@@ -64,6 +66,12 @@ export const runDirs = {
   approvals: (vid: string): string => `${APPROVALS}${vid}/`,
   state: (vid: string): string => `${VTHREAD}${vid}/`,
 } as const;
+
+/**
+ * The per-run families holding what a run's loop writes about itself (its usage, one key, aside):
+ * a replay keeps them apart from the real tree, a saved replay moves them to its own id.
+ */
+export const runFamilies = [SESSIONS, RECORDS, VTHREAD] as const;
 
 /** One key of each family. */
 export const keys = {
