@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import type { PromptTool } from "../prompts/build.js";
 import { hashOf } from "../tools/catalogue/hash.js";
-import type { StepRecord, StopReason, Usage } from "./providers/types.js";
+import type { StepRecord, StopReason, ToolCall, Usage } from "./providers/types.js";
 
 export type { StepRecord } from "./providers/types.js";
 
@@ -40,14 +40,26 @@ export function digestPrompt(system: string, tools: readonly PromptTool[]): Prom
   return { hash: h.digest("hex"), system, tools: byName };
 }
 
+/** The hash an answer is recorded with: of its text and its calls (id, name, argument text). */
+export function answerHash(answer: { text: string; toolCalls: readonly ToolCall[] }): string {
+  const calls = answer.toolCalls.map((c) => ({ id: c.id, name: c.name, argsText: c.argsText }));
+  return hashOf({ text: answer.text, toolCalls: calls });
+}
+
 /** The step record of an answer; `previous` is the digest of the turn's previous step, if any. */
 export function stepRecord(
   digest: PromptDigest,
-  reply: { stopReason: StopReason; usage: Usage },
+  reply: { text: string; toolCalls: readonly ToolCall[]; stopReason: StopReason; usage: Usage },
   at: number,
   previous: PromptDigest | undefined,
 ): StepRecord {
-  const record: StepRecord = { stop: reply.stopReason, usage: reply.usage, at, prompt: digest.hash };
+  const record: StepRecord = {
+    stop: reply.stopReason,
+    usage: reply.usage,
+    at,
+    prompt: digest.hash,
+    answer: answerHash(reply),
+  };
   if (previous?.system !== digest.system) record.system = digest.system;
   if (!previous || !sameTools(previous.tools, digest.tools)) record.tools = digest.tools;
   return record;

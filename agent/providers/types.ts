@@ -47,6 +47,11 @@ export interface StepRecord {
   tools?: Record<string, string>;
   /** The model that answered (the provider's name for it), for the run's page. */
   model?: string;
+  /**
+   * sha-256 of the answer's text and calls as stored: an answer changed after the run no longer
+   * has it, and its replay stops there.
+   */
+  answer?: string;
 }
 
 export interface ToolResultMessage {

@@ -8,7 +8,7 @@
  */
 import { AgentError } from "../errors.js";
 import type { ChatMessage, ChatResponse, Provider, StopReason, Usage } from "../providers/types.js";
-import { digestPrompt, type PromptDigest } from "../step-record.js";
+import { answerHash, digestPrompt, type PromptDigest } from "../step-record.js";
 import { oneLine, textDiff, toolsDiff } from "./compare.js";
 import { at, type ReplayState } from "./state.js";
 import { promptAt, type RecordedStep, recordedEnd } from "./transcript.js";
@@ -89,6 +89,19 @@ export function createRecordedProvider(state: ReplayState): Provider {
     state.notes.push(promptNote);
   }
 
+  /** The answer must be the one recorded: its step record pins its hash (runs recorded before that pass). */
+  function checkAnswer(step: RecordedStep): boolean {
+    const pinned = step.answer.step?.answer;
+    if (pinned === undefined || pinned === answerHash(step.answer)) return true;
+    state.diverge({
+      kind: "answer",
+      ...at(step),
+      summary: `the model's answer at step ${step.index} is not the one recorded with it (its hash is not the one its step record pinned): the session message was changed after the run`,
+      diff: [],
+    });
+    return false;
+  }
+
   /** The loop asks for an answer its turn never got: how the recorded turn ended says what to do. */
   function beyondRecord(): never {
     const last = state.turn === transcript.turns.length - 1;
@@ -117,6 +130,8 @@ export function createRecordedProvider(state: ReplayState): Provider {
       if (!checkMessages(request.messages, step))
         throw new AgentError("LLM_ABORTED", "the replay stopped where the run diverged from its record");
       checkPrompt(digestPrompt(request.system, request.tools), step);
+      if (!checkAnswer(step))
+        throw new AgentError("LLM_ABORTED", "the replay stopped where the run diverged from its record");
       state.cursor++;
       const { text, toolCalls } = step.answer;
       if (text !== "") onEvent?.({ type: "text_delta", delta: text });

@@ -67,13 +67,14 @@ export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime 
   const { state, tree, scratch, base, live } = options;
   const vid = state.transcript.vid;
   const dir = recordsDir(vid);
-  const noted = new Set<string>();
+  /** The pins checked: a declaration and a hash a record pinned it at. */
+  const checked = new Set<string>();
 
-  /** Notes, once per declaration, one whose stored value no longer has the hash the record pinned. */
+  /** Notes, once per pin, a declaration whose stored value no longer has the hash a record pinned. */
   async function checkDeclaration(paired: PairedRecord): Promise<void> {
     const decl = paired.call.record?.value.decl;
-    if (!decl || noted.has(decl.key)) return;
-    noted.add(decl.key);
+    if (!decl || checked.has(`${decl.key}\n${decl.hash}`)) return;
+    checked.add(`${decl.key}\n${decl.hash}`);
     const node = await tree.get(decl.key);
     const now = node && node.kind === "json" ? declarationHash(node.value.value) : undefined;
     if (now === decl.hash) return;

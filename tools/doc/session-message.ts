@@ -19,6 +19,7 @@ const StepRecordFields = z.object({
   system: z.string().optional(),
   tools: z.record(z.string(), z.string()).optional(),
   model: z.string().optional(),
+  answer: z.string().optional(),
 });
 
 const UserFields = z.object({ role: z.literal("user"), content: z.string() });
