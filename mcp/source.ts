@@ -90,6 +90,8 @@ export function runtimeSource(tree: Tree, runtime: Runtime, searcher?: ToolSearc
         ...options,
         waitForApproval: true,
         onApproval(pending) {
+          // the host approved the call, not what an upstream asks during it: that question is the person's
+          if (pending.elicitation) return;
           runtime.approvals
             .decide(
               pending.key,

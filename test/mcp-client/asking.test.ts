@@ -13,6 +13,7 @@ import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../agent/events.js";
+import { runtimeSource } from "../../mcp/source.js";
 import { type App, buildApp } from "../../server/app.js";
 import type { PendingApproval, ToolProgress } from "../../tools/call/call-notices.js";
 import type { CallOptions } from "../../tools/call/pipeline-types.js";
@@ -180,6 +181,20 @@ describe("an upstream's elicitation during a call", () => {
     expect(cli.stdout).toBe(`${q.key}\tapproved\taskio.ask\n`);
     expect((await calling).text).toContain('content={"name":"Lin","age":7}');
     expect((await post({ decision: "deny", cancel: true })).status).toBe(409);
+  });
+
+  it("is not answered by an MCP host's approval of the call it asks during: it waits for the person", async () => {
+    // a form nothing is required of, which an empty approval would fit
+    const calling = runtimeSource(s.tree, s.bs.runtime).call(
+      "askio.ask",
+      { why: "Anything to add?", open: true },
+      { vid: "elicit-host", approvedBy: "person (MCP host test)" },
+    );
+    const key = approvalKey("elicit-host/0");
+    await until(async () => (await s.bs.runtime.approvals.read(key)) !== undefined);
+    await s.bs.runtime.approvals.decide(key, { decision: "deny" }, "person (test)");
+    expect((await calling).text).toContain("action=decline content=null");
+    expect((await s.bs.runtime.approvals.read(key))?.decision).toMatchObject({ by: "person (test)" });
   });
 
   it("answers cancel at once, writing no entry, when no person is present", async () => {
