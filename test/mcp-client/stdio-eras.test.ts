@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BYTESEEK_BIN } from "../mcp/helpers.js";
 import { setPolicy } from "../tools/helpers.js";
-import { type McpHarness, mcpHarness, TEST_INSTALL } from "./helpers.js";
+import { type McpHarness, mcpHarness, TEST_INSTALL, until } from "./helpers.js";
 
 const FIXTURES = resolve(import.meta.dirname, "..", "fixtures");
 
@@ -47,7 +47,7 @@ async function synced(server: string) {
 }
 
 describe("the protocol era of a stdio upstream", () => {
-  it("speaks 2026-07-28 with byteseek's own stdio server, one process, and calls through it", async () => {
+  it("speaks 2026-07-28 with byteseek's own stdio server, one process, calls through it and follows its list changes", async () => {
     const store = join(h.workspace, "upstream-store");
     await h.register(
       "own",
@@ -63,6 +63,23 @@ describe("the protocol era of a stdio upstream", () => {
     const r = await h.runtime.call("own.tree_get", { key: "/byteseek/prompt/system" }, { vid: "eras1" });
     expect(r.kind, r.text).toBe("ok");
     expect(await starts("own")).toBe(1);
+    // a tool declared in its tree changes its list: told on the 2026 listen stream, byteseek re-syncs
+    const declared = await h.runtime.call(
+      "own.tree_set",
+      {
+        key: "/byteseek/tools/demo.hello",
+        value: {
+          name: "demo.hello",
+          description: "Reads the system prompt",
+          params: { type: "object", properties: {} },
+          impl: { kind: "builtin", ref: "tree.get" },
+        },
+      },
+      { vid: "eras1" },
+    );
+    expect(declared.kind, declared.text).toBe("ok");
+    await until(async () => (await h.decl("own.demo_hello")) !== undefined);
+    expect((await h.mcp.list()).find((x) => x.server === "own")?.sync?.reason).toBe("list_changed");
   });
 
   it("falls back to 2025 on the same process with the SDK's stdio server, which answers server/discover -32601", async () => {
