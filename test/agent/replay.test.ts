@@ -12,10 +12,13 @@ import { replayRun } from "../../agent/replay/replay.js";
 import { readTranscript } from "../../agent/replay/transcript.js";
 import type { Byteseek } from "../../compose/byteseek.js";
 import { liveReplayTools } from "../../compose/replay-tools.js";
+import { buildApp } from "../../server/app.js";
 import type { Tree } from "../../tree/types.js";
 import { json, str } from "../../tree/value.js";
+import { cliEnv } from "../cli/cli-server.js";
 import type { FakeLlm } from "../fake-llm/server.js";
 import { silent } from "../tools/helpers.js";
+import { byteseek, needBuiltCli } from "./helpers.js";
 import { turnDisplay } from "./replay-check.js";
 import { type AgentStack, startAgentStack, stopAgentStack } from "./stack.js";
 
@@ -211,6 +214,58 @@ describe("byteseek run --replay", () => {
       );
     } finally {
       await bs.tree.set("/byteseek/prompt/system", template.value);
+      await bs.tree.set("/byteseek/tools/edit.read", decl.value);
+    }
+  });
+
+  it("byteseek run --replay, as a process on a server's store: notes a changed declaration on stderr, and exits 1 naming the step where a changed record diverges", async () => {
+    needBuiltCli();
+    await record("cli");
+    stack?.runs.exempt("cli"); // tampered on purpose below
+    const keys = await recordKeys("cli");
+    await tamper(keys[4] as string, (r) => {
+      r.text = "Replaced 2 lines (tampered)";
+    });
+    const decl = await tree.get("/byteseek/tools/edit.read");
+    if (decl?.kind !== "json") throw new Error("not seeded");
+    await bs.tree.set(
+      "/byteseek/tools/edit.read",
+      json({ ...(decl.value.value as Record<string, never>), description: "Reads a file, slowly." }),
+    );
+    const app = await buildApp({
+      tree: bs.tree,
+      logger: silent,
+      runtime: bs.runtime,
+      agent: bs.agent,
+      web: false,
+    });
+    try {
+      const url = await app.listen({ host: "127.0.0.1", port: 0 });
+      const requests = fake.requests.length;
+      const log = await logLines();
+      const out = await byteseek(["run", "--replay", "cli"], cliEnv(url, { BYTESEEK_WORKSPACE: workspace }));
+      expect(out.code, out.stderr).toBe(1);
+      const err = out.stderr.split("\n");
+      expect(err).toContain("turn 1: fix cli.txt");
+      expect(err).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^note: step 1: the prompt differs from the recorded one from step 1 on/),
+          expect.stringMatching(
+            /^note: step 1: edit\.read: its declaration at \/byteseek\/tools\/edit\.read changed since the run/,
+          ),
+          `replay of cli diverges at step 3 (turn 1, step 3), call 1 edit.replace (${keys[4]}): the tool result differs`,
+          `  record ${keys[4]} differs from the result the model was sent`,
+          "    +Replaced 2 lines (tampered)",
+          "(0 tool calls run, 0 model requests; the replay stopped there)",
+        ]),
+      );
+      // the turns up to the divergence, as the run showed them
+      expect(out.stdout).toContain(`✓ ok in`);
+      expect(out.stdout).toContain(keys[3]);
+      expect(fake.requests.length).toBe(requests);
+      expect(await logLines()).toEqual(log);
+    } finally {
+      await app.close();
       await bs.tree.set("/byteseek/tools/edit.read", decl.value);
     }
   });

@@ -28,8 +28,7 @@ const HEAVY = [
   /\/node_modules\/undici\//,
   /\/node_modules\/diff\//,
   /\/dist\/(agent|mcp|server|prompts)\//,
-  // tools/doc/keys.js (the tree's own keys; imports nothing) names the registry the masking reads
-  /\/dist\/tools\/(?!process\/secrets\.js|run-id\.js|mcp\/secret-fields\.js|mcp\/masked-view\.js|doc\/keys\.js)/,
+  /\/dist\/tools\/(?!process\/secrets\.js|run-id\.js|mcp\/secret-fields\.js|mcp\/masked-view\.js)/,
   /\/dist\/cli\/(run|open-store|tools-client|commander-output)\.js$/,
   /\/dist\/cli\/commands\/index\.js$/,
 ];

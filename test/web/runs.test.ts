@@ -92,6 +92,16 @@ describe("the runs list", () => {
     expect(await rows.evaluateAll((trs) => trs.slice(0, 3).map((tr) => tr.getAttribute("data-run")))).toEqual(
       ["bulk-1000", "bulk-0999", "bulk-0998"],
     );
+    // a row says the run, its status, when it started, its steps, calls and tokens, and its tools
+    expect(await rows.first().locator("td").allTextContents()).toEqual([
+      "bulk-1000",
+      expect.stringContaining("done"),
+      expect.any(String),
+      "2",
+      "2",
+      "1099 / 10",
+      "edit.read, shell.run",
+    ]);
     await page.locator("#runs-next").click();
     await page.locator("#runs-summary", { hasText: "Runs 51–100" }).waitFor();
     expect(await rows.first().getAttribute("data-run")).toBe("bulk-0950");
