@@ -13,6 +13,7 @@ import { type Json, json, openTree } from "../../tree/index.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
 import { BYTESEEK_BIN, byteseek, needBuiltCli } from "./helpers.js";
+import { watchRuns } from "./replay-check.js";
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -57,7 +58,12 @@ async function serveWith(env: NodeJS.ProcessEnv) {
   cleanup.push(() => tree.close());
   const bs = await createByteseek({ tree, workspace, logger: silent, env });
   cleanup.push(() => bs.close());
-  const app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, web: false });
+  // every run the server finishes replays exactly (replay-check.ts), checked once its app closed
+  const runs = watchRuns({ tree: bs.tree, runtime: bs.runtime, agent: bs.agent });
+  cleanup.push(async () => {
+    await runs.check();
+  });
+  const app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: runs.agent, web: false });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   cleanup.push(() => app.close());
   return { url, tree, workspace };

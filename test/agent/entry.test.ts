@@ -14,6 +14,7 @@ import { runCli } from "../cli/run-cli.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { silent, tempDir } from "../tools/helpers.js";
 import { BYTESEEK_BIN, byteseek, needBuiltCli } from "./helpers.js";
+import { watchRuns } from "./replay-check.js";
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -62,7 +63,12 @@ async function serve(env?: NodeJS.ProcessEnv): Promise<Served> {
     providerDeps: { retry: { baseDelayMs: 5, maxDelayMs: 20 } },
   });
   cleanup.push(() => bs.close());
-  const app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: bs.agent, web: false });
+  // every run the server finishes replays exactly (replay-check.ts), checked once its app closed
+  const runs = watchRuns({ tree: bs.tree, runtime: bs.runtime, agent: bs.agent, fake });
+  cleanup.push(async () => {
+    await runs.check();
+  });
+  const app = await buildApp({ tree, logger: silent, runtime: bs.runtime, agent: runs.agent, web: false });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   cleanup.push(() => app.close());
   const status = async (vid: string) => {

@@ -65,6 +65,8 @@ export interface TestServer {
   tree: Tree;
   /** The tool runtime, when started with `tools`. */
   runtime?: ReturnType<typeof createRuntime>;
+  /** The MCP client, when started with `mcp`. */
+  mcp?: McpClient;
   dir: string;
   close(): Promise<void>;
 }
@@ -116,6 +118,7 @@ export async function startServer(
     url: `http://127.0.0.1:${port}`,
     tree,
     ...(runtime ? { runtime } : {}),
+    ...(mcp ? { mcp } : {}),
     dir,
     async close() {
       await app.close();

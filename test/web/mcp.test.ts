@@ -1,8 +1,19 @@
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { json } from "../../tree/index.js";
-import { everythingStdio, newTag, taggedProcesses } from "../mcp-client/helpers.js";
+import { everythingStdio, newTag, TEST_INSTALL, taggedProcesses } from "../mcp-client/helpers.js";
 import { type OAuthFixture, startOAuthFixture } from "../mcp-client/oauth-fixture.js";
-import { ARTIFACTS, removeDir, screenshot, startServer, type TestServer, useBrowser } from "./harness.js";
+import {
+  ARTIFACTS,
+  callAwaitingApproval,
+  removeDir,
+  screenshot,
+  startServer,
+  type TestServer,
+  useBrowser,
+} from "./harness.js";
+
+const ASKING = resolve(import.meta.dirname, "..", "fixtures", "mcp-asking-server.mjs");
 
 // A real browser, launched once for the file (harness.ts).
 const browser = useBrowser();
@@ -49,6 +60,33 @@ describe("the MCP servers on the tools page", () => {
     await page.locator('#mcp-servers li[data-server="broken"][data-state="failed"]').waitFor();
     expect(await broken.locator(".problems").textContent()).toContain("could not start");
     await screenshot(page, "mcp-servers");
+    await context.close();
+  });
+
+  it("puts an upstream's question to the person as a card with its form: Accept sends what they typed back to the upstream", async () => {
+    await server.tree.set(
+      "/byteseek/mcp/askio",
+      json({ command: [process.execPath, ASKING], readOnlyPaths: TEST_INSTALL } as never),
+    );
+    const [report] = (await server.mcp?.sync("askio")) ?? [];
+    expect(report?.ok, report?.error).toBe(true);
+    const { page, context, errors } = await browser.openLive(server.url);
+    const { pending, call } = callAwaitingApproval(
+      server.runtime!,
+      "askio.ask",
+      { why: "Who is reviewing?" },
+      "webask1",
+    );
+    const { key } = await pending;
+    const card = page.locator(`article[data-approval="${key}"]`);
+    await card.waitFor();
+    expect(await card.locator("p.question").textContent()).toBe("Who is reviewing?");
+    await card.getByLabel(/^name/).fill("Ada");
+    await card.getByRole("button", { name: "Accept" }).click();
+    const result = await call;
+    expect(result.kind, result.text).toBe("ok");
+    expect(result.text).toContain('action=accept content={"name":"Ada"');
+    expect(errors).toEqual([]);
     await context.close();
   });
 
