@@ -122,7 +122,7 @@ describe("the policy", () => {
       sandbox: "on",
       limits: {
         cpuSeconds: 3600,
-        memoryBytes: 8 * 1024 ** 3,
+        memoryBytes: 16 * 1024 ** 3,
         processes: 512,
         openFiles: 1024,
         fileSizeBytes: 1024 ** 3,

@@ -21,7 +21,10 @@ export const SandboxLimits = z
       .number()
       .int()
       .min(64 * MiB)
-      .default(8 * GiB)
+      // 16 GiB, not 8: Node's fetch reserves ~10 GiB of address space for undici's WebAssembly
+      // parser, so under 8 GiB every Node program that fetches (npx MCP servers) dies at its first
+      // request. Address space is not memory: what a command really holds is bounded by the machine.
+      .default(16 * GiB)
       .describe("Address space of each process (RLIMIT_AS); an allocation past it fails"),
     processes: z
       .number()
