@@ -6,13 +6,10 @@
  * the same time of a record (`recordTime`), the same tally (`tallyFailures`).
  */
 import type { RecentFailures, ToolFailures } from "./failure-schemas.js";
-import { StoredRecord } from "./records.js";
+import { recordKeyParts, StoredRecord } from "./records.js";
 
 /** The overview's widest window: a question reaching further back is answered by the scan. */
 export const FAILURE_HORIZON_MS = 7 * 24 * 3_600_000;
-
-/** `/byteseek/tool/<vid>/<n>`: a record key, nothing deeper. */
-const RECORD_KEY = /^\/byteseek\/tool\/[^/]+\/\d+$/;
 
 /** What the tally reads of a record that ended (started ones and unreadable ones count for nothing). */
 export interface TalliedCall {
@@ -117,7 +114,7 @@ export function createFailureWindow({
 
   return {
     put(key, value) {
-      if (!RECORD_KEY.test(key)) return;
+      if (!recordKeyParts(key)) return;
       const time = recordTime(value);
       if (time === undefined || time < now() - horizonMs) {
         held.delete(key);

@@ -17,10 +17,9 @@ import type { ToolKind } from "../errors.js";
 import type { RecentFailures } from "./failure-schemas.js";
 import { createFailureWindow, FAILURE_HORIZON_MS } from "./failure-window.js";
 import { recentFailures } from "./recent-failures.js";
+import { recordKeyParts } from "./records.js";
 
 const RECORDS_DIR = dirs.records;
-/** `/byteseek/tool/<vid>/<n>`: a record key, nothing deeper. */
-const RECORD_KEY = /^\/byteseek\/tool\/([^/]+)\/(\d+)$/;
 
 /** One call as the index keeps it. */
 export interface RecentCall {
@@ -67,8 +66,8 @@ function callOf(
   value: unknown,
   previewChars: number,
 ): { name: string; call: RecentCall } | undefined {
-  const m = RECORD_KEY.exec(key);
-  if (!m || typeof value !== "object" || value === null) return undefined;
+  const parts = recordKeyParts(key);
+  if (!parts || typeof value !== "object" || value === null) return undefined;
   const r = value as Record<string, unknown>;
   if (typeof r.name !== "string" || typeof r.kind !== "string" || typeof r.ts !== "number") return undefined;
   const text = typeof r.text === "string" ? r.text : "";
@@ -76,8 +75,8 @@ function callOf(
     name: r.name,
     call: {
       key,
-      vid: m[1] as string,
-      n: Number(m[2]),
+      vid: parts.vid,
+      n: parts.n,
       kind: r.kind as ToolKind,
       isError: r.isError === true,
       state: r.state === "started" ? "started" : "done",

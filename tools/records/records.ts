@@ -96,6 +96,13 @@ export function readRecord(
   return parseDoc(RecordDoc, key, node);
 }
 
+/** The run and number of a record key (`/byteseek/tool/<vid>/<n>`, nothing deeper), else undefined. */
+export function recordKeyParts(key: string): { vid: string; n: number } | undefined {
+  if (!key.startsWith(dirs.records)) return undefined;
+  const m = /^([^/]+)\/(\d+)$/.exec(key.slice(dirs.records.length));
+  return m ? { vid: m[1] as string, n: Number(m[2]) } : undefined;
+}
+
 /** `<vid>/<n>` of a record key `/byteseek/tool/<vid>/<n>`. */
 export function idempotencyKeyOf(recordKey: string): string {
   return recordKey.slice(dirs.records.length);
