@@ -18,6 +18,19 @@ import {
 
 const track = closedAfterEach();
 
+/** A raw 2025-era JSON-RPC POST to `url`'s /mcp, on `session` when given. */
+const postTo = (url: string, body: unknown, session?: string) =>
+  fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+      ...(session ? { "mcp-session-id": session } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+
 const record = async (s: McpTestServer, key: string) => {
   const node = await s.tree.get(key);
   return node?.kind === "json"
@@ -305,17 +318,7 @@ describe("the live catalogue over Streamable HTTP", () => {
   });
 
   it("sends a 2025-era session's GET stream its headers at once, before any event, then its notifications on it", async () => {
-    const post = (body: unknown, session?: string) =>
-      fetch(`${server.url}/mcp`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-06-18",
-          ...(session ? { "mcp-session-id": session } : {}),
-        },
-        body: JSON.stringify(body),
-      });
+    const post = (body: unknown, session?: string) => postTo(server.url, body, session);
     const init = await post({
       jsonrpc: "2.0",
       id: 1,
@@ -511,17 +514,6 @@ describe("2025-era sessions without DELETE", () => {
     await server.close();
   });
 
-  const postTo = (url: string, body: unknown, session?: string) =>
-    fetch(`${url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-06-18",
-        ...(session ? { "mcp-session-id": session } : {}),
-      },
-      body: JSON.stringify(body),
-    });
   const post = (body: unknown, session?: string) => postTo(server.url, body, session);
 
   it("answers a client that cannot be asked with one JSON body per request, and streams to one that can (it may be asked mid-call)", async () => {
