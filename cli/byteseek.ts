@@ -26,6 +26,7 @@ import {
 } from "./byteseek-program.js";
 import { runChat } from "./chat.js";
 import { createChatInput } from "./chat-input.js";
+import { askForm, formFields, schemaCheck } from "./form-answer.js";
 import { askKey } from "./key-answer.js";
 import { replayReportLines } from "./replay-view.js";
 import { canSpin, createTurnView, factsOf, type TurnView, wantsColor } from "./turn-view.js";
@@ -84,25 +85,38 @@ type AskApproval = (
 
 /**
  * The terminal's question: the keys the approval's kind offers (tools/gate/approval-wording.ts), answered
- * with one key in raw mode. Ctrl-C stops the turn (as it does while the model works).
+ * with one key in raw mode; an upstream's question accepted is followed by its form, one line a
+ * field. Ctrl-C stops the turn (as it does while the model works).
  */
 function terminalAsker(onInterrupt: () => void): AskApproval | undefined {
   const stdin = process.stdin;
   if (!stdin.isTTY) return undefined;
   return async (e) => {
     const facts = factsOf(e);
-    const answer = await askKey({
-      input: stdin,
-      output: out,
-      question: terminalQuestion(facts),
-      keys: terminalKeys(facts),
-    });
-    if (answer.key === "interrupt") onInterrupt();
-    if (!("value" in answer)) return undefined;
-    if (answer.value === "cancel")
-      return { decision: "deny", cancel: true, reason: "cancelled at the terminal" };
-    if (answer.value === "deny") return { decision: "deny", reason: "denied at the terminal" };
-    return { decision: "approve", scope: answer.value };
+    for (;;) {
+      const answer = await askKey({
+        input: stdin,
+        output: out,
+        question: terminalQuestion(facts),
+        keys: terminalKeys(facts),
+      });
+      if (answer.key === "interrupt") onInterrupt();
+      if (!("value" in answer)) return undefined;
+      if (answer.value === "cancel")
+        return { decision: "deny", cancel: true, reason: "cancelled at the terminal" };
+      if (answer.value === "deny") return { decision: "deny", reason: "denied at the terminal" };
+      if (!e.elicitation) return { decision: "approve", scope: answer.value };
+      // accept: the upstream's form, filled in line by line (form-answer.ts)
+      const { schema } = e.elicitation;
+      if (formFields(schema).length === 0) return { decision: "approve", scope: "once", content: {} };
+      const filled = await askForm({ input: stdin, output: out, schema, check: schemaCheck(schema) });
+      if ("content" in filled) return { decision: "approve", scope: "once", content: filled.content };
+      if (filled.stopped === "interrupt") {
+        onInterrupt();
+        return undefined;
+      }
+      // Ctrl-D, or a form that still does not fit: accept / decline / cancel again
+    }
   };
 }
 

@@ -26,7 +26,7 @@ import { liveReplayTools } from "../compose/replay-tools.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
-import { sandboxState } from "../tools/sandbox/probe.js";
+import { type SandboxState, sandboxState } from "../tools/sandbox/probe.js";
 import { describeLanes, readFastLanes } from "../tree/fast-lanes.js";
 import { sharePath } from "../tree/held-socket.js";
 import { describeStore, isTreeError, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
@@ -385,6 +385,15 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           ? "none (--no-auth)"
           : (tokenFile ?? (config.auth === "env" ? "BYTESEEK_TOKEN" : "made for this start")),
       sandbox: sandbox.state,
+      // which limits bind beyond the RLIMITs: a command's memory as a whole, its processes as root
+      ...(sandbox.state === "on" && sandbox.caps
+        ? {
+            sandboxCaps: {
+              residentBytes: sandbox.caps.memory ? "memory cgroup" : "none (memoryBytes per process only)",
+              processes: sandbox.caps.processes ? "pids cgroup" : "RLIMIT_NPROC",
+            },
+          }
+        : {}),
       lanes: describeLanes(config.fast),
     },
     "listening",
@@ -442,10 +451,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
  * What the start line says of the sandbox: on, off (the policy's explicit choice, warned), or
  * unavailable here (every command will be refused: warned with the cause and the setting).
  */
-async function sandboxAtStart(
-  tree: Tree,
-  byteseek: Byteseek,
-): Promise<{ state: "on" | "off" | "unavailable"; warning?: string }> {
+async function sandboxAtStart(tree: Tree, byteseek: Byteseek): Promise<SandboxState> {
   const loaded = await createPolicyReader(tree)().catch(() => undefined);
-  return sandboxState(loaded?.ok ? loaded.policy.sandbox : "on", () => byteseek.sandbox.status());
+  return sandboxState(
+    loaded?.ok ? loaded.policy.sandbox : "on",
+    () => byteseek.sandbox.status(),
+    () => byteseek.sandbox.caps(),
+  );
 }

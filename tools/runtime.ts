@@ -169,7 +169,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async sandboxState() {
       const loaded = await readPolicy();
       // an invalid policy refuses every call: nothing runs, sandboxed or not
-      return sandboxState(loaded.ok ? loaded.policy.sandbox : "on", () => sandbox.status());
+      return sandboxState(
+        loaded.ok ? loaded.policy.sandbox : "on",
+        () => sandbox.status(),
+        () => sandbox.caps(),
+      );
     },
   };
 }

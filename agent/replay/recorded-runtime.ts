@@ -63,6 +63,16 @@ export async function copyUnpaired(state: ReplayState, scratch: Tree): Promise<v
   }
 }
 
+/** The approval keys of the questions an upstream asked during a call (its record's `details.asked`). */
+function questionsAsked(details: Record<string, unknown> | undefined): string[] {
+  const asked = details?.asked;
+  if (!Array.isArray(asked)) return [];
+  return asked.flatMap((a: unknown) => {
+    const approval = (a as { approval?: unknown } | null)?.approval;
+    return typeof approval === "string" ? [approval] : [];
+  });
+}
+
 export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime {
   const { state, tree, scratch, base, live } = options;
   const vid = state.transcript.vid;
@@ -162,6 +172,8 @@ export function createRecordedRuntime(options: RecordedRuntimeOptions): Runtime 
       return notRun(name);
     }
     await tellApproval(r.approval, callOptions);
+    // then the questions its upstream MCP server asked the person during it, as the run showed them
+    for (const key of questionsAsked(r.details)) await tellApproval(key, callOptions);
     const key = (await scratch.append(dir, docValue(ReplayRecordDoc, r), { vid, ro: true })).key;
     const result: ToolResult = {
       kind: r.kind as ToolResult["kind"],

@@ -32,10 +32,27 @@ export const InfoJson = z.object({
         .describe(
           'on: commands run in the kernel sandbox; off: the policy says "sandbox": "off" (they run as the server\'s user); unavailable: bubblewrap cannot run here (every command is refused)',
         ),
+      caps: z
+        .object({
+          memory: z
+            .boolean()
+            .describe(
+              "limits.residentBytes binds (a memory cgroup per command); false: only limits.memoryBytes, per process",
+            ),
+          processes: z
+            .boolean()
+            .describe(
+              "limits.processes binds by a pids cgroup (a server running as root too); false: RLIMIT_NPROC",
+            ),
+        })
+        .optional()
+        .describe("When on: which limits the server's cgroups hold beyond the RLIMITs"),
       warning: z
         .string()
         .optional()
-        .describe("What off or unavailable means, and how to turn the sandbox on"),
+        .describe(
+          "What off or unavailable means, and how to turn the sandbox on; when on, that a command's memory is not capped as a whole here",
+        ),
     })
     .optional()
     .describe(
@@ -52,7 +69,7 @@ const doc = {
       examples: {
         info: {
           workspace: "/home/me/project/workspace",
-          sandbox: { state: "on" },
+          sandbox: { state: "on", caps: { memory: true, processes: true } },
           llm: { configured: true, api: "openai", model: "gpt-4.1", models: ["gpt-4.1", "gpt-4.1-mini"] },
         },
       },

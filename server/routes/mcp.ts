@@ -187,8 +187,15 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
         if (name !== "content-length") reply.header(name, value);
       });
       if (res.body === null) return reply.send();
-      if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream"))
+      if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+        // fastify sets a stream's headers without writing them, so they would leave with its first
+        // event: a 2025-era GET stream may wait minutes for one, and a client (or a proxy) waiting
+        // for the headers times out. They are written as the stream is piped to the socket.
+        // (and, as the other event streams say, a proxy must not buffer it: server/sse.ts)
+        reply.header("x-accel-buffering", "no");
+        reply.raw.once("pipe", () => reply.raw.flushHeaders());
         return reply.send(Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>));
+      }
       return reply.send(Buffer.from(await res.arrayBuffer()));
     },
   });

@@ -2,7 +2,8 @@
  * The protocol era of a stdio upstream, asked on its own pipe: byteseek's own `byteseek mcp` (the
  * SDK's serveStdio: both eras) is spoken to in 2026-07-28; the SDK's plain stdio server
  * (test/fixtures/mcp-asking-server.mjs) answers server/discover -32601 and gets the 2025 handshake
- * on the same process; a server that exits on the probe is started once more, on 2025. Each runs
+ * on the same process, as does one silent on the probe once its probeTimeoutMs passes; a server that
+ * exits on the probe is started once more, on 2025. Each runs
  * in the sandbox behind a shell that counts its starts in the workspace.
  */
 import { readFile } from "node:fs/promises";
@@ -48,14 +49,15 @@ async function synced(server: string) {
 describe("the protocol era of a stdio upstream", () => {
   it("speaks 2026-07-28 with byteseek's own stdio server, one process, calls through it and follows its list changes", async () => {
     const store = join(h.workspace, "upstream-store");
-    await h.register(
-      "own",
-      counted("own", [process.execPath, BYTESEEK_BIN, "mcp"], {
+    await h.register("own", {
+      ...counted("own", [process.execPath, BYTESEEK_BIN, "mcp"], {
         KVSPACE: store,
         BYTESEEK_WORKSPACE: h.workspace,
         BYTESEEK_SYNC: "never",
       }),
-    );
+      // its start counts in the probe's time: as long as the start may take, on a loaded machine
+      probeTimeoutMs: 30_000,
+    });
     const status = await synced("own");
     expect(status?.protocol).toBe("2026-07-28");
     expect(status?.toolNames).toContain("own.tree_get");
@@ -89,6 +91,39 @@ describe("the protocol era of a stdio upstream", () => {
     const r = await h.runtime.call("sdk.roots", {}, { vid: "eras2" });
     expect(r.text).toBe(`roots=${pathToFileURL(h.workspace).href}`);
     expect(await starts("sdk")).toBe(1);
+  });
+
+  it("takes a server silent on the probe for a 2025 one once its probeTimeoutMs passes, not the start's timeout: initialize follows on the same process, and its tools work", async () => {
+    const methods = join(h.workspace, "quiet.methods");
+    await h.register("quiet", {
+      ...counted("quiet", [process.execPath, join(FIXTURES, "mcp-probe-server.mjs")], {
+        SILENT_BEFORE_INIT: "1",
+        METHODS: methods,
+      }),
+      // a start timeout longer than the test's: only the probe's own cap lets it through
+      timeoutMs: 600_000,
+      probeTimeoutMs: 100,
+    });
+    const status = await synced("quiet");
+    expect(status?.protocol).toMatch(/^2025-/);
+    expect(status?.toolNames).toEqual(["quiet.run"]);
+    const r = await h.runtime.call("quiet.run", { script: "echo quiet" }, { vid: "eras3" });
+    expect(r.text).toBe("exit=0\nquiet\n");
+    expect(await starts("quiet")).toBe(1);
+    const asked = (await readFile(methods, "utf8")).split("\n");
+    expect(asked.slice(0, 2)).toEqual(["server/discover", "initialize"]);
+  });
+
+  it("sends no probe to a server whose probeTimeoutMs is 0: 2025 at once", async () => {
+    const methods = join(h.workspace, "plain.methods");
+    await h.register("plain", {
+      ...counted("plain", [process.execPath, join(FIXTURES, "mcp-probe-server.mjs")], { METHODS: methods }),
+      probeTimeoutMs: 0,
+    });
+    const status = await synced("plain");
+    expect(status?.protocol).toMatch(/^2025-/);
+    expect((await readFile(methods, "utf8")).split("\n")[0]).toBe("initialize");
+    expect(await readFile(methods, "utf8")).not.toContain("server/discover");
   });
 
   it("starts a server that exits on the probe once more, on 2025 without a probe", async () => {

@@ -18,6 +18,19 @@ import {
 
 const track = closedAfterEach();
 
+/** A raw 2025-era JSON-RPC POST to `url`'s /mcp, on `session` when given. */
+const postTo = (url: string, body: unknown, session?: string) =>
+  fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+      ...(session ? { "mcp-session-id": session } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+
 const record = async (s: McpTestServer, key: string) => {
   const node = await s.tree.get(key);
   return node?.kind === "json"
@@ -304,6 +317,56 @@ describe("the live catalogue over Streamable HTTP", () => {
     expect((await client.readResource({ uri })).contents[0]).toMatchObject({ text: "typescript" });
   });
 
+  it("sends a 2025-era session's GET stream its headers at once, before any event, then its notifications on it", async () => {
+    const post = (body: unknown, session?: string) => postTo(server.url, body, session);
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    const session = init.headers.get("mcp-session-id")!;
+    await init.text();
+    expect((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session)).status).toBe(202);
+    const ac = new AbortController();
+    try {
+      // fetch resolves on the response's headers: nothing is written on the stream until a change
+      // below, so before the fix it never resolved (the guard only keeps a hang from lasting)
+      const opened = fetch(`${server.url}/mcp`, {
+        headers: {
+          accept: "text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+          "mcp-session-id": session,
+        },
+        signal: ac.signal,
+      });
+      let guard: NodeJS.Timeout | undefined;
+      const stream = await Promise.race([
+        opened,
+        new Promise<never>((_, reject) => {
+          guard = setTimeout(() => reject(new Error("no response headers on the GET stream")), 10_000);
+        }),
+      ]).finally(() => clearTimeout(guard));
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
+      expect(stream.headers.get("mcp-session-id")).toBe(session);
+      expect(stream.headers.get("x-request-id")).toBeTruthy(); // the app's headers came with them
+      expect(stream.headers.get("x-accel-buffering")).toBe("no");
+      await declareOverHttp(server.url, { ...CONFIRMED_TOOL, name: "text.early", confirm: false });
+      const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      while (!text.includes("notifications/tools/list_changed")) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += value;
+      }
+      expect(text).toContain("notifications/tools/list_changed");
+    } finally {
+      ac.abort();
+      await fetch(`${server.url}/mcp`, { method: "DELETE", headers: { "mcp-session-id": session } });
+    }
+  });
+
   it("tells a 2026-era client on its listen stream when the policy changes", async () => {
     let changed = 0;
     const client = track(await connectV2Http(server.url, { onToolsChanged: () => changed++ }));
@@ -451,17 +514,6 @@ describe("2025-era sessions without DELETE", () => {
     await server.close();
   });
 
-  const postTo = (url: string, body: unknown, session?: string) =>
-    fetch(`${url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-06-18",
-        ...(session ? { "mcp-session-id": session } : {}),
-      },
-      body: JSON.stringify(body),
-    });
   const post = (body: unknown, session?: string) => postTo(server.url, body, session);
 
   it("answers a client that cannot be asked with one JSON body per request, and streams to one that can (it may be asked mid-call)", async () => {

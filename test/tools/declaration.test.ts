@@ -123,6 +123,7 @@ describe("the policy", () => {
       limits: {
         cpuSeconds: 3600,
         memoryBytes: 16 * 1024 ** 3,
+        residentBytes: 4 * 1024 ** 3,
         processes: 512,
         openFiles: 1024,
         fileSizeBytes: 1024 ** 3,

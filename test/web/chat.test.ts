@@ -1,14 +1,17 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createByteseek } from "../../compose/byteseek.js";
 import { buildApp } from "../../server/app.js";
 import { webRoutes } from "../../server/web.js";
-import { openTree } from "../../tree/index.js";
+import { json, openTree } from "../../tree/index.js";
+import { TEST_INSTALL } from "../mcp-client/helpers.js";
 import { silent } from "../tools/helpers.js";
 import { useAgentPage } from "./agent-page.js";
 import { docsShot, requireConfirm, screenshot, useBrowser } from "./harness.js";
+
+const ASKING = resolve(import.meta.dirname, "..", "fixtures", "mcp-asking-server.mjs");
 
 // A real browser, launched once for the file (harness.ts).
 const browser = useBrowser();
@@ -195,6 +198,59 @@ describe("the agent on the web page", () => {
     await page.locator(".chat-log .summary").waitFor();
     expect(await page.locator(".chat-log .summary").textContent()).toContain("1 tool call (1 failed)");
     expect(existsSync(join(agent.workspace, "denied.txt"))).toBe(false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("puts an upstream MCP server's question in the conversation: its form filled and Accept answer it, Decline declines, and the upstream's result reaches the model", async () => {
+    await agent.tree.set(
+      "/byteseek/mcp/askio",
+      json({ command: [process.execPath, ASKING], readOnlyPaths: TEST_INSTALL } as never),
+    );
+    const [report] = await agent.bs.mcp.sync("askio");
+    expect(report?.ok, report?.error).toBe(true);
+    agent.fake.script(
+      { toolCalls: [{ name: "askio.ask", args: { why: "Who reviews this?" } }] },
+      { text: "Thanks." },
+      { toolCalls: [{ name: "askio.ask", args: { why: "Anyone else?" } }] },
+      { text: "Nobody, then." },
+    );
+    const { page, context, errors } = await browser.open(agent.url);
+    await page.goto("/agent/");
+    await page.getByLabel("Message").fill("Ask who reviews");
+    await page.getByRole("button", { name: "Send" }).click();
+    const card = page.locator('.tool-call[data-tool="askio.ask"] .approval-inline');
+    await card.waitFor();
+    expect(await card.locator(".reason").textContent()).toBe(
+      'The MCP server "askio" asks (during askio.ask): Who reviews this?',
+    );
+    await card.getByLabel(/^name/).fill("Ada");
+    await card.getByLabel(/^age/).fill("36");
+    await card.getByRole("button", { name: "Accept" }).click();
+    const accepted = page.locator('li.tool-call[data-tool="askio.ask"][data-state="ok"]');
+    await accepted.waitFor();
+    expect(await accepted.locator(".decided").textContent()).toBe("Answered: accept.");
+    expect(await accepted.locator("pre.result").textContent()).toBe(
+      'action=accept content={"name":"Ada","age":36}',
+    );
+    await page.locator(".chat-log .summary").waitFor();
+    const sent = agent.fake.requests.at(-1)?.messages.at(-1);
+    expect(sent).toMatchObject({ role: "tool", text: 'action=accept content={"name":"Ada","age":36}' });
+
+    await page.getByLabel("Message").fill("Anyone else?");
+    await page.getByRole("button", { name: "Send" }).click();
+    const second = page.locator(".tool-call .approval-inline", { hasText: "Anyone else?" });
+    await second.waitFor();
+    await second.getByRole("button", { name: "Decline" }).click();
+    await page.locator(".chat-log .summary").nth(1).waitFor();
+    expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
+      role: "tool",
+      text: "action=decline content=null",
+    });
+    expect(await page.locator(".chat-log .decided").allTextContents()).toEqual([
+      "Answered: accept.",
+      "Answered: decline.",
+    ]);
     expect(errors).toEqual([]);
     await context.close();
   });

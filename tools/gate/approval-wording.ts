@@ -24,7 +24,7 @@ export interface ApprovalFacts {
   /** A resumed run's call interrupted with an unknown outcome, to run again (policy resumeUnknown: ask). */
   interrupted?: boolean;
   /** For a question an upstream MCP server asks during the call (its elicitation). */
-  elicitation?: { server: string; message: string };
+  elicitation?: { server: string; message: string; schema?: Record<string, unknown> };
 }
 
 /** One scope as offered: its key on a terminal, its words, and what it covers. */
@@ -140,7 +140,7 @@ export function approvalReason(f: ApprovalFacts, rule: string): string {
  */
 export function terminalQuestion(f: ApprovalFacts): string {
   if (f.elicitation)
-    return `answer the MCP server "${f.elicitation.server}"? [y] accept (an empty form) · [n] decline · [c] cancel (one key, no Enter) `;
+    return `answer the MCP server "${f.elicitation.server}"? [y] accept${hasFields(f.elicitation.schema) ? " (then fill in its form)" : " (an empty form)"} · [n] decline · [c] cancel (one key, no Enter) `;
   const offers = scopesFor(f).map((o) => {
     if (o.scope === "once") return f.change ? "[y] yes" : "[y] once";
     if (o.scope === "run") return "[r] for this run";
@@ -148,6 +148,12 @@ export function terminalQuestion(f: ApprovalFacts): string {
   });
   const what = f.change ? `${f.change.action === "del" ? "delete" : "change"} ${f.change.key}` : f.tool;
   return `approve ${what}? ${[...offers, "[n] no"].join(" · ")} (one key, no Enter) `;
+}
+
+/** Whether an upstream's form has fields to fill in. */
+function hasFields(schema: Record<string, unknown> | undefined): boolean {
+  const props = schema?.properties;
+  return typeof props === "object" && props !== null && Object.keys(props).length > 0;
 }
 
 /** The keys a terminal takes for this approval, and the decision each stands for. */

@@ -5,7 +5,7 @@ import { createTailBuffer } from "../call/cap.js";
 import type { ShellImpl } from "../catalogue/declaration.js";
 import { resolveWorkspacePath } from "../edit/workspace-path.js";
 import { ToolError } from "../errors.js";
-import { sandboxedExit } from "../sandbox/exit.js";
+import { outOfMemoryMessage, sandboxedExit } from "../sandbox/exit.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkOptionValues, fillPlaceholders, pathParams } from "./placeholders.js";
 
@@ -89,7 +89,17 @@ export async function runShellImpl(
   }
 
   const { text: output, truncated, bytes, lines } = out.text();
-  const details = { argv, cwd, exitCode: ended.code, signal: ended.signal, bytes, lines, truncated };
+  const oomCap = await ctx.commands.outOfMemory();
+  const details = {
+    argv,
+    cwd,
+    exitCode: ended.code,
+    signal: ended.signal,
+    bytes,
+    lines,
+    truncated,
+    ...(oomCap !== undefined ? { outOfMemory: true, residentBytes: oomCap } : {}),
+  };
   const shown = output.length ? `\n${output}` : " (no output)";
   // in the sandbox a missing program is told by whichever execs it (prlimit, or bwrap itself where a
   // cgroup's sh set the limits): the same answer as outside
@@ -120,6 +130,15 @@ export async function runShellImpl(
       },
     );
   }
+  // a shell may outlive the process killed in it, even exit 0: its output is cut short all the same
+  if (oomCap !== undefined)
+    throw new ToolError(
+      "killed",
+      ended.signal
+        ? `"${file}" was ${outOfMemoryMessage(oomCap)}. Output:${shown}`
+        : `a process of "${file}" was ${outOfMemoryMessage(oomCap)}; "${file}" then exited with code ${ended.code}. Output:${shown}`,
+      { details },
+    );
   if (ended.signal)
     throw new ToolError("killed", `"${file}" was killed by ${ended.signal}. Output:${shown}`, { details });
   if (ended.code !== 0)

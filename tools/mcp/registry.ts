@@ -77,6 +77,15 @@ export const StdioEntry = z
       .describe(
         "Hosts it may reach through byteseek's egress proxy besides the policy's grants.default.net (host, host:port, *.domain, *; as in grants). A person's setting: an entry a run wrote does not get them",
       ),
+    probeTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(600_000)
+      .optional()
+      .describe(
+        "Milliseconds to wait for an answer to the 2026-07-28 probe (server/discover) before speaking 2025 to it: a server silent on it is a 2025 one (default 10000, at most timeoutMs; its start counts; 0: no probe, 2025 at once)",
+      ),
     ...Common,
   })
   .strict();

@@ -7,7 +7,8 @@
  * second, throwaway process instead (so a server that dies of the probe costs nothing); a stdio
  * upstream here runs in a sandbox whose start is not free, so this subclass has it probe in place,
  * and remembers whether the probe was the last thing sent: a server that exits then is started
- * again on 2025 (upstream.ts), the one case that takes a second process.
+ * again on 2025 (upstream.ts), the one case that takes a second process. A server that never
+ * answers the probe gets `initialize` on the same pipe once the entry's probeTimeoutMs passes.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";

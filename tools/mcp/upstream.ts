@@ -8,6 +8,7 @@ import { realpath } from "node:fs/promises";
 import path from "node:path";
 import {
   Client,
+  type ClientOptions,
   type OAuthClientProvider,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
@@ -42,6 +43,14 @@ export interface UpstreamStatus {
 export const DEFAULT_IDLE_STOP_MS = 300_000;
 /** The default time to start a server and answer a request of the sync. */
 export const DEFAULT_START_TIMEOUT_MS = 30_000;
+/**
+ * The default time a stdio server is given to answer the 2026-07-28 probe (server/discover) before
+ * it is taken for a 2025 one: some 2025 servers never answer a request before `initialize`, and
+ * the SDK would otherwise wait the whole start timeout. The probe is the first thing on the pipe,
+ * so the server's own start counts: byteseek's `byteseek mcp` in its sandbox took over 3 s to
+ * answer on a loaded 2-core machine, hence not less.
+ */
+export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 /** First wait before restarting a crashed server; doubles per crash, up to MAX_BACKOFF_MS. */
 const BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
@@ -261,7 +270,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         },
         // a server speaking 2026-07-28 gets it (server/discover first, on its own pipe or URL), any
         // other the 2025 handshake; a stdio server that died of the probe is started again on 2025
-        ...(up.diedOfProbe ? {} : { versionNegotiation: { mode: "auto" as const } }),
+        ...(up.diedOfProbe ? {} : eraNegotiation(entry, timeoutMs)),
       },
     );
     options.prepare?.(server, c);
@@ -369,6 +378,21 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     logger.info({ server, pid: up.pid }, "MCP server started");
     armIdle(up);
     return c;
+  }
+
+  /**
+   * How the era is asked: by the probe, which a stdio server answers within its probeTimeoutMs or
+   * is spoken to in 2025 (silence on a local pipe is a 2025 server); over HTTP within the start's
+   * timeout (silence there is an outage, which fails the start). probeTimeoutMs 0: 2025 at once.
+   */
+  function eraNegotiation(
+    entry: McpServerEntry,
+    timeoutMs: number,
+  ): Pick<ClientOptions, "versionNegotiation"> {
+    if (!isStdio(entry)) return { versionNegotiation: { mode: "auto" } };
+    const probe = entry.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
+    if (probe === 0) return {};
+    return { versionNegotiation: { mode: "auto", probe: { timeoutMs: Math.min(probe, timeoutMs) } } };
   }
 
   function onClosed(up: Live, c: Client): void {

@@ -53,6 +53,11 @@ export interface CommandScope {
   spawn(command: readonly string[], options: SpawnOptions): Promise<ChildProcess>;
   /** Whether commands run in the sandbox (an exit code 128+n is then signal n, reported by its pid 1). */
   readonly sandboxed: boolean;
+  /**
+   * The memory cap (`limits.residentBytes`) when the kernel killed a process of one of the call's
+   * commands at it (its memory cgroup's OOM killer); undefined when none was, or none binds here.
+   */
+  outOfMemory(): Promise<number | undefined>;
 }
 
 /** The runtime's side of a scope: ends what is left and removes the call's folder. */
@@ -139,6 +144,8 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
   }
   /** The sandboxed processes started (their bubblewrap): ending their groups ends everything. */
   const started: ChildProcess[] = [];
+  /** Each sandboxed command's question "was it killed at its memory cap?". */
+  const memoryKills: Array<() => Promise<boolean>> = [];
   /**
    * Sandboxed, a command's processes live in its PID namespace, which the kernel empties when the
    * namespace's pid 1 dies — and that dies with bubblewrap (--die-with-parent). Killing bubblewrap's
@@ -172,10 +179,17 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
         spawnOptions.stdio,
       );
       releases.push(launched.release);
+      memoryKills.push(launched.outOfMemory);
       started.push(launched.child);
       return launched.child;
     },
     outputCapBytes: options.outputCapBytes,
+    async outOfMemory() {
+      if (sandbox.mode === "off") return undefined;
+      for (const killed of memoryKills)
+        if (await killed().catch(() => false)) return sandbox.limits.residentBytes;
+      return undefined;
+    },
     scratch,
     async env(declared) {
       const d = await scratch();

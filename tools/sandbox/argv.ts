@@ -38,8 +38,13 @@ export interface SandboxArgvSpec {
    * so opening it is refused (without one, /dev/null: reads as empty).
    */
   hiddenFile?: string;
-  /** The file whose writing puts the sandbox in its pids cgroup, when the server made one. */
-  cgroupProcs?: string;
+  /** The cgroups the server made for the command (pids, memory), when it could make any. */
+  cgroup?: {
+    /** The cgroup.procs files whose writing puts the sandbox in them, before bubblewrap starts. */
+    procs: readonly string[];
+    /** Whether a pids cgroup is among them: it holds root too, so RLIMIT_NPROC is not needed. */
+    pids: boolean;
+  };
 }
 
 export interface SandboxCommand {
@@ -53,7 +58,7 @@ export interface SandboxCommand {
  * The argv that runs `command` in a new user, mount, PID, IPC, UTS, cgroup and network namespace,
  * with no capabilities, no new privileges (bubblewrap always sets it), a new session (no TIOCSTI on
  * the server's terminal), dying with its parent, under the limits (the cgroup shell's ulimit, else prlimit: bubblewrap has no
- * rlimit flag), and — when the server made one — in a pids cgroup of its own.
+ * rlimit flag), and — when the server made them — in pids and memory cgroups of its own.
  */
 export function sandboxArgv(spec: SandboxArgvSpec, command: readonly string[]): SandboxCommand {
   const { limits } = spec;
@@ -113,36 +118,42 @@ export function sandboxArgv(spec: SandboxArgvSpec, command: readonly string[]): 
   args.push("--remount-ro", "/", "--chdir", spec.cwd, "--");
   // with a pids cgroup, the shell that puts bubblewrap in it sets the other limits itself (below):
   // one exec less per command. Without one, prlimit sets them all, RLIMIT_NPROC included.
-  const limited =
-    spec.cgroupProcs !== undefined
-      ? [...command]
-      : [
-          "prlimit",
-          `--cpu=${limits.cpuSeconds}`,
-          `--as=${limits.memoryBytes}`,
-          `--nproc=${limits.processes}`,
-          `--nofile=${limits.openFiles}`,
-          `--fsize=${limits.fileSizeBytes}`,
-          "--",
-          ...command,
-        ];
+  const { cgroup } = spec;
+  const limited = cgroup?.pids
+    ? [...command]
+    : [
+        "prlimit",
+        `--cpu=${limits.cpuSeconds}`,
+        `--as=${limits.memoryBytes}`,
+        `--nproc=${limits.processes}`,
+        `--nofile=${limits.openFiles}`,
+        `--fsize=${limits.fileSizeBytes}`,
+        "--",
+        ...command,
+      ];
   if (spec.network.mode === "proxy") {
     // the bridge from the sandbox's own loopback to the proxy's socket, listening before the command starts
     const bridge = `socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} & i=0; until grep -q ':${PROXY_PORT.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A' /proc/net/tcp || [ $i -ge 500 ]; do i=$((i+1)); sleep 0.01; done; exec "$@"`;
     args.push("/bin/sh", "-c", bridge, "sh", ...limited);
   } else args.push(...limited);
-  if (spec.cgroupProcs !== undefined) {
+  const [first, ...more] = cgroup?.procs ?? [];
+  if (first !== undefined) {
+    // the shell joins its cgroups ($0, $1…: one per hierarchy) and execs bubblewrap, so every
+    // process of the command is in them from the start
+    const steps = [`echo $$ > "$0"`, ...more.map((_, i) => `echo $$ > "\${${i + 1}}"`)];
+    if (more.length > 0) steps.push(`shift ${more.length}`);
     // POSIX sh's ulimit: -t seconds, -v KiB, -n files, -f 512-byte blocks; inherited by bubblewrap
-    // and everything inside (processes are held by the cgroup, which binds root too)
-    const ulimits = [
-      `ulimit -t ${limits.cpuSeconds}`,
-      `ulimit -v ${Math.floor(limits.memoryBytes / 1024)}`,
-      `ulimit -n ${limits.openFiles}`,
-      `ulimit -f ${Math.floor(limits.fileSizeBytes / 512)}`,
-    ].join(" && ");
+    // and everything inside (processes are held by the pids cgroup, which binds root too)
+    if (cgroup?.pids)
+      steps.push(
+        `ulimit -t ${limits.cpuSeconds}`,
+        `ulimit -v ${Math.floor(limits.memoryBytes / 1024)}`,
+        `ulimit -n ${limits.openFiles}`,
+        `ulimit -f ${Math.floor(limits.fileSizeBytes / 512)}`,
+      );
     return {
       file: "/bin/sh",
-      args: ["-c", `echo $$ > "$0" && ${ulimits} && exec "$@"`, spec.cgroupProcs, spec.bwrap, ...args],
+      args: ["-c", `${steps.join(" && ")} && exec "$@"`, first, ...more, spec.bwrap, ...args],
       env,
     };
   }

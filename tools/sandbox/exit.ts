@@ -13,3 +13,22 @@ export function sandboxedExit(
   const name = Object.entries(constants.signals).find(([, v]) => v === n)?.[0];
   return name ? { code: null, signal: name as NodeJS.Signals } : { code, signal };
 }
+
+/**
+ * What a command killed at its memory cap is told (after "was" / "A process it started was"): the
+ * cap, the setting that holds it, and what to do about it.
+ */
+export function outOfMemoryMessage(capBytes: number): string {
+  return `killed: out of memory (cap ${sizeText(capBytes)} for all its processes together, the policy's limits.residentBytes); make it hold less memory at once (smaller inputs, fewer parallel jobs, a smaller heap), or ask a person to raise limits.residentBytes in the policy`;
+}
+
+/** 4 GiB, 64 MiB, or bytes when neither is whole. */
+function sizeText(bytes: number): string {
+  for (const [unit, size] of [
+    ["GiB", 1024 ** 3],
+    ["MiB", 1024 ** 2],
+    ["KiB", 1024],
+  ] as const)
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  return `${bytes} bytes`;
+}

@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { sandboxArgv } from "./argv.js";
+import type { SandboxCaps } from "./cgroup.js";
 import { SANDBOX_OFF_WARNING, SandboxLimits } from "./settings.js";
 import { resolveView } from "./view.js";
 
@@ -68,17 +69,28 @@ export function unavailableMessage(cause: string): string {
 /**
  * Whether commands run sandboxed now: `on`; `off` (the policy's explicit choice); or `unavailable`
  * (every command is refused). With a warning a person reads — the start line, `GET /v1/info`, the
- * web page's banner — saying what it means and how to turn the sandbox on.
+ * web page's banner — saying what it means and how to turn the sandbox on; on, which caps bind,
+ * warned when a command's memory is not capped as a whole.
  */
-export type SandboxState = { state: "on" } | { state: "off" | "unavailable"; warning: string };
+export type SandboxState =
+  | { state: "on"; caps?: SandboxCaps; warning?: string }
+  | { state: "off" | "unavailable"; warning: string };
+
+/** What the start line and `GET /v1/info` say where no memory cgroup can be made. */
+export const NO_MEMORY_CAP_WARNING =
+  "warning: the server cannot make memory cgroups here (cgroup v1's memory controller needs root; cgroup v2 a folder whose memory controller the server may enable for its children): limits.residentBytes does not bind, and a command's memory is held only per process, by limits.memoryBytes (address space); run the server as root or in such a cgroup to cap it";
 
 export async function sandboxState(
   mode: "on" | "off",
   status: () => Promise<SandboxStatus>,
+  caps?: () => Promise<SandboxCaps>,
 ): Promise<SandboxState> {
   if (mode === "off") return { state: "off", warning: SANDBOX_OFF_WARNING };
   const s = await status();
-  return s.ok
-    ? { state: "on" }
-    : { state: "unavailable", warning: `warning: ${unavailableMessage(s.cause)}` };
+  if (!s.ok) return { state: "unavailable", warning: `warning: ${unavailableMessage(s.cause)}` };
+  const held = await caps?.();
+  if (!held) return { state: "on" };
+  return held.memory
+    ? { state: "on", caps: held }
+    : { state: "on", caps: held, warning: NO_MEMORY_CAP_WARNING };
 }

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ToolError } from "../errors.js";
 import { HOME_INSIDE, type SandboxNetwork, sandboxArgv } from "./argv.js";
-import { openPidsCgroups, type PidsCgroups } from "./cgroup.js";
+import { type CommandCgroup, type CommandCgroups, openCommandCgroups, type SandboxCaps } from "./cgroup.js";
 import { probeSandbox, type SandboxStatus, unavailableMessage } from "./probe.js";
 import type { SandboxLimits } from "./settings.js";
 import { resolveView, type ViewSpec, within } from "./view.js";
@@ -19,7 +19,10 @@ export interface SandboxRunnerOptions {
   bwrap?: string;
   /** The platform to probe for (default: this one); other than linux, the sandbox is unavailable. */
   platform?: NodeJS.Platform;
-  /** Where pids cgroups are made (default /sys/fs/cgroup); false: none, RLIMIT_NPROC only. */
+  /**
+   * Where the per-command pids and memory cgroups are made (default /sys/fs/cgroup); false: none,
+   * the RLIMITs only (RLIMIT_NPROC, and RLIMIT_AS for memory).
+   */
   cgroupRoot?: string | false;
 }
 
@@ -34,7 +37,7 @@ export interface SandboxRequest {
   env: Readonly<Record<string, string>>;
   /** Its working directory (a host path; when no root shows it, the private HOME). */
   cwd: string;
-  /** A name unique among running commands (the call's mark): its cgroup's. */
+  /** The call's mark: its commands' cgroups are named after it. */
   name: string;
 }
 
@@ -45,6 +48,8 @@ export interface PreparedCommand {
   env: Record<string, string>;
   cwd: string;
   release(): Promise<void>;
+  /** Whether the kernel killed a process of it at its memory cap (`limits.residentBytes`). */
+  outOfMemory(): Promise<boolean>;
 }
 
 export interface SandboxRunner {
@@ -52,11 +57,13 @@ export interface SandboxRunner {
   status(): Promise<SandboxStatus>;
   /** The command line that starts `request` sandboxed; throws ToolError `sandbox_unavailable`. */
   prepare(request: SandboxRequest): Promise<PreparedCommand>;
+  /** Which caps bind here (the cgroups, made on first use). */
+  caps(): Promise<SandboxCaps>;
   /** Starts `request` sandboxed in its own process group; release() once it has exited. */
   spawn(
     request: SandboxRequest,
     stdio: StdioOptions,
-  ): Promise<{ child: ChildProcess; release(): Promise<void> }>;
+  ): Promise<{ child: ChildProcess; release(): Promise<void>; outOfMemory(): Promise<boolean> }>;
   /** Removes what the runner made (its cgroup folder). */
   close(): Promise<void>;
 }
@@ -64,7 +71,9 @@ export interface SandboxRunner {
 export function createSandboxRunner(options: SandboxRunnerOptions = {}): SandboxRunner {
   const bwrap = options.bwrap ?? "bwrap";
   let probed: Promise<SandboxStatus> | undefined;
-  let cgroups: Promise<PidsCgroups | undefined> | undefined;
+  let cgroups: Promise<CommandCgroups | undefined> | undefined;
+  /** Numbers a call's commands: two commands never share a cgroup. */
+  let commands = 0;
   let extra: Promise<string[]> | undefined;
   let hiddenFile: Promise<string | undefined> | undefined;
 
@@ -102,6 +111,14 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
     return extra;
   }
 
+  function openCgroups(): Promise<CommandCgroups | undefined> {
+    cgroups ??=
+      options.cgroupRoot === false
+        ? Promise.resolve(undefined)
+        : openCommandCgroups(options.cgroupRoot).catch(() => undefined);
+    return cgroups;
+  }
+
   async function prepare(request: SandboxRequest): Promise<PreparedCommand> {
     const s = await status();
     if (!s.ok)
@@ -119,12 +136,12 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
         { details: { cwd: request.cwd } },
       );
     const shown = request.view.roots.some((r) => within(request.cwd, r.path));
-    cgroups ??=
-      options.cgroupRoot === false ? Promise.resolve(undefined) : openPidsCgroups(options.cgroupRoot);
-    const pids = await cgroups;
-    let procs: string | undefined;
-    if (pids) procs = await pids.make(request.name, request.limits.processes).catch(() => undefined);
+    const made = await openCgroups();
+    const cgroup: CommandCgroup | undefined = await made
+      ?.make(`${request.name}-${++commands}`, request.limits)
+      .catch(() => undefined);
     const hiddenAt = await hidden();
+    let released: Promise<number> | undefined;
     const cmd = sandboxArgv(
       {
         bwrap,
@@ -133,7 +150,7 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
         limits: request.limits,
         network: request.network,
         cwd: shown ? request.cwd : HOME_INSIDE,
-        ...(procs !== undefined ? { cgroupProcs: procs } : {}),
+        ...(cgroup ? { cgroup: { procs: cgroup.procs, pids: made?.controllers.has("pids") ?? false } } : {}),
       },
       request.command,
     );
@@ -142,8 +159,17 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
       args: cmd.args,
       env: { ...request.env, ...cmd.env },
       cwd: "/",
-      release: async () => {
-        if (procs !== undefined) await pids?.remove(request.name);
+      async release() {
+        if (!cgroup || released) return;
+        // the count is read before the folder goes
+        released = cgroup.oomKills().then(async (n) => {
+          await cgroup.remove();
+          return n;
+        });
+        await released;
+      },
+      async outOfMemory() {
+        return ((await (released ?? cgroup?.oomKills())) ?? 0) > 0;
       },
     };
   }
@@ -154,11 +180,18 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
     async spawn(request, stdio) {
       const cmd = await prepare(request);
       const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, detached: true, stdio });
-      return { child, release: cmd.release };
+      return { child, release: cmd.release, outOfMemory: cmd.outOfMemory };
+    },
+    async caps() {
+      const made = await openCgroups();
+      return {
+        memory: made?.controllers.has("memory") ?? false,
+        processes: made?.controllers.has("pids") ?? false,
+      };
     },
     async close() {
-      const pids = await cgroups;
-      await pids?.close();
+      const made = await cgroups;
+      await made?.close();
       const file = await hiddenFile;
       if (file) await rm(path.dirname(file), { recursive: true, force: true });
     },

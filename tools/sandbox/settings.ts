@@ -25,7 +25,19 @@ export const SandboxLimits = z
       // parser, so under 8 GiB every Node program that fetches (npx MCP servers) dies at its first
       // request. Address space is not memory: what a command really holds is bounded by the machine.
       .default(16 * GiB)
-      .describe("Address space of each process (RLIMIT_AS); an allocation past it fails"),
+      .describe(
+        "Address space of each process (RLIMIT_AS); an allocation past it fails. It bounds reservations, not memory held: residentBytes caps that",
+      ),
+    residentBytes: z
+      .number()
+      .int()
+      .min(16 * MiB)
+      // 4 GiB: a large build (tsc, webpack, a linker) fits, and a single command cannot push a
+      // machine of 8 GiB or more into the OOM killer, which would take the server with it
+      .default(4 * GiB)
+      .describe(
+        "Memory the command's processes hold together, swap included (a memory cgroup when the server can make one); past it the kernel kills the command",
+      ),
     processes: z
       .number()
       .int()

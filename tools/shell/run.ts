@@ -4,7 +4,7 @@ import { defineBuiltin } from "../catalogue/declare.js";
 import { ToolError } from "../errors.js";
 import { killGroup } from "../process/contain.js";
 import { OutputSpool } from "../process/output-spool.js";
-import { sandboxedExit } from "../sandbox/exit.js";
+import { outOfMemoryMessage, sandboxedExit } from "../sandbox/exit.js";
 import type { BuiltinTool, ToolContext } from "../types.js";
 import { readTail } from "./output-tail.js";
 
@@ -28,7 +28,13 @@ const GRACE_MS = 1000;
 /** Once the command has exited and its processes are ended, how long its output may still drain. */
 const DRAIN_MS = 2000;
 
-type Ending = { code: number | null; signal: NodeJS.Signals | null; stop?: "timeout" | "aborted" };
+type Ending = {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stop?: "timeout" | "aborted";
+  /** The memory cap a process of it was killed at. */
+  outOfMemory?: number;
+};
 
 const timeoutOf = (a: { timeout?: number | undefined }) =>
   a.timeout === undefined ? undefined : Math.max(1, Math.round(a.timeout * 1000));
@@ -111,7 +117,8 @@ async function runContained(
   ]);
   clearTimeout(late);
   await drained;
-  return ending;
+  const cap = await ctx.commands.outOfMemory();
+  return cap === undefined ? ending : { ...ending, outOfMemory: cap };
 }
 
 /** shell.run: a bash command in the workspace, output capped to its tail. */
@@ -175,6 +182,18 @@ export function createRunTool(): BuiltinTool {
       if (end.stop === "aborted") {
         parts.push("Command was stopped because the call was aborted; every process it started was killed.");
         throw new ToolError("aborted", parts.join("\n"), { details });
+      }
+      if (end.outOfMemory !== undefined) {
+        // a shell may outlive the process killed in it, even exit 0: its output is cut short all the same
+        const said = outOfMemoryMessage(end.outOfMemory);
+        parts.push(
+          end.signal
+            ? `Command was ${said}.`
+            : `A process of the command was ${said}. The command then exited with code ${end.code}.`,
+        );
+        throw new ToolError("killed", parts.join("\n"), {
+          details: { ...details, outOfMemory: true, residentBytes: end.outOfMemory },
+        });
       }
       if (end.signal) {
         parts.push(`Command was killed by signal ${end.signal}.`);

@@ -50,10 +50,16 @@ export function createApprovalsPanel(api: Api, el: HTMLElement, options: { empty
             },
             h("h3", {}, printable(approvalTitle(facts))),
             h("p", { class: "meta" }, printable(`run ${e.vid} · ${formatTime(e.ts)} · ${p.key}`)),
-            ...elicitationParts(api, p.key, e.elicitation, (action) => {
-              toast(printable(`Answered ${e.elicitation?.server} (${action}) · ${p.key}`));
-              reload();
-            }),
+            ...elicitationParts(
+              api,
+              p.key,
+              e.elicitation,
+              (action) => {
+                toast(printable(`Answered ${e.elicitation?.server} (${action}) · ${p.key}`));
+                reload();
+              },
+              "panel",
+            ),
           );
         const decide =
           (decision: "approve" | "deny", scope?: "once" | "run" | "always") => async (ev: Event) => {

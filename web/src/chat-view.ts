@@ -356,8 +356,13 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
       "div",
       { class: "approval-inline", "data-approval": e.key },
       h("p", { class: "reason" }, approvalTitle(facts)),
-      ...elicitationParts(api, e.key, e.elicitation, (action) =>
-        card.querySelector(".actions")?.replaceWith(h("p", { class: "decided" }, `Answered: ${action}.`)),
+      ...elicitationParts(
+        api,
+        e.key,
+        e.elicitation,
+        (action) =>
+          card.querySelector(".actions")?.replaceWith(h("p", { class: "decided" }, `Answered: ${action}.`)),
+        "chat",
       ),
     );
     return card;

@@ -14,15 +14,21 @@ export interface Elicitation {
 /**
  * The body of a card for an upstream's question: what it asks, its form, and Accept (the form's
  * content, which the server checks against the schema again) / Decline / Cancel. `done` is told
- * the action once the server took it.
+ * the action once the server took it. `where` names the place the card is drawn (`panel`, `chat`):
+ * one question can show in two places of a page at once (the approvals panel above the agent's
+ * conversation), and each form's labels must name its own fields.
  */
 export function elicitationParts(
   api: Api,
   key: string,
   asked: Elicitation,
   done: (action: "accept" | "decline" | "cancel") => void,
+  where: string,
 ): HTMLElement[] {
-  const form = createSchemaForm(asked.schema as JsonSchema, `elicit-${key.replace(/[^a-z0-9]/gi, "-")}`);
+  const form = createSchemaForm(
+    asked.schema as JsonSchema,
+    `${where}-elicit-${key.replace(/[^a-z0-9]/gi, "-")}`,
+  );
   const answer = (action: "accept" | "decline" | "cancel") => async (ev: Event) => {
     const actions = (ev.currentTarget as HTMLElement).closest(".actions");
     let content: ReturnType<typeof form.read> | undefined;
