@@ -2,7 +2,7 @@
  * Sandbox bench: what the sandbox costs per command, sandboxed against unsandboxed in the same run,
  * rounds interleaved so the machine's load weighs on both alike.
  * - `true` and `ls <workspace>`: spawned directly, and through the sandbox runner (the view resolved,
- *   the pids cgroup made and removed, bubblewrap with every namespace, prlimit): p50 and p99 ms, and
+ *   the pids and memory cgroups made and removed, bubblewrap with every namespace, rlimits): p50 and p99 ms, and
  *   the p50 overhead (bar: ≤ 5 ms on the 2-core machine);
  * - where bubblewrap's own start goes: `bwrap --unshare-all --ro-bind / / true` alone, and the same
  *   without the user namespace's neighbours (user namespace only).

@@ -20,6 +20,7 @@ import {
   createRequestStateCodec,
   type Implementation,
   type InputRequiredResult,
+  inputRequired,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -33,13 +34,15 @@ import { parseKey } from "../tree/path.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
 import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
 import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
+import { canAskForm, pushAsker, type SendElicitation, UPSTREAM_KEY, upstreamAnswer } from "./host-elicit.js";
+import { createParking, type ParkedStep } from "./host-parking.js";
 import type { ServerIdentity } from "./identity.js";
 import type { LiveTree } from "./live.js";
 import { CALL_TOOL, FIND_TOOL } from "./names.js";
 import { getTemplate, listPrompts, MCP_PROMPTS_DIR, SYSTEM_PROMPT, systemPromptResult } from "./prompts.js";
 import { cursorProblem, listMemory, readKey, TREE_TEMPLATE, unreadable, uriToKey } from "./resources.js";
 import { clientVid, type SessionRun, sessionRun, type Transport } from "./session-run.js";
-import type { McpSource } from "./source.js";
+import type { McpSource, SourceCallOptions } from "./source.js";
 
 export { clientVid } from "./session-run.js";
 
@@ -160,8 +163,13 @@ function deniedResult(text: string): CallToolResult {
   return { content: [{ type: "text", text }], isError: true, _meta: { "byteseek/kind": "denied" } };
 }
 
+/**
+ * The signed state a question is asked with (2026 era), echoed back with the answer: the call it
+ * is for (run, tool, arguments), and for an upstream's question the parked call it waits in.
+ */
 interface ApprovalState {
   call: string;
+  park?: string;
 }
 
 /** What a `tools/call` needs of its request beyond name and arguments (from the SDK's context, or a hand-served request). */
@@ -172,7 +180,12 @@ export interface CallContext {
   /** The client's answers to an earlier input-required result (2026 era). */
   inputResponses?: Record<string, unknown> | undefined;
   requestState(): ApprovalState | undefined;
+  /** Sends `elicitation/create` on this request (2025 era only: a 2026 host is asked in the result). */
+  elicit?: SendElicitation;
 }
+
+/** What a call made on a host's behalf answers: its result, or a question for the host (2026 era). */
+type Hosted = { result: ToolResult } | { ask: InputRequiredResult };
 
 export type { ServerIdentity } from "./identity.js";
 
@@ -185,6 +198,8 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     ttlSeconds: 3600,
   });
   const instances = new Set<McpInstance>();
+  // 2026-era calls whose upstream asks their host something (mcp/host-parking.ts)
+  const parking = createParking();
 
   // The catalogue kept per run, and a generation bumped by every tools/policy change so a build
   // that started before a change is not kept after it.
@@ -228,19 +243,87 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       .update(JSON.stringify([vid, name, args ?? {}]))
       .digest("base64url");
 
+  /**
+   * Calls `name` for the host. When the host can be asked (form elicitation), a question the
+   * tool's upstream asks during the call is put to it as well as kept in the tree: a 2025 host
+   * gets an `elicitation/create` of its own; for a 2026 host the call is parked (mcp/host-parking.ts)
+   * and the question answered in an input_required result.
+   */
+  async function callHosted(
+    name: string,
+    args: unknown,
+    ctx: CallContext,
+    vid: string,
+    extra: Pick<SourceCallOptions, "approve" | "approvedBy" | "approvedVia">,
+  ): Promise<Hosted> {
+    const { signal } = ctx;
+    if (!canAskForm(ctx.clientCaps()))
+      return { result: await source.call(name, args, { vid, signal, ...extra }) };
+    const who = {
+      by: `person (MCP host ${ctx.clientInfo()?.name ?? "client"})`,
+      via: `MCP elicitation of session ${vid}`,
+    };
+    if (ctx.elicit) {
+      const askHost = pushAsker(ctx.elicit, name, who);
+      return { result: await source.call(name, args, { vid, signal, askHost, ...extra }) };
+    }
+    const call = fingerprint(vid, name, args);
+    const step = await parking.start(
+      call,
+      name,
+      who,
+      (askHost, callSignal) => source.call(name, args, { vid, signal: callSignal, askHost, ...extra }),
+      signal,
+    );
+    return hostedStep(step, call);
+  }
+
+  async function hostedStep(step: ParkedStep, call: string): Promise<Hosted> {
+    if ("result" in step) return step;
+    return {
+      ask: inputRequired({
+        inputRequests: { [UPSTREAM_KEY]: inputRequired.elicit({ mode: "form", ...step.ask }) },
+        requestState: await codec.mint({ call, park: step.park }),
+      }),
+    };
+  }
+
+  /** A 2026 host's answer to an upstream's question, handed to the call parked for it. */
+  async function resumeHosted(
+    state: ApprovalState & { park: string },
+    ctx: CallContext,
+    call: string,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    // the state is signed, and names the run, tool and arguments: another session's is not this call's
+    const step =
+      state.call === call
+        ? await parking.resume(state.park, call, upstreamAnswer(ctx.inputResponses), ctx.signal)
+        : undefined;
+    if (step === undefined)
+      return deniedResult(
+        "This answers a question byteseek is no longer asking in this session (it was answered elsewhere, timed out, or belongs to another call): the answer was not used. The call's record is under /byteseek/tool/<run>/; call the tool again if it is still needed.",
+      );
+    const hosted = await hostedStep(step, call);
+    return "ask" in hosted ? hosted.ask : toCallResult(hosted.result);
+  }
+
   async function callThrough(
     name: string,
     args: unknown,
     ctx: CallContext,
     vid: string,
   ): Promise<CallToolResult | InputRequiredResult> {
-    const { signal } = ctx;
+    const call = fingerprint(vid, name, args);
+    const state = ctx.requestState();
+    if (state?.park !== undefined) return resumeHosted({ ...state, park: state.park }, ctx, call);
     let answer = approvalAnswer(ctx.inputResponses as Parameters<typeof approvalAnswer>[0]);
     // An answer counts only for the call it was asked for (the state we signed says which).
-    if (answer !== undefined && ctx.requestState()?.call !== fingerprint(vid, name, args)) answer = undefined;
+    if (answer !== undefined && state?.call !== call) answer = undefined;
     let shown: { effect?: string; owner?: string; hash?: string } = {};
     if (answer === undefined) {
-      const result = await source.call(name, args, { vid, signal });
+      const first = await callHosted(name, args, ctx, vid, {});
+      if ("ask" in first) return first.ask;
+      const result = first.result;
       if (result.details.code !== "needs_approval") return toCallResult(result);
       const d = result.details as { effect?: { text?: unknown }; owner?: unknown; hash?: unknown };
       shown = {
@@ -255,16 +338,15 @@ export function createMcpFactory(deps: McpFactoryDeps) {
       ...shown,
       answer,
       canAsk: ctx.clientCaps()?.elicitation !== undefined,
-      requestState: await codec.mint({ call: fingerprint(vid, name, args) }),
+      requestState: await codec.mint({ call }),
     });
     if (step.step === "ask") return step.result;
     if (step.step === "deny") return deniedResult(step.text);
     const approvedBy = `person (MCP host ${ctx.clientInfo()?.name ?? "client"})`;
     // the session is the run the connection's calls belong to (one per relayed connection)
     const approvedVia = `MCP elicitation of session ${vid}`;
-    return toCallResult(
-      await source.call(name, args, { vid, signal, approve: true, approvedBy, approvedVia }),
-    );
+    const approved = await callHosted(name, args, ctx, vid, { approve: true, approvedBy, approvedVia });
+    return "ask" in approved ? approved.ask : toCallResult(approved.result);
   }
 
   /** `tools/call`: the facade tools, or any tool by its MCP (or tree) name, through the boundary. */
@@ -329,6 +411,13 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         signal: ctx.mcpReq.signal,
         inputResponses: ctx.mcpReq.inputResponses,
         requestState: () => ctx.mcpReq.requestState<ApprovalState>(),
+        // a 2025 host takes requests of ours mid-call, on the call's own stream
+        ...(options.era === "legacy"
+          ? {
+              elicit: (params, sendOptions) =>
+                ctx.mcpReq.send({ method: "elicitation/create", params }, sendOptions),
+            }
+          : {}),
       };
     };
     const vidOf = async (ctx: ServerContext): Promise<string> => {

@@ -6,6 +6,7 @@
  */
 import { buildPrompt } from "../prompts/build.js";
 import type { ImplKind, ToolAnnotations } from "../tools/catalogue/declaration.js";
+import type { HostAsker } from "../tools/gate/asks.js";
 import type { Runtime, ValidTool } from "../tools/runtime.js";
 import type { ToolSearcher } from "../tools/search/searcher.js";
 import type { ToolResult } from "../tools/types.js";
@@ -38,6 +39,12 @@ export interface SourceCallOptions {
   approvedBy?: string;
   /** The credential of that approval: the MCP elicitation of which session. */
   approvedVia?: string;
+  /**
+   * The host can ask its person an upstream's question itself (it declared form elicitation): a
+   * question asked during the call is put to it too (mcp/host-elicit.ts). In-process only: through
+   * a server's routes the server's own channels answer it.
+   */
+  askHost?: HostAsker;
   signal?: AbortSignal;
 }
 
@@ -90,7 +97,8 @@ export function runtimeSource(tree: Tree, runtime: Runtime, searcher?: ToolSearc
         ...options,
         waitForApproval: true,
         onApproval(pending) {
-          // the host approved the call, not what an upstream asks during it: that question is the person's
+          // the host approved the call, not what an upstream asks during it: that question is the
+          // person's (put to the host as a question of its own when it can ask: askHost)
           if (pending.elicitation) return;
           runtime.approvals
             .decide(

@@ -40,7 +40,10 @@ export interface TreeOptions {
   cacheBytes?: number;
   /** Largest value accepted, in bytes; default 1 MiB. */
   maxValueBytes?: number;
-  /** `always` fsyncs every commit; `never` (default) survives a process crash, not a power cut. */
+  /**
+   * `always` fsyncs every commit (but a group whose every write asked for `deferSync`);
+   * `never` (default) survives a process crash, not a power cut.
+   */
   sync?: "always" | "never";
   /**
    * With sync `always`: how long a commit may wait for the writers of the previous group to come
@@ -55,6 +58,8 @@ export interface TreeOptions {
 interface Pending {
   /** Most operations run synchronously; deltree, clear, txn and import read ranges and await. */
   run: (m: Mutation) => unknown;
+  /** The write needs no fsync of its own (`SetOptions.deferSync`). */
+  deferSync: boolean;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -66,7 +71,8 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
   // classic-level honours `sync`; abstract-level's types do not declare it.
   const syncAlways = options.sync === "always";
-  const batchOptions = { sync: syncAlways } as AbstractBatchOptions<string, string>;
+  const synced = { sync: true } as AbstractBatchOptions<string, string>;
+  const unsynced = { sync: false } as AbstractBatchOptions<string, string>;
   const hub = new WatchHub();
   const records = new RecordCache();
   const cache = new NodeCache(options.cacheBytes ?? 32 * 1024 * 1024);
@@ -87,10 +93,10 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
   let filling: { size: number; wake: () => void } | undefined;
   const commitDelayMs = options.commitDelayMs ?? 1;
 
-  function enqueue<T>(run: (m: Mutation) => T | Promise<T>): Promise<T> {
+  function enqueue<T>(run: (m: Mutation) => T | Promise<T>, deferSync = false): Promise<T> {
     if (closed) return Promise.reject(new TreeError("TREE_CLOSED", "the tree is closed"));
     return new Promise<T>((resolve, reject) => {
-      queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
+      queue.push({ run, deferSync, resolve: resolve as (v: unknown) => void, reject });
       if (!draining) void drain();
       else if (filling && queue.length >= filling.size) filling.wake();
     });
@@ -135,8 +141,10 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
         // half groups (those just answered are not back yet) pay one fsync per half. So the
         // writers of the group just answered get up to commitDelayMs to come back and join those
         // that queued behind it (as PostgreSQL's commit_delay).
+        // (A queue of writes that all defer their fsync has none to share.)
         const writers = queuedBehind + lastGroup;
-        if (syncAlways && commitDelayMs > 0 && lastGroup > 1 && queue.length < writers)
+        const fsyncs = syncAlways && queue.some((p) => !p.deferSync);
+        if (fsyncs && commitDelayMs > 0 && lastGroup > 1 && queue.length < writers)
           await fill(writers, commitDelayMs);
         const group = queue.splice(0);
         lastGroup = group.length;
@@ -196,7 +204,11 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
           nodes.push({ sk: key, rec: v as NodeRecord | null, length: text?.length ?? 0 });
       }
       log.write(batch, logs);
-      await batch.write(batchOptions); // an empty batch just closes
+      // With sync always, a group is fsynced unless every write in it deferred its fsync: LevelDB
+      // appends each batch to its log in order, so the next synced batch takes a deferred one to
+      // disk with it (and a killed process never loses it: it is in the OS's cache already).
+      const sync = syncAlways && done.some(({ p }) => !p.deferSync);
+      await batch.write(sync ? synced : unsynced); // an empty batch just closes
     } catch (err) {
       await batch.close().catch(() => {}); // idempotent; frees the native batch when write never ran
       nextRev = startRev;
@@ -290,12 +302,12 @@ export async function createLevelTree(db: Db, options: TreeOptions = {}): Promis
 
   const tree: Tree = {
     get: (key) => getNode(key),
-    set: (key, value, o) => enqueue((m) => plan.set(m, key, value, o)),
+    set: (key, value, o) => enqueue((m) => plan.set(m, key, value, o), o?.deferSync),
     del: (key, o) => enqueue((m) => plan.del(m, key, o)),
     deltree: (dir, o) => enqueue((m) => plan.deltree(m, dir, o)),
     mkindex: (dir) => enqueue((m) => plan.mkindex(m, dir)),
     list: (dir, o) => list(dir, o),
-    append: (dir, value, o) => enqueue((m) => plan.append(m, dir, value, o)),
+    append: (dir, value, o) => enqueue((m) => plan.append(m, dir, value, o), o?.deferSync),
     txn: (req) => enqueue((m) => plan.txn(m, req)),
     watch,
     history: (key) => history(key),

@@ -61,6 +61,15 @@ export interface SetOptions {
    * tool declarations and policy: tools/catalogue/checked-tree.ts). The storage engines ignore it.
    */
   unchecked?: boolean;
+  /**
+   * The embedded store at `BYTESEEK_SYNC=always`: commit this write without an fsync of its own.
+   * It reaches the disk with the next synced commit (LevelDB writes its log in order, so a later
+   * synced write carries every earlier one — but across a switch of log file, docs/ARCHITECTURE.md
+   * "Durable runs"); a killed process never loses it, a power cut or an
+   * OS crash may, until then. For a write whose loss nothing acknowledged depends on (a call's
+   * intent record when the call is safe to repeat). Ignored by the other engines and settings.
+   */
+  deferSync?: boolean;
 }
 
 export interface DelOptions {
@@ -270,7 +279,11 @@ export interface Tree {
   mkindex(dir: string): Promise<WriteResult>;
   list(dir: string, options?: ListOptions): Promise<ListResult>;
   /** Creates the next dense child `<n>` of `dir` (0, 1, 2, …) holding `value`. */
-  append(dir: string, value: TreeValue, options?: { vid?: string; ro?: boolean }): Promise<WriteResult>;
+  append(
+    dir: string,
+    value: TreeValue,
+    options?: { vid?: string; ro?: boolean; deferSync?: boolean },
+  ): Promise<WriteResult>;
   txn(request: TxnRequest): Promise<TxnResult>;
   watch(prefix: string, options?: WatchOptions): AsyncIterable<WatchBatch>;
   /** Retained previous versions of a value, newest first. */

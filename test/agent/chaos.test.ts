@@ -123,6 +123,45 @@ afterAll(async () => {
   await dir.remove();
 });
 
+describe("intents committed without an fsync of their own (BYTESEEK_SYNC=always)", () => {
+  it("a run SIGKILLed right after an http call's intent finds it on resume and sends the call once, with its key", async () => {
+    keys.length = 0;
+    const plan = [
+      { name: "tree.set", args: { key: "/chaos/k", value: "v" } },
+      { name: "count.add", args: {} },
+    ];
+    const step = (req: FakeRequest) => {
+      const seen = req.messages.filter((m) => m.role === "tool").length;
+      const next = plan[seen];
+      return next ? { toolCalls: [{ ...next, id: `c${seen}` }] } : { text: "all done" };
+    };
+    // exactly the model requests the two processes make (a step left over would answer the next test)
+    fake.script(step, step, step);
+    const { env } = await prepare("lazy-intent");
+    const always: NodeJS.ProcessEnv = { ...env, BYTESEEK_SYNC: "always" };
+    const first = await byteseek(["run", "go", "--vid", "lz1"], { ...always, BYTESEEK_KILL_AT: "effect:2" });
+    expect(first.signal).toBe("SIGKILL");
+    expect(keys).toEqual([]);
+    // what the killed process left: both intents (neither synced on its own), the first call done
+    const tree = await openTree({ backend: "classic", location: String(always.KVSPACE) });
+    const record = async (n: number) => {
+      const node = await tree.get(`/byteseek/tool/lz1/${n}`);
+      return node?.kind === "json" ? (node.value.value as Record<string, unknown>) : undefined;
+    };
+    expect(await record(0)).toMatchObject({ name: "tree.set", state: "done", sideEffect: "tree" });
+    expect(await record(1)).toMatchObject({ name: "count.add", state: "started", sideEffect: "http" });
+    await tree.close();
+
+    const resumed = await byteseek(["run", "--resume", "lz1"], always);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(keys).toEqual(["lz1/1"]);
+    expect(fake.pending()).toBe(0);
+    const after = await openTree({ backend: "classic", location: String(always.KVSPACE) });
+    expect((await after.get("/chaos/k"))?.version).toBe(1);
+    await after.close();
+  }, 60_000);
+});
+
 describe("a run killed at chosen points and resumed until done", () => {
   it.each(["classic", "etcd"] as const)(
     "on %s, does each completed effect once, reports the unknown one and never re-runs it",

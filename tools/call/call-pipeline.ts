@@ -85,9 +85,13 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const meta: RecordMeta = { args: args ?? {} };
     const scopes: OwnedScope[] = [];
     try {
-      // an upstream's question during the call goes to a person only where one waits (never to
-      // `approve: true`, which approves the call, not an answer nobody gave)
-      const person = callOptions.waitForApproval ? { onApproval: callOptions.onApproval } : undefined;
+      // an upstream's question during the call goes to a person only where one waits or the caller's
+      // host can ask one (never to `approve: true`, which approves the call, not an answer nobody gave)
+      const { askHost } = callOptions;
+      const person =
+        callOptions.waitForApproval || askHost
+          ? { onApproval: callOptions.onApproval, ...(askHost ? { host: askHost } : {}) }
+          : undefined;
       const heard = callOptions.onProgress ? { onProgress: callOptions.onProgress } : {};
       result = await answer(String(name), args, approvedByCaller(approvals, callOptions), meta, {
         scopes,

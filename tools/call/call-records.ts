@@ -11,6 +11,7 @@ import { idempotencyKeyOf, STARTED_TEXT, type ToolRecord, writeRecord } from "..
 import { type createCallLog, UNKNOWN_TOOLS } from "../records/usage.js";
 import type { ToolResult } from "../types.js";
 import type { ToolCall } from "./hooks.js";
+import { intentNeedsSync } from "./intent.js";
 import type { CallOptions, PipelineOptions, RecordMeta } from "./pipeline-types.js";
 import { failure } from "./results.js";
 
@@ -64,7 +65,9 @@ export async function recordStart(
   };
   // a retry keeps its key; a new record's is its own number, known once appended (stored with the result)
   if (callOptions.retry !== undefined) record.idempotencyKey = idempotencyKeyOf(callOptions.retry);
-  const key = await writeRecord(deps.tree, deps.logger, call.vid, record, callOptions.retry);
+  // at sync always, the record of a call that is safe to repeat waits for the next fsync (intent.ts)
+  const deferSync = !intentNeedsSync(intent.sideEffect);
+  const key = await writeRecord(deps.tree, deps.logger, call.vid, record, callOptions.retry, deferSync);
   if (key === undefined)
     return failure(
       "runtime",

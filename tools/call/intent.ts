@@ -86,6 +86,21 @@ export function sideEffectOf(
   return "other";
 }
 
+/**
+ * Whether a call's `started` record needs an fsync of its own before the call runs (the store at
+ * sync always). Its loss only matters if a power cut could keep the call's effect and lose the
+ * record (a killed process loses neither: the record is in the OS's cache). Not for:
+ * - `none`: running it again is harmless, and a call with no record runs again;
+ * - `tree`: its effect is a later write to the same store, so it survives only if the record
+ *   written before it does (the store's log is written in order);
+ * - `http`: a call with no record runs again under the same number, so the same Idempotency-Key
+ *   (a run's calls are answered one at a time: nothing of the run is appended after it meanwhile).
+ * Edits (`files`: their resume needs the hashes in the record) and `other` keep it.
+ */
+export function intentNeedsSync(sideEffect: SideEffect): boolean {
+  return sideEffect === "files" || sideEffect === "other";
+}
+
 /** sha-256 (hex) of bytes, as `files` records them. */
 export function bytesHash(parts: Buffer | readonly Buffer[]): string {
   const h = createHash("sha256");

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Tree } from "../../tree/types.js";
 import type { Catalogue, DeclRef } from "../catalogue/catalogue.js";
 import type { Approvals } from "../gate/approvals.js";
+import type { HostAsker } from "../gate/asks.js";
 import type { GateInput } from "../gate/gate.js";
 import type { LoadedPolicy } from "../gate/policy.js";
 import type { Power } from "../gate/powers.js";
@@ -37,6 +38,13 @@ export interface CallOptions {
   waitForApproval?: boolean;
   /** Told when the call starts waiting for a person, with the approval key. */
   onApproval?: (pending: PendingApproval) => void;
+  /**
+   * The caller's host can ask its person an upstream MCP server's question itself (an MCP host that
+   * declared elicitation): such a question waits as an approval entry, as for a waiting caller, and
+   * is put to the host too; the first answer from any channel decides it (tools/gate/host-asks.ts).
+   * It approves nothing else: a call that needs confirmation still answers needs_approval.
+   */
+  askHost?: HostAsker;
   /** Told of the call's progress while it runs (an upstream MCP server's progress and log lines, bounded). */
   onProgress?: (progress: ToolProgress) => void;
   /** The model's tool call this answers (the agent loop): kept in the record for a resumed run. */

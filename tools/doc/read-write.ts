@@ -126,7 +126,7 @@ export function appendDoc<F extends DocFamily>(
   family: F,
   dir: string,
   doc: DocInput<F>,
-  options?: { vid?: string; ro?: boolean },
+  options?: Parameters<Tree["append"]>[2],
 ): Promise<WriteResult> {
   return tree.append(dir, docValue(family, doc), options);
 }

@@ -25,6 +25,38 @@ export interface ElicitationAsked {
 /** How a person answered an upstream's question: MCP's three actions. */
 export type ElicitAction = "accept" | "decline" | "cancel";
 
+/** What the person answered in the caller's host: MCP's action, and the form's content on accept. */
+export interface HostAnswer {
+  action: ElicitAction;
+  /** Checked against the upstream's schema before it goes anywhere (a misfit is refused). */
+  content?: unknown;
+}
+
+/**
+ * A caller that can put an upstream's question to its person itself (an MCP host, through its own
+ * elicitation): the question still waits as an approval entry that any channel may decide, and the
+ * host's answer decides it as `by`, via `via` (the MCP elicitation of which session).
+ */
+export interface HostAsker {
+  by: string;
+  via: string;
+  /**
+   * Puts `question` to the host's person; resolves with their answer, rejects when the host cannot
+   * ask. `signal` aborts once the entry is decided elsewhere, times out, or the call ends.
+   */
+  ask(question: ElicitationAsked, options: HostAskOptions): Promise<HostAnswer>;
+}
+
+export interface HostAskOptions {
+  /** The approval entry the question waits at. */
+  approval: string;
+  signal: AbortSignal;
+  /** How long the question may wait at most (the policy's approvalTimeoutMs). */
+  timeoutMs: number;
+  /** Why the host's previous answer was refused (it did not fit the form): said when asking again. */
+  refused?: string;
+}
+
 /** What an upstream's `sampling/createMessage` asks the model, reduced to what every provider takes. */
 export interface SampleRequest {
   system?: string;

@@ -12,6 +12,8 @@ import type { CallAsks } from "../types.js";
 import { askPerson } from "./approval-flow.js";
 import { approvalReason } from "./approval-wording.js";
 import type { Approvals, ElicitationAsked } from "./approvals.js";
+import type { HostAsker } from "./asks.js";
+import { putToHost } from "./host-asks.js";
 import type { Policy } from "./policy.js";
 import { grantOf } from "./powers.js";
 
@@ -27,8 +29,13 @@ export interface CallAsksOptions {
   roots: readonly string[];
   /** Stops the call's timeout while a person is asked; answers the function that starts it again. */
   hold?: () => () => void;
-  /** Present when a person can be asked (the caller waits for approvals): told when a question waits. */
-  person?: { onApproval?: ((pending: PendingApproval) => void) | undefined } | undefined;
+  /**
+   * Present when a person can be asked (the caller waits for approvals, or its host can ask): told
+   * when a question waits; `host` puts it to the caller's host's person too (tools/gate/host-asks.ts).
+   */
+  person?:
+    | { onApproval?: ((pending: PendingApproval) => void) | undefined; host?: HostAsker | undefined }
+    | undefined;
 }
 
 export function callAsks(o: CallAsksOptions): CallAsks {
@@ -44,13 +51,27 @@ export function callAsks(o: CallAsksOptions): CallAsks {
       : (request, signal) => (llm.sample as NonNullable<LlmClient["sample"]>)(request, signal);
   const roots = grant.read || grant.write ? [o.workspace, ...o.roots] : [];
   if (!o.person) return { model, roots };
-  const onApproval = o.person.onApproval;
+  const { onApproval, host } = o.person;
   return {
     model,
     roots,
     async person(question: ElicitationAsked) {
       const facts = { tool: call.name, vid: call.vid, elicitation: question };
       const resume = o.hold?.();
+      // the host's question lives as long as the entry's wait: decided elsewhere, timed out or aborted, it ends
+      const asking = new AbortController();
+      const tell = (pending: PendingApproval) => {
+        onApproval?.(pending);
+        if (host)
+          void putToHost({
+            approvals: o.approvals,
+            host,
+            question,
+            approval: pending.key,
+            signal: asking.signal,
+            timeoutMs: policy.approvalTimeoutMs,
+          });
+      };
       const outcome = await askPerson(
         o.approvals,
         {
@@ -61,8 +82,11 @@ export function callAsks(o: CallAsksOptions): CallAsks {
           reason: approvalReason(facts, "elicitation"),
           rule: "elicitation",
         },
-        { timeoutMs: policy.approvalTimeoutMs, signal: o.signal, ...(onApproval ? { onApproval } : {}) },
-      ).finally(() => resume?.());
+        { timeoutMs: policy.approvalTimeoutMs, signal: o.signal, onApproval: tell },
+      ).finally(() => {
+        asking.abort();
+        resume?.();
+      });
       const entry = await o.approvals.read(outcome.key);
       const d = entry?.decision;
       // no answer in time, an aborted call, an entry removed: nobody chose, so the question is dismissed

@@ -118,7 +118,8 @@ const KEEP_STRING = 2048;
 
 /**
  * Appends the record (read-only, owned by the run): dense, gapless numbering comes from the
- * tree's `append`; with `at`, the record replaces the one there (a started call's result). Returns the record key, or undefined if the store refused even a shortened
+ * tree's `append`; with `at`, the record replaces the one there (a started call's result);
+ * `deferSync`: the write needs no fsync of its own (SetOptions.deferSync). Returns the record key, or undefined if the store refused even a shortened
  * record (logged; the call's result still goes back to the caller).
  */
 export async function writeRecord(
@@ -127,12 +128,14 @@ export async function writeRecord(
   vid: string,
   record: ToolRecord,
   at?: string,
+  deferSync?: boolean,
 ): Promise<string | undefined> {
   const value = storedRecord(record);
+  const lazily = deferSync ? { deferSync } : {};
   const put = (v: ToolRecord) =>
     at === undefined
-      ? appendDoc(tree, RecordDoc, recordsDir(vid), v, { vid, ro: true })
-      : writeDoc(tree, RecordDoc, at, v, { vid, ro: true, force: true });
+      ? appendDoc(tree, RecordDoc, recordsDir(vid), v, { vid, ro: true, ...lazily })
+      : writeDoc(tree, RecordDoc, at, v, { vid, ro: true, force: true, ...lazily });
   try {
     return (await put(value)).key;
   } catch (err) {

@@ -66,11 +66,14 @@ interface Hierarchy {
  * offering the controller — and makes byteseek's folder there; undefined where no controller binds.
  * Empty folders of crashed servers beside it are removed first.
  */
-export async function openCommandCgroups(root = "/sys/fs/cgroup"): Promise<CommandCgroups | undefined> {
+export async function openCommandCgroups(
+  root = "/sys/fs/cgroup",
+  wanted: readonly CgroupController[] = ["pids", "memory"],
+): Promise<CommandCgroups | undefined> {
   const own = await readFile("/proc/self/cgroup", "utf8").catch(() => "");
   const name = `byteseek-${process.pid}-${randomBytes(4).toString("hex")}`;
   const hierarchies: Hierarchy[] = [];
-  for (const controller of ["pids", "memory"] as const) {
+  for (const controller of wanted) {
     for (const candidate of candidates(own, root, controller)) {
       const known = hierarchies.find((h) => h.dir === candidate.dir);
       const h = known ?? { ...candidate, base: path.join(candidate.dir, name), controllers: [] };
