@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import type { ChatMessage } from "../agent/providers/types.js";
 import { sessionDir } from "../agent/run-keys.js";
 import { seedStore } from "../compose/byteseek.js";
+import { keys } from "../shared/keys.js";
 import { POLICY_KEY } from "../tools/gate/policy.js";
 import { readRecord, recordsDir } from "../tools/records/records.js";
 import { openTree } from "../tree/index.js";
@@ -42,7 +43,7 @@ export interface ChaosWorld {
  */
 export async function declareCounter(tree: Tree, port: number): Promise<void> {
   await tree.set(
-    "/byteseek/tools/count.add",
+    keys.tool("count.add"),
     json({
       name: "count.add",
       description: "adds one to the counter",

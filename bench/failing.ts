@@ -9,6 +9,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runDirs } from "../shared/keys.js";
 import { createRecentCalls } from "../tools/records/recent-calls.js";
 import { recentFailures } from "../tools/records/recent-failures.js";
 import { json, openTree } from "../tree/index.js";
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
       for (let n = 0; n < 5; n++) {
         const failed = (r * 5 + n) % 5 === 0;
         await tree.append(
-          `/byteseek/tool/run${r}/`,
+          runDirs.records(`run${r}`),
           json({
             name: `tool.t${(r + n) % 40}`,
             args: {},

@@ -24,6 +24,7 @@ import { createLiveTree } from "../mcp/live.js";
 import { createMcpFactory } from "../mcp/server.js";
 import { runtimeSource } from "../mcp/source.js";
 import { buildApp } from "../server/app.js";
+import { keys } from "../shared/keys.js";
 import { createEtcdTree } from "../tree/etcd/index.js";
 import { createHttpTree } from "../tree/http/index.js";
 import { openTree } from "../tree/index.js";
@@ -126,7 +127,7 @@ async function mcpLane(): Promise<[number[], number[]]> {
     method: "tools/call",
     params: {
       name: "tree_get",
-      arguments: { key: "/byteseek/prompt/truncated" },
+      arguments: { key: keys.prompt("truncated") },
       _meta: {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
@@ -181,7 +182,7 @@ async function etcdLane(): Promise<[number[], number[]]> {
 
 async function relayLane(): Promise<[number[], number[]]> {
   const lines = [
-    '{"method":"tools/call","params":{"name":"tree_get","arguments":{"key":"/byteseek/prompt/truncated"}},"jsonrpc":"2.0","id":41}',
+    `{"method":"tools/call","params":{"name":"tree_get","arguments":{"key":"${keys.prompt("truncated")}"}},"jsonrpc":"2.0","id":41}`,
     `{"result":{"content":[{"type":"text","text":"${"v".repeat(300)}"}],"isError":false},"jsonrpc":"2.0","id":41}`,
   ];
   const n = COUNT * 50;

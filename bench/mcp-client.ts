@@ -15,6 +15,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { pino } from "pino";
 import { createByteseek } from "../compose/byteseek.js";
+import { keys } from "../shared/keys.js";
 import { openTree } from "../tree/index.js";
 import { json } from "../tree/value.js";
 import { median, percentile, printTable } from "./report.js";
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
     sweep: false,
   });
   await tree.set(
-    "/byteseek/mcp/everything",
+    keys.mcpServer("everything"),
     json({ command: [process.execPath, EVERYTHING, "stdio"], idleStopMs: 0 }),
   );
   const [report] = await bs.mcp.sync("everything");

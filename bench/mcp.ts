@@ -40,6 +40,7 @@ import { pino } from "pino";
 import { Pool } from "undici";
 import { createByteseek } from "../compose/byteseek.js";
 import { buildApp } from "../server/app.js";
+import { keys } from "../shared/keys.js";
 import { openTree } from "../tree/index.js";
 import { fmt, median, pairedRatio, percentile, printTable } from "./report.js";
 
@@ -60,7 +61,7 @@ const BAR = 1.5;
  */
 const OFFICIAL_HTTP = new Set(["http1", "http2"]);
 /** A small value every fresh store has (seeded), so each stdio process reads the same. */
-const KEY = "/byteseek/prompt/truncated";
+const KEY = keys.prompt("truncated");
 const BIN = fileURLToPath(new URL("../cli/byteseek.js", import.meta.url));
 /** Clock ticks per second of /proc/<pid>/stat (Linux's USER_HZ, 100 everywhere it runs). */
 const USER_HZ = 100;

@@ -10,6 +10,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { lastTurnKey } from "../prompts/build.js";
+import { dirs, keys, runDirs } from "../shared/keys.js";
 import { json } from "../tree/value.js";
 import { withByteseek } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     const filled = performance.now();
     await inBatches(TOOLS, (i) =>
       tree.set(
-        `/byteseek/tools/bench.t${i}`,
+        keys.tool(`bench.t${i}`),
         json({
           name: `bench.t${i}`,
           description: `Benchmark tool number ${i}: reads a file of the workspace and shows it`,
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     // 10,000 records over 100 runs; the measured run's previous turn made the last 5, all failing.
     await inBatches(RECORDS, (i) =>
       tree.append(
-        `/byteseek/tool/run${i % 100}/`,
+        runDirs.records(`run${i % 100}`),
         json({
           name: "edit.replace",
           args: { path: `f${i}.txt`, old: "a", new: "b" },
@@ -67,13 +68,10 @@ async function main(): Promise<void> {
         { vid: `run${i % 100}` },
       ),
     );
-    const failing = Array.from({ length: 5 }, (_, k) => `/byteseek/tool/run0/${k * 3}`);
+    const failing = Array.from({ length: 5 }, (_, k) => keys.toolRecord("run0", k * 3));
     await tree.set(lastTurnKey("run0"), json({ records: failing, reason: "done" }));
     await inBatches(MEMORY, (i) =>
-      tree.set(
-        `/byteseek/memory/topic${i}`,
-        json(`note ${i}: ${i % 50 === 0 ? "deploy with care" : "misc"}`),
-      ),
+      tree.set(`${dirs.memory}topic${i}`, json(`note ${i}: ${i % 50 === 0 ? "deploy with care" : "misc"}`)),
     );
     const fillMs = performance.now() - filled;
 
@@ -93,7 +91,7 @@ async function main(): Promise<void> {
     // A turn writes between its builds (records, messages): the revision moves, the caches miss.
     const latMoved: number[] = [];
     for (let i = 0; i < Math.min(BUILDS, 100); i++) {
-      await tree.append("/byteseek/tool/run1/", json({ name: "edit.read", kind: "ok", text: "x" }), {
+      await tree.append(runDirs.records("run1"), json({ name: "edit.read", kind: "ok", text: "x" }), {
         vid: "run1",
       });
       const s = performance.now();

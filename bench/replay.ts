@@ -16,6 +16,7 @@ import { createAgent } from "../agent/loop.js";
 import type { ChatResponse, Provider } from "../agent/providers/types.js";
 import { replayRun } from "../agent/replay/replay.js";
 import { readTranscript } from "../agent/replay/transcript.js";
+import { dirs } from "../shared/keys.js";
 import { withByteseek } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
 
@@ -50,7 +51,7 @@ function script(): ChatResponse[] {
           : i % 5 === 2
             ? [
                 call(2 * i, "edit.read", { path: "f0.txt" }),
-                call(2 * i + 1, "tree.list", { key: "/byteseek/prompt/" }),
+                call(2 * i + 1, "tree.list", { key: dirs.prompts }),
               ]
             : i % 5 === 3
               ? [

@@ -16,6 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { createBuiltins, createByteseek } from "../compose/byteseek.js";
+import { keys } from "../shared/keys.js";
 import { POLICY_KEY } from "../tools/gate/policy.js";
 import { indexedToolOf } from "../tools/search/document.js";
 import { createToolIndex, type IndexedTool, type ToolIndex } from "../tools/search/index.js";
@@ -90,7 +91,7 @@ async function writeDelay(writer: Tree, reader: Tree): Promise<number[]> {
     for (let i = 0; i < (quick ? 50 : 300); i++) {
       const name = `bench.tool${i}`;
       const t0 = performance.now();
-      await writer.set(`/byteseek/tools/${name}`, {
+      await writer.set(keys.tool(name), {
         kind: "json",
         value: {
           name,
@@ -159,7 +160,7 @@ async function promptBytes(
           ...declarationOf(op, suffix),
           impl: { kind: "http", url: "https://api.github.com/", method: "GET" },
         };
-        await bs.tree.set(`/byteseek/tools/${op.name}${suffix}`, json(decl as Json));
+        await bs.tree.set(keys.tool(`${op.name}${suffix}`), json(decl as Json));
       }
     const bytes = async (mode: "all" | "deferred"): Promise<[number, number]> => {
       const node = await bs.tree.get(POLICY_KEY);

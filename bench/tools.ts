@@ -8,6 +8,7 @@
  * Run: npm run build && node dist/bench/tools.js [--quick]
  */
 import { pino } from "pino";
+import { keys, runDirs } from "../shared/keys.js";
 import { seedTools } from "../tools/catalogue/seed.js";
 import { createRuntime } from "../tools/runtime.js";
 import { json, openTree } from "../tree/index.js";
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
       }),
     );
     const sharedSecs = (performance.now() - t2) / 1000;
-    const shared = await tree.list("/byteseek/tool/shared/", { limit: 1, after: String(per * callers - 2) });
+    const shared = await tree.list(runDirs.records("shared"), { limit: 1, after: String(per * callers - 2) });
     if (shared.children[0]?.name !== String(per * callers - 1))
       throw new Error("records of the shared run are not dense");
 
@@ -87,9 +88,9 @@ async function main(): Promise<void> {
     const cpuFloor0 = process.cpuUsage();
     for (let i = 0; i < CALLS / 4; i++) {
       const s = performance.now();
-      await tree.get("/byteseek/tools/bench.noopTool");
-      await tree.get("/byteseek/policy");
-      await tree.append("/byteseek/tool/floor/", json({ name: "bench.noop", args: { n: i }, text: "ok" }), {
+      await tree.get(keys.tool("bench.noopTool"));
+      await tree.get(keys.policy);
+      await tree.append(runDirs.records("floor"), json({ name: "bench.noop", args: { n: i }, text: "ok" }), {
         vid: "floor",
         ro: true,
       });

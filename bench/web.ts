@@ -20,6 +20,7 @@ import { pino } from "pino";
 import type { Browser } from "playwright-core";
 import { createByteseek } from "../compose/byteseek.js";
 import { buildApp } from "../server/app.js";
+import { keys } from "../shared/keys.js";
 import { bulkTools } from "../test/web/bulk-tools.js";
 import { launchChromium } from "../test/web/chromium.js";
 import { openTree } from "../tree/index.js";
@@ -39,20 +40,20 @@ function* runEntries(now: number): Generator<ExportEntry> {
   for (let i = 0; i < RUNS; i++) {
     const vid = `r${(now - (RUNS - i) * 1000).toString(36)}${i.toString(16).padStart(4, "0")}`;
     yield {
-      key: `/vthread/${vid}/status`,
+      key: keys.runStatus(vid),
       kind: "char/utf8",
       value: statuses[i % statuses.length] ?? "done",
     };
-    yield { key: `/byteseek/session/${vid}/0`, kind: "json", value: { role: "user", content: `task ${i}` } };
+    yield { key: keys.session(vid, 0), kind: "json", value: { role: "user", content: `task ${i}` } };
     yield {
-      key: `/byteseek/usage/${vid}`,
+      key: keys.usage(vid),
       kind: "json",
       value: { steps: 3, calls: 5, tokens: { input: 2000 + i, output: 100 } },
     };
     for (let n = 0; n < 5; n++) {
       const failing = (i * 5 + n) % 5 === 0;
       yield {
-        key: `/byteseek/tool/${vid}/${n}`,
+        key: keys.toolRecord(vid, n),
         kind: "json",
         value: {
           name:

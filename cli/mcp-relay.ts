@@ -14,7 +14,13 @@ import { connect, type Socket } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
 import { fastLanesByDefault } from "../tree/fast-lanes.js";
-import { type Holder, HolderAnswer, type RelayHello, socketAt } from "../tree/held-socket.js";
+import {
+  HOLDER_RESTART_GRACE_MS,
+  type Holder,
+  HolderAnswer,
+  type RelayHello,
+  socketAt,
+} from "../tree/held-socket.js";
 import { CliError } from "./errors.js";
 
 export interface RelayOptions {
@@ -124,7 +130,7 @@ export async function relayMcp(options: RelayOptions): Promise<void> {
   }
 
   async function attach(): Promise<Socket> {
-    const grace = holder === "serve" ? (options.serverGraceMs ?? 5000) : 0;
+    const grace = holder === "serve" ? (options.serverGraceMs ?? HOLDER_RESTART_GRACE_MS) : 0;
     const reached = await reach(options, patienceMs, grace);
     const s = reached.socket;
     holder = reached.holder;

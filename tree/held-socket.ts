@@ -26,6 +26,18 @@ import { z } from "zod";
 /** The socket's name in the store folder. */
 export const SHARE_SOCKET = "mcp.sock";
 
+/**
+ * How long a `byteseek serve` that stopped is given to come back (a restart) before a relay takes
+ * its folder over (cli/mcp-relay.ts).
+ */
+export const HOLDER_RESTART_GRACE_MS = 5000;
+
+/**
+ * How long a `kvspace` watch through a held folder waits for a holder after losing one (the
+ * grace above and a relay's takeover after it) before it ends, saying how to go on.
+ */
+export const HELD_WATCH_PATIENCE_MS = HOLDER_RESTART_GRACE_MS + 1000;
+
 /** A Unix socket path holds at most 107 bytes on Linux (104 on macOS); keep below both. */
 const MAX_SOCKET_PATH = 100;
 

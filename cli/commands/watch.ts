@@ -1,7 +1,8 @@
+import { isTreeError } from "../../tree/errors.js";
 import { eventToJson } from "../../tree/http/convert.js";
 import { parseKey } from "../../tree/path.js";
 import { defineCommand, writeJson, writeLine } from "../command.js";
-import { usageError } from "../errors.js";
+import { CliError, usageError } from "../errors.js";
 import { formatWatchLine } from "../format.js";
 
 const USAGE = "watch <dir/> [--from REV]";
@@ -9,6 +10,9 @@ const USAGE = "watch <dir/> [--from REV]";
 /**
  * `kvspace watch <dir/> [--from REV]` → one line per change, `rev<TAB>type<TAB>key[<TAB>kind:value]`,
  * until SIGINT or SIGTERM (exit 0). `--from` replays the retained changes from that revision first.
+ * Through a held folder, a watch whose holder stopped and none took its place (tree/held-socket.ts)
+ * ends with exit 1, saying the revision to go on from: it does not take the folder over, which
+ * would keep a restarting server from it.
  */
 export const watchCommand = defineCommand({
   name: "watch",
@@ -44,7 +48,16 @@ export const watchCommand = defineCommand({
       }
     } catch (err) {
       // Being interrupted is how a watch ends; anything else is an error.
-      if (!signal.aborted) throw err;
+      if (signal.aborted) return 0;
+      if (!isTreeError(err, "TREE_UNAVAILABLE") || typeof err.details.resumeFrom !== "number") throw err;
+      const { resumeFrom } = err.details;
+      throw new CliError(
+        "CLI_STORE_UNAVAILABLE",
+        `kvspace watch: ${err.message}; the watch ended.\n` +
+          `Every change before revision ${resumeFrom} was printed: to go on without missing one, run kvspace watch ${prefix} --from ${resumeFrom} ` +
+          "(it goes through the folder's next holder, or opens the folder itself when nobody holds it)",
+        { cause: err },
+      );
     } finally {
       clearInterval(keepAlive);
     }

@@ -24,6 +24,8 @@ export interface RunCliOptions {
   stdin?: string;
   /** Send SIGINT once stdout holds this many lines (for `watch`, which runs until interrupted). */
   interruptAfterLines?: number;
+  /** Told all of stdout so far at each chunk (to act on a long-running command's output). */
+  onStdout?: (all: string) => void;
 }
 
 /** Runs `node dist/cli/kvspace.js <args>` as a child process and collects what it printed. */
@@ -40,6 +42,7 @@ export function runCli(args: readonly string[], options: RunCliOptions): Promise
   child.stderr.setEncoding("utf8");
   child.stdout.on("data", (chunk: string) => {
     stdout += chunk;
+    options.onStdout?.(stdout);
     const want = options.interruptAfterLines;
     if (want !== undefined && !interrupted && stdout.split("\n").length - 1 >= want) {
       interrupted = true;

@@ -228,6 +228,31 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
     expect((await done).code).toBe(0);
   });
 
+  it("ends kvspace watch when its holder stops and none takes its place: exit 1, saying the revision to go on from", async () => {
+    const holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "w2"]);
+    let out = "";
+    const watch = runCli(["watch", "/stopping/"], {
+      env: { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace },
+      onStdout: (all) => (out = all),
+    });
+    try {
+      // The watch starts after its first answer; write until it has seen one.
+      await eventually(async () => {
+        const w = await holder.callTool({ name: "tree_set", arguments: { key: "/stopping/k", value: "v" } });
+        expect(w.isError, textOf(w)).toBe(false);
+        return out.includes("/stopping/k\tchar/utf8:v");
+      }, "kvspace watch to print the holder's write");
+    } finally {
+      await holder.close();
+    }
+    // Before the fix the watch waited for the holder forever (and this test for its timeout).
+    const ended = await watch;
+    expect(ended.code).toBe(1);
+    const rev = Number(ended.stdout.trim().split("\n").at(-1)!.split("\t")[0]);
+    expect(ended.stderr).toMatch(/the byteseek process that held the store stopped .*nothing answered there/);
+    expect(ended.stderr).toContain(`run kvspace watch /stopping/ --from ${rev + 1}`);
+  });
+
   it("keeps the token that guards its socket from every command, even one the policy's passEnv names", async () => {
     const token = "mcp-holder-token-5d1f";
     const holder = track(await connectV1Stdio({ ...folders.env, BYTESEEK_TOKEN: token }, { name: "holder" }));

@@ -1,5 +1,6 @@
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
+import { TreeError } from "../../tree/errors.js";
 import { createHttpTree } from "../../tree/http/index.js";
 import type { WatchBatch } from "../../tree/types.js";
 import { int64, str } from "../../tree/value.js";
@@ -208,5 +209,30 @@ describe("createHttpTree watch", () => {
     await srv.app.close();
     await srv.tree.close();
     await dir.remove();
+  });
+
+  it("ends a watch whose server stays away beyond watchPatienceMs with TREE_UNAVAILABLE and the revision to go on from", async () => {
+    const s = await startTestServer();
+    const client = createHttpTree({ url: s.url, maxReconnectDelayMs: 50, watchPatienceMs: 300 });
+    const got: WatchBatch[] = [];
+    const following = (async () => {
+      for await (const b of client.watch("/gone/")) got.push(b);
+    })();
+    await eventually(async () => {
+      await s.tree.set("/gone/ping", int64(0));
+      return got.length > 0;
+    }, "the watch to follow");
+    await s.close();
+    const err = await following.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TreeError);
+    expect(err).toMatchObject({
+      code: "TREE_UNAVAILABLE",
+      details: { resumeFrom: got.at(-1)!.rev + 1 },
+      message: expect.stringMatching(/went away, and nothing answered there for 0\.3 s/),
+    });
+    await client.close();
   });
 });

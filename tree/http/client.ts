@@ -65,6 +65,13 @@ export interface HttpTreeOptions {
   /** Longest pause between watch reconnection attempts, ms (default 2000). */
   maxReconnectDelayMs?: number;
   /**
+   * How long a watch keeps trying to reach a server it lost before it ends with TREE_UNAVAILABLE
+   * (its details' `resumeFrom`: the revision to watch from to miss nothing), ms. Default: no
+   * bound, as a server at a URL may be restarted; a held folder's holder that stopped is given a
+   * bounded time to come back (cli/open-store.ts).
+   */
+  watchPatienceMs?: number;
+  /**
    * A Unix socket to connect to instead of the URL's host and port (the URL still gives the Host
    * header and the path): the socket of the process that holds a store folder (mcp/share.ts).
    */
@@ -121,6 +128,21 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
     if (Number.isSafeInteger(rev) && rev > lastRev) lastRev = rev;
     const c = Number(headers["x-byteseek-compacted-revision"]);
     if (Number.isSafeInteger(c) && c > compacted) compacted = c;
+  }
+
+  /** A watch's end when its server stayed away `patienceMs`; `resumeFrom` is where to watch from again. */
+  function lostServer(patienceMs: number, resumeFrom: number | undefined, err: unknown): TreeError {
+    const s = Math.round(patienceMs / 100) / 10;
+    const what =
+      options.socketPath === undefined
+        ? `the byteseek server at ${base.href} went away`
+        : `the byteseek process that held the store stopped (its socket ${options.socketPath})`;
+    return new TreeError(
+      "TREE_UNAVAILABLE",
+      `${what}, and nothing answered there for ${s} s`,
+      { url: base.href, ...(resumeFrom === undefined ? {} : { resumeFrom }) },
+      err,
+    );
   }
 
   function unreachable(err: unknown): TreeError {
@@ -195,6 +217,21 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
     // The resume point: after the last change seen, or (before any) the revision the watch started at.
     let cursor: number | undefined = o.fromRev === undefined ? undefined : o.fromRev - 1;
     let delay = 50;
+    // Since when nothing answers (the connection dropped, or was refused); undefined while one does.
+    let lostAt: number | undefined;
+    const pause = async (atMost = maxDelay) => {
+      await sleep(Math.min(delay, atMost), undefined, { signal: ac.signal }).catch(() => {});
+      delay = Math.min(delay * 2, maxDelay);
+    };
+    const retryLater = async (err: unknown) => {
+      lostAt ??= performance.now();
+      const patience = options.watchPatienceMs;
+      if (patience === undefined) return pause();
+      const left = patience - (performance.now() - lostAt);
+      if (left <= 0) throw lostServer(patience, cursor === undefined ? o.fromRev : cursor + 1, err);
+      // the last try comes as the patience ends, not up to a whole pause after
+      await pause(left);
+    };
     try {
       while (!ac.signal.aborted) {
         const headers: Record<string, string> = { ...auth, accept: "text/event-stream" };
@@ -210,22 +247,23 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
         } catch (err) {
           if (ac.signal.aborted) return;
           if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
-          void err; // the server is away (restarting?): try again, a little later each time.
-          await sleep(delay, undefined, { signal: ac.signal }).catch(() => {});
-          delay = Math.min(delay * 2, maxDelay);
+          // the server is away (restarting?): try again, a little later each time
+          await retryLater(err);
           continue;
         }
         noteRevision(res.headers);
         if (res.statusCode !== 200) {
           const text = await bodyText(res.body);
           if (res.statusCode >= 500) {
-            await sleep(delay, undefined, { signal: ac.signal }).catch(() => {});
-            delay = Math.min(delay * 2, maxDelay);
+            // it answers (closing, or at its limit of watches): it is not lost
+            lostAt = undefined;
+            await pause();
             continue;
           }
           throw errorFromJson(res.statusCode, text);
         }
         delay = 50;
+        lostAt = undefined;
         try {
           for await (const ev of readSse(res.body)) {
             if (ev.event === "change") {
@@ -448,13 +486,14 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
 export async function openHttpTree(
   url: URL,
   env: NodeJS.ProcessEnv,
-  options: { socketPath?: string } = {},
+  options: { socketPath?: string; watchPatienceMs?: number } = {},
 ): Promise<Tree> {
   const tree = createHttpTree({
     url,
     transport: readFastLanes(env) ? "node" : "undici",
     ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}),
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
+    ...(options.watchPatienceMs === undefined ? {} : { watchPatienceMs: options.watchPatienceMs }),
   });
   try {
     await tree.refresh();
