@@ -27,8 +27,9 @@ const PROF = arg("prof", "");
 
 const row = (label: string, xs: number[]) => [
   `${label} (${xs.length})`,
-  median(xs).toFixed(1),
-  percentile(xs, 99).toFixed(1),
+  // a small run may have no resume of a kind
+  xs.length === 0 ? "–" : median(xs).toFixed(1),
+  xs.length === 0 ? "–" : percentile(xs, 99).toFixed(1),
 ];
 
 async function main(): Promise<void> {

@@ -4,6 +4,7 @@
  * Through a server, the person's own BYTESEEK_LLM_* go with each turn (the key only with
  * `--send-key`), and the session says which model settings apply.
  */
+import { request } from "undici";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import {
   type ClientLlmSettings,
@@ -74,8 +75,7 @@ export interface SessionOptions {
   sendKey?: boolean;
 }
 
-// Loaded when a server (or a folder's holder) answers: an embedded turn that reaches no server needs neither.
-const undici = () => import("undici");
+// The HTTP tree (its wire schemas) is loaded when a server or a folder's holder answers.
 const httpTree = () => import("../tree/http/index.js");
 
 export async function openSession(options: SessionOptions): Promise<Session> {
@@ -200,7 +200,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
   const settings = () => clientLlmSettings(env, { withKey: sendKey });
   /** A JSON answer of the server's, or an Error saying what it answered. */
   async function ask<T>(path: string, init: { method?: "GET" | "POST"; body?: unknown } = {}): Promise<T> {
-    const res = await (await undici()).request(new URL(path, root), {
+    const res = await request(new URL(path, root), {
       method: init.method ?? "GET",
       headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...auth },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
@@ -217,7 +217,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
     signal: AbortSignal,
     onEvent: (e: AgentEvent) => void,
   ): Promise<TurnResult> {
-    const res = await (await undici()).request(url, {
+    const res = await request(url, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "text/event-stream", ...auth },
       body: JSON.stringify(body),
@@ -285,14 +285,11 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
       ),
     async decide(key, decision) {
       const id = idOf(dirs.approvals, key);
-      const res = await (await undici()).request(
-        new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")),
-        {
-          method: "POST",
-          headers: { "content-type": "application/json", ...auth },
-          body: JSON.stringify(decision),
-        },
-      );
+      const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
+        method: "POST",
+        headers: { "content-type": "application/json", ...auth },
+        body: JSON.stringify(decision),
+      });
       const text = await res.body.text();
       if (res.statusCode !== 200)
         throw new Error(`the server at ${url.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`);

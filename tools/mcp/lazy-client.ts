@@ -1,6 +1,6 @@
 /**
  * byteseek's MCP client, made at its first use. The client and what it reaches upstream with (the
- * MCP SDK, undici, the OAuth flows: about a quarter of a `byteseek run`'s start in CPU) are loaded
+ * MCP SDK, the OAuth flows, the upstream transports: about a sixth of a `byteseek run`'s start in CPU) are loaded
  * only when something asks for an MCP server — a server's start syncing the registry, a call of a
  * synced tool, a `kvspace mcp` command; a run, chat or worker with none registered never loads them
  * (test/agent/lazy-imports.test.ts). Every method is the client's own (client.ts), once it is made.
