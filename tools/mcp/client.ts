@@ -428,11 +428,16 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       }
       const signIn =
         "oauth" in entry && entry.oauth !== undefined ? signInFailure(impl.server, err) : undefined;
-      throw signIn ?? upstreamFailure(impl, err, pool.status(impl.server).state);
+      throw withAsked(signIn ?? upstreamFailure(impl, err, pool.status(impl.server).state), during);
     } finally {
       release();
     }
-    const output = mapResult(impl.server, impl.tool, result);
+    let output: ToolOutput;
+    try {
+      output = mapResult(impl.server, impl.tool, result);
+    } catch (err) {
+      throw withAsked(err, during);
+    }
     return during.asked.length ? { ...output, details: { ...output.details, asked: during.asked } } : output;
   }
 
@@ -563,6 +568,12 @@ function notRun(server: string, error: string): SyncReport {
 }
 
 /** A failure of the upstream during a call: a protocol error it answered, or the connection lost. */
+/** What the upstream asked before its call failed stays on the record (a refused sample, the tokens spent). */
+function withAsked(err: unknown, during: UpstreamCall): unknown {
+  if (err instanceof ToolError && during.asked.length) err.details.asked = during.asked;
+  return err;
+}
+
 function upstreamFailure(impl: McpImplSpec, err: unknown, state: UpstreamState): ToolError {
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as { code?: unknown }).code;
