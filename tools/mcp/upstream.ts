@@ -126,6 +126,8 @@ interface Live {
   release?: () => Promise<void>;
   /** Whether the kernel killed it at its memory cap (answered after release too). */
   outOfMemory?: () => Promise<number | undefined>;
+  /** After an unasked exit: its processes ended, its sandbox removed, its cause read. */
+  crashed?: Promise<string | undefined>;
   error?: string;
   crashes: number;
   retryAt?: number;
@@ -159,6 +161,11 @@ export interface UpstreamPool {
   use(server: string): () => void;
   stop(server: string): Promise<void>;
   status(server: string): UpstreamStatus;
+  /**
+   * Why a server that exited unasked died, once what it left is cleaned up: the kill at its memory
+   * cap; undefined when nothing more than its exit is known.
+   */
+  crashCause(server: string): Promise<string | undefined>;
   statuses(): UpstreamStatus[];
   /** Stops every server and ends every process they started. */
   close(): Promise<void>;
@@ -379,6 +386,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     up.client = c;
     up.state = "running";
     up.error = undefined;
+    up.crashed = undefined;
     up.startedAt = Date.now();
     c.onclose = () => onClosed(up, c);
     logger.info({ server, pid: up.pid }, "MCP server started");
@@ -424,12 +432,14 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     );
     const outOfMemory = up.outOfMemory;
     up.outOfMemory = undefined;
-    void endStart(up).then(async function toldOutOfMemory() {
+    up.crashed = endStart(up).then(async function toldOutOfMemory() {
       const cap = await outOfMemory?.().catch(() => undefined);
-      if (cap === undefined) return;
+      if (cap === undefined) return undefined;
+      const cause = `it was ${outOfMemoryMessage(cap)}`;
       // what the next call's "crashed (…)" and the server's status say, instead of a bare exit
-      if (up.state === "backoff") up.error = `it was ${outOfMemoryMessage(cap)}`;
+      if (up.state === "backoff") up.error = cause;
       logger.warn({ server: up.server, residentBytes: cap }, "MCP server killed at its memory cap");
+      return cause;
     });
   }
 
@@ -480,6 +490,10 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     return done;
   }
 
+  async function crashCause(server: string): Promise<string | undefined> {
+    return (await entryOf(server)?.crashed?.catch(() => undefined)) ?? undefined;
+  }
+
   function status(server: string): UpstreamStatus {
     const up = entryOf(server);
     if (!up) return { server, state: "stopped", crashes: 0 };
@@ -501,6 +515,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     use,
     stop,
     status,
+    crashCause,
     statuses: () => [...live.keys()].map(status),
     async close() {
       closed = true;
