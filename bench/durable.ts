@@ -1,22 +1,35 @@
 /**
- * The figures of durable runs (issue 32): what intent-before-effect costs per call. A no-op
- * built-in on the embedded classic-level store (sync never: the CLI's default; sync always: the
- * server's, one fsync per commit), the
- * tree wrapped to time each `started` record's write — the one write intent adds to a call —
- * beside the whole call's latency; with sync always also 16 runs calling at once, whose commits
- * share fsyncs (the tree's group commit). Bar: the started record ≤ 0.1 ms at p50.
+ * The figures of durable runs (issue 32): what intent-before-effect costs per call. On the
+ * embedded classic-level store (sync never: the CLI's default; sync always: the server's, one
+ * fsync per commit), the tree wrapped to time each `started` record's write — the one write intent
+ * adds to a call — beside the whole call's latency, per call class: a read (tree.get), a tree
+ * write (tree.set), an http call (to a loopback server), an edit (edit.write), a command
+ * (shell.run, sandboxed) and the no-op built-in (of unknown effect, as mcp or llm). At sync always
+ * a read's, a tree write's and an http call's intent is committed without an fsync of its own
+ * (tools/call/intent.ts intentNeedsSync); the synced commits a call makes are counted on the real
+ * store's batches. Also 16 runs calling the no-op at once, whose commits share fsyncs (the tree's
+ * group commit). Bar: the started record ≤ 0.1 ms at p50.
  * Run: npm run build && node dist/bench/durable.js [--quick]
  * One configuration: node dist/bench/durable.js --sync always --callers 16 --calls 2000 (count its
- * fsyncs with strace -f -c -e trace=fdatasync,fsync)
+ * fsyncs with strace -f -c -e trace=fdatasync)
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { once } from "node:events";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ClassicLevel } from "classic-level";
 import { pino } from "pino";
 import { seedTools } from "../tools/catalogue/seed.js";
+import { createEditTools } from "../tools/edit/index.js";
 import { createRuntime } from "../tools/runtime.js";
+import { createShellTools } from "../tools/shell/index.js";
+import { createTreeTools } from "../tools/tree/tools.js";
 import { openTree } from "../tree/index.js";
+import { createLevelTree } from "../tree/level-tree.js";
 import type { Tree } from "../tree/types.js";
+import { declareCounter } from "./chaos-store.js";
 import { noopTool } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
 
@@ -25,6 +38,14 @@ const ms = (x: number) => x.toFixed(3);
 const quick = process.argv.includes("--quick");
 const CALLS = quick ? 2_000 : 10_000;
 const WARMUP = 500;
+const CLASS_CALLS = quick ? 200 : 600;
+const classHead = [
+  "call class",
+  "started record p50 ms",
+  "p99 ms",
+  "whole call p50 ms",
+  "synced commits a call",
+];
 
 /** The tree, with the duration of every write of a `started` record (an append holding state "started"). */
 function timingStarts(tree: Tree, into: number[]): Tree {
@@ -85,6 +106,120 @@ async function intentCost(sync: "never" | "always", calls: number, callers = 1):
   }
 }
 
+/** The classic-level store at `location`, counting the batches written with an fsync. */
+async function countingStore(
+  location: string,
+  sync: "never" | "always",
+  synced: { n: number },
+): Promise<Tree> {
+  const db = new ClassicLevel<string, string>(location, { keyEncoding: "utf8", valueEncoding: "utf8" });
+  await db.open();
+  type Chained = ReturnType<typeof db.batch>;
+  const batch = db.batch.bind(db) as () => Chained;
+  const chained = (): Chained => {
+    const b = batch();
+    const write = b.write.bind(b);
+    b.write = (options?: { sync?: boolean }) => {
+      if (options?.sync === true) synced.n++;
+      return write(options ?? {});
+    };
+    return b;
+  };
+  // the tree only ever asks for a chained batch (level-tree.ts `write`)
+  return createLevelTree(Object.assign(db, { batch: chained }), { sync });
+}
+
+/** A class of call: its tool, its arguments for the i-th call, and how many calls it gets. */
+interface CallClass {
+  label: string;
+  name: string;
+  args: (i: number) => Record<string, unknown>;
+  calls: number;
+}
+
+function callClasses(calls: number): CallClass[] {
+  return [
+    { label: "read (tree.get)", name: "tree.get", args: () => ({ key: "/bench/k0" }), calls },
+    {
+      label: "tree write (tree.set)",
+      name: "tree.set",
+      args: (i) => ({ key: `/bench/k${i % 50}`, value: `v${i}` }),
+      calls,
+    },
+    { label: "http (loopback, Idempotency-Key)", name: "count.add", args: () => ({}), calls },
+    {
+      label: "edit (edit.write)",
+      name: "edit.write",
+      args: (i) => ({ path: `f${i % 10}.txt`, text: `v${i}\n` }),
+      calls,
+    },
+    // a sandboxed process each: few, or they are the whole minute
+    {
+      label: "command (shell.run, bwrap)",
+      name: "shell.run",
+      args: () => ({ command: "true" }),
+      calls: Math.max(10, calls / 20),
+    },
+    { label: "unknown effect (no-op built-in)", name: "bench.noop", args: (i) => ({ n: i }), calls },
+  ];
+}
+
+/** Per call class, one run calling alone: the started record's write, the whole call, synced commits a call. */
+async function classCosts(sync: "never" | "always", calls: number): Promise<string[][]> {
+  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-durable-"));
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.end('{"count":1}'));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const synced = { n: 0 };
+  const raw = await countingStore(join(dir, "db"), sync, synced);
+  try {
+    const builtins = [noopTool, ...createTreeTools(), ...createEditTools(), ...createShellTools()];
+    await seedTools({ tree: raw, builtins });
+    await declareCounter(raw, (server.address() as AddressInfo).port);
+    await mkdir(join(dir, "ws"));
+    const starts: number[] = [];
+    const tree = timingStarts(raw, starts);
+    const runtime = createRuntime({
+      tree,
+      builtins,
+      logger: pino({ level: "silent" }),
+      workspace: join(dir, "ws"),
+    });
+    const rows: string[][] = [];
+    for (const c of callClasses(calls)) {
+      const call = async (i: number, vid: string) => {
+        const r = await runtime.call(c.name, c.args(i), { vid });
+        if (r.kind !== "ok") throw new Error(`${c.name}: unexpected result: ${r.text}`);
+      };
+      for (let i = 0; i < Math.min(50, c.calls); i++) await call(i, `warm-${c.name}`);
+      starts.length = 0;
+      const before = synced.n;
+      const lat: number[] = [];
+      for (let i = 0; i < c.calls; i++) {
+        const s = performance.now();
+        await call(i, `run-${c.name}`);
+        lat.push(performance.now() - s);
+      }
+      rows.push([
+        `${c.label}, sync ${sync}`,
+        ms(median(starts)),
+        ms(percentile(starts, 99)),
+        ms(median(lat)),
+        ((synced.n - before) / c.calls).toFixed(2),
+      ]);
+    }
+    await runtime.close();
+    return rows;
+  } finally {
+    await raw.close();
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
@@ -95,16 +230,21 @@ async function main(): Promise<void> {
   // one configuration alone (to count its fsyncs from outside, e.g. strace -c -e trace=fdatasync)
   const only = arg("sync");
   if (only === "always" || only === "never") {
+    if (process.argv.includes("--classes")) {
+      printTable(classHead, await classCosts(only, Number(arg("calls") ?? CLASS_CALLS)));
+      return;
+    }
     const callers = Number(arg("callers") ?? 1);
     printTable(head, await intentCost(only, Number(arg("calls") ?? CALLS), callers));
     return;
   }
-  console.log(`durable runs: ${CALLS} calls (sync never), ${CALLS / 5} (sync always), classic-level`);
-  printTable(head, [
-    ...(await intentCost("never", CALLS)),
-    ...(await intentCost("always", CALLS / 5)),
-    ...(await intentCost("always", CALLS / 5, 16)),
+  console.log(`durable runs: ${CLASS_CALLS} calls a class (shell ${CLASS_CALLS / 20}), classic-level`);
+  printTable(classHead, [
+    ...(await classCosts("never", CLASS_CALLS)),
+    ...(await classCosts("always", CLASS_CALLS)),
   ]);
+  console.log(`no-op built-in, ${CALLS / 5} calls, 16 runs calling at once`);
+  printTable(head, await intentCost("always", CALLS / 5, 16));
 }
 
 await main();

@@ -81,6 +81,7 @@ function interrupts(): { signal(): AbortSignal; dispose(): void } {
 /** Asks a person about an approval on the terminal (one key, no Enter); absent off a terminal. */
 type AskApproval = (
   e: Extract<AgentEvent, { type: "approval_pending" }>,
+  signal: AbortSignal,
 ) => Promise<ApprovalDecision | undefined>;
 
 /**
@@ -91,7 +92,7 @@ type AskApproval = (
 function terminalAsker(onInterrupt: () => void): AskApproval | undefined {
   const stdin = process.stdin;
   if (!stdin.isTTY) return undefined;
-  return async (e) => {
+  return async (e, signal) => {
     const facts = factsOf(e);
     for (;;) {
       const answer = await askKey({
@@ -99,6 +100,7 @@ function terminalAsker(onInterrupt: () => void): AskApproval | undefined {
         output: out,
         question: terminalQuestion(facts),
         keys: terminalKeys(facts),
+        signal,
       });
       if (answer.key === "interrupt") onInterrupt();
       if (!("value" in answer)) return undefined;
@@ -109,12 +111,10 @@ function terminalAsker(onInterrupt: () => void): AskApproval | undefined {
       // accept: the upstream's form, filled in line by line (form-answer.ts)
       const { schema } = e.elicitation;
       if (formFields(schema).length === 0) return { decision: "approve", scope: "once", content: {} };
-      const filled = await askForm({ input: stdin, output: out, schema, check: schemaCheck(schema) });
+      const filled = await askForm({ input: stdin, output: out, schema, check: schemaCheck(schema), signal });
       if ("content" in filled) return { decision: "approve", scope: "once", content: filled.content };
-      if (filled.stopped === "interrupt") {
-        onInterrupt();
-        return undefined;
-      }
+      if (filled.stopped === "interrupt") onInterrupt();
+      if (filled.stopped !== "eof") return undefined;
       // Ctrl-D, or a form that still does not fit: accept / decline / cancel again
     }
   };
@@ -129,11 +129,21 @@ function withInlineApprovals(
   session: Session,
   ask: AskApproval | undefined,
 ): (e: AgentEvent) => void {
+  // the question still open per call: its result (it was decided elsewhere: another shell, the web
+  // page) or the turn's end closes it, so it takes no keys meant for what comes next
+  const open = new Map<string, AbortController>();
   return function onEvent(e: AgentEvent) {
     view.onEvent(e);
+    if (e.type === "tool_result") open.get(e.id)?.abort();
+    if (e.type === "turn_end") for (const asking of open.values()) asking.abort();
     if (e.type !== "approval_pending" || !ask) return;
     view.pause();
-    void ask(e)
+    const asking = new AbortController();
+    open.set(e.id, asking);
+    void ask(e, asking.signal)
+      .finally(() => {
+        if (open.get(e.id) === asking) open.delete(e.id);
+      })
       .then(async (decision) => {
         if (decision) await session.decide(e.key, decision);
       })

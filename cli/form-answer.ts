@@ -99,7 +99,7 @@ export function schemaCheck(schema: Record<string, unknown>): FormCheck {
   };
 }
 
-export type FormAnswer = { content: ElicitContent } | { stopped: "interrupt" | "eof" };
+export type FormAnswer = { content: ElicitContent } | { stopped: "interrupt" | "eof" | "aborted" };
 
 export interface FormQuestion {
   input: Readable;
@@ -108,22 +108,32 @@ export interface FormQuestion {
   check: FormCheck;
   /** How many times the fields that do not fit are asked again before giving up (eof). */
   rounds?: number;
+  /** Stops asking (the question was decided elsewhere, or the turn ended): answers `aborted`. */
+  signal?: AbortSignal;
 }
 
 /**
  * Asks each field on its own line, then the fields that do not fit the schema again; answers the
  * content, or `interrupt` (Ctrl-C: the turn stops) / `eof` (Ctrl-D, or still not fitting after
- * `rounds`: the person is asked accept / decline / cancel again).
+ * `rounds`: the person is asked accept / decline / cancel again) / `aborted` (`signal`).
  */
 export async function askForm(q: FormQuestion): Promise<FormAnswer> {
   const fields = formFields(q.schema);
   const rl = createInterface({ input: q.input, output: q.output, terminal: true });
-  let stopped: "interrupt" | "eof" | undefined;
+  let stopped: "interrupt" | "eof" | "aborted" | undefined;
   let pending: ((line: string | undefined) => void) | undefined;
-  const stop = (why: "interrupt" | "eof") => {
+  const stop = (why: "interrupt" | "eof" | "aborted") => {
     stopped ??= why;
     pending?.(undefined);
   };
+  const onAbort = () => {
+    if (stopped) return;
+    q.output.write("(decided elsewhere)\n");
+    stop("aborted");
+    rl.close();
+  };
+  if (q.signal?.aborted) stop("aborted");
+  q.signal?.addEventListener("abort", onAbort, { once: true });
   rl.on("SIGINT", () => {
     q.output.write("^C\n");
     stop("interrupt");
@@ -168,6 +178,7 @@ export async function askForm(q: FormQuestion): Promise<FormAnswer> {
     q.output.write("  (the answer still does not fit the form)\n");
     return { stopped: "eof" };
   } finally {
+    q.signal?.removeEventListener("abort", onAbort);
     rl.close();
   }
 }

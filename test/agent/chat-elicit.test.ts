@@ -3,7 +3,8 @@
  * MCP server (test/fixtures/mcp-asking-server.mjs, on stdio) that asks the person a question in the
  * middle of the call; the question and its form show in the chat, the person answers there —
  * accept with the form filled in line by line, decline, cancel — the upstream receives exactly that
- * (its tool's result repeats what it got) and the result goes back to the model.
+ * (its tool's result repeats what it got) and the result goes back to the model. A question answered
+ * from another shell meanwhile closes in the chat.
  */
 import { spawn } from "node:child_process";
 import { mkdir } from "node:fs/promises";
@@ -11,6 +12,8 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createByteseek } from "../../compose/byteseek.js";
 import { type Json, json, openTree } from "../../tree/index.js";
+import { cliEnv } from "../cli/cli-server.js";
+import { runInProcess } from "../cli/in-process.js";
 import { type FakeLlm, startFakeLlm } from "../fake-llm/server.js";
 import { TEST_INSTALL } from "../mcp-client/helpers.js";
 import { silent, tempDir } from "../tools/helpers.js";
@@ -51,10 +54,13 @@ afterAll(async () => {
   await dir?.remove();
 });
 
-/** What the person types once the screen shows `when` (after what the previous step waited for). */
+/**
+ * What the person types once the screen shows `when` (after what the previous step waited for), or
+ * what is done elsewhere then (the next steps wait for it).
+ */
 interface Step {
   when: string;
-  keys: string;
+  keys: string | (() => Promise<unknown>);
 }
 
 /** Runs `byteseek chat` on a terminal and plays `steps` in order; answers the whole screen. */
@@ -81,16 +87,27 @@ function chatOnTerminal(vid: string, steps: Step[]): Promise<{ code: number | nu
   let screen = "";
   let from = 0;
   let next = 0;
-  child.stdout.setEncoding("utf8").on("data", (c: string) => {
-    screen += c;
-    for (;;) {
+  let acting = false;
+  const play = () => {
+    while (!acting) {
       const step = steps[next];
       const at = step ? screen.indexOf(step.when, from) : -1;
       if (!step || at < 0) break;
       from = at + step.when.length;
       next++;
-      child.stdin.write(step.keys);
+      if (typeof step.keys === "string") child.stdin.write(step.keys);
+      else {
+        acting = true;
+        void step.keys().finally(() => {
+          acting = false;
+          play();
+        });
+      }
     }
+  };
+  child.stdout.setEncoding("utf8").on("data", (c: string) => {
+    screen += c;
+    play();
   });
   return new Promise((resolve, reject) => {
     child.on("error", reject);
@@ -102,7 +119,13 @@ function chatOnTerminal(vid: string, steps: Step[]): Promise<{ code: number | nu
   });
 }
 
-/** The text of the tool result the model was sent after the call with id `callId`… of request `n`. */
+/** `kvspace` from another shell, on the folder the chat holds (through its socket). */
+async function elsewhere(args: string[]): Promise<void> {
+  const r = await runInProcess(args, { env: cliEnv(store) });
+  expect(r.code, r.stderr).toBe(0);
+}
+
+/** The text of the tool result the model was sent last in request `n`. */
 function toolResultSent(n: number): string | undefined {
   const req = fake.requests[n];
   const last = req?.messages.at(-1);
@@ -120,7 +143,7 @@ async function decisionOf(key: string): Promise<Json | undefined> {
 }
 
 describe("an upstream MCP server's question answered in byteseek chat", () => {
-  it("shows the question and its form; accept asks each field (again when it does not fit), decline and cancel are one key; the upstream gets exactly that and the model its result", async () => {
+  it("shows the question and its form; accept asks each field (again when it does not fit), decline and cancel are one key; the upstream gets exactly that and the model its result; answered from another shell meanwhile, the form closes", async () => {
     const ask = (why: string) => ({ toolCalls: [{ name: "askio.ask", args: { why } }] });
     fake.script(
       ask("Who reviews this?"),
@@ -129,6 +152,8 @@ describe("an upstream MCP server's question answered in byteseek chat", () => {
       { text: "Declined, then." },
       ask("Anyone?"),
       { text: "Dismissed." },
+      ask("Still there?"),
+      { text: "Answered elsewhere." },
     );
     const question =
       'answer the MCP server "askio"? [y] accept (then fill in its form) · [n] decline · [c] cancel';
@@ -146,6 +171,11 @@ describe("an upstream MCP server's question answered in byteseek chat", () => {
       { when: question, keys: "n" },
       { when: "byteseek> ", keys: "really nobody?\r" },
       { when: question, keys: "c" },
+      // answered from another shell while the person fills the form in: the form closes
+      { when: "byteseek> ", keys: "last one?\r" },
+      { when: question, keys: "y" },
+      { when: name, keys: () => elsewhere(["deny", "celicit/3", "--cancel"]) },
+      { when: "(decided elsewhere)", keys: "" },
       { when: "byteseek> ", keys: "exit\r" },
     ]);
     expect(r.code, r.screen).toBe(0);
@@ -157,10 +187,13 @@ describe("an upstream MCP server's question answered in byteseek chat", () => {
     expect(screen).toContain("Thanks, Ada.");
 
     // each answer reached the upstream as it was given, and its result went back to the model
-    expect(fake.requests).toHaveLength(6);
+    expect(fake.requests).toHaveLength(8);
     expect(toolResultSent(1)).toBe('action=accept content={"name":"Ada","age":36}');
     expect(toolResultSent(3)).toBe("action=decline content=null");
     expect(toolResultSent(5)).toBe("action=cancel content=null");
+    expect(toolResultSent(7)).toBe("action=cancel content=null");
+    // the form closed on the answer from elsewhere: "exit" reached the chat, not a field
+    expect(screen).toContain("Answered elsewhere.");
 
     // each question was an approval entry, decided by the person at the terminal
     expect(await decisionOf("/byteseek/approval/celicit/0")).toMatchObject({
@@ -170,5 +203,9 @@ describe("an upstream MCP server's question answered in byteseek chat", () => {
     });
     expect(await decisionOf("/byteseek/approval/celicit/1")).toMatchObject({ action: "decline" });
     expect(await decisionOf("/byteseek/approval/celicit/2")).toMatchObject({ action: "cancel" });
+    expect(await decisionOf("/byteseek/approval/celicit/3")).toMatchObject({
+      action: "cancel",
+      via: "command line (kvspace approve/deny)",
+    });
   });
 });

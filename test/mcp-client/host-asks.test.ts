@@ -8,6 +8,7 @@
  * spec, and a host that never answers are each refused or bounded.
  */
 import { resolve } from "node:path";
+import { PassThrough } from "node:stream";
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -17,10 +18,12 @@ import {
   createRequestStateCodec,
   type InputRequiredResult,
 } from "@modelcontextprotocol/server";
+import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostForm, UPSTREAM_KEY } from "../../mcp/host-elicit.js";
 import { type CallContext, createMcpFactory } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
+import { serveConnection } from "../../mcp/stdio.js";
 import { type App, buildApp } from "../../server/app.js";
 import { json } from "../../tree/value.js";
 import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
@@ -68,8 +71,27 @@ afterAll(async () => {
   await stopAgentStack(s);
 });
 
-/** A host whose person answers as `person` says; `elicit: false` declares no elicitation. */
-async function host(era: 2025 | 2026, name: string, person?: Person) {
+/**
+ * A stdio connection to byteseek served in-process (mcp/stdio.ts's serveConnection, the SDK's
+ * stdio transport on both ends over a pair of streams): the transport a host connects with.
+ */
+function stdioLink(): StdioServerTransport {
+  const toServer = new PassThrough();
+  const toClient = new PassThrough();
+  const factory = createMcpFactory({ source: runtimeSource(s.tree, s.bs.runtime), logger: silent });
+  const served = serveConnection({
+    factory,
+    logger: silent,
+    input: toServer,
+    output: toClient,
+    onInstance() {},
+  });
+  closers.push(() => served.close());
+  return new StdioServerTransport(toClient, toServer);
+}
+
+/** A host over HTTP (or `link`) whose person answers as `person` says; without one it declares no elicitation. */
+async function host(era: 2025 | 2026, name: string, person?: Person, link?: () => StdioServerTransport) {
   const asked: Asked[] = [];
   const answer = (q: Asked): Promise<Answer> => {
     asked.push(q);
@@ -80,7 +102,7 @@ async function host(era: 2025 | 2026, name: string, person?: Person) {
   if (era === 2025) {
     const client = new ClientV1({ name, version: "1" }, { capabilities: person ? { elicitation: {} } : {} });
     if (person) client.setRequestHandler(ElicitRequestSchema, (req) => answer(req.params as Asked));
-    await client.connect(new HttpV1(endpoint));
+    await client.connect(link ? link() : new HttpV1(endpoint));
     closers.push(() => client.close());
     const call = async (tool: string, args: Record<string, unknown>) =>
       (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
@@ -94,7 +116,7 @@ async function host(era: 2025 | 2026, name: string, person?: Person) {
     },
   );
   if (person) client.setRequestHandler("elicitation/create", (req) => answer(req.params as Asked));
-  await client.connect(new HttpV2(endpoint));
+  await client.connect(link ? link() : new HttpV2(endpoint));
   closers.push(() => client.close());
   const call = async (tool: string, args: Record<string, unknown>) =>
     (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
@@ -169,6 +191,22 @@ describe("an upstream's question during an MCP host's call", () => {
       expect(h.asked[2]?.message).toContain('fields the form does not ask for ("secret")');
     });
   }
+
+  it("is put to a host over stdio too, in both eras", async () => {
+    for (const era of [2025, 2026] as const) {
+      const h = await host(
+        era,
+        `stdio${era}`,
+        () => ({ action: "accept", content: { name: "Io" } }),
+        stdioLink,
+      );
+      const r = await h.call("askio_ask", {});
+      expect(textOf(r), String(era)).toBe('action=accept content={"name":"Io"}');
+      expect((await askedOf(r)).entry?.decision?.via).toMatch(
+        new RegExp(`^MCP elicitation of session mcp-stdio${era}-\\d+$`),
+      );
+    }
+  });
 
   it("goes today's way for a host that declared no elicitation: the upstream hears cancel, no entry is written", async () => {
     for (const era of [2025, 2026] as const) {
