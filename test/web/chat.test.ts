@@ -202,7 +202,7 @@ describe("the agent on the web page", () => {
     await context.close();
   });
 
-  it("puts an upstream MCP server's question in the conversation: its form filled and Accept answer it, Decline declines, and the upstream's result reaches the model", async () => {
+  it("puts an upstream MCP server's question in the conversation: its form filled and Accept answer it, Decline declines, Cancel cancels, and the upstream's result reaches the model", async () => {
     await agent.tree.set(
       "/byteseek/mcp/askio",
       json({ command: [process.execPath, ASKING], readOnlyPaths: TEST_INSTALL } as never),
@@ -214,6 +214,8 @@ describe("the agent on the web page", () => {
       { text: "Thanks." },
       { toolCalls: [{ name: "askio.ask", args: { why: "Anyone else?" } }] },
       { text: "Nobody, then." },
+      { toolCalls: [{ name: "askio.ask", args: { why: "Last chance?" } }] },
+      { text: "Dismissed." },
     );
     const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/agent/");
@@ -247,9 +249,21 @@ describe("the agent on the web page", () => {
       role: "tool",
       text: "action=decline content=null",
     });
+
+    await page.getByLabel("Message").fill("Last chance?");
+    await page.getByRole("button", { name: "Send" }).click();
+    const third = page.locator(".tool-call .approval-inline", { hasText: "Last chance?" });
+    await third.waitFor();
+    await third.getByRole("button", { name: "Cancel" }).click();
+    await page.locator(".chat-log .summary").nth(2).waitFor();
+    expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
+      role: "tool",
+      text: "action=cancel content=null",
+    });
     expect(await page.locator(".chat-log .decided").allTextContents()).toEqual([
       "Answered: accept.",
       "Answered: decline.",
+      "Answered: cancel.",
     ]);
     expect(errors).toEqual([]);
     await context.close();
