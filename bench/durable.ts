@@ -116,8 +116,7 @@ async function countingStore(
   await db.open();
   type Chained = ReturnType<typeof db.batch>;
   const batch = db.batch.bind(db) as () => Chained;
-  // the tree only ever asks for a chained batch (level-tree.ts `write`)
-  db.batch = (() => {
+  const chained = (): Chained => {
     const b = batch();
     const write = b.write.bind(b);
     b.write = (options?: { sync?: boolean }) => {
@@ -125,8 +124,9 @@ async function countingStore(
       return write(options ?? {});
     };
     return b;
-  }) as unknown as typeof db.batch;
-  return createLevelTree(db, { sync });
+  };
+  // the tree only ever asks for a chained batch (level-tree.ts `write`)
+  return createLevelTree(Object.assign(db, { batch: chained }), { sync });
 }
 
 /** A class of call: its tool, its arguments for the i-th call, and how many calls it gets. */

@@ -18,7 +18,7 @@ import { createTreeTools } from "../../tools/tree/tools.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { json } from "../../tree/value.js";
-import { silent } from "../tools/helpers.js";
+import { setPolicy, silent } from "../tools/helpers.js";
 import { SECRET } from "./harness.js";
 
 const FIXTURE = resolve(import.meta.dirname, "..", "fixtures", "mcp-probe-server.mjs");
@@ -159,6 +159,30 @@ describe("a stdio MCP server runs in the sandbox of its grant", () => {
     expect(set.isError).toBe(true);
     expect(set.text).toMatch(/readOnlyPaths and net of an MCP server entry are a person's setting/);
     expect(await tree.get("/byteseek/mcp/other")).toBeUndefined();
+  });
+
+  it("is killed at the policy's memory cap, and its status says so", async () => {
+    const MiB = 1024 ** 2;
+    await setPolicy(tree, { limits: { residentBytes: 192 * MiB } });
+    try {
+      await tree.set("/byteseek/mcp/hog", json(entry()));
+      const [report] = await mcp.sync("hog");
+      expect(report?.ok, report?.error).toBe(true);
+      // the server itself the kernel's first choice, then its child holds 256 MiB
+      const script = `echo 1000 > /proc/$PPID/oom_score_adj && head -c ${256 * MiB} /dev/zero | tail -c ${256 * MiB} | wc -c`;
+      const r = await runtime.call("hog.run", { script }, { vid: "r1" });
+      expect(r.isError, r.text).toBe(true);
+      // told once the cgroup's count is read, as the server's ending is cleaned up (bounded wait)
+      let error: string | undefined;
+      for (let i = 0; i < 250 && !error?.includes("out of memory"); i++) {
+        error = (await mcp.list()).find((x) => x.server === "hog")?.error;
+        if (!error?.includes("out of memory")) await new Promise((res) => setTimeout(res, 20));
+      }
+      expect(error).toMatch(/killed: out of memory \(cap 192 MiB .*limits\.residentBytes/);
+    } finally {
+      await tree.del("/byteseek/mcp/hog");
+      await setPolicy(tree, {});
+    }
   });
 
   it("fails closed: where the sandbox cannot be made, the server is not started", async () => {

@@ -49,8 +49,7 @@ function spied(db: Db, commits: Commit[]): Db {
     return b;
   };
   // the tree only ever asks for a chained batch (level-tree.ts `write`)
-  db.batch = chained as unknown as Db["batch"];
-  return db;
+  return Object.assign(db, { batch: chained });
 }
 
 async function open(location: string, sync: "always" | "never", commits: Commit[]): Promise<Tree> {

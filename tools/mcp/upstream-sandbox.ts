@@ -124,6 +124,9 @@ export function sandboxedLauncher(options: UpstreamSandboxOptions): UpstreamLaun
           await prepared.release();
           await closeProxy();
         },
+        async outOfMemory() {
+          return (await prepared.outOfMemory()) ? policy.limits.residentBytes : undefined;
+        },
       };
     } catch (err) {
       await closeProxy();

@@ -16,6 +16,7 @@ import type { Logger } from "pino";
 import { ToolError } from "../errors.js";
 import { endMarkedProcesses } from "../process/contain.js";
 import { buildCommandEnv } from "../process/env.js";
+import { outOfMemoryMessage } from "../sandbox/exit.js";
 import { signInFailure } from "./oauth/failure.js";
 import { isStdio, type McpServerEntry, type StdioEntry } from "./registry.js";
 import type { UpstreamConnector } from "./upstream-http.js";
@@ -98,6 +99,8 @@ export interface Launch {
   env: Record<string, string>;
   cwd: string;
   release(): Promise<void>;
+  /** Its memory cap when the kernel killed a process of it there (its sandbox's memory cgroup). */
+  outOfMemory?(): Promise<number | undefined>;
 }
 
 /** Throws a ToolError (`sandbox_unavailable`, `mcp_unavailable`) when the server may not start. */
@@ -121,6 +124,8 @@ interface Live {
   mark?: string;
   /** Undoes what the launch made beside the process (its sandbox's cgroup, egress proxy). */
   release?: () => Promise<void>;
+  /** Whether the kernel killed it at its memory cap (answered after release too). */
+  outOfMemory?: () => Promise<number | undefined>;
   error?: string;
   crashes: number;
   retryAt?: number;
@@ -310,6 +315,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
           return failed(err);
         });
       up.release = launched.release;
+      up.outOfMemory = launched.outOfMemory;
       if (abandoned(up)) {
         await endStart(up);
         throw stoppedWhileStarting(server);
@@ -430,7 +436,15 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       { server: up.server, pid, crashes: up.crashes, retryInMs: wait },
       "MCP server exited unexpectedly",
     );
-    void endStart(up);
+    const outOfMemory = up.outOfMemory;
+    up.outOfMemory = undefined;
+    void endStart(up).then(async function toldOutOfMemory() {
+      const cap = await outOfMemory?.().catch(() => undefined);
+      if (cap === undefined) return;
+      // what the next call's "crashed (…)" and the server's status say, instead of a bare exit
+      if (up.state === "backoff") up.error = `it was ${outOfMemoryMessage(cap)}`;
+      logger.warn({ server: up.server, residentBytes: cap }, "MCP server killed at its memory cap");
+    });
   }
 
   function armIdle(up: Live): void {

@@ -114,14 +114,15 @@ async function usable(h: Hierarchy, controller: CgroupController, made: boolean)
     }
     if (!made) {
       await sweepLeftovers(h.dir);
-      await mkdir(base, { recursive: true });
+      // not recursive: the server's own cgroup is there, and nothing is made above it
+      await mkdir(base);
       madeHere.add(base);
     }
     // v2: a child gets the controller's files only when its parent enables it for its children (the
     // server's own cgroup must offer it: changing that cgroup is its manager's business, not ours)
     if (h.v2) await writeFile(path.join(base, "cgroup.subtree_control"), `+${controller}`);
     const probe = path.join(base, "probe");
-    await mkdir(probe, { recursive: true });
+    await mkdir(probe);
     try {
       await writeCaps(probe, h.v2, [controller], { processes: 8, residentBytes: 64 * 1024 ** 2 });
     } finally {
