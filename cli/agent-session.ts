@@ -4,7 +4,6 @@
  * Through a server, the person's own BYTESEEK_LLM_* go with each turn (the key only with
  * `--send-key`), and the session says which model settings apply.
  */
-import { request } from "undici";
 import type { AgentEvent, TurnResult } from "../agent/events.js";
 import {
   type ClientLlmSettings,
@@ -15,7 +14,6 @@ import {
 import { dirs, idOf, keys } from "../shared/keys.js";
 import { readSse } from "../shared/sse.js";
 import type { ApprovalDecision } from "../tools/gate/approvals.js";
-import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import { describeStore } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { openStore, storeSpec } from "./open-store.js";
@@ -76,6 +74,10 @@ export interface SessionOptions {
   sendKey?: boolean;
 }
 
+// Loaded when a server (or a folder's holder) answers: an embedded turn that reaches no server needs neither.
+const undici = () => import("undici");
+const httpTree = () => import("../tree/http/index.js");
+
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { env, cwd } = options;
   const spec = storeSpec(env);
@@ -88,13 +90,15 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const { logger, logFile } = sessionLogger(env, spec);
   // A folder another byteseek process holds is reached through its socket: the turn still runs
   // here, with this shell's model and workspace; only the tree is the holder's.
+  let reached: Tree | undefined;
   const tree: Tree = await openStore({
     env,
     cwd,
     logger: logger.child({ part: "tree" }),
-    remote: openHttpTree,
+    remote: async (url, remoteEnv, options) =>
+      (reached = await (await httpTree()).openHttpTree(url, remoteEnv, options)),
   });
-  const held = isHttpTree(tree);
+  const held = tree === reached;
   try {
     // here, not at the top: a turn through a server loads neither the agent's parts nor the share's
     const [{ createByteseek }, { holdShare }] = await Promise.all([
@@ -196,7 +200,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
   const settings = () => clientLlmSettings(env, { withKey: sendKey });
   /** A JSON answer of the server's, or an Error saying what it answered. */
   async function ask<T>(path: string, init: { method?: "GET" | "POST"; body?: unknown } = {}): Promise<T> {
-    const res = await request(new URL(path, root), {
+    const res = await (await undici()).request(new URL(path, root), {
       method: init.method ?? "GET",
       headers: { ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...auth },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
@@ -213,7 +217,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
     signal: AbortSignal,
     onEvent: (e: AgentEvent) => void,
   ): Promise<TurnResult> {
-    const res = await request(url, {
+    const res = await (await undici()).request(url, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "text/event-stream", ...auth },
       body: JSON.stringify(body),
@@ -261,7 +265,7 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
       return offeredOf(listed.tools);
     },
     async runs(limit) {
-      tree ??= openHttpTree(base, env);
+      tree ??= httpTree().then(({ openHttpTree }) => openHttpTree(base, env));
       return runsIn(await tree, limit);
     },
     async model() {
@@ -281,11 +285,14 @@ function remoteSession(base: URL, { env, sendKey = false }: SessionOptions): Ses
       ),
     async decide(key, decision) {
       const id = idOf(dirs.approvals, key);
-      const res = await request(new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")), {
-        method: "POST",
-        headers: { "content-type": "application/json", ...auth },
-        body: JSON.stringify(decision),
-      });
+      const res = await (await undici()).request(
+        new URL(`v1/approvals/${id}`, url.href.replace(/v1\/agent\/turn$/, "")),
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", ...auth },
+          body: JSON.stringify(decision),
+        },
+      );
       const text = await res.body.text();
       if (res.statusCode !== 200)
         throw new Error(`the server at ${url.origin} answered ${res.statusCode}: ${text.slice(0, 200)}`);

@@ -7,15 +7,15 @@
  * folder for the whole turn, so it serves the socket too: the `kvspace approve …` line it prints
  * reaches it, as it would reach a server or a `byteseek mcp`.
  */
+import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Byteseek } from "../compose/byteseek.js";
-import { createLiveTree, type LiveTree } from "../mcp/live.js";
-import { createMcpFactory, type McpFactory } from "../mcp/server.js";
-import { listenShared } from "../mcp/share.js";
-import { runtimeSource } from "../mcp/source.js";
-import { buildApp } from "../server/app.js";
+import type { LiveTree } from "../mcp/live.js";
+import type { McpFactory } from "../mcp/server.js";
+import type { Relays } from "../mcp/share.js";
 import { createCredentialCheck } from "../server/auth.js";
 import { ensureStoreToken } from "../server/token-file.js";
+import { listenHeld } from "../tree/held-listen.js";
 import { sharePath } from "../tree/held-socket.js";
 import type { Tree } from "../tree/types.js";
 
@@ -36,45 +36,79 @@ export interface HoldShareOptions {
   mcp?: { factory: McpFactory; live: LiveTree };
 }
 
-/** Serves the folder's socket until `close()`; a socket that cannot be made is a warning (listenShared). */
+/**
+ * Serves the folder's socket until `close()`; a socket that cannot be made is a warning (listenHeld).
+ * What answers on it is made at its first connection of each kind: the HTTP app (fastify and every
+ * route) at the first HTTP request, the MCP sessions (the SDK's server, a watch of the tree) at the
+ * first relay — a `byteseek run` that nobody reaches loads neither (~0.3 s of CPU at its start).
+ */
 export async function holdShare(o: HoldShareOptions): Promise<{ path: string; close(): Promise<void> }> {
   const { tree, byteseek: bs, folder, env, logger } = o;
   const token = env.BYTESEEK_TOKEN || (await ensureStoreToken(folder)).token;
-  const app = await buildApp({
-    tree,
-    logger: logger.child({ part: "http" }),
-    runtime: bs.runtime,
-    mcp: bs.mcp,
-    web: false,
-    token,
-  });
-  await app.ready();
-  const live = o.mcp?.live ?? createLiveTree(tree, logger);
-  const factory =
-    o.mcp?.factory ??
-    createMcpFactory({
-      source: runtimeSource(tree, bs.runtime, bs.search),
-      logger,
-      live,
-      workspace: bs.runtime.workspace,
+  let app: ReturnType<typeof httpApp> | undefined;
+  let relays: Promise<{ relays: Relays; live: LiveTree }> | undefined;
+
+  /** The HTTP API on the folder, as a server's (no web page), with the store's token. */
+  async function httpApp() {
+    const { buildApp } = await import("../server/app.js");
+    const built = await buildApp({
+      tree,
+      logger: logger.child({ part: "http" }),
+      runtime: bs.runtime,
+      mcp: bs.mcp,
+      web: false,
+      token,
     });
+    await built.ready();
+    return built;
+  }
+
+  /** Relayed MCP sessions: the holder's own factory and feed (`byteseek mcp`), or ones made for the socket. */
+  async function mcpRelays(): Promise<{ relays: Relays; live: LiveTree }> {
+    const [{ createRelays }, { createLiveTree }, { createMcpFactory }, { runtimeSource }] = await Promise.all(
+      [
+        import("../mcp/share.js"),
+        import("../mcp/live.js"),
+        import("../mcp/server.js"),
+        import("../mcp/source.js"),
+      ],
+    );
+    const live = o.mcp?.live ?? createLiveTree(tree, logger);
+    const factory =
+      o.mcp?.factory ??
+      createMcpFactory({
+        source: runtimeSource(tree, bs.runtime, bs.search),
+        logger,
+        live,
+        workspace: bs.runtime.workspace,
+      });
+    return { relays: createRelays({ factory, live, logger }), live };
+  }
+
   const path = await sharePath(folder, env);
-  const shared = await listenShared({
+  const shared = await listenHeld({
     path,
-    factory,
-    live,
     logger,
     workspace: o.workspace ?? bs.runtime.workspace,
     holder: o.holder,
-    http: (socket) => app.server.emit("connection", socket),
+    http: async (socket: Socket) => {
+      app ??= httpApp();
+      (await app).server.emit("connection", socket);
+    },
+    relay: async (socket: Socket) => {
+      relays ??= mcpRelays();
+      return (await relays).relays.relay(socket);
+    },
     credential: createCredentialCheck(token).holds,
   });
   return {
     path,
     async close() {
       await shared?.close();
-      if (o.mcp === undefined) live.close();
-      await app.close();
+      const made = await relays?.catch(() => undefined);
+      made?.relays.close();
+      if (made && o.mcp === undefined) made.live.close();
+      await (await app?.catch(() => undefined))?.close();
     },
   };
 }

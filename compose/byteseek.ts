@@ -17,7 +17,8 @@ import { createCheckedTree } from "../tools/catalogue/checked-tree.js";
 import { seedTools } from "../tools/catalogue/seed.js";
 import { createEditTools, sweepTempFiles } from "../tools/edit/index.js";
 import type { LlmClient } from "../tools/impl/llm.js";
-import { createMcpClient, type McpClient } from "../tools/mcp/client.js";
+import type { McpClient } from "../tools/mcp/client.js";
+import { createLazyMcpClient } from "../tools/mcp/lazy-client.js";
 import { withoutToken } from "../tools/process/secrets.js";
 import { createRuntime, type Runtime } from "../tools/runtime.js";
 import { createSandboxRunner, type SandboxRunner } from "../tools/sandbox/runner.js";
@@ -190,7 +191,8 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
   // secrets included), never BYTESEEK_TOKEN, whichever entry point made this runtime.
   const commandEnv = withoutToken(options.env ?? process.env);
   const sandbox = createSandboxRunner(env.BYTESEEK_BWRAP ? { bwrap: env.BYTESEEK_BWRAP } : {});
-  const mcp = createMcpClient({
+  // made at its first use: a run with no MCP server registered never loads the client or the SDK
+  const mcp = createLazyMcpClient({
     tree,
     logger: logger.child({ part: "mcp-client" }),
     workspace: options.workspace,

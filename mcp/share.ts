@@ -12,7 +12,14 @@
  * (one store, one workspace). Its run id is the holder's to give, never the relay's to name: a
  * relayed session cannot act, or approve its own calls, as another run.
  */
-import { type HeldSocket, type HeldSocketOptions, listenHeld } from "../tree/held-listen.js";
+import type { Socket } from "node:net";
+import type { Logger } from "pino";
+import {
+  type HeldSocket,
+  type HeldSocketOptions,
+  listenHeld,
+  type RelayHandle,
+} from "../tree/held-listen.js";
 import type { LiveTree } from "./live.js";
 import { notifyInstances } from "./notify.js";
 import type { McpFactory, McpInstance } from "./server.js";
@@ -20,25 +27,32 @@ import { serveConnection } from "./stdio.js";
 
 export type SharedMcp = HeldSocket;
 
-/** The held socket's options (tree/held-listen.ts), less its relay server: this module's. */
-export interface ShareOptions extends Omit<HeldSocketOptions, "relay"> {
+/** What serves relayed MCP sessions: the factory they are made by and the tree's change feed. */
+export interface RelayOptions {
   factory: McpFactory;
   live: LiveTree;
+  logger: Logger;
   /** Plain 2026-era calls answered beside the SDK (mcp/stdio.ts; default: BYTESEEK_FAST, on). */
   plainCalls?: boolean;
 }
 
+/** The held socket's options (tree/held-listen.ts), less its relay server: this module's. */
+export interface ShareOptions extends Omit<HeldSocketOptions, "relay">, RelayOptions {}
+
+/** Relayed MCP sessions: `relay` serves one let-in connection; `close` stops telling them of the tree's changes. */
+export interface Relays {
+  relay(connection: Socket): RelayHandle;
+  close(): void;
+}
+
 /**
- * Serves the folder's socket with relayed MCP sessions (each a stdio connection of this process's
- * factory, told of the tree's changes); call only while holding the store. A socket that cannot be
- * made is a warning (listenHeld).
+ * Serves each relayed connection as a stdio connection of `factory`'s, told of the tree's changes
+ * (the held socket's `relay`; cli/hold-share.ts makes these at a run's first relay).
  */
-export async function listenShared(options: ShareOptions): Promise<SharedMcp | undefined> {
-  const { factory, live, logger, plainCalls, ...held } = options;
+export function createRelays({ factory, live, logger, plainCalls }: RelayOptions): Relays {
   const instances = new Set<McpInstance>();
-  const socket = await listenHeld({
-    ...held,
-    logger,
+  const unsubscribe = live.subscribe((change) => notifyInstances(instances, change));
+  return {
     relay: (connection) =>
       serveConnection({
         factory,
@@ -53,13 +67,27 @@ export async function listenShared(options: ShareOptions): Promise<SharedMcp | u
         transport: "relay",
         ...(plainCalls === undefined ? {} : { plainCalls }),
       }),
-  });
-  if (socket === undefined) return undefined;
-  const unsubscribe = live.subscribe((change) => notifyInstances(instances, change));
+    close: unsubscribe,
+  };
+}
+
+/**
+ * Serves the folder's socket with relayed MCP sessions (each a stdio connection of this process's
+ * factory, told of the tree's changes); call only while holding the store. A socket that cannot be
+ * made is a warning (listenHeld).
+ */
+export async function listenShared(options: ShareOptions): Promise<SharedMcp | undefined> {
+  const { factory, live, logger, plainCalls, ...held } = options;
+  const relays = createRelays({ factory, live, logger, ...(plainCalls === undefined ? {} : { plainCalls }) });
+  const socket = await listenHeld({ ...held, logger, relay: relays.relay });
+  if (socket === undefined) {
+    relays.close();
+    return undefined;
+  }
   return {
     ...socket,
     async close() {
-      unsubscribe();
+      relays.close();
       await socket.close();
     },
   };

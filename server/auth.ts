@@ -12,7 +12,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyRequest } from "fastify";
-import { ServerError } from "./errors.js";
+import { ServerError } from "./server-error.js";
 
 /** Paths answered without a credential. */
 export const OPEN_PATHS: ReadonlySet<string> = new Set(["/healthz"]);

@@ -13,7 +13,7 @@ import { constants as fsConstants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { link, lstat, open, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { ServerError } from "./errors.js";
+import { ServerError } from "./server-error.js";
 
 /** The token's file name in the store folder. */
 export const TOKEN_FILE = "token";

@@ -40,8 +40,12 @@ export interface HeldSocketOptions {
   workspace: string;
   /** What this process is (told to relays): a `byteseek serve`, a `byteseek mcp` or an embedded `byteseek run|chat`. */
   holder: Holder;
-  /** Takes a connection that speaks HTTP (its bytes so far put back): the holder's HTTP server. */
-  http?: (socket: Socket) => void;
+  /**
+   * Takes a connection that speaks HTTP (its bytes so far put back): the holder's HTTP server. The
+   * socket stays paused until what it answers settles: a holder may build its server at the first
+   * connection (cli/hold-share.ts); when that fails, the connection is dropped.
+   */
+  http?: (socket: Socket) => void | Promise<void>;
   /**
    * Whether a relay's token is the holder's credential (the same check its HTTP server makes);
    * absent: the holder asks for none (`byteseek serve --no-auth`).
@@ -49,9 +53,10 @@ export interface HeldSocketOptions {
   credential?: (token: string | undefined) => boolean;
   /**
    * Serves a relay let in: called after the holder's `ok` is written, with the socket paused and the
-   * bytes after the hello put back; the handle is closed when the socket closes.
+   * bytes after the hello put back; the handle is closed when the socket closes. The socket stays
+   * paused until the handle is there (a holder may load its relay server at the first relay).
    */
-  relay: (socket: Socket) => RelayHandle;
+  relay: (socket: Socket) => RelayHandle | Promise<RelayHandle>;
 }
 
 export interface HeldSocket {
@@ -83,14 +88,26 @@ export async function listenHeld(options: HeldSocketOptions): Promise<HeldSocket
 
 async function listen(options: HeldSocketOptions): Promise<HeldSocket> {
   const { path, logger, http } = options;
-  const open = new Map<Socket, RelayHandle | undefined>();
+  const open = new Map<Socket, RelayHandle | Promise<RelayHandle> | undefined>();
+
+  /** Lets `socket` flow once whoever took it listens (`taken` settled); one that could not take it drops it. */
+  function resumeWhen(socket: Socket, taken: unknown): void {
+    if (!(taken instanceof Promise)) return void socket.resume();
+    taken.then(
+      () => socket.resume(),
+      (err: unknown) => {
+        logger.warn({ err }, "the held store socket could not serve a connection");
+        socket.destroy();
+      },
+    );
+  }
 
   function onConnection(socket: Socket): void {
     open.set(socket, undefined);
     socket.once("close", () => {
       const handle = open.get(socket);
       open.delete(socket);
-      handle?.close().catch(() => {});
+      void closeHandle(handle);
     });
     socket.on("error", (err) => logger.debug({ err }, "held store socket error"));
     let seen: Buffer = Buffer.alloc(0);
@@ -103,8 +120,7 @@ async function listen(options: HeldSocketOptions): Promise<HeldSocket> {
         socket.off("data", onData);
         socket.pause();
         socket.unshift(seen);
-        http(socket);
-        socket.resume();
+        resumeWhen(socket, http(socket));
         return;
       }
       const end = seen.indexOf(10);
@@ -126,9 +142,10 @@ async function listen(options: HeldSocketOptions): Promise<HeldSocket> {
         `${JSON.stringify({ byteseek: "ok", holder: options.holder, workspace: options.workspace })}\n`,
       );
       if (rest.length > 0) socket.unshift(rest);
-      open.set(socket, options.relay(socket));
-      // paused since the hello; the relay's reader listens now
-      socket.resume();
+      const handle = options.relay(socket);
+      open.set(socket, handle);
+      // paused since the hello; the relay's reader listens once its handle is there
+      resumeWhen(socket, handle);
     };
     socket.on("data", onData);
   }
@@ -158,13 +175,22 @@ async function listen(options: HeldSocketOptions): Promise<HeldSocket> {
     async close() {
       const closed = new Promise<void>((done) => server.close(() => done()));
       for (const [socket, handle] of open) {
-        await handle?.close().catch(() => {});
+        await closeHandle(handle);
         socket.destroy();
       }
       await closed;
       await rm(path, { force: true });
     },
   };
+}
+
+/** Closes a relay's handle, one still being made once it is there; never throws. */
+async function closeHandle(handle: RelayHandle | Promise<RelayHandle> | undefined): Promise<void> {
+  try {
+    await (await handle)?.close();
+  } catch {
+    // a relay that failed to start or to close has nothing left to close
+  }
 }
 
 function refuse(socket: Socket, code: string, message: string): void {

@@ -1,5 +1,5 @@
 import { type Logger, pino } from "pino";
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import type { LlmConfig } from "../llm-config.js";
 import { type Assembler, createAssembler } from "./assembler.js";
 import type { RetryOptions } from "./retry.js";
@@ -66,9 +66,16 @@ export function createWireProvider(config: LlmConfig, deps: ProviderDeps, format
 }
 
 function openTransport(config: LlmConfig, deps: ProviderDeps): Transport & { close(): Promise<void> } {
-  const owned = deps.dispatcher === undefined;
-  const dispatcher =
-    deps.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connect: { timeout: config.timeoutMs } });
+  const shared = deps.dispatcher;
+  // the provider's own keep-alive Agent, made at its first request
+  let own: Promise<Dispatcher> | undefined;
+  async function dispatcher(): Promise<Dispatcher> {
+    if (shared) return shared;
+    own ??= import("undici").then(
+      ({ Agent }) => new Agent({ keepAliveTimeout: 30_000, connect: { timeout: config.timeoutMs } }),
+    );
+    return own;
+  }
   const logger = (deps.logger ?? pino({ enabled: false })).child({ api: config.api, model: config.model });
   const transport = createTransport({
     dispatcher,
@@ -80,7 +87,7 @@ function openTransport(config: LlmConfig, deps: ProviderDeps): Transport & { clo
   return {
     ...transport,
     async close() {
-      if (owned) await dispatcher.close();
+      await (await own)?.close();
     },
   };
 }

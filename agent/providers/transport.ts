@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { type Dispatcher, request } from "undici";
+import type { Dispatcher } from "undici";
 import { AgentError, type AgentErrorCode } from "../errors.js";
 import { backoffDelay, parseRetryAfter, type RetryOptions, sleep } from "./retry.js";
 import type { StreamEvent } from "./types.js";
@@ -10,7 +10,8 @@ import type { StreamEvent } from "./types.js";
  * has arrived; after that a failure is final, since the reply has begun to be consumed.
  */
 export interface TransportDeps {
-  dispatcher: Dispatcher;
+  /** The connections requests go through: asked for at the first request (undici is loaded then). */
+  dispatcher: () => Promise<Dispatcher>;
   logger: Logger;
   /** Longest wait for the response headers, and for each next chunk of the body. */
   timeoutMs: number;
@@ -66,6 +67,8 @@ export function createTransport({ dispatcher, logger, timeoutMs, retry, secret }
     { signal, onEvent }: PostOptions,
   ): Promise<OpenResponse> {
     const where = describeUrl(url);
+    // at the first request, not at start: a process that asks no model never loads undici
+    const [{ request }, pool] = await Promise.all([import("undici"), dispatcher()]);
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw aborted(where, signal.reason);
       let failure: Failure;
@@ -75,7 +78,7 @@ export function createTransport({ dispatcher, logger, timeoutMs, retry, secret }
           headers,
           body,
           signal,
-          dispatcher,
+          dispatcher: pool,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         });

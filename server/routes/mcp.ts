@@ -114,7 +114,9 @@ export const mcpRoutes: FastifyPluginAsyncZod<McpRoutesOptions> = async function
         logger,
         plainCalls: fast,
         holder: "serve",
-        http: (socket) => app.server.emit("connection", socket),
+        http: (socket) => {
+          app.server.emit("connection", socket);
+        },
       })
     : undefined;
   app.addHook("preClose", async function closeMcp() {

@@ -11,13 +11,17 @@ export function needBuiltCli(): void {
   if (!existsSync(BYTESEEK_BIN)) throw new Error(`${BYTESEEK_BIN} is missing: run \`npm run build\` first`);
 }
 
-/** Runs the built byteseek CLI with exactly `env`; with `stdin`, that is written then closed (else stdin is ignored). */
+/**
+ * Runs the built byteseek CLI with exactly `env`; with `stdin`, that is written then closed (else
+ * stdin is ignored); `nodeArgs` go to node before the script (`--import` a hook).
+ */
 export function byteseek(
   args: string[],
   env: NodeJS.ProcessEnv,
   stdin?: string,
+  { nodeArgs = [] }: { nodeArgs?: string[] } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BYTESEEK_BIN, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, BYTESEEK_BIN, ...args], {
     env,
     stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });

@@ -9,12 +9,45 @@ import type { Socket } from "node:net";
 import { join } from "node:path";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HELD_REFUSALS, type HeldSocket, listenHeld } from "../../tree/held-listen.js";
+import {
+  HELD_REFUSALS,
+  type HeldSocket,
+  type HeldSocketOptions,
+  listenHeld,
+  type RelayHandle,
+} from "../../tree/held-listen.js";
 import { HolderAnswer, SHARE_SOCKET, sharePath, socketAt } from "../../tree/held-socket.js";
 import { exchange } from "../mcp/share-helpers.js";
 import { tempDir } from "./temp-dir.js";
 
 const silent = pino({ level: "silent" });
+
+/** Listens at `path` as a run holding the folder, whose credential is `the-token`. */
+async function holdAt(path: string, serve: Pick<HeldSocketOptions, "http" | "relay">): Promise<HeldSocket> {
+  const socket = await listenHeld({
+    path,
+    logger: silent,
+    workspace: "/work",
+    holder: "run",
+    credential: (token) => token === "the-token",
+    ...serve,
+  });
+  if (socket === undefined) throw new Error("the socket was not made");
+  return socket;
+}
+
+/** A relay's server that answers `echo <line>` to the first line it is sent (and notes that line). */
+function echo(socket: Socket, lines: string[] = []): RelayHandle {
+  let seen = "";
+  socket.on("data", (d: Buffer) => {
+    seen += d.toString();
+    if (seen.endsWith("\n")) {
+      lines.push(seen);
+      socket.end(`echo ${seen}`);
+    }
+  });
+  return { close: async () => {} };
+}
 
 describe("a held folder's socket", () => {
   let base: { path: string; remove(): Promise<void> };
@@ -30,30 +63,13 @@ describe("a held folder's socket", () => {
     const path = join(base.path, SHARE_SOCKET);
     // what a dead holder left at the path
     await writeFile(path, "left over");
-    const socket = await listenHeld({
-      path,
-      logger: silent,
-      workspace: "/work",
-      holder: "run",
-      credential: (token) => token === "the-token",
+    held = await holdAt(path, {
       http(socket: Socket) {
         httpHanded++;
         socket.end("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
       },
-      relay(socket: Socket) {
-        let seen = "";
-        socket.on("data", (d: Buffer) => {
-          seen += d.toString();
-          if (seen.endsWith("\n")) {
-            relayed.push(seen);
-            socket.end(`echo ${seen}`);
-          }
-        });
-        return { close: async () => {} };
-      },
+      relay: (socket: Socket) => echo(socket, relayed),
     });
-    if (socket === undefined) throw new Error("the socket was not made");
-    held = socket;
   });
 
   afterAll(async () => {
@@ -109,6 +125,61 @@ describe("a held folder's socket", () => {
       byteseek: "ok",
       holder: "mcp",
     });
+  });
+});
+
+describe("a held folder's socket whose servers are made at the first connection", () => {
+  let base: { path: string; remove(): Promise<void> };
+  let held: HeldSocket;
+  let failHttp = false;
+  /** A while for the client's bytes to arrive before anyone listens for them. */
+  const making = () => new Promise((done) => setTimeout(done, 20));
+
+  beforeAll(async () => {
+    base = await tempDir("byteseek-held-lazy-");
+    held = await holdAt(join(base.path, SHARE_SOCKET), {
+      async http(socket: Socket) {
+        await making();
+        if (failHttp) throw new Error("the HTTP app failed to build");
+        let seen = "";
+        socket.on("data", (d: Buffer) => {
+          seen += d.toString();
+          if (seen.endsWith("\r\n\r\n"))
+            socket.end(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n${seen.split("\r\n")[0]}`);
+        });
+      },
+      async relay(socket: Socket) {
+        await making();
+        return echo(socket);
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await held.close();
+    await base.remove();
+  });
+
+  it("keeps an HTTP connection paused until its server is made: the whole request reaches it", async () => {
+    const r = await exchange(held.path, "GET /v1/tree/a HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    expect(r.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nGET \/v1\/tree\/a HTTP\/1\.1$/);
+  });
+
+  it("keeps a relay paused until its server is made: the bytes after the hello reach it", async () => {
+    const hello = JSON.stringify({ byteseek: "relay", version: 2, workspace: "/work", token: "the-token" });
+    const r = await exchange(held.path, `${hello}\n{"after":"hello"}\n`);
+    const [answer, ...rest] = r.answer.split("\n");
+    expect(JSON.parse(answer as string)).toMatchObject({ byteseek: "ok", holder: "run" });
+    expect(rest.join("\n")).toBe('echo {"after":"hello"}\n');
+  });
+
+  it("drops a connection whose server could not be made, and serves the next", async () => {
+    failHttp = true;
+    const dropped = await exchange(held.path, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    expect(dropped).toEqual({ answer: "", closed: true });
+    failHttp = false;
+    const served = await exchange(held.path, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    expect(served.answer).toMatch(/^HTTP\/1\.1 200 OK/);
   });
 });
 

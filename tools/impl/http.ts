@@ -1,4 +1,4 @@
-import { type Dispatcher, request } from "undici";
+import type { Dispatcher } from "undici";
 import type { z } from "zod";
 import { IMPL_OUTPUT_BYTES } from "../call/cap.js";
 import type { HttpImpl } from "../catalogue/declaration.js";
@@ -49,7 +49,7 @@ export async function runHttpImpl(
       : new ToolError("failed", `request to ${url.origin} failed: ${resolved.reason}`, {
           details: { url: url.href },
         });
-  const dispatcher = pinnedAgent(resolved.address, resolved.family);
+  const dispatcher = await pinnedAgent(resolved.address, resolved.family);
   try {
     return await fetchPinned(impl, args, ctx, url, dispatcher);
   } finally {
@@ -65,8 +65,10 @@ async function fetchPinned(
   dispatcher: Dispatcher,
 ): Promise<ToolOutput> {
   const withBody = impl.method !== "GET" && impl.method !== "DELETE";
-  let res: Awaited<ReturnType<typeof request>>;
+  let res: Dispatcher.ResponseData;
   try {
+    // loaded by pinnedAgent already: a run that calls no http tool never loads undici
+    const { request } = await import("undici");
     res = await request(url, {
       method: impl.method,
       headers: {

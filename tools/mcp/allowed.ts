@@ -11,8 +11,7 @@ import type { Tree, TreeNode } from "../../tree/types.js";
 import { isDocError } from "../errors.js";
 import { heldReason } from "./pins.js";
 import { MCP_DIR, parseEntry, syncKey } from "./registry.js";
-import { readState } from "./sync.js";
-import type { SyncState } from "./sync-state.js";
+import { readState, type SyncState } from "./sync-state.js";
 
 export type UpstreamVerdict =
   | {

@@ -35,8 +35,8 @@ import {
   type McpReview,
   reviewServer,
 } from "./review.js";
-import { readState, type SyncReport, syncServer } from "./sync.js";
-import type { SyncReason, SyncState } from "./sync-state.js";
+import { type SyncReport, syncServer } from "./sync.js";
+import { readState, type SyncReason, type SyncState } from "./sync-state.js";
 import { createUpstreamPool, DEFAULT_START_TIMEOUT_MS, type UpstreamState } from "./upstream.js";
 import { pinnedConnector } from "./upstream-http.js";
 import { createUpstreamRequests, tell, type UpstreamCall } from "./upstream-requests.js";

@@ -9,8 +9,7 @@ import { docValue } from "../doc/read-write.js";
 import { McpReviewError } from "../errors.js";
 import { type DroppedPin, droppedPins, type HeldReview, reviewOf } from "./pins.js";
 import { MCP_DIR, syncKey } from "./registry.js";
-import { readState } from "./sync.js";
-import { type SyncState, SyncStateDoc } from "./sync-state.js";
+import { readState, type SyncState, SyncStateDoc } from "./sync-state.js";
 
 export interface McpReview {
   server: string;

@@ -6,7 +6,8 @@
  * this schema. Read loose: a field a newer byteseek added is kept when the state is written back.
  */
 import { z } from "zod";
-import { docFamily } from "../doc/read-write.js";
+import type { Tree } from "../../tree/types.js";
+import { docFamily, parseDoc } from "../doc/read-write.js";
 
 /** Why a sync ran. */
 export const SyncReason = z.enum(["start", "registry", "list_changed", "manual"]);
@@ -112,3 +113,12 @@ export type SyncState = z.infer<typeof SyncState>;
 
 /** The sync state family (tools/doc/docs.ts names it). */
 export const SyncStateDoc = docFamily("an MCP server's sync state", SyncState);
+
+/**
+ * The sync state `node` holds (at `key`), parsed; undefined when there is none. One that does not
+ * match is `DOC_MALFORMED`: its pins and held tools decide what is offered, so a damaged state is
+ * never read as "nothing synced yet" (which would accept every tool afresh).
+ */
+export function readState(key: string, node: Awaited<ReturnType<Tree["get"]>>): SyncState | undefined {
+  return parseDoc(SyncStateDoc, key, node);
+}

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { dirs } from "../../shared/keys.js";
 import type { Tree, TxnCompare, TxnOp } from "../../tree/types.js";
 import { type Json, json } from "../../tree/value.js";
-import { docValue, parseDoc } from "../doc/read-write.js";
+import { docValue } from "../doc/read-write.js";
 import { isDocError, ToolError } from "../errors.js";
 import { netHosts, type Policy } from "../gate/policy.js";
 import { grantOf } from "../gate/powers.js";
@@ -16,6 +16,7 @@ import {
   type Gone,
   type Held,
   type Pin,
+  readState,
   type SyncReason,
   type SyncState,
   SyncStateDoc,
@@ -417,15 +418,6 @@ async function recordError(
 
 function failed(server: string, tools: number, error: string): SyncReport {
   return { server, ok: false, tools, added: [], changed: [], removed: [], conflicts: [], error };
-}
-
-/**
- * The sync state `node` holds (at `key`), parsed; undefined when there is none. One that does not
- * match is `DOC_MALFORMED`: its pins and held tools decide what is offered, so a damaged state is
- * never read as "nothing synced yet" (which would accept every tool afresh).
- */
-export function readState(key: string, node: Awaited<ReturnType<Tree["get"]>>): SyncState | undefined {
-  return parseDoc(SyncStateDoc, key, node);
 }
 
 /**

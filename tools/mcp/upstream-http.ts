@@ -80,7 +80,7 @@ export function pinnedConnector(options: UpstreamHttpOptions): UpstreamConnector
           : `the MCP server "${server}" (${entry.url}) is not reached: run ${node.vid} registered it, and ${resolved.reason} (rule: ${rule}.net). A person may register it instead`,
         { details: { server, code: resolved.code } },
       );
-    const agent = pinnedAgent(resolved.address, resolved.family, { connections: 4 });
+    const agent = await pinnedAgent(resolved.address, resolved.family, { connections: 4 });
     const pinnedFetch: FetchLike = async (input, init) => {
       const to = new URL(input);
       // only the checked origin goes through the pinned address (a redirect elsewhere does not);
