@@ -239,27 +239,22 @@ describe("the agent on the web page", () => {
     const sent = agent.fake.requests.at(-1)?.messages.at(-1);
     expect(sent).toMatchObject({ role: "tool", text: 'action=accept content={"name":"Ada","age":36}' });
 
-    await page.getByLabel("Message").fill("Anyone else?");
-    await page.getByRole("button", { name: "Send" }).click();
-    const second = page.locator(".tool-call .approval-inline", { hasText: "Anyone else?" });
-    await second.waitFor();
-    await second.getByRole("button", { name: "Decline" }).click();
-    await page.locator(".chat-log .summary").nth(1).waitFor();
-    expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
-      role: "tool",
-      text: "action=decline content=null",
-    });
-
-    await page.getByLabel("Message").fill("Last chance?");
-    await page.getByRole("button", { name: "Send" }).click();
-    const third = page.locator(".tool-call .approval-inline", { hasText: "Last chance?" });
-    await third.waitFor();
-    await third.getByRole("button", { name: "Cancel" }).click();
-    await page.locator(".chat-log .summary").nth(2).waitFor();
-    expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
-      role: "tool",
-      text: "action=cancel content=null",
-    });
+    // the next questions: Decline and Cancel each send their action, and the model gets the result
+    for (const [n, why, button] of [
+      [1, "Anyone else?", "Decline"],
+      [2, "Last chance?", "Cancel"],
+    ] as const) {
+      await page.getByLabel("Message").fill(why);
+      await page.getByRole("button", { name: "Send" }).click();
+      const next = page.locator(".tool-call .approval-inline", { hasText: why });
+      await next.waitFor();
+      await next.getByRole("button", { name: button }).click();
+      await page.locator(".chat-log .summary").nth(n).waitFor();
+      expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
+        role: "tool",
+        text: `action=${button.toLowerCase()} content=null`,
+      });
+    }
     expect(await page.locator(".chat-log .decided").allTextContents()).toEqual([
       "Answered: accept.",
       "Answered: decline.",
