@@ -1,7 +1,8 @@
 /**
  * What byteseek answers when an upstream asks it something, on behalf of the run whose call it
  * serves: its roots (the run's workspace roots, when its grant reads or writes files), its person
- * (an elicitation becomes an approval entry, tools/gate/call-asks.ts) and its model (sampling, only with
+ * (an elicitation becomes an approval entry, tools/gate/call-asks.ts, also put to the MCP host whose
+ * call it is when that host can ask: tools/gate/host-asks.ts) and its model (sampling, only with
  * the run's `model` power).
  *
  * One connection serves every run, so each request is tied to a call first. A 2026-07-28 upstream
