@@ -176,6 +176,12 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const live = new Map<string, Live>();
   /** Stops under way (of connections already replaced or removed): close() waits for them. */
   const stopping = new Map<string, Promise<void>>();
+  /**
+   * The entry revision of each stdio server found to be a 2025 one the costly way (it exited on the
+   * probe, or was silent on it until probeTimeoutMs): its next starts (after an idle stop, a crash)
+   * send no probe, until its entry changes.
+   */
+  const probedLegacy = new Map<string, number>();
   let closed = false;
 
   function entryOf(server: string): Live | undefined {
@@ -242,6 +248,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       }
       if (!up) {
         up = { server, entry, entryRev, state: "stopped", crashes: 0, inflight: 0, stderr: "" };
+        if (probedLegacy.get(server) === entryRev) up.diedOfProbe = true;
         live.set(server, up);
       }
       if (up.client && up.state === "running") return up.client;
@@ -354,6 +361,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         transport.onclose = () => reject(new Error("it exited before answering"));
     });
     exited.catch(() => {});
+    const began = Date.now();
     try {
       await Promise.race([
         c.connect(transport, { timeout: timeoutMs, ...(signal ? { signal } : {}) }),
@@ -369,6 +377,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         // it exited on server/discover (some servers end on any request before initialize)
         logger.info({ server }, "MCP server exited on the 2026-07-28 probe: starting it again on 2025");
         up.diedOfProbe = true;
+        probedLegacy.set(server, up.entryRev);
         return start(up, timeoutMs, signal);
       }
       up.state = "failed";
@@ -383,6 +392,11 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       throw stoppedWhileStarting(server);
     }
     if (transport instanceof SamePipeStdioTransport && transport.pid !== null) up.pid = transport.pid;
+    // on 2025 after the probe's whole time: it was silent on it (an answer, -32601, comes sooner)
+    const probe = eraNegotiation(entry, timeoutMs).versionNegotiation?.probe?.timeoutMs;
+    if (!up.diedOfProbe && probe !== undefined && isStdio(entry) && c.getProtocolEra() === "legacy") {
+      if (Date.now() - began >= probe) probedLegacy.set(server, up.entryRev);
+    }
     up.client = c;
     up.state = "running";
     up.error = undefined;
