@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { readStoreToken } from "../server/token-file.js";
 import { isTreeError } from "../tree/errors.js";
-import { HELD_WATCH_PATIENCE_MS, sharePath, socketAt } from "../tree/held-socket.js";
+import { sharePath, socketAt } from "../tree/held-socket.js";
 import { describeStore, openTree, resolveStore, type StoreSpec } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
 import { CliError } from "./errors.js";
@@ -109,8 +109,7 @@ async function throughHolder(
     return await remote(
       new URL("http://localhost"),
       token === undefined ? env : { ...env, BYTESEEK_TOKEN: token },
-      // a watch waits for the holder's return (or its successor) a while, not forever
-      { socketPath, watchPatienceMs: HELD_WATCH_PATIENCE_MS },
+      { socketPath },
     );
   } catch (err) {
     // Anything else (a wrong token, say) is the holder's answer, and says what to do.

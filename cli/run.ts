@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { type Command, CommanderError } from "commander";
 import { seedStore, seedWanted } from "../compose/byteseek.js";
+import { HELD_WATCH_PATIENCE_MS } from "../tree/held-socket.js";
 import { isHttpTree, openHttpTree } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import {
@@ -15,7 +16,7 @@ import {
 import { commanderOutput, rootProgram } from "./commander-output.js";
 import { COMMANDS } from "./commands/index.js";
 import { CliError, usageError } from "./errors.js";
-import { openStore, storeSpec } from "./open-store.js";
+import { openStore, type RemoteTreeFactory, storeSpec } from "./open-store.js";
 import { report } from "./report.js";
 import { openToolsClient, type ToolsClient } from "./tools-client.js";
 
@@ -241,8 +242,20 @@ function isRemote(io: KvspaceIo): boolean {
 }
 
 function defaultOpen(io: KvspaceIo): Promise<Tree> {
-  return openStore({ env: io.env, cwd: io.cwd, remote: openHttpTree });
+  return openStore({ env: io.env, cwd: io.cwd, remote: kvspaceRemote });
 }
+
+/**
+ * kvspace's way to a server. Through a held folder, a watch (`kvspace watch`, a call waiting for
+ * approval) whose holder stopped waits for the next one a while (HELD_WATCH_PATIENCE_MS), not
+ * forever, then ends saying so; a server at a URL is waited for, as it may be restarting.
+ */
+const kvspaceRemote: RemoteTreeFactory = (url, env, options = {}) =>
+  openHttpTree(
+    url,
+    env,
+    options.socketPath === undefined ? options : { ...options, watchPatienceMs: HELD_WATCH_PATIENCE_MS },
+  );
 
 function defaultSeed(tree: Tree): Promise<void> {
   return seedStore(tree);

@@ -167,6 +167,8 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
     // an upstream MCP server's sampling (tools/mcp/upstream-requests.ts): text in, text out, no tools
     async sample(request, signal) {
       const p = await provider();
+      // an upstream asks for what it likes: it gets no more than the run's own steps may take
+      const { maxTokens } = await resolveLlmConfig({ env, tree });
       const reply = await p.complete(
         {
           system: request.system ?? "",
@@ -176,7 +178,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
               : { role: "assistant" as const, text: m.text, toolCalls: [] },
           ),
           tools: [],
-          maxTokens: request.maxTokens,
+          maxTokens: Math.min(request.maxTokens, maxTokens),
         },
         { signal },
       );
@@ -184,6 +186,7 @@ export async function createByteseek(options: ByteseekOptions): Promise<Byteseek
         text: reply.text,
         model: p.model,
         stop: reply.stopReason === "length" ? "maxTokens" : "endTurn",
+        tokens: { input: reply.usage.inputTokens, output: reply.usage.outputTokens },
       };
     },
   };

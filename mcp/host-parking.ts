@@ -8,7 +8,9 @@
  *
  * Bounded: a question the host never answers ends with the approval's wait (policy
  * approvalTimeoutMs: the upstream hears `cancel`), a finished call nobody collects is dropped after
- * KEEP_DONE_MS, and at most MAX_PARKED calls are parked at once (beyond, a question is dismissed).
+ * KEEP_DONE_MS, and at most MAX_PARKED calls are parked at once, MAX_PARKED_PER_SESSION of one
+ * session (beyond, the call runs unparked: a question its upstream asks is not put to the host but
+ * dismissed, the entry saying why), so one host cannot take every place and deny the other sessions.
  */
 import { randomBytes } from "node:crypto";
 import type { ElicitationAsked, HostAnswer, HostAsker, HostAskOptions } from "../tools/gate/asks.js";
@@ -17,6 +19,8 @@ import { type HostForm, hostForm } from "./host-elicit.js";
 
 /** Calls parked at once, at most. */
 export const MAX_PARKED = 64;
+/** Calls of one session (MCP host) parked at once, at most. */
+export const MAX_PARKED_PER_SESSION = 8;
 /** A parked call that finished is kept this long for its host's retry, then dropped. */
 export const KEEP_DONE_MS = 60_000;
 
@@ -32,6 +36,8 @@ interface Question {
 
 interface Parked {
   id: string;
+  /** The session (its run) whose host the call's questions go to. */
+  session: string;
   /** The call's fingerprint (run, tool, arguments): only a request with it resumes the call. */
   call: string;
   result?: ToolResult;
@@ -46,9 +52,11 @@ interface Parked {
 export interface Parking {
   /**
    * Starts `run` with an asker whose questions wait for the host here, and answers its first step.
-   * `signal` is the starting request's: aborted while it waits, the call is aborted.
+   * `signal` is the starting request's: aborted while it waits, the call is aborted. `session`
+   * names the host's session (its run) for the per-session cap.
    */
   start(
+    session: string,
     call: string,
     tool: string,
     who: { by: string; via: string },
@@ -70,6 +78,8 @@ export interface Parking {
 
 export function createParking(): Parking {
   const parked = new Map<string, Parked>();
+  /** How many calls each session has parked. */
+  const ofSession = new Map<string, number>();
 
   function wake(p: Parked) {
     const waiting = [...p.waiting];
@@ -79,7 +89,19 @@ export function createParking(): Parking {
 
   function drop(p: Parked) {
     clearTimeout(p.dropTimer);
-    parked.delete(p.id);
+    if (!parked.delete(p.id)) return;
+    const n = (ofSession.get(p.session) ?? 1) - 1;
+    if (n > 0) ofSession.set(p.session, n);
+    else ofSession.delete(p.session);
+  }
+
+  /** Why a call of `session` cannot be parked now, or undefined when it can. */
+  function full(session: string): string | undefined {
+    if ((ofSession.get(session) ?? 0) >= MAX_PARKED_PER_SESSION)
+      return `this MCP session already has ${MAX_PARKED_PER_SESSION} calls that may wait for its answers (the most one session may have); answer their questions or let them finish, then call again`;
+    if (parked.size >= MAX_PARKED)
+      return `${MAX_PARKED} calls already wait for their MCP hosts' answers; call again once some have finished`;
+    return undefined;
   }
 
   /** Waits for the parked call's next step: its result, or a question not yet put to the host. */
@@ -132,36 +154,36 @@ export function createParking(): Parking {
   }
 
   return {
-    async start(call, tool, who, run, signal) {
+    async start(session, call, tool, who, run, signal) {
       const p: Parked = {
         id: randomBytes(16).toString("base64url"),
+        session,
         call,
         abort: new AbortController(),
         waiting: new Set(),
       };
-      const room = parked.size < MAX_PARKED;
-      if (room) parked.set(p.id, p);
-      const refuse: HostAsker = {
-        ...who,
-        ask: () => Promise.reject(new Error(`${MAX_PARKED} calls already wait for their MCP hosts' answers`)),
+      const refused = full(session);
+      if (refused === undefined) {
+        parked.set(p.id, p);
+        ofSession.set(session, (ofSession.get(session) ?? 0) + 1);
+      }
+      const refuse: HostAsker = { ...who, ask: () => Promise.reject(new Error(refused)) };
+      const finish = (result: ToolResult) => {
+        p.result = result;
+        wake(p);
+        // kept for the host's retry a while: nobody collecting it, it goes (and frees its place)
+        if (parked.has(p.id)) p.dropTimer = setTimeout(() => drop(p), KEEP_DONE_MS).unref();
       };
-      void run(room ? askerOf(p, tool, who) : refuse, p.abort.signal).then(
-        (result) => {
-          p.result = result;
-          wake(p);
-          // kept for the host's retry a while: nobody collecting it, it goes
-          if (parked.has(p.id)) p.dropTimer = setTimeout(() => drop(p), KEEP_DONE_MS).unref();
-        },
+      void run(refused === undefined ? askerOf(p, tool, who) : refuse, p.abort.signal).then(
+        finish,
         // a call never throws (the boundary answers every failure); kept safe all the same
-        (err: unknown) => {
-          p.result = {
+        (err: unknown) =>
+          finish({
             kind: "runtime",
             isError: true,
             text: `the call failed inside byteseek: ${(err as Error)?.message ?? String(err)}`,
             details: {},
-          };
-          wake(p);
-        },
+          }),
       );
       return next(p, signal);
     },

@@ -269,6 +269,7 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     }
     const call = fingerprint(vid, name, args);
     const step = await parking.start(
+      vid,
       call,
       name,
       who,

@@ -13,11 +13,14 @@ import { createMcpHandler, type McpServer } from "@modelcontextprotocol/server";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../agent/events.js";
+import { summary } from "../../agent/runs.js";
 import { runtimeSource } from "../../mcp/source.js";
 import { type App, buildApp } from "../../server/app.js";
 import type { PendingApproval, ToolProgress } from "../../tools/call/call-notices.js";
 import type { CallOptions } from "../../tools/call/pipeline-types.js";
 import { approvalKey } from "../../tools/gate/approvals.js";
+import { MAX_SAMPLES } from "../../tools/mcp/upstream-requests.js";
+import { usageKey } from "../../tools/records/usage.js";
 import { json } from "../../tree/value.js";
 import { type AgentStack, startAgentStack, stopAgentStack } from "../agent/stack.js";
 import { cliEnv } from "../cli/cli-server.js";
@@ -253,10 +256,71 @@ describe("an upstream's sampling during a call", () => {
         { vid: "sampler" },
       );
       expect(r.text, server).toContain("model=fake-1 said=blue");
-      expect(r.details.asked).toEqual([{ method: "sampling/createMessage", outcome: "answered" }]);
+      expect(r.details.asked).toEqual([
+        {
+          method: "sampling/createMessage",
+          outcome: "answered",
+          model: "fake-1",
+          tokens: { input: expect.any(Number), output: 1 },
+          stop: "endTurn",
+          ms: expect.any(Number),
+        },
+      ]);
       const req = s.fake.requests.at(-1);
       expect(req?.system).toBe("Answer in one word.");
       expect(req?.messages.at(-1)).toMatchObject({ role: "user", text: "The sky's colour?" });
+    }
+  });
+
+  it("is recorded like a call and counted in the run's usage, and more than MAX_SAMPLES in one call are refused", async () => {
+    for (const server of ["askio", "askhttp"]) {
+      const vid = `spend-${server}`;
+      s.fake.script(
+        ...["one", "two", "three", "four"].map((text) => ({
+          text,
+          usage: { inputTokens: 100, outputTokens: 10 },
+        })),
+      );
+      const before = s.fake.requests.length;
+      const ok = await s.bs.runtime.call(`${server}.ponder`, { times: MAX_SAMPLES }, { vid });
+      expect(ok.text, server).toBe("heard=one,two,three,four");
+      // the upstream asked for a million tokens: it got the configured maxTokens at most
+      expect(s.fake.requests.at(-1)?.maxTokens).toBe(4096);
+      const stored = await s.tree.get(ok.record as string);
+      const record = (stored?.kind === "json" ? stored.value.value : {}) as {
+        details?: { asked?: unknown[] };
+      };
+      expect(record.details?.asked).toHaveLength(MAX_SAMPLES);
+      expect(record.details?.asked?.[0]).toMatchObject({
+        outcome: "answered",
+        model: "fake-1",
+        tokens: { input: 100, output: 10 },
+        stop: "endTurn",
+      });
+
+      s.fake.script(
+        ...[1, 2, 3, 4].map(() => ({ text: "more", usage: { inputTokens: 100, outputTokens: 10 } })),
+      );
+      const over = await s.bs.runtime.call(`${server}.ponder`, { times: MAX_SAMPLES + 1 }, { vid });
+      expect(over.isError, server).toBe(true);
+      expect(over.text).toContain(
+        `byteseek answers at most ${MAX_SAMPLES} sampling requests during one call`,
+      );
+      expect((over.details.asked as Array<{ outcome: string }>).map((a) => a.outcome)).toEqual([
+        ...Array(MAX_SAMPLES).fill("answered"),
+        "refused",
+      ]);
+      // the excess never reached the model
+      expect(s.fake.requests.length - before).toBe(2 * MAX_SAMPLES);
+
+      const usage = await s.tree.get(usageKey(vid));
+      expect(usage?.kind === "json" && usage.value.value).toMatchObject({
+        calls: 2,
+        samples: 2 * MAX_SAMPLES,
+        tokens: { input: 2 * MAX_SAMPLES * 100, output: 2 * MAX_SAMPLES * 10 },
+      });
+      // what `kvspace runs` lists of the run
+      expect((await summary(s.tree, vid, { status: "done" })).tokens).toEqual({ input: 800, output: 80 });
     }
   });
 

@@ -93,7 +93,7 @@ describe("the protocol era of a stdio upstream", () => {
     expect(await starts("sdk")).toBe(1);
   });
 
-  it("takes a server silent on the probe for a 2025 one once its probeTimeoutMs passes, not the start's timeout: initialize follows on the same process, and its tools work", async () => {
+  it("takes a server silent on the probe for a 2025 one once its probeTimeoutMs passes, not the start's timeout: initialize follows on the same process, its tools work, and its next start sends no probe", async () => {
     const methods = join(h.workspace, "quiet.methods");
     await h.register("quiet", {
       ...counted("quiet", [process.execPath, join(FIXTURES, "mcp-probe-server.mjs")], {
@@ -103,15 +103,19 @@ describe("the protocol era of a stdio upstream", () => {
       // a start timeout longer than the test's: only the probe's own cap lets it through
       timeoutMs: 600_000,
       probeTimeoutMs: 100,
+      // stopped once the sync is done: the call starts it again
+      idleStopMs: 100,
     });
     const status = await synced("quiet");
     expect(status?.protocol).toMatch(/^2025-/);
     expect(status?.toolNames).toEqual(["quiet.run"]);
+    await until(async () => (await h.mcp.list()).find((x) => x.server === "quiet")?.state === "stopped");
     const r = await h.runtime.call("quiet.run", { script: "echo quiet" }, { vid: "eras3" });
     expect(r.text).toBe("exit=0\nquiet\n");
-    expect(await starts("quiet")).toBe(1);
-    const asked = (await readFile(methods, "utf8")).split("\n");
-    expect(asked.slice(0, 2)).toEqual(["server/discover", "initialize"]);
+    // the second start is known to be on 2025: no probe waited for again
+    expect(await starts("quiet")).toBe(2);
+    const asked = (await readFile(methods, "utf8")).split("\n").filter(Boolean);
+    expect(asked).toEqual(["server/discover", "initialize", "tools/list", "initialize", "tools/call"]);
   });
 
   it("sends no probe to a server whose probeTimeoutMs is 0: 2025 at once", async () => {
@@ -126,14 +130,21 @@ describe("the protocol era of a stdio upstream", () => {
     expect(await readFile(methods, "utf8")).not.toContain("server/discover");
   });
 
-  it("starts a server that exits on the probe once more, on 2025 without a probe", async () => {
-    await h.register(
-      "fussy",
-      counted("fussy", [process.execPath, join(FIXTURES, "mcp-probe-server.mjs")], { EXIT_BEFORE_INIT: "1" }),
-    );
+  it("starts a server that exits on the probe once more, on 2025 without a probe, and later starts without one", async () => {
+    await h.register("fussy", {
+      ...counted("fussy", [process.execPath, join(FIXTURES, "mcp-probe-server.mjs")], {
+        EXIT_BEFORE_INIT: "1",
+      }),
+      idleStopMs: 100,
+    });
     const status = await synced("fussy");
     expect(status?.protocol).toMatch(/^2025-/);
     expect(status?.toolNames).toEqual(["fussy.run"]);
     expect(await starts("fussy")).toBe(2);
+    // stopped when idle, it starts again on 2025 at once: one process, not one more to die of the probe
+    await until(async () => (await h.mcp.list()).find((x) => x.server === "fussy")?.state === "stopped");
+    const r = await h.runtime.call("fussy.run", { script: "echo again" }, { vid: "eras4" });
+    expect(r.text).toBe("exit=0\nagain\n");
+    expect(await starts("fussy")).toBe(3);
   });
 });

@@ -228,24 +228,34 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
     expect((await done).code).toBe(0);
   });
 
-  it("ends kvspace watch when its holder stops and none takes its place: exit 1, saying the revision to go on from", async () => {
-    const holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "w2"]);
+  it("keeps kvspace watch following the session that takes the folder over, and ends it when the last holder stops: exit 1, saying the revision to go on from", async () => {
+    const first = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "w2"]);
     let out = "";
     const watch = runCli(["watch", "/stopping/"], {
       env: { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace },
       onStdout: (all) => (out = all),
     });
+    /** Writes /stopping/<key> through `client` until the watch has printed it (a call caught by a takeover fails). */
+    const seen = (client: typeof first, key: string) =>
+      eventually(async () => {
+        const w = await client
+          .callTool({ name: "tree_set", arguments: { key: `/stopping/${key}`, value: "v" } })
+          .catch(() => undefined);
+        return w?.isError === false && out.includes(`/stopping/${key}\tchar/utf8:v`);
+      }, `kvspace watch to print /stopping/${key}`);
+    let second: typeof first | undefined;
     try {
       // The watch starts after its first answer; write until it has seen one.
-      await eventually(async () => {
-        const w = await holder.callTool({ name: "tree_set", arguments: { key: "/stopping/k", value: "v" } });
-        expect(w.isError, textOf(w)).toBe(false);
-        return out.includes("/stopping/k\tchar/utf8:v");
-      }, "kvspace watch to print the holder's write");
+      await seen(first, "k1");
+      // A second session relays through the first; when the first stops, it takes the folder over.
+      second = await connectV1Stdio(folders.env, { name: "second" });
+      await first.close();
+      await seen(second, "k2");
     } finally {
-      await holder.close();
+      await first.close();
+      await second?.close();
     }
-    // Before the fix the watch waited for the holder forever (and this test for its timeout).
+    // Before the fix the watch waited for a holder forever (and this test for its timeout).
     const ended = await watch;
     expect(ended.code).toBe(1);
     const rev = Number(ended.stdout.trim().split("\n").at(-1)!.split("\t")[0]);

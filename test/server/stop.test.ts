@@ -23,9 +23,8 @@ interface Exchange {
 }
 
 /**
- * fetch for an MCP client, noting each request in `exchanges` and how its answer ended. An event
- * stream's headers may come only with its first event (a quiet 2025 GET stream), so a request is
- * noted when sent.
+ * fetch for an MCP client, noting each request in `exchanges` (when sent, before its answer) and
+ * how its answer ended.
  */
 function watchingFetch(client: string, exchanges: Exchange[]): typeof fetch {
   return async function watched(input, init) {

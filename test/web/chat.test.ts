@@ -202,7 +202,7 @@ describe("the agent on the web page", () => {
     await context.close();
   });
 
-  it("puts an upstream MCP server's question in the conversation: its form filled and Accept answer it, Decline declines, and the upstream's result reaches the model", async () => {
+  it("puts an upstream MCP server's question in the conversation: its form filled and Accept answer it, Decline declines, Cancel cancels, and the upstream's result reaches the model", async () => {
     await agent.tree.set(
       "/byteseek/mcp/askio",
       json({ command: [process.execPath, ASKING], readOnlyPaths: TEST_INSTALL } as never),
@@ -214,6 +214,8 @@ describe("the agent on the web page", () => {
       { text: "Thanks." },
       { toolCalls: [{ name: "askio.ask", args: { why: "Anyone else?" } }] },
       { text: "Nobody, then." },
+      { toolCalls: [{ name: "askio.ask", args: { why: "Last chance?" } }] },
+      { text: "Dismissed." },
     );
     const { page, context, errors } = await browser.open(agent.url);
     await page.goto("/agent/");
@@ -237,19 +239,26 @@ describe("the agent on the web page", () => {
     const sent = agent.fake.requests.at(-1)?.messages.at(-1);
     expect(sent).toMatchObject({ role: "tool", text: 'action=accept content={"name":"Ada","age":36}' });
 
-    await page.getByLabel("Message").fill("Anyone else?");
-    await page.getByRole("button", { name: "Send" }).click();
-    const second = page.locator(".tool-call .approval-inline", { hasText: "Anyone else?" });
-    await second.waitFor();
-    await second.getByRole("button", { name: "Decline" }).click();
-    await page.locator(".chat-log .summary").nth(1).waitFor();
-    expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
-      role: "tool",
-      text: "action=decline content=null",
-    });
+    // the next questions: Decline and Cancel each send their action, and the model gets the result
+    for (const [n, why, button] of [
+      [1, "Anyone else?", "Decline"],
+      [2, "Last chance?", "Cancel"],
+    ] as const) {
+      await page.getByLabel("Message").fill(why);
+      await page.getByRole("button", { name: "Send" }).click();
+      const next = page.locator(".tool-call .approval-inline", { hasText: why });
+      await next.waitFor();
+      await next.getByRole("button", { name: button }).click();
+      await page.locator(".chat-log .summary").nth(n).waitFor();
+      expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
+        role: "tool",
+        text: `action=${button.toLowerCase()} content=null`,
+      });
+    }
     expect(await page.locator(".chat-log .decided").allTextContents()).toEqual([
       "Answered: accept.",
       "Answered: decline.",
+      "Answered: cancel.",
     ]);
     expect(errors).toEqual([]);
     await context.close();

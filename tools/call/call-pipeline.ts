@@ -84,6 +84,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     let result: ToolResult;
     const meta: RecordMeta = { args: args ?? {} };
     const scopes: OwnedScope[] = [];
+    const sampled = { samples: 0, input: 0, output: 0 };
     try {
       // an upstream's question during the call goes to a person only where one waits or the caller's
       // host can ask one (never to `approve: true`, which approves the call, not an answer nobody gave)
@@ -93,9 +94,15 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           ? { onApproval: callOptions.onApproval, ...(askHost ? { host: askHost } : {}) }
           : undefined;
       const heard = callOptions.onProgress ? { onProgress: callOptions.onProgress } : {};
+      // what an upstream's sampling spent of the run's model, counted with the call (even one that fails)
+      const onSample = (tokens: { input: number; output: number }) => {
+        sampled.samples++;
+        sampled.input += tokens.input;
+        sampled.output += tokens.output;
+      };
       result = await answer(String(name), args, approvedByCaller(approvals, callOptions), meta, {
         scopes,
-        listeners: { person, ...heard },
+        listeners: { person, ...heard, onSample },
       });
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
@@ -110,7 +117,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
     const record = await recordDone(
       { callLog, failpoint: options.failpoint },
-      { name: String(name), vid, ts, ms, result },
+      { name: String(name), vid, ts, ms, result, ...(sampled.samples > 0 ? { sampled } : {}) },
       callOptions,
       meta,
     );

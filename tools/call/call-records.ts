@@ -88,6 +88,8 @@ export interface Answered {
   ts: number;
   ms: number;
   result: ToolResult;
+  /** The samples of the run's model an upstream asked for during the call, and their tokens. */
+  sampled?: { samples: number; input: number; output: number };
 }
 
 /** Stores the `done` record and the usage counters of an answered call; answers the record's key, if stored. */
@@ -97,7 +99,7 @@ export function recordDone(
   callOptions: CallOptions,
   meta: RecordMeta,
 ): Promise<string | undefined> {
-  const { name, vid, ts, ms, result } = answered;
+  const { name, vid, ts, ms, result, sampled } = answered;
   // made-up names share one counter: a run calling many cannot grow its usage node without bound
   const tool = result.details.code === "unknown_tool" ? UNKNOWN_TOOLS : name;
   const begun = meta.started;
@@ -122,7 +124,7 @@ export function recordDone(
         : {}),
       ...(result.terminate ? { terminate: true } : {}),
     },
-    { tool, kind: result.kind, ms },
+    { tool, kind: result.kind, ms, ...(sampled ? { sampled } : {}) },
     // a retry refused before it ran still settles the started record it retries
     begun?.key ?? callOptions.retry,
   );

@@ -53,8 +53,15 @@ export type Execute = (
   policy: Policy,
   callerSignal: AbortSignal | undefined,
   scopes: OwnedScope[],
-  /** `person`: present when a person can be asked during the call (an upstream's question); `onProgress`: told of its progress. */
-  listeners?: { person?: CallAsksOptions["person"]; onProgress?: ToolContext["onProgress"] },
+  /**
+   * `person`: present when a person can be asked during the call (an upstream's question);
+   * `onProgress`: told of its progress; `onSample`: told of the tokens of each sample of the run's model.
+   */
+  listeners?: {
+    person?: CallAsksOptions["person"];
+    onProgress?: ToolContext["onProgress"];
+    onSample?: CallAsksOptions["onSample"];
+  },
 ) => Promise<ToolResult>;
 
 export function createExecutor(options: ExecutorOptions): Execute {
@@ -168,6 +175,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
               llm,
               signal: controller.signal,
               person: listeners.person,
+              onSample: listeners.onSample,
               workspace,
               roots: paths.roots,
               hold: clock.hold,

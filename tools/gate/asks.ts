@@ -71,4 +71,6 @@ export interface SampleReply {
   model: string;
   /** `maxTokens` when the reply hit the limit. */
   stop: "endTurn" | "maxTokens";
+  /** The tokens it took, as the provider reported them (counted in the run's usage). */
+  tokens: { input: number; output: number };
 }

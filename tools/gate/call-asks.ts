@@ -12,7 +12,7 @@ import type { CallAsks } from "../types.js";
 import { askPerson } from "./approval-flow.js";
 import { approvalReason } from "./approval-wording.js";
 import type { Approvals, ElicitationAsked } from "./approvals.js";
-import type { HostAsker } from "./asks.js";
+import type { HostAsker, SampleReply } from "./asks.js";
 import { putToHost } from "./host-asks.js";
 import type { Policy } from "./policy.js";
 import { grantOf } from "./powers.js";
@@ -27,6 +27,8 @@ export interface CallAsksOptions {
   /** Real paths: the workspace, and the policy's extra roots. */
   workspace: string;
   roots: readonly string[];
+  /** Told of each sample the run's model answered (its tokens): the call's record counts them in the run's usage. */
+  onSample?: ((tokens: SampleReply["tokens"]) => void) | undefined;
   /** Stops the call's timeout while a person is asked; answers the function that starts it again. */
   hold?: () => () => void;
   /**
@@ -48,7 +50,11 @@ export function callAsks(o: CallAsksOptions): CallAsks {
       }
     : !llm?.sample
       ? { refused: "byteseek has no model configured to sample" }
-      : (request, signal) => (llm.sample as NonNullable<LlmClient["sample"]>)(request, signal);
+      : async (request, signal) => {
+          const reply = await (llm.sample as NonNullable<LlmClient["sample"]>)(request, signal);
+          o.onSample?.(reply.tokens);
+          return reply;
+        };
   const roots = grant.read || grant.write ? [o.workspace, ...o.roots] : [];
   if (!o.person) return { model, roots };
   const { onApproval, host } = o.person;

@@ -428,11 +428,19 @@ export function createMcpClient(options: McpClientOptions): McpClient {
       }
       const signIn =
         "oauth" in entry && entry.oauth !== undefined ? signInFailure(impl.server, err) : undefined;
-      throw signIn ?? upstreamFailure(impl, err, pool.status(impl.server).state);
+      const state = pool.status(impl.server).state;
+      // a server that died in the call: why, once known (killed at its memory cap)
+      const cause = signIn || state === "running" ? undefined : await pool.crashCause(impl.server);
+      throw withAsked(signIn ?? upstreamFailure(impl, err, state, cause), during);
     } finally {
       release();
     }
-    const output = mapResult(impl.server, impl.tool, result);
+    let output: ToolOutput;
+    try {
+      output = mapResult(impl.server, impl.tool, result);
+    } catch (err) {
+      throw withAsked(err, during);
+    }
     return during.asked.length ? { ...output, details: { ...output.details, asked: during.asked } } : output;
   }
 
@@ -562,14 +570,20 @@ function notRun(server: string, error: string): SyncReport {
   return { server, ok: false, tools: 0, added: [], changed: [], removed: [], conflicts: [], error };
 }
 
+/** What the upstream asked before its call failed stays on the record (a refused sample, the tokens spent). */
+function withAsked(err: unknown, during: UpstreamCall): unknown {
+  if (err instanceof ToolError && during.asked.length) err.details.asked = during.asked;
+  return err;
+}
+
 /** A failure of the upstream during a call: a protocol error it answered, or the connection lost. */
-function upstreamFailure(impl: McpImplSpec, err: unknown, state: UpstreamState): ToolError {
+function upstreamFailure(impl: McpImplSpec, err: unknown, state: UpstreamState, cause?: string): ToolError {
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as { code?: unknown }).code;
   if (state !== "running")
     return new ToolError(
       "mcp_unavailable",
-      `the MCP server "${impl.server}" stopped during the call of ${impl.tool} (${message}); it is restarted on the next call`,
+      `the MCP server "${impl.server}" stopped during the call of ${impl.tool} (${cause ?? message}); it is restarted on the next call`,
       { details: { server: impl.server, tool: impl.tool } },
     );
   return new ToolError(

@@ -1,7 +1,8 @@
 /**
  * What byteseek answers when an upstream asks it something, on behalf of the run whose call it
  * serves: its roots (the run's workspace roots, when its grant reads or writes files), its person
- * (an elicitation becomes an approval entry, tools/gate/call-asks.ts) and its model (sampling, only with
+ * (an elicitation becomes an approval entry, tools/gate/call-asks.ts, also put to the MCP host whose
+ * call it is when that host can ask: tools/gate/host-asks.ts) and its model (sampling, only with
  * the run's `model` power).
  *
  * One connection serves every run, so each request is tied to a call first. A 2026-07-28 upstream
@@ -16,7 +17,7 @@ import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprot
 import type { ToolProgress } from "../call/call-notices.js";
 import { printable } from "../catalogue/printable.js";
 import type { ElicitationAsked } from "../gate/approvals.js";
-import type { SampleRequest } from "../impl/llm.js";
+import type { SampleReply, SampleRequest } from "../impl/llm.js";
 import type { ToolContext } from "../types.js";
 
 /** A call in progress on an upstream's connection, and what its upstream asked during it. */
@@ -29,15 +30,22 @@ export interface UpstreamCall {
   asked: UpstreamAsked[];
   /** How many progress and log messages of the upstream were told so far (MAX_TOLD at most). */
   told?: number;
+  /** How many of its sampling requests went to the run's model so far (MAX_SAMPLES at most). */
+  samples?: number;
 }
 
 /** One request of the upstream during a call, as its record keeps it. */
 export interface UpstreamAsked {
   method: "elicitation/create" | "sampling/createMessage" | "roots/list";
-  /** `accept`, `decline`, `cancel`; `answered` (sampling, roots); `refused` with why. */
+  /** `accept`, `decline`, `cancel`; `answered` (sampling, roots); `refused` or `failed` with why. */
   outcome: string;
   approval?: string;
   why?: string;
+  /** A sample (answered or failed): the model that answered, its tokens, why it stopped, how long it took (ms). */
+  model?: string;
+  tokens?: { input: number; output: number };
+  stop?: string;
+  ms?: number;
 }
 
 /**
@@ -47,6 +55,12 @@ export interface UpstreamAsked {
 export const ROOTS_REASK_MS = 1000;
 /** At most this many requests of one call are recorded (an upstream asking in a loop cannot grow a record). */
 const MAX_ASKED = 20;
+/**
+ * At most this many sampling requests of one call go to the run's model; more are refused. A run
+ * has no token budget, so this bounds what an upstream can spend of the model per call (each
+ * sample's tokens are also capped at the configured maxTokens, and counted in the run's usage).
+ */
+export const MAX_SAMPLES = 4;
 /** At most this many progress and log messages of one call reach the turn: a chatty upstream cannot flood it. */
 export const MAX_TOLD = 20;
 /** A message told is cut to this many characters. */
@@ -184,8 +198,30 @@ export function createUpstreamRequests(): UpstreamRequests {
         note(call, { method: "sampling/createMessage", outcome: "refused", why: asked });
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, asked);
       }
-      const reply = await model(asked, call.ctx.signal);
-      note(call, { method: "sampling/createMessage", outcome: "answered" });
+      if ((call.samples ?? 0) >= MAX_SAMPLES) {
+        const why = `byteseek answers at most ${MAX_SAMPLES} sampling requests during one call; ask again in another call`;
+        note(call, { method: "sampling/createMessage", outcome: "refused", why });
+        throw new ProtocolError(ProtocolErrorCode.InvalidRequest, why);
+      }
+      call.samples = (call.samples ?? 0) + 1;
+      const started = performance.now();
+      const took = () => Math.round(performance.now() - started);
+      let reply: SampleReply;
+      try {
+        reply = await model(asked, call.ctx.signal);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        note(call, { method: "sampling/createMessage", outcome: "failed", why, ms: took() });
+        throw err;
+      }
+      note(call, {
+        method: "sampling/createMessage",
+        outcome: "answered",
+        model: reply.model,
+        tokens: reply.tokens,
+        stop: reply.stop,
+        ms: took(),
+      });
       return {
         role: "assistant" as const,
         content: { type: "text" as const, text: reply.text },

@@ -126,6 +126,8 @@ interface Live {
   release?: () => Promise<void>;
   /** Whether the kernel killed it at its memory cap (answered after release too). */
   outOfMemory?: () => Promise<number | undefined>;
+  /** After an unasked exit: its processes ended, its sandbox removed, its cause read. */
+  crashed?: Promise<string | undefined>;
   error?: string;
   crashes: number;
   retryAt?: number;
@@ -159,6 +161,11 @@ export interface UpstreamPool {
   use(server: string): () => void;
   stop(server: string): Promise<void>;
   status(server: string): UpstreamStatus;
+  /**
+   * Why a server that exited unasked died, once what it left is cleaned up: the kill at its memory
+   * cap; undefined when nothing more than its exit is known.
+   */
+  crashCause(server: string): Promise<string | undefined>;
   statuses(): UpstreamStatus[];
   /** Stops every server and ends every process they started. */
   close(): Promise<void>;
@@ -169,6 +176,12 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
   const live = new Map<string, Live>();
   /** Stops under way (of connections already replaced or removed): close() waits for them. */
   const stopping = new Map<string, Promise<void>>();
+  /**
+   * The entry revision of each stdio server found to be a 2025 one the costly way (it exited on the
+   * probe, or was silent on it until probeTimeoutMs): its next starts (after an idle stop, a crash)
+   * send no probe, until its entry changes.
+   */
+  const probedLegacy = new Map<string, number>();
   let closed = false;
 
   function entryOf(server: string): Live | undefined {
@@ -235,6 +248,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       }
       if (!up) {
         up = { server, entry, entryRev, state: "stopped", crashes: 0, inflight: 0, stderr: "" };
+        if (probedLegacy.get(server) === entryRev) up.diedOfProbe = true;
         live.set(server, up);
       }
       if (up.client && up.state === "running") return up.client;
@@ -347,6 +361,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         transport.onclose = () => reject(new Error("it exited before answering"));
     });
     exited.catch(() => {});
+    const began = Date.now();
     try {
       await Promise.race([
         c.connect(transport, { timeout: timeoutMs, ...(signal ? { signal } : {}) }),
@@ -362,6 +377,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         // it exited on server/discover (some servers end on any request before initialize)
         logger.info({ server }, "MCP server exited on the 2026-07-28 probe: starting it again on 2025");
         up.diedOfProbe = true;
+        probedLegacy.set(server, up.entryRev);
         return start(up, timeoutMs, signal);
       }
       up.state = "failed";
@@ -376,9 +392,15 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       throw stoppedWhileStarting(server);
     }
     if (transport instanceof SamePipeStdioTransport && transport.pid !== null) up.pid = transport.pid;
+    // on 2025 after the probe's whole time: it was silent on it (an answer, -32601, comes sooner)
+    const probe = eraNegotiation(entry, timeoutMs).versionNegotiation?.probe?.timeoutMs;
+    if (!up.diedOfProbe && probe !== undefined && isStdio(entry) && c.getProtocolEra() === "legacy") {
+      if (Date.now() - began >= probe) probedLegacy.set(server, up.entryRev);
+    }
     up.client = c;
     up.state = "running";
     up.error = undefined;
+    up.crashed = undefined;
     up.startedAt = Date.now();
     c.onclose = () => onClosed(up, c);
     logger.info({ server, pid: up.pid }, "MCP server started");
@@ -424,12 +446,14 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     );
     const outOfMemory = up.outOfMemory;
     up.outOfMemory = undefined;
-    void endStart(up).then(async function toldOutOfMemory() {
+    up.crashed = endStart(up).then(async function toldOutOfMemory() {
       const cap = await outOfMemory?.().catch(() => undefined);
-      if (cap === undefined) return;
+      if (cap === undefined) return undefined;
+      const cause = `it was ${outOfMemoryMessage(cap)}`;
       // what the next call's "crashed (…)" and the server's status say, instead of a bare exit
-      if (up.state === "backoff") up.error = `it was ${outOfMemoryMessage(cap)}`;
+      if (up.state === "backoff") up.error = cause;
       logger.warn({ server: up.server, residentBytes: cap }, "MCP server killed at its memory cap");
+      return cause;
     });
   }
 
@@ -480,6 +504,10 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     return done;
   }
 
+  async function crashCause(server: string): Promise<string | undefined> {
+    return (await entryOf(server)?.crashed?.catch(() => undefined)) ?? undefined;
+  }
+
   function status(server: string): UpstreamStatus {
     const up = entryOf(server);
     if (!up) return { server, state: "stopped", crashes: 0 };
@@ -501,6 +529,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     use,
     stop,
     status,
+    crashCause,
     statuses: () => [...live.keys()].map(status),
     async close() {
       closed = true;

@@ -15,6 +15,7 @@ const KindCounts = z.record(z.string(), z.number());
 /**
  * What `/byteseek/usage/<vid>` holds: the runtime's call counters (`calls`, `kinds`, `tools`) and
  * the agent loop's (`turns`, `steps`, `tokens`); every field optional, each added by its writer.
+ * An upstream's sampling during a call adds `samples` and its tokens to `tokens` with the call.
  */
 const UsageFields = z.object({
   calls: z.number().optional(),
@@ -23,6 +24,8 @@ const UsageFields = z.object({
   turns: z.number().optional(),
   steps: z.number().optional(),
   tokens: z.object({ input: z.number().optional(), output: z.number().optional() }).optional(),
+  /** Samples of the run's model its tools' MCP servers asked for (their tokens are in `tokens`). */
+  samples: z.number().optional(),
 });
 export const Usage = UsageFields.loose();
 export type Usage = z.infer<typeof Usage>;
@@ -38,6 +41,8 @@ export interface UsageDelta {
   tool: string;
   kind: ToolKind;
   ms: number;
+  /** The run's model sampled for the call's upstream: how often, and the tokens. */
+  sampled?: { samples: number; input: number; output: number };
 }
 
 /**
@@ -194,8 +199,15 @@ function applyDeltas(base: Usage, deltas: UsageDelta[]): Usage {
   const kinds = { ...base.kinds };
   const tools = { ...base.tools };
   let calls = base.calls ?? 0;
+  let samples = base.samples ?? 0;
+  const tokens = { input: base.tokens?.input ?? 0, output: base.tokens?.output ?? 0 };
   for (const d of deltas) {
     calls++;
+    if (d.sampled) {
+      samples += d.sampled.samples;
+      tokens.input += d.sampled.input;
+      tokens.output += d.sampled.output;
+    }
     kinds[d.kind] = (kinds[d.kind] ?? 0) + 1;
     const prev = tools[d.tool];
     const t = prev
@@ -206,5 +218,6 @@ function applyDeltas(base: Usage, deltas: UsageDelta[]): Usage {
     t.kinds[d.kind] = (t.kinds[d.kind] ?? 0) + 1;
     tools[d.tool] = t;
   }
-  return { ...base, calls, kinds, tools };
+  const spent = samples > (base.samples ?? 0) ? { samples, tokens } : {};
+  return { ...base, calls, kinds, tools, ...spent };
 }
