@@ -24,6 +24,7 @@ const ALL = [
   "replay",
   "lanes",
   "cli",
+  "run-start",
   "move",
   "failing",
   "web",
