@@ -17,7 +17,9 @@
  * (resumeRun to its next model step), wall and CPU. Most of the CPU is the processes' start (node
  * and the modules a run needs): measure it with a small --kills first.
  *
- * Run: npm run build && node dist/bench/chaos.js [--runs 200] [--kills 2000] [--per 3] [--seconds S] [--quick]
+ * Run: npm run build && node dist/bench/chaos.js [--runs 200] [--kills 2000] [--lanes 2] [--per 1] [--seconds S] [--quick]
+ * (--lanes: separate stores driven side by side, one a core; --per: runs a process drives — with 3,
+ * a run of 8 calls finishes after ~6 kills, so 200 runs end before 2,000 kills)
  * (--seconds: no new kill after S seconds; the runs left are then finished by one last process)
  */
 import type { ChildProcess } from "node:child_process";
@@ -25,7 +27,7 @@ import { once } from "node:events";
 import { closeSync, openSync, readSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { Said } from "./chaos-plan.js";
-import { childrenCpuS, openChaosWorld, tallyEffects } from "./chaos-store.js";
+import { childrenCpuS, openChaosWorld, type Tally, tallyEffects } from "./chaos-store.js";
 import { median, percentile, printTable } from "./report.js";
 
 const arg = (name: string, fallback: number) => {
@@ -68,17 +70,26 @@ function ready(proc: ChildProcess): Promise<void> {
   });
 }
 
-async function main(): Promise<void> {
-  const quick = process.argv.includes("--quick");
-  const RUNS = arg("runs", quick ? 40 : 200);
-  const KILLS = arg("kills", quick ? 100 : 2000);
-  const PER = arg("per", 3);
-  const SECONDS = arg("seconds", Number.POSITIVE_INFINITY);
+/** What one lane (a store, a counter, its share of the runs and kills) saw. */
+interface Lane {
+  processes: number;
+  kills: number;
+  interrupted: number;
+  points: { effect: number; record: number; timer: number };
+  firsts: Array<{ ms: number; cpu: number }>;
+  tally: Tally;
+}
+
+/**
+ * One lane: its own store and counter; processes one after another, each driving the next few
+ * unfinished runs and killed, until its kills are spent (or its time), then one process finishes
+ * every run left.
+ */
+async function lane(vids: string[], KILLS: number, PER: number, deadline: number): Promise<Lane> {
   const world = await openChaosWorld("byteseek-bench-chaos-");
   try {
-    const vids = Array.from({ length: RUNS }, (_, i) => `b${String(i).padStart(4, "0")}`);
     const done = new Set<string>();
-    const firsts: Array<{ ms: number; cpu: number }> = [];
+    const firsts: Lane["firsts"] = [];
     const news = tail(world.paths.stats);
     const points = { effect: 0, record: 0, timer: 0 };
     let processes = 0;
@@ -86,13 +97,10 @@ async function main(): Promise<void> {
     let interrupted = 0;
     let cursor = 0;
     const begun = new Set<string>();
-    const cpu0 = childrenCpuS();
-    const own0 = process.cpuUsage();
-    const t0 = performance.now();
-    while (done.size < RUNS) {
+    while (done.size < vids.length) {
       const open = vids.filter((v) => !done.has(v));
       // the kills stop at their count, or once the time allowed for them is spent (this machine is shared)
-      const killing = kills < KILLS && performance.now() - t0 < 1000 * SECONDS;
+      const killing = kills < KILLS && performance.now() < deadline;
       // the next few unfinished runs, in turn, so the kills spread over all of them; first one that
       // a killed process left (so each process's first drive is a resume, timed), then new ones
       const behind = open.filter((v) => begun.has(v));
@@ -140,56 +148,116 @@ async function main(): Promise<void> {
       } else if (code !== 0) throw new Error(`a bench process failed (exit ${code})`);
       if (processes > 3 * KILLS + 100) throw new Error("the runs do not finish");
     }
-    const wallS = (performance.now() - t0) / 1000;
-    const childCpu = childrenCpuS() - cpu0;
-    const own = process.cpuUsage(own0);
-    const ownCpu = (own.user + own.system) / 1e6;
-    const t = await tallyEffects(world, vids);
-    const ms = firsts.map((f) => f.ms);
-    const cpu = firsts.map((f) => f.cpu);
-
-    console.log(
-      `${RUNS} runs of 8 calls, ${PER} runs a process, ${kills < KILLS ? `kills stopped after ${SECONDS} s (of ${KILLS} asked), ` : ""}${wallS.toFixed(0)} s wall; CPU s: the workers ${childCpu.toFixed(1)} (${((1000 * childCpu) / processes).toFixed(0)} ms a process), this one (the counter) ${ownCpu.toFixed(1)}\n`,
-    );
-    printTable(
-      ["figure", "value", "bar"],
-      [
-        [
-          "processes / SIGKILLs / run interruptions",
-          `${processes} / ${kills} / ${interrupted}`,
-          "≥ 200 runs, ≥ 2,000 kills",
-        ],
-        [
-          "kill points: intent→effect / effect→record / timer",
-          `${points.effect} / ${points.record} / ${points.timer}`,
-          "",
-        ],
-        ["effects done twice: marks written twice", String(t.dupMarks), "0"],
-        ["effects done twice: http calls under two idempotency keys", String(t.dupHttp), "0"],
-        ["effects done twice: tree keys written beyond their writes", String(t.dupTree), "0"],
-        ["edits not as intended at the end", String(t.badEdits), "0"],
-        ["http calls resent with their own key (deduplicated by the server)", String(t.resent), ""],
-        [
-          "unknown outcomes reported to the model",
-          `${t.reported}/${t.unknown} (${t.unknown ? ((100 * t.reported) / t.unknown).toFixed(0) : "100"}%)`,
-          "100%",
-        ],
-        [
-          "interrupted calls settled without running, by record",
-          [...t.decisions].map(([d, c]) => `${d} ${c}`).join(", "),
-          "",
-        ],
-        [
-          `a fresh process's first resume, p50 / p99 ms wall (${ms.length})`,
-          `${median(ms).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`,
-          "",
-        ],
-        [`the same, CPU ms`, `${median(cpu).toFixed(1)} / ${percentile(cpu, 99).toFixed(1)}`, ""],
-      ],
-    );
+    return { processes, kills, interrupted, points, firsts, tally: await tallyEffects(world, vids) };
   } finally {
     await world.close();
   }
+}
+
+/** The lanes' figures added up. */
+function sum(lanes: Lane[]): Lane {
+  const add = (f: (l: Lane) => number) => lanes.reduce((n, l) => n + f(l), 0);
+  const decisions = new Map<string, number>();
+  for (const l of lanes)
+    for (const [d, c] of l.tally.decisions) decisions.set(d, (decisions.get(d) ?? 0) + c);
+  return {
+    processes: add((l) => l.processes),
+    kills: add((l) => l.kills),
+    interrupted: add((l) => l.interrupted),
+    points: {
+      effect: add((l) => l.points.effect),
+      record: add((l) => l.points.record),
+      timer: add((l) => l.points.timer),
+    },
+    firsts: lanes.flatMap((l) => l.firsts),
+    tally: {
+      dupMarks: add((l) => l.tally.dupMarks),
+      dupHttp: add((l) => l.tally.dupHttp),
+      dupTree: add((l) => l.tally.dupTree),
+      badEdits: add((l) => l.tally.badEdits),
+      resent: add((l) => l.tally.resent),
+      unknown: add((l) => l.tally.unknown),
+      reported: add((l) => l.tally.reported),
+      decisions,
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes("--quick");
+  const RUNS = arg("runs", quick ? 40 : 200);
+  const KILLS = arg("kills", quick ? 100 : 2000);
+  const PER = arg("per", 1);
+  const LANES = Math.max(1, arg("lanes", 2));
+  const SECONDS = arg("seconds", Number.POSITIVE_INFINITY);
+  const vids = Array.from({ length: RUNS }, (_, i) => `b${String(i).padStart(4, "0")}`);
+  const cpu0 = childrenCpuS();
+  const own0 = process.cpuUsage();
+  const t0 = performance.now();
+  // lanes: separate stores and counters driven side by side, the runs and kills shared out
+  const lanes = await Promise.all(
+    Array.from({ length: LANES }, (_, i) =>
+      lane(
+        vids.filter((_, j) => j % LANES === i),
+        Math.floor(KILLS / LANES) + (i < KILLS % LANES ? 1 : 0),
+        PER,
+        t0 + 1000 * SECONDS,
+      ),
+    ),
+  );
+  const { processes, kills, interrupted, points, firsts, tally: t } = sum(lanes);
+  const wallS = (performance.now() - t0) / 1000;
+  const childCpu = childrenCpuS() - cpu0;
+  const own = process.cpuUsage(own0);
+  const ownCpu = (own.user + own.system) / 1e6;
+  const ms = firsts.map((f) => f.ms);
+  const cpu = firsts.map((f) => f.cpu);
+  const short =
+    kills >= KILLS
+      ? ""
+      : performance.now() - t0 >= 1000 * SECONDS
+        ? `kills stopped after ${SECONDS} s (of ${KILLS} asked), `
+        : `the runs finished after ${kills} kills (of ${KILLS} asked: give more --runs or fewer --per), `;
+
+  console.log(
+    `${RUNS} runs of 8 calls in ${LANES} lanes, ${PER} runs a process, ${short}${wallS.toFixed(0)} s wall; CPU s: the workers ${childCpu.toFixed(1)} (${((1000 * childCpu) / processes).toFixed(0)} ms a process), this one (the counters) ${ownCpu.toFixed(1)}\n`,
+  );
+  printTable(
+    ["figure", "value", "bar"],
+    [
+      [
+        "processes / SIGKILLs / run interruptions",
+        `${processes} / ${kills} / ${interrupted}`,
+        "≥ 200 runs, ≥ 2,000 kills",
+      ],
+      [
+        "kill points: intent→effect / effect→record / timer",
+        `${points.effect} / ${points.record} / ${points.timer}`,
+        "",
+      ],
+      ["effects done twice: marks written twice", String(t.dupMarks), "0"],
+      ["effects done twice: http calls under two idempotency keys", String(t.dupHttp), "0"],
+      ["effects done twice: tree keys written beyond their writes", String(t.dupTree), "0"],
+      ["edits not as intended at the end", String(t.badEdits), "0"],
+      ["http calls resent with their own key (deduplicated by the server)", String(t.resent), ""],
+      [
+        "unknown outcomes reported to the model",
+        `${t.reported}/${t.unknown} (${t.unknown ? ((100 * t.reported) / t.unknown).toFixed(0) : "100"}%)`,
+        "100%",
+      ],
+      [
+        "interrupted calls settled without running, by record",
+        [...t.decisions].map(([d, c]) => `${d} ${c}`).join(", "),
+        "",
+      ],
+      [
+        `a fresh process's first resume, p50 / p99 ms wall (${ms.length})`,
+        `${median(ms).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`,
+        "",
+      ],
+      [`the same, CPU ms`, `${median(cpu).toFixed(1)} / ${percentile(cpu, 99).toFixed(1)}`, ""],
+    ],
+  );
 }
 
 await main();
