@@ -16,6 +16,7 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { keys } from "../shared/keys.js";
+import { pidAlive } from "../shared/process.js";
 import { isTreeError } from "../tree/errors.js";
 import type { Tree, TreeNode } from "../tree/types.js";
 import { json } from "../tree/value.js";
@@ -46,16 +47,6 @@ export interface Leases {
 }
 
 const PROCESS_ID = randomBytes(6).toString("hex");
-
-/** Whether `pid` names a process of this machine (EPERM: it exists, owned by another user). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** The lease a node holds, or undefined (absent, or not a lease). */
 export function readLease(node: TreeNode | undefined): LeaseDoc | undefined {

@@ -2,17 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isToolError } from "../../tools/errors.js";
 import { parseEntry } from "../../tools/mcp/registry.js";
 import { createUpstreamPool, type UpstreamPool, unsandboxedLaunch } from "../../tools/mcp/upstream.js";
+import { alive } from "../helpers/processes.js";
 import { silent, tempDir } from "../tools/helpers.js";
 import { everythingStdio, newTag, taggedProcesses, until } from "./helpers.js";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Every way a start can meet a stop: a call waiting out a crash's backoff, two calls waiting it out

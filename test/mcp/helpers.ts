@@ -27,6 +27,7 @@ import { runtimeSource } from "../../mcp/source.js";
 import { type App, buildApp } from "../../server/app.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
+import { waitGone } from "../helpers/processes.js";
 import { tempDir } from "../server/helpers.js";
 
 export const BYTESEEK_BIN = fileURLToPath(new URL("../../dist/cli/byteseek.js", import.meta.url));
@@ -281,22 +282,14 @@ export const sameRecord = (text: string): string => text.replace(/(\/byteseek\/t
 type Closable = { close(): Promise<void> };
 
 /**
- * Closes `c`; for a client over a stdio transport, also waits (10 s at most) until its process is
- * gone: the SDK's close gives up waiting once it has sent SIGKILL (after 2 s + 2 s), so under load a
- * test that opens the store next could find it still locked by the dying process.
+ * Closes `c`; for a client over a stdio transport, also waits (bounded) until its process is gone:
+ * the SDK's close gives up waiting once it has sent SIGKILL (after 2 s + 2 s), so under load a test
+ * that opens the store next could find it still locked by the dying process.
  */
 async function closeAndWait(c: Closable): Promise<void> {
   const pid = (c as { transport?: { pid?: number | null } }).transport?.pid ?? undefined;
   await c.close();
-  if (pid === undefined || pid === null) return;
-  for (const until = Date.now() + 10_000; Date.now() < until; ) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return; // gone (ESRCH)
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  if (pid !== undefined && pid !== null) await waitGone(pid);
 }
 
 /** `track(c)` closes `c` after the test it was made in (registers the afterEach); `track.closeAll()` closes them now. */

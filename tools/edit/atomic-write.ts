@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
 import { lstat, open, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import { pidAlive } from "../../shared/process.js";
 import { ToolError } from "../errors.js";
 import { errnoOf, fsError } from "./fs-errors.js";
 import { pinDir } from "./pinned-dir.js";
@@ -186,17 +187,8 @@ export async function isStaleTemp(file: string): Promise<boolean> {
   const m = TEMP_PATTERN.exec(path.basename(file));
   if (!m) return false;
   const pid = Number(m[1]);
-  if (pid !== process.pid && !processAlive(pid)) return true;
+  if (pid !== process.pid && !pidAlive(pid)) return true;
   // a live writer (or this process) keeps its temp unless it is a day old
   const st = await lstat(file).catch(() => undefined);
   return st !== undefined && Date.now() - st.mtimeMs > 24 * 3600 * 1000;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return errnoOf(err) === "EPERM";
-  }
 }

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { access, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { pidAlive } from "../../shared/process.js";
 
 export type CgroupController = "pids" | "memory";
 
@@ -181,20 +182,11 @@ async function sweepLeftovers(dir: string): Promise<void> {
     const pid = BASE_NAME.exec(name)?.[1];
     if (pid === undefined) continue;
     const folder = path.join(dir, name);
-    if (madeHere.has(folder) || (Number(pid) !== process.pid && alive(Number(pid)))) continue;
+    if (madeHere.has(folder) || (Number(pid) !== process.pid && pidAlive(Number(pid)))) continue;
     const children = await readdir(folder, { withFileTypes: true }).catch(() => []);
     for (const child of children)
       if (child.isDirectory()) await rmdir(path.join(folder, child.name)).catch(() => {});
     await rmdir(folder).catch(() => {});
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
