@@ -248,8 +248,19 @@ describe("the agent on the web page", () => {
       await page.getByRole("button", { name: "Send" }).click();
       const next = page.locator(".tool-call .approval-inline", { hasText: why });
       await next.waitFor();
+      if (button === "Decline") {
+        // the answer's response is held until the call's result is on screen (the race CI met):
+        // the line still says what was answered, not "Approved."
+        const shown = page.locator('li.tool-call[data-tool="askio.ask"][data-state="ok"]').nth(n);
+        await page.route("**/v1/approvals/**", async (route) => {
+          const response = await route.fetch();
+          await shown.waitFor();
+          await route.fulfill({ response });
+        });
+      }
       await next.getByRole("button", { name: button }).click();
       await page.locator(".chat-log .summary").nth(n).waitFor();
+      await page.unrouteAll({ behavior: "wait" });
       expect(agent.fake.requests.at(-1)?.messages.at(-1)).toMatchObject({
         role: "tool",
         text: `action=${button.toLowerCase()} content=null`,

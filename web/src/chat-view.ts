@@ -284,11 +284,8 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
         call.li.dataset.state = e.isError ? "error" : "ok";
         call.li.dataset.kind = e.kind;
         // a box still open was decided elsewhere (the overview, another tab, the CLI): it closes too
-        const box = call.li.querySelector(".approval-inline");
-        // an answered question keeps its own line ("Answered: accept.")
-        box?.replaceWith(
-          box.querySelector(".decided") ?? decidedLine(e.kind === "denied" ? "Denied." : "Approved."),
-        );
+        const box = call.li.querySelector<HTMLElement>(".approval-inline");
+        if (box) box.replaceWith(box.querySelector(".decided") ?? closedLine(box, e.kind));
         const kind = call.li.querySelector(".kind");
         if (kind) kind.textContent = `${e.kind} · ${ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`}`;
         append(
@@ -354,7 +351,7 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
   if (e.elicitation) {
     const card: HTMLElement = h(
       "div",
-      { class: "approval-inline", "data-approval": e.key },
+      { class: "approval-inline", "data-approval": e.key, "data-elicitation": "1" },
       h("p", { class: "reason" }, approvalTitle(facts)),
       ...elicitationParts(
         api,
@@ -388,6 +385,15 @@ function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pe
     // only the scopes this kind of approval takes (tools/gate/approval-wording.ts)
     approveButtons(facts, decide),
   );
+}
+
+/** The line left where a box still open stood when its call's result came. */
+function closedLine(box: HTMLElement, kind: string): HTMLElement {
+  // a question answered here whose answer's response has not come back yet ("Answered: accept.")
+  if (box.dataset.answering) return decidedLine(`Answered: ${box.dataset.answering}.`);
+  // a question answered from the CLI, another tab or the MCP host
+  if (box.dataset.elicitation) return decidedLine("Answered elsewhere.");
+  return decidedLine(kind === "denied" ? "Denied." : "Approved.");
 }
 
 function decidedLine(text: string): HTMLElement {

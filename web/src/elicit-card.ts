@@ -37,6 +37,9 @@ export function elicitationParts(
       if (!content.ok) return toast(`The answer is not complete: ${content.error}`, "error");
     }
     for (const b of actions?.querySelectorAll("button") ?? []) b.disabled = true;
+    // the call's result can arrive before this answer's response does: the card says what was sent
+    const card = actions?.closest<HTMLElement>(".approval-inline");
+    if (card) card.dataset.answering = action;
     try {
       await api.answer(
         key,
@@ -47,6 +50,7 @@ export function elicitationParts(
       done(action);
     } catch (err) {
       toast(`Could not answer ${key}: ${(err as Error).message}`, "error");
+      if (card) delete card.dataset.answering;
       for (const b of actions?.querySelectorAll("button") ?? []) b.disabled = false;
     }
   };
