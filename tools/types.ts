@@ -51,8 +51,19 @@ export interface ToolContext {
   maxTimeoutMs: number;
   /** Everything a process this call starts needs: its environment, its mark, its folder, its end. */
   commands: CommandScope;
-  /** `<vid>/<n>`, the call's record: the same on a resumed run's retry (http impls send it as Idempotency-Key). */
+  /**
+   * `<vid>/<n>`, the call's record: the same on a resumed run's retry (http impls send it as
+   * Idempotency-Key). Absent for a tool that runs while its record is written (`awaitsIntent`).
+   */
   idempotencyKey?: string;
+  /**
+   * For a tool that `awaitsIntent`: resolves once the call's `started` record is stored (on disk,
+   * with the store at sync always); rejects when it cannot be, and the effect must not happen. The
+   * tool awaits it right before its effect becomes real (an edit's rename, a command's exec), so its
+   * preparation (the temp file written and fsynced, the sandbox set up) overlaps the record's fsync.
+   * Absent: the record was stored before the tool started.
+   */
+  intentDurable?: () => Promise<void>;
   /** Whom an upstream MCP server may ask during this call (tools/gate/call-asks.ts); absent: nobody. */
   asks?: CallAsks;
   /** Told of the call's progress while it runs (an upstream MCP server's progress and log messages). */
@@ -100,6 +111,13 @@ export interface BuiltinTool<Args = Record<string, unknown>> {
    * the write landed. Undefined: the write cannot be stated.
    */
   keyIntent?(args: Record<string, unknown>, ctx: KeyIntentContext): Promise<KeyIntent[] | undefined>;
+  /**
+   * The tool makes no change before it has awaited `ctx.intentDurable()` (and its commands start
+   * through `ctx.commands`, which awaits it before each exec): the runtime may run it while its
+   * started record is written. Only what is undone or harmless if the process dies may come before
+   * (reading, planning, a temp file, creating a missing parent folder).
+   */
+  awaitsIntent?: true;
 }
 
 /** A declaration as written (defaults not yet applied): the input side of the zod schema. */

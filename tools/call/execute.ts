@@ -62,6 +62,8 @@ export type Execute = (
     onProgress?: ToolContext["onProgress"];
     onSample?: CallAsksOptions["onSample"];
   },
+  /** For a call run while its started record is written: resolves once it is stored (ToolContext.intentDurable). */
+  intentDurable?: () => Promise<void>,
 ) => Promise<ToolResult>;
 
 export function createExecutor(options: ExecutorOptions): Execute {
@@ -120,7 +122,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
     return new ToolError(err.code, message, { kind: err.kind, details: err.details, cause: err.cause });
   }
 
-  return async function execute(call, policy, callerSignal, scopes, listeners = {}) {
+  return async function execute(call, policy, callerSignal, scopes, listeners = {}, intentDurable) {
     const decl = call.declaration;
     const impl = decl.impl;
     // a call that asks for its own timeout (shell.run) gets it; beyond the policy's maximum the tool refuses it
@@ -139,6 +141,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       outputCapBytes: policy.outputCapBytes,
       root: scratchRoot,
       sandbox: sandboxOf(call, policy, paths),
+      ...(intentDurable ? { beforeExec: intentDurable } : {}),
     });
     scopes.push(commands);
     const controller = new AbortController();
@@ -165,6 +168,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       denyKeys: policy.denyKeys,
       approved: call.approved,
       ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
+      ...(intentDurable ? { intentDurable } : {}),
       ...(listeners.onProgress ? { onProgress: listeners.onProgress } : {}),
       ...(impl.kind === "mcp"
         ? {

@@ -46,3 +46,17 @@ export function createIntentPlanner(options: {
     }
   };
 }
+
+/**
+ * Whether a call may run while its started record is stored: a built-in that `awaitsIntent` (the
+ * edit family's renames, shell.run's commands wait for the record), or a `shell` impl (its only
+ * effect is its command, which the call's command scope starts once the record is stored). The
+ * record's fsync then overlaps the call's preparation instead of preceding it.
+ */
+export function createIntentOverlap(registry: ReadonlyMap<string, BuiltinTool>): (call: ToolCall) => boolean {
+  return function overlapsIntent(call) {
+    const impl = call.declaration.impl;
+    if (impl.kind === "shell") return true;
+    return impl.kind === "builtin" && registry.get(impl.ref)?.awaitsIntent === true;
+  };
+}

@@ -11,7 +11,7 @@ import type { CallOrigin } from "../records/records.js";
 import type { KeyedLock, ToolResult } from "../types.js";
 import type { PendingApproval, ToolProgress } from "./call-notices.js";
 import type { Execute } from "./execute.js";
-import type { ToolHooks } from "./hooks.js";
+import type { ToolCall, ToolHooks } from "./hooks.js";
 import type { CallIntent } from "./intent.js";
 import type { PlanIntent } from "./intent-plan.js";
 
@@ -88,6 +88,8 @@ export interface PipelineOptions {
   mcpAllowed?: GateInput["mcpAllowed"] | undefined;
   /** What a call intends (side effect, file hashes), asked just before its started record. */
   planIntent: PlanIntent;
+  /** Whether a call runs while its started record is stored (intent-plan.ts createIntentOverlap); absent: never. */
+  overlapsIntent?: ((call: ToolCall) => boolean) | undefined;
   failpoint?: Failpoint | undefined;
 }
 

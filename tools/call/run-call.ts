@@ -4,6 +4,7 @@
  * waits for that person's approval when the caller waits.
  */
 import type { DeclRef } from "../catalogue/catalogue.js";
+import { ToolError } from "../errors.js";
 import { changeApproval } from "../gate/approval-flow.js";
 import type { ProposedChange } from "../gate/approvals.js";
 import type { Policy } from "../gate/policy.js";
@@ -17,7 +18,7 @@ import type { CallOptions, PipelineOptions, RecordMeta } from "./pipeline-types.
 /** What the execute stage reads of the pipeline's dependencies. */
 export type RunDeps = Pick<
   PipelineOptions,
-  "tree" | "logger" | "planIntent" | "execute" | "runLocks" | "approvals" | "failpoint"
+  "tree" | "logger" | "planIntent" | "overlapsIntent" | "execute" | "runLocks" | "approvals" | "failpoint"
 >;
 
 /** Where the call's processes are kept (disposed once recorded), and who hears of it while it runs. */
@@ -36,6 +37,7 @@ export async function runCall(
   context: RunContext,
 ): Promise<ToolResult> {
   const run = async (): Promise<ToolResult> => {
+    if (deps.overlapsIntent?.(call)) return runWhileRecorded(deps, call, policy, callOptions, meta, context);
     const refused = await recordStart(deps, call, policy, callOptions, meta);
     if (refused) return refused;
     deps.failpoint?.("effect", call);
@@ -46,4 +48,37 @@ export async function runCall(
   if (result.details.code === "needs_approval" && change && callOptions.waitForApproval)
     return changeApproval(deps.approvals, deps.tree, call, change, decl.ref, policy, callOptions, meta);
   return result;
+}
+
+/**
+ * A tool that holds back its effect until told (BuiltinTool.awaitsIntent, a `shell` impl) runs
+ * while its started record is stored: an edit writes and fsyncs its temp file, a command's sandbox
+ * is set up, during the record's own fsync, and the rename or the exec waits for the record. The
+ * record still comes before the effect on disk; the call's wall time no longer adds the two.
+ */
+async function runWhileRecorded(
+  deps: RunDeps,
+  call: ToolCall,
+  policy: Policy,
+  callOptions: CallOptions,
+  meta: RecordMeta,
+  context: RunContext,
+): Promise<ToolResult> {
+  const started = recordStart(deps, call, policy, callOptions, meta);
+  const durable = started.then((refused) => {
+    if (refused) throw new ToolError("failed", refused.text, { kind: "runtime" });
+    deps.failpoint?.("effect", call);
+  });
+  // a tool that ends before it asks (its arguments refused by the file) leaves nobody waiting on it
+  durable.catch(() => {});
+  const result = await deps.execute(
+    call,
+    policy,
+    callOptions.signal,
+    context.scopes,
+    context.listeners,
+    () => durable,
+  );
+  // the record's outcome stands over the tool's: a start that could not be recorded ran nothing
+  return (await started) ?? result;
 }

@@ -23,6 +23,8 @@ export interface BuiltinDefinition<S extends z.ZodType> {
   intent?(args: z.output<S>, ctx: IntentContext): Promise<FileIntent[] | undefined>;
   /** The tree keys a call will write, planned without writing them (BuiltinTool.keyIntent). */
   keyIntent?(args: z.output<S>, ctx: KeyIntentContext): Promise<KeyIntent[] | undefined>;
+  /** The tool awaits `ctx.intentDurable()` before its effect (BuiltinTool.awaitsIntent). */
+  awaitsIntent?: true;
   /** Runs the tool on arguments already parsed (and typed) with `schema`. */
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
@@ -51,6 +53,7 @@ export function defineBuiltin<S extends z.ZodType>(def: BuiltinDefinition<S>): B
     ...(def.callTimeoutMs !== undefined ? { callTimeoutMs: def.callTimeoutMs } : {}),
     ...(def.intent !== undefined ? { intent: overArgs(def.intent, schema) } : {}),
     ...(def.keyIntent !== undefined ? { keyIntent: overArgs(def.keyIntent, schema) } : {}),
+    ...(def.awaitsIntent ? { awaitsIntent: true as const } : {}),
     execute: async (args, ctx) => execute(parseArgs(schema, args, name), ctx),
   };
 }

@@ -30,6 +30,12 @@ export interface AtomicWriteOptions {
    * is no longer that file or was written since (another process editing it in the meantime).
    */
   unchangedSince?: FileStamp;
+  /**
+   * Awaited once the temp file is on disk, right before the checks and the rename (the write's
+   * commit point): the call's started record (ToolContext.intentDurable). A rejection leaves the
+   * target untouched and the temp removed.
+   */
+  beforeRename?: () => Promise<void>;
 }
 
 /** What tells a file's version apart: its inode, size and change times. */
@@ -88,8 +94,8 @@ function slicesFrom(parts: readonly Uint8Array[], from: number, max: number): Ui
 
 /**
  * Replaces `target` (a real path, not a symlink) with `data` atomically: a temp file in the same directory,
- * written, fsynced, given the old file's mode (and owner, when allowed), then renamed over the target and the
- * directory fsynced. Readers see the old or the new content, never a mix; on any failure the temp is removed.
+ * written, fsynced, given the old file's mode (and owner, when allowed), then (once `beforeRename` resolves)
+ * renamed over the target and the directory fsynced. Readers see the old or the new content, never a mix; on any failure the temp is removed.
  * `data` may be given as parts (written with writev, never concatenated), so an edit of a large file writes
  * the unchanged stretches straight from the buffer they were read into.
  */
@@ -122,6 +128,7 @@ export async function writeFileAtomic(
     }
     await fh.close();
     fh = undefined;
+    await options.beforeRename?.();
     options.signal?.throwIfAborted();
     await dir.check();
     const was = options.unchangedSince;

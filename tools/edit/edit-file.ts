@@ -44,7 +44,12 @@ export async function editFile(req: EditFileRequest, ctx: ToolContext): Promise<
     }
     const parts = spliceParts(buf, plan.edits);
     // Another process may have written the file since it was read: then the edit is not made.
-    await writeFileAtomic(target.real, parts, { display, signal: ctx.signal, unchangedSince: st });
+    await writeFileAtomic(target.real, parts, {
+      display,
+      signal: ctx.signal,
+      unchangedSince: st,
+      ...(ctx.intentDurable ? { beforeRename: ctx.intentDurable } : {}),
+    });
     const same = await contentEquals(target.real, parts).catch((err: unknown) => {
       throw fsError(err, display);
     });

@@ -35,6 +35,7 @@ export function createMultiTool(): BuiltinTool {
     guidelines: [],
     schema: MultiArgs,
     sequential: true,
+    awaitsIntent: true,
     intent(a, ctx) {
       return planFileChange({ path: a.path, edits: a.edits, dry: a.dry ?? false, label: String }, ctx);
     },

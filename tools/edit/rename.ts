@@ -57,6 +57,7 @@ export function createRenameTool(): BuiltinTool {
     sequential: true,
     enabled: false,
     intent: renameIntent,
+    awaitsIntent: true,
     async execute(a, ctx) {
       const from = await resolveWorkspaceEntry(ctx.workspace, a.from, ctx.roots);
       const to = await resolveWorkspaceEntry(ctx.workspace, a.to, ctx.roots);
@@ -130,6 +131,8 @@ export function createRenameTool(): BuiltinTool {
             }
             throw fsError(err, to.rel);
           }
+          // the move is the effect: not before the call's started record is stored
+          await ctx.intentDurable?.();
           // both folders as opened and checked: one swapped for a symlink meanwhile cannot redirect the move
           const fromDir = await pinDir(path.dirname(from.real), from.rel);
           try {

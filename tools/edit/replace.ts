@@ -69,6 +69,7 @@ export function createReplaceTool(): BuiltinTool {
     ],
     schema: ReplaceArgs,
     sequential: true,
+    awaitsIntent: true,
     intent(a, ctx) {
       const edits = a.edits ?? [{ old: a.old as string, new: a.new as string }];
       return planFileChange({ path: a.path, edits, dry: a.dry ?? false, label: String }, ctx);

@@ -65,6 +65,7 @@ export function createWriteTool(): BuiltinTool {
     schema: WriteArgs,
     sequential: true,
     intent: (a, ctx) => writeIntent(a, ctx),
+    awaitsIntent: true,
     async execute(a, ctx) {
       const target = await resolveWorkspacePath(ctx.workspace, a.path, ctx.roots);
       const display = target.rel;
@@ -107,7 +108,11 @@ export function createWriteTool(): BuiltinTool {
         const keepBom =
           existing !== undefined && !a.text.startsWith(UTF8_BOM) && (await hasBom(target.real, display));
         const bytes = Buffer.from(keepBom ? UTF8_BOM + a.text : a.text, "utf8");
-        await writeFileAtomic(target.real, bytes, { display, signal: ctx.signal });
+        await writeFileAtomic(target.real, bytes, {
+          display,
+          signal: ctx.signal,
+          ...(ctx.intentDurable ? { beforeRename: ctx.intentDurable } : {}),
+        });
         const lines = countLines(a.text);
         const verb = existing ? "Replaced" : "Created";
         return {

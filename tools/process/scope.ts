@@ -96,6 +96,11 @@ export interface ScopeOptions {
   outputCapBytes: number;
   root: ScratchRoot;
   sandbox: ScopeSandbox;
+  /**
+   * Awaited before each command is executed, once it is set up (ToolContext.intentDurable: the
+   * call's started record is stored); a rejection starts nothing.
+   */
+  beforeExec?: () => Promise<void>;
 }
 
 export function createCommandScope(options: ScopeOptions): OwnedScope {
@@ -165,7 +170,10 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
       const [file, ...args] = command;
       if (file === undefined) throw new Error("an empty command");
       used = true;
-      if (sandbox.mode === "off") return spawn(file, args, { ...spawnOptions, detached: true });
+      if (sandbox.mode === "off") {
+        await options.beforeExec?.();
+        return spawn(file, args, { ...spawnOptions, detached: true });
+      }
       const launched = await sandbox.runner.spawn(
         {
           view: await sandbox.view(),
@@ -177,6 +185,7 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
           name: mark(),
         },
         spawnOptions.stdio,
+        options.beforeExec,
       );
       releases.push(launched.release);
       memoryKills.push(launched.outOfMemory);

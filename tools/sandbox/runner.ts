@@ -59,10 +59,15 @@ export interface SandboxRunner {
   prepare(request: SandboxRequest): Promise<PreparedCommand>;
   /** Which caps bind here (the cgroups, made on first use). */
   caps(): Promise<SandboxCaps>;
-  /** Starts `request` sandboxed in its own process group; release() once it has exited. */
+  /**
+   * Starts `request` sandboxed in its own process group; release() once it has exited. `ready`,
+   * when given, is awaited once the command is set up and before it is executed (a rejection
+   * starts nothing).
+   */
   spawn(
     request: SandboxRequest,
     stdio: StdioOptions,
+    ready?: () => Promise<void>,
   ): Promise<{ child: ChildProcess; release(): Promise<void>; outOfMemory(): Promise<boolean> }>;
   /** Removes what the runner made (its cgroup folder). */
   close(): Promise<void>;
@@ -177,8 +182,13 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
   return {
     status,
     prepare,
-    async spawn(request, stdio) {
+    async spawn(request, stdio, ready) {
       const cmd = await prepare(request);
+      if (ready)
+        await ready().catch(async (err: unknown) => {
+          await cmd.release();
+          throw err;
+        });
       const child = spawn(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, detached: true, stdio });
       return { child, release: cmd.release, outOfMemory: cmd.outOfMemory };
     },

@@ -134,6 +134,7 @@ export function createRunTool(): BuiltinTool {
     ],
     schema: RunArgs,
     sequential: true,
+    awaitsIntent: true,
     callTimeoutMs: (args) => timeoutOf(args as { timeout?: number }),
     async execute(a, ctx) {
       const asked = timeoutOf(a);
