@@ -34,7 +34,14 @@ import { parseKey } from "../tree/path.js";
 import { approvalAnswer, decideApproval } from "./approval.js";
 import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
 import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
-import { canAskForm, pushAsker, type SendElicitation, UPSTREAM_KEY, upstreamAnswer } from "./host-elicit.js";
+import {
+  canAskForm,
+  formRequest,
+  pushAsker,
+  type SendElicitation,
+  UPSTREAM_KEY,
+  upstreamAnswer,
+} from "./host-elicit.js";
 import { createParking, type ParkedStep } from "./host-parking.js";
 import type { ServerIdentity } from "./identity.js";
 import type { LiveTree } from "./live.js";
@@ -415,8 +422,14 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         // a 2025 host takes requests of ours mid-call, on the call's own stream
         ...(options.era === "legacy"
           ? {
-              elicit: (params, sendOptions) =>
-                ctx.mcpReq.send({ method: "elicitation/create", params }, sendOptions),
+              elicit: (form, sendOptions) =>
+                ctx.mcpReq.send(
+                  {
+                    method: "elicitation/create",
+                    params: formRequest(form, server.getNegotiatedProtocolVersion()),
+                  },
+                  sendOptions,
+                ),
             }
           : {}),
       };
