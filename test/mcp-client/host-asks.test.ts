@@ -153,13 +153,13 @@ function offering<T extends Transport>(transport: T, version: string): T {
   return transport;
 }
 
-/** A 2025-06-18 host (SDK 1.x over HTTP or `link`) whose strict handler refuses params its revision lacks; its person answers `answer`. */
-async function strictHost(name: string, answer: Answer, link?: () => StdioServerTransport) {
+/** A 2025-06-18 host (SDK 1.x over HTTP or `link`) whose strict handler refuses params its revision lacks; its person answers as `person` says. */
+async function strictHost(name: string, person: (q: Asked) => Answer, link?: () => StdioServerTransport) {
   const asked: Asked[] = [];
   const client = new ClientV1({ name, version: "1" }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequest20250618, async (req) => {
     asked.push(req.params);
-    return answer;
+    return person(req.params);
   });
   const transport = offering(link ? link() : new HttpV1(new URL(`${url}/mcp`)), "2025-06-18");
   await client.connect(transport);
@@ -256,7 +256,7 @@ describe("an upstream's question during an MCP host's call", () => {
     for (const link of [undefined, stdioLink]) {
       const h = await strictHost(
         `strict${link ? "io" : "http"}`,
-        { action: "accept", content: { name: "Old" } },
+        () => ({ action: "accept", content: { name: "Old" } }),
         link,
       );
       const r = await h.call("askio_ask", { why: "Name?" });
@@ -355,21 +355,20 @@ describe("an upstream's question during an MCP host's call", () => {
 });
 
 describe("a tool that needs confirmation, whose upstream then asks", () => {
-  it("asks the host twice, each question its own: byteseek's approval, then the upstream's (both eras)", async () => {
+  it("asks the host twice, each question its own: byteseek's approval, then the upstream's (both eras, and a strict 2025-06-18 host)", async () => {
     const key = "/byteseek/tools/askio.ask";
     const before = await s.tree.get(key);
     const decl = before?.kind === "json" ? (before.value.value as Record<string, never>) : {};
     await s.tree.set(key, json({ ...decl, confirm: true }));
     try {
-      for (const era of [2025, 2026] as const) {
-        const h = await host(
-          era,
-          `both${era}`,
-          (q): Answer =>
-            "approve" in ((q.requestedSchema as { properties: object }).properties ?? {})
-              ? { action: "accept", content: { approve: true } }
-              : { action: "accept", content: { name: "Kay" } },
-        );
+      const person = (q: Asked): Answer =>
+        "approve" in ((q.requestedSchema as { properties: object }).properties ?? {})
+          ? { action: "accept", content: { approve: true } }
+          : { action: "accept", content: { name: "Kay" } };
+      for (const era of [2025, 2026, "2025-06-18"] as const) {
+        // the 2025-06-18 host refuses `mode`, which the SDK's fulfilment of byteseek's question would send
+        const name = `both${era}`;
+        const h = era === "2025-06-18" ? await strictHost(name, person) : await host(era, name, person);
         const r = await h.call("askio_ask", {});
         expect(textOf(r), String(era)).toBe('action=accept content={"name":"Kay"}');
         expect(h.asked.map((q) => q.message.slice(0, 24))).toEqual([
@@ -377,8 +376,29 @@ describe("a tool that needs confirmation, whose upstream then asks", () => {
           'The MCP server "askio" a',
         ]);
         const { entry } = await askedOf(r);
-        expect(entry?.decision).toMatchObject({ by: `person (MCP host both${era})`, action: "accept" });
+        expect(entry?.decision).toMatchObject({ by: `person (MCP host ${name})`, action: "accept" });
       }
+    } finally {
+      await s.tree.set(key, json(decl));
+    }
+  });
+
+  it("is denied, saying why, when a 2025 host refuses byteseek's question (the tool does not run)", async () => {
+    const key = "/byteseek/tools/askio.ask";
+    const before = await s.tree.get(key);
+    const decl = before?.kind === "json" ? (before.value.value as Record<string, never>) : {};
+    await s.tree.set(key, json({ ...decl, confirm: true }));
+    try {
+      const h = await strictHost("refuser", () => {
+        throw new Error("this host shows no forms today");
+      });
+      const r = await h.call("askio_ask", {});
+      expect(r.isError).toBe(true);
+      expect(r._meta?.["byteseek/kind"]).toBe("denied");
+      expect(textOf(r)).toMatch(
+        /^askio\.ask was not run: it needs the person's approval, and this MCP client could not ask them \(.*this host shows no forms today.*\)\. To run it/,
+      );
+      expect(h.asked).toHaveLength(1);
     } finally {
       await s.tree.set(key, json(decl));
     }
