@@ -1,19 +1,23 @@
 /**
  * The figures of durable runs (issue 32): what intent-before-effect costs per call. On the
  * embedded classic-level store (sync never: the CLI's default; sync always: the server's, one
- * fsync per commit), the tree wrapped to time each `started` record's write — the one write intent
- * adds to a call — beside the whole call's latency, per call class: a read (tree.get), a tree
- * write (tree.set), an http call (to a loopback server), an edit (edit.write), a command
- * (shell.run, sandboxed) and the no-op built-in (of unknown effect, as mcp or llm). At sync always
- * a read's, a tree write's and an http call's intent is committed without an fsync of its own
- * (tools/call/intent.ts intentNeedsSync); the synced commits a call makes are counted on the real
- * store's batches. Also 16 runs calling the no-op at once, whose commits share fsyncs (the tree's
- * group commit). Bar: the started record ≤ 0.1 ms at p50.
+ * fsync per commit), per call class: a read (tree.get), a tree write (tree.set), an http call (to a
+ * loopback server), an edit (edit.write), a command (shell.run, sandboxed) and the no-op built-in
+ * (of unknown effect, as mcp or llm). The figure is the intent on the call's path (the runtime's
+ * `onIntentWait`): the whole started record's write for a call that runs after it; for an edit or
+ * a command, which run while it is written (tools/call/run-call.ts), only what their effect still
+ * waited for it. Beside it, the started record's write itself (the tree wrapped to time it), the
+ * whole call, and the synced commits a call makes (counted on the real store's batches). At sync
+ * always a read's, a tree write's and an http call's intent is committed without an fsync of its
+ * own (tools/call/intent.ts intentNeedsSync). Also 16 runs calling the no-op at once (their
+ * commits share fsyncs: the tree's group commit), and this disk's fdatasync: the floor of a
+ * record that must be on disk before an effect nothing can overlap. Bar: ≤ 0.1 ms at p50.
  * Run: npm run build && node dist/bench/durable.js [--quick]
- * One configuration: node dist/bench/durable.js --sync always --callers 16 --calls 2000 (count its
- * fsyncs with strace -f -c -e trace=fdatasync)
+ * One configuration: node dist/bench/durable.js --sync always [--classes] --callers 16 --calls 2000
+ * (count its fsyncs with strace -f -c -e trace=fdatasync)
  */
 import { once } from "node:events";
+import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -41,8 +45,9 @@ const WARMUP = 500;
 const CLASS_CALLS = quick ? 200 : 600;
 const classHead = [
   "call class",
-  "started record p50 ms",
+  "intent on the call's path p50 ms",
   "p99 ms",
+  "started record write p50 ms",
   "whole call p50 ms",
   "synced commits a call",
 ];
@@ -71,15 +76,18 @@ async function intentCost(sync: "never" | "always", calls: number, callers = 1):
   try {
     await seedTools({ tree: raw, builtins: [noopTool] });
     const starts: number[] = [];
+    const waits: number[] = [];
     const tree = timingStarts(raw, starts);
     const runtime = createRuntime({
       tree,
       builtins: [noopTool],
       logger: pino({ level: "silent" }),
       workspace: dir,
+      onIntentWait: (wait) => waits.push(wait),
     });
     for (let i = 0; i < WARMUP; i++) await runtime.call("bench.noop", { n: i }, { vid: "warm" });
     starts.length = 0;
+    waits.length = 0;
     const lat: number[] = [];
     const t0 = performance.now();
     // `callers` runs calling at once (each its own run, as a server's concurrent turns)
@@ -97,7 +105,8 @@ async function intentCost(sync: "never" | "always", calls: number, callers = 1):
     await runtime.close();
     const how = `sync ${sync}${callers > 1 ? `, ${callers} runs calling at once` : ""}`;
     return [
-      [`started record write (added per call), ${how}`, ms(median(starts)), ms(percentile(starts, 99)), ""],
+      [`intent on the call's path, ${how}`, ms(median(waits)), ms(percentile(waits, 99)), ""],
+      [`started record write, ${how}`, ms(median(starts)), ms(percentile(starts, 99)), ""],
       [`whole call (no-op built-in), ${how}`, ms(median(lat)), ms(percentile(lat, 99)), ms(perCall)],
     ];
   } finally {
@@ -181,12 +190,14 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
     await declareCounter(raw, (server.address() as AddressInfo).port);
     await mkdir(join(dir, "ws"));
     const starts: number[] = [];
+    const waits: number[] = [];
     const tree = timingStarts(raw, starts);
     const runtime = createRuntime({
       tree,
       builtins,
       logger: pino({ level: "silent" }),
       workspace: join(dir, "ws"),
+      onIntentWait: (wait) => waits.push(wait),
     });
     const rows: string[][] = [];
     for (const c of callClasses(calls)) {
@@ -196,6 +207,7 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
       };
       for (let i = 0; i < Math.min(50, c.calls); i++) await call(i, `warm-${c.name}`);
       starts.length = 0;
+      waits.length = 0;
       const before = synced.n;
       const lat: number[] = [];
       for (let i = 0; i < c.calls; i++) {
@@ -205,8 +217,9 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
       }
       rows.push([
         `${c.label}, sync ${sync}`,
+        ms(median(waits)),
+        ms(percentile(waits, 99)),
         ms(median(starts)),
-        ms(percentile(starts, 99)),
         ms(median(lat)),
         ((synced.n - before) / c.calls).toFixed(2),
       ]);
@@ -216,6 +229,34 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
   } finally {
     await raw.close();
     server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * This disk's floor for any record that must be on disk before an effect it cannot overlap: one
+ * small append and its fdatasync, as LevelDB's log does, p50 over `n`.
+ */
+async function fdatasyncFloor(n = 2000): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-fsync-"));
+  try {
+    const fd = openSync(join(dir, "log"), "a");
+    const line = Buffer.alloc(300, 97);
+    const t: number[] = [];
+    for (let i = 0; i < n; i++) {
+      writeSync(fd, line);
+      const s = performance.now();
+      fdatasyncSync(fd);
+      t.push(performance.now() - s);
+    }
+    closeSync(fd);
+    return [
+      "this disk's fdatasync of a 300-byte append (the floor)",
+      ms(median(t)),
+      ms(percentile(t, 99)),
+      "",
+    ];
+  } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -244,7 +285,7 @@ async function main(): Promise<void> {
     ...(await classCosts("always", CLASS_CALLS)),
   ]);
   console.log(`no-op built-in, ${CALLS / 5} calls, 16 runs calling at once`);
-  printTable(head, await intentCost("always", CALLS / 5, 16));
+  printTable(head, [...(await intentCost("always", CALLS / 5, 16)), await fdatasyncFloor()]);
 }
 
 await main();

@@ -12,7 +12,7 @@ import { createExecutor } from "./call/execute.js";
 import type { ToolHooks } from "./call/hooks.js";
 import { createIntentOverlap, createIntentPlanner } from "./call/intent-plan.js";
 import { createKeyedLock } from "./call/locks.js";
-import type { CallOptions, Failpoint } from "./call/pipeline-types.js";
+import type { CallOptions, Failpoint, IntentWait } from "./call/pipeline-types.js";
 import { createCatalogue, type ToolCatalogue } from "./catalogue/catalogue.js";
 import { type Approvals, createApprovals } from "./gate/approvals.js";
 import { createPolicyReader } from "./gate/policy.js";
@@ -26,7 +26,7 @@ import { type SandboxState, sandboxState } from "./sandbox/probe.js";
 import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
 import type { BuiltinTool, ToolResult } from "./types.js";
 
-export type { CallOptions, Failpoint } from "./call/pipeline-types.js";
+export type { CallOptions, Failpoint, IntentWait } from "./call/pipeline-types.js";
 export type { DeclRef, InvalidTool, ToolCatalogue, ValidTool } from "./catalogue/catalogue.js";
 export { TOOLS_DIR } from "./catalogue/catalogue.js";
 
@@ -66,6 +66,8 @@ export interface RuntimeOptions {
   sandbox?: SandboxRunner;
   /** Fault injection for the chaos test and bench only (call-pipeline.ts `Failpoint`). */
   failpoint?: Failpoint;
+  /** Told, per call that executes, how long its path waited for its started record (IntentWait). */
+  onIntentWait?: IntentWait;
 }
 
 export interface Runtime {
@@ -152,6 +154,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     planIntent: createIntentPlanner({ registry, workspace, logger, tree }),
     overlapsIntent: createIntentOverlap(registry),
     failpoint: options.failpoint,
+    onIntentWait: options.onIntentWait,
   });
 
   async function close(): Promise<void> {

@@ -49,14 +49,19 @@ export function createIntentPlanner(options: {
 
 /**
  * Whether a call may run while its started record is stored: a built-in that `awaitsIntent` (the
- * edit family's renames, shell.run's commands wait for the record), or a `shell` impl (its only
- * effect is its command, which the call's command scope starts once the record is stored). The
- * record's fsync then overlaps the call's preparation instead of preceding it.
+ * edit family's renames, shell.run's commands wait for the record), a `shell` impl (its only
+ * effect is its command, which the call's command scope starts once the record is stored), or a
+ * call that changes nothing (side effect `none`: there is no effect to come after the record, and
+ * one that dies unrecorded runs again harmlessly). The record's write then overlaps the call's
+ * work instead of preceding it; the call still answers only once it is stored.
  */
 export function createIntentOverlap(registry: ReadonlyMap<string, BuiltinTool>): (call: ToolCall) => boolean {
   return function overlapsIntent(call) {
     const impl = call.declaration.impl;
     if (impl.kind === "shell") return true;
-    return impl.kind === "builtin" && registry.get(impl.ref)?.awaitsIntent === true;
+    const builtin = impl.kind === "builtin" ? registry.get(impl.ref) : undefined;
+    if (builtin?.awaitsIntent) return true;
+    const planned = { files: builtin?.intent !== undefined, keys: builtin?.keyIntent !== undefined };
+    return sideEffectOf(call.declaration, call.agentWritten, planned) === "none";
   };
 }

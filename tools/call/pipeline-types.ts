@@ -70,6 +70,13 @@ export interface CallOptions {
  */
 export type Failpoint = (point: "effect" | "record", call: { name: string; vid: string }) => void;
 
+/**
+ * How long a call's path waited for its started record, ms: the whole record's write for a call
+ * that runs after it, only the wait at its effect (or for its result) for one that runs meanwhile
+ * (`overlapsIntent`). The intent's cost to the call, for benches and metrics.
+ */
+export type IntentWait = (ms: number, call: { name: string; vid: string }) => void;
+
 export interface PipelineOptions {
   tree: Tree;
   logger: Logger;
@@ -91,6 +98,7 @@ export interface PipelineOptions {
   /** Whether a call runs while its started record is stored (intent-plan.ts createIntentOverlap); absent: never. */
   overlapsIntent?: ((call: ToolCall) => boolean) | undefined;
   failpoint?: Failpoint | undefined;
+  onIntentWait?: IntentWait | undefined;
 }
 
 export interface CallPipeline {

@@ -3,6 +3,7 @@
  * when the declaration is `sequential`); a tool that proposes a change to what a person wrote
  * waits for that person's approval when the caller waits.
  */
+import { performance } from "node:perf_hooks";
 import type { DeclRef } from "../catalogue/catalogue.js";
 import { ToolError } from "../errors.js";
 import { changeApproval } from "../gate/approval-flow.js";
@@ -18,7 +19,15 @@ import type { CallOptions, PipelineOptions, RecordMeta } from "./pipeline-types.
 /** What the execute stage reads of the pipeline's dependencies. */
 export type RunDeps = Pick<
   PipelineOptions,
-  "tree" | "logger" | "planIntent" | "overlapsIntent" | "execute" | "runLocks" | "approvals" | "failpoint"
+  | "tree"
+  | "logger"
+  | "planIntent"
+  | "overlapsIntent"
+  | "execute"
+  | "runLocks"
+  | "approvals"
+  | "failpoint"
+  | "onIntentWait"
 >;
 
 /** Where the call's processes are kept (disposed once recorded), and who hears of it while it runs. */
@@ -38,7 +47,9 @@ export async function runCall(
 ): Promise<ToolResult> {
   const run = async (): Promise<ToolResult> => {
     if (deps.overlapsIntent?.(call)) return runWhileRecorded(deps, call, policy, callOptions, meta, context);
+    const t = performance.now();
     const refused = await recordStart(deps, call, policy, callOptions, meta);
+    deps.onIntentWait?.(performance.now() - t, call);
     if (refused) return refused;
     deps.failpoint?.("effect", call);
     return deps.execute(call, policy, callOptions.signal, context.scopes, context.listeners);
@@ -71,14 +82,28 @@ async function runWhileRecorded(
   });
   // a tool that ends before it asks (its arguments refused by the file) leaves nobody waiting on it
   durable.catch(() => {});
+  /** The first wait at the effect: what the record still cost the call once its preparation was done. */
+  let waited: number | undefined;
+  async function intentDurable(): Promise<void> {
+    if (waited !== undefined) return durable;
+    const t = performance.now();
+    try {
+      await durable;
+    } finally {
+      waited = performance.now() - t;
+    }
+  }
   const result = await deps.execute(
     call,
     policy,
     callOptions.signal,
     context.scopes,
     context.listeners,
-    () => durable,
+    intentDurable,
   );
+  const t = performance.now();
+  const refused = await started;
+  deps.onIntentWait?.(waited ?? performance.now() - t, call);
   // the record's outcome stands over the tool's: a start that could not be recorded ran nothing
-  return (await started) ?? result;
+  return refused ?? result;
 }

@@ -1,0 +1,181 @@
+/**
+ * Intent overlapped with preparation: an edit or a command runs while its `started` record is
+ * being stored (its temp file written, its sandbox set up), but its effect — the rename, the
+ * exec — waits until the record is stored, and never happens when it cannot be.
+ */
+import { existsSync } from "node:fs";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { seedTools } from "../../tools/catalogue/seed.js";
+import { createEditTools } from "../../tools/edit/index.js";
+import { createRuntime, type Runtime } from "../../tools/runtime.js";
+import { createShellTools } from "../../tools/shell/index.js";
+import { openTree } from "../../tree/index.js";
+import type { Tree } from "../../tree/types.js";
+import { grantEverything, personEdits, recordAt, silent, tempDir } from "./helpers.js";
+
+/** What the next `started` record's write does: wait for `release`, or fail. */
+interface Hold {
+  mode: "pass" | "hold" | "fail";
+  /** Resolves when a started record reached the store's door (held or failed there). */
+  reached: Promise<void>;
+  release(): void;
+}
+
+/** The tree, with every `started` record's append held or failed as `hold` says. */
+function holdingStarts(tree: Tree, hold: { current: Hold & { wait(): Promise<void> } }): Tree {
+  return new Proxy(tree, {
+    get(target, prop, receiver) {
+      if (prop !== "append") return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<Tree["append"]>) => {
+        const value = args[1];
+        const started =
+          value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
+        if (started) await hold.current.wait();
+        return target.append(...args);
+      };
+    },
+  });
+}
+
+function newHold(mode: Hold["mode"]): Hold & { wait(): Promise<void> } {
+  let reach!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => {
+    reach = r;
+  });
+  const released = new Promise<void>((r) => {
+    release = r;
+  });
+  return {
+    mode,
+    reached,
+    release,
+    async wait() {
+      reach();
+      if (mode === "fail") throw new Error("the disk is full");
+      if (mode === "hold") await released;
+    },
+  };
+}
+
+describe("an effect held back until its intent is stored", () => {
+  let tree: Tree;
+  let runtime: Runtime;
+  let ws: string;
+  const hold: { current: Hold & { wait(): Promise<void> } } = { current: newHold("pass") };
+  const dirs: Array<{ remove(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    const store = await tempDir("byteseek-overlap-db-");
+    const workspace = await tempDir("byteseek-overlap-ws-");
+    dirs.push(store, workspace);
+    const raw = await openTree({ backend: "classic", location: store.path, sync: "always" });
+    const builtins = [...createEditTools(), ...createShellTools()];
+    await seedTools({ tree: raw, builtins });
+    await grantEverything(raw, []);
+    await personEdits(raw, "edit.rename", { enabled: true });
+    tree = holdingStarts(raw, hold);
+    runtime = createRuntime({ tree, builtins, logger: silent, workspace: workspace.path });
+    ws = runtime.workspace;
+  });
+  afterAll(async () => {
+    await runtime.close();
+    await tree.close();
+    for (const d of dirs) await d.remove();
+  });
+
+  /** The temp files of atomic writes in the workspace. */
+  const temps = async () => (await readdir(ws)).filter((n) => n.includes(".byteseek-tmp-"));
+
+  it("writes an edit's temp file while its started record is held, and renames it only once the record is stored", async () => {
+    await writeFile(join(ws, "a.txt"), "before\n");
+    hold.current = newHold("hold");
+    const call = runtime.call("edit.write", { path: "a.txt", text: "after\n" }, { vid: "overlap1" });
+    await hold.current.reached;
+    // the preparation ran meanwhile: the new content sits in its temp file, the target is untouched
+    await vi.waitFor(async () => expect(await temps()).toHaveLength(1), { timeout: 10_000 });
+    expect(await readFile(join(ws, "a.txt"), "utf8")).toBe("before\n");
+    hold.current.release();
+    const r = await call;
+    expect(r.kind, r.text).toBe("ok");
+    expect(await readFile(join(ws, "a.txt"), "utf8")).toBe("after\n");
+    expect(await temps()).toEqual([]);
+    expect(await recordAt(tree, r.record!)).toMatchObject({ state: "done", sideEffect: "files" });
+  });
+
+  it("holds edit.replace and edit.rename the same way", async () => {
+    await writeFile(join(ws, "b.txt"), "one two\n");
+    hold.current = newHold("hold");
+    const replaced = runtime.call(
+      "edit.replace",
+      { path: "b.txt", old: "two", new: "three" },
+      { vid: "overlap2" },
+    );
+    await hold.current.reached;
+    await vi.waitFor(async () => expect(await temps()).toHaveLength(1), { timeout: 10_000 });
+    expect(await readFile(join(ws, "b.txt"), "utf8")).toBe("one two\n");
+    hold.current.release();
+    expect((await replaced).kind).toBe("ok");
+    expect(await readFile(join(ws, "b.txt"), "utf8")).toBe("one three\n");
+
+    hold.current = newHold("hold");
+    const renamed = runtime.call("edit.rename", { from: "b.txt", to: "c.txt" }, { vid: "overlap2" });
+    await hold.current.reached;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(join(ws, "b.txt"))).toBe(true);
+    hold.current.release();
+    expect((await renamed).kind).toBe("ok");
+    expect(existsSync(join(ws, "b.txt"))).toBe(false);
+    expect(await readFile(join(ws, "c.txt"), "utf8")).toBe("one three\n");
+  });
+
+  it("starts no command before its started record is stored", async () => {
+    hold.current = newHold("hold");
+    const call = runtime.call("shell.run", { command: "echo ran >> log.txt" }, { vid: "overlap3" });
+    await hold.current.reached;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(join(ws, "log.txt"))).toBe(false);
+    hold.current.release();
+    const r = await call;
+    expect(r.kind, r.text).toBe("ok");
+    expect(await readFile(join(ws, "log.txt"), "utf8")).toBe("ran\n");
+  });
+
+  it("answers a read only once its started record is stored, though the read ran meanwhile", async () => {
+    await writeFile(join(ws, "r.txt"), "read me\n");
+    hold.current = newHold("hold");
+    let answered = false;
+    const call = runtime.call("edit.read", { path: "r.txt" }, { vid: "overlap5" }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await hold.current.reached;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answered).toBe(false);
+    hold.current.release();
+    const r = await call;
+    expect(r.text).toContain("read me");
+    expect(await recordAt(tree, r.record!)).toMatchObject({ state: "done", sideEffect: "none" });
+  });
+
+  it("changes nothing, and says the call did not run, when its start cannot be recorded", async () => {
+    await writeFile(join(ws, "d.txt"), "kept\n");
+    hold.current = newHold("fail");
+    const edit = await runtime.call("edit.write", { path: "d.txt", text: "lost\n" }, { vid: "overlap4" });
+    expect(edit).toMatchObject({ kind: "runtime", isError: true });
+    expect(edit.text).toMatch(/did not run: byteseek could not record its start/);
+    expect(await readFile(join(ws, "d.txt"), "utf8")).toBe("kept\n");
+    expect(await temps()).toEqual([]);
+
+    hold.current = newHold("fail");
+    const command = await runtime.call(
+      "shell.run",
+      { command: "echo ran >> never.txt" },
+      { vid: "overlap4" },
+    );
+    expect(command).toMatchObject({ kind: "runtime", isError: true });
+    expect(existsSync(join(ws, "never.txt"))).toBe(false);
+  });
+});
