@@ -393,7 +393,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
               processes: sandbox.caps.processes ? "pids cgroup" : "RLIMIT_NPROC",
               totalResidentBytes: sandbox.caps.totalMemory
                 ? "memory cgroup over every command's"
-                : "none (each command capped alone)",
+                : sandbox.caps.memory
+                  ? "none (each command capped alone)"
+                  : "none",
             },
           }
         : {}),
