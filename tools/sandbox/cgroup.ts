@@ -4,6 +4,8 @@
  * fork bomb is held by the cgroup there) and a memory cgroup (RLIMIT_AS caps each process's address
  * space, not what the command holds: only a memory cgroup caps the resident memory of all its
  * processes together, swap included). cgroup v1 (a hierarchy per controller) or v2 (one folder).
+ * They are made in byteseek's own folder, whose memory cap binds all commands together
+ * (`limits.totalResidentBytes`), so many commands at their own caps cannot run the machine out.
  */
 import { randomBytes } from "node:crypto";
 import { access, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
