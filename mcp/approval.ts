@@ -1,7 +1,8 @@
 /**
  * The confirm flow over MCP. A call the gate refuses with `needs_approval` is put to the person
- * through elicitation when the client can ask (2026 era: an input_required result; 2025 era: the
- * SDK's shim turns it into `elicitation/create`); on yes the call is made again with the approval,
+ * through elicitation when the client can ask (2026 era: an input_required result; 2025 era: an
+ * `elicitation/create` on the call's own request, worded for the host's revision: mcp/server.ts);
+ * on yes the call is made again with the approval,
  * on no — or with a client that cannot ask — it answers `denied`, saying how to approve otherwise.
  *
  * `decideApproval` is the one decision point. A yes is kept in the tree like every other approval
@@ -10,6 +11,7 @@
 import type { InputRequiredResult } from "@modelcontextprotocol/server";
 import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
 import { printable } from "../tools/catalogue/printable.js";
+import type { HostForm } from "./host-elicit.js";
 
 /** The key of our one embedded request in `inputRequests` / `inputResponses`. */
 export const APPROVAL_KEY = "byteseek_approval";
@@ -36,6 +38,9 @@ export interface ApprovalInput {
   /** Integrity-protected state naming this call, echoed back by the client with its answer. */
   requestState?: string;
 }
+
+/** What the person is told of a call that needs approval. */
+export type ApprovalFacts = Pick<ApprovalInput, "name" | "args" | "effect" | "owner" | "hash">;
 
 /** Reads the person's answer from a retried request's `inputResponses`. */
 export function approvalAnswer(responses: Record<string, unknown> | undefined): ApprovalAnswer {
@@ -64,21 +69,32 @@ export function decideApproval(input: ApprovalInput): ApprovalStep {
   return {
     step: "ask",
     result: inputRequired({
-      inputRequests: {
-        [APPROVAL_KEY]: inputRequired.elicit({
-          mode: "form",
-          message: printable(
-            `byteseek: run ${name} ${preview(input.args)}?${input.effect ? ` It runs: ${input.effect}.` : ""}${input.owner ? ` Declared by ${input.owner}${input.hash ? `, sha256 ${input.hash.slice(0, 12)}` : ""}.` : ""}`,
-          ),
-          requestedSchema: {
-            type: "object",
-            properties: { approve: { type: "boolean", title: `Run ${name}`, default: false } },
-            required: ["approve"],
-          },
-        }),
-      },
+      inputRequests: { [APPROVAL_KEY]: inputRequired.elicit({ mode: "form", ...approvalForm(input) }) },
       ...(input.requestState === undefined ? {} : { requestState: input.requestState }),
     }),
+  };
+}
+
+/** The question a call that needs approval puts to the person: its message and a one-checkbox form. */
+export function approvalForm(input: ApprovalFacts): HostForm {
+  const { name } = input;
+  return {
+    message: printable(
+      `byteseek: run ${name} ${preview(input.args)}?${input.effect ? ` It runs: ${input.effect}.` : ""}${input.owner ? ` Declared by ${input.owner}${input.hash ? `, sha256 ${input.hash.slice(0, 12)}` : ""}.` : ""}`,
+    ),
+    requestedSchema: {
+      type: "object",
+      properties: { approve: { type: "boolean", title: `Run ${name}`, default: false } },
+      required: ["approve"],
+    },
+  };
+}
+
+/** What a call whose approval the host could not ask for (it refused the question, failed or timed out) answers. */
+export function notAsked(name: string, args: unknown, why: string): ApprovalStep {
+  return {
+    step: "deny",
+    text: `${name} was not run: it needs the person's approval, and this MCP client could not ask them (${printable(why).slice(0, 300)}). ${howToApprove(name, args)}`,
   };
 }
 

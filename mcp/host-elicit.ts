@@ -9,7 +9,9 @@
  * as byteseek's own approval), and the form is the spec's form elicitation only — a flat object of
  * string, number, integer, boolean and enum fields, rebuilt from the spec's schema with every
  * other keyword dropped. A form outside that, or one asking for a secret (a password, token, key
- * or credential field, which MCP forbids forms to ask), is not forwarded: the question is dismissed.
+ * or credential field, by its name, title, description or schema hints: mcp/form-secrets.ts; MCP
+ * forbids forms to ask for one), is not forwarded: the question is dismissed. A host is sent
+ * `mode: "form"` only when its protocol revision has `mode` (formRequest).
  * The content the host sends back is checked against the upstream's own schema by the approval.
  */
 import {
@@ -22,16 +24,13 @@ import {
 } from "@modelcontextprotocol/server";
 import { printable } from "../tools/catalogue/printable.js";
 import type { ElicitationAsked, HostAnswer, HostAsker, HostAskOptions } from "../tools/gate/asks.js";
+import { secretSign } from "./form-secrets.js";
 
 /** The key of a forwarded upstream question in `inputRequests` / `inputResponses` (2026 era). */
 export const UPSTREAM_KEY = "byteseek_upstream";
 
 /** At most this many characters of the upstream's own message are shown. */
 const MAX_MESSAGE = 2000;
-
-/** A field a form must not ask for: MCP forms never ask for passwords, keys, tokens or credentials. */
-const SECRET =
-  /pass(word|phrase|wd)|secret|token|api[-_ ]?key|private[-_ ]?key|credential|bearer|\bpin\b|\bcvv\b|card[-_ ]?number/i;
 
 /** Whether a host declared form elicitation (a bare `elicitation: {}` is form, the pre-mode rule). */
 export function canAskForm(caps: ClientCapabilities | undefined): boolean {
@@ -48,6 +47,15 @@ export type HostForm = { message: string; requestedSchema: ElicitRequestFormPara
  * not forwarded. `refused` is why the host's last answer was refused, said with the question again.
  */
 export function hostForm(question: ElicitationAsked, tool: string, refused?: string): HostForm {
+  // the form as the upstream wrote it: the spec's check below drops hints such as writeOnly
+  const asked = (question.schema as { properties?: unknown }).properties;
+  for (const [name, field] of Object.entries(asked !== null && typeof asked === "object" ? asked : {})) {
+    const sign = secretSign(name, field);
+    if (sign !== undefined)
+      throw new Error(
+        `the form "${question.server}" asked for has a field for a secret (${printable(name).slice(0, 80)}: ${sign}), which MCP forms must never ask for: byteseek does not forward it`,
+      );
+  }
   const checked = specTypeSchemas.ElicitRequestFormParams["~standard"].validate({
     mode: "form",
     message: question.message,
@@ -61,14 +69,6 @@ export function hostForm(question: ElicitationAsked, tool: string, refused?: str
         .join("; ")})`,
     );
   const { properties, required } = checked.value.requestedSchema;
-  for (const [name, field] of Object.entries(properties)) {
-    const f = field as { title?: unknown; description?: unknown };
-    const words = [name, f.title, f.description].filter((w) => typeof w === "string").join(" ");
-    if (SECRET.test(words))
-      throw new Error(
-        `the form "${question.server}" asked for has a field for a secret (${printable(name).slice(0, 80)}), which MCP forms must never ask for: byteseek does not forward it`,
-      );
-  }
   const fields = new Set(Object.keys(properties));
   const own = printable(question.message);
   const shown = own.length > MAX_MESSAGE ? `${own.slice(0, MAX_MESSAGE - 1)}…` : own;
@@ -91,9 +91,23 @@ export function upstreamAnswer(responses: InputResponses | Record<string, unknow
     : { action: view.action };
 }
 
-/** Sends `elicitation/create` to the host on the call's own request (2025 era). */
+/**
+ * The first protocol revision whose `elicitation/create` has `mode` (it came with URL elicitation).
+ * A host on an earlier one reads a request without it as a form, and a strict one refuses a param
+ * its revision does not have: it is sent `mode` only from this revision on.
+ */
+export const ELICIT_MODE_SINCE = "2025-11-25";
+
+/** The `elicitation/create` params of `form` for a host that negotiated `protocolVersion` (undefined: unknown). */
+export function formRequest(form: HostForm, protocolVersion: string | undefined): ElicitRequestFormParams {
+  // revisions are dates (YYYY-MM-DD): they compare as strings
+  const knowsMode = protocolVersion !== undefined && protocolVersion >= ELICIT_MODE_SINCE;
+  return knowsMode ? { mode: "form", ...form } : { ...form };
+}
+
+/** Sends the form as `elicitation/create` to the host on the call's own request (2025 era; see formRequest). */
 export type SendElicitation = (
-  params: ElicitRequestFormParams,
+  form: HostForm,
   options: { signal: AbortSignal; timeout: number },
 ) => Promise<ElicitResult>;
 
@@ -103,10 +117,7 @@ export function pushAsker(send: SendElicitation, tool: string, who: { by: string
     ...who,
     async ask(question: ElicitationAsked, options: HostAskOptions): Promise<HostAnswer> {
       const form = hostForm(question, tool, options.refused);
-      const answer = await send(
-        { mode: "form", ...form },
-        { signal: options.signal, timeout: Math.max(1, options.timeoutMs) },
-      );
+      const answer = await send(form, { signal: options.signal, timeout: Math.max(1, options.timeoutMs) });
       return answer.action === "accept"
         ? { action: "accept", content: answer.content ?? {} }
         : { action: answer.action };

@@ -18,6 +18,7 @@ import {
   CLIENT_INFO_META_KEY,
   type ClientCapabilities,
   createRequestStateCodec,
+  type ElicitResult,
   type Implementation,
   type InputRequiredResult,
   inputRequired,
@@ -28,13 +29,27 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import { capText } from "../tools/call/cap.js";
-import { createPolicyReader } from "../tools/gate/policy.js";
+import { createPolicyReader, defaultPolicy } from "../tools/gate/policy.js";
 import type { ToolResult } from "../tools/types.js";
 import { parseKey } from "../tree/path.js";
-import { approvalAnswer, decideApproval } from "./approval.js";
+import {
+  APPROVAL_KEY,
+  type ApprovalFacts,
+  approvalAnswer,
+  approvalForm,
+  decideApproval,
+  notAsked,
+} from "./approval.js";
 import { buildCatalogue, findTools, type McpCatalogue } from "./catalogue.js";
 import { encodeAnswer, type PlainToolCall } from "./fast-call.js";
-import { canAskForm, pushAsker, type SendElicitation, UPSTREAM_KEY, upstreamAnswer } from "./host-elicit.js";
+import {
+  canAskForm,
+  formRequest,
+  pushAsker,
+  type SendElicitation,
+  UPSTREAM_KEY,
+  upstreamAnswer,
+} from "./host-elicit.js";
 import { createParking, type ParkedStep } from "./host-parking.js";
 import type { ServerIdentity } from "./identity.js";
 import type { LiveTree } from "./live.js";
@@ -333,14 +348,16 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         ...(typeof d.hash === "string" ? { hash: d.hash } : {}),
       };
     }
-    const step = decideApproval({
-      name,
-      args,
-      ...shown,
+    const facts = { name, args, ...shown };
+    let step = decideApproval({
+      ...facts,
       answer,
       canAsk: ctx.clientCaps()?.elicitation !== undefined,
       requestState: await codec.mint({ call }),
     });
+    // a 2025 host is asked here, on the call's own request, in its revision's words: the SDK's
+    // fulfilment of an input_required result sends `mode`, which hosts before 2025-11-25 lack
+    if (step.step === "ask" && ctx.elicit) step = await askOnRequest(ctx.elicit, facts, ctx.signal);
     if (step.step === "ask") return step.result;
     if (step.step === "deny") return deniedResult(step.text);
     const approvedBy = `person (MCP host ${ctx.clientInfo()?.name ?? "client"})`;
@@ -348,6 +365,21 @@ export function createMcpFactory(deps: McpFactoryDeps) {
     const approvedVia = `MCP elicitation of session ${vid}`;
     const approved = await callHosted(name, args, ctx, vid, { approve: true, approvedBy, approvedVia });
     return "ask" in approved ? approved.ask : toCallResult(approved.result);
+  }
+
+  /** A 2025 host's person asked to approve a call, on the call's request; their answer decides it. */
+  async function askOnRequest(elicit: SendElicitation, facts: ApprovalFacts, signal: AbortSignal) {
+    const loaded = await readPolicy();
+    const timeout = (loaded.ok ? loaded.policy : defaultPolicy()).approvalTimeoutMs;
+    let reply: ElicitResult;
+    try {
+      reply = await elicit(approvalForm(facts), { signal, timeout });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return notAsked(facts.name, facts.args, err instanceof Error ? err.message : String(err));
+    }
+    const answer = approvalAnswer({ [APPROVAL_KEY]: reply }) ?? "cancelled";
+    return decideApproval({ ...facts, answer, canAsk: true });
   }
 
   /** `tools/call`: the facade tools, or any tool by its MCP (or tree) name, through the boundary. */
@@ -415,8 +447,14 @@ export function createMcpFactory(deps: McpFactoryDeps) {
         // a 2025 host takes requests of ours mid-call, on the call's own stream
         ...(options.era === "legacy"
           ? {
-              elicit: (params, sendOptions) =>
-                ctx.mcpReq.send({ method: "elicitation/create", params }, sendOptions),
+              elicit: (form, sendOptions) =>
+                ctx.mcpReq.send(
+                  {
+                    method: "elicitation/create",
+                    params: formRequest(form, server.getNegotiatedProtocolVersion()),
+                  },
+                  sendOptions,
+                ),
             }
           : {}),
       };

@@ -324,6 +324,37 @@ describe("an upstream's sampling during a call", () => {
     }
   });
 
+  it("is counted in the run's usage when it finishes after its call was recorded (an upstream that does not wait for it)", async () => {
+    const vid = "late-sampler";
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    s.fake.script(async () => {
+      await held;
+      return { text: "late", usage: { inputTokens: 70, outputTokens: 7 } };
+    });
+    const before = s.fake.requests.length;
+    const r = await s.bs.runtime.call("askio.hasty", {}, { vid });
+    expect(r.text).toBe("asked, not waiting");
+    const usage = async () => {
+      const node = await s.tree.get(usageKey(vid));
+      return (node?.kind === "json" ? node.value.value : {}) as Record<string, unknown>;
+    };
+    // the call is recorded while its sample still runs against the model
+    await until(() => s.fake.requests.length > before);
+    expect(await usage()).toMatchObject({ calls: 1 });
+    expect((await usage()).samples).toBeUndefined();
+    release();
+    await until(async () => (await usage()).samples === 1, 10_000);
+    expect(await usage()).toMatchObject({
+      calls: 1,
+      samples: 1,
+      lateSamples: 1,
+      tokens: { input: 70, output: 7 },
+    });
+  });
+
   it("is refused, with the reason told to the upstream, when the run lacks the model power", async () => {
     const before = s.fake.requests.length;
     const r = await s.bs.runtime.call("askio.think", { prompt: "x" }, { vid: "nomodel1" });

@@ -12,6 +12,7 @@ import { PassThrough } from "node:stream";
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   type CallToolResult,
@@ -20,6 +21,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { hostForm, UPSTREAM_KEY } from "../../mcp/host-elicit.js";
 import { type CallContext, createMcpFactory } from "../../mcp/server.js";
 import { runtimeSource } from "../../mcp/source.js";
@@ -125,6 +127,48 @@ async function host(era: 2025 | 2026, name: string, person?: Person, link?: () =
 
 const textOf = (r: CallToolResult) => (r.content[0] as { text: string }).text;
 
+/**
+ * An `elicitation/create` exactly as protocol 2025-06-18 has it (no `mode`: that came in 2025-11-25),
+ * refusing any param it does not know, as a strict host of that revision may.
+ */
+const ElicitRequest20250618 = z.object({
+  method: z.literal("elicitation/create"),
+  params: z.strictObject({
+    message: z.string(),
+    requestedSchema: z.object({ type: z.literal("object"), properties: z.record(z.string(), z.unknown()) }),
+    _meta: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+/** A transport whose initialize offers `version` (SDK 1.x offers its latest): the session negotiates it. */
+function offering<T extends Transport>(transport: T, version: string): T {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) =>
+    send(
+      "method" in message && message.method === "initialize"
+        ? { ...message, params: { ...message.params, protocolVersion: version } }
+        : message,
+      options,
+    );
+  return transport;
+}
+
+/** A 2025-06-18 host (SDK 1.x over HTTP or `link`) whose strict handler refuses params its revision lacks; its person answers as `person` says. */
+async function strictHost(name: string, person: (q: Asked) => Answer, link?: () => StdioServerTransport) {
+  const asked: Asked[] = [];
+  const client = new ClientV1({ name, version: "1" }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequest20250618, async (req) => {
+    asked.push(req.params);
+    return person(req.params);
+  });
+  const transport = offering(link ? link() : new HttpV1(new URL(`${url}/mcp`)), "2025-06-18");
+  await client.connect(transport);
+  closers.push(() => client.close());
+  const call = async (tool: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
+  return { asked, call, transport };
+}
+
 /** What the call's record says its upstream asked, and the approval entry of its first question. */
 async function askedOf(r: CallToolResult) {
   const record = r._meta?.["byteseek/record"] as string;
@@ -208,6 +252,24 @@ describe("an upstream's question during an MCP host's call", () => {
     }
   });
 
+  it("sends `mode` only to a host whose protocol revision has it: a strict 2025-06-18 host gets the form without it (HTTP and stdio)", async () => {
+    for (const link of [undefined, stdioLink]) {
+      const h = await strictHost(
+        `strict${link ? "io" : "http"}`,
+        () => ({ action: "accept", content: { name: "Old" } }),
+        link,
+      );
+      const r = await h.call("askio_ask", { why: "Name?" });
+      expect(textOf(r)).toBe('action=accept content={"name":"Old"}');
+      expect(h.asked).toHaveLength(1);
+      expect(h.asked[0]).not.toHaveProperty("mode");
+    }
+    // a 2025-11-25 host is sent it (the SDK 1.x host offers that revision)
+    const latest = await host(2025, "latest", () => ({ action: "accept", content: { name: "New" } }));
+    expect(textOf(await latest.call("askio_ask", {}))).toBe('action=accept content={"name":"New"}');
+    expect(latest.asked[0]).toMatchObject({ mode: "form" });
+  });
+
   it("goes today's way for a host that declared no elicitation: the upstream hears cancel, no entry is written", async () => {
     for (const era of [2025, 2026] as const) {
       const h = await host(era, `mute${era}`);
@@ -226,13 +288,21 @@ describe("an upstream's question during an MCP host's call", () => {
     expect(other.asked).toEqual([]);
   });
 
-  it("does not forward a form asking for a secret: the question is dismissed, saying why", async () => {
-    const h = await host(2025, "wary", () => ({ action: "accept", content: { api_key: "sk-123" } }));
+  it("does not forward a form asking for a secret, and does forward one whose field only looks like it: the question is dismissed, saying why", async () => {
+    const h = await host(2025, "wary", () => ({ action: "accept", content: { tokens_count: 5 } }));
     const secret = { type: "object", properties: { api_key: { type: "string" } }, required: ["api_key"] };
     const r = await h.call("askio_ask", { why: "Paste your byteseek token", schema: secret });
     expect(textOf(r)).toBe("action=cancel content=null");
+    expect((await askedOf(r)).entry?.decision?.reason).toMatch(
+      /field for a secret \(api_key: its name asks for one\)/,
+    );
     expect(h.asked).toEqual([]);
-    expect((await askedOf(r)).entry?.decision?.reason).toMatch(/field for a secret \(api_key\)/);
+    // a count of tokens is no secret: that form is put to the host
+    const counted = { type: "object", properties: { tokens_count: { type: "integer", title: "Tokens" } } };
+    expect(textOf(await h.call("askio_ask", { schema: counted }))).toBe(
+      'action=accept content={"tokens_count":5}',
+    );
+    expect(h.asked).toHaveLength(1);
   });
 
   it("forwards only the spec's form elicitation, rebuilt from its own keywords", () => {
@@ -257,6 +327,11 @@ describe("an upstream's question during an MCP host's call", () => {
     expect(form.message).toBe(
       'The MCP server "up" asks, during its tool up.t (this is its question, not byteseek\'s): m\\x1b[2J',
     );
+    // a hint the spec's form has no keyword for (so the form's check would drop it) still says secret
+    const hinted = asked({ type: "object", properties: { note: { type: "string", writeOnly: true } } });
+    expect(() => hostForm(hinted, "up.t")).toThrow(
+      /field for a secret \(note: its schema says writeOnly: true\)/,
+    );
   });
 
   it("shows an upstream posing as byteseek's approval as the upstream's question, and its answer approves nothing of byteseek's", async () => {
@@ -280,21 +355,20 @@ describe("an upstream's question during an MCP host's call", () => {
 });
 
 describe("a tool that needs confirmation, whose upstream then asks", () => {
-  it("asks the host twice, each question its own: byteseek's approval, then the upstream's (both eras)", async () => {
+  it("asks the host twice, each question its own: byteseek's approval, then the upstream's (both eras, and a strict 2025-06-18 host)", async () => {
     const key = "/byteseek/tools/askio.ask";
     const before = await s.tree.get(key);
     const decl = before?.kind === "json" ? (before.value.value as Record<string, never>) : {};
     await s.tree.set(key, json({ ...decl, confirm: true }));
     try {
-      for (const era of [2025, 2026] as const) {
-        const h = await host(
-          era,
-          `both${era}`,
-          (q): Answer =>
-            "approve" in ((q.requestedSchema as { properties: object }).properties ?? {})
-              ? { action: "accept", content: { approve: true } }
-              : { action: "accept", content: { name: "Kay" } },
-        );
+      const person = (q: Asked): Answer =>
+        "approve" in ((q.requestedSchema as { properties: object }).properties ?? {})
+          ? { action: "accept", content: { approve: true } }
+          : { action: "accept", content: { name: "Kay" } };
+      for (const era of [2025, 2026, "2025-06-18"] as const) {
+        // the 2025-06-18 host refuses `mode`, which the SDK's fulfilment of byteseek's question would send
+        const name = `both${era}`;
+        const h = era === "2025-06-18" ? await strictHost(name, person) : await host(era, name, person);
         const r = await h.call("askio_ask", {});
         expect(textOf(r), String(era)).toBe('action=accept content={"name":"Kay"}');
         expect(h.asked.map((q) => q.message.slice(0, 24))).toEqual([
@@ -302,8 +376,29 @@ describe("a tool that needs confirmation, whose upstream then asks", () => {
           'The MCP server "askio" a',
         ]);
         const { entry } = await askedOf(r);
-        expect(entry?.decision).toMatchObject({ by: `person (MCP host both${era})`, action: "accept" });
+        expect(entry?.decision).toMatchObject({ by: `person (MCP host ${name})`, action: "accept" });
       }
+    } finally {
+      await s.tree.set(key, json(decl));
+    }
+  });
+
+  it("is denied, saying why, when a 2025 host refuses byteseek's question (the tool does not run)", async () => {
+    const key = "/byteseek/tools/askio.ask";
+    const before = await s.tree.get(key);
+    const decl = before?.kind === "json" ? (before.value.value as Record<string, never>) : {};
+    await s.tree.set(key, json({ ...decl, confirm: true }));
+    try {
+      const h = await strictHost("refuser", () => {
+        throw new Error("this host shows no forms today");
+      });
+      const r = await h.call("askio_ask", {});
+      expect(r.isError).toBe(true);
+      expect(r._meta?.["byteseek/kind"]).toBe("denied");
+      expect(textOf(r)).toMatch(
+        /^askio\.ask was not run: it needs the person's approval, and this MCP client could not ask them \(.*this host shows no forms today.*\)\. To run it/,
+      );
+      expect(h.asked).toHaveLength(1);
     } finally {
       await s.tree.set(key, json(decl));
     }

@@ -7,13 +7,39 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { aroundStarts } from "../../bench/fixtures.js";
 import { seedTools } from "../../tools/catalogue/seed.js";
 import { createEditTools } from "../../tools/edit/index.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
 import { createShellTools } from "../../tools/shell/index.js";
+import type { BuiltinTool } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
 import { grantEverything, personEdits, recordAt, silent, tempDir } from "./helpers.js";
+
+/** The effects test.effect made: one per call that got past ctx.intentDurable(). */
+const effects: string[] = [];
+/** Told when test.effect starts waiting for its intent. */
+let atGate: () => void = () => {};
+
+/** A built-in whose effect comes right after ctx.intentDurable(), as a command's exec does. */
+const effectTool: BuiltinTool = {
+  ref: "test.effect",
+  declaration: {
+    name: "test.effect",
+    description: "makes one effect once its intent is stored",
+    params: { type: "object", properties: {} },
+    impl: { kind: "builtin", ref: "test.effect" },
+  },
+  awaitsIntent: true,
+  async execute(_args, ctx) {
+    const waiting = ctx.intentDurable?.();
+    atGate();
+    await waiting;
+    effects.push(ctx.vid);
+    return { text: "done" };
+  },
+};
 
 /** What the next `started` record's write does: wait for `release`, or fail. */
 interface Hold {
@@ -25,17 +51,9 @@ interface Hold {
 
 /** The tree, with every `started` record's append held or failed as `hold` says. */
 function holdingStarts(tree: Tree, hold: { current: Hold & { wait(): Promise<void> } }): Tree {
-  return new Proxy(tree, {
-    get(target, prop, receiver) {
-      if (prop !== "append") return Reflect.get(target, prop, receiver);
-      return async (...args: Parameters<Tree["append"]>) => {
-        const value = args[1];
-        const started =
-          value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
-        if (started) await hold.current.wait();
-        return target.append(...args);
-      };
-    },
+  return aroundStarts(tree, async (append) => {
+    await hold.current.wait();
+    return append();
   });
 }
 
@@ -72,7 +90,7 @@ describe("an effect held back until its intent is stored", () => {
     const workspace = await tempDir("byteseek-overlap-ws-");
     dirs.push(store, workspace);
     const raw = await openTree({ backend: "classic", location: store.path, sync: "always" });
-    const builtins = [...createEditTools(), ...createShellTools()];
+    const builtins = [...createEditTools(), ...createShellTools(), effectTool];
     await seedTools({ tree: raw, builtins });
     await grantEverything(raw, []);
     await personEdits(raw, "edit.rename", { enabled: true });
@@ -158,6 +176,39 @@ describe("an effect held back until its intent is stored", () => {
     const r = await call;
     expect(r.text).toContain("read me");
     expect(await recordAt(tree, r.record!)).toMatchObject({ state: "done", sideEffect: "none" });
+  });
+
+  it("makes no change when the call is aborted while its started record is held, even once the record lands", async () => {
+    await writeFile(join(ws, "e.txt"), "kept\n");
+    hold.current = newHold("hold");
+    const stop = new AbortController();
+    const edit = runtime.call(
+      "edit.write",
+      { path: "e.txt", text: "lost\n" },
+      { vid: "overlap6", signal: stop.signal },
+    );
+    await hold.current.reached;
+    await vi.waitFor(async () => expect(await temps()).toHaveLength(1), { timeout: 10_000 });
+    stop.abort();
+    hold.current.release();
+    expect(await edit).toMatchObject({ isError: true, details: { code: "aborted" } });
+    expect(await readFile(join(ws, "e.txt"), "utf8")).toBe("kept\n");
+    expect(await temps()).toEqual([]);
+
+    // a tool's own effect after ctx.intentDurable() (as the command scope's exec) is not reached either
+    hold.current = newHold("hold");
+    const again = new AbortController();
+    const waiting = new Promise<void>((r) => {
+      atGate = r;
+    });
+    const call = runtime.call("test.effect", {}, { vid: "overlap6", signal: again.signal });
+    await hold.current.reached;
+    await waiting;
+    again.abort();
+    hold.current.release();
+    expect(await call).toMatchObject({ isError: true, details: { code: "aborted" } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(effects).toEqual([]);
   });
 
   it("changes nothing, and says the call did not run, when its start cannot be recorded", async () => {

@@ -23,6 +23,7 @@ import type { CallOptions, CallPipeline, PipelineOptions, RecordMeta } from "./p
 import { failure } from "./results.js";
 import { type RunContext, runCall } from "./run-call.js";
 import { runAfterHooks } from "./run-hooks.js";
+import { createSampleTally } from "./sample-tally.js";
 import { validateArgs } from "./validate-args.js";
 
 export function createCallPipeline(options: PipelineOptions): CallPipeline {
@@ -84,7 +85,17 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     let result: ToolResult;
     const meta: RecordMeta = { args: args ?? {} };
     const scopes: OwnedScope[] = [];
-    const sampled = { samples: 0, input: 0, output: 0 };
+    // what an upstream's sampling spent of the run's model: counted with the call (even one that
+    // fails), or on its own when it finishes after the call's record is written
+    const tally = createSampleTally((late) => {
+      logger.info({ vid, tool: name, ...late }, "a sample finished after its call was recorded");
+      callLog.lateSamples(vid, late).catch((err: unknown) => {
+        logger.error(
+          { err, vid, tool: name, ...late },
+          "cannot count a late sample's tokens in the run's usage",
+        );
+      });
+    });
     try {
       // an upstream's question during the call goes to a person only where one waits or the caller's
       // host can ask one (never to `approve: true`, which approves the call, not an answer nobody gave)
@@ -94,15 +105,9 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
           ? { onApproval: callOptions.onApproval, ...(askHost ? { host: askHost } : {}) }
           : undefined;
       const heard = callOptions.onProgress ? { onProgress: callOptions.onProgress } : {};
-      // what an upstream's sampling spent of the run's model, counted with the call (even one that fails)
-      const onSample = (tokens: { input: number; output: number }) => {
-        sampled.samples++;
-        sampled.input += tokens.input;
-        sampled.output += tokens.output;
-      };
       result = await answer(String(name), args, approvedByCaller(approvals, callOptions), meta, {
         scopes,
-        listeners: { person, ...heard, onSample },
+        listeners: { person, ...heard, onSample: tally.add },
       });
     } catch (err) {
       logger.error({ err, tool: name, vid }, "tool call failed inside the runtime");
@@ -115,9 +120,10 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     }
     result = capped(result);
     const ms = Math.round((performance.now() - started) * 1000) / 1000;
+    const sampled = tally.take();
     const record = await recordDone(
       { callLog, failpoint: options.failpoint },
-      { name: String(name), vid, ts, ms, result, ...(sampled.samples > 0 ? { sampled } : {}) },
+      { name: String(name), vid, ts, ms, result, ...(sampled ? { sampled } : {}) },
       callOptions,
       meta,
     );

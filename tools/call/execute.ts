@@ -135,16 +135,25 @@ export function createExecutor(options: ExecutorOptions): Execute {
       policy.maxTimeoutMs,
     );
     const paths = await policyPaths(policy, workspace);
+    const controller = new AbortController();
+    // a call timed out or aborted while its record is being stored stops waiting, and makes no effect
+    let stopped: Promise<never> | undefined;
+    const effectMayFollow = intentDurable
+      ? async () => {
+          stopped ??= whenAborted(controller.signal);
+          await Promise.race([intentDurable(), stopped]);
+          controller.signal.throwIfAborted();
+        }
+      : undefined;
     const commands = createCommandScope({
       source: commandEnv,
       passEnv: policy.passEnv,
       outputCapBytes: policy.outputCapBytes,
       root: scratchRoot,
       sandbox: sandboxOf(call, policy, paths),
-      ...(intentDurable ? { beforeExec: intentDurable } : {}),
+      ...(effectMayFollow ? { beforeExec: effectMayFollow } : {}),
     });
     scopes.push(commands);
-    const controller = new AbortController();
     const onCallerAbort = () =>
       controller.abort(new ToolError("aborted", `${call.name} was aborted by the caller`));
     if (callerSignal?.aborted) onCallerAbort();
@@ -168,7 +177,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       denyKeys: policy.denyKeys,
       approved: call.approved,
       ...(call.idempotencyKey ? { idempotencyKey: call.idempotencyKey } : {}),
-      ...(intentDurable ? { intentDurable } : {}),
+      ...(effectMayFollow ? { intentDurable: effectMayFollow } : {}),
       ...(listeners.onProgress ? { onProgress: listeners.onProgress } : {}),
       ...(impl.kind === "mcp"
         ? {
@@ -219,6 +228,16 @@ export function createExecutor(options: ExecutorOptions): Execute {
       callerSignal?.removeEventListener("abort", onCallerAbort);
     }
   };
+}
+
+/** Rejects with the signal's reason once it is aborted (never settles otherwise). */
+function whenAborted(signal: AbortSignal): Promise<never> {
+  const p = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  p.catch(() => {});
+  return p;
 }
 
 /**

@@ -93,14 +93,21 @@ async function runWhileRecorded(
       waited = performance.now() - t;
     }
   }
-  const result = await deps.execute(
-    call,
-    policy,
-    callOptions.signal,
-    context.scopes,
-    context.listeners,
-    intentDurable,
-  );
+  let result: ToolResult;
+  try {
+    result = await deps.execute(
+      call,
+      policy,
+      callOptions.signal,
+      context.scopes,
+      context.listeners,
+      intentDurable,
+    );
+  } catch (err) {
+    // the started record is settled before the pipeline records the failure at its key
+    await started;
+    throw err;
+  }
   const t = performance.now();
   const refused = await started;
   deps.onIntentWait?.(waited ?? performance.now() - t, call);

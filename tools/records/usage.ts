@@ -26,6 +26,11 @@ const UsageFields = z.object({
   tokens: z.object({ input: z.number().optional(), output: z.number().optional() }).optional(),
   /** Samples of the run's model its tools' MCP servers asked for (their tokens are in `tokens`). */
   samples: z.number().optional(),
+  /**
+   * Of `samples`, those that finished after their call's record was written (an upstream that did
+   * not wait for its sample): counted here and in `tokens`, not in any record's `details.asked`.
+   */
+  lateSamples: z.number().optional(),
 });
 export const Usage = UsageFields.loose();
 export type Usage = z.infer<typeof Usage>;
@@ -36,13 +41,20 @@ export const UsageDoc = docFamily("a run's usage counters", Usage);
 /** The one counter calls to names that name no tool share (in `tools`). */
 export const UNKNOWN_TOOLS = "(unknown)";
 
+/** Samples of the run's model for an upstream: how many, and their tokens. */
+export interface Sampled {
+  samples: number;
+  input: number;
+  output: number;
+}
+
 /** One call's contribution to its run's counters. */
 export interface UsageDelta {
   tool: string;
   kind: ToolKind;
   ms: number;
   /** The run's model sampled for the call's upstream: how often, and the tokens. */
-  sampled?: { samples: number; input: number; output: number };
+  sampled?: Sampled;
 }
 
 /**
@@ -152,12 +164,17 @@ export function createCallLog(tree: Tree, logger: Logger) {
     return keys;
   }
 
-  async function count(vid: string, deltas: UsageDelta[]): Promise<void> {
+  function count(vid: string, deltas: UsageDelta[]): Promise<void> {
+    return update(vid, (usage) => applyDeltas(usage, deltas));
+  }
+
+  /** Sets the run's counters to `change` of them, read again when another writer changed them meanwhile. */
+  async function update(vid: string, change: (usage: Usage) => Usage): Promise<void> {
     const key = usageKey(vid);
     for (let attempt = 0; ; attempt++) {
       const node = await tree.get(key);
       try {
-        await writeDoc(tree, UsageDoc, key, applyDeltas(counters(key, node), deltas), {
+        await writeDoc(tree, UsageDoc, key, change(counters(key, node)), {
           ifVersion: node && node.kind !== "index" ? node.version : 0,
           ro: true,
           force: true,
@@ -186,6 +203,22 @@ export function createCallLog(tree: Tree, logger: Logger) {
         q.push({ record, at, delta, done: resolve });
         if (!flushing.has(vid)) void flush(vid);
       });
+    },
+    /**
+     * Adds samples that finished after their call's record was written to the run's counters
+     * (`samples`, `tokens`, `lateSamples`) in a write of their own; rejects when it cannot be stored.
+     */
+    lateSamples(vid: string, sampled: Sampled): Promise<void> {
+      return update(vid, (usage) => ({
+        ...usage,
+        samples: (usage.samples ?? 0) + sampled.samples,
+        lateSamples: (usage.lateSamples ?? 0) + sampled.samples,
+        tokens: {
+          ...usage.tokens,
+          input: (usage.tokens?.input ?? 0) + sampled.input,
+          output: (usage.tokens?.output ?? 0) + sampled.output,
+        },
+      }));
     },
   };
 }
