@@ -34,7 +34,7 @@ import { openTree } from "../tree/index.js";
 import { createLevelTree } from "../tree/level-tree.js";
 import type { Tree } from "../tree/types.js";
 import { declareCounter } from "./chaos-store.js";
-import { noopTool } from "./fixtures.js";
+import { aroundStarts, noopTool } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
 
 const ms = (x: number) => x.toFixed(3);
@@ -52,21 +52,13 @@ const classHead = [
   "synced commits a call",
 ];
 
-/** The tree, with the duration of every write of a `started` record (an append holding state "started"). */
+/** The tree, with the duration of every write of a `started` record. */
 function timingStarts(tree: Tree, into: number[]): Tree {
-  return new Proxy(tree, {
-    get(target, prop, receiver) {
-      if (prop !== "append") return Reflect.get(target, prop, receiver);
-      return async (...args: Parameters<Tree["append"]>) => {
-        const value = args[1];
-        const started =
-          value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
-        const s = performance.now();
-        const out = await target.append(...args);
-        if (started) into.push(performance.now() - s);
-        return out;
-      };
-    },
+  return aroundStarts(tree, async (append) => {
+    const s = performance.now();
+    const out = await append();
+    into.push(performance.now() - s);
+    return out;
   });
 }
 

@@ -45,3 +45,24 @@ export async function withByteseek<T>(prefix: string, body: (b: BenchByteseek) =
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The tree, with every write of a call's `started` record (an append holding state "started")
+ * made through `around`: timed by the durability bench, held or failed by the intent tests.
+ */
+export function aroundStarts(
+  tree: Tree,
+  around: (append: () => ReturnType<Tree["append"]>) => ReturnType<Tree["append"]>,
+): Tree {
+  return new Proxy(tree, {
+    get(target, prop, receiver) {
+      if (prop !== "append") return Reflect.get(target, prop, receiver);
+      return (...args: Parameters<Tree["append"]>) => {
+        const value = args[1];
+        const started =
+          value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
+        return started ? around(() => target.append(...args)) : target.append(...args);
+      };
+    },
+  });
+}

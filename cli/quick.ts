@@ -9,7 +9,8 @@
  * undefined, having printed nothing and changed nothing): help and unknown or malformed flags and
  * operands (commander's messages), a write under /byteseek/ (checked declarations and ownership:
  * tools/catalogue/checked-tree.ts), a store that will not open as asked (locked by a server: reached through
- * its socket; a bad setting: its message), and a store never seeded (seeding loads the tools).
+ * its socket; a bad setting: its message; not a server at a URL that took the connection and never
+ * answered: that is said here, not waited for twice), and a store never seeded (seeding loads the tools).
  * A store seeded once is not re-seeded here: the server and every other command still seed on open,
  * so an upgrade's new shipped entries arrive with the next of those.
  */
@@ -61,7 +62,12 @@ export async function runQuick(argv: readonly string[], io: KvspaceIo): Promise<
   const seed = io.env.BYTESEEK_SEED;
   if (seed !== undefined && seed !== "" && seed !== "0" && seed !== "1") return undefined;
 
-  const opened = await openQuick(io, seed !== "0");
+  let opened: Awaited<ReturnType<typeof openQuick>>;
+  try {
+    opened = await openQuick(io, seed !== "0");
+  } catch (err) {
+    return report(err, io);
+  }
   if (opened === undefined) return undefined;
   const { tree } = opened;
   let code: number;
@@ -98,7 +104,10 @@ async function openQuick(
     try {
       // a server seeded its store, and checks what it is sent
       return { tree: await openHttpTree(new URL(spec.url), io.env) };
-    } catch {
+    } catch (err) {
+      // A server that took the connection and said nothing would keep the full dispatcher waiting
+      // as long again: its message now.
+      if ((err as { code?: unknown }).code === "TREE_TIMEOUT") throw err;
       return undefined;
     }
   }

@@ -3,7 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { type Command, CommanderError } from "commander";
 import { seedStore, seedWanted } from "../compose/byteseek.js";
 import { HELD_WATCH_PATIENCE_MS } from "../tree/held-socket.js";
-import { isHttpTree, openHttpTree } from "../tree/http/index.js";
+import { isHttpTree, openHttpTree, readClientTimeout, type WatchLost } from "../tree/http/index.js";
 import type { Tree } from "../tree/types.js";
 import {
   type CommandContext,
@@ -32,8 +32,8 @@ export interface KvspaceIo {
 
 export interface KvspaceDeps {
   commands?: readonly CommandSpec[];
-  /** Opens the store once the arguments are known to be valid. */
-  openStore?: (io: KvspaceIo) => Promise<Tree>;
+  /** Opens the store once the arguments are known to be valid (`quiet`: the command line's `-q`). */
+  openStore?: (io: KvspaceIo, line: { quiet: boolean }) => Promise<Tree>;
   /** Opens the tool runtime for `call|tools|prompt` (default: in-process, or the server's routes). */
   openTools?: (tree: Tree, io: KvspaceIo) => Promise<ToolsClient>;
   /**
@@ -84,7 +84,7 @@ export async function runKvspace(
   let code: number;
   try {
     const seeding = seedWanted(io.env); // a malformed setting is refused before the store is touched
-    const opened = await open(io);
+    const opened = await open(io, { quiet });
     tree = opened;
     const seed = deps.seed ?? defaultSeed;
     const ask = deps.confirm ?? (io.stdin.isTTY ? terminalConfirm : undefined);
@@ -241,21 +241,42 @@ function isRemote(io: KvspaceIo): boolean {
   return storeSpec(io.env, io.cwd).backend === "http";
 }
 
-function defaultOpen(io: KvspaceIo): Promise<Tree> {
-  return openStore({ env: io.env, cwd: io.cwd, remote: kvspaceRemote });
+function defaultOpen(io: KvspaceIo, line: { quiet: boolean }): Promise<Tree> {
+  return openStore({ env: io.env, cwd: io.cwd, remote: kvspaceRemote(io, line.quiet) });
 }
 
 /**
- * kvspace's way to a server. Through a held folder, a watch (`kvspace watch`, a call waiting for
- * approval) whose holder stopped waits for the next one a while (HELD_WATCH_PATIENCE_MS), not
- * forever, then ends saying so; a server at a URL is waited for, as it may be restarting.
+ * kvspace's way to a server. A watch (`kvspace watch`, a call waiting for approval) whose server
+ * went away says so on stderr (unless `-q`) and tries again, less often each time, for a while, not
+ * forever, then ends saying so: through a held folder, until the next holder may have taken it
+ * (HELD_WATCH_PATIENCE_MS); at a URL, as long as a request may wait (BYTESEEK_CLIENT_TIMEOUT, which
+ * leaves a restart time to come back; `0`: until interrupted).
  */
-const kvspaceRemote: RemoteTreeFactory = (url, env, options = {}) =>
-  openHttpTree(
-    url,
-    env,
-    options.socketPath === undefined ? options : { ...options, watchPatienceMs: HELD_WATCH_PATIENCE_MS },
-  );
+function kvspaceRemote(io: KvspaceIo, quiet: boolean): RemoteTreeFactory {
+  return (url, env, options = {}) => {
+    const timeout = readClientTimeout(env);
+    const patience =
+      options.socketPath !== undefined ? HELD_WATCH_PATIENCE_MS : timeout > 0 ? timeout : undefined;
+    return openHttpTree(url, env, {
+      ...options,
+      ...(patience === undefined ? {} : { watchPatienceMs: patience }),
+      ...(quiet
+        ? {}
+        : {
+            onWatchLost: (lost: WatchLost) =>
+              io.stderr.write(
+                `kvspace: lost ${lost.server} — ${lost.reason}; trying again ${
+                  lost.patienceMs === undefined
+                    ? "until interrupted"
+                    : `for up to ${Math.round(lost.patienceMs / 100) / 10} s`
+                }\n`,
+              ),
+            onWatchBack: ({ server }: { server: string }) =>
+              io.stderr.write(`kvspace: ${server} answers again; following from where it left off\n`),
+          }),
+    });
+  };
+}
 
 function defaultSeed(tree: Tree): Promise<void> {
   return seedStore(tree);

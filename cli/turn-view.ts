@@ -5,7 +5,7 @@
  * end. Colours and the spinner only on a terminal that can draw them; piped output is plain text.
  */
 import type { AgentEvent, TurnResult } from "../agent/events.js";
-import { dirs, idOf } from "../shared/keys.js";
+import { dirs, idOf, runOf } from "../shared/keys.js";
 import { printable, printableValue } from "../tools/catalogue/printable.js";
 import { type ApprovalFacts, decideLine } from "../tools/gate/approval-wording.js";
 import { approvalLines } from "./approval-view.js";
@@ -194,7 +194,7 @@ export function createTurnView(options: TurnViewOptions): TurnView {
 
 /** What the approval wording (tools/gate/approval-wording.ts) reads of a pending approval's event. */
 export function factsOf(e: Extract<AgentEvent, { type: "approval_pending" }>): ApprovalFacts {
-  const vid = /^\/byteseek\/approval\/([^/]+)\//.exec(e.key)?.[1];
+  const vid = runOf(dirs.approvals, e.key);
   return {
     tool: e.name,
     ...(vid ? { vid } : {}),

@@ -49,6 +49,8 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   TREE_LOCKED: 503,
   TREE_CLOSED: 503,
   TREE_UNAVAILABLE: 503,
+  // raised by the HTTP client only (a server it reaches did not answer): the gateway's timeout
+  TREE_TIMEOUT: 504,
   TREE_INVALID_OPTION: 500,
   TREE_HIDDEN: 403,
   TREE_TOO_LARGE: 413,

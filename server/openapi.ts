@@ -50,6 +50,11 @@ export const RESPONSE_HEADERS = {
     description: "the oldest revision a watch can resume after (every answer carries it)",
     schema: DECIMAL,
   },
+  "X-Byteseek-Progress-Ms": {
+    description:
+      "the interval between a watch's progress events (its heartbeat), ms: a stream silent much longer than that has stalled, and a client reconnects with Last-Event-ID",
+    schema: DECIMAL,
+  },
   "X-Request-Id": {
     description:
       "the request's id as logged: the X-Request-Id the client sent (letters, digits, ._:-, at most 64), or one the server made",

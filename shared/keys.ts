@@ -121,3 +121,25 @@ export const keys = {
 export function idOf(dir: string, key: string): string {
   return key.startsWith(dir) ? key.slice(dir.length) : key;
 }
+
+/**
+ * The run id of a key below a run's folder in a per-run family (`dir` is `dirs.records`,
+ * `dirs.approvals`, `dirs.sessions` or `dirs.runs`): `runOf(dirs.approvals, "/byteseek/approval/r1/3")`
+ * is `r1`. Undefined for a key outside `dir`, for `dir` itself, and for a value directly in it.
+ */
+export function runOf(dir: string, key: string): string | undefined {
+  if (!key.startsWith(dir)) return undefined;
+  const rest = key.slice(dir.length);
+  const end = rest.indexOf("/");
+  return end > 0 ? rest.slice(0, end) : undefined;
+}
+
+/**
+ * The name of a value directly in `dir`: `childOf(dirs.tools, "/byteseek/tools/edit.read")` is
+ * `edit.read`. Undefined for a key outside `dir`, for a directory, and for anything deeper.
+ */
+export function childOf(dir: string, key: string): string | undefined {
+  if (!key.startsWith(dir)) return undefined;
+  const name = key.slice(dir.length);
+  return name !== "" && !name.includes("/") ? name : undefined;
+}

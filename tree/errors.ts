@@ -18,6 +18,11 @@ export const TREE_ERROR_CODES = [
   "TREE_LOCKED",
   "TREE_CLOSED",
   "TREE_UNAVAILABLE",
+  /**
+   * A byteseek server (KVSPACE=http://…, or a held folder's socket) took the connection but did not
+   * answer within the client's bound (BYTESEEK_CLIENT_TIMEOUT): stuck, or far too busy.
+   */
+  "TREE_TIMEOUT",
   "TREE_INVALID_OPTION",
   /** A move or copy naming a system entry (`‥…`), byteseek's bookkeeping. */
   "TREE_HIDDEN",

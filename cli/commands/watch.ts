@@ -12,7 +12,9 @@ const USAGE = "watch <dir/> [--from REV]";
  * until SIGINT or SIGTERM (exit 0). `--from` replays the retained changes from that revision first.
  * Through a held folder, a watch whose holder stopped and none took its place (tree/held-socket.ts)
  * ends with exit 1, saying the revision to go on from: it does not take the folder over, which
- * would keep a restarting server from it.
+ * would keep a restarting server from it. On a server's URL, one whose server went away and did not
+ * come back within BYTESEEK_CLIENT_TIMEOUT ends the same way (run.ts's remote bounds both, and says
+ * on stderr that it lost the server and is trying again).
  */
 export const watchCommand = defineCommand({
   name: "watch",
@@ -51,11 +53,15 @@ export const watchCommand = defineCommand({
       if (signal.aborted) return 0;
       if (!isTreeError(err, "TREE_UNAVAILABLE") || typeof err.details.resumeFrom !== "number") throw err;
       const { resumeFrom } = err.details;
+      const where =
+        typeof err.details.socketPath === "string"
+          ? "it goes through the folder's next holder, or opens the folder itself when nobody holds it"
+          : "once the server answers again";
       throw new CliError(
         "CLI_STORE_UNAVAILABLE",
         `kvspace watch: ${err.message}; the watch ended.\n` +
           `Every change before revision ${resumeFrom} was printed: to go on without missing one, run kvspace watch ${prefix} --from ${resumeFrom} ` +
-          "(it goes through the folder's next holder, or opens the folder itself when nobody holds it)",
+          `(${where})`,
         { cause: err },
       );
     } finally {

@@ -4,11 +4,19 @@
  * exactly what it missed. A `progress` event (no id) carries the current revision on connect and
  * periodically. A revision no longer retained gets one `compacted` event — re-list, then watch from
  * `relistFrom` — and the stream ends. The watch stops when the client goes away or the server closes.
+ * The answer's `X-Byteseek-Progress-Ms` header names the progress interval: a client that hears
+ * nothing for longer than that (and its own margin) takes the stream for stalled and reconnects.
  */
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { formatEvent } from "../../shared/sse.js";
 import { isTreeError } from "../../tree/errors.js";
-import { batchToJson, ErrorJson, WatchBatchJson, WatchProgressJson } from "../../tree/http/index.js";
+import {
+  batchToJson,
+  ErrorJson,
+  PROGRESS_INTERVAL_HEADER,
+  WatchBatchJson,
+  WatchProgressJson,
+} from "../../tree/http/index.js";
 import { parseKey } from "../../tree/path.js";
 import type { Tree } from "../../tree/types.js";
 import { mapError, ServerError } from "../errors.js";
@@ -28,6 +36,7 @@ const doc = {
   },
   responses: {
     200: {
+      headers: { "X-Byteseek-Progress-Ms": true },
       media: "text/event-stream",
       events: { change: WatchBatchJson, progress: WatchProgressJson, compacted: ErrorJson.shape.error },
       examples: {
@@ -102,7 +111,8 @@ export const watchRoutes: FastifyPluginAsyncZod<WatchRoutesOptions> = async func
         const res = reply.raw;
         res.on("close", () => ac.abort());
         reply.hijack();
-        res.writeHead(200, sseHead(tree, req.id));
+        // the heartbeat's interval: a client that hears nothing for longer knows the stream stalled
+        res.writeHead(200, { ...sseHead(tree, req.id), [PROGRESS_INTERVAL_HEADER]: String(progressMs) });
         const progress = () => writeSse(res, formatEvent("progress", { rev: tree.revision() }), signal);
         await writeSse(res, "retry: 1000\n\n", signal);
         await progress();

@@ -1,6 +1,8 @@
+import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { str } from "../../tree/value.js";
+import { startServerChild } from "../tools/server-child.js";
 import { type CliServer, cliEnv, startCliServer, tempDirs } from "./cli-server.js";
 import { runInProcess } from "./in-process.js";
 import { assertBuilt, runCli } from "./run-cli.js";
@@ -75,30 +77,95 @@ describe("kvspace against a server (KVSPACE=http://…)", () => {
 });
 
 describe("kvspace watch through a server", () => {
-  it("resumes after the server restarts, missing nothing", async () => {
+  it("resumes after the server restarts, missing nothing, saying on stderr that it lost the server and reached it again", async () => {
     const store = join(await temps.make(), "store");
     const workspace = await temps.make();
     let server = await startCliServer({ store, workspace });
     const controller = new AbortController();
     let out = "";
+    let err = "";
     const done = runInProcess(
       ["watch", "/w/", "--from", "1"],
       { env: cliEnv(server.url) },
       {},
-      { signal: controller.signal, onStdout: (all) => (out = all) },
+      { signal: controller.signal, onStdout: (all) => (out = all), onStderr: (all) => (err = all) },
     );
     const first = await server.tree.set("/w/a", str("before"));
     await until(() => out.includes("/w/a"));
     await server.close();
+    // it says it lost the server, and keeps trying (BYTESEEK_CLIENT_TIMEOUT's 30 s)
+    await until(() => err.includes("kvspace: lost"));
+    expect(err).toMatch(
+      new RegExp(`^kvspace: lost the byteseek server at ${server.url}/ — .+; trying again for up to 30 s\n$`),
+    );
     const port = server.port;
     server = await startCliServer({ store, workspace, port });
     const second = await server.tree.set("/w/b", str("after"));
     await until(() => out.includes("/w/b"));
+    expect(err).toContain(
+      `kvspace: the byteseek server at ${server.url}/ answers again; following from where it left off\n`,
+    );
     controller.abort();
     expect((await done).code).toBe(0);
     await server.close();
     expect(out).toBe(
       `${first.rev}\tput\t/w/\tindex\n${first.rev}\tput\t/w/a\tchar/utf8:before\n${second.rev}\tput\t/w/b\tchar/utf8:after\n`,
+    );
+  });
+});
+
+describe("kvspace against a server that stops answering", () => {
+  it("fails kvspace get with exit 1, saying what to do, when the server takes the connection and never answers", async () => {
+    assertBuilt();
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((done) => silent.listen(0, "127.0.0.1", done));
+    const url = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    try {
+      // Before the bound, kvspace waited forever (and this test for its timeout).
+      const r = await runCli(["get", "/a"], { env: cliEnv(url, { BYTESEEK_CLIENT_TIMEOUT: "300" }) });
+      expect(r).toMatchObject({ stdout: "", code: 1 });
+      expect(r.stderr).toBe(
+        `the byteseek server at ${url}/ did not answer GET /healthz within 0.3 s: check that it is running and not stuck (its log says what it is doing), or give it longer with BYTESEEK_CLIENT_TIMEOUT=<ms> (now 300)\n`,
+      );
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((done) => silent.close(done));
+    }
+  });
+
+  it("ends kvspace watch whose server was killed and never came back: a note on stderr, exit 1, and the --from revision", async () => {
+    assertBuilt();
+    const store = join(await temps.make(), "store");
+    const server = await startServerChild(
+      { KVSPACE: store, BYTESEEK_WORKSPACE: await temps.make(), BYTESEEK_TOKEN: "" },
+      ["--no-auth"],
+    );
+    let out = "";
+    const watch = runCli(["watch", "/gone/"], {
+      env: cliEnv(server.url, { BYTESEEK_CLIENT_TIMEOUT: "1000" }),
+      onStdout: (all) => (out = all),
+    });
+    try {
+      // The watch starts after its first answer; write until it has seen one.
+      for (let n = 0; !out.includes("/gone/k\t"); n++) {
+        expect((await server.json("PUT", "/v1/tree/gone/k", n)).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      server.child.kill("SIGKILL");
+    }
+    // Before, the watch waited for the server forever, saying nothing (and this test for its timeout).
+    const ended = await watch;
+    expect(ended.code).toBe(1);
+    const rev = Number(ended.stdout.trim().split("\n").at(-1)!.split("\t")[0]);
+    const [note, ...rest] = ended.stderr.split("\n");
+    expect(note).toMatch(
+      new RegExp(`^kvspace: lost the byteseek server at ${server.url}/ — .+; trying again for up to 1 s$`),
+    );
+    expect(rest.join("\n")).toBe(
+      `kvspace watch: the byteseek server at ${server.url}/ went away, and nothing answered there for 1 s; the watch ended.\n` +
+        `Every change before revision ${rev + 1} was printed: to go on without missing one, run kvspace watch /gone/ --from ${rev + 1} (once the server answers again)\n`,
     );
   });
 });

@@ -1,16 +1,24 @@
 /**
  * byteseek's own documents are parsed, not cast, and its keys are built in one place
- * (shared/keys.ts): a new `as unknown as`, or a `"/byteseek/…"` / `"/vthread/…"` literal, in
- * the product or its benches outside the allow-list below fails here. Each allowed place says why;
- * lower a count here when a place is mended. Tests, docs and comments are out of scope.
+ * (shared/keys.ts): a new `as unknown as` in the product or its benches, or a key spelled by hand
+ * — a `"/byteseek/…"` / `"/vthread/…"` literal, the same prefix in a regular expression
+ * (`/^\/byteseek\/…/`), or a page link to it (`"/ui/byteseek/…"`) — there or in the web page's
+ * source, outside the allow-list below fails here. Each allowed place says why; lower a count here
+ * when a place is mended. Tests, docs and comments are out of scope.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 /** The product's parts, and bench/ (a bench that spells a key by hand drifts from the product's when it is renamed). */
 const SOURCES = ["shared", "tree", "tools", "prompts", "agent", "mcp", "compose", "server", "cli", "bench"];
+/**
+ * Where keys are looked for: the product, bench/, and the web page, which imports the same map
+ * (web/tsconfig.json compiles shared/keys.ts beside the page's scripts; it imports nothing).
+ */
+const KEY_SOURCES = [...SOURCES, "web/src"];
 /** The key map itself. */
 const KEY_MAP = "shared/keys.ts";
 
@@ -37,6 +45,8 @@ const CASTS: Record<string, [number, string]> = {
 };
 /** Prefix literals left, by file: how many, and why (none: every key is built by shared/keys.ts). */
 const PREFIXES: Record<string, [number, string]> = {};
+/** A key prefix spelled by hand: a string that starts with it (a page link too), or a regex escaping it. */
+const HAND_SPELLED = /["'`](?:\/ui)?\/(?:byteseek|vthread)\/|\\\/(?:byteseek|vthread)\\\//g;
 
 function* files(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -46,12 +56,12 @@ function* files(dir: string): Generator<string> {
   }
 }
 
-/** Per file, the count of `pattern` on lines that are code (comment lines skipped). */
-function census(pattern: RegExp): Map<string, number> {
+/** Per file of `sources` under `root`, the count of `pattern` on lines that are code (comment lines skipped). */
+function census(pattern: RegExp, sources: readonly string[] = SOURCES, root = ROOT): Map<string, number> {
   const out = new Map<string, number>();
-  for (const dir of SOURCES)
-    for (const path of files(join(ROOT, dir))) {
-      const file = relative(ROOT, path);
+  for (const dir of sources)
+    for (const path of files(join(root, dir))) {
+      const file = relative(root, path);
       if (file === KEY_MAP) continue;
       let n = 0;
       for (const line of readFileSync(path, "utf8").split("\n")) {
@@ -76,7 +86,37 @@ describe("the tree's own documents and keys", () => {
     expect(beyond(census(/as unknown as/g), CASTS)).toEqual([]);
   });
 
-  it("have their /byteseek/ and /vthread/ prefixes spelled only in shared/keys.ts (and the allow-list)", () => {
-    expect(beyond(census(/["'`]\/(?:byteseek|vthread)\//g), PREFIXES)).toEqual([]);
+  it("have their /byteseek/ and /vthread/ prefixes spelled only in shared/keys.ts (and the allow-list), the web page's source included", () => {
+    expect(beyond(census(HAND_SPELLED, KEY_SOURCES), PREFIXES)).toEqual([]);
+  });
+
+  it("would be found spelled by hand in the web page, as its source spelled them before it took the key map", () => {
+    const root = mkdtempSync(join(tmpdir(), "doc-keys-"));
+    try {
+      const write = (file: string, text: string) => {
+        mkdirSync(dirname(join(root, file)), { recursive: true });
+        writeFileSync(join(root, file), text);
+      };
+      for (const dir of SOURCES) mkdirSync(join(root, dir), { recursive: true });
+      write(KEY_MAP, 'const BYTESEEK = "/byteseek/";\n');
+      write(
+        "web/src/approvals-view.ts",
+        [
+          "/** Re-read whenever the watch reports a change under /byteseek/approval/. */",
+          '// a comment may name "/byteseek/approval/"',
+          'const APPROVAL_DIR = "/byteseek/approval/";',
+          "const vid = /^\\/byteseek\\/approval\\/([^/]+)\\//.exec(e.key)?.[1];",
+          'const own = [`/vthread/` + vid, "/byteseek/policy"];',
+          "rowLink(`/ui/byteseek/mcp/` + encodeURIComponent(s.server));",
+          "const fine = dirs.approvals;",
+        ].join("\n"),
+      );
+      expect(census(HAND_SPELLED, KEY_SOURCES, root)).toEqual(new Map([["web/src/approvals-view.ts", 5]]));
+      expect(beyond(census(HAND_SPELLED, KEY_SOURCES, root), PREFIXES)).toEqual([
+        "web/src/approvals-view.ts: 5 (allowed 0)",
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

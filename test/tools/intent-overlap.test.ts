@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { aroundStarts } from "../../bench/fixtures.js";
 import { seedTools } from "../../tools/catalogue/seed.js";
 import { createEditTools } from "../../tools/edit/index.js";
 import { createRuntime, type Runtime } from "../../tools/runtime.js";
@@ -50,17 +51,9 @@ interface Hold {
 
 /** The tree, with every `started` record's append held or failed as `hold` says. */
 function holdingStarts(tree: Tree, hold: { current: Hold & { wait(): Promise<void> } }): Tree {
-  return new Proxy(tree, {
-    get(target, prop, receiver) {
-      if (prop !== "append") return Reflect.get(target, prop, receiver);
-      return async (...args: Parameters<Tree["append"]>) => {
-        const value = args[1];
-        const started =
-          value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
-        if (started) await hold.current.wait();
-        return target.append(...args);
-      };
-    },
+  return aroundStarts(tree, async (append) => {
+    await hold.current.wait();
+    return append();
   });
 }
 

@@ -46,8 +46,9 @@ describe("the page is served by byteseek", () => {
     const js = await fetch(`${server.url}/assets/web/src/main.js`);
     expect(js.status).toBe(200);
     expect(js.headers.get("content-type")).toMatch(/javascript/);
-    // The event-stream parser the page shares with the Node clients is served beside its scripts.
+    // The event-stream parser and the key map the page shares with the Node side are served beside its scripts.
     expect((await fetch(`${server.url}/assets/shared/sse.js`)).status).toBe(200);
+    expect((await fetch(`${server.url}/assets/shared/keys.js`)).status).toBe(200);
     const css = await fetch(`${server.url}/assets/style.css`);
     expect(css.status).toBe(200);
     expect(css.headers.get("content-type")).toMatch(/text\/css/);

@@ -3,8 +3,10 @@
  * engine beside LevelDB and etcd, proven by the same conformance suite), so `kvspace` and
  * `byteseek` work the same with `KVSPACE=http://…`. Requests go through one keep-alive transport
  * (transport.ts: node:http, or an undici pool on the reference lane); an error answer comes back as the TreeError the server's tree raised (same code,
- * message and details); a server that cannot be reached is TREE_UNAVAILABLE. `watch` follows the
- * SSE stream and, when the connection drops (a restart), reconnects with `Last-Event-ID`.
+ * message and details); a server that cannot be reached is TREE_UNAVAILABLE, one that takes the
+ * connection and then says nothing for `timeoutMs` is TREE_TIMEOUT (silence.ts). `watch` follows the
+ * SSE stream and, when the connection drops (a restart) or goes silent past the server's heartbeat,
+ * reconnects with `Last-Event-ID`.
  *
  * Over 400 lines: one implementation of the whole `Tree` interface, a method per route; the wire conversions (convert.ts) and the SSE reader (shared/sse.ts) are already apart.
  */
@@ -53,7 +55,33 @@ import type {
   WatchProgressJson,
   WriteJson,
 } from "./schemas.js";
+import {
+  boundSilence,
+  CLIENT_TIMEOUT_SETTING,
+  DEFAULT_CLIENT_TIMEOUT_MS,
+  readClientTimeout,
+  type SilenceBound,
+} from "./silence.js";
 import { bodyText, createTransport, type TransportAnswer, type TransportKind } from "./transport.js";
+
+/**
+ * The header a watch's stream carries: the server's interval between progress events (its
+ * heartbeat), ms. A stream silent for longer than that plus the client's timeout has stalled.
+ */
+export const PROGRESS_INTERVAL_HEADER = "x-byteseek-progress-ms";
+
+/** The heartbeat a server that names none sends (server/app.ts's default). */
+const DEFAULT_PROGRESS_MS = 15_000;
+
+/** What a watch tells its reader about its server (HttpTreeOptions.onWatchLost / onWatchBack). */
+export interface WatchLost {
+  /** Who went away: `the byteseek server at <url>`, or the process that held the store. */
+  server: string;
+  /** Why the last try failed, in a few words. */
+  reason: string;
+  /** How long the watch keeps trying before it ends (watchPatienceMs); undefined: until stopped. */
+  patienceMs: number | undefined;
+}
 
 export interface HttpTreeOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:7411`. */
@@ -65,12 +93,24 @@ export interface HttpTreeOptions {
   /** Longest pause between watch reconnection attempts, ms (default 2000). */
   maxReconnectDelayMs?: number;
   /**
+   * How long the server may stay silent, ms (default 30 000; 0: no bound): a request waits this
+   * long for its answer to begin and between the pieces of its answer (or of a body it sends), then
+   * fails with TREE_TIMEOUT. A watch waits this long for its stream to open, then, once open, for
+   * the server's heartbeat (its progress events) this long past their interval before it drops the
+   * connection and connects again. `openHttpTree` reads it from BYTESEEK_CLIENT_TIMEOUT.
+   */
+  timeoutMs?: number;
+  /**
    * How long a watch keeps trying to reach a server it lost before it ends with TREE_UNAVAILABLE
    * (its details' `resumeFrom`: the revision to watch from to miss nothing), ms. Default: no
    * bound, as a server at a URL may be restarted; a held folder's holder that stopped is given a
    * bounded time to come back (cli/open-store.ts).
    */
   watchPatienceMs?: number;
+  /** Told once when a watch loses its server and starts trying again (a person may want to know). */
+  onWatchLost?: (lost: WatchLost) => void;
+  /** Told when a watch that lost its server reaches it again. */
+  onWatchBack?: (back: { server: string }) => void;
   /**
    * A Unix socket to connect to instead of the URL's host and port (the URL still gives the Host
    * header and the path): the socket of the process that holds a store folder (mcp/share.ts).
@@ -84,6 +124,31 @@ export interface HttpTreeOptions {
 }
 
 const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent).join("/");
+
+/** `ms` in seconds, as messages say it (0.3, 30). */
+const seconds = (ms: number): number => Math.round(ms / 100) / 10;
+
+/** The pieces of `source`, each a sign of life to `bound`. */
+async function* touching<T>(source: AsyncIterable<T>, bound: SilenceBound): AsyncGenerator<T> {
+  for await (const piece of source) {
+    bound.touch();
+    yield piece;
+  }
+}
+
+/** The heartbeat interval a watch's stream names (PROGRESS_INTERVAL_HEADER), or the default's. */
+function progressInterval(headers: Record<string, string | string[] | undefined>): number {
+  const raw = headers[PROGRESS_INTERVAL_HEADER];
+  const ms = Number(Array.isArray(raw) ? raw[0] : raw);
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : DEFAULT_PROGRESS_MS;
+}
+
+/** Why a try to reach a server failed, in a few words (a timeout's whole advice is for a request's error). */
+function reasonOf(err: unknown): string {
+  if (err instanceof TreeError && err.code === "TREE_TIMEOUT")
+    return `no answer within ${seconds(Number(err.details.timeoutMs))} s`;
+  return err instanceof Error ? err.message : String(err);
+}
 
 const httpTrees = new WeakSet<Tree>();
 
@@ -116,6 +181,11 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
   });
   const where = options.socketPath === undefined ? base.href : `${base.href} (through ${options.socketPath})`;
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CLIENT_TIMEOUT_MS;
+  const server =
+    options.socketPath === undefined
+      ? `the byteseek server at ${base.href}`
+      : `the byteseek process that holds the store (its socket ${options.socketPath})`;
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
   const watches = new Set<AbortController>();
   let lastRev = 0;
@@ -132,7 +202,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
 
   /** A watch's end when its server stayed away `patienceMs`; `resumeFrom` is where to watch from again. */
   function lostServer(patienceMs: number, resumeFrom: number | undefined, err: unknown): TreeError {
-    const s = Math.round(patienceMs / 100) / 10;
+    const s = seconds(patienceMs);
     const what =
       options.socketPath === undefined
         ? `the byteseek server at ${base.href} went away`
@@ -140,7 +210,26 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
     return new TreeError(
       "TREE_UNAVAILABLE",
       `${what}, and nothing answered there for ${s} s`,
-      { url: base.href, ...(resumeFrom === undefined ? {} : { resumeFrom }) },
+      {
+        url: base.href,
+        ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
+        ...(resumeFrom === undefined ? {} : { resumeFrom }),
+      },
+      err,
+    );
+  }
+
+  /** A request the server took and did not answer within `timeoutMs`: what to check, what to change. */
+  function timedOut(method: string, path: string, err: unknown): TreeError {
+    const change =
+      method === "GET"
+        ? ""
+        : "; the change may or may not have been made: read it back before making it again";
+    return new TreeError(
+      "TREE_TIMEOUT",
+      `${server} did not answer ${method} ${path.split("?")[0]} within ${seconds(timeoutMs)} s: ` +
+        `check that it is running and not stuck (its log says what it is doing), or give it longer with ${CLIENT_TIMEOUT_SETTING}=<ms> (now ${timeoutMs})${change}`,
+      { url: base.href, timeoutMs, setting: CLIENT_TIMEOUT_SETTING },
       err,
     );
   }
@@ -178,23 +267,44 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
   async function send<T>(call: Call, accept404 = false): Promise<{ status: number; body: T | undefined }> {
     if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
     const headers: Record<string, string> = { ...auth, ...call.headers };
+    const bound = boundSilence(timeoutMs);
     let body: string | Readable | undefined;
     if (call.json !== undefined) {
       headers["content-type"] = "application/json";
       body = JSON.stringify(call.json);
     } else if (call.body !== undefined) {
       headers["content-type"] = call.contentType ?? "application/x-ndjson";
-      body = Readable.from(call.body);
+      // a body still being sent is not silence
+      body = Readable.from(touching(call.body, bound));
     }
+    const path = pathOf(call);
     let res: TransportAnswer;
+    let text: string;
     try {
-      res = await pool.request({ method: call.method, path: pathOf(call), headers, body: body ?? null });
-    } catch (err) {
-      if (err instanceof TreeError) throw err;
-      throw unreachable(err);
+      try {
+        res = await pool.request({
+          method: call.method,
+          path,
+          headers,
+          body: body ?? null,
+          signal: bound.signal,
+        });
+      } catch (err) {
+        if (bound.expired()) throw timedOut(call.method, path, err);
+        if (err instanceof TreeError) throw err;
+        throw unreachable(err);
+      }
+      bound.touch();
+      noteRevision(res.headers);
+      try {
+        text = await bodyText(res.body, bound.touch);
+      } catch (err) {
+        if (bound.expired()) throw timedOut(call.method, path, err);
+        throw unreachable(err);
+      }
+    } finally {
+      bound.stop();
     }
-    noteRevision(res.headers);
-    const text = await bodyText(res.body);
     if (res.statusCode >= 200 && res.statusCode < 300)
       return { status: res.statusCode, body: text === "" ? undefined : (JSON.parse(text) as T) };
     if (accept404 && res.statusCode === 404) return { status: 404, body: undefined };
@@ -217,74 +327,96 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
     // The resume point: after the last change seen, or (before any) the revision the watch started at.
     let cursor: number | undefined = o.fromRev === undefined ? undefined : o.fromRev - 1;
     let delay = 50;
-    // Since when nothing answers (the connection dropped, or was refused); undefined while one does.
+    // Since when nothing answers (the connection dropped, was refused, or said nothing); undefined while one does.
     let lostAt: number | undefined;
     const pause = async (atMost = maxDelay) => {
       await sleep(Math.min(delay, atMost), undefined, { signal: ac.signal }).catch(() => {});
       delay = Math.min(delay * 2, maxDelay);
     };
     const retryLater = async (err: unknown) => {
-      lostAt ??= performance.now();
       const patience = options.watchPatienceMs;
+      if (lostAt === undefined) {
+        lostAt = performance.now();
+        options.onWatchLost?.({ server, reason: reasonOf(err), patienceMs: patience });
+      }
       if (patience === undefined) return pause();
       const left = patience - (performance.now() - lostAt);
       if (left <= 0) throw lostServer(patience, cursor === undefined ? o.fromRev : cursor + 1, err);
       // the last try comes as the patience ends, not up to a whole pause after
       await pause(left);
     };
+    const answered = () => {
+      if (lostAt === undefined) return;
+      lostAt = undefined;
+      options.onWatchBack?.({ server });
+    };
     try {
       while (!ac.signal.aborted) {
         const headers: Record<string, string> = { ...auth, accept: "text/event-stream" };
         if (cursor !== undefined) headers["last-event-id"] = String(cursor);
-        let res: TransportAnswer;
+        // Each connection has its own bound: a silent one is dropped, and the watch goes on.
+        const bound = boundSilence(timeoutMs, ac.signal);
         try {
-          res = await pool.request({
-            method: "GET",
-            path,
-            headers,
-            signal: ac.signal,
-          });
-        } catch (err) {
-          if (ac.signal.aborted) return;
-          if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
-          // the server is away (restarting?): try again, a little later each time
-          await retryLater(err);
-          continue;
-        }
-        noteRevision(res.headers);
-        if (res.statusCode !== 200) {
-          const text = await bodyText(res.body);
-          if (res.statusCode >= 500) {
-            // it answers (closing, or at its limit of watches): it is not lost
-            lostAt = undefined;
-            await pause();
+          let res: TransportAnswer;
+          try {
+            res = await pool.request({ method: "GET", path, headers, signal: bound.signal });
+            bound.touch();
+          } catch (err) {
+            if (ac.signal.aborted) return;
+            if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
+            // the server is away (restarting?) or stuck: try again, a little later each time
+            await retryLater(bound.expired() ? timedOut("GET", path, err) : err);
             continue;
           }
-          throw errorFromJson(res.statusCode, text);
-        }
-        delay = 50;
-        lostAt = undefined;
-        try {
-          for await (const ev of readSse(res.body)) {
-            if (ev.event === "change") {
-              const batch = JSON.parse(ev.data) as WatchBatchJson;
-              if (cursor !== undefined && batch.rev <= cursor) continue;
-              cursor = batch.rev;
-              if (batch.rev > lastRev) lastRev = batch.rev;
-              yield batchFromJson(batch);
-            } else if (ev.event === "progress") {
-              const rev = Number((JSON.parse(ev.data) as WatchProgressJson).rev);
-              if (cursor === undefined) cursor = rev;
-              if (rev > lastRev) lastRev = rev;
-            } else if (ev.event === "compacted" || ev.event === "error") {
-              const status = ev.event === "compacted" ? 410 : 500;
-              throw errorFromJson(status, `{"error":${ev.data}}`);
+          noteRevision(res.headers);
+          if (res.statusCode !== 200) {
+            let text: string;
+            try {
+              text = await bodyText(res.body, bound.touch);
+            } catch (err) {
+              if (ac.signal.aborted) return;
+              await retryLater(bound.expired() ? timedOut("GET", path, err) : err);
+              continue;
             }
+            if (res.statusCode >= 500) {
+              // it answers (closing, or at its limit of watches): it is not lost
+              answered();
+              await pause();
+              continue;
+            }
+            throw errorFromJson(res.statusCode, text);
           }
-        } catch (err) {
-          if (err instanceof TreeError) throw err;
-          if (ac.signal.aborted) return;
-          // The connection dropped: reconnect from the cursor.
+          delay = 50;
+          answered();
+          // Open: the server sends a progress event every interval, so a stream silent for that
+          // long plus the timeout is stalled (a half-open connection, a stuck server).
+          if (timeoutMs > 0) bound.limit(progressInterval(res.headers) + timeoutMs);
+          try {
+            for await (const ev of readSse(touching(res.body, bound))) {
+              if (ev.event === "change") {
+                const batch = JSON.parse(ev.data) as WatchBatchJson;
+                if (cursor !== undefined && batch.rev <= cursor) continue;
+                cursor = batch.rev;
+                if (batch.rev > lastRev) lastRev = batch.rev;
+                yield batchFromJson(batch);
+                // the reader's time is not the server's silence
+                bound.touch();
+              } else if (ev.event === "progress") {
+                const rev = Number((JSON.parse(ev.data) as WatchProgressJson).rev);
+                if (cursor === undefined) cursor = rev;
+                if (rev > lastRev) lastRev = rev;
+              } else if (ev.event === "compacted" || ev.event === "error") {
+                const status = ev.event === "compacted" ? 410 : 500;
+                throw errorFromJson(status, `{"error":${ev.data}}`);
+              }
+            }
+          } catch (err) {
+            if (err instanceof TreeError) throw err;
+            if (ac.signal.aborted) return;
+            // The connection dropped, or went silent past the heartbeat: reconnect from the cursor.
+          }
+        } finally {
+          bound.stop();
         }
       }
     } finally {
@@ -427,28 +559,39 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
 
   async function* exportLines(dir: string): AsyncGenerator<ExportEntry> {
     if (closed) throw new TreeError("TREE_CLOSED", "the tree is closed");
-    let res: TransportAnswer;
+    // the person's own client: the secret fields come whole (kvspace export masks them unless --secrets)
+    const path = `${prefix}/v1/export${encodeKey(parseDirKey(dir).key)}?secrets=1`;
+    const bound = boundSilence(timeoutMs);
     try {
-      res = await pool.request({
-        method: "GET",
-        // the person's own client: the secret fields come whole (kvspace export masks them unless --secrets)
-        path: `${prefix}/v1/export${encodeKey(parseDirKey(dir).key)}?secrets=1`,
-        headers: auth,
-      });
-    } catch (err) {
-      throw unreachable(err);
+      let res: TransportAnswer;
+      try {
+        res = await pool.request({ method: "GET", path, headers: auth, signal: bound.signal });
+      } catch (err) {
+        throw bound.expired() ? timedOut("GET", path, err) : unreachable(err);
+      }
+      bound.touch();
+      noteRevision(res.headers);
+      if (res.statusCode !== 200) throw errorFromJson(res.statusCode, await bodyText(res.body, bound.touch));
+      res.body.setEncoding("utf8");
+      let rest = "";
+      try {
+        for await (const chunk of res.body) {
+          bound.touch();
+          rest += chunk as string;
+          const lines = rest.split("\n");
+          rest = lines.pop() ?? "";
+          for (const line of lines) if (line !== "") yield JSON.parse(line) as ExportEntry;
+          // the reader's time is not the server's silence
+          bound.touch();
+        }
+      } catch (err) {
+        if (bound.expired()) throw timedOut("GET", path, err);
+        throw err;
+      }
+      if (rest !== "") yield JSON.parse(rest) as ExportEntry;
+    } finally {
+      bound.stop();
     }
-    noteRevision(res.headers);
-    if (res.statusCode !== 200) throw errorFromJson(res.statusCode, await bodyText(res.body));
-    res.body.setEncoding("utf8");
-    let rest = "";
-    for await (const chunk of res.body) {
-      rest += chunk as string;
-      const lines = rest.split("\n");
-      rest = lines.pop() ?? "";
-      for (const line of lines) if (line !== "") yield JSON.parse(line) as ExportEntry;
-    }
-    if (rest !== "") yield JSON.parse(rest) as ExportEntry;
   }
 
   async function grep(dir: string, o: GrepOptions): Promise<GrepResult> {
@@ -486,14 +629,20 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
 export async function openHttpTree(
   url: URL,
   env: NodeJS.ProcessEnv,
-  options: { socketPath?: string; watchPatienceMs?: number } = {},
+  options: Pick<
+    HttpTreeOptions,
+    "socketPath" | "watchPatienceMs" | "timeoutMs" | "onWatchLost" | "onWatchBack"
+  > = {},
 ): Promise<Tree> {
   const tree = createHttpTree({
     url,
     transport: readFastLanes(env) ? "node" : "undici",
+    timeoutMs: options.timeoutMs ?? readClientTimeout(env),
     ...(env.BYTESEEK_TOKEN ? { token: env.BYTESEEK_TOKEN } : {}),
     ...(options.socketPath === undefined ? {} : { socketPath: options.socketPath }),
     ...(options.watchPatienceMs === undefined ? {} : { watchPatienceMs: options.watchPatienceMs }),
+    ...(options.onWatchLost ? { onWatchLost: options.onWatchLost } : {}),
+    ...(options.onWatchBack ? { onWatchBack: options.onWatchBack } : {}),
   });
   try {
     await tree.refresh();

@@ -4,6 +4,8 @@ export {
   type HttpTreeOptions,
   isHttpTree,
   openHttpTree,
+  PROGRESS_INTERVAL_HEADER,
+  type WatchLost,
 } from "./client.js";
 export {
   batchFromJson,
@@ -53,3 +55,8 @@ export {
   WatchProgressJson,
   WriteJson,
 } from "./schemas.js";
+export {
+  CLIENT_TIMEOUT_SETTING,
+  DEFAULT_CLIENT_TIMEOUT_MS,
+  readClientTimeout,
+} from "./silence.js";

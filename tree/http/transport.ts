@@ -4,7 +4,8 @@
  * - `node` — `node:http`/`node:https` with a keep-alive agent (the fast lane). It answers the same,
  *   and costs a fraction of undici's load time, which is most of what a one-shot `kvspace get`
  *   over HTTP would otherwise spend (bench/cli.ts measures it).
- * undici is imported only when its lane is chosen.
+ * undici is imported only when its lane is chosen. Neither bounds how long a server may stay
+ * silent: the HTTP tree does, for both alike, through each request's signal (silence.ts).
  */
 import type { Readable } from "node:stream";
 
@@ -45,11 +46,13 @@ export function createTransport(
   return kind === "undici" ? undiciTransport(origin, options) : nodeTransport(origin, options);
 }
 
-/** The whole body as text. */
-export async function bodyText(body: Readable): Promise<string> {
+/** The whole body as text; `onChunk` is told of each piece as it arrives (a sign the server is alive). */
+export async function bodyText(body: Readable, onChunk?: () => void): Promise<string> {
   const parts: Buffer[] = [];
-  for await (const chunk of body)
+  for await (const chunk of body) {
+    onChunk?.();
     parts.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  }
   return Buffer.concat(parts).toString("utf8");
 }
 

@@ -1,3 +1,4 @@
+import { dirs, idOf } from "../../shared/keys.js";
 import { treeUrl } from "./keys.js";
 import type {
   AgentToolAcceptJson,
@@ -205,7 +206,7 @@ export function createApi(options: ApiOptions) {
       }),
     approvals: () => json<PendingApprovalsJson>("/v1/approvals"),
     decide: (key: string, decision: "approve" | "deny", scope: "once" | "run" | "always" = "once") =>
-      json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
+      json<ApprovalJson>(`/v1/approvals/${idOf(dirs.approvals, key)}`, {
         method: "POST",
         body: JSON.stringify({ decision, ...(decision === "approve" ? { scope } : {}) }),
       }),
@@ -214,7 +215,7 @@ export function createApi(options: ApiOptions) {
       key: string,
       answer: { action: "accept"; content: JsonValue } | { action: "decline" | "cancel" },
     ) =>
-      json<ApprovalJson>(`/v1/approvals/${key.replace(/^\/byteseek\/approval\//, "")}`, {
+      json<ApprovalJson>(`/v1/approvals/${idOf(dirs.approvals, key)}`, {
         method: "POST",
         body: JSON.stringify(
           answer.action === "accept"

@@ -1,3 +1,4 @@
+import { dirs } from "../../shared/keys.js";
 import { printable } from "../../tools/catalogue/printable.js";
 import { approvalTitle } from "../../tools/gate/approval-wording.js";
 import type { Api, PendingApproval } from "./api.js";
@@ -6,8 +7,6 @@ import { toast } from "./dialogs.js";
 import { formatTime, h, replace } from "./dom.js";
 import { elicitationParts } from "./elicit-card.js";
 import type { Change } from "./watch.js";
-
-const APPROVAL_DIR = "/byteseek/approval/";
 
 /**
  * The calls waiting for a person, always on screen while there are any: the tool, its arguments
@@ -130,7 +129,7 @@ export function createApprovalsPanel(api: Api, el: HTMLElement, options: { empty
   return {
     reload,
     onChanges(changes: Change[]): void {
-      if (changes.some((c) => c.key.startsWith(APPROVAL_DIR) || `${c.key}/` === APPROVAL_DIR)) reload();
+      if (changes.some((c) => c.key.startsWith(dirs.approvals) || `${c.key}/` === dirs.approvals)) reload();
     },
   };
 }

@@ -7,6 +7,7 @@
  * Every message of a page's session goes to one run; "New run" starts another.
  */
 
+import { dirs, runDirs, runOf } from "../../shared/keys.js";
 import { approvalTitle } from "../../tools/gate/approval-wording.js";
 import type { Api } from "./api.js";
 import { approveButtons } from "./approve-buttons.js";
@@ -159,7 +160,7 @@ async function loadConversation(api: Api, vid: string, log: HTMLElement): Promis
   let after: string | undefined;
   try {
     do {
-      const page = await api.list(`/byteseek/session/${vid}/`, { limit: 500, ...(after ? { after } : {}) });
+      const page = await api.list(runDirs.sessions(vid), { limit: 500, ...(after ? { after } : {}) });
       for (const child of page.children) {
         const m = child.value as unknown as StoredMessage | undefined;
         if (!m || typeof m !== "object") continue;
@@ -340,7 +341,7 @@ function createTurnRenderer(api: Api, log: HTMLElement, status: HTMLElement) {
 
 /** Approve / Approve for this run / Deny, for a call that waits where it is shown. */
 function approvalCard(api: Api, e: Extract<TurnStreamEvent, { type: "approval_pending" }>): HTMLElement {
-  const vid = /^\/byteseek\/approval\/([^/]+)\//.exec(e.key)?.[1];
+  const vid = runOf(dirs.approvals, e.key);
   const facts = {
     tool: e.name,
     ...(vid ? { vid } : {}),

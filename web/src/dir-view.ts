@@ -1,3 +1,4 @@
+import { dirs, runDirs } from "../../shared/keys.js";
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { type Api, ApiError } from "./api.js";
 import { createBulkActions } from "./bulk-actions.js";
@@ -166,14 +167,14 @@ export function createDirView(api: Api, key: string, navigate: Navigate): View {
     breadcrumb(key),
     h("h1", { id: "node-title" }, h("code", {}, key), copyButton(key)),
     meta,
-    vid && key === `/byteseek/tool/${vid}/`
+    vid && key === runDirs.records(vid)
       ? h(
           "p",
           { class: "related" },
           h("a", { href: routeUrl({ view: "runs", vid }) }, `Show the records of ${vid} as a table`),
         )
       : null,
-    key === "/byteseek/tools/"
+    key === dirs.tools
       ? h("p", { class: "related" }, h("a", { href: routeUrl({ view: "tools" }) }, "Open the tools panel"))
       : null,
     status,

@@ -1,3 +1,4 @@
+import { dirs } from "../../shared/keys.js";
 import { type Api, ApiError, type HistoryEntry, type ValueNode } from "./api.js";
 import { toast } from "./dialogs.js";
 import { diffLines } from "./diff.js";
@@ -37,7 +38,7 @@ export function createHistorySection(
         h(
           "p",
           { class: "muted" },
-          "No previous versions are retained. By default only values under /byteseek/ keep them (the server's BYTESEEK_HISTORY says where).",
+          `No previous versions are retained. By default only values under ${dirs.byteseek} keep them (the server's BYTESEEK_HISTORY says where).`,
         ),
       );
       return;

@@ -1,3 +1,4 @@
+import { keys } from "../../shared/keys.js";
 import { createApi } from "./api.js";
 import { createApprovalsPanel } from "./approvals-view.js";
 import { createChatView } from "./chat-view.js";
@@ -172,7 +173,7 @@ function start(): void {
           view?.onChanges?.(changes);
           approvals.onChanges(changes);
           // the policy may turn the sandbox off or on: the banner follows it
-          if (changes.some((c) => c.key === "/byteseek/policy")) showWorkspace(api);
+          if (changes.some((c) => c.key === keys.policy)) showWorkspace(api);
         },
         relist() {
           treePane.reloadAll();

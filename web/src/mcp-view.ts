@@ -1,3 +1,4 @@
+import { keys } from "../../shared/keys.js";
 import { type Api, ApiError } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { createHeldView } from "./held-view.js";
@@ -129,11 +130,7 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
     return h(
       "li",
       { "data-server": s.server, "data-state": s.state },
-      h(
-        "a",
-        { href: routeUrl({ view: "tree", key: `/byteseek/mcp/${s.server}` }) },
-        h("strong", {}, s.server),
-      ),
+      h("a", { href: routeUrl({ view: "tree", key: keys.mcpServer(s.server) }) }, h("strong", {}, s.server)),
       " ",
       h(
         "span",
@@ -174,7 +171,7 @@ export function createMcpPanel(api: Api): { el: HTMLElement; reload(): void } {
           h(
             "p",
             { class: "muted" },
-            'No upstream MCP server is registered. Write one at /byteseek/mcp/<server>: {"command": ["prog", "arg"]} or {"url": "https://…/mcp"}.',
+            `No upstream MCP server is registered. Write one at ${keys.mcpServer("<server>")}: {"command": ["prog", "arg"]} or {"url": "https://…/mcp"}.`,
           ),
         );
       replace(el, h("ul", { class: "tool-list" }, ...servers.map(row)));

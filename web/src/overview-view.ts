@@ -5,6 +5,7 @@
  * hands each change to `onChanges`, which re-reads only the card the change concerns (never a
  * timer). Every card keeps its place and size while it loads, so nothing shifts.
  */
+import { dirs, keys } from "../../shared/keys.js";
 import { printable } from "../../tools/catalogue/printable.js";
 import type { Api, InfoAnswer } from "./api.js";
 import { createApprovalsPanel } from "./approvals-view.js";
@@ -93,9 +94,9 @@ export function createOverviewView(api: Api): View {
       // the revision moves with every change: shown at once, without a request
       const rev = Math.max(...changes.map((c) => c.rev));
       if (revision && Number(revision.textContent) < rev) revision.textContent = String(rev);
-      if (touched("/vthread/") || touched("/byteseek/tool/") || touched("/byteseek/usage/")) loadSummary();
-      if (touched("/byteseek/mcp/") || touched("/byteseek/tools/")) loadMcp();
-      if (touched("/byteseek/policy") || touched("/byteseek/llm/")) loadHost();
+      if (touched(dirs.runs) || touched(dirs.records) || touched(dirs.usage)) loadSummary();
+      if (touched(dirs.mcpServers) || touched(dirs.tools)) loadMcp();
+      if (touched(keys.policy) || touched(dirs.llm)) loadHost();
       approvals.onChanges(changes);
     },
   };
@@ -276,7 +277,7 @@ function mcpBody(servers: McpServerJson[]): Node {
           h(
             "td",
             {},
-            rowLink(`/ui/byteseek/mcp/${encodeURIComponent(s.server)}`, h("code", {}, printable(s.server))),
+            rowLink(`/ui/${encodeKeyPath(keys.mcpServer(s.server))}`, h("code", {}, printable(s.server))),
           ),
           h(
             "td",

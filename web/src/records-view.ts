@@ -3,6 +3,7 @@
  * prompt of that run's next turn: the calls section of a run's page (run-view.ts). Records are
  * tree values, read as they are.
  */
+import { runDirs } from "../../shared/keys.js";
 import { printable } from "../../tools/catalogue/printable.js";
 import { type Api, ApiError, type Child, type JsonValue } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
@@ -15,7 +16,7 @@ const RECORD_PAGE = 200;
 
 /** The records of one run (`/byteseek/tool/<vid>/`) as a table: kind, tool, time, and the text the model saw. */
 export function createRecordsSection(api: Api, vid: string): View {
-  const dir = `/byteseek/tool/${vid}/`;
+  const dir = runDirs.records(vid);
   const tbody = h("tbody");
   const more = h("div", { class: "more" });
   const status = h("p", { class: "muted", role: "status" });

@@ -4,6 +4,7 @@
  * a finished one (kept as a new run), Compare with another — and its calls with their records.
  * It follows the run live: every change the watch brings under the run's keys re-reads it.
  */
+import { keys, runDirs } from "../../shared/keys.js";
 import { type Api, ApiError } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
@@ -206,7 +207,7 @@ export function createRunView(api: Api, vid: string): View {
   );
   void load();
   const refresh = debounced(() => void load());
-  const own = [`/vthread/${vid}/`, `/byteseek/session/${vid}/`, `/byteseek/usage/${vid}`, "/byteseek/policy"];
+  const own = [runDirs.state(vid), runDirs.sessions(vid), keys.usage(vid), keys.policy];
   return {
     el,
     reload() {

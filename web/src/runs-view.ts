@@ -6,6 +6,7 @@
  * only those of the page on screen: past its last row the next page is read and its first row
  * takes the focus (End walks to the last page), and Enter opens the run.
  */
+import { dirs } from "../../shared/keys.js";
 import { type Api, ApiError } from "./api.js";
 import { formatTime, h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
@@ -247,8 +248,7 @@ export function createRunsView(api: Api): View {
     el,
     reload: () => void load(),
     onChanges(changes) {
-      if (changes.some((c) => c.key.startsWith("/vthread/") || c.key.startsWith("/byteseek/usage/")))
-        refresh();
+      if (changes.some((c) => c.key.startsWith(dirs.runs) || c.key.startsWith(dirs.usage))) refresh();
     },
   };
 }

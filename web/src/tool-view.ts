@@ -4,6 +4,7 @@
  * Accept, Require approval and Disable (tool-review.ts); then a form generated from its `params` and
  * the result of a call made through `POST /v1/tools/<name>/call`. It follows the tree live.
  */
+import { dirs, keys, runDirs } from "../../shared/keys.js";
 import { printable } from "../../tools/catalogue/printable.js";
 import { type Api, ApiError, type HistoryEntry, type ValueNode } from "./api.js";
 import { h, replace } from "./dom.js";
@@ -28,7 +29,7 @@ async function orMissing<T>(p: Promise<T>): Promise<T | undefined> {
 
 /** One tool: its review, its recent calls, a form generated from its `params`, and the result of a call. */
 export function createToolView(api: Api, name: string): View {
-  const declKey = `/byteseek/tools/${name}`;
+  const declKey = keys.tool(name);
   const body = h("div", {}, h("p", { class: "muted" }, "loading…"));
   const review = h("div", { id: "review-slot" });
   const calls = createToolCalls(api, name);
@@ -182,7 +183,7 @@ export function createToolView(api: Api, name: string): View {
         "form",
         { id: "call-form", onsubmit: (e: Event) => void call(e) },
         form.el,
-        h("label", { for: vid.id }, "Run (vid): the record goes to /byteseek/tool/<vid>/"),
+        h("label", { for: vid.id }, `Run (vid): the record goes to ${runDirs.records("<vid>")}`),
         vid,
         h(
           "label",
@@ -219,14 +220,15 @@ export function createToolView(api: Api, name: string): View {
         changes.some(
           (c) =>
             // another declaration too: the built-in an alias runs decides whether the alias is off
-            c.key.startsWith("/byteseek/tools/") ||
-            c.key === `/byteseek/tool-accept/${name}` ||
-            c.key === "/byteseek/policy" ||
-            /^\/byteseek\/mcp(-sync)?\//.test(c.key),
+            c.key.startsWith(dirs.tools) ||
+            c.key === keys.toolAccept(name) ||
+            c.key === keys.policy ||
+            c.key.startsWith(dirs.mcpServers) ||
+            c.key.startsWith(dirs.mcpSync),
         )
       )
         refreshReview();
-      if (changes.some((c) => c.key.startsWith("/byteseek/tool/"))) refreshCalls();
+      if (changes.some((c) => c.key.startsWith(dirs.records))) refreshCalls();
     },
   };
 }

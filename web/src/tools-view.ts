@@ -4,6 +4,7 @@
  * screen (tool-rows.ts), so 5,000 tools make a few dozen rows — then the upstream MCP servers, the
  * system prompt of the next turn and the runs with call records.
  */
+import { dirs, idOf, keys } from "../../shared/keys.js";
 import { type Api, ApiError } from "./api.js";
 import { h, replace } from "./dom.js";
 import { routeUrl } from "./keys.js";
@@ -14,8 +15,11 @@ import { createToolRows, type Row } from "./tool-rows.js";
 import type { Navigate, View } from "./view-parts.js";
 import type { Change } from "./watch.js";
 
-const AFFECTS_TOOLS = /^\/byteseek\/(tools\/|tool-accept\/|prompt\/|memory\/|policy$|llm\/)/;
-const AFFECTS_MCP = /^\/byteseek\/mcp(-sync)?\//;
+/** The folders whose changes may change the catalogue (with the policy, `keys.policy`). */
+const TOOL_INPUTS = [dirs.tools, dirs.toolAccept, dirs.prompts, dirs.memory, dirs.llm];
+const affectsTools = (key: string): boolean =>
+  key === keys.policy || TOOL_INPUTS.some((dir) => key.startsWith(dir));
+const affectsMcp = (key: string): boolean => key.startsWith(dirs.mcpServers) || key.startsWith(dirs.mcpSync);
 /** Hits asked of the catalogue's search (its most). */
 const SEARCH_LIMIT = 100;
 
@@ -102,7 +106,7 @@ export function createToolsView(api: Api, navigate: Navigate): View {
         : query && !base.length
           ? `No tool matches "${query}".`
           : total === 0
-            ? "No tools are declared under /byteseek/tools/."
+            ? `No tools are declared under ${dirs.tools}.`
             : "No tool passes these filters.",
     );
   }
@@ -167,7 +171,7 @@ export function createToolsView(api: Api, navigate: Navigate): View {
 
   async function loadRuns(): Promise<void> {
     try {
-      const page = await api.list("/byteseek/tool/", { limit: 200 });
+      const page = await api.list(dirs.records, { limit: 200 });
       const vids = page.children.filter((c) => c.kind === "index").map((c) => c.name.slice(0, -1));
       replace(
         runs,
@@ -257,13 +261,18 @@ export function createToolsView(api: Api, navigate: Navigate): View {
       void loadRuns();
     },
     onChanges(changes: Change[]) {
-      if (changes.some((c) => AFFECTS_TOOLS.test(c.key) || c.key === "/byteseek/" || c.key === "/")) {
+      if (changes.some((c) => affectsTools(c.key) || c.key === dirs.byteseek || c.key === "/")) {
         catalogue = undefined;
         refreshTools();
       }
-      if (changes.some((c) => c.key.startsWith("/byteseek/tool/") && c.key.split("/").length <= 5))
+      // the records folder, a run's folder in it, or a record: not what a record holds
+      if (
+        changes.some(
+          (c) => c.key.startsWith(dirs.records) && idOf(dirs.records, c.key).split("/").length <= 2,
+        )
+      )
         refreshRuns();
-      if (changes.some((c) => AFFECTS_MCP.test(c.key))) {
+      if (changes.some((c) => affectsMcp(c.key))) {
         catalogue = undefined;
         refreshMcp();
         // a sync may hold an upstream tool for review, or release it

@@ -5,6 +5,7 @@
  * waiting for review. Read from the tree as the server stores it; a shape this page does not know
  * shows as "no pin" rather than failing the page.
  */
+import { keys } from "../../shared/keys.js";
 import type { Api, JsonValue } from "./api.js";
 import { ApiError } from "./api.js";
 import { formatTime, h } from "./dom.js";
@@ -26,9 +27,6 @@ export interface UpstreamPin {
   held?: { hash: string; why?: string; since?: number };
 }
 
-/** The sync state key of `server` (tools/mcp/registry.ts syncKey). */
-const syncKey = (server: string): string => `/byteseek/mcp-sync/${server}`;
-
 /** The upstream pin of an `mcp` declaration's impl; undefined for any other kind. */
 export async function readUpstreamPin(
   api: Api,
@@ -40,7 +38,7 @@ export async function readUpstreamPin(
   if (!server || !tool) return undefined;
   let state: JsonValue | undefined;
   try {
-    state = (await api.get(syncKey(server))).value;
+    state = (await api.get(keys.mcpSync(server))).value;
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { server, tool, synced: false };
     throw err;

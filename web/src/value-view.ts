@@ -1,3 +1,4 @@
+import { childOf, dirs, keys } from "../../shared/keys.js";
 import { maskSecrets } from "../../tools/mcp/secret-fields.js";
 import { type Api, ApiError, conflictNode, type ValueNode } from "./api.js";
 import { copyButton } from "./copy.js";
@@ -94,7 +95,7 @@ export function createValueView(api: Api, key: string, navigate: Navigate): View
             { class: "muted", id: "ro-note" },
             "This key is read-only (ro): it is shown, not edited here. Change it with ",
             h("code", {}, `kvspace set ${n.key} '${n.kind}:…' ro --force`),
-            n.key === "/byteseek/policy" ? " (docs/TOOLS.md, “Changing the policy”)." : ".",
+            n.key === keys.policy ? " (docs/TOOLS.md, “Changing the policy”)." : ".",
           )
         : h(
             "div",
@@ -112,7 +113,7 @@ export function createValueView(api: Api, key: string, navigate: Navigate): View
       open: history?.el.open ?? false,
     });
     const vid = recordsVid(key);
-    const tool = /^\/byteseek\/tools\/([^/]+)$/.exec(key)?.[1];
+    const tool = childOf(dirs.tools, key);
     replace(
       el,
       breadcrumb(key),
@@ -227,7 +228,7 @@ export function createValueView(api: Api, key: string, navigate: Navigate): View
     if (
       !(await confirmDialog(
         `Delete ${key}?`,
-        `Delete the value ${key} (version ${node.version})? Where versions are kept (by default under /byteseek/), its history keeps this one.`,
+        `Delete the value ${key} (version ${node.version})? Where versions are kept (by default under ${dirs.byteseek}), its history keeps this one.`,
         "Delete",
       ))
     )

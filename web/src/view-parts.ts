@@ -1,4 +1,5 @@
 /** Pieces the node views share: what a view is, the breadcrumb, metadata, errors, a diff. */
+import { dirs, runOf } from "../../shared/keys.js";
 import { ApiError } from "./api.js";
 import type { diffLines } from "./diff.js";
 import { h } from "./dom.js";
@@ -58,5 +59,5 @@ export function diffBlock(lines: ReturnType<typeof diffLines>): HTMLElement {
 
 /** The run (`vid`) whose records a key belongs to, if it is under /byteseek/tool/<vid>/. */
 export function recordsVid(key: string): string | undefined {
-  return /^\/byteseek\/tool\/([^/]+)\//.exec(key)?.[1];
+  return runOf(dirs.records, key);
 }
