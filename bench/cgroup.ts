@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     for (const o of opened) {
       const t0 = performance.now();
       const made = await o.cg.make(`bench-${n++}`, caps);
-      await made.oomKills();
+      await made.outOfMemory();
       await made.remove();
       o.times.push(performance.now() - t0);
     }

@@ -391,6 +391,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
             sandboxCaps: {
               residentBytes: sandbox.caps.memory ? "memory cgroup" : "none (memoryBytes per process only)",
               processes: sandbox.caps.processes ? "pids cgroup" : "RLIMIT_NPROC",
+              totalResidentBytes: sandbox.caps.totalMemory
+                ? "memory cgroup over every command's"
+                : sandbox.caps.memory
+                  ? "none (each command capped alone)"
+                  : "none",
             },
           }
         : {}),

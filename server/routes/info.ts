@@ -44,6 +44,11 @@ export const InfoJson = z.object({
             .describe(
               "limits.processes binds by a pids cgroup (a server running as root too); false: RLIMIT_NPROC",
             ),
+          totalMemory: z
+            .boolean()
+            .describe(
+              "limits.totalResidentBytes binds: every command's memory cgroup is made in one of the server's, capping all commands together (by default at half the memory the server may use); false: each command is capped alone",
+            ),
         })
         .optional()
         .describe("When on: which limits the server's cgroups hold beyond the RLIMITs"),
@@ -51,7 +56,7 @@ export const InfoJson = z.object({
         .string()
         .optional()
         .describe(
-          "What off or unavailable means, and how to turn the sandbox on; when on, that a command's memory is not capped as a whole here",
+          "What off or unavailable means, and how to turn the sandbox on; when on, that a command's memory is not capped as a whole here, or all commands' not together",
         ),
     })
     .optional()

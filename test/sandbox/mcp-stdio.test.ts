@@ -168,8 +168,9 @@ describe("a stdio MCP server runs in the sandbox of its grant", () => {
       await tree.set("/byteseek/mcp/hog", json(entry()));
       const [report] = await mcp.sync("hog");
       expect(report?.ok, report?.error).toBe(true);
-      // the server itself the kernel's first choice, then its child holds 256 MiB
-      const script = `echo 1000 > /proc/$PPID/oom_score_adj && head -c ${256 * MiB} /dev/zero | tail -c ${256 * MiB} | wc -c`;
+      // 256 MiB in its /tmp (memory, counted in the cap) that no process holds: every process of a
+      // command is as likely a victim (oom_score_adj 1000), so the kernel kills the largest, the server
+      const script = `head -c ${256 * MiB} /dev/zero > /tmp/fill; wc -c /tmp/fill`;
       const r = await runtime.call("hog.run", { script }, { vid: "r1" });
       expect(r.details.code, r.text).toBe("mcp_unavailable");
       expect(r.text).toMatch(

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { mkdir, readdir, readFile, rmdir } from "node:fs/promises";
+import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { totalmem } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NO_MEMORY_CAP_WARNING, sandboxState } from "../../tools/sandbox/probe.js";
@@ -45,7 +46,7 @@ describe("a sandboxed command's resident memory is capped by a memory cgroup of 
     // start line and GET /v1/info say so, without a warning
     expect(await sandboxState("on", runner.status, runner.caps)).toEqual({
       state: "on",
-      caps: { memory: true, processes: true },
+      caps: { memory: true, processes: true, totalMemory: true },
     });
     hierarchy = (await memoryHierarchy())!;
     s = await openSandboxed({ runner, policy: harnessPolicy({ limits: { residentBytes: 64 * MiB } }) });
@@ -113,6 +114,90 @@ describe("a sandboxed command's resident memory is capped by a memory cgroup of 
   });
 });
 
+describe("all sandboxed commands of a server are capped together, by the memory cgroup theirs are made in", () => {
+  const runner = createSandboxRunner();
+  let s: Sandboxed;
+  let hierarchy: string;
+  beforeAll(async () => {
+    hierarchy = (await memoryHierarchy())!;
+    // each command may hold 64 MiB, and all of them together no more
+    s = await openSandboxed({
+      runner,
+      policy: harnessPolicy({ limits: { residentBytes: 64 * MiB, totalResidentBytes: 64 * MiB } }),
+    });
+  });
+  afterAll(async () => {
+    await s.close();
+    await runner.close();
+  });
+
+  const run = (command: string, vid = "probe") => s.runtime.call("shell.run", { command }, { vid });
+
+  /** Holds `mib` MiB until the command `other` holds its own too (bounded: 10 s), then counts it. */
+  const holdUntil = (me: string, other: string, mib: number) =>
+    `{ head -c ${mib * MiB} /dev/zero; touch .held-${me}; } | tail -c ${mib * MiB} | { i=0; until [ -e .held-${other} ] || [ $i -ge 500 ]; do i=$((i+1)); sleep 0.02; done; wc -c; }`;
+
+  /** The cap of the runner's own folder (the only byteseek folder of this process now). */
+  async function totalCap(): Promise<number> {
+    const bases = (await readdir(hierarchy)).filter((n) => n.startsWith(`byteseek-${process.pid}-`));
+    expect(bases).toHaveLength(1);
+    return Number(await readFile(path.join(hierarchy, bases[0]!, "memory.limit_in_bytes"), "utf8"));
+  }
+
+  it("kills a command when two, each under its own cap, together hold more than the total cap, saying so; the next command runs", async () => {
+    // 40 MiB fits under both caps alone
+    const alone = await run(hold(40));
+    expect(alone.kind, alone.text).toBe("ok");
+    const both = await Promise.all([
+      run(holdUntil("left", "right", 40), "left"),
+      run(holdUntil("right", "left", 40), "right"),
+    ]);
+    const said = both.map((r) => r.text).join("\n---\n");
+    const killed = both.filter((r) => r.isError);
+    expect(killed.length, said).toBeGreaterThan(0);
+    for (const r of killed) {
+      expect(r.details.code, said).toBe("killed");
+      expect(r.details.memoryCap, said).toBe("total");
+      expect(r.text).toMatch(
+        /killed: out of memory \(cap 64 MiB for all sandboxed commands running together.*limits\.totalResidentBytes; this command's own cap is 64 MiB/,
+      );
+    }
+    for (const r of both.filter((x) => !x.isError)) expect(r.text).toContain(String(40 * MiB));
+    expect((await run("echo still here")).text).toContain("still here");
+  });
+
+  it("makes its commands the kernel's first choice when memory runs out anywhere, before the server; a command lowers that no further than the server's own", async () => {
+    const r = await run(
+      "cat /proc/self/oom_score_adj; echo -500 > /proc/self/oom_score_adj; echo 0 > /proc/self/oom_score_adj; cat /proc/self/oom_score_adj",
+    );
+    const [before, after] = (r.text.match(/^-?\d+$/gm) ?? []).map(Number);
+    const server = Number(await readFile("/proc/self/oom_score_adj", "utf8"));
+    expect(before, r.text).toBe(1000);
+    expect(server).toBeLessThan(1000);
+    // never below the server's: only a process with CAP_SYS_RESOURCE may (then, as such a root, the
+    // command may not lower it at all: it stays 1000)
+    expect(r.text).toMatch(/echo: write error: Permission denied/);
+    expect(after, r.text).toBeGreaterThanOrEqual(server);
+  });
+
+  it("takes the policy's total cap before a command starts; without one, half the memory the server may use", async () => {
+    expect(await totalCap()).toBe(64 * MiB);
+    await setPolicy(s.tree, harnessPolicy({ limits: { residentBytes: 64 * MiB } }));
+    try {
+      expect((await run("true")).kind).toBe("ok");
+      const stat = await readFile(path.join(hierarchy, "memory.stat"), "utf8");
+      const above = Number(/^hierarchical_memory_limit (\d+)$/m.exec(stat)?.[1]);
+      const half = Math.floor(Math.min(totalmem(), above) / 2 / MiB) * MiB;
+      expect(await totalCap()).toBe(half);
+    } finally {
+      await setPolicy(
+        s.tree,
+        harnessPolicy({ limits: { residentBytes: 64 * MiB, totalResidentBytes: 64 * MiB } }),
+      );
+    }
+  });
+});
+
 describe("the per-command cgroups of the runner", () => {
   it("never share a cgroup between two commands of one call", async () => {
     const runner = createSandboxRunner();
@@ -148,7 +233,12 @@ describe("the per-command cgroups of the runner", () => {
       path.join(hierarchy, `byteseek-${dead}-0dead`),
       path.join(hierarchy, `byteseek-${process.pid}-0bad`),
     ];
-    for (const dir of leftovers) await mkdir(path.join(dir, "cmd-1"), { recursive: true });
+    for (const dir of leftovers) {
+      await mkdir(path.join(dir, "cmd-1"), { recursive: true });
+      // capped as a live server's folder is: all its commands together, and each
+      await writeFile(path.join(dir, "memory.limit_in_bytes"), String(64 * MiB));
+      await writeFile(path.join(dir, "cmd-1", "memory.limit_in_bytes"), String(32 * MiB));
+    }
     const runner = createSandboxRunner();
     const s = await openSandboxed({ runner });
     try {
@@ -179,7 +269,7 @@ describe("where the server can make no memory cgroup", () => {
   it("says at start that only the address space binds, per process", async () => {
     expect(await sandboxState("on", runner.status, runner.caps)).toEqual({
       state: "on",
-      caps: { memory: false, processes: false },
+      caps: { memory: false, processes: false, totalMemory: false },
       warning: NO_MEMORY_CAP_WARNING,
     });
     expect(NO_MEMORY_CAP_WARNING).toContain("limits.residentBytes does not bind");

@@ -47,7 +47,7 @@ describe('a policy with "sandbox": "off" is shown as a warning', () => {
     expect(warning?.msg).toContain('"sandbox": "off"');
   });
 
-  it("by byteseek serve's start line, which says which caps the server's cgroups hold (root here: both)", async () => {
+  it("by byteseek serve's start line, which says which caps the server's cgroups hold (root here: all three)", async () => {
     const logs = captureLogger();
     const server = await startServer({
       env: { ...env, BYTESEEK_PORT: "0", BYTESEEK_WORKSPACE: dir },
@@ -58,7 +58,11 @@ describe('a policy with "sandbox": "off" is shown as a warning', () => {
     await server.close();
     const listening = logs.lines.find((l) => l.msg === "listening");
     expect(listening?.sandbox).toBe("on");
-    expect(listening?.sandboxCaps).toEqual({ residentBytes: "memory cgroup", processes: "pids cgroup" });
+    expect(listening?.sandboxCaps).toEqual({
+      residentBytes: "memory cgroup",
+      processes: "pids cgroup",
+      totalResidentBytes: "memory cgroup over every command's",
+    });
     expect(logs.lines.some((l) => typeof l.msg === "string" && l.msg.includes("residentBytes"))).toBe(false);
   });
 });

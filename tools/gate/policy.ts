@@ -166,7 +166,7 @@ export const Policy = z
       ),
     sandbox: SandboxMode.default("on"),
     limits: SandboxLimits.default(() => SandboxLimits.parse({})).describe(
-      "Resource limits of every sandboxed command: cpuSeconds, memoryBytes, residentBytes, processes, openFiles, fileSizeBytes, tmpBytes",
+      "Resource limits of every sandboxed command: cpuSeconds, memoryBytes, residentBytes, processes, openFiles, fileSizeBytes, tmpBytes; and totalResidentBytes, of all of them together",
     ),
     credentialPaths: z
       .array(z.string().regex(/^(~|~\/.*|\/.*)$/, "an absolute path or one under ~/"))

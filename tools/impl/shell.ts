@@ -5,7 +5,7 @@ import { createTailBuffer } from "../call/cap.js";
 import type { ShellImpl } from "../catalogue/declaration.js";
 import { resolveWorkspacePath } from "../edit/workspace-path.js";
 import { ToolError } from "../errors.js";
-import { outOfMemoryMessage, sandboxedExit } from "../sandbox/exit.js";
+import { outOfMemoryDetails, outOfMemoryMessage, sandboxedExit } from "../sandbox/exit.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { checkOptionValues, fillPlaceholders, pathParams } from "./placeholders.js";
 
@@ -98,7 +98,7 @@ export async function runShellImpl(
     bytes,
     lines,
     truncated,
-    ...(oomCap !== undefined ? { outOfMemory: true, residentBytes: oomCap } : {}),
+    ...(oomCap !== undefined ? outOfMemoryDetails(oomCap) : {}),
   };
   const shown = output.length ? `\n${output}` : " (no output)";
   // in the sandbox a missing program is told by whichever execs it (prlimit, or bwrap itself where a

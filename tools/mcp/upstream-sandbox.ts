@@ -124,9 +124,7 @@ export function sandboxedLauncher(options: UpstreamSandboxOptions): UpstreamLaun
           await prepared.release();
           await closeProxy();
         },
-        async outOfMemory() {
-          return (await prepared.outOfMemory()) ? policy.limits.residentBytes : undefined;
-        },
+        outOfMemory: prepared.outOfMemory,
       };
     } catch (err) {
       await closeProxy();

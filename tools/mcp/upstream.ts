@@ -16,7 +16,8 @@ import type { Logger } from "pino";
 import { ToolError } from "../errors.js";
 import { endMarkedProcesses } from "../process/contain.js";
 import { buildCommandEnv } from "../process/env.js";
-import { outOfMemoryMessage } from "../sandbox/exit.js";
+import type { OutOfMemory } from "../sandbox/cgroup.js";
+import { outOfMemoryDetails, outOfMemoryMessage } from "../sandbox/exit.js";
 import { signInFailure } from "./oauth/failure.js";
 import { isStdio, type McpServerEntry, type StdioEntry } from "./registry.js";
 import type { UpstreamConnector } from "./upstream-http.js";
@@ -99,8 +100,8 @@ export interface Launch {
   env: Record<string, string>;
   cwd: string;
   release(): Promise<void>;
-  /** Its memory cap when the kernel killed a process of it there (its sandbox's memory cgroup). */
-  outOfMemory?(): Promise<number | undefined>;
+  /** The memory cap the kernel killed a process of it at (its sandbox's memory cgroup, all commands', the machine's). */
+  outOfMemory?(): Promise<OutOfMemory | undefined>;
 }
 
 /** Throws a ToolError (`sandbox_unavailable`, `mcp_unavailable`) when the server may not start. */
@@ -124,8 +125,8 @@ interface Live {
   mark?: string;
   /** Undoes what the launch made beside the process (its sandbox's cgroup, egress proxy). */
   release?: () => Promise<void>;
-  /** Whether the kernel killed it at its memory cap (answered after release too). */
-  outOfMemory?: () => Promise<number | undefined>;
+  /** Whether the kernel killed it at a memory cap (answered after release too). */
+  outOfMemory?: () => Promise<OutOfMemory | undefined>;
   /** After an unasked exit: its processes ended, its sandbox removed, its cause read. */
   crashed?: Promise<string | undefined>;
   error?: string;
@@ -452,7 +453,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
       const cause = `it was ${outOfMemoryMessage(cap)}`;
       // what the next call's "crashed (…)" and the server's status say, instead of a bare exit
       if (up.state === "backoff") up.error = cause;
-      logger.warn({ server: up.server, residentBytes: cap }, "MCP server killed at its memory cap");
+      logger.warn({ server: up.server, ...outOfMemoryDetails(cap) }, "MCP server killed for want of memory");
       return cause;
     });
   }

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { SandboxNetwork } from "../sandbox/argv.js";
+import type { OutOfMemory } from "../sandbox/cgroup.js";
 import type { SandboxRunner } from "../sandbox/runner.js";
 import type { SandboxLimits } from "../sandbox/settings.js";
 import type { ViewSpec } from "../sandbox/view.js";
@@ -54,10 +55,11 @@ export interface CommandScope {
   /** Whether commands run in the sandbox (an exit code 128+n is then signal n, reported by its pid 1). */
   readonly sandboxed: boolean;
   /**
-   * The memory cap (`limits.residentBytes`) when the kernel killed a process of one of the call's
-   * commands at it (its memory cgroup's OOM killer); undefined when none was, or none binds here.
+   * Which memory cap (the command's `limits.residentBytes`, all commands' `limits.totalResidentBytes`,
+   * the machine's) the kernel killed a process of one of the call's commands at; undefined when
+   * none was, or no memory cgroup binds here.
    */
-  outOfMemory(): Promise<number | undefined>;
+  outOfMemory(): Promise<OutOfMemory | undefined>;
 }
 
 /** The runtime's side of a scope: ends what is left and removes the call's folder. */
@@ -150,7 +152,7 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
   /** The sandboxed processes started (their bubblewrap): ending their groups ends everything. */
   const started: ChildProcess[] = [];
   /** Each sandboxed command's question "was it killed at its memory cap?". */
-  const memoryKills: Array<() => Promise<boolean>> = [];
+  const memoryKills: Array<() => Promise<OutOfMemory | undefined>> = [];
   /**
    * Sandboxed, a command's processes live in its PID namespace, which the kernel empties when the
    * namespace's pid 1 dies — and that dies with bubblewrap (--die-with-parent). Killing bubblewrap's
@@ -195,8 +197,10 @@ export function createCommandScope(options: ScopeOptions): OwnedScope {
     outputCapBytes: options.outputCapBytes,
     async outOfMemory() {
       if (sandbox.mode === "off") return undefined;
-      for (const killed of memoryKills)
-        if (await killed().catch(() => false)) return sandbox.limits.residentBytes;
+      for (const killed of memoryKills) {
+        const oom = await killed().catch(() => undefined);
+        if (oom) return oom;
+      }
       return undefined;
     },
     scratch,

@@ -45,7 +45,16 @@ export interface SandboxArgvSpec {
     /** Whether a pids cgroup is among them: it holds root too, so RLIMIT_NPROC is not needed. */
     pids: boolean;
   };
+  /**
+   * The command is the kernel's first choice when memory runs out, the server's last: oom_score_adj
+   * 1000, set by the shell that starts bubblewrap (inherited by every process of the command; as
+   * root it is also the least the command may set again).
+   */
+  oomFirst?: boolean;
 }
+
+/** Never fatal: where it cannot be set the command runs as likely a victim as the server. */
+const OOM_FIRST = "{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null || true";
 
 export interface SandboxCommand {
   file: string;
@@ -141,6 +150,7 @@ export function sandboxArgv(spec: SandboxArgvSpec, command: readonly string[]): 
     // the shell joins its cgroups ($0, $1…: one per hierarchy) and execs bubblewrap, so every
     // process of the command is in them from the start
     const steps = [`echo $$ > "$0"`, ...more.map((_, i) => `echo $$ > "\${${i + 1}}"`)];
+    if (spec.oomFirst) steps.push(OOM_FIRST);
     if (more.length > 0) steps.push(`shift ${more.length}`);
     // POSIX sh's ulimit: -t seconds, -v KiB, -n files, -f 512-byte blocks; inherited by bubblewrap
     // and everything inside (processes are held by the pids cgroup, which binds root too)
@@ -157,5 +167,7 @@ export function sandboxArgv(spec: SandboxArgvSpec, command: readonly string[]): 
       env,
     };
   }
+  if (spec.oomFirst)
+    return { file: "/bin/sh", args: ["-c", `${OOM_FIRST}; exec "$@"`, "sh", spec.bwrap, ...args], env };
   return { file: spec.bwrap, args, env };
 }

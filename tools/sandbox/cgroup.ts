@@ -4,9 +4,12 @@
  * fork bomb is held by the cgroup there) and a memory cgroup (RLIMIT_AS caps each process's address
  * space, not what the command holds: only a memory cgroup caps the resident memory of all its
  * processes together, swap included). cgroup v1 (a hierarchy per controller) or v2 (one folder).
+ * They are made in byteseek's own folder, whose memory cap binds all commands together
+ * (`limits.totalResidentBytes`), so many commands at their own caps cannot run the machine out.
  */
 import { randomBytes } from "node:crypto";
 import { access, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { totalmem } from "node:os";
 import path from "node:path";
 import { pidAlive } from "../../shared/process.js";
 
@@ -18,20 +21,40 @@ export interface SandboxCaps {
   memory: boolean;
   /** `limits.processes` for a server running as root too, by a pids cgroup (else RLIMIT_NPROC). */
   processes: boolean;
+  /**
+   * `limits.totalResidentBytes`, by the memory cgroup byteseek's folder is: every command's memory
+   * cgroup is made in it, and its cap binds them together (cgroup v2, or v1 hierarchical accounting).
+   */
+  totalMemory: boolean;
 }
 
 /** The caps one command's cgroups hold it to. */
 export interface CgroupCaps {
   processes: number;
   residentBytes: number;
+  /** The cap of all commands together (byteseek's folder); absent: `defaultTotalBytes`. */
+  totalResidentBytes?: number | undefined;
+}
+
+/**
+ * Why the kernel killed a process of a command for want of memory: the command reached its own cap
+ * (`limits.residentBytes`), all commands together reached theirs (`limits.totalResidentBytes`), or
+ * neither did — the machine, or a cgroup above the server, ran out.
+ */
+export interface OutOfMemory {
+  cap: "command" | "total" | "machine";
+  /** The command's own cap. */
+  residentBytes: number;
+  /** The cap of all commands together, when one binds. */
+  totalResidentBytes?: number;
 }
 
 /** One command's cgroups (one folder per hierarchy). */
 export interface CommandCgroup {
   /** The cgroup.procs files to write the command's first pid into, before it runs. */
   readonly procs: readonly string[];
-  /** Processes of the command the kernel killed at its memory cap (read before remove()). */
-  oomKills(): Promise<number>;
+  /** Whether (and at which cap) the kernel killed a process of the command (read before remove()). */
+  outOfMemory(): Promise<OutOfMemory | undefined>;
   /** Removes its folders once their processes are gone (bounded wait: they may still be exiting). */
   remove(): Promise<void>;
 }
@@ -41,6 +64,8 @@ export interface CommandCgroups {
   readonly controllers: ReadonlySet<CgroupController>;
   /** byteseek's folders, one per hierarchy, the per-command cgroups are made in. */
   readonly bases: readonly string[];
+  /** Whether byteseek's memory folder caps all commands together (`limits.totalResidentBytes`). */
+  readonly totalMemory: boolean;
   /** Makes the cgroups of the command `name` (unique among running commands). */
   make(name: string, caps: CgroupCaps): Promise<CommandCgroup>;
   /** Removes byteseek's folders (once every command's cgroups are removed). */
@@ -59,6 +84,15 @@ interface Hierarchy {
   /** byteseek's folder in it, of this opening (two runners in one process never share one). */
   base: string;
   controllers: CgroupController[];
+  /** The memory hierarchy's cap of all commands together, when it binds (set up by `capTotal`). */
+  total?: TotalCap;
+}
+
+interface TotalCap {
+  /** Where no policy names one: half of what the server may use. */
+  defaultBytes: number;
+  /** The cap written last (the policy's may change between commands). */
+  applied: number;
 }
 
 /**
@@ -129,6 +163,7 @@ async function usable(h: Hierarchy, controller: CgroupController, made: boolean)
     } finally {
       await rmdir(probe);
     }
+    if (controller === "memory") h.total = await capTotal(h);
     return true;
   } catch {
     if (!made) {
@@ -191,10 +226,27 @@ async function sweepLeftovers(dir: string): Promise<void> {
 }
 
 function commandCgroups(hierarchies: readonly Hierarchy[]): CommandCgroups {
+  const memory = hierarchies.find((h) => h.controllers.includes("memory"));
+  /** Writes of the total cap, one after another (commands are made concurrently). */
+  let totalWrites: Promise<void> = Promise.resolve();
+  /** Applies the cap of all commands together a command's policy names (or the default) before it starts. */
+  async function applyTotal(wanted: number | undefined): Promise<void> {
+    const total = memory?.total;
+    if (!memory || !total) return;
+    const bytes = wanted ?? total.defaultBytes;
+    if (total.applied === bytes) return;
+    totalWrites = totalWrites.then(async () => {
+      // a cap under what the commands hold now may be refused (v1: EBUSY): the next command tries again
+      if (total.applied !== bytes && (await writeTotal(memory, bytes))) total.applied = bytes;
+    });
+    await totalWrites;
+  }
   return {
     controllers: new Set(hierarchies.flatMap((h) => h.controllers)),
     bases: hierarchies.map((h) => h.base),
+    totalMemory: memory?.total !== undefined,
     async make(name, caps) {
+      await applyTotal(caps.totalResidentBytes);
       const made: string[] = [];
       try {
         for (const h of hierarchies) {
@@ -208,17 +260,27 @@ function commandCgroups(hierarchies: readonly Hierarchy[]): CommandCgroups {
         for (const dir of made) await rmdir(dir).catch(() => {});
         throw err;
       }
-      const memory = hierarchies.find((h) => h.controllers.includes("memory"));
       const memoryDir = memory ? path.join(memory.base, name) : undefined;
+      const totalBytes = memory?.total?.applied;
+      // the total cap reached before the command was made is another command's business
+      const reachedBefore = memory?.total ? await totalReached(memory) : 0;
       return {
         procs: made.map((dir) => path.join(dir, "cgroup.procs")),
-        async oomKills() {
-          if (!memory || !memoryDir) return 0;
-          const text = await readFile(
-            path.join(memoryDir, memory.v2 ? "memory.events" : "memory.oom_control"),
-            "utf8",
-          ).catch(() => "");
-          return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
+        async outOfMemory() {
+          if (!memory || !memoryDir) return undefined;
+          const events = memory.v2 ? "memory.events" : "memory.oom_control";
+          if (((await count(path.join(memoryDir, events), "oom_kill")) ?? 0) === 0) return undefined;
+          const sizes = {
+            residentBytes: caps.residentBytes,
+            ...(totalBytes !== undefined ? { totalResidentBytes: totalBytes } : {}),
+          };
+          // which cap was reached: the kernel counts it at the cgroup whose limit an allocation
+          // failed at (the one killed is counted at the victim's). When both were reached while the
+          // command ran (v1 counts a cap reached even where reclaim then succeeded), say the total:
+          // its message names both caps
+          if (memory.total && (await totalReached(memory)) > reachedBefore) return { cap: "total", ...sizes };
+          if (await ownReached(memory, memoryDir, caps.residentBytes)) return { cap: "command", ...sizes };
+          return { cap: "machine", ...sizes };
         },
         async remove() {
           for (const dir of made) await removeWhenEmpty(dir);
@@ -233,6 +295,98 @@ function commandCgroups(hierarchies: readonly Hierarchy[]): CommandCgroups {
         );
     },
   };
+}
+
+/**
+ * Makes byteseek's memory folder the cap of all its commands together, at the default size (a
+ * command's policy may name another); undefined where that cap cannot bind.
+ */
+async function capTotal(h: Hierarchy): Promise<TotalCap | undefined> {
+  if (!h.v2) {
+    // v1 holds a child to its parent's limit only with hierarchical accounting, which a folder
+    // inherits when made and may turn on while it has no children (always on since Linux 5.11)
+    const file = path.join(h.base, "memory.use_hierarchy");
+    const on = async () => (await readFile(file, "utf8").catch(() => "")).trim() === "1";
+    if (!(await on())) await writeFile(file, "1").catch(() => {});
+    if (!(await on())) return undefined;
+  }
+  const defaultBytes = await defaultTotalBytes(h);
+  return (await writeTotal(h, defaultBytes)) ? { defaultBytes, applied: defaultBytes } : undefined;
+}
+
+const MiB = 1024 ** 2;
+
+/**
+ * Half the memory the server may use — the machine's, or less where a cgroup above the server caps
+ * it: the other half is the server's own (its heap, the store's cache), the kernel's and whatever
+ * else the machine runs, so commands together cannot push it into the global OOM killer.
+ */
+export async function defaultTotalBytes(h: { dir: string; v2: boolean }): Promise<number> {
+  let limit = totalmem();
+  if (!h.v2) {
+    // the least limit of this cgroup and those above it, as the kernel applies it
+    const stat = await readFile(path.join(h.dir, "memory.stat"), "utf8").catch(() => "");
+    for (const key of ["hierarchical_memory_limit", "hierarchical_memsw_limit"]) {
+      const n = Number(new RegExp(`^${key} (\\d+)$`, "m").exec(stat)?.[1] ?? Number.NaN);
+      if (n > 0) limit = Math.min(limit, n);
+    }
+  } else {
+    for (let dir = h.dir; ; dir = path.dirname(dir)) {
+      // "max" where unlimited; no file at the root
+      const max = (await readFile(path.join(dir, "memory.max"), "utf8").catch(() => "")).trim();
+      if (max === "") break;
+      if (/^\d+$/.test(max)) limit = Math.min(limit, Number(max));
+      if (dir === path.dirname(dir)) break;
+    }
+  }
+  return Math.max(16 * MiB, Math.floor(limit / 2 / MiB) * MiB);
+}
+
+/** Writes the cap of all commands together on byteseek's memory folder; false where refused. */
+async function writeTotal(h: Hierarchy, bytes: number): Promise<boolean> {
+  const at = (file: string) => path.join(h.base, file);
+  const value = String(bytes);
+  try {
+    // memory alone (swap is held per command, at its own cap): in v1 a memory+swap limit here would
+    // be charged first, and the kernel stopped counting its failures (6.13), which tell this cap's
+    // kills from a command's own
+    await writeFile(at(h.v2 ? "memory.max" : "memory.limit_in_bytes"), value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How often an allocation failed at the cap of all commands together (byteseek's folder's own). */
+async function totalReached(h: Hierarchy): Promise<number> {
+  if (h.v2) {
+    // memory.events counts the children's own too; memory.events.local (Linux 5.2) only the folder's
+    const local = await count(path.join(h.base, "memory.events.local"), "oom");
+    return local ?? (await count(path.join(h.base, "memory.events"), "oom")) ?? 0;
+  }
+  return (await count(path.join(h.base, "memory.failcnt"))) ?? 0;
+}
+
+/** Whether the command's memory reached its own cap (`capBytes`). */
+async function ownReached(h: Hierarchy, dir: string, capBytes: number): Promise<boolean> {
+  if (h.v2) return ((await count(path.join(dir, "memory.events"), "oom")) ?? 0) > 0;
+  const at = (file: string) => count(path.join(dir, file));
+  if (((await at("memory.failcnt")) ?? 0) + ((await at("memory.memsw.failcnt")) ?? 0) > 0) return true;
+  // v1 charges memory+swap first, and since 6.13 counts no failure of it: its high-water mark tells,
+  // as charges succeed page by page up to the cap (a margin for the last, larger ones)
+  const highest = Math.max(
+    (await at("memory.max_usage_in_bytes")) ?? 0,
+    (await at("memory.memsw.max_usage_in_bytes")) ?? 0,
+  );
+  return highest >= capBytes - Math.min(capBytes / 8, 8 * MiB);
+}
+
+/** A counter file's number, or its `key N` line's; undefined where the file is not there. */
+async function count(file: string, key?: string): Promise<number | undefined> {
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  const n = key === undefined ? text.trim() : new RegExp(`^${key} (\\d+)$`, "m").exec(text)?.[1];
+  return Number(n ?? 0) || 0;
 }
 
 async function removeWhenEmpty(dir: string): Promise<void> {

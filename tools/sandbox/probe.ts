@@ -80,6 +80,10 @@ export type SandboxState =
 export const NO_MEMORY_CAP_WARNING =
   "warning: the server cannot make memory cgroups here (cgroup v1's memory controller needs root; cgroup v2 a folder whose memory controller the server may enable for its children): limits.residentBytes does not bind, and a command's memory is held only per process, by limits.memoryBytes (address space); run the server as root or in such a cgroup to cap it";
 
+/** What the start line and `GET /v1/info` say where commands' memory is capped each, not together. */
+export const NO_TOTAL_MEMORY_CAP_WARNING =
+  "warning: the server's memory cgroup folder cannot cap all commands together here (cgroup v1 without hierarchical accounting, or a folder whose memory.limit_in_bytes / memory.max it may not write): limits.totalResidentBytes does not bind, so many commands at once, each under limits.residentBytes, can still run the machine out of memory; run the server as root or in a cgroup v2 folder it may manage";
+
 export async function sandboxState(
   mode: "on" | "off",
   status: () => Promise<SandboxStatus>,
@@ -90,7 +94,8 @@ export async function sandboxState(
   if (!s.ok) return { state: "unavailable", warning: `warning: ${unavailableMessage(s.cause)}` };
   const held = await caps?.();
   if (!held) return { state: "on" };
-  return held.memory
+  if (!held.memory) return { state: "on", caps: held, warning: NO_MEMORY_CAP_WARNING };
+  return held.totalMemory
     ? { state: "on", caps: held }
-    : { state: "on", caps: held, warning: NO_MEMORY_CAP_WARNING };
+    : { state: "on", caps: held, warning: NO_TOTAL_MEMORY_CAP_WARNING };
 }

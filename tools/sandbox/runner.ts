@@ -9,7 +9,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ToolError } from "../errors.js";
 import { HOME_INSIDE, type SandboxNetwork, sandboxArgv } from "./argv.js";
-import { type CommandCgroup, type CommandCgroups, openCommandCgroups, type SandboxCaps } from "./cgroup.js";
+import {
+  type CommandCgroup,
+  type CommandCgroups,
+  type OutOfMemory,
+  openCommandCgroups,
+  type SandboxCaps,
+} from "./cgroup.js";
 import { probeSandbox, type SandboxStatus, unavailableMessage } from "./probe.js";
 import type { SandboxLimits } from "./settings.js";
 import { resolveView, type ViewSpec, within } from "./view.js";
@@ -48,8 +54,8 @@ export interface PreparedCommand {
   env: Record<string, string>;
   cwd: string;
   release(): Promise<void>;
-  /** Whether the kernel killed a process of it at its memory cap (`limits.residentBytes`). */
-  outOfMemory(): Promise<boolean>;
+  /** Whether (and at which cap: its own, all commands', the machine's) the kernel killed a process of it for want of memory. */
+  outOfMemory(): Promise<OutOfMemory | undefined>;
 }
 
 export interface SandboxRunner {
@@ -68,7 +74,11 @@ export interface SandboxRunner {
     request: SandboxRequest,
     stdio: StdioOptions,
     ready?: () => Promise<void>,
-  ): Promise<{ child: ChildProcess; release(): Promise<void>; outOfMemory(): Promise<boolean> }>;
+  ): Promise<{
+    child: ChildProcess;
+    release(): Promise<void>;
+    outOfMemory(): Promise<OutOfMemory | undefined>;
+  }>;
   /** Removes what the runner made (its cgroup folder). */
   close(): Promise<void>;
 }
@@ -146,7 +156,7 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
       ?.make(`${request.name}-${++commands}`, request.limits)
       .catch(() => undefined);
     const hiddenAt = await hidden();
-    let released: Promise<number> | undefined;
+    let released: Promise<OutOfMemory | undefined> | undefined;
     const cmd = sandboxArgv(
       {
         bwrap,
@@ -155,6 +165,7 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
         limits: request.limits,
         network: request.network,
         cwd: shown ? request.cwd : HOME_INSIDE,
+        oomFirst: true,
         ...(cgroup ? { cgroup: { procs: cgroup.procs, pids: made?.controllers.has("pids") ?? false } } : {}),
       },
       request.command,
@@ -166,15 +177,15 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
       cwd: "/",
       async release() {
         if (!cgroup || released) return;
-        // the count is read before the folder goes
-        released = cgroup.oomKills().then(async (n) => {
+        // the counts are read before the folder goes
+        released = cgroup.outOfMemory().then(async (killed) => {
           await cgroup.remove();
-          return n;
+          return killed;
         });
         await released;
       },
       async outOfMemory() {
-        return ((await (released ?? cgroup?.oomKills())) ?? 0) > 0;
+        return released ?? cgroup?.outOfMemory();
       },
     };
   }
@@ -197,6 +208,7 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
       return {
         memory: made?.controllers.has("memory") ?? false,
         processes: made?.controllers.has("pids") ?? false,
+        totalMemory: made?.totalMemory ?? false,
       };
     },
     async close() {

@@ -38,6 +38,15 @@ export const SandboxLimits = z
       .describe(
         "Memory the command's processes hold together, swap included (a memory cgroup when the server can make one); past it the kernel kills the command",
       ),
+    totalResidentBytes: z
+      .number()
+      .int()
+      .min(16 * MiB)
+      // no fixed default: what protects a host depends on the host (cgroup.ts defaultTotalBytes)
+      .optional()
+      .describe(
+        "Memory all sandboxed commands of one byteseek process hold together, swap included (every run's commands and stdio MCP servers: a memory cgroup above theirs); past it the kernel kills one of them. Absent: half the memory the server may use (the machine's, or its own cgroup's limit when lower)",
+      ),
     processes: z
       .number()
       .int()

@@ -4,7 +4,8 @@ import { defineBuiltin } from "../catalogue/declare.js";
 import { ToolError } from "../errors.js";
 import { killGroup } from "../process/contain.js";
 import { OutputSpool } from "../process/output-spool.js";
-import { outOfMemoryMessage, sandboxedExit } from "../sandbox/exit.js";
+import type { OutOfMemory } from "../sandbox/cgroup.js";
+import { outOfMemoryDetails, outOfMemoryMessage, sandboxedExit } from "../sandbox/exit.js";
 import type { BuiltinTool, ToolContext } from "../types.js";
 import { readTail } from "./output-tail.js";
 
@@ -33,7 +34,7 @@ type Ending = {
   signal: NodeJS.Signals | null;
   stop?: "timeout" | "aborted";
   /** The memory cap a process of it was killed at. */
-  outOfMemory?: number;
+  outOfMemory?: OutOfMemory;
 };
 
 const timeoutOf = (a: { timeout?: number | undefined }) =>
@@ -193,7 +194,7 @@ export function createRunTool(): BuiltinTool {
             : `A process of the command was ${said}. The command then exited with code ${end.code}.`,
         );
         throw new ToolError("killed", parts.join("\n"), {
-          details: { ...details, outOfMemory: true, residentBytes: end.outOfMemory },
+          details: { ...details, ...outOfMemoryDetails(end.outOfMemory) },
         });
       }
       if (end.signal) {
