@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TreeError } from "../../tree/errors.js";
 import { createHttpTree } from "../../tree/http/index.js";
-import type { WatchBatch } from "../../tree/types.js";
+import type { ExportEntry, WatchBatch } from "../../tree/types.js";
 import { str } from "../../tree/value.js";
 import { eventually, startTestServer } from "./helpers.js";
 
@@ -110,6 +110,26 @@ describe("the HTTP tree's bound on a server that takes the connection and says n
     expect(await client.get("/slow")).toMatchObject({ key: "/slow", value: { kind: "char/utf8" } });
     await client.close();
     await stalling.close();
+  });
+});
+
+describe("the HTTP tree's bound and a body this side is slow to give", () => {
+  it("imports from a source slower than the bound: the wait on the source is not the server's silence", async () => {
+    const s = await startTestServer();
+    const client = createHttpTree({ url: s.url, timeoutMs: 150 });
+    async function* slowly(): AsyncGenerator<ExportEntry> {
+      for (let n = 0; n < 3; n++) {
+        await new Promise((r) => setTimeout(r, 200));
+        yield { key: `/slow/${n}`, kind: "int64", value: String(n) };
+      }
+    }
+    try {
+      expect(await client.import(slowly())).toMatchObject({ imported: 3 });
+      expect(await s.tree.get("/slow/2")).toBeDefined();
+    } finally {
+      await client.close();
+      await s.close();
+    }
   });
 });
 

@@ -128,12 +128,26 @@ const encodeKey = (key: string): string => key.split("/").map(encodeURIComponent
 /** `ms` in seconds, as messages say it (0.3, 30). */
 const seconds = (ms: number): number => Math.round(ms / 100) / 10;
 
-/** The pieces of `source`, each a sign of life to `bound`. */
+/** The pieces of an answer's body, each a sign of life to `bound`. */
 async function* touching<T>(source: AsyncIterable<T>, bound: SilenceBound): AsyncGenerator<T> {
   for await (const piece of source) {
     bound.touch();
     yield piece;
   }
+}
+
+/**
+ * The pieces of a body being sent: the time its source takes to give the next is not the server's
+ * silence (a slow `producer | kvspace import`); the time the transport takes to take one is.
+ */
+async function* sending<T>(source: AsyncIterable<T>, bound: SilenceBound): AsyncGenerator<T> {
+  bound.pause();
+  for await (const piece of source) {
+    bound.touch();
+    yield piece;
+    bound.pause();
+  }
+  bound.touch();
 }
 
 /** The heartbeat interval a watch's stream names (PROGRESS_INTERVAL_HEADER), or the default's. */
@@ -274,8 +288,7 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
       body = JSON.stringify(call.json);
     } else if (call.body !== undefined) {
       headers["content-type"] = call.contentType ?? "application/x-ndjson";
-      // a body still being sent is not silence
-      body = Readable.from(touching(call.body, bound));
+      body = Readable.from(sending(call.body, bound));
     }
     const path = pathOf(call);
     let res: TransportAnswer;
@@ -398,8 +411,9 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
                 if (cursor !== undefined && batch.rev <= cursor) continue;
                 cursor = batch.rev;
                 if (batch.rev > lastRev) lastRev = batch.rev;
-                yield batchFromJson(batch);
                 // the reader's time is not the server's silence
+                bound.pause();
+                yield batchFromJson(batch);
                 bound.touch();
               } else if (ev.event === "progress") {
                 const rev = Number((JSON.parse(ev.data) as WatchProgressJson).rev);
@@ -580,8 +594,9 @@ export function createHttpTree(options: HttpTreeOptions): HttpTree {
           rest += chunk as string;
           const lines = rest.split("\n");
           rest = lines.pop() ?? "";
-          for (const line of lines) if (line !== "") yield JSON.parse(line) as ExportEntry;
           // the reader's time is not the server's silence
+          bound.pause();
+          for (const line of lines) if (line !== "") yield JSON.parse(line) as ExportEntry;
           bound.touch();
         }
       } catch (err) {

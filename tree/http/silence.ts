@@ -18,8 +18,13 @@ export interface SilenceBound {
   readonly signal: AbortSignal;
   /** Whether the bound passed (as opposed to the caller's own abort). */
   expired(): boolean;
-  /** A sign of life (the answer's head, a piece of its body, a piece sent): the wait starts again. */
+  /** A sign of life (the answer's head, a piece of its body, a piece sent): the wait starts again (also after `pause`). */
   touch(): void;
+  /**
+   * The wait is on this side now (the reader still busy with a piece, a body's source not ready
+   * with the next): no silence counts until the next `touch`.
+   */
+  pause(): void;
   /** From now on the bound is `ms` (0: none), counted from now: a watch's stream, once open, waits for its heartbeat. */
   limit(ms: number): void;
   /** The request is over: no more waiting. */
@@ -31,17 +36,26 @@ export function boundSilence(ms: number, outer?: AbortSignal): SilenceBound {
   const ac = new AbortController();
   let expired = false;
   let timer: NodeJS.Timeout | undefined;
+  let current = ms;
+  let paused = false;
+  let stopped = false;
   const onOuter = () => ac.abort(outer?.reason);
   if (outer?.aborted) ac.abort(outer.reason);
   else outer?.addEventListener("abort", onOuter, { once: true });
   function arm(bound: number): void {
     clearTimeout(timer);
     timer = undefined;
-    if (bound <= 0 || ac.signal.aborted) return;
-    timer = setTimeout(() => {
-      expired = true;
-      ac.abort(new Error(`no answer within ${bound} ms`));
-    }, bound);
+    current = bound;
+    paused = false;
+    if (bound <= 0 || ac.signal.aborted || stopped) return;
+    // setTimeout takes at most 2^31-1 ms (a longer one fires at once)
+    timer = setTimeout(
+      () => {
+        expired = true;
+        ac.abort(new Error(`no answer within ${bound} ms`));
+      },
+      Math.min(bound, 2 ** 31 - 1),
+    );
     // The request's socket keeps the process alive while it waits; the timer alone never should.
     timer.unref();
   }
@@ -50,12 +64,20 @@ export function boundSilence(ms: number, outer?: AbortSignal): SilenceBound {
     signal: ac.signal,
     expired: () => expired,
     touch() {
-      if (!expired) timer?.refresh();
+      if (expired || stopped) return;
+      if (paused) arm(current);
+      else timer?.refresh();
+    },
+    pause() {
+      clearTimeout(timer);
+      timer = undefined;
+      paused = true;
     },
     limit: arm,
     stop() {
       clearTimeout(timer);
       timer = undefined;
+      stopped = true;
       outer?.removeEventListener("abort", onOuter);
     },
   };
