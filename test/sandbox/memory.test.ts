@@ -26,6 +26,13 @@ async function memoryHierarchy(): Promise<string | undefined> {
   return v2 === undefined ? undefined : path.join("/sys/fs/cgroup", v2);
 }
 
+/** Half the memory a process of the cgroup `dir` may use: the machine's, or less where a cgroup caps it. */
+async function halfTheMemory(dir: string): Promise<number> {
+  const stat = await readFile(path.join(dir, "memory.stat"), "utf8");
+  const above = Number(/^hierarchical_memory_limit (\d+)$/m.exec(stat)?.[1]);
+  return Math.floor(Math.min(totalmem(), above) / 2 / MiB) * MiB;
+}
+
 /** The per-command cgroups under this process's byteseek folders in `dir`. */
 async function commandCgroups(dir: string): Promise<string[]> {
   const found: string[] = [];
@@ -44,11 +51,16 @@ describe("a sandboxed command's resident memory is capped by a memory cgroup of 
   beforeAll(async () => {
     // the server (this process) has memory and pids cgroups it may write: root here and in CI; the
     // start line and GET /v1/info say so, without a warning
+    hierarchy = (await memoryHierarchy())!;
     expect(await sandboxState("on", runner.status, runner.caps)).toEqual({
       state: "on",
-      caps: { memory: true, processes: true, totalMemory: true },
+      caps: {
+        memory: true,
+        processes: true,
+        totalMemory: true,
+        totalMemoryDefault: await halfTheMemory(hierarchy),
+      },
     });
-    hierarchy = (await memoryHierarchy())!;
     s = await openSandboxed({ runner, policy: harnessPolicy({ limits: { residentBytes: 64 * MiB } }) });
   });
   afterAll(async () => {
@@ -185,10 +197,7 @@ describe("all sandboxed commands of a server are capped together, by the memory 
     await setPolicy(s.tree, harnessPolicy({ limits: { residentBytes: 64 * MiB } }));
     try {
       expect((await run("true")).kind).toBe("ok");
-      const stat = await readFile(path.join(hierarchy, "memory.stat"), "utf8");
-      const above = Number(/^hierarchical_memory_limit (\d+)$/m.exec(stat)?.[1]);
-      const half = Math.floor(Math.min(totalmem(), above) / 2 / MiB) * MiB;
-      expect(await totalCap()).toBe(half);
+      expect(await totalCap()).toBe(await halfTheMemory(hierarchy));
     } finally {
       await setPolicy(
         s.tree,
