@@ -10,6 +10,10 @@
  * number or CVV, a one-time code), never a count of tokens. So `tokens_count` (an integer) or
  * `max_tokens` is not a secret, while `apiKey`, a field titled "API token" or one described as
  * "your password" is.
+ *
+ * The hints are read on the form as byteseek holds it: the MCP SDK's client refuses an upstream's
+ * form with `format: "password"` and drops keywords the spec's form lacks (`writeOnly`) before
+ * byteseek sees it, so for an upstream's form the words are what usually decide.
  */
 
 /** Hints a schema gives that its field holds a secret, each with how it is said. */

@@ -355,6 +355,40 @@ describe("an upstream's sampling during a call", () => {
     });
   });
 
+  it("is stopped with its call when the call is aborted, and counted as stopped (its tokens unknown) in the run's usage", async () => {
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    s.fake.script(async () => {
+      await held;
+      return { text: "too late", usage: { inputTokens: 70, outputTokens: 7 } };
+    });
+    const before = s.fake.requests.length;
+    const caller = new AbortController();
+    try {
+      const calling = s.bs.runtime.call(
+        "askio.think",
+        { prompt: "slowly" },
+        { vid: "stopped-sampler", signal: caller.signal },
+      );
+      // the sample is running against the model when the call is aborted
+      await until(() => s.fake.requests.length > before);
+      caller.abort();
+      expect((await calling).text).toContain("aborted");
+    } finally {
+      release();
+    }
+    const usage = async () => {
+      const u = await s.tree.get(usageKey("stopped-sampler"));
+      return (u?.kind === "json" ? u.value.value : {}) as Record<string, unknown>;
+    };
+    await until(async () => (await usage()).stoppedSamples === 1, 10_000);
+    expect(await usage()).toMatchObject({ calls: 1, stoppedSamples: 1 });
+    expect((await usage()).samples).toBeUndefined();
+    expect((await usage()).tokens).toBeUndefined();
+  });
+
   it("is refused, with the reason told to the upstream, when the run lacks the model power", async () => {
     const before = s.fake.requests.length;
     const r = await s.bs.runtime.call("askio.think", { prompt: "x" }, { vid: "nomodel1" });

@@ -88,7 +88,7 @@ export function createCallPipeline(options: PipelineOptions): CallPipeline {
     // what an upstream's sampling spent of the run's model: counted with the call (even one that
     // fails), or on its own when it finishes after the call's record is written
     const tally = createSampleTally((late) => {
-      logger.info({ vid, tool: name, ...late }, "a sample finished after its call was recorded");
+      logger.info({ vid, tool: name, ...late }, "a sample ended after its call was recorded");
       callLog.lateSamples(vid, late).catch((err: unknown) => {
         logger.error(
           { err, vid, tool: name, ...late },

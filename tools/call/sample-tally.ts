@@ -1,34 +1,47 @@
 /**
  * The samples of the run's model an upstream asked for during one call. Until the call's record is
- * written they go with it (its usage delta: one write with the call's counters); a sample that
- * finishes after that — an upstream that did not wait for its answer, or a provider that answered
- * as the call ended — is counted on its own through `late`, so no token spent goes uncounted.
+ * written they go with it (its usage delta: one write with the call's counters); one that finishes
+ * after that — an upstream that did not wait for its answer — is counted on its own through `late`,
+ * so no token the provider reports goes uncounted. A sample the call's end stopped (its tokens
+ * unknown) is counted as `stopped`, so the usage shows that some spend is not in `tokens`.
  */
+import type { SampleTold } from "../gate/call-asks.js";
 import type { Sampled } from "../records/usage.js";
 
 export interface SampleTally {
-  /** Told of each sample's tokens as it finishes (CallAsksOptions.onSample). */
-  add(tokens: { input: number; output: number }): void;
-  /** What goes with the call's record (none when no sample finished yet); later samples go to `late`. */
+  /** Told of each sample as it ends (CallAsksOptions.onSample). */
+  add(told: SampleTold): void;
+  /** What goes with the call's record (none when no sample ended yet); later ones go to `late`. */
   take(): Sampled | undefined;
 }
 
 export function createSampleTally(late: (sampled: Sampled) => void): SampleTally {
-  const sum: Sampled = { samples: 0, input: 0, output: 0 };
+  const sum = { samples: 0, input: 0, output: 0, stopped: 0 };
   let taken = false;
   return {
-    add(tokens) {
+    add(told) {
+      const one =
+        "stopped" in told
+          ? { samples: 0, input: 0, output: 0, stopped: 1 }
+          : { samples: 1, input: told.tokens.input, output: told.tokens.output, stopped: 0 };
       if (taken) {
-        late({ samples: 1, input: tokens.input, output: tokens.output });
+        late(sampled(one));
         return;
       }
-      sum.samples++;
-      sum.input += tokens.input;
-      sum.output += tokens.output;
+      sum.samples += one.samples;
+      sum.input += one.input;
+      sum.output += one.output;
+      sum.stopped += one.stopped;
     },
     take() {
       taken = true;
-      return sum.samples > 0 ? { ...sum } : undefined;
+      return sum.samples > 0 || sum.stopped > 0 ? sampled(sum) : undefined;
     },
   };
+}
+
+/** The counts as the usage takes them (`stopped` only when there are any). */
+function sampled(c: { samples: number; input: number; output: number; stopped: number }): Sampled {
+  const { stopped, ...counted } = c;
+  return stopped > 0 ? { ...counted, stopped } : counted;
 }

@@ -27,8 +27,11 @@ export interface CallAsksOptions {
   /** Real paths: the workspace, and the policy's extra roots. */
   workspace: string;
   roots: readonly string[];
-  /** Told of each sample the run's model answered (its tokens): the call's record counts them in the run's usage. */
-  onSample?: ((tokens: SampleReply["tokens"]) => void) | undefined;
+  /**
+   * Told of each sample of the run's model: its tokens once answered, or that the call's end (its
+   * timeout, an abort) stopped it first. The call's record counts them in the run's usage.
+   */
+  onSample?: ((told: SampleTold) => void) | undefined;
   /** Stops the call's timeout while a person is asked; answers the function that starts it again. */
   hold?: () => () => void;
   /**
@@ -39,6 +42,13 @@ export interface CallAsksOptions {
     | { onApproval?: ((pending: PendingApproval) => void) | undefined; host?: HostAsker | undefined }
     | undefined;
 }
+
+/**
+ * A sample of the run's model, as the call is told of it: the tokens it took, or `stopped` when the
+ * call ended (timed out, aborted) before the model answered — a provider reports no tokens for a
+ * reply cut short, so what it spent is not known.
+ */
+export type SampleTold = { tokens: SampleReply["tokens"] } | { stopped: true };
 
 export function callAsks(o: CallAsksOptions): CallAsks {
   const { call, policy } = o;
@@ -51,8 +61,14 @@ export function callAsks(o: CallAsksOptions): CallAsks {
     : !llm?.sample
       ? { refused: "byteseek has no model configured to sample" }
       : async (request, signal) => {
-          const reply = await (llm.sample as NonNullable<LlmClient["sample"]>)(request, signal);
-          o.onSample?.(reply.tokens);
+          let reply: SampleReply;
+          try {
+            reply = await (llm.sample as NonNullable<LlmClient["sample"]>)(request, signal);
+          } catch (err) {
+            if (signal?.aborted) o.onSample?.({ stopped: true });
+            throw err;
+          }
+          o.onSample?.({ tokens: reply.tokens });
           return reply;
         };
   const roots = grant.read || grant.write ? [o.workspace, ...o.roots] : [];

@@ -31,6 +31,11 @@ const UsageFields = z.object({
    * not wait for its sample): counted here and in `tokens`, not in any record's `details.asked`.
    */
   lateSamples: z.number().optional(),
+  /**
+   * Samples stopped when their call ended (timed out, aborted) before the model answered: not in
+   * `samples`, and what they spent is not in `tokens` (a provider reports none for a reply cut short).
+   */
+  stoppedSamples: z.number().optional(),
 });
 export const Usage = UsageFields.loose();
 export type Usage = z.infer<typeof Usage>;
@@ -41,11 +46,13 @@ export const UsageDoc = docFamily("a run's usage counters", Usage);
 /** The one counter calls to names that name no tool share (in `tools`). */
 export const UNKNOWN_TOOLS = "(unknown)";
 
-/** Samples of the run's model for an upstream: how many, and their tokens. */
+/** Samples of the run's model for an upstream: how many were answered, their tokens, and how many were stopped. */
 export interface Sampled {
   samples: number;
   input: number;
   output: number;
+  /** Stopped by their call's end before an answer (their tokens unknown). */
+  stopped?: number;
 }
 
 /** One call's contribution to its run's counters. */
@@ -209,16 +216,12 @@ export function createCallLog(tree: Tree, logger: Logger) {
      * (`samples`, `tokens`, `lateSamples`) in a write of their own; rejects when it cannot be stored.
      */
     lateSamples(vid: string, sampled: Sampled): Promise<void> {
-      return update(vid, (usage) => ({
-        ...usage,
-        samples: (usage.samples ?? 0) + sampled.samples,
-        lateSamples: (usage.lateSamples ?? 0) + sampled.samples,
-        tokens: {
-          ...usage.tokens,
-          input: (usage.tokens?.input ?? 0) + sampled.input,
-          output: (usage.tokens?.output ?? 0) + sampled.output,
-        },
-      }));
+      return update(vid, (usage) => {
+        const added = addSampled(usage, sampled);
+        return sampled.samples > 0
+          ? { ...added, lateSamples: (usage.lateSamples ?? 0) + sampled.samples }
+          : added;
+      });
     },
   };
 }
@@ -232,15 +235,10 @@ function applyDeltas(base: Usage, deltas: UsageDelta[]): Usage {
   const kinds = { ...base.kinds };
   const tools = { ...base.tools };
   let calls = base.calls ?? 0;
-  let samples = base.samples ?? 0;
-  const tokens = { input: base.tokens?.input ?? 0, output: base.tokens?.output ?? 0 };
+  let spent = base;
   for (const d of deltas) {
     calls++;
-    if (d.sampled) {
-      samples += d.sampled.samples;
-      tokens.input += d.sampled.input;
-      tokens.output += d.sampled.output;
-    }
+    if (d.sampled) spent = addSampled(spent, d.sampled);
     kinds[d.kind] = (kinds[d.kind] ?? 0) + 1;
     const prev = tools[d.tool];
     const t = prev
@@ -251,6 +249,24 @@ function applyDeltas(base: Usage, deltas: UsageDelta[]): Usage {
     t.kinds[d.kind] = (t.kinds[d.kind] ?? 0) + 1;
     tools[d.tool] = t;
   }
-  const spent = samples > (base.samples ?? 0) ? { samples, tokens } : {};
-  return { ...base, calls, kinds, tools, ...spent };
+  return { ...spent, calls, kinds, tools };
+}
+
+/** The counters with `sampled` added: answered samples and their tokens, and stopped ones (fields only where there are any). */
+function addSampled(usage: Usage, sampled: Sampled): Usage {
+  const stopped = sampled.stopped ?? 0;
+  return {
+    ...usage,
+    ...(sampled.samples > 0
+      ? {
+          samples: (usage.samples ?? 0) + sampled.samples,
+          tokens: {
+            ...usage.tokens,
+            input: (usage.tokens?.input ?? 0) + sampled.input,
+            output: (usage.tokens?.output ?? 0) + sampled.output,
+          },
+        }
+      : {}),
+    ...(stopped > 0 ? { stoppedSamples: (usage.stoppedSamples ?? 0) + stopped } : {}),
+  };
 }
