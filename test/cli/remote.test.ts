@@ -114,6 +114,33 @@ describe("kvspace watch through a server", () => {
   });
 });
 
+describe("kvspace watch -q through a server that goes away", () => {
+  it("leaves the lost-server note out, and still ends with the error and the --from revision", async () => {
+    const server = await startCliServer({
+      store: join(await temps.make(), "store"),
+      workspace: await temps.make(),
+    });
+    let out = "";
+    const done = runInProcess(
+      ["watch", "-q", "/q/"],
+      { env: cliEnv(server.url, { BYTESEEK_CLIENT_TIMEOUT: "300" }) },
+      {},
+      { onStdout: (all) => (out = all) },
+    );
+    for (let n = 0; !out.includes("/q/k\t"); n++) {
+      await server.tree.set("/q/k", str(String(n)));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await server.close();
+    const ended = await done;
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).not.toContain("kvspace: lost");
+    expect(ended.stderr).toMatch(
+      /^kvspace watch: the byteseek server at .* went away, and nothing answered there for 0\.3 s; the watch ended\.\n.* --from \d+ \(once the server answers again\)\n$/,
+    );
+  });
+});
+
 describe("kvspace against a server that stops answering", () => {
   it("fails kvspace get with exit 1, saying what to do, when the server takes the connection and never answers", async () => {
     assertBuilt();
@@ -138,17 +165,21 @@ describe("kvspace against a server that stops answering", () => {
     assertBuilt();
     const store = join(await temps.make(), "store");
     const server = await startServerChild(
-      { KVSPACE: store, BYTESEEK_WORKSPACE: await temps.make(), BYTESEEK_TOKEN: "" },
+      // no seeding: a plain store starts sooner
+      { KVSPACE: store, BYTESEEK_WORKSPACE: await temps.make(), BYTESEEK_TOKEN: "", BYTESEEK_SEED: "0" },
       ["--no-auth"],
     );
     let out = "";
+    let exited = false;
     const watch = runCli(["watch", "/gone/"], {
+      // the bound on a busy machine's answers, and on the wait for a server that went away
       env: cliEnv(server.url, { BYTESEEK_CLIENT_TIMEOUT: "1000" }),
       onStdout: (all) => (out = all),
     });
+    void watch.finally(() => (exited = true));
     try {
-      // The watch starts after its first answer; write until it has seen one.
-      for (let n = 0; !out.includes("/gone/k\t"); n++) {
+      // The watch starts after its first answer; write until it has seen one (or it ended: below says why).
+      for (let n = 0; !out.includes("/gone/k\t") && !exited; n++) {
         expect((await server.json("PUT", "/v1/tree/gone/k", n)).status).toBe(200);
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -157,6 +188,7 @@ describe("kvspace against a server that stops answering", () => {
     }
     // Before, the watch waited for the server forever, saying nothing (and this test for its timeout).
     const ended = await watch;
+    expect(ended.stdout, ended.stderr).toContain("/gone/k\t");
     expect(ended.code).toBe(1);
     const rev = Number(ended.stdout.trim().split("\n").at(-1)!.split("\t")[0]);
     const [note, ...rest] = ended.stderr.split("\n");

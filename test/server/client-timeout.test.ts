@@ -128,7 +128,7 @@ describe("the HTTP tree's watch and the server's heartbeat", () => {
     })();
     await eventually(() => watchConnections === 1, "the watch to connect");
     // quiet for several times the bound: only the heartbeat keeps it
-    await new Promise((r) => setTimeout(r, 700));
+    await new Promise((r) => setTimeout(r, 500));
     const w = await s.tree.set("/quiet/k", str("v"));
     await eventually(() => got.length === 1, "the write to be followed");
     expect(got[0]?.rev).toBe(w.rev);
@@ -139,33 +139,65 @@ describe("the HTTP tree's watch and the server's heartbeat", () => {
     await s.close();
   });
 
-  it("drops a watch's stream that goes silent past its heartbeat and resumes after the last change", async () => {
-    const progress = (rev: number) => `event: progress\ndata: {"rev":${rev}}\n\n`;
-    const change = (rev: number) =>
-      `id: ${rev}\nevent: change\ndata: ${JSON.stringify({ rev, events: [{ type: "put", key: `/s/${rev}`, kind: "char/utf8", value: "v", rev, prevRev: 0, version: 1 }] })}\n\n`;
-    const heads: string[][] = [];
-    const sse = await rawServer(async (socket, n) => {
-      heads.push(await requestHead(socket));
-      socket.write(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nx-byteseek-progress-ms: 50\r\n\r\n" +
-          progress(4) +
-          change(n === 1 ? 5 : 6),
-      );
-      // then nothing: not a byte, not a heartbeat, the connection left open
+  for (const transport of ["node", "undici"] as const) {
+    it(`drops a watch's stream that goes silent past its heartbeat and resumes after the last change (${transport})`, async () => {
+      const progress = (rev: number) => `event: progress\ndata: {"rev":${rev}}\n\n`;
+      const change = (rev: number) =>
+        `id: ${rev}\nevent: change\ndata: ${JSON.stringify({ rev, events: [{ type: "put", key: `/s/${rev}`, kind: "char/utf8", value: "v", rev, prevRev: 0, version: 1 }] })}\n\n`;
+      const heads: string[][] = [];
+      const sse = await rawServer(async (socket, n) => {
+        heads.push(await requestHead(socket));
+        socket.write(
+          "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nx-byteseek-progress-ms: 50\r\n\r\n" +
+            progress(4) +
+            change(n === 1 ? 5 : 6),
+        );
+        // then nothing: not a byte, not a heartbeat, the connection left open
+      });
+      const client = createHttpTree({ url: sse.url, timeoutMs: 100, transport });
+      const got: number[] = [];
+      const ac = new AbortController();
+      const following = (async () => {
+        for await (const b of client.watch("/s/", { signal: ac.signal })) got.push(b.rev);
+      })();
+      // Before the bound, the first stream's silence was waited on forever.
+      await eventually(() => got.length === 2, "the watch to reconnect and read the next change");
+      expect(got).toEqual([5, 6]);
+      expect(heads[1]).toContain("last-event-id: 5");
+      ac.abort();
+      await following;
+      await client.close();
+      await sse.close();
     });
-    const client = createHttpTree({ url: sse.url, timeoutMs: 100 });
-    const got: number[] = [];
-    const ac = new AbortController();
-    const following = (async () => {
-      for await (const b of client.watch("/s/", { signal: ac.signal })) got.push(b.rev);
-    })();
-    // Before the bound, the first stream's silence was waited on forever.
-    await eventually(() => got.length === 2, "the watch to reconnect and read the next change");
-    expect(got).toEqual([5, 6]);
-    expect(heads[1]).toContain("last-event-id: 5");
-    ac.abort();
-    await following;
+  }
+
+  it("ends a watch whose server takes each connection and never answers, once its patience is spent, telling its reader once", async () => {
+    const silent = await rawServer();
+    const lost: Array<{ server: string; reason: string; patienceMs: number | undefined }> = [];
+    const client = createHttpTree({
+      url: silent.url,
+      timeoutMs: 100,
+      watchPatienceMs: 300,
+      maxReconnectDelayMs: 50,
+      onWatchLost: (l) => lost.push(l),
+    });
+    const err = await caught(
+      (async () => {
+        for await (const _ of client.watch("/never/", { fromRev: 7 })) {
+          // nothing comes
+        }
+      })(),
+    );
+    expect(err).toMatchObject({
+      code: "TREE_UNAVAILABLE",
+      details: { resumeFrom: 7 },
+      cause: { code: "TREE_TIMEOUT" },
+    });
+    expect(lost).toEqual([
+      { server: `the byteseek server at ${silent.url}/`, reason: "no answer within 0.1 s", patienceMs: 300 },
+    ]);
+    expect(silent.connections()).toBeGreaterThan(1);
     await client.close();
-    await sse.close();
+    await silent.close();
   });
 });
