@@ -3,7 +3,11 @@ import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { totalmem } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NO_MEMORY_CAP_WARNING, sandboxState } from "../../tools/sandbox/probe.js";
+import {
+  NO_MEMORY_CAP_WARNING,
+  NO_TOTAL_MEMORY_CAP_WARNING,
+  sandboxState,
+} from "../../tools/sandbox/probe.js";
 import { createSandboxRunner } from "../../tools/sandbox/runner.js";
 import { SandboxLimits } from "../../tools/sandbox/settings.js";
 import { setPolicy } from "../tools/helpers.js";
@@ -282,6 +286,17 @@ describe("where the server can make no memory cgroup", () => {
       warning: NO_MEMORY_CAP_WARNING,
     });
     expect(NO_MEMORY_CAP_WARNING).toContain("limits.residentBytes does not bind");
+  });
+
+  it("warns, where each command's memory is capped but not all of theirs together, that the total does not bind", async () => {
+    // cgroup v1 without hierarchical accounting (before Linux 5.11) is such a place; not this machine
+    const caps = { memory: true, processes: true, totalMemory: false };
+    expect(await sandboxState("on", runner.status, async () => caps)).toEqual({
+      state: "on",
+      caps,
+      warning: NO_TOTAL_MEMORY_CAP_WARNING,
+    });
+    expect(NO_TOTAL_MEMORY_CAP_WARNING).toContain("limits.totalResidentBytes does not bind");
   });
 
   it("holds a process at its address space (RLIMIT_AS), as before", async () => {
