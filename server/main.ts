@@ -26,6 +26,7 @@ import { liveReplayTools } from "../compose/replay-tools.js";
 import { DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
 import { createPolicyReader } from "../tools/gate/policy.js";
 import { withdrawSecrets } from "../tools/process/secrets.js";
+import { sizeText } from "../tools/sandbox/exit.js";
 import { type SandboxState, sandboxState } from "../tools/sandbox/probe.js";
 import { describeLanes, readFastLanes } from "../tree/fast-lanes.js";
 import { sharePath } from "../tree/held-socket.js";
@@ -392,7 +393,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
               residentBytes: sandbox.caps.memory ? "memory cgroup" : "none (memoryBytes per process only)",
               processes: sandbox.caps.processes ? "pids cgroup" : "RLIMIT_NPROC",
               totalResidentBytes: sandbox.caps.totalMemory
-                ? "memory cgroup over every command's"
+                ? `memory cgroup over every command's${capText(sandbox.totalResidentBytes ?? sandbox.caps.totalMemoryDefault)}`
                 : sandbox.caps.memory
                   ? "none (each command capped alone)"
                   : "none",
@@ -456,11 +457,21 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
  * What the start line says of the sandbox: on, off (the policy's explicit choice, warned), or
  * unavailable here (every command will be refused: warned with the cause and the setting).
  */
-async function sandboxAtStart(tree: Tree, byteseek: Byteseek): Promise<SandboxState> {
+async function sandboxAtStart(
+  tree: Tree,
+  byteseek: Byteseek,
+): Promise<SandboxState & { totalResidentBytes?: number }> {
   const loaded = await createPolicyReader(tree)().catch(() => undefined);
-  return sandboxState(
+  const state = await sandboxState(
     loaded?.ok ? loaded.policy.sandbox : "on",
     () => byteseek.sandbox.status(),
     () => byteseek.sandbox.caps(),
   );
+  const total = loaded?.ok ? loaded.policy.limits.totalResidentBytes : undefined;
+  return total === undefined ? state : { ...state, totalResidentBytes: total };
+}
+
+/** ", 12 GiB" (the size the start line names beside a cap), or nothing. */
+function capText(bytes: number | undefined): string {
+  return bytes === undefined ? "" : `, ${sizeText(bytes)}`;
 }

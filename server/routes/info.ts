@@ -47,7 +47,14 @@ export const InfoJson = z.object({
           totalMemory: z
             .boolean()
             .describe(
-              "limits.totalResidentBytes binds: every command's memory cgroup is made in one of the server's, capping all commands together (by default at half the memory the server may use); false: each command is capped alone",
+              "limits.totalResidentBytes binds: every command's memory cgroup is made in one of the server's, capping all commands together; false: each command is capped alone",
+            ),
+          totalMemoryDefault: z
+            .number()
+            .int()
+            .optional()
+            .describe(
+              "Where totalMemory binds, its cap when the policy names none: half the memory the server may use (the machine's, or its own cgroup's limit when lower)",
             ),
         })
         .optional()

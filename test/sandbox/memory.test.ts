@@ -3,7 +3,11 @@ import { mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { totalmem } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NO_MEMORY_CAP_WARNING, sandboxState } from "../../tools/sandbox/probe.js";
+import {
+  NO_MEMORY_CAP_WARNING,
+  NO_TOTAL_MEMORY_CAP_WARNING,
+  sandboxState,
+} from "../../tools/sandbox/probe.js";
 import { createSandboxRunner } from "../../tools/sandbox/runner.js";
 import { SandboxLimits } from "../../tools/sandbox/settings.js";
 import { setPolicy } from "../tools/helpers.js";
@@ -26,6 +30,13 @@ async function memoryHierarchy(): Promise<string | undefined> {
   return v2 === undefined ? undefined : path.join("/sys/fs/cgroup", v2);
 }
 
+/** Half the memory a process of the cgroup `dir` may use: the machine's, or less where a cgroup caps it. */
+async function halfTheMemory(dir: string): Promise<number> {
+  const stat = await readFile(path.join(dir, "memory.stat"), "utf8");
+  const above = Number(/^hierarchical_memory_limit (\d+)$/m.exec(stat)?.[1]);
+  return Math.floor(Math.min(totalmem(), above) / 2 / MiB) * MiB;
+}
+
 /** The per-command cgroups under this process's byteseek folders in `dir`. */
 async function commandCgroups(dir: string): Promise<string[]> {
   const found: string[] = [];
@@ -44,11 +55,16 @@ describe("a sandboxed command's resident memory is capped by a memory cgroup of 
   beforeAll(async () => {
     // the server (this process) has memory and pids cgroups it may write: root here and in CI; the
     // start line and GET /v1/info say so, without a warning
+    hierarchy = (await memoryHierarchy())!;
     expect(await sandboxState("on", runner.status, runner.caps)).toEqual({
       state: "on",
-      caps: { memory: true, processes: true, totalMemory: true },
+      caps: {
+        memory: true,
+        processes: true,
+        totalMemory: true,
+        totalMemoryDefault: await halfTheMemory(hierarchy),
+      },
     });
-    hierarchy = (await memoryHierarchy())!;
     s = await openSandboxed({ runner, policy: harnessPolicy({ limits: { residentBytes: 64 * MiB } }) });
   });
   afterAll(async () => {
@@ -185,10 +201,7 @@ describe("all sandboxed commands of a server are capped together, by the memory 
     await setPolicy(s.tree, harnessPolicy({ limits: { residentBytes: 64 * MiB } }));
     try {
       expect((await run("true")).kind).toBe("ok");
-      const stat = await readFile(path.join(hierarchy, "memory.stat"), "utf8");
-      const above = Number(/^hierarchical_memory_limit (\d+)$/m.exec(stat)?.[1]);
-      const half = Math.floor(Math.min(totalmem(), above) / 2 / MiB) * MiB;
-      expect(await totalCap()).toBe(half);
+      expect(await totalCap()).toBe(await halfTheMemory(hierarchy));
     } finally {
       await setPolicy(
         s.tree,
@@ -273,6 +286,17 @@ describe("where the server can make no memory cgroup", () => {
       warning: NO_MEMORY_CAP_WARNING,
     });
     expect(NO_MEMORY_CAP_WARNING).toContain("limits.residentBytes does not bind");
+  });
+
+  it("warns, where each command's memory is capped but not all of theirs together, that the total does not bind", async () => {
+    // cgroup v1 without hierarchical accounting (before Linux 5.11) is such a place; not this machine
+    const caps = { memory: true, processes: true, totalMemory: false };
+    expect(await sandboxState("on", runner.status, async () => caps)).toEqual({
+      state: "on",
+      caps,
+      warning: NO_TOTAL_MEMORY_CAP_WARNING,
+    });
+    expect(NO_TOTAL_MEMORY_CAP_WARNING).toContain("limits.totalResidentBytes does not bind");
   });
 
   it("holds a process at its address space (RLIMIT_AS), as before", async () => {

@@ -55,13 +55,24 @@ describe('a policy with "sandbox": "off" is shown as a warning', () => {
       logger: logs.logger,
       handleSignals: false,
     });
+    const info = await fetch(`${server.url}/v1/info`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    }).then((r) => r.json() as Promise<{ sandbox?: { caps?: Record<string, unknown>; warning?: string } }>);
     await server.close();
+    expect(info.sandbox?.caps).toEqual({
+      memory: true,
+      processes: true,
+      totalMemory: true,
+      totalMemoryDefault: expect.any(Number),
+    });
+    expect(info.sandbox?.warning).toBeUndefined();
     const listening = logs.lines.find((l) => l.msg === "listening");
     expect(listening?.sandbox).toBe("on");
     expect(listening?.sandboxCaps).toEqual({
       residentBytes: "memory cgroup",
       processes: "pids cgroup",
-      totalResidentBytes: "memory cgroup over every command's",
+      // half of the machine's memory by default (here, where no cgroup above caps it lower)
+      totalResidentBytes: expect.stringMatching(/^memory cgroup over every command's, \d+ (GiB|MiB)$/),
     });
     expect(logs.lines.some((l) => typeof l.msg === "string" && l.msg.includes("residentBytes"))).toBe(false);
   });

@@ -26,6 +26,8 @@ export interface SandboxCaps {
    * cgroup is made in it, and its cap binds them together (cgroup v2, or v1 hierarchical accounting).
    */
   totalMemory: boolean;
+  /** Where it binds, the cap all commands together get when the policy names none (`defaultTotalBytes`). */
+  totalMemoryDefault?: number;
 }
 
 /** The caps one command's cgroups hold it to. */
@@ -66,6 +68,8 @@ export interface CommandCgroups {
   readonly bases: readonly string[];
   /** Whether byteseek's memory folder caps all commands together (`limits.totalResidentBytes`). */
   readonly totalMemory: boolean;
+  /** Where it does, that cap when the policy names none. */
+  readonly totalMemoryDefault?: number;
   /** Makes the cgroups of the command `name` (unique among running commands). */
   make(name: string, caps: CgroupCaps): Promise<CommandCgroup>;
   /** Removes byteseek's folders (once every command's cgroups are removed). */
@@ -245,6 +249,7 @@ function commandCgroups(hierarchies: readonly Hierarchy[]): CommandCgroups {
     controllers: new Set(hierarchies.flatMap((h) => h.controllers)),
     bases: hierarchies.map((h) => h.base),
     totalMemory: memory?.total !== undefined,
+    ...(memory?.total ? { totalMemoryDefault: memory.total.defaultBytes } : {}),
     async make(name, caps) {
       await applyTotal(caps.totalResidentBytes);
       const made: string[] = [];

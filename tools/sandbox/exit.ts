@@ -40,7 +40,7 @@ export function outOfMemoryDetails(oom: OutOfMemory): Record<string, unknown> {
 }
 
 /** 4 GiB, 64 MiB, or bytes when neither is whole. */
-function sizeText(bytes: number): string {
+export function sizeText(bytes: number): string {
   for (const [unit, size] of [
     ["GiB", 1024 ** 3],
     ["MiB", 1024 ** 2],

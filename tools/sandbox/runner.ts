@@ -209,6 +209,7 @@ export function createSandboxRunner(options: SandboxRunnerOptions = {}): Sandbox
         memory: made?.controllers.has("memory") ?? false,
         processes: made?.controllers.has("pids") ?? false,
         totalMemory: made?.totalMemory ?? false,
+        ...(made?.totalMemoryDefault ? { totalMemoryDefault: made.totalMemoryDefault } : {}),
       };
     },
     async close() {
