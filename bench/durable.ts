@@ -192,12 +192,13 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
       onIntentWait: (wait) => waits.push(wait),
     });
     const rows: string[][] = [];
-    for (const c of callClasses(calls)) {
+    const only = arg("only");
+    for (const c of callClasses(calls).filter((k) => only === undefined || k.name === only)) {
       const call = async (i: number, vid: string) => {
         const r = await runtime.call(c.name, c.args(i), { vid });
         if (r.kind !== "ok") throw new Error(`${c.name}: unexpected result: ${r.text}`);
       };
-      for (let i = 0; i < Math.min(50, c.calls); i++) await call(i, `warm-${c.name}`);
+      for (let i = 0; i < Math.min(1000, c.calls); i++) await call(i, `warm-${c.name}`);
       starts.length = 0;
       waits.length = 0;
       const before = synced.n;
