@@ -16,11 +16,10 @@
  * One configuration: node dist/bench/durable.js --sync always [--classes] --callers 16 --calls 2000
  * (count its fsyncs with strace -f -c -e trace=fdatasync)
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClassicLevel } from "classic-level";
@@ -165,21 +164,34 @@ function callClasses(calls: number): CallClass[] {
   ];
 }
 
+/**
+ * The http calls' counter server, in a process of its own: in this one, its sockets' events would
+ * compete with the next call's record for the event loop (a real endpoint is elsewhere).
+ */
+async function startCounter(): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [
+      "-e",
+      `require("node:http").createServer((q, s) => { q.resume(); q.on("end", () => s.end('{"count":1}')); })` +
+        `.listen(0, "127.0.0.1", function () { console.log(this.address().port); });`,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const [line] = (await once(child.stdout!, "data")) as [Buffer];
+  return { port: Number(line.toString().trim()), child };
+}
+
 /** Per call class, one run calling alone: the started record's write, the whole call, synced commits a call. */
 async function classCosts(sync: "never" | "always", calls: number): Promise<string[][]> {
   const dir = await mkdtemp(join(tmpdir(), "byteseek-bench-durable-"));
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => res.end('{"count":1}'));
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
+  const counter = await startCounter();
   const synced = { n: 0 };
   const raw = await countingStore(join(dir, "db"), sync, synced);
   try {
     const builtins = [noopTool, ...createTreeTools(), ...createEditTools(), ...createShellTools()];
     await seedTools({ tree: raw, builtins });
-    await declareCounter(raw, (server.address() as AddressInfo).port);
+    await declareCounter(raw, counter.port);
     await mkdir(join(dir, "ws"));
     const starts: number[] = [];
     const waits: number[] = [];
@@ -221,7 +233,7 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
     return rows;
   } finally {
     await raw.close();
-    server.close();
+    counter.child.kill();
     await rm(dir, { recursive: true, force: true });
   }
 }

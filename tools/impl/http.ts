@@ -30,6 +30,9 @@ export function httpUrl(impl: HttpImplSpec, args: Record<string, unknown>): URL 
  * followed (undici's default): a 3xx is answered with its Location, for the model to call a
  * granted URL itself. A status of 400 or more is a failure that shows the start of the body.
  */
+/** What a call's own connection is closed with once its answer is read (nothing is waiting on it). */
+const CALL_OVER = new Error("the http call is over");
+
 export async function runHttpImpl(
   impl: HttpImplSpec,
   args: Record<string, unknown>,
@@ -53,7 +56,8 @@ export async function runHttpImpl(
   try {
     return await fetchPinned(impl, args, ctx, url, dispatcher);
   } finally {
-    await dispatcher.destroy().catch(() => undefined);
+    // with an error made once: undici makes one (a stack trace, ~40 µs) when given none
+    await dispatcher.destroy(CALL_OVER).catch(() => undefined);
   }
 }
 
