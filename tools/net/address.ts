@@ -23,7 +23,7 @@ export function isOwnAddress(address: string, own: readonly string[] = ownAddres
 
 /** How long a reading of the machine's interfaces is used: reading them costs ~0.15 ms, an http call's own time. */
 const OWN_ADDRESSES_MS = 1000;
-let own: { at: number; addresses: string[] } | undefined;
+let read: { at: number; addresses: string[] } | undefined;
 
 /**
  * Every address of this machine's interfaces, read at most once a second (interfaces come and
@@ -31,12 +31,12 @@ let own: { at: number; addresses: string[] } | undefined;
  */
 export function ownAddresses(): string[] {
   const now = Date.now();
-  if (own === undefined || now - own.at >= OWN_ADDRESSES_MS || now < own.at)
-    own = {
+  if (read === undefined || now - read.at >= OWN_ADDRESSES_MS || now < read.at)
+    read = {
       at: now,
       addresses: Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)),
     };
-  return own.addresses;
+  return read.addresses;
 }
 
 /** A comparable form: IPv4 dotted, IPv6 as 16 bytes in hex, an IPv4-mapped IPv6 as its IPv4. */
