@@ -81,7 +81,10 @@ const doc = {
       examples: {
         info: {
           workspace: "/home/me/project/workspace",
-          sandbox: { state: "on", caps: { memory: true, processes: true } },
+          sandbox: {
+            state: "on",
+            caps: { memory: true, processes: true, totalMemory: true, totalMemoryDefault: 12884901888 },
+          },
           llm: { configured: true, api: "openai", model: "gpt-4.1", models: ["gpt-4.1", "gpt-4.1-mini"] },
         },
       },
