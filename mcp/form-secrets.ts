@@ -34,8 +34,13 @@ const TEXTUAL =
 
 /** A token that is one (an access token, "your token"), not a count of them. */
 const TOKEN = /\btokens?\b/;
-const COUNTED =
-  /\b(count|counts|max|maximum|min|minimum|limit|limits|number|budget|usage|total|length|per)\b/;
+/**
+ * Tokens counted, the counting word right beside them ("max tokens", "token budget", "number of
+ * tokens"): only these are taken out before looking for a token, so "your access token (max 40
+ * characters)" still asks for one.
+ */
+const COUNTED_TOKENS =
+  /\b(max|maximum|min|minimum|total|number of|count of|output|input)( output| input)? tokens?\b|\btokens? (count|counts|budget|usage|limit|limits|used|per \w+|length)\b|\bhow many tokens\b/g;
 
 /** What marks `field` (named `name`) as asking for a secret, said for a person, or undefined. */
 export function secretSign(name: string, field: unknown): string | undefined {
@@ -52,7 +57,8 @@ export function secretSign(name: string, field: unknown): string | undefined {
     const words = wordsOf(text);
     if (NUMERIC.test(words)) return `its ${part} asks for one`;
     if (numeric) continue;
-    if (TEXTUAL.test(words) || (TOKEN.test(words) && !COUNTED.test(words))) return `its ${part} asks for one`;
+    if (TEXTUAL.test(words) || TOKEN.test(words.replace(COUNTED_TOKENS, " ")))
+      return `its ${part} asks for one`;
   }
   return undefined;
 }

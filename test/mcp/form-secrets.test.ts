@@ -34,6 +34,13 @@ const SECRETS: Array<[string, Record<string, unknown>, string]> = [
   ["mfa", text({ title: "2FA code" }), "its title asks for one"],
   // no type said: read as text
   ["bearer", {}, "its name asks for one"],
+  // a counting word elsewhere in the text does not hide a token asked for
+  ["t", text({ title: "Your access token (max 40 characters)" }), "its title asks for one"],
+  [
+    "gh",
+    text({ description: "A token with repo scope; its total length is 40" }),
+    "its description asks for one",
+  ],
 ];
 
 /** [name, field]: fields that share a word with a secret and ask for none. */
@@ -56,6 +63,8 @@ const PLAIN: Array<[string, Record<string, unknown>]> = [
   ["scopes", { type: "array", items: { type: "string", enum: ["secret.read", "token.write"] } }],
   ["kind", text({ oneOf: [{ const: "api_key", title: "API key" }] })],
   ["pages", int({ title: "Number of pages" })],
+  ["limit", text({ title: "Max tokens", description: "How many tokens the answer may use" })],
+  ["cap", text({ description: "The token budget per day" })],
   ["password_length", int({ title: "Password length" })],
 ];
 
