@@ -136,11 +136,11 @@ export function createExecutor(options: ExecutorOptions): Execute {
     );
     const paths = await policyPaths(policy, workspace);
     const controller = new AbortController();
+    /** Rejects with the call's timeout or abort, once it comes. */
+    const stopped = whenAborted(controller.signal);
     // a call timed out or aborted while its record is being stored stops waiting, and makes no effect
-    let stopped: Promise<never> | undefined;
     const effectMayFollow = intentDurable
       ? async () => {
-          stopped ??= whenAborted(controller.signal);
           await Promise.race([intentDurable(), stopped]);
           controller.signal.throwIfAborted();
         }
@@ -204,9 +204,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
         (output) => ({ output }),
         (error: unknown) => ({ error }),
       );
-      const aborted = new Promise<"aborted">((res) => {
-        controller.signal.addEventListener("abort", () => res("aborted"), { once: true });
-      });
+      const aborted = stopped.catch(() => "aborted" as const);
       let outcome = await Promise.race([settled, aborted]);
       if (outcome === "aborted") {
         // Give the tool a moment to stop and say what it had done (a command's output so far).

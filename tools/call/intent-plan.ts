@@ -9,7 +9,7 @@ import { policyPaths } from "../gate/gate.js";
 import type { Policy } from "../gate/policy.js";
 import type { BuiltinTool } from "../types.js";
 import type { ToolCall } from "./hooks.js";
-import { type CallIntent, sideEffectOf } from "./intent.js";
+import { type CallIntent, type SideEffect, sideEffectOf } from "./intent.js";
 
 export type PlanIntent = (call: ToolCall, policy: Policy) => Promise<CallIntent>;
 
@@ -21,12 +21,7 @@ export function createIntentPlanner(options: {
 }): PlanIntent {
   const { registry, workspace, logger, tree } = options;
   return async function planIntent(call, policy) {
-    const impl = call.declaration.impl;
-    const builtin = impl.kind === "builtin" ? registry.get(impl.ref) : undefined;
-    const sideEffect = sideEffectOf(call.declaration, call.agentWritten, {
-      files: builtin?.intent !== undefined,
-      keys: builtin?.keyIntent !== undefined,
-    });
+    const { builtin, sideEffect } = declaredSideEffect(call, registry);
     try {
       if (sideEffect === "files" && builtin?.intent) {
         const { roots } = await policyPaths(policy, workspace);
@@ -57,11 +52,22 @@ export function createIntentPlanner(options: {
  */
 export function createIntentOverlap(registry: ReadonlyMap<string, BuiltinTool>): (call: ToolCall) => boolean {
   return function overlapsIntent(call) {
-    const impl = call.declaration.impl;
-    if (impl.kind === "shell") return true;
-    const builtin = impl.kind === "builtin" ? registry.get(impl.ref) : undefined;
-    if (builtin?.awaitsIntent) return true;
-    const planned = { files: builtin?.intent !== undefined, keys: builtin?.keyIntent !== undefined };
-    return sideEffectOf(call.declaration, call.agentWritten, planned) === "none";
+    if (call.declaration.impl.kind === "shell") return true;
+    const { builtin, sideEffect } = declaredSideEffect(call, registry);
+    return builtin?.awaitsIntent === true || sideEffect === "none";
   };
+}
+
+/** The call's built-in (when its impl names one) and the side effect its declaration states. */
+function declaredSideEffect(
+  call: ToolCall,
+  registry: ReadonlyMap<string, BuiltinTool>,
+): { builtin: BuiltinTool | undefined; sideEffect: SideEffect } {
+  const impl = call.declaration.impl;
+  const builtin = impl.kind === "builtin" ? registry.get(impl.ref) : undefined;
+  const sideEffect = sideEffectOf(call.declaration, call.agentWritten, {
+    files: builtin?.intent !== undefined,
+    keys: builtin?.keyIntent !== undefined,
+  });
+  return { builtin, sideEffect };
 }
