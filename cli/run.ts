@@ -47,6 +47,7 @@ export interface KvspaceDeps {
 
 const STORE_HELP = [
   "The store is KVSPACE: a folder (default ./data), etcd://host:2379[/prefix], or a byteseek server's http:// URL (BYTESEEK_TOKEN).",
+  "BYTESEEK_CLIENT_TIMEOUT: ms a server (at a URL, or holding the folder) may stay silent before a request fails (default 30000; 0: no bound).",
   "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.",
   "Scripts: -o json|ndjson prints data as JSON (each command's --help says which it takes; README.md gives the shapes);",
   "-q/--quiet leaves notes and progress off stderr. get, set, head, del, list, mv, cp and grep load only the tree.",

@@ -105,9 +105,16 @@ function opFromJson(o: TxnOpJson): TxnOp {
       if (o.force) op.force = true;
       if (o.vid !== undefined) op.vid = o.vid;
       if (o.unchecked) op.unchecked = true;
+      if (o.ifVersion !== undefined) op.ifVersion = o.ifVersion;
       return op;
     }
     case "del":
+      return {
+        op: "del",
+        key: o.key,
+        ...(o.force ? { force: true } : {}),
+        ...(o.ifVersion !== undefined ? { ifVersion: o.ifVersion } : {}),
+      };
     case "deltree":
       return o.force ? { op: o.op, key: o.key, force: true } : { op: o.op, key: o.key };
     case "append": {

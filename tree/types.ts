@@ -131,8 +131,11 @@ export type TxnOp =
       disown?: boolean;
       /** As `SetOptions.unchecked`. */
       unchecked?: boolean;
+      /** As `SetOptions.ifVersion`: otherwise the whole transaction fails with the set's own error. */
+      ifVersion?: number;
     }
-  | { op: "del"; key: string; force?: boolean }
+  /** `ifVersion` as `DelOptions.ifVersion`: otherwise the whole transaction fails with the del's own error. */
+  | { op: "del"; key: string; force?: boolean; ifVersion?: number }
   | { op: "deltree"; key: string; force?: boolean }
   | { op: "mkindex"; key: string }
   /** As `Tree.append`: `key` is the directory; the result's key names the child made. */

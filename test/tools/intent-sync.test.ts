@@ -1,8 +1,8 @@
 /**
  * At sync always, a call's `started` record is fsynced on its own only when its loss could matter:
- * edits and anything of unknown effect (shell, mcp, llm) keep the fsync; reads, tree writes and
- * http calls (sent with their Idempotency-Key) commit it without one, and it reaches the disk with
- * the next synced commit (the call's result). Observed on the real classic-level store: every batch
+ * edits and anything of unknown effect (shell, mcp, llm) keep the fsync; reads and http calls (sent
+ * with their Idempotency-Key) commit it without one, and it reaches the disk with the next synced
+ * commit (the call's result). A tree write commits it in its own write's commit (intent-write.ts). Observed on the real classic-level store: every batch
  * the tree writes, with the `sync` it was written with.
  */
 import { once } from "node:events";
@@ -115,7 +115,6 @@ describe("the intent record's fsync, by call class (sync always)", () => {
 
   it.each([
     ["a read tool", "tree.get", { key: "/nothing" }, "none"],
-    ["a tree write", "tree.set", { key: "/k", value: "v" }, "tree"],
     ["an http call", "count.add", {}, "http"],
   ])(
     "commits the intent of %s (%s) without an fsync; the result's commit is fsynced",
@@ -127,16 +126,18 @@ describe("the intent record's fsync, by call class (sync always)", () => {
     },
   );
 
-  it("fsyncs a tree write's effect, which carries the intent committed before it", async () => {
-    const { during, started, done } = await commitsOf(
+  it("commits a tree write's intent in its effect's own fsynced commit: two commits a call, not three", async () => {
+    const { during, started, done, sideEffect } = await commitsOf(
       "tree.set",
       { key: "/k2", value: "effect" },
-      "lazy-effect",
+      "carried-effect",
     );
-    const effect = during.findIndex((c) => holding(c, "effect") && !holding(c, '"state"'));
-    expect(effect).toBeGreaterThan(started);
-    expect(effect).toBeLessThan(done);
+    expect(sideEffect).toBe("tree");
+    const effect = during.findIndex((c) => holding(c, '"effect"'));
+    expect(effect).toBe(started);
     expect(during[effect]?.sync).toBe(true);
+    expect(done).toBe(started + 1);
+    expect(during).toHaveLength(2);
   });
 
   it.each([

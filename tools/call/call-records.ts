@@ -11,7 +11,7 @@ import { idempotencyKeyOf, STARTED_TEXT, type ToolRecord, writeRecord } from "..
 import { type createCallLog, UNKNOWN_TOOLS } from "../records/usage.js";
 import type { ToolResult } from "../types.js";
 import type { ToolCall } from "./hooks.js";
-import { intentNeedsSync } from "./intent.js";
+import { type CallIntent, intentNeedsSync } from "./intent.js";
 import type { CallOptions, PipelineOptions, RecordMeta } from "./pipeline-types.js";
 import { failure } from "./results.js";
 
@@ -39,17 +39,20 @@ function baseRecord(
   };
 }
 
-/**
- * Stores the `started` record of a call about to execute, and notes it in `meta` (and the call's
- * idempotency key); a call whose start cannot be recorded does not run: answers the refusal.
- */
-export async function recordStart(
-  deps: { tree: Tree; logger: Logger; planIntent: PipelineOptions["planIntent"] },
+/** A call's `started` record, planned: what it intends, and the record that says so. */
+export interface PlannedStart {
+  intent: CallIntent;
+  record: ToolRecord;
+}
+
+/** Plans the `started` record of a call about to execute (what it intends: intent-plan.ts). */
+export async function planStart(
+  deps: { planIntent: PipelineOptions["planIntent"] },
   call: ToolCall,
   policy: Policy,
   callOptions: CallOptions,
   meta: RecordMeta,
-): Promise<ToolResult | undefined> {
+): Promise<PlannedStart> {
   const intent = await deps.planIntent(call, policy);
   const record: ToolRecord = {
     ...baseRecord(call.name, meta.args, Date.now(), meta, callOptions),
@@ -65,19 +68,53 @@ export async function recordStart(
   };
   // a retry keeps its key; a new record's is its own number, known once appended (stored with the result)
   if (callOptions.retry !== undefined) record.idempotencyKey = idempotencyKeyOf(callOptions.retry);
+  return { intent, record };
+}
+
+/**
+ * Stores the `started` record of a call about to execute, and notes it in `meta` (and the call's
+ * idempotency key); a call whose start cannot be recorded does not run: answers the refusal.
+ */
+export async function recordStart(
+  deps: { tree: Tree; logger: Logger; planIntent: PipelineOptions["planIntent"] },
+  call: ToolCall,
+  policy: Policy,
+  callOptions: CallOptions,
+  meta: RecordMeta,
+): Promise<ToolResult | undefined> {
+  return storeStart(deps, call, await planStart(deps, call, policy, callOptions, meta), callOptions, meta);
+}
+
+/** Stores a planned `started` record (recordStart); answers the refusal when it cannot be. */
+export async function storeStart(
+  deps: { tree: Tree; logger: Logger },
+  call: ToolCall,
+  { intent, record }: PlannedStart,
+  callOptions: CallOptions,
+  meta: RecordMeta,
+): Promise<ToolResult | undefined> {
   // at sync always, the record of a call that is safe to repeat waits for the next fsync (intent.ts)
   const deferSync = !intentNeedsSync(intent.sideEffect);
   const key = await writeRecord(deps.tree, deps.logger, call.vid, record, callOptions.retry, deferSync);
-  if (key === undefined)
-    return failure(
-      "runtime",
-      "failed",
-      `${call.name} did not run: byteseek could not record its start in the tree (see the server's log). Try again later.`,
-      {},
-    );
+  if (key === undefined) return notRecorded(call.name);
+  startedAt(call, meta, key, intent);
+  return undefined;
+}
+
+/** Notes that the call's started record is stored at `key`: its idempotency key, and what the done record keeps of it. */
+export function startedAt(call: ToolCall, meta: RecordMeta, key: string, intent: CallIntent): void {
   call.idempotencyKey = idempotencyKeyOf(key);
   meta.started = { key, intent };
-  return undefined;
+}
+
+/** A record that cannot be stored: the call did not run, and the model is told to try again later. */
+export function notRecorded(name: string): ToolResult {
+  return failure(
+    "runtime",
+    "failed",
+    `${name} did not run: byteseek could not record its start in the tree (see the server's log). Try again later.`,
+    {},
+  );
 }
 
 /** What the done record says of one call, beside what `meta` gathered. */

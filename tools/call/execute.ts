@@ -62,9 +62,17 @@ export type Execute = (
     onProgress?: ToolContext["onProgress"];
     onSample?: CallAsksOptions["onSample"];
   },
-  /** For a call run while its started record is written: resolves once it is stored (ToolContext.intentDurable). */
-  intentDurable?: () => Promise<void>,
+  /** How the call's effect meets its started record, when it is not stored before the call runs. */
+  intent?: IntentHooks,
 ) => Promise<ToolResult>;
+
+/** How a call's effect meets its started record when the record is not stored before the call runs. */
+export interface IntentHooks {
+  /** The call runs while the record is written: resolves once it is stored (ToolContext.intentDurable). */
+  durable?: () => Promise<void>;
+  /** The tree the call writes through: its first write commits the record with it (intent-write.ts). */
+  tree?: Tree;
+}
 
 export function createExecutor(options: ExecutorOptions): Execute {
   const { tree, logger, registry, llm, mcp, lookup, workspace, hidden, commandEnv, scratchRoot, fileLocks } =
@@ -122,7 +130,8 @@ export function createExecutor(options: ExecutorOptions): Execute {
     return new ToolError(err.code, message, { kind: err.kind, details: err.details, cause: err.cause });
   }
 
-  return async function execute(call, policy, callerSignal, scopes, listeners = {}, intentDurable) {
+  return async function execute(call, policy, callerSignal, scopes, listeners = {}, intent = {}) {
+    const intentDurable = intent.durable;
     const decl = call.declaration;
     const impl = decl.impl;
     // a call that asks for its own timeout (shell.run) gets it; beyond the policy's maximum the tool refuses it
@@ -173,7 +182,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       vid: call.vid,
       signal: controller.signal,
       workspace,
-      tree,
+      tree: intent.tree ?? tree,
       logger: logger.child({ tool: call.name, vid: call.vid }),
       locks: fileLocks,
       defaultTimeoutMs: Math.min(policy.defaultTimeoutMs, policy.maxTimeoutMs),

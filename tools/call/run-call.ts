@@ -10,10 +10,12 @@ import { changeApproval } from "../gate/approval-flow.js";
 import type { ProposedChange } from "../gate/approvals.js";
 import type { Policy } from "../gate/policy.js";
 import type { OwnedScope } from "../process/scope.js";
+import { recordOp } from "../records/records.js";
 import type { ToolResult } from "../types.js";
-import { recordStart } from "./call-records.js";
+import { type PlannedStart, planStart, recordStart, startedAt, storeStart } from "./call-records.js";
 import type { Execute } from "./execute.js";
 import type { ToolCall } from "./hooks.js";
+import { carryingRecord } from "./intent-write.js";
 import type { CallOptions, PipelineOptions, RecordMeta } from "./pipeline-types.js";
 
 /** What the execute stage reads of the pipeline's dependencies. */
@@ -48,7 +50,12 @@ export async function runCall(
   const run = async (): Promise<ToolResult> => {
     if (deps.overlapsIntent?.(call)) return runWhileRecorded(deps, call, policy, callOptions, meta, context);
     const t = performance.now();
-    const refused = await recordStart(deps, call, policy, callOptions, meta);
+    const start = await planStart(deps, call, policy, callOptions, meta);
+    if (start.intent.sideEffect === "tree") {
+      deps.onIntentWait?.(performance.now() - t, call);
+      return runWithRecordInItsWrite(deps, call, policy, start, callOptions, meta, context);
+    }
+    const refused = await storeStart(deps, call, start, callOptions, meta);
     deps.onIntentWait?.(performance.now() - t, call);
     if (refused) return refused;
     deps.failpoint?.("effect", call);
@@ -59,6 +66,32 @@ export async function runCall(
   if (result.details.code === "needs_approval" && change && callOptions.waitForApproval)
     return changeApproval(deps.approvals, deps.tree, call, change, decl.ref, policy, callOptions, meta);
   return result;
+}
+
+/**
+ * A tree write (side effect `tree`) commits its started record in its own transaction
+ * (intent-write.ts): the call's intent costs it no commit of its own, and a crash keeps both or
+ * neither. What the intent still costs the call is its planning (the keys' versions and hashes read).
+ */
+async function runWithRecordInItsWrite(
+  deps: RunDeps,
+  call: ToolCall,
+  policy: Policy,
+  start: PlannedStart,
+  callOptions: CallOptions,
+  meta: RecordMeta,
+  context: RunContext,
+): Promise<ToolResult> {
+  const tree = carryingRecord(deps.tree, {
+    op: (small) => recordOp(call.vid, start.record, callOptions.retry, small),
+    before: () => deps.failpoint?.("effect", call),
+    landed: (key) => startedAt(call, meta, key, start.intent),
+    async alone() {
+      const refused = await storeStart(deps, call, start, callOptions, meta);
+      if (refused) throw new ToolError("failed", refused.text, { kind: "runtime" });
+    },
+  });
+  return deps.execute(call, policy, callOptions.signal, context.scopes, context.listeners, { tree });
 }
 
 /**
@@ -95,14 +128,9 @@ async function runWhileRecorded(
   }
   let result: ToolResult;
   try {
-    result = await deps.execute(
-      call,
-      policy,
-      callOptions.signal,
-      context.scopes,
-      context.listeners,
-      intentDurable,
-    );
+    result = await deps.execute(call, policy, callOptions.signal, context.scopes, context.listeners, {
+      durable: intentDurable,
+    });
   } catch (err) {
     // the started record is settled before the pipeline records the failure at its key
     await started;

@@ -2,10 +2,10 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { dirs, runDirs } from "../../shared/keys.js";
 import { isTreeError } from "../../tree/errors.js";
-import type { Tree, TreeNode } from "../../tree/types.js";
+import type { Tree, TreeNode, TxnOp } from "../../tree/types.js";
 import type { TreeValue } from "../../tree/value.js";
 import { SIDE_EFFECTS } from "../call/intent.js";
-import { appendDoc, docFamily, parseDoc, writeDoc } from "../doc/read-write.js";
+import { appendDoc, docFamily, docValue, parseDoc, writeDoc } from "../doc/read-write.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */
 export const recordsDir = runDirs.records;
@@ -150,6 +150,19 @@ export async function writeRecord(
     logger.error({ err, vid, tool: record.name }, "cannot record a tool call");
     return undefined;
   }
+}
+
+/**
+ * The record's write as `writeRecord` makes it, as a transaction's operation: for a write that
+ * carries its call's record (tools/call/intent-write.ts). `small`: the form stored when the record
+ * is too large for the store.
+ */
+export function recordOp(vid: string, record: ToolRecord, at: string | undefined, small = false): TxnOp {
+  const stored = storedRecord(record);
+  const value = docValue(RecordDoc, small ? smallRecord(stored) : stored);
+  return at === undefined
+    ? { op: "append", key: recordsDir(vid), value, vid, ro: true }
+    : { op: "set", key: at, value, vid, ro: true, force: true };
 }
 
 /** The record as stored: its arguments and details shortened when large. */

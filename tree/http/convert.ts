@@ -182,6 +182,7 @@ function opToJson(op: TxnOp): TxnOpJson {
     if (op.force) out.force = true;
     if (op.vid !== undefined) out.vid = op.vid;
     if (op.unchecked) out.unchecked = true;
+    if (op.ifVersion !== undefined) out.ifVersion = op.ifVersion;
     return out;
   }
   if (op.op === "append") {
@@ -190,7 +191,14 @@ function opToJson(op: TxnOp): TxnOpJson {
     if (op.vid !== undefined) out.vid = op.vid;
     return out;
   }
-  if (op.op === "del" || op.op === "deltree")
+  if (op.op === "del")
+    return {
+      op: "del",
+      key: op.key,
+      ...(op.force ? { force: true } : {}),
+      ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}),
+    };
+  if (op.op === "deltree")
     return op.force ? { op: op.op, key: op.key, force: true } : { op: op.op, key: op.key };
   if (op.op === "move" || op.op === "copy")
     return { op: op.op, key: op.key, to: op.to, ...transferFlags(op) };

@@ -143,6 +143,16 @@ function TransferOpJson<Op extends "move" | "copy">(op: Op) {
   });
 }
 
+/** A set's or del's own compare-and-set, as PUT's `?ifVersion`: unmet, the whole transaction fails with its error. */
+const IfVersionJson = z
+  .number()
+  .int()
+  .min(0)
+  .optional()
+  .describe(
+    "write only if the key's version is this (0: absent); else the transaction fails with TREE_VERSION_MISMATCH",
+  );
+
 export const TxnOpJson = z.discriminatedUnion("op", [
   z.strictObject({
     op: z.literal("set"),
@@ -156,8 +166,14 @@ export const TxnOpJson = z.discriminatedUnion("op", [
       .boolean()
       .optional()
       .describe("store even a declaration or policy that does not validate (see PUT ?unchecked)"),
+    ifVersion: IfVersionJson,
   }),
-  z.strictObject({ op: z.literal("del"), key: z.string(), force: z.boolean().optional() }),
+  z.strictObject({
+    op: z.literal("del"),
+    key: z.string(),
+    force: z.boolean().optional(),
+    ifVersion: IfVersionJson,
+  }),
   z.strictObject({ op: z.literal("deltree"), key: z.string(), force: z.boolean().optional() }),
   z.strictObject({ op: z.literal("mkindex"), key: z.string() }),
   z.strictObject({

@@ -44,9 +44,13 @@ async function runTxnOp(cfg: PlanConfig, s: WriteStore, op: TxnOp): Promise<Writ
         ...(op.force ? { force: true } : {}),
         ...(op.vid !== undefined ? { vid: op.vid } : {}),
         ...(op.disown ? { disown: true } : {}),
+        ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}),
       });
     case "del":
-      return del(cfg, s, op.key, op.force ? { force: true } : {});
+      return del(cfg, s, op.key, {
+        ...(op.force ? { force: true } : {}),
+        ...(op.ifVersion !== undefined ? { ifVersion: op.ifVersion } : {}),
+      });
     case "deltree":
       return deltree(cfg, s, op.key, op.force ? { force: true } : {});
     case "mkindex":

@@ -37,6 +37,39 @@ export function txnSuite(ctx: SuiteContext): void {
       expect(await tree.get("/failed")).toBeUndefined();
     });
 
+    it("fails whole, writing nothing, when a set's or del's own ifVersion does not hold", async () => {
+      const tree = await ctx.open();
+      await tree.set("/cas/k", str("a"));
+      await tree.set("/cas/d", str("d"));
+      const before = tree.revision();
+      const err = await expectTreeError(
+        () =>
+          tree.txn({
+            success: [
+              { op: "append", key: "/cas/log/", value: str("entry") },
+              { op: "set", key: "/cas/k", value: str("b"), ifVersion: 2 },
+            ],
+          }),
+        "TREE_VERSION_MISMATCH",
+      );
+      expect(err.message).toMatch(/\/cas\/k/);
+      await expectTreeError(
+        () => tree.txn({ success: [{ op: "del", key: "/cas/d", ifVersion: 0 }] }),
+        "TREE_VERSION_MISMATCH",
+      );
+      expect(tree.revision()).toBe(before);
+      expect(await tree.get("/cas/log/")).toBeUndefined();
+      expect((await getValue(tree, "/cas/k")).value).toEqual(str("a"));
+      const ok = await tree.txn({
+        success: [
+          { op: "set", key: "/cas/k", value: str("b"), ifVersion: 1 },
+          { op: "del", key: "/cas/d", ifVersion: 1 },
+          { op: "set", key: "/cas/new", value: str("n"), ifVersion: 0 },
+        ],
+      });
+      expect(ok.results).toMatchObject([{ version: 2 }, { deleted: true }, { version: 1 }]);
+    });
+
     it("runs failure when a compare fails, and reports the gets of that branch", async () => {
       const tree = await ctx.open();
       await tree.set("/cfg/mode", str("a"));
