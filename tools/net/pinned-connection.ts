@@ -1,4 +1,4 @@
-import { isIP, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { buildConnector, Client, type Dispatcher } from "undici";
 import { pinnedLookup } from "./pinned-agent.js";
 
@@ -27,14 +27,9 @@ type ConnectParams = Parameters<buildConnector.connector>[0];
 export function openPinned(url: URL, address: string, family: 4 | 6): PinnedConnection {
   const connector = buildConnector({ lookup: pinnedLookup(address, family) });
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
-  const params: ConnectParams = {
-    hostname,
-    host: url.host,
-    protocol: url.protocol,
-    port: url.port,
-    // undici's server name for a request: its host's name, none for an IP literal
-    ...(url.protocol === "https:" && isIP(hostname) === 0 ? { servername: hostname } : {}),
-  };
+  // as undici's Client connects for a request with no Host header of its own (the TLS server
+  // name then comes from `host`); a request that names another host connects anew
+  const params: ConnectParams = { hostname, host: url.host, protocol: url.protocol, port: url.port };
   const early = new Promise<Socket>((resolve, reject) => {
     connector(params, (err, socket) => (err ? reject(err) : resolve(socket as Socket)));
   });
