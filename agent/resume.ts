@@ -5,8 +5,9 @@
  * - `done`: the recorded result is fed back, nothing runs;
  * - `started`, side effect `none` (reads) → run again; `http` → sent again with the same
  *   idempotency key; `files` (edits) → at the intended hashes it is done, at the hashes before it
- *   runs once, otherwise `file_changed`; `tree` (tree.set/del) → likewise from each key's version
- *   and value hash, otherwise `key_changed`;
+ *   runs once, otherwise `file_changed`; `tree` (tree.set/del) → done when the record was committed
+ *   with the write (`withWrite`), else likewise from each key's version and value hash, otherwise
+ *   `key_changed`;
  * - `started`, anything else (commands, the model, MCP) → as the policy's `resumeUnknown` says:
  *   `report` (the default): never run again, the model is told the outcome is unknown; `ask`: run
  *   again only if a person approves (an approval entry, as any other), else reported unknown.
@@ -134,6 +135,13 @@ export async function resumeAction(
       });
     }
     case "tree": {
+      // committed in the write's own transaction: the record is there only because the write is
+      if (record.withWrite)
+        return byState(call, key, "after", {
+          applied: "its record was committed with its write",
+          details: {},
+          changed: { text: "", code: "key_changed" },
+        });
       const state = await keysState(ctx.tree, record.keys ?? []);
       const keys = (record.keys ?? []).map((k) => k.key);
       return byState(call, key, state, {

@@ -31,7 +31,8 @@ import { createShellTools } from "../tools/shell/index.js";
 import { createTreeTools } from "../tools/tree/tools.js";
 import { openTree } from "../tree/index.js";
 import { createLevelTree } from "../tree/level-tree.js";
-import type { Tree } from "../tree/types.js";
+import type { Tree, TxnOp, TxnRequest } from "../tree/types.js";
+import { str } from "../tree/value.js";
 import { declareCounter } from "./chaos-store.js";
 import { aroundStarts, noopTool } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
@@ -59,6 +60,58 @@ function timingStarts(tree: Tree, into: number[]): Tree {
     into.push(performance.now() - s);
     return out;
   });
+}
+
+/** What the writes carrying a started record (a tree write's: tools/call/intent-write.ts) took, and the last record carried. */
+interface Carried {
+  times: number[];
+  op?: TxnOp;
+}
+
+/** The tree, timing every transaction that carries a call's started record at its head. */
+function timingCarried(tree: Tree, into: Carried): Tree {
+  return new Proxy(tree, {
+    get(target, prop, receiver) {
+      if (prop !== "txn") return Reflect.get(target, prop, receiver);
+      return async (req: TxnRequest) => {
+        const op = req.success?.[0];
+        const started =
+          op?.op === "append" &&
+          op.value.kind === "json" &&
+          (op.value.value as { state?: string } | null)?.state === "started";
+        if (!started) return target.txn(req);
+        into.op = op;
+        const s = performance.now();
+        const out = await target.txn(req);
+        into.times.push(performance.now() - s);
+        return out;
+      };
+    },
+  });
+}
+
+/**
+ * What a started record adds to the commit of the tree write that carries it: the same write made
+ * alone and with the record at its head, alternating, p50 of each (the record as the runtime
+ * carried it last).
+ */
+async function carriedRecordCost(
+  tree: Tree,
+  record: TxnOp,
+  n: number,
+): Promise<{ alone: number; carried: number }> {
+  const alone: number[] = [];
+  const carried: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = `/bench/carried/k${i % 50}`;
+    let s = performance.now();
+    await tree.set(key, str(`a${i}`));
+    alone.push(performance.now() - s);
+    s = performance.now();
+    await tree.txn({ success: [record, { op: "set", key, value: str(`c${i}`) }] });
+    carried.push(performance.now() - s);
+  }
+  return { alone: median(alone), carried: median(carried) };
 }
 
 async function intentCost(sync: "never" | "always", calls: number, callers = 1): Promise<string[][]> {
@@ -195,7 +248,8 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
     await mkdir(join(dir, "ws"));
     const starts: number[] = [];
     const waits: number[] = [];
-    const tree = timingStarts(raw, starts);
+    const carried: Carried = { times: [] };
+    const tree = timingCarried(timingStarts(raw, starts), carried);
     const runtime = createRuntime({
       tree,
       builtins,
@@ -213,6 +267,7 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
       for (let i = 0; i < Math.min(1000, c.calls); i++) await call(i, `warm-${c.name}`);
       starts.length = 0;
       waits.length = 0;
+      carried.times.length = 0;
       const before = synced.n;
       const lat: number[] = [];
       for (let i = 0; i < c.calls; i++) {
@@ -220,14 +275,27 @@ async function classCosts(sync: "never" | "always", calls: number): Promise<stri
         await call(i, `run-${c.name}`);
         lat.push(performance.now() - s);
       }
+      const commits = ((synced.n - before) / c.calls).toFixed(2);
       rows.push([
         `${c.label}, sync ${sync}`,
         ms(median(waits)),
         ms(percentile(waits, 99)),
-        ms(median(starts)),
+        starts.length > 0 ? ms(median(starts)) : `in its write's: ${ms(median(carried.times))}`,
         ms(median(lat)),
-        ((synced.n - before) / c.calls).toFixed(2),
+        commits,
       ]);
+      if (carried.op) {
+        const { alone, carried: withRecord } = await carriedRecordCost(raw, carried.op, c.calls);
+        rows.push([
+          `  its started record in its write's commit, sync ${sync}`,
+          ms(withRecord - alone),
+          "",
+          `${ms(withRecord)} with, ${ms(alone)} without`,
+          "",
+          "",
+        ]);
+        carried.op = undefined;
+      }
     }
     await runtime.close();
     return rows;

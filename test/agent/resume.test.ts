@@ -240,20 +240,36 @@ describe("resuming an interrupted run", () => {
     ]);
   });
 
-  it("a tree write records its key's version and value hashes, and keeps them in its done record", async () => {
+  it("a tree write's record, committed with its write, plans no key hashes; its done record says it was a tree write", async () => {
     fake.script(
       { toolCalls: [{ id: "t1", name: "tree.set", args: { key: "/scratch/res6/a", value: "x" } }] },
       { text: "set" },
     );
     const r = await bs.agent.runTurn({ vid: "res6", input: "set it" });
     const rec = await tree.get(r.records[0] as string);
-    expect(rec?.kind === "json" && rec.value.value).toMatchObject({
-      state: "done",
-      sideEffect: "tree",
-      keys: [
-        { key: "/scratch/res6/a", version: 0, before: null, after: expect.stringMatching(/^[0-9a-f]{64}$/) },
-      ],
-    });
+    expect(rec?.kind === "json" && rec.value.value).toMatchObject({ state: "done", sideEffect: "tree" });
+    expect(rec?.kind === "json" && (rec.value.value as { keys?: unknown }).keys).toBeUndefined();
+    // the record and the write were one commit: the record was created at the write's revision
+    expect(rec?.createRev).toBe((await tree.get("/scratch/res6/a"))?.modRev);
+  });
+
+  it("finds a tree write whose record was committed with it applied, whatever its key holds since", async () => {
+    const k = "/scratch/res-carried/k";
+    await tree.set(k, str("written by the call"));
+    const calls = [{ id: "c1", name: "tree.set", args: { key: k, value: "written by the call" } }];
+    await interrupted("res-carried", calls, [{ id: "c1", sideEffect: "tree", withWrite: true }]);
+    await tree.set(k, str("someone else's, since"));
+    const version = (await tree.get(k))?.version;
+    fake.script({ text: "settled" });
+
+    const r = await bs.agent.resumeRun({ vid: "res-carried" });
+
+    expect(r.resumed).toEqual([{ id: "c1", name: "tree.set", decision: "applied" }]);
+    expect((await tree.get(k))?.version).toBe(version);
+    const told = fake.requests.at(-1)?.messages.filter((m) => m.role === "tool") ?? [];
+    expect(told.map((m) => (m.role === "tool" ? m.text : ""))).toEqual([
+      expect.stringMatching(/had already been applied .*its record was committed with its write/),
+    ]);
   });
 
   it("under resumeUnknown: ask, re-runs an unknown-outcome call only when a person approves, and asks again for a tool that needs approval", async () => {

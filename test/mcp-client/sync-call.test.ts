@@ -1,4 +1,4 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { SyncReport } from "../../tools/mcp/sync.js";
 import { type Json, json } from "../../tree/value.js";
 import { alive } from "../helpers/processes.js";
-import { setPolicy } from "../tools/helpers.js";
+import { setPolicy, tempDir } from "../tools/helpers.js";
 import {
   everythingStdio,
   type McpHarness,
@@ -384,6 +384,35 @@ describe("MCP client: failures at start", () => {
     expect(report?.ok).toBe(false);
     expect(await h.decl("everything.echo")).toBeDefined();
     expect(await taggedProcesses(tag)).toEqual([]);
+  });
+});
+
+describe("MCP client: an upstream that stays up when its stdin ends", () => {
+  it("is sent SIGTERM when stopped, and nothing of it is left", async () => {
+    const h = await mcpHarness();
+    const tag = newTag();
+    const out = await tempDir("byteseek-mcpc-signal-");
+    const file = join(out.path, "signal.txt");
+    try {
+      // unsandboxed, so the signal reaches the server itself (in a sandbox it ends bubblewrap, and with it all inside)
+      await setPolicy(h.tree, { sandbox: "off" } as never);
+      const fixture = join(import.meta.dirname, "..", "fixtures", "mcp-lingering-server.mjs");
+      await h.register("lingering", {
+        command: [process.execPath, fixture],
+        env: { BYTESEEK_TEST_TAG: tag, LINGER_FILE: file },
+      });
+      const [report] = await h.mcp.sync("lingering");
+      expect(report?.ok, report?.error).toBe(true);
+      expect((await h.mcp.list())[0]?.state).toBe("running");
+    } finally {
+      await h.dispose();
+    }
+    try {
+      expect(await readFile(file, "utf8")).toBe("SIGTERM");
+      expect(await taggedProcesses(tag)).toEqual([]);
+    } finally {
+      await out.remove();
+    }
   });
 });
 

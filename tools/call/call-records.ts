@@ -53,7 +53,16 @@ export async function planStart(
   callOptions: CallOptions,
   meta: RecordMeta,
 ): Promise<PlannedStart> {
-  const intent = await deps.planIntent(call, policy);
+  return startRecord(call, await deps.planIntent(call, policy), callOptions, meta);
+}
+
+/** The `started` record of a call that intends `intent`. */
+export function startRecord(
+  call: ToolCall,
+  intent: CallIntent,
+  callOptions: CallOptions,
+  meta: RecordMeta,
+): PlannedStart {
   const record: ToolRecord = {
     ...baseRecord(call.name, meta.args, Date.now(), meta, callOptions),
     kind: "runtime",
@@ -65,6 +74,7 @@ export async function planStart(
     sideEffect: intent.sideEffect,
     ...(intent.files ? { files: intent.files } : {}),
     ...(intent.keys ? { keys: intent.keys } : {}),
+    ...(intent.withWrite ? { withWrite: true as const } : {}),
   };
   // a retry keeps its key; a new record's is its own number, known once appended (stored with the result)
   if (callOptions.retry !== undefined) record.idempotencyKey = idempotencyKeyOf(callOptions.retry);

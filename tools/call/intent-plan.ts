@@ -60,6 +60,17 @@ export function createIntentOverlap(registry: ReadonlyMap<string, BuiltinTool>):
   };
 }
 
+/**
+ * Whether a call's started record goes in its own tree write's transaction (intent-write.ts): a
+ * built-in of side effect `tree` (it plans `keyIntent`), whose effect is a write to the tree the
+ * record is written to. Its record then needs no plan of the keys: it exists only if the write landed.
+ */
+export function createIntentCarry(registry: ReadonlyMap<string, BuiltinTool>): (call: ToolCall) => boolean {
+  return function carriesIntent(call) {
+    return declaredSideEffect(call, registry).sideEffect === "tree";
+  };
+}
+
 /** The call's built-in (when its impl names one) and the side effect its declaration states. */
 function declaredSideEffect(
   call: ToolCall,

@@ -159,4 +159,6 @@ export interface CallIntent {
   sideEffect: SideEffect;
   files?: FileIntent[];
   keys?: KeyIntent[];
+  /** The record is committed with the call's tree write (intent-write.ts): its existence says the write landed. */
+  withWrite?: true;
 }

@@ -95,6 +95,8 @@ export interface PipelineOptions {
   mcpAllowed?: GateInput["mcpAllowed"] | undefined;
   /** What a call intends (side effect, file hashes), asked just before its started record. */
   planIntent: PlanIntent;
+  /** Whether a call's started record goes in its tree write's transaction (intent-plan.ts createIntentCarry); absent: never. */
+  carriesIntent?: ((call: ToolCall) => boolean) | undefined;
   /** Whether a call runs while its started record is stored (intent-plan.ts createIntentOverlap); absent: never. */
   overlapsIntent?: ((call: ToolCall) => boolean) | undefined;
   failpoint?: Failpoint | undefined;

@@ -12,7 +12,7 @@ import type { Policy } from "../gate/policy.js";
 import type { OwnedScope } from "../process/scope.js";
 import { recordOp } from "../records/records.js";
 import type { ToolResult } from "../types.js";
-import { type PlannedStart, planStart, recordStart, startedAt, storeStart } from "./call-records.js";
+import { recordStart, startedAt, startRecord } from "./call-records.js";
 import type { Execute } from "./execute.js";
 import type { ToolCall } from "./hooks.js";
 import { carryingRecord } from "./intent-write.js";
@@ -25,6 +25,7 @@ export type RunDeps = Pick<
   | "logger"
   | "planIntent"
   | "overlapsIntent"
+  | "carriesIntent"
   | "execute"
   | "runLocks"
   | "approvals"
@@ -49,13 +50,10 @@ export async function runCall(
 ): Promise<ToolResult> {
   const run = async (): Promise<ToolResult> => {
     if (deps.overlapsIntent?.(call)) return runWhileRecorded(deps, call, policy, callOptions, meta, context);
+    if (deps.carriesIntent?.(call))
+      return runWithRecordInItsWrite(deps, call, policy, callOptions, meta, context);
     const t = performance.now();
-    const start = await planStart(deps, call, policy, callOptions, meta);
-    if (start.intent.sideEffect === "tree") {
-      deps.onIntentWait?.(performance.now() - t, call);
-      return runWithRecordInItsWrite(deps, call, policy, start, callOptions, meta, context);
-    }
-    const refused = await storeStart(deps, call, start, callOptions, meta);
+    const refused = await recordStart(deps, call, policy, callOptions, meta);
     deps.onIntentWait?.(performance.now() - t, call);
     if (refused) return refused;
     deps.failpoint?.("effect", call);
@@ -69,25 +67,28 @@ export async function runCall(
 }
 
 /**
- * A tree write (side effect `tree`) commits its started record in its own transaction
- * (intent-write.ts): the call's intent costs it no commit of its own, and a crash keeps both or
- * neither. What the intent still costs the call is its planning (the keys' versions and hashes read).
+ * A tree write (side effect `tree`) commits its started record in its own write's transaction
+ * (intent-write.ts): the record costs the call no commit of its own, a crash keeps both or neither,
+ * and the record needs no plan of the keys (`withWrite`: it exists only if the write landed). A
+ * write that cannot carry it stores it first, planned in full, as any other call does.
  */
 async function runWithRecordInItsWrite(
   deps: RunDeps,
   call: ToolCall,
   policy: Policy,
-  start: PlannedStart,
   callOptions: CallOptions,
   meta: RecordMeta,
   context: RunContext,
 ): Promise<ToolResult> {
+  const t = performance.now();
+  const carried = startRecord(call, { sideEffect: "tree", withWrite: true }, callOptions, meta);
+  deps.onIntentWait?.(performance.now() - t, call);
   const tree = carryingRecord(deps.tree, {
-    op: (small) => recordOp(call.vid, start.record, callOptions.retry, small),
+    op: (small) => recordOp(call.vid, carried.record, callOptions.retry, small),
     before: () => deps.failpoint?.("effect", call),
-    landed: (key) => startedAt(call, meta, key, start.intent),
+    landed: (key) => startedAt(call, meta, key, carried.intent),
     async alone() {
-      const refused = await storeStart(deps, call, start, callOptions, meta);
+      const refused = await recordStart(deps, call, policy, callOptions, meta);
       if (refused) throw new ToolError("failed", refused.text, { kind: "runtime" });
     },
   });

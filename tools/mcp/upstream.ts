@@ -53,6 +53,15 @@ export const DEFAULT_START_TIMEOUT_MS = 30_000;
  * answer on a loaded 2-core machine, hence not less.
  */
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
+/**
+ * How long a stdio server is given to exit once its stdin is closed before it is sent SIGTERM. The
+ * SDK's close waits 2 s, which a server that stays up when its input ends (timers of its own, as
+ * server-everything's) spent doing nothing, and every stop waited out: a restart, an idle stop,
+ * `kvspace call` and `kvspace mcp sync` before they exit. A server that ends on its input's end does
+ * so in a fraction of this; a sandboxed one is ended whole by the SIGTERM either way (bubblewrap's
+ * --die-with-parent).
+ */
+export const STOP_GRACE_MS = 500;
 /** First wait before restarting a crashed server; doubles per crash, up to MAX_BACKOFF_MS. */
 const BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
@@ -362,6 +371,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
         transport.onclose = () => reject(new Error("it exited before answering"));
     });
     exited.catch(() => {});
+    /** The stdio process, to be ended if this start gives up on it. */
+    const started = () =>
+      transport instanceof SamePipeStdioTransport ? (transport.pid ?? undefined) : undefined;
     const began = Date.now();
     try {
       await Promise.race([
@@ -371,7 +383,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     } catch (err) {
       const signIn = "oauth" in entry && entry.oauth !== undefined ? signInFailure(server, err) : undefined;
       const why = signIn?.message ?? startFailure(server, entry, err, up.stderr);
-      await closeQuietly(c);
+      await closeWithin(c, started());
       await endStart(up);
       if (abandoned(up)) throw stoppedWhileStarting(server);
       if (transport instanceof SamePipeStdioTransport && transport.probeLast && !up.diedOfProbe) {
@@ -388,7 +400,7 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     }
     if (abandoned(up)) {
       // stopped (or closed) during the handshake: this start ends what it began
-      await closeQuietly(c);
+      await closeWithin(c, started());
       await endStart(up);
       throw stoppedWhileStarting(server);
     }
@@ -491,8 +503,9 @@ export function createUpstreamPool(options: UpstreamPoolOptions): UpstreamPool {
     up.state = "stopping";
     const done = (async () => {
       const c = up.client ?? (await up.connecting?.catch(() => undefined));
+      const pid = up.pid;
       up.client = undefined;
-      if (c) await closeQuietly(c);
+      if (c) await closeWithin(c, pid);
       await endStart(up);
       up.state = "stopped";
       up.pid = undefined;
@@ -613,6 +626,28 @@ function httpCause(err: unknown, url: URL): string | undefined {
     cause = (cause as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * Closes a connection; a stdio server's process (`pid`) still there STOP_GRACE_MS after its stdin
+ * closed is sent SIGTERM, as the SDK's close would send it later (then SIGKILL, as it does).
+ */
+async function closeWithin(c: Client, pid: number | undefined): Promise<void> {
+  const term =
+    pid === undefined
+      ? undefined
+      : setTimeout(() => {
+          try {
+            process.kill(pid, "SIGTERM");
+          } catch {
+            // gone already
+          }
+        }, STOP_GRACE_MS);
+  try {
+    await closeQuietly(c);
+  } finally {
+    clearTimeout(term);
+  }
 }
 
 async function closeQuietly(c: Client): Promise<void> {

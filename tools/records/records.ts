@@ -56,7 +56,12 @@ const ToolRecordFields = z.object({
       }),
     )
     .optional(),
-  /** Tree writes (`tree.set`, `tree.del`): per key, its version and value hash before and the hash intended after. */
+  /**
+   * A tree write's started record committed in the same transaction as the call's write
+   * (tools/call/intent-write.ts): it exists only if the write landed, so it needs no `keys`.
+   */
+  withWrite: z.literal(true).optional(),
+  /** Tree writes (`tree.set`, `tree.del`) whose record was stored before the write: per key, its version and value hash before and the hash intended after. */
   keys: z
     .array(
       z.object({
