@@ -25,6 +25,12 @@ export interface ToolOutput {
   terminate?: boolean;
 }
 
+/** What a call run while its started record is written learns once the record is stored. */
+export interface StoredIntent {
+  /** `<vid>/<n>` of the call's record (of the record retried, on a resumed run's retry). */
+  idempotencyKey: string;
+}
+
 /** Everything a tool's execute function may use. Handed in by the runtime for each call. */
 export interface ToolContext {
   /** The run making the call. */
@@ -53,17 +59,20 @@ export interface ToolContext {
   commands: CommandScope;
   /**
    * `<vid>/<n>`, the call's record: the same on a resumed run's retry (http impls send it as
-   * Idempotency-Key). Absent for a tool that runs while its record is written (`awaitsIntent`).
+   * Idempotency-Key). Absent for a tool that runs while its record is written: it reads the key
+   * from what `intentDurable()` resolves with.
    */
   idempotencyKey?: string;
   /**
-   * For a tool that `awaitsIntent`: resolves once the call's `started` record is stored (on disk,
-   * with the store at sync always); rejects when it cannot be, and the effect must not happen. The
-   * tool awaits it right before its effect becomes real (an edit's rename, a command's exec), so its
-   * preparation (the temp file written and fsynced, the sandbox set up) overlaps the record's fsync.
-   * Absent: the record was stored before the tool started.
+   * For a tool run while its started record is written (`awaitsIntent`, a `shell` or `http` impl):
+   * resolves once the call's `started` record is stored (on disk, with the store at sync always),
+   * with the record's idempotency key; rejects when it cannot be, or when the call is aborted or
+   * times out meanwhile, and the effect must not happen. The tool awaits it right before its effect
+   * becomes real (an edit's rename, a command's exec, an http request's sending), so its
+   * preparation (the temp file written and fsynced, the sandbox set up, the connection opened)
+   * overlaps the record's write. Absent: the record was stored before the tool started.
    */
-  intentDurable?: () => Promise<void>;
+  intentDurable?: () => Promise<StoredIntent>;
   /** Whom an upstream MCP server may ask during this call (tools/gate/call-asks.ts); absent: nobody. */
   asks?: CallAsks;
   /** Told of the call's progress while it runs (an upstream MCP server's progress and log messages). */

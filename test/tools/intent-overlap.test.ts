@@ -1,10 +1,13 @@
 /**
- * Intent overlapped with preparation: an edit or a command runs while its `started` record is
- * being stored (its temp file written, its sandbox set up), but its effect — the rename, the
- * exec — waits until the record is stored, and never happens when it cannot be.
+ * Intent overlapped with preparation: an edit, a command or an http call runs while its `started`
+ * record is being stored (its temp file written, its sandbox set up, its connection opened), but
+ * its effect — the rename, the exec, the request — waits until the record is stored, and never
+ * happens when it cannot be.
  */
 import { existsSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { aroundStarts } from "../../bench/fixtures.js";
@@ -15,7 +18,7 @@ import { createShellTools } from "../../tools/shell/index.js";
 import type { BuiltinTool } from "../../tools/types.js";
 import { openTree } from "../../tree/index.js";
 import type { Tree } from "../../tree/types.js";
-import { grantEverything, personEdits, recordAt, silent, tempDir } from "./helpers.js";
+import { declare, grantEverything, personEdits, recordAt, silent, tempDir } from "./helpers.js";
 
 /** The effects test.effect made: one per call that got past ctx.intentDurable(). */
 const effects: string[] = [];
@@ -40,6 +43,21 @@ const effectTool: BuiltinTool = {
     return { text: "done" };
   },
 };
+
+/** A loopback counter server: the connections it saw open and close, and each request's Idempotency-Key. */
+function counterServer() {
+  const seen = { opened: 0, closed: 0, keys: [] as string[] };
+  const server = createServer((req, res) => {
+    seen.keys.push(String(req.headers["idempotency-key"]));
+    req.resume();
+    req.on("end", () => res.end('{"count":1}'));
+  });
+  server.on("connection", (socket) => {
+    seen.opened++;
+    socket.on("close", () => seen.closed++);
+  });
+  return { server, seen };
+}
 
 /** What the next `started` record's write does: wait for `release`, or fail. */
 interface Hold {
@@ -84,16 +102,29 @@ describe("an effect held back until its intent is stored", () => {
   let ws: string;
   const hold: { current: Hold & { wait(): Promise<void> } } = { current: newHold("pass") };
   const dirs: Array<{ remove(): Promise<void> }> = [];
+  const counter = counterServer();
+  const seen = counter.seen;
 
   beforeAll(async () => {
+    counter.server.listen(0, "127.0.0.1");
+    await new Promise((r) => counter.server.once("listening", r));
+    const port = (counter.server.address() as AddressInfo).port;
     const store = await tempDir("byteseek-overlap-db-");
     const workspace = await tempDir("byteseek-overlap-ws-");
     dirs.push(store, workspace);
     const raw = await openTree({ backend: "classic", location: store.path, sync: "always" });
     const builtins = [...createEditTools(), ...createShellTools(), effectTool];
     await seedTools({ tree: raw, builtins });
-    await grantEverything(raw, []);
+    await grantEverything(raw, [`127.0.0.1:${port}`]);
     await personEdits(raw, "edit.rename", { enabled: true });
+    const add = { kind: "http", url: `http://127.0.0.1:${port}/add`, method: "POST" };
+    await declare(raw, { name: "count.add", description: "adds one", params: { type: "object" }, impl: add });
+    await declare(raw, {
+      name: "count.slow",
+      description: "adds one, or times out",
+      params: { type: "object" },
+      impl: { ...add, timeoutMs: 100 },
+    });
     tree = holdingStarts(raw, hold);
     runtime = createRuntime({ tree, builtins, logger: silent, workspace: workspace.path });
     ws = runtime.workspace;
@@ -101,6 +132,7 @@ describe("an effect held back until its intent is stored", () => {
   afterAll(async () => {
     await runtime.close();
     await tree.close();
+    counter.server.close();
     for (const d of dirs) await d.remove();
   });
 
@@ -228,5 +260,69 @@ describe("an effect held back until its intent is stored", () => {
     );
     expect(command).toMatchObject({ kind: "runtime", isError: true });
     expect(existsSync(join(ws, "never.txt"))).toBe(false);
+  });
+
+  it("opens an http call's connection while its started record is held, and sends its request only once the record is stored", async () => {
+    seen.keys.length = 0;
+    const opened = seen.opened;
+    hold.current = newHold("hold");
+    const call = runtime.call("count.add", {}, { vid: "overlap7" });
+    await hold.current.reached;
+    // the preparation ran meanwhile: host rules checked, the connection to the checked address open
+    await vi.waitFor(() => expect(seen.opened).toBe(opened + 1), { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen.keys).toEqual([]);
+    hold.current.release();
+    const r = await call;
+    expect(r.kind, r.text).toBe("ok");
+    // on the connection opened early, with the record's key
+    expect(seen.opened).toBe(opened + 1);
+    expect(seen.keys).toEqual(["overlap7/0"]);
+    expect(await recordAt(tree, r.record!)).toMatchObject({
+      state: "done",
+      sideEffect: "http",
+      idempotencyKey: "overlap7/0",
+    });
+    expect(r.record).toBe("/byteseek/tool/overlap7/0");
+
+    // a resumed run's retry of that record sends the same key
+    const again = await runtime.call("count.add", {}, { vid: "overlap7", retry: r.record! });
+    expect(again.kind, again.text).toBe("ok");
+    expect(seen.keys).toEqual(["overlap7/0", "overlap7/0"]);
+  });
+
+  it("sends no http request when the call is aborted or times out while its started record is held, even once the record lands", async () => {
+    seen.keys.length = 0;
+    hold.current = newHold("hold");
+    const stop = new AbortController();
+    const closed = seen.closed;
+    const opened = seen.opened;
+    const aborted = runtime.call("count.add", {}, { vid: "overlap8", signal: stop.signal });
+    await hold.current.reached;
+    await vi.waitFor(() => expect(seen.opened).toBe(opened + 1), { timeout: 10_000 });
+    stop.abort();
+    // the call gave up its connection unused
+    await vi.waitFor(() => expect(seen.closed).toBe(closed + 1), { timeout: 10_000 });
+    hold.current.release();
+    expect(await aborted).toMatchObject({ isError: true, details: { code: "aborted" } });
+
+    hold.current = newHold("hold");
+    const late = runtime.call("count.slow", {}, { vid: "overlap8" });
+    await hold.current.reached;
+    await vi.waitFor(() => expect(seen.closed).toBe(closed + 2), { timeout: 10_000 });
+    hold.current.release();
+    expect(await late).toMatchObject({ isError: true, details: { code: "timeout" } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen.keys).toEqual([]);
+  });
+
+  it("sends no http request when its start cannot be recorded", async () => {
+    seen.keys.length = 0;
+    hold.current = newHold("fail");
+    const r = await runtime.call("count.add", {}, { vid: "overlap9" });
+    expect(r).toMatchObject({ kind: "runtime", isError: true });
+    expect(r.text).toMatch(/did not run: byteseek could not record its start/);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen.keys).toEqual([]);
   });
 });

@@ -21,7 +21,7 @@ import {
 } from "../process/scope.js";
 import { grantView } from "../sandbox/grant-view.js";
 import type { SandboxRunner } from "../sandbox/runner.js";
-import type { BuiltinTool, KeyedLock, ToolContext, ToolResult } from "../types.js";
+import type { BuiltinTool, KeyedLock, StoredIntent, ToolContext, ToolResult } from "../types.js";
 import type { ToolCall } from "./hooks.js";
 import { fromError, success } from "./results.js";
 
@@ -149,9 +149,10 @@ export function createExecutor(options: ExecutorOptions): Execute {
     const stopped = whenAborted(controller.signal);
     // a call timed out or aborted while its record is being stored stops waiting, and makes no effect
     const effectMayFollow = intentDurable
-      ? async () => {
+      ? async (): Promise<StoredIntent> => {
           await Promise.race([intentDurable(), stopped]);
           controller.signal.throwIfAborted();
+          return storedIntent(call);
         }
       : undefined;
     const commands = createCommandScope({
@@ -160,7 +161,13 @@ export function createExecutor(options: ExecutorOptions): Execute {
       outputCapBytes: policy.outputCapBytes,
       root: scratchRoot,
       sandbox: sandboxOf(call, policy, paths),
-      ...(effectMayFollow ? { beforeExec: effectMayFollow } : {}),
+      ...(effectMayFollow
+        ? {
+            beforeExec: async () => {
+              await effectMayFollow();
+            },
+          }
+        : {}),
     });
     scopes.push(commands);
     const onCallerAbort = () =>
@@ -235,6 +242,15 @@ export function createExecutor(options: ExecutorOptions): Execute {
       callerSignal?.removeEventListener("abort", onCallerAbort);
     }
   };
+}
+
+/** What a call's stored started record gave it: its key, set on the call once the record is written. */
+function storedIntent(call: ToolCall): StoredIntent {
+  if (call.idempotencyKey === undefined)
+    throw new ToolError("failed", `${call.name} did not run: its started record has no key. Try again.`, {
+      kind: "runtime",
+    });
+  return { idempotencyKey: call.idempotencyKey };
 }
 
 /** Rejects with the signal's reason once it is aborted (never settles otherwise). */

@@ -45,14 +45,16 @@ export function createIntentPlanner(options: {
 /**
  * Whether a call may run while its started record is stored: a built-in that `awaitsIntent` (the
  * edit family's renames, shell.run's commands wait for the record), a `shell` impl (its only
- * effect is its command, which the call's command scope starts once the record is stored), or a
- * call that changes nothing (side effect `none`: there is no effect to come after the record, and
- * one that dies unrecorded runs again harmlessly). The record's write then overlaps the call's
- * work instead of preceding it; the call still answers only once it is stored.
+ * effect is its command, which the call's command scope starts once the record is stored), an
+ * `http` impl (it opens its connection meanwhile and sends its request once the record is stored,
+ * impl/http.ts), or a call that changes nothing (side effect `none`: there is no effect to come
+ * after the record, and one that dies unrecorded runs again harmlessly). The record's write then
+ * overlaps the call's work instead of preceding it; the call still answers only once it is stored.
  */
 export function createIntentOverlap(registry: ReadonlyMap<string, BuiltinTool>): (call: ToolCall) => boolean {
   return function overlapsIntent(call) {
-    if (call.declaration.impl.kind === "shell") return true;
+    const kind = call.declaration.impl.kind;
+    if (kind === "shell" || kind === "http") return true;
     const { builtin, sideEffect } = declaredSideEffect(call, registry);
     return builtin?.awaitsIntent === true || sideEffect === "none";
   };

@@ -35,7 +35,7 @@ export interface AtomicWriteOptions {
    * commit point): the call's started record (ToolContext.intentDurable). A rejection leaves the
    * target untouched and the temp removed.
    */
-  beforeRename?: () => Promise<void>;
+  beforeRename?: () => Promise<unknown>;
 }
 
 /** What tells a file's version apart: its inode, size and change times. */

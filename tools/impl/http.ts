@@ -5,7 +5,7 @@ import type { HttpImpl } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
 import { systemLookup } from "../net/lookup.js";
-import { pinnedAgent } from "../net/pinned-agent.js";
+import { openPinned, type PinnedConnection } from "../net/pinned-connection.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { argText, fillPlaceholders } from "./placeholders.js";
 
@@ -29,10 +29,11 @@ export function httpUrl(impl: HttpImplSpec, args: Record<string, unknown>): URL 
  * address and no other (the gate checked the name too; this is the last line). Redirects are not
  * followed (undici's default): a 3xx is answered with its Location, for the model to call a
  * granted URL itself. A status of 400 or more is a failure that shows the start of the body.
+ *
+ * A call run while its started record is stored (ctx.intentDurable) prepares meanwhile: the URL
+ * built, the host rules checked, the connection to the checked address opened; then it waits for
+ * the record, and only then sends its request, with the record's `<vid>/<n>` as Idempotency-Key.
  */
-/** What a call's own connection is closed with once its answer is read (nothing is waiting on it). */
-const CALL_OVER = new Error("the http call is over");
-
 export async function runHttpImpl(
   impl: HttpImplSpec,
   args: Record<string, unknown>,
@@ -52,12 +53,38 @@ export async function runHttpImpl(
       : new ToolError("failed", `request to ${url.origin} failed: ${resolved.reason}`, {
           details: { url: url.href },
         });
-  const dispatcher = pinnedAgent(resolved.address, resolved.family);
+  const connection = openPinned(url, resolved.address, resolved.family);
   try {
-    return await fetchPinned(impl, args, ctx, url, dispatcher);
+    await opened(connection, ctx.signal, url);
+    // nothing of the request leaves before the call's started record is stored
+    const idempotencyKey = ctx.intentDurable
+      ? (await ctx.intentDurable()).idempotencyKey
+      : ctx.idempotencyKey;
+    return await fetchPinned(impl, args, ctx, url, connection.dispatcher, idempotencyKey);
   } finally {
-    // with an error made once: undici makes one (a stack trace, ~40 µs) when given none
-    await dispatcher.destroy(CALL_OVER).catch(() => undefined);
+    await connection.close();
+  }
+}
+
+/** Waits for the call's connection to open; a connection that cannot be, or an abort, ends the call unsent. */
+async function opened(connection: PinnedConnection, signal: AbortSignal, url: URL): Promise<void> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(abortError(signal, url));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  aborted.catch(() => {});
+  try {
+    await Promise.race([connection.opened, aborted]);
+  } catch (err) {
+    if (err instanceof ToolError) throw err;
+    throw new ToolError("failed", `request to ${url.origin} failed: ${(err as Error).message}`, {
+      details: { url: url.href },
+      cause: err,
+    });
+  } finally {
+    if (onAbort) signal.removeEventListener("abort", onAbort);
   }
 }
 
@@ -67,6 +94,7 @@ async function fetchPinned(
   ctx: ToolContext,
   url: URL,
   dispatcher: Dispatcher,
+  idempotencyKey: string | undefined,
 ): Promise<ToolOutput> {
   const withBody = impl.method !== "GET" && impl.method !== "DELETE";
   let res: Awaited<ReturnType<typeof request>>;
@@ -78,7 +106,7 @@ async function fetchPinned(
         ...(withBody ? { "content-type": "application/json" } : {}),
         ...(impl.headers ?? {}),
         // the same on a resumed run's retry, so the server can answer it without doing it twice
-        ...(ctx.idempotencyKey ? { "idempotency-key": ctx.idempotencyKey } : {}),
+        ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
       },
       body: withBody ? JSON.stringify(args) : undefined,
       signal: ctx.signal,
