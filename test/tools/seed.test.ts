@@ -102,4 +102,13 @@ describe("seedTools", () => {
     const broken = [{ ...v1[0]!, declaration: { ...v1[0]!.declaration, name: "NoDot" } }];
     await expect(seedTools({ tree, builtins: broken })).rejects.toThrow(/NoDot/);
   });
+
+  it("checks a shipped declaration where it writes one: one stored as shipped is not parsed again at each start, its upgrade is", async () => {
+    const broken = [{ ...v1[0]!, declaration: { ...v1[0]!.declaration, name: "NoDot" } }];
+    // as a store written by this version holds it (the check would refuse it: it is not parsed)
+    await tree.set("/byteseek/tools/NoDot", json(broken[0]!.declaration as never));
+    const report = await seedTools({ tree, builtins: broken });
+    expect(report.unchanged).toEqual(["NoDot"]);
+    await expect(seedTools({ tree, builtins: upgraded(broken) })).rejects.toThrow(/NoDot/);
+  });
 });

@@ -39,6 +39,16 @@ export interface RunContext {
   listeners: Parameters<Execute>[4];
 }
 
+/** A call in the execute stage, with what it runs on. */
+interface Running {
+  deps: RunDeps;
+  call: ToolCall;
+  policy: Policy;
+  callOptions: CallOptions;
+  meta: RecordMeta;
+  context: RunContext;
+}
+
 export async function runCall(
   deps: RunDeps,
   call: ToolCall,
@@ -49,9 +59,9 @@ export async function runCall(
   context: RunContext,
 ): Promise<ToolResult> {
   const run = async (): Promise<ToolResult> => {
-    if (deps.overlapsIntent?.(call)) return runWhileRecorded(deps, call, policy, callOptions, meta, context);
-    if (deps.carriesIntent?.(call))
-      return runWithRecordInItsWrite(deps, call, policy, callOptions, meta, context);
+    const running = { deps, call, policy, callOptions, meta, context };
+    if (deps.overlapsIntent?.(call)) return runWhileRecorded(running);
+    if (deps.carriesIntent?.(call)) return runWithRecordInItsWrite(running);
     const t = performance.now();
     const refused = await recordStart(deps, call, policy, callOptions, meta);
     deps.onIntentWait?.(performance.now() - t, call);
@@ -72,14 +82,8 @@ export async function runCall(
  * and the record needs no plan of the keys (`withWrite`: it exists only if the write landed). A
  * write that cannot carry it stores it first, planned in full, as any other call does.
  */
-async function runWithRecordInItsWrite(
-  deps: RunDeps,
-  call: ToolCall,
-  policy: Policy,
-  callOptions: CallOptions,
-  meta: RecordMeta,
-  context: RunContext,
-): Promise<ToolResult> {
+async function runWithRecordInItsWrite(running: Running): Promise<ToolResult> {
+  const { deps, call, policy, callOptions, meta, context } = running;
   const t = performance.now();
   const carried = startRecord(call, { sideEffect: "tree", withWrite: true }, callOptions, meta);
   deps.onIntentWait?.(performance.now() - t, call);
@@ -101,14 +105,8 @@ async function runWithRecordInItsWrite(
  * is set up, during the record's own fsync, and the rename or the exec waits for the record. The
  * record still comes before the effect on disk; the call's wall time no longer adds the two.
  */
-async function runWhileRecorded(
-  deps: RunDeps,
-  call: ToolCall,
-  policy: Policy,
-  callOptions: CallOptions,
-  meta: RecordMeta,
-  context: RunContext,
-): Promise<ToolResult> {
+async function runWhileRecorded(running: Running): Promise<ToolResult> {
+  const { deps, call, policy, callOptions, meta, context } = running;
   const started = recordStart(deps, call, policy, callOptions, meta);
   const durable = started.then((refused) => {
     if (refused) throw new ToolError("failed", refused.text, { kind: "runtime" });
