@@ -21,6 +21,7 @@ import { builtinRegistry } from "./impl/builtin.js";
 import type { LlmClient } from "./impl/llm.js";
 import type { McpClient } from "./mcp/client.js";
 import type { HostLookup } from "./net/host-rules.js";
+import { createKeptConnections } from "./net/kept-connections.js";
 import { createScratchRoot } from "./process/scope.js";
 import { type SandboxState, sandboxState } from "./sandbox/probe.js";
 import { createSandboxRunner, type SandboxRunner } from "./sandbox/runner.js";
@@ -115,6 +116,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     mcpNeeds: options.mcp?.needs,
     mcpHeld,
   });
+  const keptHttp = createKeptConnections();
   const execute = createExecutor({
     tree,
     logger,
@@ -122,6 +124,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     llm: options.llm,
     mcp: options.mcp,
     lookup: options.lookup,
+    keptHttp,
     workspace,
     hidden,
     commandEnv: options.env ?? process.env,
@@ -160,6 +163,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   async function close(): Promise<void> {
     await pipeline.flush();
+    await keptHttp.close();
     await scratchRoot.remove();
     if (!options.sandbox) await sandbox.close();
   }

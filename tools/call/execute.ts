@@ -35,6 +35,8 @@ export interface ExecutorOptions {
   llm?: LlmClient | undefined;
   mcp?: ImplEnv["mcp"];
   lookup?: ImplEnv["lookup"];
+  /** The connections http impls keep between calls of a run (the runtime closes them). */
+  keptHttp?: ImplEnv["keptHttp"];
   workspace: string;
   hidden: readonly string[];
   commandEnv: Readonly<Record<string, string | undefined>>;
@@ -212,7 +214,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
           }
         : {}),
     };
-    const env: ImplEnv = { registry, policy, llm, mcp, lookup };
+    const env: ImplEnv = { registry, policy, llm, mcp, lookup, keptHttp: options.keptHttp };
     try {
       if (controller.signal.aborted) return fromError(controller.signal.reason, call.name);
       const work = runImpl(call, ctx, env);

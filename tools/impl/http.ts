@@ -4,12 +4,24 @@ import { IMPL_OUTPUT_BYTES } from "../call/cap.js";
 import type { HttpImpl } from "../catalogue/declaration.js";
 import { ToolError } from "../errors.js";
 import { type HostLookup, resolveTarget, targetOfUrl } from "../net/host-rules.js";
+import type { KeptConnections } from "../net/kept-connections.js";
 import { systemLookup } from "../net/lookup.js";
 import { openPinned, type PinnedConnection } from "../net/pinned-connection.js";
 import type { ToolContext, ToolOutput } from "../types.js";
 import { argText, fillPlaceholders } from "./placeholders.js";
 
 type HttpImplSpec = z.infer<typeof HttpImpl>;
+
+/** Where an http call looks names up, and where it may keep its connection for the next call. */
+export interface HttpImplOptions {
+  /** The resolver the host rules check names with (default: the system's). */
+  lookup?: HostLookup;
+  /**
+   * Connections kept between calls, and the scope a connection may be reused in: the run and the
+   * declaration (impl/kinds.ts). Absent: every call opens its own and closes it.
+   */
+  kept?: { connections: KeptConnections; scope: string };
+}
 
 /** The URL a call will reach: `{param}` parts filled, URL-encoded. */
 export function httpUrl(impl: HttpImplSpec, args: Record<string, unknown>): URL {
@@ -39,8 +51,9 @@ export async function runHttpImpl(
   args: Record<string, unknown>,
   ctx: ToolContext,
   allowedHosts: readonly string[],
-  lookup: HostLookup = systemLookup,
+  options: HttpImplOptions = {},
 ): Promise<ToolOutput> {
+  const { lookup = systemLookup, kept } = options;
   const url = httpUrl(impl, args);
   const resolved = await resolveTarget(targetOfUrl(url), allowedHosts, { lookup });
   if (!resolved.ok)
@@ -53,16 +66,21 @@ export async function runHttpImpl(
       : new ToolError("failed", `request to ${url.origin} failed: ${resolved.reason}`, {
           details: { url: url.href },
         });
-  const connection = openPinned(url, resolved.address, resolved.family);
+  // a connection is kept for the same tool of the same run, to the same origin and checked address
+  const keptKey = kept && JSON.stringify([kept.scope, impl, url.origin, resolved.address, resolved.family]);
+  const connection =
+    (keptKey && kept?.connections.take(keptKey)) || openPinned(url, resolved.address, resolved.family);
+  const read = { whole: false };
   try {
     await opened(connection, ctx.signal, url);
     // nothing of the request leaves before the call's started record is stored
     const idempotencyKey = ctx.intentDurable
       ? (await ctx.intentDurable()).idempotencyKey
       : ctx.idempotencyKey;
-    return await fetchPinned(impl, args, ctx, url, connection.dispatcher, idempotencyKey);
+    return await fetchPinned(impl, args, ctx, url, connection.dispatcher, idempotencyKey, read);
   } finally {
-    await connection.close();
+    if (keptKey && kept && read.whole) await kept.connections.keep(keptKey, connection);
+    else await connection.close();
   }
 }
 
@@ -95,6 +113,8 @@ async function fetchPinned(
   url: URL,
   dispatcher: Dispatcher,
   idempotencyKey: string | undefined,
+  /** Set once the whole answer was read: its connection may serve another request. */
+  read: { whole: boolean },
 ): Promise<ToolOutput> {
   const withBody = impl.method !== "GET" && impl.method !== "DELETE";
   let res: Awaited<ReturnType<typeof request>>;
@@ -141,6 +161,7 @@ async function fetchPinned(
   } finally {
     if (truncated) res.body.destroy();
   }
+  read.whole = !truncated;
   let text = Buffer.concat(chunks).toString("utf8");
   if (truncated) text += `\n[… response truncated at ${IMPL_OUTPUT_BYTES} bytes]`;
   const contentType = String(res.headers["content-type"] ?? "");

@@ -12,6 +12,7 @@ import type { Policy } from "../gate/policy.js";
 import { grantOf, type Power } from "../gate/powers.js";
 import type { McpClient } from "../mcp/client.js";
 import type { HostLookup } from "../net/host-rules.js";
+import type { KeptConnections } from "../net/kept-connections.js";
 import type { BuiltinTool, ToolContext, ToolOutput } from "../types.js";
 import { runBuiltinImpl } from "./builtin.js";
 import { runHttpImpl } from "./http.js";
@@ -27,6 +28,8 @@ export interface ImplEnv {
   mcp?: Pick<McpClient, "call" | "needs"> | undefined;
   /** The resolver http impls check names with (default: the system's). */
   lookup?: HostLookup | undefined;
+  /** The connections http impls keep between calls (absent: each call opens and closes its own). */
+  keptHttp?: KeptConnections | undefined;
 }
 
 export interface ImplRunner<I extends ToolImpl> {
@@ -48,13 +51,13 @@ export const IMPL_RUNNERS: Runners = {
   },
   http: {
     run: (impl, call, ctx, env) =>
-      runHttpImpl(
-        impl,
-        call.args,
-        ctx,
-        netHosts(env.policy, grantOf(env.policy.grants, call.vid).grant),
-        env.lookup,
-      ),
+      runHttpImpl(impl, call.args, ctx, netHosts(env.policy, grantOf(env.policy.grants, call.vid).grant), {
+        ...(env.lookup ? { lookup: env.lookup } : {}),
+        // a kept connection serves later calls of the same declaration in the same run only
+        ...(env.keptHttp
+          ? { kept: { connections: env.keptHttp, scope: JSON.stringify([call.vid, call.key]) } }
+          : {}),
+      }),
     needs: () => [],
   },
   llm: {
