@@ -8,7 +8,7 @@ import { mkdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import pino from "pino";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listenShared } from "../../mcp/share.js";
 import { startServer } from "../../server/main.js";
 import { SHARE_SOCKET } from "../../tree/held-socket.js";
@@ -19,6 +19,7 @@ import { cliEnv } from "../cli/cli-server.js";
 import { runInProcess } from "../cli/in-process.js";
 import { runCli } from "../cli/run-cli.js";
 import { startFakeLlm } from "../fake-llm/server.js";
+import { waitGone } from "../helpers/processes.js";
 import { eventually, tempDir } from "../server/helpers.js";
 import { CONFIRMED_TOOL, closedAfterEach, connectV1Stdio, mcpExit, stdioFolders, textOf } from "./helpers.js";
 import { exchange, RELAYED_RECORD, recordNameIn, storeToken } from "./share-helpers.js";
@@ -131,101 +132,135 @@ describe("the share socket's credential and run ids (issue 31)", () => {
 describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
   const folders = stdioFolders("mcp-share-kvspace", { "a.txt": "alpha\n" });
 
-  it("reads and writes the store through the holder's socket, and the holder's client sees the write", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]));
-    const env = { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace };
-    expect(await runCli(["set", "/notes/today", "string:written by kvspace"], { env })).toMatchObject({
-      code: 0,
-      stderr: "",
+  describe("one holder for these (each start costs a process)", () => {
+    let holder: Awaited<ReturnType<typeof connectV1Stdio>>;
+    beforeAll(async () => {
+      holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]);
     });
-    expect(await runCli(["get", "/notes/today"], { env })).toMatchObject({
-      code: 0,
-      stdout: "/notes/today\tchar/utf8:written by kvspace\n",
+    // gone before the next tests, which hold the folder themselves
+    afterAll(async () => {
+      const pid = (holder?.transport as { pid?: number | null } | undefined)?.pid;
+      await holder?.close();
+      if (typeof pid === "number") await waitGone(pid);
     });
-    // The holder's runtime reads what kvspace wrote: one store, one process holding it.
-    const read = await holder.callTool({ name: "tree_get", arguments: { key: "/notes/today" } });
-    expect(read.isError).toBe(false);
-    expect(textOf(read)).toContain("written by kvspace");
-    // A call runs here, in kvspace's own workspace, as on a folder nobody holds; its record goes
-    // into the holder's store.
-    const elsewhere = await tempDir("byteseek-mcp-share-elsewhere-");
-    try {
-      await writeFile(join(elsewhere.path, "b.txt"), "beta\n");
-      const call = await runCli(["call", "edit.read", '{"path":"b.txt"}', "--vid", "kv"], {
-        env: { ...env, BYTESEEK_WORKSPACE: elsewhere.path },
-      });
-      expect(call).toMatchObject({ code: 0 });
-      expect(call.stdout).toContain("beta");
-    } finally {
-      await elsewhere.remove();
-    }
-    // Declarations are checked on the way in, as a server checks them.
-    const bad = await runCli(["set", "/byteseek/tools/broken", 'json:{"impl":42}'], { env });
-    expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/broken/);
-    await track.closeAll();
-    const tree = await openTree({ backend: "classic", location: folders.store });
-    try {
-      expect(await tree.get("/notes/today")).toMatchObject({ value: str("written by kvspace") });
-      expect(await tree.get("/byteseek/tools/broken")).toBeUndefined();
-      expect(await recordNameIn(tree, "/byteseek/tool/kv/0")).toBe("edit.read");
-    } finally {
-      await tree.close();
-    }
-  });
 
-  it("lets byteseek run a turn on it: the model and tools here, the records in the holder's store", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
-    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
-    const fake = await startFakeLlm();
-    try {
-      fake.script(
-        { toolCalls: [{ name: "edit.read", args: { path: "a.txt" } }] },
-        { text: "The file says alpha." },
-      );
-      const run = await byteseekRun(["run", "What does a.txt say?", "--vid", "turn"], {
-        PATH: process.env.PATH ?? "",
-        ...folders.env,
-        BYTESEEK_LLM_API: "openai",
-        BYTESEEK_LLM_URL: `${fake.url}/v1`,
-        BYTESEEK_LLM_MODEL: "fake-1",
-        BYTESEEK_LLM_MAX_RETRIES: "0",
+    it("reads and writes the store through the holder's socket, and the holder's client sees the write", async () => {
+      const env = { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace };
+      expect(await runCli(["set", "/notes/today", "string:written by kvspace"], { env })).toMatchObject({
+        code: 0,
+        stderr: "",
       });
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toContain("The file says alpha.");
-      expect(run.stderr).toContain(
-        "is held by another byteseek process; this run reaches its tree through it",
-      );
-      // The holder's own client reads the record the turn wrote.
-      const rec = await holder.callTool({ name: "tree_get", arguments: { key: "/byteseek/tool/turn/0" } });
-      expect(textOf(rec)).toContain("edit.read");
-    } finally {
-      await fake.close();
-    }
-  });
+      expect(await runCli(["get", "/notes/today"], { env })).toMatchObject({
+        code: 0,
+        stdout: "/notes/today\tchar/utf8:written by kvspace\n",
+      });
+      // The holder's runtime reads what kvspace wrote: one store, one process holding it.
+      const read = await holder.callTool({ name: "tree_get", arguments: { key: "/notes/today" } });
+      expect(read.isError).toBe(false);
+      expect(textOf(read)).toContain("written by kvspace");
+      // A call runs here, in kvspace's own workspace, as on a folder nobody holds; its record goes
+      // into the holder's store.
+      const elsewhere = await tempDir("byteseek-mcp-share-elsewhere-");
+      try {
+        await writeFile(join(elsewhere.path, "b.txt"), "beta\n");
+        const call = await runCli(["call", "edit.read", '{"path":"b.txt"}', "--vid", "kv"], {
+          env: { ...env, BYTESEEK_WORKSPACE: elsewhere.path },
+        });
+        expect(call).toMatchObject({ code: 0 });
+        expect(call.stdout).toContain("beta");
+      } finally {
+        await elsewhere.remove();
+      }
+      // Declarations are checked on the way in, as a server checks them.
+      const bad = await runCli(["set", "/byteseek/tools/broken", 'json:{"impl":42}'], { env });
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toMatch(/broken/);
+      // the store as the holder keeps it, read through its socket
+      const tree = createHttpTree({
+        url: "http://localhost",
+        socketPath: join(folders.store, SHARE_SOCKET),
+        token: await storeToken(folders.store),
+      });
+      try {
+        expect(await tree.get("/notes/today")).toMatchObject({ value: str("written by kvspace") });
+        expect(await tree.get("/byteseek/tools/broken")).toBeUndefined();
+        expect(await recordNameIn(tree, "/byteseek/tool/kv/0")).toBe("edit.read");
+      } finally {
+        await tree.close();
+      }
+    });
 
-  it("streams kvspace watch through the socket: a write by the holder's client shows up", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "w"]));
-    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
-    const controller = new AbortController();
-    let out = "";
-    const done = runInProcess(
-      ["watch", "/watched/"],
-      { env: { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace } },
-      {},
-      { signal: controller.signal, onStdout: (all) => (out = all) },
-    );
-    // The watch starts after its first answer; write until it has seen one.
-    await eventually(async () => {
-      const w = await holder.callTool({
-        name: "tree_set",
-        arguments: { key: "/watched/k", value: "from the holder" },
-      });
-      expect(w.isError, textOf(w)).toBe(false);
-      return out.includes("/watched/k\tchar/utf8:from the holder");
-    }, "kvspace watch to print the holder's write");
-    controller.abort();
-    expect((await done).code).toBe(0);
+    it("lets byteseek run a turn on it: the model and tools here, the records in the holder's store", async () => {
+      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      const fake = await startFakeLlm();
+      try {
+        fake.script(
+          { toolCalls: [{ name: "edit.read", args: { path: "a.txt" } }] },
+          { text: "The file says alpha." },
+        );
+        const run = await byteseekRun(["run", "What does a.txt say?", "--vid", "turn"], {
+          PATH: process.env.PATH ?? "",
+          ...folders.env,
+          BYTESEEK_LLM_API: "openai",
+          BYTESEEK_LLM_URL: `${fake.url}/v1`,
+          BYTESEEK_LLM_MODEL: "fake-1",
+          BYTESEEK_LLM_MAX_RETRIES: "0",
+        });
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout).toContain("The file says alpha.");
+        expect(run.stderr).toContain(
+          "is held by another byteseek process; this run reaches its tree through it",
+        );
+        // The holder's own client reads the record the turn wrote.
+        const rec = await holder.callTool({ name: "tree_get", arguments: { key: "/byteseek/tool/turn/0" } });
+        expect(textOf(rec)).toContain("edit.read");
+      } finally {
+        await fake.close();
+      }
+    });
+
+    it("streams kvspace watch through the socket: a write by the holder's client shows up", async () => {
+      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      const controller = new AbortController();
+      let out = "";
+      const done = runInProcess(
+        ["watch", "/watched/"],
+        { env: { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace } },
+        {},
+        { signal: controller.signal, onStdout: (all) => (out = all) },
+      );
+      // The watch starts after its first answer; write until it has seen one.
+      await eventually(async () => {
+        const w = await holder.callTool({
+          name: "tree_set",
+          arguments: { key: "/watched/k", value: "from the holder" },
+        });
+        expect(w.isError, textOf(w)).toBe(false);
+        return out.includes("/watched/k\tchar/utf8:from the holder");
+      }, "kvspace watch to print the holder's write");
+      controller.abort();
+      expect((await done).code).toBe(0);
+    });
+
+    it("answers HTTP on the socket with the same guard as on TCP: another Host is refused", async () => {
+      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      const path = join(folders.store, SHARE_SOCKET);
+      const ok = await exchange(
+        path,
+        "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+      );
+      expect(ok.answer).toMatch(/^HTTP\/1\.1 200 /);
+      const misdirected = await exchange(
+        path,
+        "GET /v1/tree/notes/ HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+      );
+      expect(misdirected.answer).toMatch(/^HTTP\/1\.1 421 /);
+      expect(misdirected.answer).toContain("HTTP_MISDIRECTED");
+      // Still serving its own client.
+      expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
+        false,
+      );
+    });
   });
 
   it("keeps kvspace watch following the session that takes the folder over, and ends it when the last holder stops: exit 1, saying the revision to go on from", async () => {
@@ -291,22 +326,6 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
     expect(r.isError, textOf(r)).toBe(false);
     expect(textOf(r)).toContain("token=[]");
     expect(textOf(r)).not.toContain(token);
-  });
-
-  it("answers HTTP on the socket with the same guard as on TCP: another Host is refused", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
-    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
-    const path = join(folders.store, SHARE_SOCKET);
-    const ok = await exchange(path, "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    expect(ok.answer).toMatch(/^HTTP\/1\.1 200 /);
-    const misdirected = await exchange(
-      path,
-      "GET /v1/tree/notes/ HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
-    );
-    expect(misdirected.answer).toMatch(/^HTTP\/1\.1 421 /);
-    expect(misdirected.answer).toContain("HTTP_MISDIRECTED");
-    // Still serving its own client.
-    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
   });
 });
 
