@@ -133,38 +133,13 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-/** The page size a page opens at unless a test asks for another. */
-const VIEWPORT = { width: 1280, height: 900 };
-
-/** What a test does with the context its page opened in. */
-export interface PageContext {
-  cookies: BrowserContext["cookies"];
-  grantPermissions: BrowserContext["grantPermissions"];
-  /** Closes the test's page; the context stays for the file's next page on the same server. */
-  close(): Promise<void>;
-}
-
-export interface OpenedPage {
-  page: Page;
-  context: PageContext;
-  /** Every request the page made. */
-  requests: string[];
-  /** Every script error and console error of the page. */
-  errors: string[];
-}
-
 /**
- * A new page in `context` that records every request it makes and every script error, so a test
- * can assert that nothing left the server's origin and nothing threw. It starts as a fresh context
- * would: no cookies, no permissions granted (and sessionStorage, where the page keeps the token,
- * is the page's own).
+ * A new page that records every request it makes and every script error, so a test can assert
+ * that nothing left the server's origin and nothing threw.
  */
-export async function openPage(context: BrowserContext, viewport = VIEWPORT): Promise<OpenedPage> {
-  await context.clearCookies();
-  await context.clearPermissions();
+export async function openPage(browser: Browser, baseUrl: string, viewport = { width: 1280, height: 900 }) {
+  const context = await browser.newContext({ viewport, baseURL: baseUrl });
   const page = await context.newPage();
-  if (viewport.width !== VIEWPORT.width || viewport.height !== VIEWPORT.height)
-    await page.setViewportSize(viewport);
   const requests: string[] = [];
   const errors: string[] = [];
   page.on("request", (r) => requests.push(r.url()));
@@ -172,22 +147,13 @@ export async function openPage(context: BrowserContext, viewport = VIEWPORT): Pr
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(m.text());
   });
-  return {
-    page,
-    context: {
-      cookies: (...args) => context.cookies(...args),
-      grantPermissions: (...args) => context.grantPermissions(...args),
-      close: () => page.close(),
-    },
-    requests,
-    errors,
-  };
+  return { page, context, requests, errors };
 }
 
 /**
  * The Chromium of this test process, launched by the first browser test file it runs and kept for
  * the next ones (vitest.config.ts's isolate: false keeps this module between a worker's files):
- * a launch costs ~2 s of CPU, and each file still gets fresh contexts (cookies, storage, cache) of its
+ * a launch costs ~2 s of CPU, and each file still gets fresh contexts (cookies, storage) of its
  * own. It goes with the process: playwright kills what it launched when its process exits.
  */
 let shared: Promise<Browser> | undefined;
@@ -212,40 +178,30 @@ function sharedBrowser(): Promise<Browser> {
 /**
  * One browser for a test file: vitest's limits raised for a real browser on a shared machine
  * (every wait in these tests is for a condition, never a fixed time), the page's scripts built and
- * Chromium ready before the file's tests (the process's, sharedBrowser()), and every page the file
- * opened closed after them, with its contexts. `open` is openPage in the file's context for that
- * server: one context per server (a context costs a renderer's start, and its HTTP cache keeps the
- * page's ~60 scripts, revalidated, so each page after the first loads them without the cold
- * start), each page opened as a fresh context would be (openPage).
+ * Chromium ready before the file's tests (the process's, sharedBrowser()), and every context the
+ * file opened closed after them, so no page of one file outlives it. `open` is openPage on it.
  */
 export function useBrowser(): {
-  open(baseUrl: string, viewport?: { width: number; height: number }): Promise<OpenedPage>;
+  open(baseUrl: string, viewport?: { width: number; height: number }): ReturnType<typeof openPage>;
   /** A page opened at `/ui/`, once its watch of the tree is live (what changes now, it shows). */
-  openLive(baseUrl: string): Promise<OpenedPage>;
+  openLive(baseUrl: string): ReturnType<typeof openPage>;
 } {
   vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
   let browser: Browser | undefined;
-  const contexts = new Map<string, Promise<BrowserContext>>();
+  const contexts = new Set<BrowserContext>();
   beforeAll(async () => {
     await ensureWebBuilt();
     browser = await sharedBrowser();
   });
   afterAll(async () => {
-    const open = [...contexts.values()];
-    contexts.clear();
-    await Promise.all(open.map(async (c) => (await c.catch(() => undefined))?.close()));
+    await Promise.all([...contexts].map((c) => c.close()));
   });
-  function contextFor(baseUrl: string): Promise<BrowserContext> {
-    if (!browser) throw new Error("the browser is launched in beforeAll: open pages from the tests");
-    let context = contexts.get(baseUrl);
-    if (context === undefined) {
-      context = browser.newContext({ viewport: VIEWPORT, baseURL: baseUrl });
-      contexts.set(baseUrl, context);
-    }
-    return context;
-  }
   async function open(baseUrl: string, viewport?: { width: number; height: number }) {
-    return openPage(await contextFor(baseUrl), viewport);
+    if (!browser) throw new Error("the browser is launched in beforeAll: open pages from the tests");
+    const opened = await openPage(browser, baseUrl, viewport);
+    contexts.add(opened.context);
+    opened.context.on("close", () => contexts.delete(opened.context));
+    return opened;
   }
   return {
     open,
