@@ -1,6 +1,6 @@
 /**
- * The quick path of `kvspace`: the plain tree commands (get, set, head, del, list, mv, cp, grep) parsed by hand
- * and run on the store with nothing else loaded — no commander, no tool runtime, no schemas, no
+ * The quick path of `kvspace`: the plain tree commands (get, set, head, del, list, mv, cp, grep,
+ * tree, history, append, mkindex) parsed by hand and run on the store with nothing else loaded — no commander, no tool runtime, no schemas, no
  * seeding code — so a one-shot command in a script costs little more than starting Node
  * (bench/cli.ts measures it against etcdctl; test/cli/quick.test.ts pins what it loads).
  *
@@ -39,10 +39,14 @@ const QUICK: Record<string, () => Promise<CommandSpec>> = {
   cp: async () => (await import("./commands/move.js")).cpCommand,
   copy: async () => (await import("./commands/move.js")).cpCommand,
   grep: async () => (await import("./commands/grep.js")).grepCommand,
+  tree: async () => (await import("./commands/tree.js")).treeCommand,
+  history: async () => (await import("./commands/history.js")).historyCommand,
+  append: async () => (await import("./commands/append.js")).appendCommand,
+  mkindex: async () => (await import("./commands/mkindex.js")).mkindexCommand,
 };
 
 /** Commands whose operands are keys they write. */
-const WRITERS = new Set(["set", "del", "mv", "cp"]);
+const WRITERS = new Set(["set", "del", "mv", "cp", "append", "mkindex"]);
 
 /** Written by the first seeding (tools/catalogue/seed.ts): its presence says the store was seeded once. */
 const SEEDED_MARK = keys.policy;

@@ -102,6 +102,30 @@ describe("kvspace's quick path", () => {
     expect(mv.loaded.some((u) => u.endsWith("/dist/tree/transfer.js"))).toBe(true);
   });
 
+  it("appends, makes a directory, draws a tree and prints a value's history on the embedded store, nothing heavy", async () => {
+    const env = cliEnv(store, { BYTESEEK_SEED: "0" });
+    const append = await traced(["append", "/t/", "int:1"], env);
+    expect({ stdout: append.stdout, code: append.code, heavy: append.heavy }).toEqual({
+      stdout: "/t/0\n",
+      code: 0,
+      heavy: [],
+    });
+    const mkindex = await traced(["mkindex", "/t/sub/"], env);
+    expect({ code: mkindex.code, stderr: mkindex.stderr, heavy: mkindex.heavy }).toEqual({
+      code: 0,
+      stderr: "",
+      heavy: [],
+    });
+    const tree = await traced(["tree", "--depth", "1", "/t/"], env);
+    expect(tree.stdout).toBe("/t/\n├── 0\t1\n└── sub/\n");
+    expect(tree.heavy).toEqual([]);
+    const history = await traced(["history", "/t/0"], env);
+    expect(history.code).toBe(0);
+    expect(history.stderr).toContain("has no previous versions kept");
+    expect(history.heavy).toEqual([]);
+    expect(history.loaded.some((u) => u.endsWith("/dist/cli/quick.js"))).toBe(true);
+  });
+
   it("lists and reads metadata through a server without undici, zod or commander", async () => {
     const env = cliEnv(server?.url ?? "");
     expect((await traced(["set", "/q/b", "string:over http"], env)).code).toBe(0);

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliEnv, tempDirs } from "../cli/cli-server.js";
+import { runInProcess } from "../cli/in-process.js";
 import { assertBuilt, runCli } from "../cli/run-cli.js";
 import { everythingStdio, newTag, TEST_INSTALL, taggedProcesses } from "./helpers.js";
 
@@ -13,7 +14,8 @@ describe("kvspace mcp and kvspace call on the embedded store", () => {
     const store = await dirs.make();
     env = cliEnv(store, { BYTESEEK_WORKSPACE: await dirs.make() });
     const entry = JSON.stringify(everythingStdio(tag));
-    const set = await runCli(["set", "/byteseek/mcp/everything", `json:${entry}`], { env });
+    // the entries are written in this process (kvspace set is not what these tests are about)
+    const set = await runInProcess(["set", "/byteseek/mcp/everything", `json:${entry}`], { env });
     expect(set.code, set.stderr).toBe(0);
   });
   afterAll(() => dirs.removeAll());
@@ -45,14 +47,14 @@ describe("kvspace mcp and kvspace call on the embedded store", () => {
   it("syncs a server without tools with nothing but its line on stdout (no SDK debug line)", async () => {
     const fixture = resolve(import.meta.dirname, "..", "fixtures", "mcp-toolless-server.mjs");
     const entry = JSON.stringify({ command: [process.execPath, fixture], readOnlyPaths: TEST_INSTALL });
-    await runCli(["set", "/byteseek/mcp/quiet", `json:${entry}`], { env });
+    expect((await runInProcess(["set", "/byteseek/mcp/quiet", `json:${entry}`], { env })).code).toBe(0);
     const sync = await runCli(["mcp", "sync", "quiet"], { env });
     expect(sync).toMatchObject({ code: 0, stdout: "quiet\tsynced\t0 tools\tno change\n" });
   });
 
   it("fails a sync with a clear error naming the server when it cannot start (exit 1)", async () => {
     const entry = JSON.stringify({ command: [process.execPath, "-e", "process.exit(2)"] });
-    await runCli(["set", "/byteseek/mcp/broken", `json:${entry}`], { env });
+    expect((await runInProcess(["set", "/byteseek/mcp/broken", `json:${entry}`], { env })).code).toBe(0);
     const sync = await runCli(["mcp", "sync", "broken"], { env });
     expect(sync.code).toBe(1);
     expect(sync.stderr).toContain('broken: the MCP server "broken"');
