@@ -110,7 +110,15 @@ async function tlsServer(name: string, released: ReadonlySet<string>) {
       });
     },
   );
-  server.on("secureConnection", (socket: TLSSocket) => seen.tls.push(socket));
+  /** Set: the next TLS connection is closed by this server once made, before any request. */
+  let drop: ((closed: Promise<void>) => void) | undefined;
+  server.on("secureConnection", (socket: TLSSocket) => {
+    seen.tls.push(socket);
+    if (drop === undefined) return;
+    drop(new Promise((resolve) => socket.once("close", () => resolve())));
+    drop = undefined;
+    socket.end();
+  });
   server.on("tlsClientError", () => {}); // a client that refused this server's certificate
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
@@ -135,6 +143,14 @@ async function tlsServer(name: string, released: ReadonlySet<string>) {
     async tlsConnections(count: number) {
       while (seen.tls.length < count) await new Promise((r) => server.once("secureConnection", r));
     },
+    /**
+     * Closes the next TLS connection once made; resolves when it is closed, the client's end too
+     * (this side's end waits for the client's, which the client sends once its socket is done).
+     */
+    dropNext: () =>
+      new Promise<Promise<void>>((resolve) => {
+        drop = resolve;
+      }).then((closed) => closed),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -275,6 +291,19 @@ describe("https http-impl calls over the connection opened early", () => {
     ]);
     expect(good.seen.tls).toHaveLength(before + 1);
     expect(sent[0]?.tls).toBe(good.seen.tls[before]);
+  });
+
+  it("sends its request on a new connection when the server closed the one opened early while the intent was stored", async () => {
+    const before = good.seen.tls.length;
+    const dropped = good.dropNext();
+    caller.call("dropped", good);
+    expect(await caller.next("dropped")).toMatchObject({ event: "intent" });
+    await dropped;
+    await caller.ping("dropped");
+    caller.release("dropped", "vdropped/1");
+    expect(await caller.result("dropped")).toMatchObject({ event: "done", text: '{"answered":"dropped"}' });
+    expect(good.seen.tls).toHaveLength(before + 2);
+    expect(good.seen.requests.find((r) => r.call === "dropped")?.tls).toBe(good.seen.tls[before + 1]);
   });
 
   /** How a call answers a refused certificate: Node's `reason` (a pattern) and `tls` code, and what to do. */
