@@ -10,7 +10,7 @@ import type { Tree } from "../tree/types.js";
 import { createCallPipeline } from "./call/call-pipeline.js";
 import { createExecutor } from "./call/execute.js";
 import type { ToolHooks } from "./call/hooks.js";
-import { createIntentCarry, createIntentOverlap, createIntentPlanner } from "./call/intent-plan.js";
+import { createIntentPlanner, createIntentTiming } from "./call/intent-plan.js";
 import { createKeyedLock } from "./call/locks.js";
 import type { CallOptions, Failpoint, IntentWait } from "./call/pipeline-types.js";
 import { createCatalogue, type ToolCatalogue } from "./catalogue/catalogue.js";
@@ -155,8 +155,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     mcpNeeds: options.mcp?.needs,
     mcpAllowed: options.mcp?.allowed,
     planIntent: createIntentPlanner({ registry, workspace, logger, tree }),
-    overlapsIntent: createIntentOverlap(registry),
-    carriesIntent: createIntentCarry(registry),
+    intentTiming: createIntentTiming(registry),
     failpoint: options.failpoint,
     onIntentWait: options.onIntentWait,
   });

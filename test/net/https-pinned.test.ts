@@ -110,7 +110,15 @@ async function tlsServer(name: string, released: ReadonlySet<string>) {
       });
     },
   );
-  server.on("secureConnection", (socket: TLSSocket) => seen.tls.push(socket));
+  /** Set: the next TLS connection is closed by this server once made, before any request. */
+  let drop: ((closed: Promise<void>) => void) | undefined;
+  server.on("secureConnection", (socket: TLSSocket) => {
+    seen.tls.push(socket);
+    if (drop === undefined) return;
+    drop(new Promise((resolve) => socket.once("close", () => resolve())));
+    drop = undefined;
+    socket.end();
+  });
   server.on("tlsClientError", () => {}); // a client that refused this server's certificate
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
@@ -135,6 +143,14 @@ async function tlsServer(name: string, released: ReadonlySet<string>) {
     async tlsConnections(count: number) {
       while (seen.tls.length < count) await new Promise((r) => server.once("secureConnection", r));
     },
+    /**
+     * Closes the next TLS connection once made; resolves when it is closed, the client's end too
+     * (this side's end waits for the client's, which the client sends once its socket is done).
+     */
+    dropNext: () =>
+      new Promise<Promise<void>>((resolve) => {
+        drop = resolve;
+      }).then((closed) => closed),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -146,7 +162,7 @@ async function tlsServer(name: string, released: ReadonlySet<string>) {
 type Report =
   | { id: string; event: "intent" | "pong" }
   | { id: string; event: "done"; text: string }
-  | { id: string; event: "error"; code: string; message: string };
+  | { id: string; event: "error"; code: string; message: string; details: Record<string, unknown> };
 
 /** The child process making the calls: lines in, reports out (see the fixture's header). */
 function startCaller(ca: string) {
@@ -277,25 +293,54 @@ describe("https http-impl calls over the connection opened early", () => {
     expect(sent[0]?.tls).toBe(good.seen.tls[before]);
   });
 
-  it("refuses a server whose certificate names another host: the call fails unsent", async () => {
+  it("sends its request on a new connection when the server closed the one opened early while the intent was stored", async () => {
+    const before = good.seen.tls.length;
+    const dropped = good.dropNext();
+    caller.call("dropped", good);
+    expect(await caller.next("dropped")).toMatchObject({ event: "intent" });
+    await dropped;
+    await caller.ping("dropped");
+    caller.release("dropped", "vdropped/1");
+    expect(await caller.result("dropped")).toMatchObject({ event: "done", text: '{"answered":"dropped"}' });
+    expect(good.seen.tls).toHaveLength(before + 2);
+    expect(good.seen.requests.find((r) => r.call === "dropped")?.tls).toBe(good.seen.tls[before + 1]);
+  });
+
+  /** How a call answers a refused certificate: Node's `reason` (a pattern) and `tls` code, and what to do. */
+  function refusal(origin: string, reason: string, tls: string) {
+    return {
+      event: "error",
+      code: "failed",
+      message: expect.stringMatching(
+        new RegExp(
+          `^request to ${origin.replaceAll(".", "\\.")} failed: its TLS certificate was refused \\(.*${reason}.*\\), so nothing was sent\\. .*calling again will not help`,
+        ),
+      ),
+      details: expect.objectContaining({ tls }),
+    };
+  }
+
+  it("refuses a server whose certificate names another host: the call fails unsent, saying why", async () => {
     caller.call("elsewhere", elsewhere, { durable: "velsewhere/1" });
-    const r = await caller.result("elsewhere");
-    expect(r).toMatchObject({ event: "error", code: "failed" });
-    expect(r.event === "error" && r.message).toMatch(
-      new RegExp(
-        `^request to https://localhost:${elsewhere.port} failed: .*certificate's altnames.*elsewhere\\.test`,
+    expect(await caller.result("elsewhere")).toMatchObject(
+      refusal(
+        `https://localhost:${elsewhere.port}`,
+        "altnames: DNS:elsewhere\\.test",
+        "ERR_TLS_CERT_ALTNAME_INVALID",
       ),
     );
     expect(elsewhere.seen.requests).toEqual([]);
     expect(elsewhere.seen.tls).toEqual([]);
   });
 
-  it("refuses a server whose certificate an untrusted CA signed: the call fails unsent", async () => {
+  it("refuses a server whose certificate an untrusted CA signed: the call fails unsent, saying why", async () => {
     caller.call("untrusted", untrusted, { durable: "vuntrusted/1" });
-    const r = await caller.result("untrusted");
-    expect(r).toMatchObject({ event: "error", code: "failed" });
-    expect(r.event === "error" && r.message).toMatch(
-      new RegExp(`^request to https://localhost:${untrusted.port} failed: .*(issuer|verify).*certificate`),
+    expect(await caller.result("untrusted")).toMatchObject(
+      refusal(
+        `https://localhost:${untrusted.port}`,
+        "unable to verify the first certificate",
+        "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+      ),
     );
     expect(untrusted.seen.requests).toEqual([]);
     expect(untrusted.seen.tls).toEqual([]);
@@ -309,9 +354,9 @@ describe("https http-impl calls over the connection opened early", () => {
     expect(good.seen.requests.find((r) => r.call === "by-ip")?.tls).toBe(good.seen.tls[before]);
 
     caller.call("by-ip-elsewhere", elsewhere.byAddress, { durable: "vbyip/2" });
-    const r = await caller.result("by-ip-elsewhere");
-    expect(r).toMatchObject({ event: "error", code: "failed" });
-    expect(r.event === "error" && r.message).toMatch(/certificate's altnames.*IP: 127\.0\.0\.1/);
+    expect(await caller.result("by-ip-elsewhere")).toMatchObject(
+      refusal(`https://127.0.0.1:${elsewhere.port}`, "IP: 127\\.0\\.0\\.1", "ERR_TLS_CERT_ALTNAME_INVALID"),
+    );
     expect(elsewhere.seen.requests).toEqual([]);
   });
 

@@ -43,31 +43,32 @@ export function createIntentPlanner(options: {
 }
 
 /**
- * Whether a call may run while its started record is stored: a built-in that `awaitsIntent` (the
- * edit family's renames, shell.run's commands wait for the record), a `shell` impl (its only
- * effect is its command, which the call's command scope starts once the record is stored), an
- * `http` impl (it opens its connection meanwhile and sends its request once the record is stored,
- * impl/http.ts), or a call that changes nothing (side effect `none`: there is no effect to come
- * after the record, and one that dies unrecorded runs again harmlessly). The record's write then
- * overlaps the call's work instead of preceding it; the call still answers only once it is stored.
+ * When a call's started record is stored, against its effect (tools/call/run-call.ts):
+ * - `meanwhile`: the call runs while its record is stored, and its effect waits for it
+ *   (ctx.intentDurable). A built-in that `awaitsIntent` (the edit family's renames, shell.run's
+ *   commands), a `shell` impl (its only effect is its command, which the call's command scope
+ *   starts once the record is stored), an `http` impl (it opens its connection meanwhile and sends
+ *   its request once the record is stored, impl/http.ts), or a call that changes nothing (side
+ *   effect `none`: no effect comes after the record, and one that dies unrecorded runs again
+ *   harmlessly). The call still answers only once its record is stored.
+ * - `in-write`: the record goes in the call's own tree write's transaction (intent-write.ts): a
+ *   built-in of side effect `tree` (it plans `keyIntent`), whose effect is a write to the tree the
+ *   record is written to. The record then needs no plan of the keys: it exists only if the write
+ *   landed.
+ * - `before`: stored before the call runs (mcp, llm, a built-in of unknown effect: their effect is
+ *   their first act).
  */
-export function createIntentOverlap(registry: ReadonlyMap<string, BuiltinTool>): (call: ToolCall) => boolean {
-  return function overlapsIntent(call) {
-    const kind = call.declaration.impl.kind;
-    if (kind === "shell" || kind === "http") return true;
-    const { builtin, sideEffect } = declaredSideEffect(call, registry);
-    return builtin?.awaitsIntent === true || sideEffect === "none";
-  };
-}
+export type IntentTiming = "meanwhile" | "in-write" | "before";
 
-/**
- * Whether a call's started record goes in its own tree write's transaction (intent-write.ts): a
- * built-in of side effect `tree` (it plans `keyIntent`), whose effect is a write to the tree the
- * record is written to. Its record then needs no plan of the keys: it exists only if the write landed.
- */
-export function createIntentCarry(registry: ReadonlyMap<string, BuiltinTool>): (call: ToolCall) => boolean {
-  return function carriesIntent(call) {
-    return declaredSideEffect(call, registry).sideEffect === "tree";
+export function createIntentTiming(
+  registry: ReadonlyMap<string, BuiltinTool>,
+): (call: ToolCall) => IntentTiming {
+  return function intentTiming(call) {
+    const kind = call.declaration.impl.kind;
+    if (kind === "shell" || kind === "http") return "meanwhile";
+    const { builtin, sideEffect } = declaredSideEffect(call, registry);
+    if (builtin?.awaitsIntent === true || sideEffect === "none") return "meanwhile";
+    return sideEffect === "tree" ? "in-write" : "before";
   };
 }
 

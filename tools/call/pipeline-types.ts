@@ -13,7 +13,7 @@ import type { PendingApproval, ToolProgress } from "./call-notices.js";
 import type { Execute } from "./execute.js";
 import type { ToolCall, ToolHooks } from "./hooks.js";
 import type { CallIntent } from "./intent.js";
-import type { PlanIntent } from "./intent-plan.js";
+import type { IntentTiming, PlanIntent } from "./intent-plan.js";
 
 export interface CallOptions {
   /** The run making the call: its records go to /byteseek/tool/<vid>/. */
@@ -73,7 +73,7 @@ export type Failpoint = (point: "effect" | "record", call: { name: string; vid: 
 /**
  * How long a call's path waited for its started record, ms: the whole record's write for a call
  * that runs after it, only the wait at its effect (or for its result) for one that runs meanwhile
- * (`overlapsIntent`). The intent's cost to the call, for benches and metrics.
+ * (`intentTiming`). The intent's cost to the call, for benches and metrics.
  */
 export type IntentWait = (ms: number, call: { name: string; vid: string }) => void;
 
@@ -95,10 +95,8 @@ export interface PipelineOptions {
   mcpAllowed?: GateInput["mcpAllowed"] | undefined;
   /** What a call intends (side effect, file hashes), asked just before its started record. */
   planIntent: PlanIntent;
-  /** Whether a call's started record goes in its tree write's transaction (intent-plan.ts createIntentCarry); absent: never. */
-  carriesIntent?: ((call: ToolCall) => boolean) | undefined;
-  /** Whether a call runs while its started record is stored (intent-plan.ts createIntentOverlap); absent: never. */
-  overlapsIntent?: ((call: ToolCall) => boolean) | undefined;
+  /** When a call's started record is stored, against its effect (intent-plan.ts createIntentTiming); absent: before it runs. */
+  intentTiming?: ((call: ToolCall) => IntentTiming) | undefined;
   failpoint?: Failpoint | undefined;
   onIntentWait?: IntentWait | undefined;
 }

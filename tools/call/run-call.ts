@@ -24,8 +24,7 @@ export type RunDeps = Pick<
   | "tree"
   | "logger"
   | "planIntent"
-  | "overlapsIntent"
-  | "carriesIntent"
+  | "intentTiming"
   | "execute"
   | "runLocks"
   | "approvals"
@@ -60,8 +59,9 @@ export async function runCall(
 ): Promise<ToolResult> {
   const run = async (): Promise<ToolResult> => {
     const running = { deps, call, policy, callOptions, meta, context };
-    if (deps.overlapsIntent?.(call)) return runWhileRecorded(running);
-    if (deps.carriesIntent?.(call)) return runWithRecordInItsWrite(running);
+    const timing = deps.intentTiming?.(call) ?? "before";
+    if (timing === "meanwhile") return runWhileRecorded(running);
+    if (timing === "in-write") return runWithRecordInItsWrite(running);
     const t = performance.now();
     const refused = await recordStart(deps, call, policy, callOptions, meta);
     deps.onIntentWait?.(performance.now() - t, call);

@@ -97,10 +97,7 @@ async function opened(connection: PinnedConnection, signal: AbortSignal, url: UR
     await Promise.race([connection.opened, aborted]);
   } catch (err) {
     if (err instanceof ToolError) throw err;
-    throw new ToolError("failed", `request to ${url.origin} failed: ${(err as Error).message}`, {
-      details: { url: url.href },
-      cause: err,
-    });
+    throw requestFailed(url, err);
   } finally {
     if (onAbort) signal.removeEventListener("abort", onAbort);
   }
@@ -134,10 +131,7 @@ async function fetchPinned(
     });
   } catch (err) {
     if (ctx.signal.aborted) throw abortError(ctx.signal, url);
-    throw new ToolError("failed", `request to ${url.origin} failed: ${(err as Error).message}`, {
-      details: { url: url.href },
-      cause: err,
-    });
+    throw requestFailed(url, err);
   }
 
   const chunks: Buffer[] = [];
@@ -179,6 +173,52 @@ async function fetchPinned(
       details: { ...details, location: String(location) },
     };
   return { text: text.length ? text : `(empty response, status ${res.statusCode})`, details };
+}
+
+/**
+ * Node's codes for a server certificate that TLS refused: OpenSSL's verify results (X509_V_ERR_*
+ * without the prefix), and Node's own for a certificate that does not name the host.
+ */
+const CERTIFICATE_REFUSED = new Set([
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "HOSTNAME_MISMATCH",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_DECRYPT_CERT_SIGNATURE",
+  "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_NOT_YET_VALID",
+  "CERT_HAS_EXPIRED",
+  "ERROR_IN_CERT_NOT_BEFORE_FIELD",
+  "ERROR_IN_CERT_NOT_AFTER_FIELD",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "CERT_CHAIN_TOO_LONG",
+  "CERT_REVOKED",
+  "INVALID_CA",
+  "PATH_LENGTH_EXCEEDED",
+  "INVALID_PURPOSE",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+]);
+
+/**
+ * A request that failed before its answer came: its connection could not be made, or broke. A
+ * refused certificate (nothing of a request is sent before TLS accepts the server) says so, and
+ * that calling again will not help: only another URL, or a person fixing the server's certificate
+ * (or the CAs byteseek's server trusts), can.
+ */
+function requestFailed(url: URL, err: unknown): ToolError {
+  const { message, code } = err as Error & { code?: unknown };
+  const refused = typeof code === "string" && CERTIFICATE_REFUSED.has(code);
+  const text = refused
+    ? `request to ${url.origin} failed: its TLS certificate was refused (${message}), so nothing was sent. The server must present a certificate valid for ${url.hostname} from a certificate authority byteseek's server trusts; calling again will not help: check the tool's URL, or ask the user.`
+    : `request to ${url.origin} failed: ${message}`;
+  return new ToolError("failed", text, {
+    details: { url: url.href, ...(refused ? { tls: code } : {}) },
+    cause: err,
+  });
 }
 
 function abortError(signal: AbortSignal, url: URL): ToolError {
