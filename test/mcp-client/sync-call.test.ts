@@ -119,6 +119,36 @@ describe("MCP client: server-everything over stdio, one upstream for the calls t
     expect(r.text).toMatch(/nope/);
     expect(r.text).toContain('"everything"');
   });
+
+  it("cancels a call cut off by its timeout and keeps the upstream usable", async () => {
+    await h.mcp.sync("everything");
+    const decl = (await h.decl("everything.trigger-long-running-operation")) as Record<string, unknown>;
+    await h.tree.set("/byteseek/tools/everything.trigger-long-running-operation", {
+      kind: "json",
+      value: { ...decl, timeoutMs: 300 } as never,
+    });
+    const r = await h.runtime.call(
+      "everything.trigger-long-running-operation",
+      { duration: 30, steps: 3 },
+      { vid: "r1" },
+    );
+    expect(r.kind).toBe("runtime");
+    expect(r.details.code).toBe("timeout");
+    expect(r.text).toContain("was told to cancel it");
+    const ok = await h.runtime.call("everything.echo", { message: "still here" }, { vid: "r1" });
+    expect(ok.text).toBe("Echo: still here");
+  });
+
+  it("does not start a server an agent registered without the power exec", async () => {
+    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
+    const other = newTag();
+    await h.register("sneaky", everythingStdio(other), "noexec");
+    const [report] = await h.mcp.sync("sneaky");
+    expect(report?.ok).toBe(false);
+    expect(report?.error).toContain('does not hold the power "exec"');
+    expect(await taggedProcesses(other)).toEqual([]);
+    expect(await h.decl("sneaky.echo")).toBeUndefined();
+  });
 });
 
 describe("MCP client: server-everything over stdio", () => {
@@ -228,36 +258,6 @@ describe("MCP client: server-everything over stdio", () => {
     expect(alive(pid)).toBe(false);
     const r = await h.runtime.call("everything.echo", { message: "wake" }, { vid: "r1" });
     expect(r.text).toBe("Echo: wake");
-  });
-
-  it("cancels a call cut off by its timeout and keeps the upstream usable", async () => {
-    await h.mcp.sync("everything");
-    const decl = (await h.decl("everything.trigger-long-running-operation")) as Record<string, unknown>;
-    await h.tree.set("/byteseek/tools/everything.trigger-long-running-operation", {
-      kind: "json",
-      value: { ...decl, timeoutMs: 300 } as never,
-    });
-    const r = await h.runtime.call(
-      "everything.trigger-long-running-operation",
-      { duration: 30, steps: 3 },
-      { vid: "r1" },
-    );
-    expect(r.kind).toBe("runtime");
-    expect(r.details.code).toBe("timeout");
-    expect(r.text).toContain("was told to cancel it");
-    const ok = await h.runtime.call("everything.echo", { message: "still here" }, { vid: "r1" });
-    expect(ok.text).toBe("Echo: still here");
-  });
-
-  it("does not start a server an agent registered without the power exec", async () => {
-    await setPolicy(h.tree, { grants: { runs: [{ vid: "noexec", grant: { exec: false } }] } } as never);
-    const other = newTag();
-    await h.register("sneaky", everythingStdio(other), "noexec");
-    const [report] = await h.mcp.sync("sneaky");
-    expect(report?.ok).toBe(false);
-    expect(report?.error).toContain('does not hold the power "exec"');
-    expect(await taggedProcesses(other)).toEqual([]);
-    expect(await h.decl("sneaky.echo")).toBeUndefined();
   });
 });
 
