@@ -9,9 +9,9 @@ import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SHARE_SOCKET } from "../../tree/held-socket.js";
-import { alive } from "../helpers/processes.js";
+import { alive, waitGone } from "../helpers/processes.js";
 import { eventually, tempDir } from "../server/helpers.js";
 import {
   BYTESEEK_BIN,
@@ -215,34 +215,51 @@ describe("byteseek mcp processes sharing one store folder", () => {
     }
   });
 
-  it("drops a connection that never says hello, while serving its own client meanwhile", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
-    const silent = connect(join(folders.store, SHARE_SOCKET));
-    const closed = new Promise<number>((done) => {
-      const t0 = Date.now();
-      silent.on("error", () => {});
-      silent.on("close", () => done(Date.now() - t0));
+  describe("to connections that are not a relay's (one holder for both)", () => {
+    let holder: Awaited<ReturnType<typeof connectV1Stdio>>;
+    beforeAll(async () => {
+      holder = await connectV1Stdio(folders.env, { name: "holder" });
     });
-    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
-    const after = await closed;
-    expect(after).toBeGreaterThanOrEqual(4000);
-    expect(after).toBeLessThan(15_000);
-  });
+    afterAll(async () => {
+      const pid = (holder?.transport as { pid?: number | null } | undefined)?.pid;
+      await holder?.close();
+      if (typeof pid === "number") await waitGone(pid);
+    });
 
-  it("answers a connection that is not a relay's with a refusal and closes it", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }));
-    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
-    const path = join(folders.store, SHARE_SOCKET);
-    // An MCP message straight away (no hello), and a hello of the version before (no credential).
-    const raw = await exchange(path, `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })}\n`);
-    expect(raw.closed).toBe(true);
-    expect(JSON.parse(raw.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
-    const old = await exchange(
-      path,
-      `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace })}\n`,
-    );
-    expect(JSON.parse(old.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
-    // Still serving.
-    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
+    it("drops a connection that never says hello, while serving its own client meanwhile", async () => {
+      const silent = connect(join(folders.store, SHARE_SOCKET));
+      const closed = new Promise<number>((done) => {
+        const t0 = Date.now();
+        silent.on("error", () => {});
+        silent.on("close", () => done(Date.now() - t0));
+      });
+      expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
+        false,
+      );
+      const after = await closed;
+      expect(after).toBeGreaterThanOrEqual(4000);
+      expect(after).toBeLessThan(15_000);
+    });
+
+    it("answers a connection that is not a relay's with a refusal and closes it", async () => {
+      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      const path = join(folders.store, SHARE_SOCKET);
+      // An MCP message straight away (no hello), and a hello of the version before (no credential).
+      const raw = await exchange(
+        path,
+        `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })}\n`,
+      );
+      expect(raw.closed).toBe(true);
+      expect(JSON.parse(raw.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
+      const old = await exchange(
+        path,
+        `${JSON.stringify({ byteseek: "relay", version: 1, workspace: folders.workspace })}\n`,
+      );
+      expect(JSON.parse(old.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
+      // Still serving.
+      expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
+        false,
+      );
+    });
   });
 });
