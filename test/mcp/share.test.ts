@@ -31,60 +31,78 @@ describe("the share socket's credential and run ids (issue 31)", () => {
   const hello = (extra: Record<string, unknown>) =>
     `${JSON.stringify({ byteseek: "relay", version: 2, workspace: folders.workspace, ...extra })}\n`;
 
-  it("gives a client without the holder's credential nothing through relay mode: no session, no call, no HTTP", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]));
-    expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
-    // The holder made the store's token at its start: only this user may read it.
-    const file = await stat(join(folders.store, "token"));
-    expect(file.mode & 0o777).toBe(0o600);
-    const path = join(folders.store, SHARE_SOCKET);
-    const call = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "edit_read", arguments: { path: "a.txt" } } })}\n`;
-    for (const extra of [{}, { token: "not-the-token" }, { token: "" }]) {
-      // The hello and a call in one write: the refusal is all that comes back.
-      const refused = await exchange(path, hello(extra) + call);
-      expect(refused.closed).toBe(true);
-      expect(refused.answer.trim().split("\n")).toHaveLength(1);
-      expect(JSON.parse(refused.answer)).toMatchObject({
-        byteseek: "refused",
-        code: "MCP_SHARE_UNAUTHORIZED",
-      });
-    }
-    // HTTP on the same socket asks for the same credential.
-    const http = await exchange(
-      path,
-      "GET /v1/tree/byteseek/policy HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-    );
-    expect(http.answer).toMatch(/^HTTP\/1\.1 401 /);
-    // A byteseek mcp given the wrong token is refused and says what to do.
-    const wrong = await mcpExit({ ...folders.env, BYTESEEK_TOKEN: "not-the-token" });
-    expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain("not the holder's");
-    // With the token (read from the folder, as byteseek mcp does), a session (its run named by the holder at initialize).
-    const ok = await exchange(path, hello({ token: await storeToken(folders.store) }), true);
-    expect(JSON.parse(ok)).toMatchObject({ byteseek: "ok", holder: "mcp", workspace: folders.workspace });
-    const tree = createHttpTree({ url: "http://localhost", socketPath: path });
-    await expect(tree.get("/byteseek/policy")).rejects.toThrow(/401|token/);
-    await tree.close();
-  });
+  describe("one holder for these two (run victim; each start costs a process)", () => {
+    let holder: Awaited<ReturnType<typeof connectV1Stdio>>;
+    beforeAll(async () => {
+      holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "victim"]);
+    });
+    // gone before the next test, which holds the folder itself
+    afterAll(async () => {
+      const pid = (holder?.transport as { pid?: number | null } | undefined)?.pid;
+      await holder?.close();
+      if (typeof pid === "number") await waitGone(pid);
+    });
 
-  it("lets no relayed session name its run: a hello naming one is refused, and --vid of a relayed byteseek mcp is not used", async () => {
-    const holder = track(await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "victim"]));
-    expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(false);
-    const path = join(folders.store, SHARE_SOCKET);
-    const named = await exchange(path, hello({ token: await storeToken(folders.store), vid: "victim" }));
-    expect(JSON.parse(named.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
-    const relayed = track(await connectV1Stdio(folders.env, { name: "intruder" }, ["--vid", "victim"]));
-    const r = await relayed.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
-    expect(r.isError).toBe(false);
-    expect(String((r._meta as Record<string, unknown>)["byteseek/record"])).toMatch(RELAYED_RECORD);
-    await track.closeAll();
-    const tree = await openTree({ backend: "classic", location: folders.store });
-    try {
-      // victim's run holds its own call only
-      expect((await tree.list("/byteseek/tool/victim/")).children.map((c) => c.name)).toEqual(["0"]);
-    } finally {
+    it("gives a client without the holder's credential nothing through relay mode: no session, no call, no HTTP", async () => {
+      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      // The holder made the store's token at its start: only this user may read it.
+      const file = await stat(join(folders.store, "token"));
+      expect(file.mode & 0o777).toBe(0o600);
+      const path = join(folders.store, SHARE_SOCKET);
+      const call = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "edit_read", arguments: { path: "a.txt" } } })}\n`;
+      for (const extra of [{}, { token: "not-the-token" }, { token: "" }]) {
+        // The hello and a call in one write: the refusal is all that comes back.
+        const refused = await exchange(path, hello(extra) + call);
+        expect(refused.closed).toBe(true);
+        expect(refused.answer.trim().split("\n")).toHaveLength(1);
+        expect(JSON.parse(refused.answer)).toMatchObject({
+          byteseek: "refused",
+          code: "MCP_SHARE_UNAUTHORIZED",
+        });
+      }
+      // HTTP on the same socket asks for the same credential.
+      const http = await exchange(
+        path,
+        "GET /v1/tree/byteseek/policy HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+      );
+      expect(http.answer).toMatch(/^HTTP\/1\.1 401 /);
+      // A byteseek mcp given the wrong token is refused and says what to do.
+      const wrong = await mcpExit({ ...folders.env, BYTESEEK_TOKEN: "not-the-token" });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain("not the holder's");
+      // With the token (read from the folder, as byteseek mcp does), a session (its run named by the holder at initialize).
+      const ok = await exchange(path, hello({ token: await storeToken(folders.store) }), true);
+      expect(JSON.parse(ok)).toMatchObject({ byteseek: "ok", holder: "mcp", workspace: folders.workspace });
+      const tree = createHttpTree({ url: "http://localhost", socketPath: path });
+      await expect(tree.get("/byteseek/policy")).rejects.toThrow(/401|token/);
       await tree.close();
-    }
+    });
+
+    it("lets no relayed session name its run: a hello naming one is refused, and --vid of a relayed byteseek mcp is not used", async () => {
+      expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
+        false,
+      );
+      const path = join(folders.store, SHARE_SOCKET);
+      const named = await exchange(path, hello({ token: await storeToken(folders.store), vid: "victim" }));
+      expect(JSON.parse(named.answer)).toMatchObject({ byteseek: "refused", code: "MCP_SHARE_HELLO" });
+      const relayed = track(await connectV1Stdio(folders.env, { name: "intruder" }, ["--vid", "victim"]));
+      const r = await relayed.callTool({ name: "edit_read", arguments: { path: "a.txt" } });
+      expect(r.isError).toBe(false);
+      expect(String((r._meta as Record<string, unknown>)["byteseek/record"])).toMatch(RELAYED_RECORD);
+      await track.closeAll();
+      // the store as the holder keeps it, read through its socket
+      const tree = createHttpTree({
+        url: "http://localhost",
+        socketPath: path,
+        token: await storeToken(folders.store),
+      });
+      try {
+        // victim's run holds its own call only
+        expect((await tree.list("/byteseek/tool/victim/")).children.map((c) => c.name)).toEqual(["0"]);
+      } finally {
+        await tree.close();
+      }
+    });
   });
 
   it("lets a relayed session answer its own elicitation only as its own run: a confirm tool runs, approved and recorded under the holder's run id, never another's", async () => {
