@@ -165,6 +165,31 @@ describe("a tree write's started record, in the write's own transaction", () => 
       expect(await tree.get("/alone/d/")).toBeUndefined();
     });
 
+    it("calls a tree that keeps private state on `this` as itself, for reads and for writes", async () => {
+      /** A tree as a class with a private field: `this` must be the instance, never the proxy. */
+      class Fenced {
+        readonly #inner: Tree;
+        constructor(inner: Tree) {
+          this.#inner = inner;
+        }
+        get(key: string) {
+          return this.#inner.get(key);
+        }
+        txn(req: Parameters<Tree["txn"]>[0]) {
+          return this.#inner.txn(req);
+        }
+      }
+      const record: CarriedRecord = {
+        op: (): TxnOp => ({ op: "append", key: recordsDir("fenced"), value: str("started") }),
+        before: () => {},
+        landed: () => {},
+        alone: async () => {},
+      };
+      const t = carryingRecord(new Fenced(tree) as unknown as Tree, record);
+      await t.set("/fenced/k", str("v"));
+      expect((await t.get("/fenced/k"))?.version).toBe(1);
+    });
+
     it("puts the record at the head of both branches of a transaction, and hides its result", async () => {
       const { seen, t } = carried("txn");
       const r = await t.txn({

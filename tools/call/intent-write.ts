@@ -83,7 +83,7 @@ export function carryingRecord(tree: Tree, record: CarriedRecord): Tree {
   };
 
   return new Proxy(tree, {
-    get(target, prop, receiver) {
+    get(target, prop) {
       switch (prop) {
         case "set":
           return (...[key, value, o = {}]: Parameters<Tree["set"]>) => {
@@ -111,13 +111,16 @@ export function carryingRecord(tree: Tree, record: CarriedRecord): Tree {
         case "import":
           return (...args: unknown[]) =>
             write(() =>
-              (Reflect.get(target, prop, receiver) as (...a: unknown[]) => Promise<unknown>).apply(
+              (Reflect.get(target, prop, target) as (...a: unknown[]) => Promise<unknown>).apply(
                 target,
                 args,
               ),
             );
-        default:
-          return Reflect.get(target, prop, receiver);
+        default: {
+          // called on the tree itself, not on this proxy: a tree may keep private state on `this`
+          const member = Reflect.get(target, prop, target);
+          return typeof member === "function" ? member.bind(target) : member;
+        }
       }
     },
   });
