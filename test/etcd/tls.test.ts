@@ -1,12 +1,4 @@
-/**
- * `https` etcd members: the settings that give the TLS material are checked at start, a member is
- * reached with them (the unary calls' own HTTP/2 sessions and etcd3's watch channel alike), and a
- * member whose certificate is not trusted is refused with a message saying which setting fixes it.
- * The certificates are made here with openssl: a CA, a certificate it signed for 127.0.0.1 (for the
- * member and as this client's), and an unrelated CA.
- */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createSecureServer, type ServerHttp2Session, type ServerHttp2Stream } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -20,54 +12,14 @@ import { readEtcdTls } from "../../tree/etcd/tls.js";
 import { decodeRangeResponse, encodeRangeRequest } from "../../tree/etcd/wire.js";
 import { isTreeError, openTree, resolveStore } from "../../tree/index.js";
 import { str } from "../../tree/value.js";
+import { makeCertificates } from "../helpers/certificates.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "byteseek-tls-"));
 const file = (name: string) => join(dir, name);
-const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-
-/** A CA, a key and certificate it signed for 127.0.0.1 (server and client use), and another CA. */
-function makeCertificates(): void {
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  for (const ca of ["ca", "other-ca"])
-    openssl(
-      "req",
-      "-x509",
-      ...ec,
-      "-keyout",
-      `${ca}.key`,
-      "-out",
-      `${ca}.pem`,
-      "-days",
-      "2",
-      "-subj",
-      `/CN=byteseek test ${ca}`,
-    );
-  openssl("req", ...ec, "-keyout", "member.key", "-out", "member.csr", "-subj", "/CN=127.0.0.1");
-  writeFileSync(
-    file("member.ext"),
-    "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\n",
-  );
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    "member.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "member.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "member.ext",
-  );
-}
-
-makeCertificates();
+makeCertificates(dir, [
+  { name: "member", ca: "ca", altNames: "IP:127.0.0.1", usage: "serverAuth,clientAuth" },
+]);
 const material = (files: { ca?: string; cert?: string; key?: string }): EtcdTls => readEtcdTls(files);
 const CA = file("ca.pem");
 const OTHER_CA = file("other-ca.pem");

@@ -11,8 +11,8 @@
  * NODE_EXTRA_CA_CERTS naming the CA, which Node reads only at start: that is how a server trusts a
  * private CA, and the code under test has no CA option of its own.
  */
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,59 +21,19 @@ import { createInterface } from "node:readline";
 import type { TLSSocket } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Leaf, makeCertificates } from "../helpers/certificates.js";
 
 const compiled = fileURLToPath(new URL("../../dist/tools/impl/http.js", import.meta.url));
 const fixture = fileURLToPath(new URL("../fixtures/https-caller.mjs", import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), "byteseek-https-"));
 const file = (name: string) => join(dir, name);
-const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
 /** Two CAs (`ca` the trusted one), and `name.pem`/`name.key` for each server certificate. */
-function makeCertificates(): void {
-  for (const ca of ["ca", "other-ca"])
-    openssl(
-      "req",
-      "-x509",
-      ...EC,
-      "-keyout",
-      `${ca}.key`,
-      "-out",
-      `${ca}.pem`,
-      "-days",
-      "2",
-      "-subj",
-      `/CN=byteseek test ${ca}`,
-    );
-  const leaf = (name: string, ca: string, altNames: string) => {
-    openssl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`);
-    writeFileSync(
-      file(`${name}.ext`),
-      `subjectAltName=${altNames}\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n`,
-    );
-    openssl(
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      `${ca}.pem`,
-      "-CAkey",
-      `${ca}.key`,
-      "-CAcreateserial",
-      "-out",
-      `${name}.pem`,
-      "-days",
-      "2",
-      "-extfile",
-      `${name}.ext`,
-    );
-  };
-  leaf("localhost", "ca", "DNS:localhost,IP:127.0.0.1");
-  leaf("elsewhere", "ca", "DNS:elsewhere.test");
-  leaf("untrusted", "other-ca", "DNS:localhost,IP:127.0.0.1");
-}
+const LEAVES: Leaf[] = [
+  { name: "localhost", ca: "ca", altNames: "DNS:localhost,IP:127.0.0.1" },
+  { name: "elsewhere", ca: "ca", altNames: "DNS:elsewhere.test" },
+  { name: "untrusted", ca: "other-ca", altNames: "DNS:localhost,IP:127.0.0.1" },
+];
 
 /** What a server saw: its TLS connections (handshakes completed) and its requests. */
 interface Seen {
@@ -247,7 +207,7 @@ describe("https http-impl calls over the connection opened early", () => {
 
   beforeAll(async () => {
     if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npm run build\` first`);
-    makeCertificates();
+    makeCertificates(dir, LEAVES);
     caller = startCaller(file("ca.pem"));
     good = await tlsServer("localhost", caller.released);
     elsewhere = await tlsServer("elsewhere", caller.released);
