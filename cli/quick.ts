@@ -1,6 +1,6 @@
 /**
  * The quick path of `kvspace`: the plain tree commands (get, set, head, del, list, mv, cp, grep,
- * tree, history, append, mkindex) parsed by hand and run on the store with nothing else loaded — no commander, no tool runtime, no schemas, no
+ * tree, history, append, mkindex, export) parsed by hand and run on the store with nothing else loaded — no commander, no tool runtime, no schemas, no
  * seeding code — so a one-shot command in a script costs little more than starting Node
  * (bench/cli.ts measures it against etcdctl; test/cli/quick.test.ts pins what it loads).
  *
@@ -43,6 +43,7 @@ const QUICK: Record<string, () => Promise<CommandSpec>> = {
   history: async () => (await import("./commands/history.js")).historyCommand,
   append: async () => (await import("./commands/append.js")).appendCommand,
   mkindex: async () => (await import("./commands/mkindex.js")).mkindexCommand,
+  export: async () => (await import("./commands/export.js")).exportCommand,
 };
 
 /** Commands whose operands are keys they write. */

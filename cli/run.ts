@@ -51,7 +51,7 @@ const STORE_HELP = [
   "Literals: int:42 float:3.5 bool:true string:text json:{...} nil: (delete); quote a value with spaces: 'string:hello world'.",
   "Scripts: -o json|ndjson prints data as JSON (each command's --help says which it takes; README.md gives the shapes);",
   "-q/--quiet leaves notes and progress off stderr. get, set, head, del, list, mv, cp, grep, tree, history,",
-  "append and mkindex load only the tree.",
+  "append, mkindex and export load only the tree.",
   "Exit codes (stable): 0 ok, 1 an error, 2 a usage error (a bad flag value names those accepted),",
   "3 a tool call (or check) that answered anything but ok.",
 ].join("\n");

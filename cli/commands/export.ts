@@ -1,4 +1,4 @@
-import { maskExportEntry } from "../../tools/mcp/registry.js";
+import { maskExportEntry } from "../../tools/mcp/secret-fields.js";
 import { parseDirKey } from "../../tree/path.js";
 import { defineCommand, writeLine } from "../command.js";
 import { CliError } from "../errors.js";

@@ -2,7 +2,7 @@
 import { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { maskExportEntry } from "../../tools/mcp/registry.js";
+import { maskExportEntry } from "../../tools/mcp/secret-fields.js";
 import { TreeError } from "../../tree/errors.js";
 import { exactInt64, exactJson } from "../../tree/exact.js";
 import { ErrorJson, ImportResultJson } from "../../tree/http/index.js";

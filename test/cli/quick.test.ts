@@ -126,6 +126,27 @@ describe("kvspace's quick path", () => {
     expect(history.loaded.some((u) => u.endsWith("/dist/cli/quick.js"))).toBe(true);
   });
 
+  it("exports on the embedded store, nothing heavy, a registry entry's secrets still masked", async () => {
+    const env = cliEnv(store, { BYTESEEK_SEED: "0" });
+    // a write under /byteseek/ takes the full, checked path
+    const entry = { command: ["true"], env: { API_TOKEN: "s3cret-quick" } };
+    expect((await traced(["set", "/byteseek/mcp/quicksrv", `json:${JSON.stringify(entry)}`], env)).code).toBe(
+      0,
+    );
+    const out = await traced(["export", "/byteseek/mcp/"], env);
+    expect({ code: out.code, stderr: out.stderr, heavy: out.heavy }).toEqual({
+      code: 0,
+      stderr: "",
+      heavy: [],
+    });
+    expect(out.loaded.some((u) => u.endsWith("/dist/cli/quick.js"))).toBe(true);
+    expect(out.stdout).toContain('"API_TOKEN":"***"');
+    expect(out.stdout).not.toContain("s3cret-quick");
+    const whole = await traced(["export", "/byteseek/mcp/", "--secrets"], env);
+    expect(whole.stdout).toContain("s3cret-quick");
+    expect(whole.heavy).toEqual([]);
+  });
+
   it("lists and reads metadata through a server without undici, zod or commander", async () => {
     const env = cliEnv(server?.url ?? "");
     expect((await traced(["set", "/q/b", "string:over http"], env)).code).toBe(0);

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { dirs, keys } from "../../shared/keys.js";
-import type { ExportEntry } from "../../tree/types.js";
 import { maskSecrets, SECRET_FIELDS, SECRET_MASK } from "./secret-fields.js";
 
 export { maskSecrets, SECRET_FIELDS, SECRET_MASK };
@@ -117,25 +116,6 @@ export const McpServerEntry = z.union([StdioEntry, HttpEntry]);
 
 /** The secret fields (tools/mcp/secret-fields.ts) are fields of both entry shapes. */
 SECRET_FIELDS satisfies readonly (keyof StdioEntry | keyof HttpEntry)[];
-
-/**
- * An export line with a registry entry's secret fields masked, in its value and every retained
- * version (an export without `--secrets`: `kvspace export`, `GET /v1/export`).
- */
-export function maskExportEntry(e: ExportEntry): ExportEntry {
-  if (serverOfKey(e.key) === undefined || e.kind !== "json") return e;
-  return {
-    ...e,
-    ...(e.value === undefined ? {} : { value: maskSecrets(e.key, e.value) }),
-    ...(e.history
-      ? {
-          history: e.history.map((h) =>
-            h.kind === "json" ? { ...h, value: maskSecrets(e.key, h.value) } : h,
-          ),
-        }
-      : {}),
-  };
-}
 
 /**
  * A run's write of a registry entry that keeps a masked value (`"***"`, as it read it) keeps the

@@ -43,3 +43,30 @@ export function maskSecrets<T>(key: string, value: T): T {
   }
   return out as T;
 }
+
+/** What masking reads of an export line (tree/types.ts ExportEntry; not imported: the web page runs this file). */
+interface ExportLine {
+  key: string;
+  kind: string;
+  value?: unknown;
+  history?: ReadonlyArray<{ kind: string; value: unknown }>;
+}
+
+/**
+ * An export line with a registry entry's secret fields masked, in its value and every retained
+ * version (an export without `--secrets`: `kvspace export`, `GET /v1/export`).
+ */
+export function maskExportEntry<E extends ExportLine>(e: E): E {
+  if (!isRegistryKey(e.key) || e.kind !== "json") return e;
+  return {
+    ...e,
+    ...(e.value === undefined ? {} : { value: maskSecrets(e.key, e.value) }),
+    ...(e.history
+      ? {
+          history: e.history.map((h) =>
+            h.kind === "json" ? { ...h, value: maskSecrets(e.key, h.value) } : h,
+          ),
+        }
+      : {}),
+  };
+}
