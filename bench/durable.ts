@@ -34,7 +34,7 @@ import { createLevelTree } from "../tree/level-tree.js";
 import type { Tree, TxnOp, TxnRequest } from "../tree/types.js";
 import { str } from "../tree/value.js";
 import { declareCounter } from "./chaos-store.js";
-import { aroundStarts, noopTool } from "./fixtures.js";
+import { aroundStarts, isStartedRecord, noopTool } from "./fixtures.js";
 import { median, percentile, printTable } from "./report.js";
 
 const ms = (x: number) => x.toFixed(3);
@@ -75,11 +75,7 @@ function timingCarried(tree: Tree, into: Carried): Tree {
       if (prop !== "txn") return Reflect.get(target, prop, receiver);
       return async (req: TxnRequest) => {
         const op = req.success?.[0];
-        const started =
-          op?.op === "append" &&
-          op.value.kind === "json" &&
-          (op.value.value as { state?: string } | null)?.state === "started";
-        if (!started) return target.txn(req);
+        if (op?.op !== "append" || !isStartedRecord(op.value)) return target.txn(req);
         into.op = op;
         const s = performance.now();
         const out = await target.txn(req);

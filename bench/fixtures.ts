@@ -7,6 +7,7 @@ import { type Byteseek, createByteseek } from "../compose/byteseek.js";
 import type { BuiltinTool } from "../tools/types.js";
 import { openTree } from "../tree/index.js";
 import type { Tree } from "../tree/types.js";
+import type { TreeValue } from "../tree/value.js";
 
 /** A built-in that does nothing: a call's cost is then the boundary's own. */
 export const noopTool: BuiltinTool = {
@@ -46,6 +47,11 @@ export async function withByteseek<T>(prefix: string, body: (b: BenchByteseek) =
   }
 }
 
+/** Whether a value written is a call's `started` record. */
+export function isStartedRecord(value: TreeValue): boolean {
+  return value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
+}
+
 /**
  * The tree, with every write of a call's `started` record (an append holding state "started")
  * made through `around`: timed by the durability bench, held or failed by the intent tests.
@@ -57,12 +63,8 @@ export function aroundStarts(
   return new Proxy(tree, {
     get(target, prop, receiver) {
       if (prop !== "append") return Reflect.get(target, prop, receiver);
-      return (...args: Parameters<Tree["append"]>) => {
-        const value = args[1];
-        const started =
-          value.kind === "json" && (value.value as { state?: string } | null)?.state === "started";
-        return started ? around(() => target.append(...args)) : target.append(...args);
-      };
+      return (...args: Parameters<Tree["append"]>) =>
+        isStartedRecord(args[1]) ? around(() => target.append(...args)) : target.append(...args);
     },
   });
 }

@@ -45,17 +45,6 @@ export interface PlannedStart {
   record: ToolRecord;
 }
 
-/** Plans the `started` record of a call about to execute (what it intends: intent-plan.ts). */
-export async function planStart(
-  deps: { planIntent: PipelineOptions["planIntent"] },
-  call: ToolCall,
-  policy: Policy,
-  callOptions: CallOptions,
-  meta: RecordMeta,
-): Promise<PlannedStart> {
-  return startRecord(call, await deps.planIntent(call, policy), callOptions, meta);
-}
-
 /** The `started` record of a call that intends `intent`. */
 export function startRecord(
   call: ToolCall,
@@ -82,8 +71,9 @@ export function startRecord(
 }
 
 /**
- * Stores the `started` record of a call about to execute, and notes it in `meta` (and the call's
- * idempotency key); a call whose start cannot be recorded does not run: answers the refusal.
+ * Plans (intent-plan.ts) and stores the `started` record of a call about to execute, and notes it
+ * in `meta` (and the call's idempotency key); a call whose start cannot be recorded does not run:
+ * answers the refusal.
  */
 export async function recordStart(
   deps: { tree: Tree; logger: Logger; planIntent: PipelineOptions["planIntent"] },
@@ -92,17 +82,7 @@ export async function recordStart(
   callOptions: CallOptions,
   meta: RecordMeta,
 ): Promise<ToolResult | undefined> {
-  return storeStart(deps, call, await planStart(deps, call, policy, callOptions, meta), callOptions, meta);
-}
-
-/** Stores a planned `started` record (recordStart); answers the refusal when it cannot be. */
-export async function storeStart(
-  deps: { tree: Tree; logger: Logger },
-  call: ToolCall,
-  { intent, record }: PlannedStart,
-  callOptions: CallOptions,
-  meta: RecordMeta,
-): Promise<ToolResult | undefined> {
+  const { intent, record } = startRecord(call, await deps.planIntent(call, policy), callOptions, meta);
   // at sync always, the record of a call that is safe to repeat waits for the next fsync (intent.ts)
   const deferSync = !intentNeedsSync(intent.sideEffect);
   const key = await writeRecord(deps.tree, deps.logger, call.vid, record, callOptions.retry, deferSync);
@@ -118,7 +98,7 @@ export function startedAt(call: ToolCall, meta: RecordMeta, key: string, intent:
 }
 
 /** A record that cannot be stored: the call did not run, and the model is told to try again later. */
-export function notRecorded(name: string): ToolResult {
+function notRecorded(name: string): ToolResult {
   return failure(
     "runtime",
     "failed",

@@ -163,13 +163,7 @@ export function createExecutor(options: ExecutorOptions): Execute {
       outputCapBytes: policy.outputCapBytes,
       root: scratchRoot,
       sandbox: sandboxOf(call, policy, paths),
-      ...(effectMayFollow
-        ? {
-            beforeExec: async () => {
-              await effectMayFollow();
-            },
-          }
-        : {}),
+      ...(effectMayFollow ? { beforeExec: effectMayFollow } : {}),
     });
     scopes.push(commands);
     const onCallerAbort = () =>

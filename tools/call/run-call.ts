@@ -93,7 +93,7 @@ async function runWithRecordInItsWrite(running: Running): Promise<ToolResult> {
     landed: (key) => startedAt(call, meta, key, carried.intent),
     async alone() {
       const refused = await recordStart(deps, call, policy, callOptions, meta);
-      if (refused) throw new ToolError("failed", refused.text, { kind: "runtime" });
+      if (refused) throw notStarted(refused);
     },
   });
   return deps.execute(call, policy, callOptions.signal, context.scopes, context.listeners, { tree });
@@ -109,7 +109,7 @@ async function runWhileRecorded(running: Running): Promise<ToolResult> {
   const { deps, call, policy, callOptions, meta, context } = running;
   const started = recordStart(deps, call, policy, callOptions, meta);
   const durable = started.then((refused) => {
-    if (refused) throw new ToolError("failed", refused.text, { kind: "runtime" });
+    if (refused) throw notStarted(refused);
     deps.failpoint?.("effect", call);
   });
   // a tool that ends before it asks (its arguments refused by the file) leaves nobody waiting on it
@@ -140,4 +140,9 @@ async function runWhileRecorded(running: Running): Promise<ToolResult> {
   deps.onIntentWait?.(waited ?? performance.now() - t, call);
   // the record's outcome stands over the tool's: a start that could not be recorded ran nothing
   return refused ?? result;
+}
+
+/** A start that could not be recorded, for a tool already running: its effect must not follow. */
+function notStarted(refused: ToolResult): ToolError {
+  return new ToolError("failed", refused.text, { kind: "runtime" });
 }

@@ -102,7 +102,7 @@ export interface ScopeOptions {
    * Awaited before each command is executed, once it is set up (ToolContext.intentDurable: the
    * call's started record is stored); a rejection starts nothing.
    */
-  beforeExec?: () => Promise<void>;
+  beforeExec?: () => Promise<unknown>;
 }
 
 export function createCommandScope(options: ScopeOptions): OwnedScope {

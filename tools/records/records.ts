@@ -5,7 +5,7 @@ import { isTreeError } from "../../tree/errors.js";
 import type { Tree, TreeNode, TxnOp } from "../../tree/types.js";
 import type { TreeValue } from "../../tree/value.js";
 import { SIDE_EFFECTS } from "../call/intent.js";
-import { appendDoc, docFamily, docValue, parseDoc, writeDoc } from "../doc/read-write.js";
+import { docFamily, docValue, parseDoc } from "../doc/read-write.js";
 
 /** The directory of a run's call records: `/byteseek/tool/<vid>/<n>`. */
 export const recordsDir = runDirs.records;
@@ -135,14 +135,15 @@ export async function writeRecord(
   at?: string,
   deferSync?: boolean,
 ): Promise<string | undefined> {
-  const value = storedRecord(record);
   const lazily = deferSync ? { deferSync } : {};
-  const put = (v: ToolRecord) =>
-    at === undefined
-      ? appendDoc(tree, RecordDoc, recordsDir(vid), v, { vid, ro: true, ...lazily })
-      : writeDoc(tree, RecordDoc, at, v, { vid, ro: true, force: true, ...lazily });
+  const put = (small: boolean) => {
+    const { op, key, value, ...options } = recordOp(vid, record, at, small);
+    return op === "append"
+      ? tree.append(key, value, { ...options, ...lazily })
+      : tree.set(key, value, { ...options, ...lazily });
+  };
   try {
-    return (await put(value)).key;
+    return (await put(false)).key;
   } catch (err) {
     if (!isTreeError(err, "TREE_VALUE_TOO_LARGE")) {
       logger.error({ err, vid, tool: record.name }, "cannot record a tool call");
@@ -150,7 +151,7 @@ export async function writeRecord(
     }
   }
   try {
-    return (await put(smallRecord(value))).key;
+    return (await put(true)).key;
   } catch (err) {
     logger.error({ err, vid, tool: record.name }, "cannot record a tool call");
     return undefined;
@@ -162,7 +163,12 @@ export async function writeRecord(
  * carries its call's record (tools/call/intent-write.ts). `small`: the form stored when the record
  * is too large for the store.
  */
-export function recordOp(vid: string, record: ToolRecord, at: string | undefined, small = false): TxnOp {
+export function recordOp(
+  vid: string,
+  record: ToolRecord,
+  at: string | undefined,
+  small = false,
+): Extract<TxnOp, { op: "append" | "set" }> {
   const stored = storedRecord(record);
   const value = docValue(RecordDoc, small ? smallRecord(stored) : stored);
   return at === undefined

@@ -73,7 +73,7 @@ export interface SandboxRunner {
   spawn(
     request: SandboxRequest,
     stdio: StdioOptions,
-    ready?: () => Promise<void>,
+    ready?: () => Promise<unknown>,
   ): Promise<{
     child: ChildProcess;
     release(): Promise<void>;
