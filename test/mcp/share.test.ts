@@ -26,25 +26,41 @@ import { exchange, RELAYED_RECORD, recordNameIn, storeToken } from "./share-help
 
 const track = closedAfterEach();
 
+/**
+ * One `byteseek mcp` holder (run `vid`) for the tests of the enclosing describe, started once (each
+ * start costs a process); it and its process are gone before the tests after, which may hold the
+ * folder themselves.
+ */
+function useHolder(
+  folders: { readonly env: Record<string, string> },
+  vid: string,
+): () => Awaited<ReturnType<typeof connectV1Stdio>> {
+  let holder: Awaited<ReturnType<typeof connectV1Stdio>> | undefined;
+  beforeAll(async () => {
+    // the folders' env is read here: they are made in a beforeAll of their own
+    holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", vid]);
+  });
+  afterAll(async () => {
+    const pid = (holder?.transport as { pid?: number | null } | undefined)?.pid;
+    await holder?.close();
+    if (typeof pid === "number") await waitGone(pid);
+  });
+  return () => {
+    if (!holder) throw new Error("the holder exists only inside the describe's tests");
+    return holder;
+  };
+}
+
 describe("the share socket's credential and run ids (issue 31)", () => {
   const folders = stdioFolders("mcp-share-auth", { "a.txt": "alpha\n" });
   const hello = (extra: Record<string, unknown>) =>
     `${JSON.stringify({ byteseek: "relay", version: 2, workspace: folders.workspace, ...extra })}\n`;
 
   describe("one holder for these two (run victim; each start costs a process)", () => {
-    let holder: Awaited<ReturnType<typeof connectV1Stdio>>;
-    beforeAll(async () => {
-      holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "victim"]);
-    });
-    // gone before the next test, which holds the folder itself
-    afterAll(async () => {
-      const pid = (holder?.transport as { pid?: number | null } | undefined)?.pid;
-      await holder?.close();
-      if (typeof pid === "number") await waitGone(pid);
-    });
+    const holder = useHolder(folders, "victim");
 
     it("gives a client without the holder's credential nothing through relay mode: no session, no call, no HTTP", async () => {
-      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      expect((await holder().listTools()).tools.length).toBeGreaterThan(0);
       // The holder made the store's token at its start: only this user may read it.
       const file = await stat(join(folders.store, "token"));
       expect(file.mode & 0o777).toBe(0o600);
@@ -79,7 +95,7 @@ describe("the share socket's credential and run ids (issue 31)", () => {
     });
 
     it("lets no relayed session name its run: a hello naming one is refused, and --vid of a relayed byteseek mcp is not used", async () => {
-      expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
+      expect((await holder().callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
         false,
       );
       const path = join(folders.store, SHARE_SOCKET);
@@ -151,16 +167,7 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
   const folders = stdioFolders("mcp-share-kvspace", { "a.txt": "alpha\n" });
 
   describe("one holder for these (each start costs a process)", () => {
-    let holder: Awaited<ReturnType<typeof connectV1Stdio>>;
-    beforeAll(async () => {
-      holder = await connectV1Stdio(folders.env, { name: "holder" }, ["--vid", "h"]);
-    });
-    // gone before the next tests, which hold the folder themselves
-    afterAll(async () => {
-      const pid = (holder?.transport as { pid?: number | null } | undefined)?.pid;
-      await holder?.close();
-      if (typeof pid === "number") await waitGone(pid);
-    });
+    const holder = useHolder(folders, "h");
 
     it("reads and writes the store through the holder's socket, and the holder's client sees the write", async () => {
       const env = { ...cliEnv(folders.store), BYTESEEK_WORKSPACE: folders.workspace };
@@ -173,7 +180,7 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
         stdout: "/notes/today\tchar/utf8:written by kvspace\n",
       });
       // The holder's runtime reads what kvspace wrote: one store, one process holding it.
-      const read = await holder.callTool({ name: "tree_get", arguments: { key: "/notes/today" } });
+      const read = await holder().callTool({ name: "tree_get", arguments: { key: "/notes/today" } });
       expect(read.isError).toBe(false);
       expect(textOf(read)).toContain("written by kvspace");
       // A call runs here, in kvspace's own workspace, as on a folder nobody holds; its record goes
@@ -209,7 +216,7 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
     });
 
     it("lets byteseek run a turn on it: the model and tools here, the records in the holder's store", async () => {
-      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      expect((await holder().listTools()).tools.length).toBeGreaterThan(0);
       const fake = await startFakeLlm();
       try {
         fake.script(
@@ -230,7 +237,10 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
           "is held by another byteseek process; this run reaches its tree through it",
         );
         // The holder's own client reads the record the turn wrote.
-        const rec = await holder.callTool({ name: "tree_get", arguments: { key: "/byteseek/tool/turn/0" } });
+        const rec = await holder().callTool({
+          name: "tree_get",
+          arguments: { key: "/byteseek/tool/turn/0" },
+        });
         expect(textOf(rec)).toContain("edit.read");
       } finally {
         await fake.close();
@@ -238,7 +248,7 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
     });
 
     it("streams kvspace watch through the socket: a write by the holder's client shows up", async () => {
-      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      expect((await holder().listTools()).tools.length).toBeGreaterThan(0);
       const controller = new AbortController();
       let out = "";
       const done = runInProcess(
@@ -249,7 +259,7 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
       );
       // The watch starts after its first answer; write until it has seen one.
       await eventually(async () => {
-        const w = await holder.callTool({
+        const w = await holder().callTool({
           name: "tree_set",
           arguments: { key: "/watched/k", value: "from the holder" },
         });
@@ -261,7 +271,7 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
     });
 
     it("answers HTTP on the socket with the same guard as on TCP: another Host is refused", async () => {
-      expect((await holder.listTools()).tools.length).toBeGreaterThan(0);
+      expect((await holder().listTools()).tools.length).toBeGreaterThan(0);
       const path = join(folders.store, SHARE_SOCKET);
       const ok = await exchange(
         path,
@@ -275,7 +285,7 @@ describe("kvspace and byteseek run on a folder a byteseek mcp holds", () => {
       expect(misdirected.answer).toMatch(/^HTTP\/1\.1 421 /);
       expect(misdirected.answer).toContain("HTTP_MISDIRECTED");
       // Still serving its own client.
-      expect((await holder.callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
+      expect((await holder().callTool({ name: "edit_read", arguments: { path: "a.txt" } })).isError).toBe(
         false,
       );
     });
